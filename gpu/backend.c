@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/* Backend dispatch (auto/cpu/cuda selection, argument checks, slot bookkeeping) and the cpu
+ * backend's ops table, which wraps the reference forward pass of gpu/cpu_forward.c.
+ * A backend handle is used by one thread at a time (the server thread that owns it). */
+#include "gpu/backend.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct az_backend {
+	const struct az_backend_ops *ops;
+	void *ctx;
+	struct az_arch arch;
+	uint32_t max_batch;
+	uint8_t loaded[AZ_BACKEND_MODELS];
+};
+
+/* ---- cpu backend: one model copy per slot and one activation buffer ---- */
+
+struct cpu_ctx {
+	struct az_model *models[AZ_BACKEND_MODELS];
+	struct az_acts acts;
+};
+
+static void cpu_destroy(void *ctx)
+{
+	struct cpu_ctx *c = ctx;
+
+	if (!c)
+		return;
+	az_acts_destroy(&c->acts);
+	for (int i = 0; i < AZ_BACKEND_MODELS; i++)
+		az_model_destroy(c->models[i]);
+	free(c);
+}
+
+static int cpu_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
+{
+	struct cpu_ctx *c = calloc(1, sizeof(*c));
+	int ret;
+
+	if (!c)
+		return -ENOMEM;
+	for (int i = 0; i < AZ_BACKEND_MODELS; i++) {
+		ret = az_model_create(a, &c->models[i]);
+		if (ret)
+			goto err_destroy;
+	}
+	ret = az_acts_create(a, max_batch, &c->acts);
+	if (ret)
+		goto err_destroy;
+	*ctx = c;
+	return 0;
+
+err_destroy:
+	cpu_destroy(c); /* frees whatever part was built: every field starts NULL */
+	return ret;
+}
+
+static int cpu_load(void *ctx, uint32_t slot, const struct az_model *m)
+{
+	struct cpu_ctx *c = ctx;
+	struct az_model *dst = c->models[slot];
+
+	memcpy(dst->params, m->params, dst->n_params * sizeof(float));
+	memcpy(dst->game, m->game, sizeof(dst->game));
+	dst->iteration = m->iteration;
+	return 0;
+}
+
+static int cpu_forward(void *ctx, uint32_t slot, uint32_t batch, const float *x, float *logits,
+		       float *value)
+{
+	struct cpu_ctx *c = ctx;
+	const struct az_model *m = c->models[slot];
+
+	az_model_forward(m, batch, x, &c->acts);
+	memcpy(logits, c->acts.logits, (size_t)batch * m->arch.actions * sizeof(float));
+	memcpy(value, c->acts.value, (size_t)batch * sizeof(float));
+	return 0;
+}
+
+const struct az_backend_ops az_backend_cpu_ops = {
+	.name = "cpu",
+	.create = cpu_create,
+	.load = cpu_load,
+	.forward = cpu_forward,
+	.destroy = cpu_destroy,
+};
+
+/* ---- dispatch ---- */
+
+int az_backend_parse(const char *text, enum az_backend_kind *kind)
+{
+	static const struct {
+		const char *name;
+		enum az_backend_kind kind;
+	} names[] = {
+		{ "auto", AZ_BACKEND_AUTO },
+		{ "cpu", AZ_BACKEND_CPU },
+		{ "cuda", AZ_BACKEND_CUDA },
+	};
+
+	if (!text || !kind)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(text, names[i].name) == 0) {
+			*kind = names[i].kind;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void say(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || whylen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+/* The ops table for a request, or NULL with why filled (CUDA asked for but not usable). */
+static const struct az_backend_ops *pick(enum az_backend_kind kind, char *why, size_t whylen)
+{
+#ifdef AZ_HAVE_CUDA
+	int have_cuda = az_cuda_available();
+	const char *no_cuda = "no CUDA device visible";
+#else
+	int have_cuda = 0;
+	const char *no_cuda = "built without CUDA";
+#endif
+
+	switch (kind) {
+	case AZ_BACKEND_CPU:
+		say(why, whylen, "cpu: requested");
+		return &az_backend_cpu_ops;
+	case AZ_BACKEND_AUTO:
+		if (!have_cuda) {
+			say(why, whylen, "cpu: %s", no_cuda);
+			return &az_backend_cpu_ops;
+		}
+		/* fall through */
+	case AZ_BACKEND_CUDA:
+		if (!have_cuda) {
+			say(why, whylen, "cuda requested but unavailable: %s", no_cuda);
+			return NULL;
+		}
+#ifdef AZ_HAVE_CUDA
+		say(why, whylen, "cuda: %s",
+		    kind == AZ_BACKEND_AUTO ? "device visible" : "requested");
+		return &az_backend_cuda_ops;
+#endif
+	}
+	return NULL;
+}
+
+int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32_t max_batch,
+		      struct az_backend **out, char *why, size_t whylen)
+{
+	struct az_backend *b;
+	int ret;
+
+	say(why, whylen, "invalid arguments");
+	if (!out || !a || max_batch == 0 || (unsigned)kind > AZ_BACKEND_CUDA)
+		return -EINVAL;
+	if (!a->inputs || !a->hidden || !a->actions)
+		return -EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->arch = *a;
+	b->max_batch = max_batch;
+	b->ops = pick(kind, why, whylen);
+	if (!b->ops) {
+		ret = -ENODEV;
+		goto err_free;
+	}
+	ret = b->ops->create(a, max_batch, &b->ctx);
+	if (ret && kind == AZ_BACKEND_AUTO && b->ops != &az_backend_cpu_ops) {
+		/* A visible device that fails to initialise still leaves the reference backend. */
+		say(why, whylen, "cpu: CUDA init failed (%s)", ret == -ENOMEM ? "out of memory" :
+			"device error");
+		b->ops = &az_backend_cpu_ops;
+		ret = b->ops->create(a, max_batch, &b->ctx);
+	}
+	if (ret) {
+		if (ret != -ENOMEM)
+			say(why, whylen, "%s: init failed (%d)", b->ops->name, ret);
+		else
+			say(why, whylen, "%s: out of memory", b->ops->name);
+		goto err_free;
+	}
+	*out = b;
+	return 0;
+
+err_free:
+	free(b);
+	return ret;
+}
+
+static int same_arch(const struct az_arch *x, const struct az_arch *y)
+{
+	return x->inputs == y->inputs && x->hidden == y->hidden && x->blocks == y->blocks &&
+	       x->actions == y->actions;
+}
+
+int az_backend_load(struct az_backend *b, uint32_t slot, const struct az_model *m)
+{
+	int ret;
+
+	if (!b || !m || slot >= AZ_BACKEND_MODELS || !same_arch(&b->arch, &m->arch) ||
+	    m->n_params != az_model_param_count(&b->arch))
+		return -EINVAL;
+	ret = b->ops->load(b->ctx, slot, m);
+	if (ret)
+		return ret;
+	b->loaded[slot] = 1;
+	return 0;
+}
+
+int az_backend_forward(struct az_backend *b, uint32_t slot, uint32_t batch, const float *x,
+		       float *logits, float *value)
+{
+	if (!b || slot >= AZ_BACKEND_MODELS || !b->loaded[slot] || batch > b->max_batch)
+		return -EINVAL;
+	if (batch == 0)
+		return 0;
+	if (!x || !logits || !value)
+		return -EINVAL;
+	return b->ops->forward(b->ctx, slot, batch, x, logits, value);
+}
+
+const char *az_backend_name(const struct az_backend *b)
+{
+	return b ? b->ops->name : "none";
+}
+
+void az_backend_destroy(struct az_backend *b)
+{
+	if (!b)
+		return;
+	b->ops->destroy(b->ctx);
+	free(b);
+}

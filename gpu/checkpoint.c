@@ -1,0 +1,746 @@
+/* SPDX-License-Identifier: MIT */
+/* Checkpoints as safetensors files (gpu/checkpoint.h): a u64 little-endian header length, a JSON
+ * header padded with spaces to a multiple of 8 bytes, then the float32 tensors back to back in the
+ * order of az_model_tensor(). Saving is atomic (temp file, fsync, rename, fsync of the directory);
+ * loading trusts nothing in the file and says what is wrong and where. */
+#include "gpu/checkpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <zlib.h>
+
+/* Tensor bytes are copied straight between memory and file: the format is little-endian float32. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "checkpoint.c assumes a little-endian host (safetensors stores little-endian tensors)"
+#endif
+_Static_assert(sizeof(float) == 4, "safetensors F32 is 4 bytes");
+
+#define HEADER_MAX (100u * 1024u * 1024u) /* the limit safetensors itself enforces */
+#define PAD 8				  /* header padded to a multiple of 8 bytes */
+
+/* Keys of "__metadata__" that a valid checkpoint must carry (arch is checked when present). */
+static const char *const required_meta[] = {"format",  "game",	    "inputs",	   "hidden",
+					    "blocks",  "actions",   "iteration",   "content_hash"};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* crc32 (zlib) over len bytes, fed in pieces because zlib takes a uInt length. */
+static uint32_t crc32_bytes(uint32_t crc, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	while (len > 0) {
+		uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+		crc = (uint32_t)crc32(crc, b, n);
+		b += n;
+		len -= n;
+	}
+	return crc;
+}
+
+/* ---- save ---- */
+
+static int add_meta_u32(cJSON *meta, const char *key, uint32_t v)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%u", v);
+	return cJSON_AddStringToObject(meta, key, buf) ? 0 : -ENOMEM;
+}
+
+static int add_metadata(cJSON *root, const struct az_model *m, uint32_t crc)
+{
+	const struct az_arch *a = &m->arch;
+	char buf[64];
+	cJSON *meta = cJSON_AddObjectToObject(root, "__metadata__");
+	int rc = 0;
+
+	if (!meta || !cJSON_AddStringToObject(meta, "format", "ringzero"))
+		return -ENOMEM;
+	snprintf(buf, sizeof(buf), "%.*s", (int)sizeof(m->game), m->game);
+	if (!cJSON_AddStringToObject(meta, "game", buf))
+		return -ENOMEM;
+	snprintf(buf, sizeof(buf), "%ux%u", a->hidden, a->blocks);
+	if (!cJSON_AddStringToObject(meta, "arch", buf))
+		return -ENOMEM;
+	rc |= add_meta_u32(meta, "inputs", a->inputs);
+	rc |= add_meta_u32(meta, "actions", a->actions);
+	rc |= add_meta_u32(meta, "hidden", a->hidden);
+	rc |= add_meta_u32(meta, "blocks", a->blocks);
+	rc |= add_meta_u32(meta, "iteration", m->iteration);
+	snprintf(buf, sizeof(buf), "crc32:%08x", crc);
+	if (rc || !cJSON_AddStringToObject(meta, "content_hash", buf))
+		return -ENOMEM;
+	return 0;
+}
+
+static int add_tensor_entry(cJSON *root, const struct az_tensor *t, size_t begin)
+{
+	size_t bytes = (size_t)t->rows * t->cols * sizeof(float);
+	cJSON *o = cJSON_AddObjectToObject(root, t->name);
+	cJSON *shape, *offs;
+
+	if (!o || !cJSON_AddStringToObject(o, "dtype", "F32"))
+		return -ENOMEM;
+	shape = cJSON_AddArrayToObject(o, "shape");
+	offs = cJSON_AddArrayToObject(o, "data_offsets");
+	if (!shape || !offs)
+		return -ENOMEM;
+	if (!cJSON_AddItemToArray(shape, cJSON_CreateNumber(t->rows)))
+		return -ENOMEM;
+	if (t->ndim == 2 && !cJSON_AddItemToArray(shape, cJSON_CreateNumber(t->cols)))
+		return -ENOMEM;
+	if (!cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)begin)) ||
+	    !cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)(begin + bytes))))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The tensor table of m, checked against m->n_params. Returns the count or -EINVAL/-ENOMEM. */
+static int model_tensors(const struct az_model *m, struct az_tensor **out)
+{
+	uint32_t n = az_model_tensor_count(&m->arch);
+	struct az_tensor *t = calloc(n ? n : 1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		if (az_model_tensor(&m->arch, i, &t[i]) < 0 ||
+		    t[i].offset + (size_t)t[i].rows * t[i].cols > m->n_params) {
+			free(t);
+			return -EINVAL;
+		}
+	}
+	*out = t;
+	return (int)n;
+}
+
+/* Serialised header, padded with spaces to a multiple of PAD; *len excludes the NUL. */
+static int build_header(const struct az_model *m, const struct az_tensor *t, uint32_t n,
+			uint32_t crc, char **out, size_t *len)
+{
+	cJSON *root = cJSON_CreateObject();
+	size_t begin = 0, raw, padded;
+	char *text = NULL, *buf;
+	int rc = -ENOMEM;
+
+	if (!root || add_metadata(root, m, crc) < 0)
+		goto err_json;
+	for (uint32_t i = 0; i < n; i++) {
+		if (add_tensor_entry(root, &t[i], begin) < 0)
+			goto err_json;
+		begin += (size_t)t[i].rows * t[i].cols * sizeof(float);
+	}
+	text = cJSON_PrintUnformatted(root);
+	if (!text)
+		goto err_json;
+	raw = strlen(text);
+	padded = (raw + PAD - 1) / PAD * PAD;
+	buf = malloc(padded + 1);
+	if (!buf)
+		goto err_text;
+	memcpy(buf, text, raw);
+	memset(buf + raw, ' ', padded - raw);
+	buf[padded] = '\0';
+	*out = buf;
+	*len = padded;
+	rc = 0;
+err_text:
+	cJSON_free(text);
+err_json:
+	cJSON_Delete(root);
+	return rc;
+}
+
+static int write_all(int fd, const void *p, size_t len)
+{
+	const char *b = p;
+
+	while (len > 0) {
+		ssize_t k = write(fd, b, len);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		b += k;
+		len -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Length, header, tensors, fsync: everything that goes into the temp file. */
+static int write_file(int fd, const struct az_model *m, const struct az_tensor *t, uint32_t n,
+		      const char *hdr, size_t hlen)
+{
+	unsigned char len8[8];
+	int rc;
+
+	for (int i = 0; i < 8; i++)
+		len8[i] = (unsigned char)((uint64_t)hlen >> (8 * i));
+	rc = write_all(fd, len8, sizeof(len8));
+	if (rc == 0)
+		rc = write_all(fd, hdr, hlen);
+	for (uint32_t i = 0; i < n && rc == 0; i++)
+		rc = write_all(fd, m->params + t[i].offset,
+			       (size_t)t[i].rows * t[i].cols * sizeof(float));
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	return rc;
+}
+
+/* fsync the directory holding path so that the rename itself is durable. */
+static int fsync_parent(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd, rc = 0;
+
+	if (!slash)
+		dir = strdup(".");
+	else if (slash == path)
+		dir = strdup("/");
+	else
+		dir = strndup(path, (size_t)(slash - path));
+	if (!dir)
+		return -ENOMEM;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0 && errno != EINVAL) /* some filesystems cannot fsync a directory */
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* Content hash: crc32 over the tensors' bytes in az_model_tensor() order. */
+static uint32_t tensors_crc(const struct az_model *m, const struct az_tensor *t, uint32_t n)
+{
+	uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
+
+	for (uint32_t i = 0; i < n; i++)
+		crc = crc32_bytes(crc, m->params + t[i].offset,
+				  (size_t)t[i].rows * t[i].cols * sizeof(float));
+	return crc;
+}
+
+int az_ckpt_save(const char *path, const struct az_model *m, char *err, size_t errlen)
+{
+	struct az_tensor *t = NULL;
+	char *hdr = NULL, *tmp = NULL;
+	const char *what;
+	size_t hlen = 0, tmplen;
+	int n, fd, rc;
+
+	if (!path || !m || !m->params) {
+		set_err(err, errlen, "checkpoint: no path or no model");
+		return -EINVAL;
+	}
+	n = model_tensors(m, &t);
+	if (n < 0) {
+		set_err(err, errlen, "checkpoint %s: %s", path,
+			n == -ENOMEM ? "out of memory" : "model tensor table does not fit params");
+		return n;
+	}
+	rc = build_header(m, t, (uint32_t)n, tensors_crc(m, t, (uint32_t)n), &hdr, &hlen);
+	if (rc < 0) {
+		set_err(err, errlen, "checkpoint %s: out of memory building the header", path);
+		goto err_tensors;
+	}
+	tmplen = strlen(path) + 32;
+	tmp = malloc(tmplen);
+	if (!tmp) {
+		rc = -ENOMEM;
+		set_err(err, errlen, "checkpoint %s: out of memory", path);
+		goto err_header;
+	}
+	snprintf(tmp, tmplen, "%s.tmp.%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		set_err(err, errlen, "checkpoint %s: cannot create %s: %s", path, tmp,
+			strerror(errno));
+		goto err_tmpname;
+	}
+	what = "write";
+	rc = write_file(fd, m, t, (uint32_t)n, hdr, hlen);
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) < 0) {
+		rc = -errno;
+		what = "rename";
+	}
+	if (rc < 0) {
+		set_err(err, errlen, "checkpoint %s: %s failed: %s", path, what, strerror(-rc));
+		unlink(tmp);
+		goto err_tmpname;
+	}
+	rc = fsync_parent(path);
+	if (rc < 0)
+		set_err(err, errlen, "checkpoint %s: fsync of the directory failed: %s", path,
+			strerror(-rc));
+err_tmpname:
+	free(tmp);
+err_header:
+	free(hdr);
+err_tensors:
+	free(t);
+	return rc;
+}
+
+/* ---- load ---- */
+
+/* The file read into memory; `name` is the path used in messages. */
+struct ckpt_file {
+	const char *name;
+	unsigned char *buf;
+	size_t size;
+	uint64_t hlen;		   /* header bytes after the 8-byte length */
+	const unsigned char *data; /* data area: buf + 8 + hlen */
+	size_t data_len;
+};
+
+static int read_whole(struct ckpt_file *f, char *err, size_t errlen)
+{
+	struct stat st;
+	size_t got = 0;
+	int fd, rc = 0;
+
+	fd = open(f->name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		set_err(err, errlen, "checkpoint %s: %s", f->name, strerror(errno));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		set_err(err, errlen, "checkpoint %s: stat failed: %s", f->name, strerror(errno));
+		goto err_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		set_err(err, errlen, "checkpoint %s: not a regular file", f->name);
+		goto err_close;
+	}
+	f->size = (size_t)st.st_size;
+	f->buf = malloc(f->size ? f->size : 1);
+	if (!f->buf) {
+		rc = -ENOMEM;
+		set_err(err, errlen, "checkpoint %s: out of memory (%zu bytes)", f->name, f->size);
+		goto err_close;
+	}
+	while (got < f->size) {
+		ssize_t k = read(fd, f->buf + got, f->size - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			rc = k < 0 ? -errno : -EINVAL;
+			set_err(err, errlen, "checkpoint %s: read failed at byte %zu: %s", f->name,
+				got, k < 0 ? strerror(errno) : "file shrank");
+			free(f->buf);
+			f->buf = NULL;
+			goto err_close;
+		}
+		got += (size_t)k;
+	}
+err_close:
+	close(fd);
+	return rc;
+}
+
+/* The 8-byte length and the header's bounds. */
+static int check_framing(struct ckpt_file *f, char *err, size_t errlen)
+{
+	uint64_t h = 0;
+
+	if (f->size < 8) {
+		set_err(err, errlen, "checkpoint %s: truncated: %zu bytes, shorter than the 8-byte "
+			"header length", f->name, f->size);
+		return -EINVAL;
+	}
+	for (int i = 0; i < 8; i++)
+		h |= (uint64_t)f->buf[i] << (8 * i);
+	if (h > HEADER_MAX) {
+		set_err(err, errlen, "checkpoint %s: header length %llu exceeds the %u-byte limit",
+			f->name, (unsigned long long)h, HEADER_MAX);
+		return -EINVAL;
+	}
+	if (h > f->size - 8) {
+		set_err(err, errlen, "checkpoint %s: truncated: header says %llu bytes, "
+			"file has %zu", f->name, (unsigned long long)h, f->size - 8);
+		return -EINVAL;
+	}
+	f->hlen = h;
+	f->data = f->buf + 8 + h;
+	f->data_len = f->size - 8 - (size_t)h;
+	return 0;
+}
+
+/* Parse the header; anything after the JSON value must be padding whitespace. */
+static cJSON *parse_header(const struct ckpt_file *f, char *err, size_t errlen)
+{
+	const char *text = (const char *)f->buf + 8, *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(text, (size_t)f->hlen, &end, 0);
+	size_t at;
+
+	if (!root || !cJSON_IsObject(root)) {
+		at = end ? (size_t)(end - text) : 0;
+		if (!root)
+			at = cJSON_GetErrorPtr() ? (size_t)(cJSON_GetErrorPtr() - text) : 0;
+		set_err(err, errlen, "checkpoint %s: header is not a JSON object (error near "
+			"header byte %zu)", f->name, at);
+		cJSON_Delete(root);
+		return NULL;
+	}
+	for (const char *p = end; p < text + f->hlen; p++) {
+		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '\0') {
+			set_err(err, errlen, "checkpoint %s: garbage after the JSON header at "
+				"byte %zu", f->name, (size_t)(p - text));
+			cJSON_Delete(root);
+			return NULL;
+		}
+	}
+	return root;
+}
+
+/* Strict decimal u32: digits only, no sign, no junk, no overflow. */
+static int parse_u32(const char *s, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > UINT32_MAX)
+			return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static const char *meta_str(const cJSON *meta, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+struct ckpt_meta {
+	struct az_arch arch;
+	uint32_t iteration;
+	uint32_t crc;
+	char game[32];
+};
+
+static int parse_metadata(const struct ckpt_file *f, const cJSON *root, struct ckpt_meta *cm,
+			  char *err, size_t errlen)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
+	const char *v, *arch;
+	char want[32];
+
+	if (!cJSON_IsObject(meta)) {
+		set_err(err, errlen, "checkpoint %s: no __metadata__ object", f->name);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < sizeof(required_meta) / sizeof(required_meta[0]); i++) {
+		if (!meta_str(meta, required_meta[i])) {
+			set_err(err, errlen, "checkpoint %s: metadata \"%s\" missing or not a "
+				"string", f->name, required_meta[i]);
+			return -EINVAL;
+		}
+	}
+	if (strcmp(meta_str(meta, "format"), "ringzero") != 0) {
+		set_err(err, errlen, "checkpoint %s: metadata format is \"%s\", not \"ringzero\"",
+			f->name, meta_str(meta, "format"));
+		return -EINVAL;
+	}
+	if (parse_u32(meta_str(meta, "inputs"), &cm->arch.inputs) < 0 ||
+	    parse_u32(meta_str(meta, "hidden"), &cm->arch.hidden) < 0 ||
+	    parse_u32(meta_str(meta, "blocks"), &cm->arch.blocks) < 0 ||
+	    parse_u32(meta_str(meta, "actions"), &cm->arch.actions) < 0 ||
+	    parse_u32(meta_str(meta, "iteration"), &cm->iteration) < 0) {
+		set_err(err, errlen, "checkpoint %s: metadata inputs/hidden/blocks/actions/"
+			"iteration must be decimal integers", f->name);
+		return -EINVAL;
+	}
+	v = meta_str(meta, "game");
+	if (strlen(v) >= sizeof(cm->game)) {
+		set_err(err, errlen, "checkpoint %s: metadata game name too long", f->name);
+		return -EINVAL;
+	}
+	strcpy(cm->game, v);
+	arch = meta_str(meta, "arch");
+	snprintf(want, sizeof(want), "%ux%u", cm->arch.hidden, cm->arch.blocks);
+	if (arch && strcmp(arch, want) != 0) {
+		set_err(err, errlen, "checkpoint %s: metadata arch \"%s\" disagrees with "
+			"hidden/blocks (%s)", f->name, arch, want);
+		return -EINVAL;
+	}
+	v = meta_str(meta, "content_hash");
+	if (strncmp(v, "crc32:", 6) != 0 || strlen(v) != 14 ||
+	    strspn(v + 6, "0123456789abcdef") != 8) {
+		set_err(err, errlen, "checkpoint %s: content_hash \"%s\" is not crc32:<8 hex "
+			"digits>", f->name, v);
+		return -EINVAL;
+	}
+	cm->crc = (uint32_t)strtoul(v + 6, NULL, 16);
+	return 0;
+}
+
+/* An exact non-negative integer JSON number (safetensors writes integers). */
+static int json_u64(const cJSON *item, uint64_t *out)
+{
+	double d;
+
+	if (!cJSON_IsNumber(item))
+		return -EINVAL;
+	d = item->valuedouble;
+	if (!(d >= 0.0) || d > 9007199254740992.0 || d != (double)(uint64_t)d)
+		return -EINVAL;
+	*out = (uint64_t)d;
+	return 0;
+}
+
+/* Where one tensor lies in the data area, in bytes. */
+struct span {
+	uint64_t begin, end;
+	uint32_t index;
+};
+
+/* Check one tensor's entry (dtype, shape, offsets within the data area) and record its span. */
+static int check_tensor(const struct ckpt_file *f, const cJSON *root, const struct az_tensor *t,
+			struct span *sp, char *err, size_t errlen)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, t->name);
+	const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(o, "dtype");
+	const cJSON *shape = cJSON_GetObjectItemCaseSensitive(o, "shape");
+	const cJSON *offs = cJSON_GetObjectItemCaseSensitive(o, "data_offsets");
+	uint64_t d0 = 0, d1 = 0, want = (uint64_t)t->rows * t->cols * sizeof(float);
+
+	if (!cJSON_IsObject(o)) {
+		set_err(err, errlen, "checkpoint %s: tensor %s missing", f->name, t->name);
+		return -EINVAL;
+	}
+	if (!cJSON_IsString(dtype) || strcmp(dtype->valuestring, "F32") != 0) {
+		set_err(err, errlen, "checkpoint %s: tensor %s: dtype is not F32", f->name,
+			t->name);
+		return -EINVAL;
+	}
+	if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) != (int)t->ndim ||
+	    json_u64(cJSON_GetArrayItem(shape, 0), &d0) < 0 || d0 != t->rows ||
+	    (t->ndim == 2 && (json_u64(cJSON_GetArrayItem(shape, 1), &d1) < 0 || d1 != t->cols))) {
+		if (t->ndim == 2)
+			set_err(err, errlen, "checkpoint %s: tensor %s: shape is not [%u, %u]",
+				f->name, t->name, t->rows, t->cols);
+		else
+			set_err(err, errlen, "checkpoint %s: tensor %s: shape is not [%u]", f->name,
+				t->name, t->rows);
+		return -EINVAL;
+	}
+	if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 ||
+	    json_u64(cJSON_GetArrayItem(offs, 0), &sp->begin) < 0 ||
+	    json_u64(cJSON_GetArrayItem(offs, 1), &sp->end) < 0 || sp->begin > sp->end ||
+	    sp->end > f->data_len || sp->end - sp->begin != want) {
+		set_err(err, errlen, "checkpoint %s: tensor %s: data_offsets missing, out of the "
+			"%zu-byte data area or not %llu bytes long", f->name, t->name, f->data_len,
+			(unsigned long long)want);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
+/* Tensors must tile the data area exactly: sorted by offset, each starts where the last ended.
+ * Any order is accepted (a file re-saved by Python orders tensors by name). */
+static int check_tiling(const struct ckpt_file *f, struct span *sp, uint32_t n, char *err,
+			size_t errlen)
+{
+	uint64_t pos = 0;
+
+	qsort(sp, n, sizeof(*sp), span_cmp);
+	for (uint32_t i = 0; i < n; i++) {
+		if (sp[i].begin != pos) {
+			set_err(err, errlen, "checkpoint %s: tensors overlap or leave a gap at "
+				"data byte %llu", f->name, (unsigned long long)pos);
+			return -EINVAL;
+		}
+		pos = sp[i].end;
+	}
+	if (pos != f->data_len) {
+		set_err(err, errlen, "checkpoint %s: data area has %zu bytes, tensors cover %llu",
+			f->name, f->data_len, (unsigned long long)pos);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Number of tensors the arch needs must match the header's entries before anything is sized
+ * from the (untrusted) arch; then the data area must hold exactly the parameters. */
+static int check_sizes(const struct ckpt_file *f, const cJSON *root, const struct az_arch *a,
+		       char *err, size_t errlen)
+{
+	uint64_t want_tensors = 6 + 4 * (uint64_t)a->blocks;
+	uint64_t entries = (uint64_t)cJSON_GetArraySize(root) - 1;
+	uint64_t want_bytes;
+	double est;
+
+	if (a->inputs == 0 || a->hidden == 0 || a->actions == 0) {
+		set_err(err, errlen, "checkpoint %s: zero inputs, hidden or actions", f->name);
+		return -EINVAL;
+	}
+	if (entries != want_tensors) {
+		set_err(err, errlen, "checkpoint %s: header has %llu tensors, arch %ux%u "
+			"needs %llu",
+			f->name, (unsigned long long)entries, a->hidden, a->blocks,
+			(unsigned long long)want_tensors);
+		return -EINVAL;
+	}
+	/* An absurd arch could overflow u64: estimate in double first, then compute exactly. */
+	est = ((double)a->hidden * a->inputs + (double)a->blocks * 2.0 * a->hidden * a->hidden +
+	       (double)a->actions * a->hidden) * sizeof(float);
+	if (est > 4e18) {
+		set_err(err, errlen, "checkpoint %s: arch %u inputs, %ux%u, %u actions is absurdly "
+			"large", f->name, a->inputs, a->hidden, a->blocks, a->actions);
+		return -EINVAL;
+	}
+	want_bytes = ((uint64_t)a->hidden * a->inputs + a->hidden +
+		      (uint64_t)a->blocks * 2 * ((uint64_t)a->hidden * a->hidden + a->hidden) +
+		      (uint64_t)a->actions * a->hidden + a->actions + a->hidden + 1) *
+		     sizeof(float);
+	if (want_bytes != f->data_len) {
+		set_err(err, errlen, "checkpoint %s: %s: data area has %zu bytes, the %llu "
+			"parameters need %llu", f->name,
+			f->data_len < want_bytes ? "truncated" : "trailing bytes", f->data_len,
+			(unsigned long long)(want_bytes / sizeof(float)),
+			(unsigned long long)want_bytes);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Validate every tensor entry and copy the data into a new model. */
+static int load_tensors(const struct ckpt_file *f, const cJSON *root,
+			const struct ckpt_meta *cm, struct az_model **out, char *err,
+			size_t errlen)
+{
+	uint32_t n = az_model_tensor_count(&cm->arch), crc;
+	struct az_tensor *t = calloc(n, sizeof(*t));
+	struct span *sp = calloc(n, sizeof(*sp));
+	struct az_model *m = NULL;
+	int rc = -ENOMEM;
+
+	if (!t || !sp)
+		goto err_free;
+	rc = -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		if (az_model_tensor(&cm->arch, i, &t[i]) < 0)
+			goto err_free;
+		if (check_tensor(f, root, &t[i], &sp[i], err, errlen) < 0)
+			goto err_free;
+		sp[i].index = i;
+	}
+	rc = check_tiling(f, sp, n, err, errlen);
+	if (rc < 0)
+		goto err_free;
+	rc = az_model_create(&cm->arch, &m);
+	if (rc == -EINVAL)
+		set_err(err, errlen, "checkpoint %s: arch %u inputs, %ux%u, %u actions is outside "
+			"the supported range", f->name, cm->arch.inputs, cm->arch.hidden,
+			cm->arch.blocks, cm->arch.actions);
+	if (rc < 0)
+		goto err_free;
+	for (uint32_t k = 0; k < n; k++)
+		memcpy(m->params + t[sp[k].index].offset, f->data + sp[k].begin,
+		       sp[k].end - sp[k].begin);
+	crc = tensors_crc(m, t, n);
+	if (crc != cm->crc) {
+		set_err(err, errlen, "checkpoint %s: content hash mismatch: header says "
+			"crc32:%08x, tensors hash to crc32:%08x (corrupt data)", f->name, cm->crc,
+			crc);
+		rc = -EINVAL;
+		goto err_model;
+	}
+	memcpy(m->game, cm->game, sizeof(m->game));
+	m->iteration = cm->iteration;
+	*out = m;
+	m = NULL;
+	rc = 0;
+err_model:
+	az_model_destroy(m);
+err_free:
+	if (rc == -ENOMEM)
+		set_err(err, errlen, "checkpoint %s: out of memory", f->name);
+	else if (rc < 0 && err && errlen && !*err)
+		set_err(err, errlen, "checkpoint %s: invalid tensor table", f->name);
+	free(sp);
+	free(t);
+	return rc;
+}
+
+int az_ckpt_load(const char *path, struct az_model **out, char *err, size_t errlen)
+{
+	struct ckpt_file f = {.name = path};
+	struct ckpt_meta cm;
+	cJSON *root;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!path || !out) {
+		set_err(err, errlen, "checkpoint: no path or no output");
+		return -EINVAL;
+	}
+	memset(&cm, 0, sizeof(cm));
+	rc = read_whole(&f, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = check_framing(&f, err, errlen);
+	if (rc < 0)
+		goto err_buf;
+	root = parse_header(&f, err, errlen);
+	if (!root) {
+		rc = -EINVAL;
+		goto err_buf;
+	}
+	rc = parse_metadata(&f, root, &cm, err, errlen);
+	if (rc == 0)
+		rc = check_sizes(&f, root, &cm.arch, err, errlen);
+	if (rc == 0)
+		rc = load_tensors(&f, root, &cm, out, err, errlen);
+	cJSON_Delete(root);
+err_buf:
+	free(f.buf);
+	return rc;
+}

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* CPU reference forward pass of the residual MLP (OpenBLAS cblas_sgemm + plain loops), the
+ * activation storage it keeps for backprop, and the masked softmax used at inference. */
+#include "gpu/model.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shm/az_assert.h"
+
+int az_acts_create(const struct az_arch *a, uint32_t max_batch, struct az_acts *acts)
+{
+	size_t B = max_batch, H = a->hidden, R = a->blocks, A = a->actions;
+
+	memset(acts, 0, sizeof(*acts));
+	acts->max_batch = max_batch;
+	acts->trunk = calloc(R + 1, sizeof(float *));
+	if (!acts->trunk)
+		goto err;
+	/* R may be 0; keep inner non-NULL so "allocated" has one meaning. */
+	acts->inner = calloc(R ? R : 1, sizeof(float *));
+	if (!acts->inner)
+		goto err;
+	acts->buf = calloc((2 * R + 1) * B * H + B * A + B, sizeof(float));
+	if (!acts->buf)
+		goto err;
+
+	float *p = acts->buf;
+
+	for (size_t r = 0; r <= R; r++, p += B * H)
+		acts->trunk[r] = p;
+	for (size_t r = 0; r < R; r++, p += B * H)
+		acts->inner[r] = p;
+	acts->logits = p;
+	acts->value = p + B * A;
+	return 0;
+
+err:
+	az_acts_destroy(acts);
+	return -ENOMEM;
+}
+
+void az_acts_destroy(struct az_acts *acts)
+{
+	if (!acts)
+		return;
+	free(acts->buf);
+	free(acts->inner);
+	free(acts->trunk);
+	memset(acts, 0, sizeof(*acts));
+}
+
+/* y[B, out] = x[B, in] * w[out, in]^T (row-major; w is the PyTorch [out, in] layout). */
+static void linear(uint32_t batch, uint32_t in, uint32_t out, const float *x, const float *w,
+		   float *y)
+{
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)batch, (int)out, (int)in, 1.0f,
+		    x, (int)in, w, (int)in, 0.0f, y, (int)out);
+}
+
+/* y[r, c] = max(0, y[r, c] + b[c]) when relu, else y[r, c] + b[c]. */
+static void bias_act(float *y, const float *b, uint32_t rows, uint32_t cols, int relu)
+{
+	for (uint32_t r = 0; r < rows; r++) {
+		float *row = y + (size_t)r * cols;
+
+		for (uint32_t c = 0; c < cols; c++) {
+			float v = row[c] + b[c];
+
+			row[c] = relu && v < 0.0f ? 0.0f : v;
+		}
+	}
+}
+
+/* out[r, c] = max(0, h[r, c] + out[r, c] + b[c]): the residual sum, out holding W2 t on entry. */
+static void residual_relu(float *out, const float *h, const float *b, uint32_t rows,
+			  uint32_t cols)
+{
+	for (uint32_t r = 0; r < rows; r++) {
+		float *o = out + (size_t)r * cols;
+		const float *hr = h + (size_t)r * cols;
+
+		for (uint32_t c = 0; c < cols; c++) {
+			float v = hr[c] + o[c] + b[c];
+
+			o[c] = v < 0.0f ? 0.0f : v;
+		}
+	}
+}
+
+void az_model_forward(const struct az_model *m, uint32_t batch, const float *x,
+		      struct az_acts *acts)
+{
+	const struct az_arch *a = &m->arch;
+	uint32_t D = a->inputs, H = a->hidden, R = a->blocks, A = a->actions;
+	size_t HH = (size_t)H * H;
+	const float *p = m->params;
+
+	AZ_ASSERT(batch <= acts->max_batch);
+	if (batch == 0)
+		return;
+
+	/* Parameters are consumed in az_model_tensor() order. */
+	linear(batch, D, H, x, p, acts->trunk[0]);
+	p += (size_t)H * D;
+	bias_act(acts->trunk[0], p, batch, H, 1);
+	p += H;
+	for (uint32_t r = 0; r < R; r++) {
+		const float *w1 = p, *b1 = w1 + HH, *w2 = b1 + H, *b2 = w2 + HH;
+
+		linear(batch, H, H, acts->trunk[r], w1, acts->inner[r]);
+		bias_act(acts->inner[r], b1, batch, H, 1);
+		linear(batch, H, H, acts->inner[r], w2, acts->trunk[r + 1]);
+		residual_relu(acts->trunk[r + 1], acts->trunk[r], b2, batch, H);
+		p = b2 + H;
+	}
+
+	const float *h = acts->trunk[R];
+
+	linear(batch, H, A, h, p, acts->logits);
+	p += (size_t)A * H;
+	bias_act(acts->logits, p, batch, A, 0);
+	p += A;
+	cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)batch, (int)H, 1.0f, h, (int)H, p, 1, 0.0f,
+		    acts->value, 1);
+	p += H;
+	for (uint32_t r = 0; r < batch; r++)
+		acts->value[r] = tanhf(acts->value[r] + p[0]);
+	AZ_DEBUG_ASSERT(p + 1 == m->params + m->n_params);
+}
+
+void az_masked_softmax(const float *logits, const uint8_t *legal, uint32_t actions, float *prob)
+{
+	float max = -INFINITY;
+	uint32_t n_legal = 0;
+
+	for (uint32_t i = 0; i < actions; i++) {
+		if (legal[i] && logits[i] > max)
+			max = logits[i];
+		n_legal += legal[i] != 0;
+	}
+	if (n_legal > 0 && !(max > -INFINITY)) {
+		/* No usable legal logit (all -inf or NaN): uniform over the legal moves. */
+		for (uint32_t i = 0; i < actions; i++)
+			prob[i] = legal[i] ? 1.0f / (float)n_legal : 0.0f;
+		return;
+	}
+	/* Subtracting the legal max keeps every exponent <= 0: no overflow, and the largest term is
+	 * exactly 1, so the sum is >= 1 and the division is safe. */
+	double sum = 0.0;
+
+	for (uint32_t i = 0; i < actions; i++) {
+		prob[i] = legal[i] ? expf(logits[i] - max) : 0.0f;
+		sum += prob[i];
+	}
+	if (n_legal == 0)
+		return;
+	float inv = (float)(1.0 / sum);
+
+	for (uint32_t i = 0; i < actions; i++)
+		prob[i] *= inv;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* The inference process: drains every worker's ring in batches, evaluates the requested model on
+ * the backend, writes policy and value back into the request slots and marks them served.
+ * Model changes are announced through the control area (shm/control.h). */
+#ifndef AZ_SERVER_H
+#define AZ_SERVER_H
+
+#include <stdint.h>
+
+#include "gpu/backend.h"
+#include "shm/segment.h"
+
+struct az_infer_config {
+	enum az_backend_kind backend;
+	uint32_t features;    /* D of the game (slot layout) */
+	uint32_t actions;     /* A of the game */
+	uint32_t max_batch;   /* largest batch handed to the backend */
+	uint32_t deadline_us; /* wait at most this long after the first request for a fuller batch */
+	uint32_t spin;        /* polls before sleeping on the doorbell */
+	int log_fd;           /* where to write one line about the backend choice; -1 for none */
+};
+
+/* Serve until the control area's `stop` is set. Runs in its own process (forked by azrun).
+ * Returns 0 on a requested stop, or a negative errno when the backend cannot be created or a
+ * model cannot be loaded in a way that makes serving impossible (the message goes to log_fd). */
+int az_infer_serve(struct az_seg *seg, const struct az_infer_config *cfg);
+
+#endif

@@ -1,0 +1,666 @@
+/* SPDX-License-Identifier: MIT */
+/* PUCT tree search over an arena of nodes addressed by uint32 index, with virtual loss so that
+ * several leaves of one tree can be in flight, root Dirichlet noise and subtree-copying reuse.
+ *
+ * Conventions (read these before touching the arithmetic):
+ * - The root is always node 0. Children of a node are contiguous: [first, first + nchild).
+ * - W of a node is the sum of backed-up values from the point of view of the player who moved
+ *   INTO the node, i.e. the side to move at its parent. So at a parent, Q(s,a) = W/N of the child
+ *   with no sign flip, and a leaf evaluated with value v (for its own side to move) adds -v to
+ *   its own W, +v to its parent's, and so on up (games alternate strictly: both games do).
+ *   The root's W follows the same rule, so az_tree_root_value() returns -W/N.
+ * - N counts completed simulations through the node; the evaluation of a node counts as one
+ *   visit of that node. Hence N(expanded node) = 1 + sum of N(children), at every moment.
+ * - vl counts simulations in flight through the node. Selection treats each as a completed visit
+ *   with value -vloss for the selecting player: Q = (W - vl*vloss) / (N + vl), and N + vl is used
+ *   wherever N(s,a) and N(s) appear in PUCT (N(s) without the descent being made, which adds its
+ *   own virtual loss to a node only after choosing the node's child). Children with N + vl == 0
+ *   get Q = fpu. Ties go to the higher prior, then to the lower action.
+ * - Terminal nodes are found by az_tree_select() (game->terminal on the replayed state), flagged
+ *   with their exact value and never expanded; each later visit backs that value up again.
+ * - No states are stored: select replays the actions from the root state. The leaf's children
+ *   are created (all legal moves, prior 0) when the leaf is handed out, because that is where the
+ *   state is at hand; az_tree_expand() only fills in their priors. Selection never enters a node
+ *   in flight, so nobody sees the zero priors.
+ * - The only allocations are the amortised doubling of the arena in select and the spare arena
+ *   that az_tree_advance() copies the kept subtree into (the two are swapped, so a game's memory
+ *   stays bounded by the largest tree it searched).
+ *
+ * Single-threaded: one tree per game, every call from the thread that owns the game. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcts/mcts.h"
+#include "mcts/mcts_impl.h"
+#include "shm/az_assert.h"
+#include "shm/rng.h"
+
+#define NONE UINT32_MAX
+#define INITIAL_NODES 1024u
+
+enum {
+	F_EXPANDED = 1u << 0, /* priors set by az_tree_expand() */
+	F_INFLIGHT = 1u << 1, /* handed out as a leaf, not yet expanded */
+	F_TERMINAL = 1u << 2, /* game over at this node; tvalue is exact */
+};
+
+struct node {
+	uint32_t parent; /* NONE for the root */
+	uint32_t first;  /* first child; valid when nchild > 0 */
+	uint32_t n;      /* completed visits */
+	uint32_t vl;     /* visits in flight through this node */
+	float w;         /* value sum, for the player who moved into this node */
+	float prior;     /* clean P(parent, action), normalised over the parent's legal moves */
+	uint16_t action; /* action from the parent */
+	uint16_t nchild;
+	uint8_t flags;
+	int8_t tvalue; /* terminal value for the side to move at this node: -1, 0, +1 */
+	uint8_t pad[2];
+};
+
+_Static_assert(sizeof(struct node) == 32, "two nodes per cache line");
+_Static_assert(AZ_GAME_ACTIONS_MAX <= UINT16_MAX, "action and nchild are 16-bit");
+
+struct az_tree {
+	const struct az_game *game;
+	struct az_mcts_params params;
+	struct az_rng rng;
+
+	struct node *nodes; /* arena; nodes[0] is the root */
+	uint32_t count;
+	uint32_t cap;
+	struct node *spare; /* second arena for az_tree_advance(); swapped with nodes */
+	uint32_t spare_cap;
+
+	uint32_t inflight; /* leaves handed out and not yet expanded */
+	int noise_on;
+	int root_noisy;   /* noisy[] holds the root's mixed priors, by child offset */
+	float *noisy;     /* [A] */
+	float *policy;    /* [A] scratch for az_mcts_search() */
+	uint8_t *mask;    /* [A] scratch for legal moves */
+	uint8_t root_state[AZ_GAME_STATE_MAX];
+};
+
+void az_mcts_params_default(struct az_mcts_params *p, const struct az_game *g)
+{
+	float alpha = 0.3f;
+
+	if (g && g->actions > 0)
+		alpha = 10.0f / (float)g->actions;
+	if (alpha < 0.03f)
+		alpha = 0.03f;
+	if (alpha > 1.0f)
+		alpha = 1.0f;
+	p->c_puct = 1.5f;
+	p->vloss = 1.0f;
+	p->fpu = 0.0f;
+	p->dir_alpha = alpha;
+	p->dir_eps = 0.25f;
+	p->seed = 0;
+}
+
+static void node_clear(struct node *nd, uint32_t parent, uint16_t action)
+{
+	memset(nd, 0, sizeof(*nd));
+	nd->parent = parent;
+	nd->action = action;
+}
+
+/* Make room for `extra` more nodes; pointers into the arena are invalid afterwards. */
+static int reserve(struct az_tree *t, uint32_t extra)
+{
+	uint64_t need = (uint64_t)t->count + extra;
+	uint64_t cap = t->cap;
+	struct node *nodes;
+
+	if (need <= cap)
+		return 0;
+	if (need >= NONE)
+		return -ENOMEM;
+	while (cap < need)
+		cap *= 2;
+	if (cap >= NONE)
+		cap = NONE - 1;
+	nodes = realloc(t->nodes, (size_t)cap * sizeof(*nodes));
+	if (!nodes)
+		return -ENOMEM;
+	t->nodes = nodes;
+	t->cap = (uint32_t)cap;
+	return 0;
+}
+
+static void fresh_root(struct az_tree *t)
+{
+	node_clear(&t->nodes[0], NONE, 0);
+	t->count = 1;
+	t->inflight = 0;
+	t->root_noisy = 0;
+}
+
+/* Mix Dirichlet noise into the root's priors when noise is on and the root has priors. */
+static void root_noise(struct az_tree *t)
+{
+	const struct node *root = &t->nodes[0];
+	const struct node *c;
+	float eps = t->params.dir_eps;
+
+	t->root_noisy = 0;
+	if (!t->noise_on || !(root->flags & F_EXPANDED) || root->nchild == 0 || !(eps > 0.0f))
+		return;
+	az_rng_dirichlet(&t->rng, t->params.dir_alpha, t->noisy, root->nchild);
+	c = &t->nodes[root->first];
+	for (uint32_t i = 0; i < root->nchild; i++)
+		t->noisy[i] = (1.0f - eps) * c[i].prior + eps * t->noisy[i];
+	t->root_noisy = 1;
+}
+
+int az_tree_create(const struct az_game *g, const struct az_mcts_params *p, const void *root,
+		   struct az_tree **out)
+{
+	struct az_tree *t;
+
+	if (!g || !p || !root || !out || g->actions == 0 || g->actions > AZ_GAME_ACTIONS_MAX ||
+	    g->state_bytes == 0 || g->state_bytes > AZ_GAME_STATE_MAX || !(p->dir_alpha > 0.0f))
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->game = g;
+	t->params = *p;
+	az_rng_seed(&t->rng, p->seed);
+	t->nodes = malloc(INITIAL_NODES * sizeof(*t->nodes));
+	if (!t->nodes)
+		goto err_free_tree;
+	t->cap = INITIAL_NODES;
+	t->noisy = malloc(g->actions * sizeof(*t->noisy));
+	if (!t->noisy)
+		goto err_free_nodes;
+	t->policy = malloc(g->actions * sizeof(*t->policy));
+	if (!t->policy)
+		goto err_free_noisy;
+	t->mask = malloc(g->actions);
+	if (!t->mask)
+		goto err_free_policy;
+	memcpy(t->root_state, root, g->state_bytes);
+	fresh_root(t);
+	*out = t;
+	return 0;
+
+err_free_policy:
+	free(t->policy);
+err_free_noisy:
+	free(t->noisy);
+err_free_nodes:
+	free(t->nodes);
+err_free_tree:
+	free(t);
+	return -ENOMEM;
+}
+
+void az_tree_destroy(struct az_tree *t)
+{
+	if (!t)
+		return;
+	free(t->mask);
+	free(t->policy);
+	free(t->noisy);
+	free(t->spare);
+	free(t->nodes);
+	free(t);
+}
+
+/* The RNG is not reseeded: successive games from one tree get different noise. */
+void az_tree_reset(struct az_tree *t, const void *root)
+{
+	memcpy(t->root_state, root, t->game->state_bytes);
+	fresh_root(t);
+}
+
+void az_tree_set_noise(struct az_tree *t, int on)
+{
+	t->noise_on = on != 0;
+	if (!t->noise_on)
+		t->root_noisy = 0;
+	else if (!t->root_noisy)
+		root_noise(t);
+}
+
+/* Complete one simulation from `idx` up to the root: value v is for the side to move at idx,
+ * so each node gets it from its mover's side (-v at idx, +v at its parent, ...). With
+ * remove_vl the path's virtual loss goes too. */
+static void backup(struct az_tree *t, uint32_t idx, float v, int remove_vl)
+{
+	for (;;) {
+		struct node *nd = &t->nodes[idx];
+
+		v = -v;
+		nd->n++;
+		nd->w += v;
+		if (remove_vl) {
+			AZ_DEBUG_ASSERT(nd->vl > 0);
+			nd->vl--;
+		}
+		if (idx == 0)
+			return;
+		idx = nd->parent;
+	}
+}
+
+static void undo_vl(struct az_tree *t, uint32_t idx)
+{
+	for (;;) {
+		struct node *nd = &t->nodes[idx];
+
+		AZ_DEBUG_ASSERT(nd->vl > 0);
+		nd->vl--;
+		if (idx == 0)
+			return;
+		idx = nd->parent;
+	}
+}
+
+/* PUCT child of expanded node idx: argmax Q + c * P * sqrt(N + vl) / (1 + N(a) + vl(a)); ties
+ * go to the higher prior, then to the lower action (children are in action order). */
+static uint32_t puct_child(const struct az_tree *t, uint32_t idx)
+{
+	const struct node *nd = &t->nodes[idx];
+	const struct node *c = &t->nodes[nd->first];
+	const float *noisy = (idx == 0 && t->root_noisy) ? t->noisy : NULL;
+	float cs = t->params.c_puct * sqrtf((float)(nd->n + nd->vl));
+	float vloss = t->params.vloss, fpu = t->params.fpu;
+	float best = -INFINITY, best_p = -INFINITY;
+	uint32_t besti = 0;
+
+	for (uint32_t i = 0; i < nd->nchild; i++) {
+		uint32_t visits = c[i].n + c[i].vl;
+		float p = noisy ? noisy[i] : c[i].prior;
+		float q = visits ? (c[i].w - (float)c[i].vl * vloss) / (float)visits : fpu;
+		float s = q + cs * p / (float)(1 + visits);
+
+		if (s > best || (s == best && p > best_p)) {
+			best = s;
+			best_p = p;
+			besti = i;
+		}
+	}
+	return nd->first + besti;
+}
+
+/* Create prior-0 children for every legal move of leaf idx at `state`. Returns the child count
+ * (0: no legal move) or -ENOMEM. */
+static int add_children(struct az_tree *t, uint32_t idx, const void *state)
+{
+	uint32_t A = t->game->actions, first;
+	int k = t->game->legal(state, t->mask);
+
+	if (k <= 0)
+		return 0;
+	if (reserve(t, (uint32_t)k) < 0)
+		return -ENOMEM;
+	first = t->count;
+	for (uint32_t a = 0, j = 0; a < A && j < (uint32_t)k; a++) {
+		if (t->mask[a])
+			node_clear(&t->nodes[first + j++], idx, (uint16_t)a);
+	}
+	t->nodes[idx].first = first;
+	t->nodes[idx].nchild = (uint16_t)k;
+	t->count += (uint32_t)k;
+	return k;
+}
+
+/* Mark idx terminal with value v (side to move at idx) and complete the simulation. */
+static int finish_terminal(struct az_tree *t, uint32_t idx, float v)
+{
+	struct node *nd = &t->nodes[idx];
+
+	nd->flags |= F_TERMINAL;
+	nd->tvalue = (int8_t)(v > 0.0f ? 1 : v < 0.0f ? -1 : 0);
+	backup(t, idx, (float)nd->tvalue, 1);
+	return AZ_SELECT_TERMINAL;
+}
+
+/* Returns AZ_SELECT_* or -ENOMEM (arena growth failed; virtual loss undone, tree unchanged).
+ * leaf->node is set in every case (BUSY: the busy leaf; TERMINAL: the terminal node); leaf->state
+ * is the leaf's position for EVAL and TERMINAL. */
+int az_tree_select(struct az_tree *t, struct az_leaf *leaf)
+{
+	const struct az_game *g = t->game;
+	struct node *nd;
+	uint32_t idx = 0;
+	float v;
+	int k;
+
+	memcpy(leaf->state, t->root_state, g->state_bytes);
+	/* Each node's virtual loss is added after its child is chosen, so that PUCT at a node sees
+	 * the other simulations in flight but not this one. */
+	while (t->nodes[idx].flags & F_EXPANDED) {
+		uint32_t child = puct_child(t, idx);
+
+		t->nodes[idx].vl++;
+		idx = child;
+		g->apply(leaf->state, t->nodes[idx].action);
+	}
+	nd = &t->nodes[idx];
+	nd->vl++;
+	leaf->node = idx;
+	if (nd->flags & F_TERMINAL) {
+		backup(t, idx, (float)nd->tvalue, 1);
+		return AZ_SELECT_TERMINAL;
+	}
+	if (nd->flags & F_INFLIGHT) {
+		undo_vl(t, idx);
+		return AZ_SELECT_BUSY;
+	}
+	if (g->terminal(leaf->state, &v))
+		return finish_terminal(t, idx, v);
+	k = add_children(t, idx, leaf->state);
+	if (k < 0) {
+		undo_vl(t, idx);
+		return k;
+	}
+	if (k == 0) /* no legal move although not terminal: a game bug; score it a draw */
+		return finish_terminal(t, idx, 0.0f);
+	t->nodes[idx].flags |= F_INFLIGHT;
+	t->inflight++;
+	return AZ_SELECT_EVAL;
+}
+
+/* Normalise policy over the children's actions into their priors; uniform when the legal
+ * entries are all zero, negative or not finite (those entries count as 0). */
+static void set_priors(struct az_tree *t, struct node *nd, const float *policy)
+{
+	struct node *c = &t->nodes[nd->first];
+	double sum = 0.0;
+
+	for (uint32_t i = 0; i < nd->nchild; i++) {
+		float p = policy[c[i].action];
+
+		c[i].prior = (isfinite(p) && p > 0.0f) ? p : 0.0f;
+		sum += c[i].prior;
+	}
+	for (uint32_t i = 0; i < nd->nchild; i++) {
+		if (sum > 0.0 && isfinite(sum))
+			c[i].prior = (float)(c[i].prior / sum);
+		else
+			c[i].prior = 1.0f / (float)nd->nchild;
+	}
+}
+
+void az_tree_expand(struct az_tree *t, uint32_t node, const float *policy, float value)
+{
+	struct node *nd;
+
+	AZ_ASSERT(node < t->count);
+	nd = &t->nodes[node];
+	AZ_ASSERT(nd->flags & F_INFLIGHT);
+	set_priors(t, nd, policy);
+	nd->flags = (uint8_t)((nd->flags & ~F_INFLIGHT) | F_EXPANDED);
+	t->inflight--;
+	if (!isfinite(value))
+		value = 0.0f;
+	backup(t, node, value, 1);
+	if (node == 0)
+		root_noise(t);
+}
+
+uint32_t az_tree_root_visits(const struct az_tree *t)
+{
+	return t->nodes[0].n;
+}
+
+uint32_t az_tree_inflight(const struct az_tree *t)
+{
+	return t->inflight;
+}
+
+float az_tree_root_value(const struct az_tree *t)
+{
+	const struct node *root = &t->nodes[0];
+
+	return root->n ? -root->w / (float)root->n : 0.0f;
+}
+
+void az_tree_visit_policy(const struct az_tree *t, float *pi)
+{
+	const struct node *root = &t->nodes[0];
+	const struct node *c = &t->nodes[root->first];
+	uint64_t sum = 0;
+
+	memset(pi, 0, t->game->actions * sizeof(*pi));
+	for (uint32_t i = 0; i < root->nchild; i++)
+		sum += c[i].n;
+	if (sum == 0)
+		return;
+	for (uint32_t i = 0; i < root->nchild; i++)
+		pi[c[i].action] = (float)((double)c[i].n / (double)sum);
+}
+
+int az_tree_pick(struct az_tree *t, float temperature)
+{
+	const struct node *root = &t->nodes[0];
+	const struct node *c = &t->nodes[root->first];
+	uint32_t nmax = 0, besti = 0;
+	float best_p = -INFINITY;
+	double total = 0.0, x;
+
+	if (!(temperature >= 0.0f))
+		return -EINVAL;
+	for (uint32_t i = 0; i < root->nchild; i++) {
+		float p = t->root_noisy ? t->noisy[i] : c[i].prior;
+
+		if (c[i].n > nmax || (c[i].n == nmax && c[i].n > 0 && p > best_p)) {
+			nmax = c[i].n;
+			best_p = p;
+			besti = i;
+		}
+	}
+	if (nmax == 0)
+		return -EINVAL;
+	if (temperature == 0.0f)
+		return c[besti].action;
+	/* Weights relative to the maximum, so that small temperatures cannot overflow. */
+	for (uint32_t i = 0; i < root->nchild; i++)
+		total += pow((double)c[i].n / nmax, 1.0 / temperature);
+	x = az_rng_uniform(&t->rng) * total;
+	for (uint32_t i = 0; i < root->nchild; i++) {
+		double wgt = pow((double)c[i].n / nmax, 1.0 / temperature);
+
+		if (wgt > 0.0 && x < wgt)
+			return c[i].action;
+		x -= wgt;
+	}
+	return c[besti].action; /* rounding left x >= the last weight */
+}
+
+/* Copy the subtree of old node `from` into the spare arena as a compact breadth-first tree with
+ * `from` at index 0, then swap arenas. While node i waits in the queue its `first` field holds
+ * its index in the old arena. Returns 0 or -ENOMEM (tree unchanged). */
+static int keep_subtree(struct az_tree *t, uint32_t from)
+{
+	struct node *old = t->nodes, *nw;
+	uint32_t next = 1;
+
+	if (t->spare_cap < t->count) {
+		nw = realloc(t->spare, (size_t)t->cap * sizeof(*nw));
+		if (!nw)
+			return -ENOMEM;
+		t->spare = nw;
+		t->spare_cap = t->cap;
+	}
+	nw = t->spare;
+	nw[0] = old[from];
+	nw[0].parent = NONE;
+	nw[0].first = from;
+	for (uint32_t i = 0; i < next; i++) {
+		const struct node *o = &old[nw[i].first];
+
+		nw[i].first = next;
+		for (uint32_t j = 0; j < o->nchild; j++) {
+			nw[next + j] = old[o->first + j];
+			nw[next + j].parent = i;
+			nw[next + j].first = o->first + j;
+		}
+		next += o->nchild;
+	}
+	t->spare = old;
+	t->nodes = nw;
+	{
+		uint32_t cap = t->cap;
+
+		t->cap = t->spare_cap;
+		t->spare_cap = cap;
+	}
+	t->count = next;
+	return 0;
+}
+
+int az_tree_advance(struct az_tree *t, int action)
+{
+	const struct az_game *g = t->game;
+	const struct node *root = &t->nodes[0];
+	uint32_t child = NONE;
+	float v;
+
+	if (t->inflight || action < 0 || (uint32_t)action >= g->actions ||
+	    (root->flags & F_TERMINAL))
+		return -EINVAL;
+	for (uint32_t i = 0; i < root->nchild; i++) {
+		if (t->nodes[root->first + i].action == action)
+			child = root->first + i;
+	}
+	if (root->nchild && child == NONE)
+		return -EINVAL; /* children cover every legal move */
+	if (!root->nchild && (g->terminal(t->root_state, &v) ||
+			      g->legal(t->root_state, t->mask) <= 0 || !t->mask[action]))
+		return -EINVAL;
+	g->apply(t->root_state, action);
+	if (child == NONE || keep_subtree(t, child) < 0)
+		fresh_root(t);
+	t->root_noisy = 0;
+	root_noise(t);
+	return 0;
+}
+
+const void *az_tree_root_state(const struct az_tree *t)
+{
+	return t->root_state;
+}
+
+/* Take back the leaf just handed out, as if it had never been selected: its virtual loss, its
+ * in-flight mark and its children (the last nodes allocated, since nothing ran in between). */
+static void abandon(struct az_tree *t, uint32_t idx)
+{
+	struct node *nd = &t->nodes[idx];
+
+	undo_vl(t, idx);
+	nd->flags &= (uint8_t)~F_INFLIGHT;
+	t->inflight--;
+	AZ_ASSERT(nd->first + nd->nchild == t->count);
+	t->count = nd->first;
+	nd->nchild = 0;
+	nd->first = 0;
+}
+
+/* Returns 0, the evaluator's error (the failed leaf is taken back, nothing stays in flight),
+ * -ENOMEM, or -EAGAIN when it meets a leaf put in flight by someone else (BUSY). */
+int az_mcts_search(struct az_tree *t, uint32_t sims, az_eval_fn eval, void *ctx)
+{
+	struct az_leaf leaf;
+	float value;
+	int r;
+
+	while (t->nodes[0].n < sims) {
+		r = az_tree_select(t, &leaf);
+		if (r < 0)
+			return r;
+		if (r == AZ_SELECT_BUSY)
+			return -EAGAIN; /* a leaf from outside this loop is still in flight */
+		if (r != AZ_SELECT_EVAL)
+			continue;
+		r = eval(ctx, leaf.state, t->policy, &value);
+		if (r < 0) {
+			abandon(t, leaf.node);
+			return r;
+		}
+		az_tree_expand(t, leaf.node, t->policy, value);
+	}
+	return 0;
+}
+
+/* ---- introspection for tests (mcts_impl.h) ---- */
+
+int az_tree_root_children(const struct az_tree *t, uint32_t *visits, float *clean, float *used)
+{
+	const struct node *root = &t->nodes[0];
+	const struct node *c = &t->nodes[root->first];
+	uint32_t A = t->game->actions;
+
+	if (visits)
+		memset(visits, 0, A * sizeof(*visits));
+	if (clean)
+		memset(clean, 0, A * sizeof(*clean));
+	if (used)
+		memset(used, 0, A * sizeof(*used));
+	if (!(root->flags & F_EXPANDED))
+		return 0;
+	for (uint32_t i = 0; i < root->nchild; i++) {
+		if (visits)
+			visits[c[i].action] = c[i].n;
+		if (clean)
+			clean[c[i].action] = c[i].prior;
+		if (used)
+			used[c[i].action] = t->root_noisy ? t->noisy[i] : c[i].prior;
+	}
+	return root->nchild;
+}
+
+uint32_t az_tree_node_count(const struct az_tree *t)
+{
+	return t->count;
+}
+
+int az_tree_check(const struct az_tree *t, uint32_t *bad_node)
+{
+	const struct node *nd = t->nodes;
+
+	if (nd[0].parent != NONE || nd[0].vl != t->inflight)
+		goto bad_root;
+	for (uint32_t i = 0; i < t->count; i++) {
+		uint64_t n = 0, vl = 0;
+
+		if (nd[i].nchild && ((uint64_t)nd[i].first + nd[i].nchild > t->count ||
+				     nd[i].first <= i))
+			goto bad;
+		for (uint32_t j = 0; j < nd[i].nchild; j++) {
+			const struct node *c = &nd[nd[i].first + j];
+
+			if (c->parent != i || (j && c->action <= c[-1].action))
+				goto bad;
+			n += c->n;
+			vl += c->vl;
+		}
+		if (nd[i].flags & F_INFLIGHT)
+			vl++;
+		if (nd[i].vl != vl)
+			goto bad;
+		if ((nd[i].flags & F_EXPANDED) && nd[i].n != n + 1)
+			goto bad;
+		if (!(nd[i].flags & (F_EXPANDED | F_TERMINAL)) && nd[i].n != 0)
+			goto bad;
+		if ((nd[i].flags & F_EXPANDED) && (nd[i].flags & (F_INFLIGHT | F_TERMINAL)))
+			goto bad;
+		continue;
+bad:
+		if (bad_node)
+			*bad_node = i;
+		return -EPROTO;
+	}
+	return 0;
+
+bad_root:
+	if (bad_node)
+		*bad_node = 0;
+	return -EPROTO;
+}

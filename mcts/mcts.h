@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* Monte Carlo tree search with PUCT, virtual loss (several leaves in flight per tree), Dirichlet
+ * noise at the root, temperature move choice and tree reuse. The tree never calls the network:
+ * az_tree_select() hands out leaves, the caller evaluates them (through a ring or directly) and
+ * returns the result with az_tree_expand(). One tree per game; not thread-safe. */
+#ifndef AZ_MCTS_H
+#define AZ_MCTS_H
+
+#include <stdint.h>
+
+#include "games/game.h"
+
+struct az_mcts_params {
+	float c_puct;        /* PUCT exploration constant (AlphaZero: ~1.25-2.5); default 1.5 */
+	float vloss;         /* virtual loss per in-flight visit, in value units; default 1 */
+	float fpu;           /* value assumed for unvisited children (from parent's side); default 0 */
+	float dir_alpha;     /* Dirichlet alpha (AlphaZero: 0.3 chess, 0.03 Go); default game-specific */
+	float dir_eps;       /* noise weight at the root (AlphaZero: 0.25); 0 disables */
+	uint64_t seed;       /* RNG seed for noise and temperature sampling */
+};
+
+/* Defaults above, with dir_alpha chosen as 10 / A (the usual scaling with branching factor). */
+void az_mcts_params_default(struct az_mcts_params *p, const struct az_game *g);
+
+struct az_tree;
+
+/* A leaf handed out by az_tree_select(). */
+struct az_leaf {
+	uint32_t node;                         /* pass back to az_tree_expand() */
+	uint8_t state[AZ_GAME_STATE_MAX];      /* position to evaluate (game->state_bytes used) */
+};
+
+enum az_select_result {
+	AZ_SELECT_EVAL = 0,     /* *leaf needs a network evaluation, then az_tree_expand() */
+	AZ_SELECT_TERMINAL = 1, /* reached a terminal position; the exact value was backed up */
+	AZ_SELECT_BUSY = 2,     /* reached a leaf already in flight; virtual loss undone, nothing to do */
+};
+
+/* Create a tree rooted at `root` (copied). Returns 0, -ENOMEM or -EINVAL. */
+int az_tree_create(const struct az_game *g, const struct az_mcts_params *p, const void *root,
+		   struct az_tree **out);
+void az_tree_destroy(struct az_tree *t);
+
+/* Drop the whole tree and start again from `root` (keeps the allocation). */
+void az_tree_reset(struct az_tree *t, const void *root);
+
+/* Turn root Dirichlet noise on or off. When on, noise (dir_alpha, dir_eps) is mixed into the
+ * priors of every node at the moment it is the root and has priors: when the root is expanded,
+ * or at once by az_tree_advance() to an expanded child. The clean priors are kept, so noise
+ * never accumulates. */
+void az_tree_set_noise(struct az_tree *t, int on);
+
+/* Descend from the root by PUCT, adding virtual loss along the path (AZ_SELECT_EVAL). */
+int az_tree_select(struct az_tree *t, struct az_leaf *leaf);
+
+/* Expand leaf `node` with the network's policy[A] (probabilities; entries of illegal moves are
+ * ignored and the legal ones renormalised) and value (for the side to move at the leaf), remove
+ * the virtual loss of its path and back the value up. */
+void az_tree_expand(struct az_tree *t, uint32_t node, const float *policy, float value);
+
+/* Completed simulations through the root since it became the root (incl. reused visits). */
+uint32_t az_tree_root_visits(const struct az_tree *t);
+
+/* Leaves handed out and not yet expanded. */
+uint32_t az_tree_inflight(const struct az_tree *t);
+
+/* Mean value of the root for its side to move (0 when unvisited). */
+float az_tree_root_value(const struct az_tree *t);
+
+/* Visit-count distribution of the root's children over all A actions into pi[A]. */
+void az_tree_visit_policy(const struct az_tree *t, float *pi);
+
+/* Choose a root action: temperature 0 picks the most visited (ties by prior), otherwise samples
+ * from visits^(1/T). Returns the action or -EINVAL when the root has no visited child. */
+int az_tree_pick(struct az_tree *t, float temperature);
+
+/* Move the root to the child reached by `action`, keeping its subtree (tree reuse); unknown
+ * children start a fresh tree. Must be called with nothing in flight. Returns 0 or -EINVAL. */
+int az_tree_advance(struct az_tree *t, int action);
+
+/* The root position. */
+const void *az_tree_root_state(const struct az_tree *t);
+
+/* Synchronous evaluator for direct (non-ring) use: fill policy[A] and *value for `state`.
+ * Returns 0 or a negative errno which aborts the search. */
+typedef int (*az_eval_fn)(void *ctx, const void *state, float *policy, float *value);
+
+/* Run simulations one leaf at a time until the root has `sims` visits. Returns 0 or the
+ * evaluator's error. */
+int az_mcts_search(struct az_tree *t, uint32_t sims, az_eval_fn eval, void *ctx);
+
+#endif

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* mcts/ internals that the module's own tests inspect: root statistics per action and a full
+ * invariant check of the node arena. Not part of the public contract; never include it from
+ * outside mcts/ and tests/mcts/. */
+#ifndef AZ_MCTS_IMPL_H
+#define AZ_MCTS_IMPL_H
+
+#include <stdint.h>
+
+#include "mcts/mcts.h"
+
+/* Per-action view of the root's children over all A actions: visits[A] (completed visits),
+ * clean[A] (normalised network priors) and used[A] (the priors selection uses: clean mixed with
+ * Dirichlet noise while noise is applied to this root). Entries of actions without a child are 0.
+ * Any pointer may be NULL. Returns the number of children (0 when the root is not expanded). */
+int az_tree_root_children(const struct az_tree *t, uint32_t *visits, float *clean, float *used);
+
+/* Nodes currently allocated in the arena (including the root). */
+uint32_t az_tree_node_count(const struct az_tree *t);
+
+/* Walk the whole arena and check the invariants: parent/child links, N(node) = 1 + sum N(child)
+ * for expanded nodes, virtual loss of each node = in-flight leaves below it, root virtual loss =
+ * az_tree_inflight(). Returns 0, or -EPROTO with the first broken invariant at *bad_node. */
+int az_tree_check(const struct az_tree *t, uint32_t *bad_node);
+
+#endif

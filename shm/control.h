@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* The run's control area inside the segment: how azrun (the orchestrator) tells the inference
+ * process which checkpoints to serve and when to stop, how workers claim games, and where every
+ * process adds its counters. Lives at az_seg_ctl(); cold path only (nothing here is touched per
+ * leaf except the stats, which are relaxed counters). */
+#ifndef AZ_CONTROL_H
+#define AZ_CONTROL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "shm/ring.h"
+
+#define AZ_CTL_PATH_MAX 512
+
+enum az_model_slot { AZ_MODEL_BEST = 0, AZ_MODEL_CANDIDATE = 1, AZ_MODEL_SLOTS = 2 };
+
+struct az_ctl_shm {
+	/* ---- written by azrun only ---- */
+	/* Checkpoint path of each model slot. Written before the matching model_gen release. */
+	char model_path[AZ_MODEL_SLOTS][AZ_CTL_PATH_MAX];
+	/* C1: azrun bumps model_gen[s] with a release store after writing model_path[s];
+	 * pairs with C1' in the inference process, which load-acquires it before reading the path. */
+	_Atomic uint32_t model_gen[AZ_MODEL_SLOTS];
+	/* Set (release) to ask the inference process to exit; it is also woken via the doorbell. */
+	_Atomic uint32_t stop;
+	/* Games to play in the current phase; set by azrun before it forks the phase's workers
+	 * (fork orders it before anything the workers do). */
+	uint64_t games_target;
+	uint8_t pad0[AZ_CACHELINE];
+
+	/* ---- written by the inference process only ---- */
+	/* C2: release-stored once model_gen[s] has been loaded (or failed, model_err[s] != 0);
+	 * pairs with C2' in azrun, which waits for ack == gen with load-acquire. */
+	_Atomic uint32_t model_ack[AZ_MODEL_SLOTS];
+	_Atomic int32_t model_err[AZ_MODEL_SLOTS];
+	_Atomic uint32_t server_pid;
+	/* Statistics; relaxed stores: readers (azrun between phases) only need eventual values. */
+	_Atomic uint64_t evals;
+	_Atomic uint64_t batches;
+	_Atomic uint64_t forward_ns;
+	uint8_t pad1[AZ_CACHELINE];
+
+	/* ---- any process, atomic RMW (relaxed: plain counters, ordering comes from waitpid) ---- */
+	_Atomic uint64_t next_game;   /* workers claim game numbers with fetch_add */
+	_Atomic uint64_t games_done;
+	_Atomic uint64_t positions;   /* replay records written */
+	_Atomic uint64_t moves;
+	_Atomic uint64_t sims;        /* leaf evaluations + terminal visits by workers */
+	_Atomic uint64_t occupancy_sum;     /* sum over worker loop samples of ring in-flight */
+	_Atomic uint64_t occupancy_samples;
+	/* arena results, from the candidate's point of view */
+	_Atomic uint64_t arena_wins, arena_draws, arena_losses;
+	_Atomic int32_t worker_error; /* first error a worker hit (negative errno) */
+};
+
+#endif

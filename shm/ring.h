@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/* Single-producer / single-consumer request rings in shared memory: a worker publishes leaf
+ * requests, the inference process serves them in place, the worker consumes the results.
+ * The protocol essay (roles, invariants, acquire/release pairs, waiting) is at the top of
+ * shm/ring.c. */
+#ifndef AZ_RING_H
+#define AZ_RING_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AZ_CACHELINE 64
+#define AZ_RING_MAGIC 0x415a5247u /* "AZRG" */
+
+/* Doorbell shared by all rings of a segment: the consumer (inference process) sleeps on it. */
+struct az_doorbell_shm {
+	/* any process, atomic RMW */
+	_Atomic uint32_t seq;      /* futex word: bumped by a producer that saw `sleeping` set */
+	_Atomic uint32_t sleeping; /* consumer announces it is about to sleep (before last check) */
+	uint8_t pad[AZ_CACHELINE - 8];
+};
+
+/* One ring in shared memory. Three monotonically increasing sequence counters, each on its own
+ * cache line with a guard line between producer- and consumer-written lines:
+ *   consumed <= served <= published, published - consumed <= capacity (unsigned wrap).
+ * Slots (capacity x slot_bytes, each slot_bytes a multiple of 64) follow the struct. */
+struct az_ring_shm {
+	/* immutable after init */
+	uint32_t magic;
+	uint32_t capacity; /* power of two */
+	uint32_t slot_bytes;
+	uint32_t reserved;
+	uint8_t pad0[AZ_CACHELINE - 16];
+	/* producer-owned: next sequence number to publish */
+	_Atomic uint64_t published;
+	uint8_t pad1[AZ_CACHELINE - 8];
+	/* producer-owned: results below this have been read by the producer */
+	_Atomic uint64_t consumed;
+	uint8_t pad2[AZ_CACHELINE - 8];
+	uint8_t guard[AZ_CACHELINE]; /* keeps producer and consumer lines apart */
+	/* consumer-owned: requests below this have results written */
+	_Atomic uint64_t served;
+	uint8_t pad3[AZ_CACHELINE - 8];
+	/* any process, atomic RMW: producer futex (sleeps for `served` to move) */
+	_Atomic uint32_t served_futex;    /* bumped by the consumer when it serves and a producer sleeps */
+	_Atomic uint32_t producer_sleeping;
+	uint8_t pad4[AZ_CACHELINE - 8];
+};
+
+/* Process-local handle (liburing's "cached" copies live here). */
+struct az_ring {
+	struct az_ring_shm *shm;
+	struct az_doorbell_shm *bell;
+	uint8_t *slots;
+	uint32_t capacity;
+	uint32_t mask;
+	uint32_t slot_bytes;
+	uint64_t cached_published; /* producer: its own counter */
+	uint64_t cached_consumed;  /* producer: its own counter */
+	uint64_t cached_served;    /* producer: last value loaded from the consumer */
+};
+
+/* Waiting policy: spin `spin` polls, then sleep on the futex; give up after timeout_us
+ * (0 = wait forever). */
+struct az_wait {
+	uint32_t spin;
+	uint32_t timeout_us;
+};
+
+/* Bytes a ring with this capacity and slot size needs: 0 when capacity is not a power of two
+ * (>= 2) or slot_bytes is 0 or not a multiple of AZ_CACHELINE. */
+size_t az_ring_memsize(uint32_t capacity, uint32_t slot_bytes);
+
+/* Initialise a ring in caller-provided memory (az_ring_memsize bytes, 64-byte aligned).
+ * Returns 0, or -EINVAL for a bad capacity/slot size (see az_ring_memsize). */
+int az_ring_init(void *mem, uint32_t capacity, uint32_t slot_bytes);
+
+/* Attach a process-local handle to an initialised ring; bell is the segment's doorbell.
+ * Returns 0, or -EPROTO when the magic or geometry is wrong. */
+int az_ring_attach(struct az_ring *r, void *mem, struct az_doorbell_shm *bell);
+
+/* Slot for sequence number seq (either side). */
+static inline void *az_ring_slot(const struct az_ring *r, uint64_t seq)
+{
+	return r->slots + (size_t)(seq & r->mask) * r->slot_bytes;
+}
+
+/* ---- producer side (one process: the worker owning the ring) ---- */
+
+/* Slot the next request may be written into, or NULL when the ring is full
+ * (published - consumed == capacity). *seq (may be NULL) receives its sequence number.
+ * The slot is private to the producer until az_ring_publish(). */
+void *az_ring_claim(struct az_ring *r, uint64_t *seq);
+
+/* Publish the slot returned by the last az_ring_claim() (store-release of `published`) and ring
+ * the doorbell when the consumer sleeps. */
+void az_ring_publish(struct az_ring *r);
+
+/* Oldest slot whose result is ready and not yet released, or NULL. *seq receives its number.
+ * The slot stays borrowed until az_ring_release(). */
+void *az_ring_result(struct az_ring *r, uint64_t *seq);
+
+/* Release the slot returned by az_ring_result() (store-release of `consumed`). */
+void az_ring_release(struct az_ring *r);
+
+/* Requests published and not yet released by the producer. */
+static inline uint32_t az_ring_inflight(const struct az_ring *r)
+{
+	return (uint32_t)(r->cached_published - r->cached_consumed);
+}
+
+/* Wait until a result is ready (served > consumed): spin, then futex. Returns 0, -ETIMEDOUT,
+ * or -EAGAIN when nothing is in flight (waiting would never end). */
+int az_ring_wait_result(struct az_ring *r, const struct az_wait *w);
+
+/* ---- consumer side (one process: the inference server) ---- */
+
+/* A contiguous run of requests in one ring: slots first .. first + count - 1 (never wraps the
+ * slot array, so the run is contiguous in memory). */
+struct az_run {
+	uint32_t ring;
+	uint32_t count;
+	uint64_t first;
+};
+
+/* Batch collection over all rings. Waits for the first request (spin, then futex on the
+ * doorbell, up to idle_timeout_us; 0 = forever), then keeps polling until max_batch requests are
+ * waiting or deadline_us has passed since the first one was seen. Takes at most max_batch
+ * requests in total, round-robin over rings starting after the last ring served (fairness), as at
+ * most max_runs runs (a ring gives one run, or two when its pending range wraps).
+ * Returns the number of runs (0 on idle timeout) and the total request count in *total.
+ * Every request in the returned runs must be answered with az_ring_serve() before the next call. */
+struct az_batch_params {
+	uint32_t max_batch;
+	uint32_t deadline_us;
+	uint32_t spin;
+	uint32_t idle_timeout_us;
+};
+int az_batch_collect(struct az_ring *rings, uint32_t nrings, const struct az_batch_params *p,
+		     struct az_run *runs, uint32_t max_runs, uint32_t *total);
+
+/* Mark requests below `upto` served (store-release of `served`) and wake the producer when it
+ * sleeps. Consumer only; upto must not exceed the published count it observed. */
+void az_ring_serve(struct az_ring *r, uint64_t upto);
+
+/* Consumer's view of requests waiting (published - served), one acquire load. */
+uint32_t az_ring_pending(const struct az_ring *r);
+
+#endif

@@ -1,0 +1,886 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the PUCT search: tactics on tic-tac-toe with a network-free evaluator, virtual
+ * loss and in-flight bookkeeping, root noise, tree reuse, move choice and a golden self-play
+ * transcript (tests/data/golden/ttt_selfplay.txt; AZ_GOLDEN_UPDATE=1 rewrites it). */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "games/game.h"
+#include "mcts/mcts.h"
+#include "mcts/mcts_impl.h"
+
+#ifndef AZ_GOLDEN_DIR
+#define AZ_GOLDEN_DIR "tests/data/golden"
+#endif
+
+static const struct az_game *const ttt = &az_game_tictactoe;
+
+/* ---- a forced-move game: `left` plies to go, only action 0 is ever legal ---- */
+
+struct chain_state {
+	uint8_t left;
+	uint8_t to_move;
+};
+
+static void chain_init(void *state)
+{
+	struct chain_state *s = state;
+
+	s->left = 4;
+	s->to_move = 0;
+}
+
+static int chain_to_move(const void *state)
+{
+	return ((const struct chain_state *)state)->to_move;
+}
+
+static int chain_legal(const void *state, uint8_t *mask)
+{
+	const struct chain_state *s = state;
+
+	mask[0] = s->left > 0;
+	mask[1] = 0;
+	return mask[0];
+}
+
+static void chain_apply(void *state, int action)
+{
+	struct chain_state *s = state;
+
+	assert_int_equal(action, 0);
+	s->left--;
+	s->to_move ^= 1;
+}
+
+static int chain_terminal(const void *state, float *value)
+{
+	const struct chain_state *s = state;
+
+	if (s->left)
+		return 0;
+	if (value)
+		*value = -1.0f; /* whoever made the last move won */
+	return 1;
+}
+
+static const struct az_game chain_game = {
+	.name = "chain",
+	.state_bytes = sizeof(struct chain_state),
+	.actions = 2,
+	.features = 1,
+	.symmetries = 1,
+	.max_plies = 255,
+	.init = chain_init,
+	.to_move = chain_to_move,
+	.legal = chain_legal,
+	.apply = chain_apply,
+	.terminal = chain_terminal,
+};
+
+/* ---- helpers ---- */
+
+struct eval_ctx {
+	const struct az_game *g;
+	int calls;
+	int fail_after; /* return -EIO on this call (1-based); 0 never */
+};
+
+/* Uniform over all A entries (illegal ones included, the tree must drop them), value 0. */
+static int eval_uniform(void *ctx, const void *state, float *policy, float *value)
+{
+	struct eval_ctx *e = ctx;
+
+	(void)state;
+	e->calls++;
+	if (e->fail_after && e->calls == e->fail_after)
+		return -EIO;
+	for (uint32_t a = 0; a < e->g->actions; a++)
+		policy[a] = 1.0f / (float)e->g->actions;
+	*value = 0.0f;
+	return 0;
+}
+
+static struct az_tree *make_tree(const struct az_game *g, const void *root, uint64_t seed,
+				 float eps)
+{
+	struct az_mcts_params p;
+	struct az_tree *t = NULL;
+
+	az_mcts_params_default(&p, g);
+	p.seed = seed;
+	p.dir_eps = eps;
+	assert_int_equal(az_tree_create(g, &p, root, &t), 0);
+	assert_non_null(t);
+	return t;
+}
+
+static void ttt_position(const char *moves, void *state)
+{
+	char err[128];
+
+	assert_true(az_game_play_moves(ttt, state, moves, err, sizeof(err)) >= 0);
+}
+
+static void assert_tree_ok(const struct az_tree *t)
+{
+	uint32_t bad = UINT32_MAX;
+	int r = az_tree_check(t, &bad);
+
+	if (r)
+		fail_msg("tree invariant broken at node %u", bad);
+}
+
+static int search(struct az_tree *t, const struct az_game *g, uint32_t sims)
+{
+	struct eval_ctx e = { .g = g };
+
+	return az_mcts_search(t, sims, eval_uniform, &e);
+}
+
+/* Whether playing a at state ends the game with a win for the player who played it. */
+static int wins_at_once(const struct az_game *g, const void *state, int a)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	float v;
+
+	memcpy(s, state, g->state_bytes);
+	g->apply(s, a);
+	return g->terminal(s, &v) && v < 0.0f;
+}
+
+static uint32_t sum_u32(const uint32_t *x, uint32_t n)
+{
+	uint32_t s = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		s += x[i];
+	return s;
+}
+
+/* ---- parameters and arguments ---- */
+
+static void test_params_default(void **unused)
+{
+	struct az_game wide = chain_game;
+	struct az_mcts_params p;
+
+	(void)unused;
+	az_mcts_params_default(&p, ttt);
+	assert_float_equal(p.c_puct, 1.5f, 1e-6);
+	assert_float_equal(p.vloss, 1.0f, 1e-6);
+	assert_float_equal(p.fpu, 0.0f, 1e-6);
+	assert_float_equal(p.dir_alpha, 1.0f, 1e-6); /* 10/9 clamped to 1 */
+	assert_float_equal(p.dir_eps, 0.25f, 1e-6);
+	assert_true(p.seed == 0);
+	wide.actions = 100;
+	az_mcts_params_default(&p, &wide);
+	assert_float_equal(p.dir_alpha, 0.1f, 1e-6);
+	wide.actions = 512;
+	az_mcts_params_default(&p, &wide);
+	assert_float_equal(p.dir_alpha, 0.03f, 1e-6); /* 10/512 clamped */
+}
+
+static void test_create_invalid(void **unused)
+{
+	struct az_game bad = chain_game;
+	struct az_mcts_params p;
+	struct az_tree *t = NULL;
+	struct chain_state s;
+
+	(void)unused;
+	chain_init(&s);
+	az_mcts_params_default(&p, &chain_game);
+	assert_int_equal(az_tree_create(NULL, &p, &s, &t), -EINVAL);
+	assert_int_equal(az_tree_create(&chain_game, NULL, &s, &t), -EINVAL);
+	assert_int_equal(az_tree_create(&chain_game, &p, NULL, &t), -EINVAL);
+	bad.actions = AZ_GAME_ACTIONS_MAX + 1;
+	assert_int_equal(az_tree_create(&bad, &p, &s, &t), -EINVAL);
+	bad.actions = 2;
+	bad.state_bytes = AZ_GAME_STATE_MAX + 1;
+	assert_int_equal(az_tree_create(&bad, &p, &s, &t), -EINVAL);
+	assert_null(t);
+	az_tree_destroy(NULL);
+}
+
+/* ---- tactics with the network-free evaluator ---- */
+
+/* X: 1 2, O: 4 5; X to move wins at 3 (O threatens 6). */
+static void test_win_in_one(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct az_tree *t;
+
+	(void)unused;
+	ttt_position("1425", s);
+	t = make_tree(ttt, s, 1, 0.0f);
+	assert_int_equal(search(t, ttt, 200), 0);
+	assert_int_equal(az_tree_root_visits(t), 200);
+	assert_int_equal(az_tree_pick(t, 0.0f), 2);
+	assert_true(az_tree_root_value(t) > 0.5f); /* won position: positive for the side to move */
+	assert_tree_ok(t);
+	az_tree_destroy(t);
+}
+
+/* X: 1 2, O: 5; O to move must block at 3 (action 2): X has no other threat, O none at all. */
+static void test_block(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct az_tree *t;
+
+	(void)unused;
+	ttt_position("152", s);
+	t = make_tree(ttt, s, 1, 0.0f);
+	assert_int_equal(search(t, ttt, 200), 0);
+	assert_int_equal(az_tree_pick(t, 0.0f), 2);
+	assert_tree_ok(t);
+	az_tree_destroy(t);
+}
+
+/* Connect Four, 2000 simulations: X (to move) completes column 1; O blocks X's column 1. */
+static void test_connect4_tactics(void **unused)
+{
+	static const char *const pos[2] = { "121212", "1213124" };
+	uint8_t s[AZ_GAME_STATE_MAX];
+	const struct az_game *c4 = &az_game_connect4;
+	char err[128];
+	struct az_tree *t;
+
+	(void)unused;
+	for (int i = 0; i < 2; i++) {
+		assert_true(az_game_play_moves(c4, s, pos[i], err, sizeof(err)) >= 0);
+		t = make_tree(c4, s, 1, 0.0f);
+		assert_int_equal(search(t, c4, 2000), 0);
+		assert_int_equal(az_tree_pick(t, 0.0f), 0);
+		if (i == 0)
+			assert_true(az_tree_root_value(t) > 0.5f);
+		assert_tree_ok(t);
+		az_tree_destroy(t);
+	}
+}
+
+/* Every reachable tic-tac-toe position where the side to move can win at once: the search must
+ * pick a winning move and see a positive root value. */
+struct sweep {
+	struct az_tree *t;
+	int positions;
+	int failures;
+};
+
+static void sweep_win(void *ctx, const void *state, const char *moves)
+{
+	struct sweep *w = ctx;
+	uint8_t mask[AZ_GAME_ACTIONS_MAX];
+	int win = 0, a;
+
+	ttt->legal(state, mask);
+	for (a = 0; a < (int)ttt->actions; a++)
+		win |= mask[a] && wins_at_once(ttt, state, a);
+	if (!win)
+		return;
+	w->positions++;
+	az_tree_reset(w->t, state);
+	assert_int_equal(search(w->t, ttt, 100), 0);
+	a = az_tree_pick(w->t, 0.0f);
+	if (a < 0 || !wins_at_once(ttt, state, a) || !(az_tree_root_value(w->t) > 0.0f)) {
+		w->failures++;
+		print_message("win in one missed after %s: picked %d\n", moves, a);
+	}
+}
+
+static void test_win_in_one_all_positions(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct sweep w = { 0 };
+
+	(void)unused;
+	ttt->init(s);
+	w.t = make_tree(ttt, s, 3, 0.0f);
+	assert_true(az_game_enumerate(ttt, 1, sweep_win, &w) > 0);
+	assert_true(w.positions > 1000);
+	assert_int_equal(w.failures, 0);
+	az_tree_destroy(w.t);
+}
+
+/* Terminal root: every simulation is TERMINAL with the exact value, nothing to pick. */
+static void test_terminal_root(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct az_leaf leaf;
+	struct az_tree *t;
+
+	(void)unused;
+	ttt_position("14253", s); /* X completes 1-2-3 */
+	t = make_tree(ttt, s, 1, 0.0f);
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_TERMINAL);
+	assert_int_equal(leaf.node, 0);
+	assert_int_equal(search(t, ttt, 10), 0);
+	assert_int_equal(az_tree_root_visits(t), 10);
+	assert_float_equal(az_tree_root_value(t), -1.0f, 1e-6); /* O to move has lost */
+	assert_int_equal(az_tree_inflight(t), 0);
+	assert_int_equal(az_tree_pick(t, 0.0f), -EINVAL);
+	assert_int_equal(az_tree_advance(t, 5), -EINVAL);
+	az_tree_destroy(t);
+}
+
+/* ---- virtual loss ---- */
+
+static void test_vloss_distinct_leaves(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	float uniform[AZ_GAME_ACTIONS_MAX];
+	uint32_t visits[AZ_GAME_ACTIONS_MAX];
+	struct az_leaf leaf[9];
+	struct az_tree *t;
+
+	(void)unused;
+	for (int a = 0; a < 9; a++)
+		uniform[a] = 1.0f / 9.0f;
+	ttt->init(s);
+	t = make_tree(ttt, s, 1, 0.0f);
+	assert_int_equal(search(t, ttt, 1), 0); /* expands the root */
+	assert_int_equal(az_tree_root_children(t, visits, NULL, NULL), 9);
+
+	for (int k = 0; k < 9; k++) {
+		assert_int_equal(az_tree_select(t, &leaf[k]), AZ_SELECT_EVAL);
+		/* Equal scores and priors: the lowest action first, so leaf k played cell k. */
+		assert_int_equal(leaf[k].state[k], 1);
+		for (int j = 0; j < k; j++)
+			assert_int_not_equal(leaf[k].node, leaf[j].node);
+		assert_int_equal(az_tree_inflight(t), k + 1);
+		assert_int_equal(az_tree_root_visits(t), 1); /* in flight is not completed */
+		assert_tree_ok(t);
+	}
+	/* Every root child is now in flight: the root's K+1st selection finds only busy leaves. */
+	assert_int_equal(az_tree_select(t, &leaf[0]), AZ_SELECT_BUSY);
+	assert_int_equal(az_tree_inflight(t), 9);
+	assert_tree_ok(t);
+
+	for (int k = 8; k >= 0; k--)
+		az_tree_expand(t, leaf[k].node, uniform, 0.0f);
+	assert_int_equal(az_tree_inflight(t), 0);
+	assert_tree_ok(t); /* all virtual loss gone, N = 1 + sum N(children) everywhere */
+	az_tree_root_children(t, visits, NULL, NULL);
+	assert_int_equal(az_tree_root_visits(t), 10);
+	assert_int_equal(az_tree_root_visits(t), sum_u32(visits, 9) + 1);
+	for (int a = 0; a < 9; a++)
+		assert_int_equal(visits[a], 1);
+	az_tree_destroy(t);
+}
+
+/* Virtual loss must outweigh a strong prior: root priors 0.8 on the centre, 0.025 elsewhere.
+ * Leaf 1 is the centre; without the -vloss in Q, or without the in-flight visit in N(s,a), the
+ * centre would still score highest (busy); with both it scores
+ * -1 + 1.5 * 0.8 * sqrt(2) / 2 = -0.15 < 1.5 * 0.025 * sqrt(2) = 0.053, so leaf 2 is cell 1
+ * (lowest index among equals); leaf 3: centre -1 + 1.5 * 0.8 * sqrt(3) / 2 = 0.039 against
+ * 1.5 * 0.025 * sqrt(3) = 0.065 for cell 2. A 4th descent (N + vl = 4 at the root) scores the
+ * centre -1 + 1.5 * 0.8 * 2 / 2 = 0.2 against 0.075 and finds it busy. */
+static void test_vloss_steers(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	float pol[9];
+	struct az_leaf root, leaf[3];
+	struct az_tree *t;
+
+	(void)unused;
+	for (int a = 0; a < 9; a++)
+		pol[a] = a == 4 ? 0.8f : 0.025f;
+	ttt->init(s);
+	t = make_tree(ttt, s, 1, 0.0f);
+	assert_int_equal(az_tree_select(t, &root), AZ_SELECT_EVAL);
+	az_tree_expand(t, root.node, pol, 0.0f);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(az_tree_select(t, &leaf[k]), AZ_SELECT_EVAL);
+	assert_int_equal(leaf[0].state[4], 1);
+	assert_int_equal(leaf[1].state[0], 1);
+	assert_int_equal(leaf[2].state[1], 1);
+	assert_int_equal(az_tree_inflight(t), 3);
+	assert_int_equal(az_tree_select(t, &root), AZ_SELECT_BUSY);
+	assert_int_equal(root.node, leaf[0].node);
+	assert_tree_ok(t);
+	for (int k = 0; k < 3; k++)
+		az_tree_expand(t, leaf[k].node, pol, 0.0f);
+	assert_tree_ok(t);
+	az_tree_destroy(t);
+}
+
+/* First-play urgency: with fpu -1 an unvisited child looks lost, so after the first child
+ * returns value 0 the search stays on it; with fpu +1 every child is tried before any repeat. */
+static void test_fpu(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	uint32_t visits[9];
+	struct az_mcts_params p;
+	struct az_tree *t;
+
+	(void)unused;
+	ttt->init(s);
+	az_mcts_params_default(&p, ttt);
+	p.fpu = -1.0f;
+	assert_int_equal(az_tree_create(ttt, &p, s, &t), 0);
+	assert_int_equal(search(t, ttt, 10), 0);
+	az_tree_root_children(t, visits, NULL, NULL);
+	assert_int_equal(visits[0], 9);
+	az_tree_destroy(t);
+
+	p.fpu = 1.0f;
+	assert_int_equal(az_tree_create(ttt, &p, s, &t), 0);
+	assert_int_equal(search(t, ttt, 10), 0);
+	az_tree_root_children(t, visits, NULL, NULL);
+	for (int a = 0; a < 9; a++)
+		assert_int_equal(visits[a], 1);
+	az_tree_destroy(t);
+}
+
+/* Random interleaving of selects and out-of-order expands with up to 8 leaves in flight. */
+static void test_vloss_interleaved(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	float pol[AZ_GAME_ACTIONS_MAX] = { 0 };
+	struct az_leaf pending[8];
+	uint32_t npend = 0, completed = 0, x = 12345;
+	struct az_tree *t;
+
+	(void)unused;
+	ttt->init(s);
+	t = make_tree(ttt, s, 9, 0.25f);
+	az_tree_set_noise(t, 1);
+	for (int step = 0; step < 3000; step++) {
+		x = x * 1103515245u + 12345u;
+		if (npend < 8 && ((x >> 16) & 3) != 0) {
+			int r = az_tree_select(t, &pending[npend]);
+
+			assert_true(r >= 0);
+			if (r == AZ_SELECT_EVAL)
+				npend++;
+			else if (r == AZ_SELECT_TERMINAL)
+				completed++;
+		} else if (npend) {
+			uint32_t i = (x >> 8) % npend;
+
+			for (int a = 0; a < 9; a++)
+				pol[a] = (float)((x >> a) & 7);
+			az_tree_expand(t, pending[i].node, pol, (float)((int)(x % 3) - 1));
+			pending[i] = pending[--npend];
+			completed++;
+		}
+		assert_int_equal(az_tree_inflight(t), npend);
+		assert_int_equal(az_tree_root_visits(t), completed);
+		if (step % 97 == 0)
+			assert_tree_ok(t);
+	}
+	while (npend) {
+		az_tree_expand(t, pending[npend - 1].node, pol, 0.0f);
+		npend--;
+	}
+	assert_tree_ok(t);
+	assert_true(az_tree_node_count(t) > 1024); /* the arena has grown */
+	az_tree_destroy(t);
+}
+
+/* A leaf in flight at the end of a forced chain: the second descent is BUSY and leaves no
+ * virtual loss behind. */
+static void test_busy_chain(void **unused)
+{
+	struct chain_state s;
+	float pol[2] = { 1.0f, 0.0f };
+	struct az_leaf a, b;
+	struct az_tree *t;
+
+	(void)unused;
+	chain_init(&s);
+	t = make_tree(&chain_game, &s, 1, 0.0f);
+	assert_int_equal(az_tree_select(t, &a), AZ_SELECT_EVAL);
+	assert_int_equal(a.node, 0);
+	assert_int_equal(az_tree_select(t, &b), AZ_SELECT_BUSY); /* the root itself in flight */
+	az_tree_expand(t, a.node, pol, 0.5f);
+	assert_float_equal(az_tree_root_value(t), 0.5f, 1e-6);
+
+	assert_int_equal(az_tree_select(t, &a), AZ_SELECT_EVAL);
+	assert_int_not_equal(a.node, 0);
+	assert_int_equal(((struct chain_state *)a.state)->left, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(az_tree_select(t, &b), AZ_SELECT_BUSY);
+		assert_int_equal(b.node, a.node);
+		assert_int_equal(az_tree_inflight(t), 1);
+		assert_tree_ok(t); /* root vl == 1: only the real in-flight leaf */
+	}
+	az_tree_expand(t, a.node, pol, 0.0f);
+	assert_int_equal(az_tree_inflight(t), 0);
+	assert_int_equal(az_tree_root_visits(t), 2);
+	assert_tree_ok(t);
+
+	/* Down to the terminal end: the mover of the last ply wins, so the first player (who
+	 * makes plies 1 and 3) loses a 4-ply chain. */
+	assert_int_equal(search(t, &chain_game, 50), 0);
+	assert_tree_ok(t);
+	assert_true(az_tree_root_value(t) < -0.5f);
+	az_tree_destroy(t);
+}
+
+/* ---- priors, noise, reuse ---- */
+
+static void test_policy_normalised(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	float pol[9], clean[9];
+	struct az_leaf leaf;
+	struct az_tree *t;
+
+	(void)unused;
+	ttt_position("15", s); /* cells 1 and 5 taken */
+	t = make_tree(ttt, s, 1, 0.0f);
+	for (int a = 0; a < 9; a++)
+		pol[a] = 0.0f;
+	pol[0] = 5.0f;	/* illegal: ignored */
+	pol[4] = NAN;	/* illegal */
+	pol[1] = 1.0f;
+	pol[2] = 3.0f;
+	pol[3] = -2.0f; /* negative: 0 */
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	az_tree_expand(t, leaf.node, pol, 0.0f);
+	assert_int_equal(az_tree_root_children(t, NULL, clean, NULL), 7);
+	assert_float_equal(clean[0], 0.0f, 0);
+	assert_float_equal(clean[4], 0.0f, 0);
+	assert_float_equal(clean[1], 0.25f, 1e-6);
+	assert_float_equal(clean[2], 0.75f, 1e-6);
+	assert_float_equal(clean[3], 0.0f, 0);
+
+	/* All legal entries unusable: uniform over the 7 legal moves. */
+	for (int a = 0; a < 9; a++)
+		pol[a] = a == 0 ? 1.0f : NAN;
+	az_tree_reset(t, s);
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	az_tree_expand(t, leaf.node, pol, 0.0f);
+	az_tree_root_children(t, NULL, clean, NULL);
+	for (int a = 0; a < 9; a++)
+		assert_float_equal(clean[a], (a == 0 || a == 4) ? 0.0f : 1.0f / 7.0f, 1e-6);
+	az_tree_destroy(t);
+}
+
+static int argmax_f(const float *x, int n)
+{
+	int best = 0;
+
+	for (int i = 1; i < n; i++)
+		if (x[i] > x[best])
+			best = i;
+	return best;
+}
+
+/* Root priors of a fresh tic-tac-toe tree with noise after its first evaluation; the next
+ * selection (all children unvisited) must follow the noisy priors. */
+static void root_used_priors(uint64_t seed, float *clean, float *used)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct az_leaf leaf;
+	struct az_tree *t;
+
+	ttt->init(s);
+	t = make_tree(ttt, s, seed, 0.25f);
+	az_tree_set_noise(t, 1);
+	assert_int_equal(search(t, ttt, 1), 0);
+	assert_int_equal(az_tree_root_children(t, NULL, clean, used), 9);
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	assert_int_equal(leaf.state[argmax_f(used, 9)], 1);
+	az_tree_destroy(t);
+}
+
+static void test_noise(void **unused)
+{
+	float clean[9], used[9], used2[9], used3[9];
+	double sum = 0.0, diff = 0.0;
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct az_tree *t;
+
+	(void)unused;
+	root_used_priors(42, clean, used);
+	for (int a = 0; a < 9; a++) {
+		assert_float_equal(clean[a], 1.0f / 9.0f, 1e-6); /* clean priors kept */
+		assert_true(used[a] >= 0.75f / 9.0f - 1e-6f); /* (1 - eps) P + eps D */
+		sum += used[a];
+		diff += fabs(used[a] - clean[a]);
+	}
+	assert_float_equal(sum, 1.0, 1e-5);
+	assert_true(diff > 1e-3);
+	assert_int_not_equal(argmax_f(used, 9), 0); /* so that the next check means something */
+	root_used_priors(42, clean, used2);
+	assert_memory_equal(used, used2, sizeof(used)); /* same seed, same noise */
+	root_used_priors(43, clean, used3);
+	assert_memory_not_equal(used, used3, sizeof(used));
+
+	/* eps 0, or noise off: the clean priors are used. */
+	ttt->init(s);
+	t = make_tree(ttt, s, 42, 0.0f);
+	az_tree_set_noise(t, 1);
+	assert_int_equal(search(t, ttt, 1), 0);
+	az_tree_root_children(t, NULL, clean, used);
+	assert_memory_equal(clean, used, sizeof(used));
+	az_tree_destroy(t);
+
+	t = make_tree(ttt, s, 42, 0.25f);
+	az_tree_set_noise(t, 1);
+	assert_int_equal(search(t, ttt, 1), 0);
+	az_tree_set_noise(t, 0);
+	az_tree_root_children(t, NULL, clean, used);
+	assert_memory_equal(clean, used, sizeof(used));
+	az_tree_set_noise(t, 1); /* turned on with the root expanded: applied at once */
+	az_tree_root_children(t, NULL, clean, used);
+	assert_memory_not_equal(clean, used, sizeof(used));
+	az_tree_destroy(t);
+}
+
+static void test_advance_reuse(void **unused)
+{
+	uint32_t visits[9], visits2[9], nodes;
+	float clean[9], used[9];
+	uint8_t s[AZ_GAME_STATE_MAX], s2[AZ_GAME_STATE_MAX];
+	struct az_leaf leaf;
+	struct az_tree *t;
+	int a;
+
+	(void)unused;
+	ttt->init(s);
+	t = make_tree(ttt, s, 5, 0.25f);
+	az_tree_set_noise(t, 1);
+	assert_int_equal(search(t, ttt, 300), 0);
+	az_tree_root_children(t, visits, NULL, NULL);
+	a = az_tree_pick(t, 0.0f);
+	assert_true(a >= 0 && visits[a] > 1);
+	nodes = az_tree_node_count(t);
+
+	/* Not with a leaf in flight, and not an illegal or out-of-range action. */
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	assert_int_equal(az_tree_advance(t, a), -EINVAL);
+	for (int i = 0; i < 9; i++)
+		clean[i] = 1.0f / 9.0f;
+	az_tree_expand(t, leaf.node, clean, 0.0f);
+	az_tree_root_children(t, visits, NULL, NULL);
+	assert_int_equal(az_tree_advance(t, 9), -EINVAL);
+	assert_int_equal(az_tree_advance(t, -1), -EINVAL);
+
+	assert_int_equal(az_tree_advance(t, a), 0);
+	assert_int_equal(az_tree_root_visits(t), visits[a]); /* subtree kept */
+	assert_true(az_tree_node_count(t) < nodes);	    /* and compacted */
+	assert_tree_ok(t);
+	assert_int_equal(az_tree_root_children(t, visits2, clean, used), 8);
+	assert_int_equal(sum_u32(visits2, 9) + 1, visits[a]);
+	assert_int_equal(visits2[a], 0);
+	assert_memory_not_equal(clean, used, sizeof(used)); /* noise mixed in at once */
+	memcpy(s2, s, ttt->state_bytes);
+	ttt->apply(s2, a);
+	assert_memory_equal(az_tree_root_state(t), s2, ttt->state_bytes);
+	assert_int_equal(az_tree_advance(t, a), -EINVAL); /* occupied now */
+
+	/* The search continues from the reused counts. */
+	assert_int_equal(search(t, ttt, visits[a] + 50), 0);
+	assert_int_equal(az_tree_root_visits(t), visits[a] + 50);
+	assert_tree_ok(t);
+
+	/* A child never visited: a fresh root at the right position. */
+	az_tree_root_children(t, visits2, NULL, NULL);
+	for (a = 0; a < 9 && !(visits2[a] == 0 && s2[a] == 0); a++)
+		;
+	if (a < 9) {
+		assert_int_equal(az_tree_advance(t, a), 0);
+		assert_int_equal(az_tree_root_visits(t), 0);
+		assert_int_equal(az_tree_node_count(t), 1);
+	}
+
+	/* Unexpanded root: advance still works and checks legality. */
+	ttt->init(s);
+	az_tree_reset(t, s);
+	assert_int_equal(az_tree_advance(t, 4), 0);
+	assert_int_equal(az_tree_advance(t, 4), -EINVAL);
+	assert_int_equal(az_tree_advance(t, 0), 0);
+	ttt_position("51", s2);
+	assert_memory_equal(az_tree_root_state(t), s2, ttt->state_bytes);
+	az_tree_destroy(t);
+}
+
+/* ---- move choice ---- */
+
+static void test_visit_policy_and_pick(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX], mask[9];
+	float pi[9];
+	uint32_t visits[9], best = 0, hits[9] = { 0 };
+	struct az_tree *t;
+	double sum = 0.0;
+	const int draws = 20000;
+	int argmax = -1;
+
+	(void)unused;
+	ttt_position("15", s);
+	t = make_tree(ttt, s, 11, 0.0f);
+	assert_int_equal(az_tree_pick(t, 0.0f), -EINVAL); /* nothing visited yet */
+	assert_int_equal(search(t, ttt, 120), 0);
+	ttt->legal(s, mask);
+	az_tree_visit_policy(t, pi);
+	az_tree_root_children(t, visits, NULL, NULL);
+	for (int a = 0; a < 9; a++) {
+		if (!mask[a])
+			assert_float_equal(pi[a], 0.0f, 0);
+		sum += pi[a];
+		assert_float_equal(pi[a], visits[a] / 119.0, 1e-6);
+		if (visits[a] > best) {
+			best = visits[a];
+			argmax = a;
+		}
+	}
+	assert_float_equal(sum, 1.0, 1e-5);
+	assert_int_equal(az_tree_pick(t, 0.0f), argmax);
+	assert_int_equal(az_tree_pick(t, 0.0f), argmax); /* deterministic */
+	assert_int_equal(az_tree_pick(t, -1.0f), -EINVAL);
+
+	for (int i = 0; i < draws; i++) {
+		int a = az_tree_pick(t, 1.0f);
+
+		assert_true(a >= 0 && a < 9 && mask[a]);
+		hits[a]++;
+	}
+	for (int a = 0; a < 9; a++)
+		assert_float_equal((double)hits[a] / draws, pi[a], 0.015);
+
+	/* T = 0.5 sharpens to visits^2. */
+	memset(hits, 0, sizeof(hits));
+	sum = 0.0;
+	for (int a = 0; a < 9; a++)
+		sum += (double)visits[a] * visits[a];
+	for (int i = 0; i < draws; i++)
+		hits[az_tree_pick(t, 0.5f)]++;
+	for (int a = 0; a < 9; a++)
+		assert_float_equal((double)hits[a] / draws, visits[a] * visits[a] / sum, 0.015);
+
+	/* A tiny temperature is all but greedy. */
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(az_tree_pick(t, 0.01f), argmax);
+	az_tree_destroy(t);
+}
+
+/* ---- search loop ---- */
+
+static void test_search_eval_error(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct eval_ctx e = { .g = ttt, .fail_after = 4 };
+	struct az_tree *t;
+
+	(void)unused;
+	ttt->init(s);
+	t = make_tree(ttt, s, 1, 0.0f);
+	assert_int_equal(az_mcts_search(t, 100, eval_uniform, &e), -EIO);
+	assert_int_equal(e.calls, 4);
+	assert_int_equal(az_tree_inflight(t), 0);
+	assert_int_equal(az_tree_root_visits(t), 3); /* the failed leaf left no trace */
+	assert_int_equal(az_tree_node_count(t), 1 + 9 + 8 + 8);
+	assert_tree_ok(t);
+	e.fail_after = 0;
+	assert_int_equal(az_mcts_search(t, 100, eval_uniform, &e), 0);
+	assert_int_equal(az_tree_root_visits(t), 100);
+	az_tree_destroy(t);
+}
+
+/* ---- golden self-play transcript ---- */
+
+/* One game: 100 simulations a move, noise on, temperature 1 for two plies then 0, tree reuse.
+ * Each line: the move played (1-9) and the root's visit counts for cells 1..9. */
+static void selfplay_transcript(char *out, size_t len)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	uint32_t visits[9];
+	struct az_tree *t;
+	size_t n = 0;
+	float v;
+
+	ttt->init(s);
+	t = make_tree(ttt, s, 2024, 0.25f);
+	az_tree_set_noise(t, 1);
+	n += (size_t)snprintf(out + n, len - n,
+			      "# tic-tac-toe self-play: seed 2024, 100 sims a move, eps 0.25, "
+			      "T=1 for 2 plies then 0\n# move: visits of cells 1-9\n");
+	for (int ply = 0; !ttt->terminal(az_tree_root_state(t), &v); ply++) {
+		int a;
+
+		assert_int_equal(search(t, ttt, 100), 0);
+		a = az_tree_pick(t, ply < 2 ? 1.0f : 0.0f);
+		assert_true(a >= 0);
+		az_tree_root_children(t, visits, NULL, NULL);
+		n += (size_t)snprintf(out + n, len - n, "%d:", a + 1);
+		for (int c = 0; c < 9; c++)
+			n += (size_t)snprintf(out + n, len - n, " %u", visits[c]);
+		n += (size_t)snprintf(out + n, len - n, "\n");
+		assert_int_equal(az_tree_advance(t, a), 0);
+		assert_tree_ok(t);
+		assert_true(n < len);
+	}
+	ttt->format(az_tree_root_state(t), out + n, len - n);
+	az_tree_destroy(t);
+}
+
+static void test_golden_selfplay(void **unused)
+{
+	const char *path = AZ_GOLDEN_DIR "/ttt_selfplay.txt";
+	char got[2048], again[2048], want[2048];
+	size_t n;
+	FILE *f;
+
+	(void)unused;
+	selfplay_transcript(got, sizeof(got));
+	selfplay_transcript(again, sizeof(again));
+	assert_string_equal(got, again); /* deterministic in-process */
+	if (getenv("AZ_GOLDEN_UPDATE")) {
+		f = fopen(path, "w");
+		assert_non_null(f);
+		assert_true(fputs(got, f) >= 0);
+		assert_int_equal(fclose(f), 0);
+		print_message("rewrote %s\n", path);
+		return;
+	}
+	f = fopen(path, "r");
+	if (!f)
+		fail_msg("cannot open %s (run with AZ_GOLDEN_UPDATE=1 to create it)", path);
+	n = fread(want, 1, sizeof(want) - 1, f);
+	fclose(f);
+	want[n] = '\0';
+	if (strcmp(got, want) != 0) {
+		print_message("golden transcript changed; got:\n%s", got);
+		fail_msg("%s differs (AZ_GOLDEN_UPDATE=1 rewrites it if the change is intended)",
+			 path);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_params_default),
+		cmocka_unit_test(test_create_invalid),
+		cmocka_unit_test(test_win_in_one),
+		cmocka_unit_test(test_block),
+		cmocka_unit_test(test_win_in_one_all_positions),
+		cmocka_unit_test(test_connect4_tactics),
+		cmocka_unit_test(test_terminal_root),
+		cmocka_unit_test(test_vloss_distinct_leaves),
+		cmocka_unit_test(test_vloss_steers),
+		cmocka_unit_test(test_fpu),
+		cmocka_unit_test(test_vloss_interleaved),
+		cmocka_unit_test(test_busy_chain),
+		cmocka_unit_test(test_policy_normalised),
+		cmocka_unit_test(test_noise),
+		cmocka_unit_test(test_advance_reuse),
+		cmocka_unit_test(test_visit_policy_and_pick),
+		cmocka_unit_test(test_search_eval_error),
+		cmocka_unit_test(test_golden_selfplay),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Integration test: the real azrun and azeval binaries on tiny settings.
+# Usage: test_azrun.sh AZRUN AZEVAL SHARED_DIR
+set -euo pipefail
+AZRUN=$1 AZEVAL=$2 SHARED=$3
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tiny=(--workers 2 --games-per-worker 4 --games-per-iter 12 --sims 12 --arena-games 4 --quiet)
+
+# A two-iteration tic-tac-toe run.
+"$AZRUN" --game tictactoe --out "$T/ttt" --iterations 2 --seed 3 "${tiny[@]}" 2> "$T/log1"
+[ "$(wc -l < "$T/ttt/metrics.jsonl")" -eq 2 ] || fail "metrics.jsonl should have 2 lines"
+for k in iteration games positions policy_loss value_loss arena_score promoted evals_per_s \
+	mean_batch selfplay_s train_s arena_s; do
+	grep -q "\"$k\"" "$T/ttt/metrics.jsonl" || fail "metrics.jsonl lacks $k"
+done
+python3 - "$T/ttt/metrics.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["iteration"] for r in rows] == [1, 2], rows
+for r in rows:
+    assert r["games"] == 12, r
+    assert r["positions"] >= 12 * 5, r          # a tic-tac-toe game lasts 5..9 plies
+    assert r["evals_per_s"] > 0 and r["mean_batch"] >= 1, r
+    assert 0 <= r["arena_score"] <= 1, r
+PY
+[ -s "$T/ttt/best.safetensors" ] || fail "no best.safetensors"
+[ -s "$T/ttt/checkpoints/iter-0002.safetensors" ] || fail "no iteration checkpoint"
+ls "$T/ttt/replay/"iter-0001-w0[01].rpl > /dev/null || fail "no replay segments"
+grep -q '"completed": 2' "$T/ttt/state.json" || fail "state.json not at iteration 2"
+
+# Starting again in the same directory without --resume is refused; --resume continues.
+if "$AZRUN" --game tictactoe --out "$T/ttt" --iterations 3 --quiet 2> "$T/log2"; then
+	fail "azrun reused a run directory without --resume"
+fi
+grep -q -- "--resume" "$T/log2" || fail "refusal does not mention --resume"
+"$AZRUN" --resume --out "$T/ttt" --iterations 3 --quiet 2> "$T/log3"
+[ "$(wc -l < "$T/ttt/metrics.jsonl")" -eq 3 ] || fail "resume did not add iteration 3"
+grep -q '"games-per-iter": "12"' "$T/ttt/run.json" || fail "resume lost the saved configuration"
+if "$AZRUN" --resume --out "$T/ttt" --game connect4 --quiet 2> /dev/null; then
+	fail "resume accepted a different game"
+fi
+
+# Bad input: clear error, exit 2.
+set +e
+"$AZRUN" --game chess --out "$T/x" 2> "$T/err"; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "unknown game" "$T/err" || fail "unknown game not rejected (rc $rc)"
+set +e
+"$AZRUN" --game tictactoe --out "$T/x" --ring-capacity 48 2> "$T/err"; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "power of two" "$T/err" || fail "bad ring capacity not rejected"
+"$AZRUN" --help | grep -q -- "--games-per-worker" || fail "--help lacks options"
+
+# azeval: the exact labels and both evaluation modes.
+"$AZEVAL" --game tictactoe --write-labelled "$T/ttt.txt" 2> /dev/null
+[ "$(wc -l < "$T/ttt.txt")" -eq 4520 ] || fail "expected 4520 labelled positions"
+grep -q '^- 0 ' "$T/ttt.txt" || fail "start position should be labelled a draw"
+"$AZEVAL" --game tictactoe --checkpoint "$T/ttt/best.safetensors" --positions "$T/ttt.txt" \
+	--sims 0 --json > "$T/e0.json"
+"$AZEVAL" --game tictactoe --checkpoint "$T/ttt/best.safetensors" --positions "$T/ttt.txt" \
+	--sims 8 --json > "$T/e8.json"
+python3 - "$T/e0.json" "$T/e8.json" <<'PY'
+import json, sys
+for p in sys.argv[1:]:
+    r = json.load(open(p))
+    assert r["positions"] == 4520, r
+    assert 0 < r["move_accuracy"] <= 1 and 0 <= r["value_sign_accuracy"] <= 1, r
+PY
+# A corrupt checkpoint is refused with a message.
+head -c 300 "$T/ttt/best.safetensors" > "$T/bad.safetensors"
+if "$AZEVAL" --game tictactoe --checkpoint "$T/bad.safetensors" --positions "$T/ttt.txt" \
+	2> "$T/err"; then
+	fail "azeval accepted a truncated checkpoint"
+fi
+grep -q "bad.safetensors" "$T/err" || fail "error does not name the file"
+
+# Connect Four end to end, one tiny iteration, and the benchmark positions load.
+"$AZRUN" --game connect4 --out "$T/c4" --iterations 1 --hidden 32 --blocks 1 "${tiny[@]}" \
+	2> "$T/log4"
+[ "$(wc -l < "$T/c4/metrics.jsonl")" -eq 1 ] || fail "connect4 metrics missing"
+"$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" \
+	--positions "$SHARED/data/connect4/Test_L3_R1" --json > "$T/c4.json"
+grep -q '"positions": 1000' "$T/c4.json" || fail "Test_L3_R1 did not load 1000 positions"
+echo "azrun/azeval integration: all checks passed"

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/* Replay store: exact round trip through the io_uring writer, torn and corrupt tails, header and
+ * geometry checks, O_EXCL, back-pressure when every staging buffer is in flight, and a failing
+ * disk (RLIMIT_FSIZE) leaving only whole games behind. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "shm/rng.h"
+#include "train/replay.h"
+
+#define HDR 32
+
+static char dir[64];
+static char path[128];
+
+static int setup(void **state)
+{
+	strcpy(dir, "/tmp/az-replay-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/seg-000.azr", dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[512];
+
+	if (d) {
+		while ((e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+				snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+				unlink(p);
+			}
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+	return 0;
+}
+
+/* Everything that was written, to compare the load against. */
+struct expect {
+	uint32_t D, A;
+	size_t count, cap;
+	float *x, *pi, *z;
+	size_t ngames;
+	size_t game_end[4096]; /* cumulative record count after each game */
+};
+
+static void expect_init(struct expect *e, uint32_t D, uint32_t A)
+{
+	memset(e, 0, sizeof(*e));
+	e->D = D;
+	e->A = A;
+}
+
+static void expect_free(struct expect *e)
+{
+	free(e->x);
+	free(e->pi);
+	free(e->z);
+}
+
+static size_t rec_bytes(const struct expect *e)
+{
+	return ((size_t)e->D + e->A + 1) * 4 + 4;
+}
+
+/* Make one game of n records with random contents, remember it, and append it. */
+static int write_game(struct az_replay_writer *w, struct expect *e, struct az_rng *rng,
+		      uint32_t n)
+{
+	size_t need = e->count + n;
+	float *x, *pi, *z;
+	int rc;
+
+	if (need > e->cap) {
+		e->cap = need * 2;
+		e->x = realloc(e->x, e->cap * e->D * sizeof(float));
+		e->pi = realloc(e->pi, e->cap * e->A * sizeof(float));
+		e->z = realloc(e->z, e->cap * sizeof(float));
+		assert_true(e->x && e->pi && e->z);
+	}
+	x = e->x + e->count * e->D;
+	pi = e->pi + e->count * e->A;
+	z = e->z + e->count;
+	for (size_t i = 0; i < (size_t)n * e->D; i++)
+		x[i] = (float)az_rng_normal(rng);
+	for (size_t i = 0; i < (size_t)n * e->A; i++)
+		pi[i] = (float)az_rng_uniform(rng);
+	for (size_t i = 0; i < n; i++)
+		z[i] = (float)az_rng_below(rng, 3) - 1.0f;
+	rc = az_replay_writer_append(w, n, x, pi, z);
+	if (rc == 0) {
+		e->count += n;
+		assert_true(e->ngames < sizeof(e->game_end) / sizeof(e->game_end[0]));
+		e->game_end[e->ngames++] = e->count;
+	}
+	return rc;
+}
+
+/* Write `games` games of 0..max_len records each; returns the expected contents. */
+static void write_segment(struct expect *e, uint32_t D, uint32_t A, int games, uint32_t max_len,
+			  uint64_t seed)
+{
+	struct az_replay_writer *w = NULL;
+	struct az_rng rng;
+	char err[256] = "";
+
+	expect_init(e, D, A);
+	az_rng_seed(&rng, seed);
+	assert_int_equal(az_replay_writer_open(path, D, A, &w, err, sizeof(err)), 0);
+	for (int g = 0; g < games; g++)
+		assert_int_equal(write_game(w, e, &rng, az_rng_below(&rng, max_len + 1)), 0);
+	assert_int_equal(az_replay_writer_close(w), 0);
+}
+
+/* The first n records of b equal the first n written. */
+static void check_prefix(const struct az_replay_buf *b, const struct expect *e, size_t n)
+{
+	assert_true(b->count >= n);
+	assert_memory_equal(b->x, e->x, n * e->D * sizeof(float));
+	assert_memory_equal(b->pi, e->pi, n * e->A * sizeof(float));
+	assert_memory_equal(b->z, e->z, n * sizeof(float));
+}
+
+static off_t file_size(const char *p)
+{
+	struct stat st;
+
+	assert_int_equal(stat(p, &st), 0);
+	return st.st_size;
+}
+
+static void load_expect(struct expect *e, int truncate, long want, size_t want_dropped)
+{
+	struct az_replay_buf b;
+	size_t dropped = 12345;
+	char err[256] = "";
+
+	az_replay_buf_init(&b, e->D, e->A);
+	assert_int_equal(az_replay_load_file(path, &b, truncate, &dropped, err, sizeof(err)), want);
+	assert_int_equal(b.count, (size_t)want);
+	assert_int_equal(dropped, want_dropped);
+	check_prefix(&b, e, (size_t)want);
+	az_replay_buf_free(&b);
+}
+
+static void test_roundtrip(void **state)
+{
+	struct expect e;
+
+	write_segment(&e, 10, 5, 60, 40, 1);
+	assert_true(e.count > 500);
+	assert_int_equal(file_size(path), HDR + (off_t)(e.count * rec_bytes(&e)));
+	load_expect(&e, 0, (long)e.count, 0);
+	expect_free(&e);
+}
+
+/* Loading appends to what the buffer already holds. */
+static void test_load_appends(void **state)
+{
+	struct az_replay_buf b;
+	struct expect e;
+
+	write_segment(&e, 3, 2, 5, 10, 2);
+	az_replay_buf_init(&b, 3, 2);
+	assert_int_equal(az_replay_load_file(path, &b, 0, NULL, NULL, 0), (long)e.count);
+	assert_int_equal(az_replay_load_file(path, &b, 0, NULL, NULL, 0), (long)e.count);
+	assert_int_equal(b.count, 2 * e.count);
+	assert_memory_equal(b.x + e.count * 3, e.x, e.count * 3 * sizeof(float));
+	assert_memory_equal(b.z + e.count, e.z, e.count * sizeof(float));
+	az_replay_buf_free(&b);
+	assert_null(b.x);
+	assert_int_equal(b.count, 0);
+	expect_free(&e);
+}
+
+static void test_torn_tail(void **state)
+{
+	struct expect e;
+	size_t rec;
+	off_t size;
+
+	write_segment(&e, 10, 5, 20, 30, 3);
+	rec = rec_bytes(&e);
+	size = file_size(path);
+	assert_int_equal(truncate(path, size - (off_t)rec / 2), 0);
+	size = file_size(path);
+	/* The last record lost its second half: rec - rec / 2 bytes of it remain. */
+	load_expect(&e, 0, (long)e.count - 1, rec - rec / 2);
+	assert_int_equal(file_size(path), size); /* truncate=0 leaves the file alone */
+	load_expect(&e, 1, (long)e.count - 1, rec - rec / 2);
+	assert_int_equal(file_size(path), HDR + (off_t)((e.count - 1) * rec));
+	load_expect(&e, 0, (long)e.count - 1, 0);
+	expect_free(&e);
+}
+
+static void test_bit_flip(void **state)
+{
+	struct expect e;
+	size_t rec, k;
+	off_t size, at;
+	int fd;
+	unsigned char c;
+
+	write_segment(&e, 10, 5, 20, 30, 4);
+	rec = rec_bytes(&e);
+	size = file_size(path);
+	k = e.count / 2;
+	at = HDR + (off_t)(k * rec + 17);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &c, 1, at), 1);
+	c ^= 0x04;
+	assert_int_equal(pwrite(fd, &c, 1, at), 1);
+	close(fd);
+	load_expect(&e, 0, (long)k, (size_t)(size - HDR - (off_t)(k * rec)));
+	expect_free(&e);
+}
+
+static void test_bad_header(void **state)
+{
+	struct az_replay_buf b;
+	struct expect e;
+	char err[256] = "";
+	unsigned char c;
+	int fd;
+
+	write_segment(&e, 10, 5, 3, 5, 5);
+	az_replay_buf_init(&b, 11, 5);
+	assert_int_equal(az_replay_load_file(path, &b, 0, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "geometry"));
+	assert_non_null(strstr(err, path));
+	az_replay_buf_init(&b, 10, 4);
+	assert_int_equal(az_replay_load_file(path, &b, 0, NULL, err, sizeof(err)), -EINVAL);
+	assert_int_equal(b.count, 0);
+
+	az_replay_buf_init(&b, 10, 5);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	c = 0x80; /* the reserved field: only the header checksum can notice */
+	assert_int_equal(pwrite(fd, &c, 1, 24), 1);
+	assert_int_equal(az_replay_load_file(path, &b, 0, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "checksum"));
+	c = 'X';
+	assert_int_equal(pwrite(fd, &c, 1, 0), 1);
+	assert_int_equal(az_replay_load_file(path, &b, 0, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "magic"));
+	assert_int_equal(ftruncate(fd, 20), 0);
+	assert_int_equal(az_replay_load_file(path, &b, 0, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "truncated"));
+	close(fd);
+	unlink(path);
+	assert_int_equal(az_replay_load_file(path, &b, 0, NULL, err, sizeof(err)), -ENOENT);
+	assert_int_equal(b.count, 0);
+	expect_free(&e);
+}
+
+static void test_excl(void **state)
+{
+	struct az_replay_writer *w = NULL;
+	struct expect e;
+	char err[256] = "";
+	off_t size;
+
+	write_segment(&e, 4, 4, 3, 5, 6);
+	size = file_size(path);
+	assert_int_equal(az_replay_writer_open(path, 4, 4, &w, err, sizeof(err)), -EEXIST);
+	assert_null(w);
+	assert_non_null(strstr(err, path));
+	assert_int_equal(file_size(path), size);
+	load_expect(&e, 0, (long)e.count, 0);
+	expect_free(&e);
+}
+
+/* Far more data than the four 64 KiB staging buffers hold, in many small games and one game
+ * larger than all buffers together: the writer must wait for completions and reuse buffers. */
+static void test_backpressure(void **state)
+{
+	struct az_replay_writer *w = NULL;
+	struct az_rng rng;
+	struct expect e;
+
+	expect_init(&e, 100, 50); /* 608-byte records, 107 per buffer */
+	az_rng_seed(&rng, 7);
+	assert_int_equal(az_replay_writer_open(path, 100, 50, &w, NULL, 0), 0);
+	for (int g = 0; g < 150; g++)
+		assert_int_equal(write_game(w, &e, &rng, 1 + az_rng_below(&rng, 64)), 0);
+	assert_int_equal(write_game(w, &e, &rng, 3000), 0);
+	for (int g = 0; g < 20; g++)
+		assert_int_equal(write_game(w, &e, &rng, 1 + az_rng_below(&rng, 64)), 0);
+	assert_int_equal(az_replay_writer_close(w), 0);
+	assert_true(e.count * rec_bytes(&e) > 8 * 4 * 65536);
+	load_expect(&e, 0, (long)e.count, 0);
+	expect_free(&e);
+}
+
+/* A record larger than a staging buffer gets a buffer of its own size. */
+static void test_huge_records(void **state)
+{
+	struct expect e;
+
+	write_segment(&e, 20000, 100, 6, 5, 8);
+	assert_true(rec_bytes(&e) > 65536);
+	load_expect(&e, 0, (long)e.count, 0);
+	expect_free(&e);
+}
+
+/* The disk "fills up" (RLIMIT_FSIZE) under the writer: the error is reported by append or close
+ * and, after close, the file holds only whole games, all of them correct. */
+static void test_write_error(void **state)
+{
+	struct az_replay_writer *w = NULL;
+	struct rlimit old, lim;
+	struct az_rng rng;
+	struct expect e;
+	int rc = 0, rc_close, g;
+	size_t whole = 0;
+
+	expect_init(&e, 100, 50);
+	az_rng_seed(&rng, 9);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 300000; /* not a multiple of the record or buffer size */
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	assert_int_equal(az_replay_writer_open(path, 100, 50, &w, NULL, 0), 0);
+	for (g = 0; g < 200 && rc == 0; g++)
+		rc = write_game(w, &e, &rng, 1 + az_rng_below(&rng, 40));
+	assert_int_equal(rc, -EFBIG); /* 200 games of ~20 records are ~2.4 MB */
+	assert_int_equal(write_game(w, &e, &rng, 1), -EFBIG); /* sticky */
+	rc_close = az_replay_writer_close(w);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	assert_int_equal(rc_close, -EFBIG);
+	assert_true(file_size(path) <= 300000);
+	assert_int_equal((file_size(path) - HDR) % (off_t)rec_bytes(&e), 0);
+	/* What is left is a whole number of games (a prefix of what was queued). */
+	for (size_t i = 0; i < e.ngames; i++)
+		if (HDR + (off_t)(e.game_end[i] * rec_bytes(&e)) == file_size(path))
+			whole = e.game_end[i];
+	assert_true(whole > 0);
+	load_expect(&e, 0, (long)whole, 0);
+	expect_free(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_appends, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bit_flip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_header, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_excl, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backpressure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_huge_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/* azeval: measure a checkpoint against labelled positions (move accuracy against the optimal
+ * moves, value-sign accuracy against the exact score), and write labelled tic-tac-toe positions
+ * with the built-in exact solver. */
+#include <cblas.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "games/game.h"
+#include "gpu/backend.h"
+#include "gpu/checkpoint.h"
+#include "mcts/mcts.h"
+
+struct eval_ctx {
+	const struct az_game *g;
+	struct az_backend *be;
+	float x[4096];
+	float logits[AZ_GAME_ACTIONS_MAX];
+	uint8_t mask[AZ_GAME_ACTIONS_MAX];
+};
+
+/* Network evaluation of one position: masked policy and value for the side to move. */
+static int net_eval(void *arg, const void *state, float *policy, float *value)
+{
+	struct eval_ctx *c = arg;
+	c->g->encode(state, c->x);
+	int rc = az_backend_forward(c->be, 0, 1, c->x, c->logits, value);
+	if (rc < 0)
+		return rc;
+	c->g->legal(state, c->mask);
+	az_masked_softmax(c->logits, c->mask, c->g->actions, policy);
+	return 0;
+}
+
+static void usage(const char *prog)
+{
+	printf("Usage: %s --game GAME --checkpoint FILE --positions FILE [--sims N] [--json]\n"
+	       "       %s --game tictactoe --write-labelled FILE\n\n"
+	       "Measures a network against labelled positions. A positions line is\n"
+	       "  <moves> [<score> [<best>]]\n"
+	       "moves from the start in the game's notation (tic-tac-toe cells 1-9, Connect Four\n"
+	       "columns 1-7, '-' for none); score: exact value for the side to move (its sign:\n"
+	       "win/draw/loss); best: comma-separated optimal moves.\n\n"
+	       "Options:\n"
+	       "  --game NAME          tictactoe | connect4 (default tictactoe)\n"
+	       "  --checkpoint FILE    safetensors checkpoint (e.g. RUN/best.safetensors)\n"
+	       "  --positions FILE     labelled positions\n"
+	       "  --sims N             MCTS simulations per move; 0 = raw policy (default 200)\n"
+	       "  --c-puct C           PUCT constant (default 1.5)\n"
+	       "  --backend B          auto | cpu | cuda (default cpu)\n"
+	       "  --json               one JSON object: positions, move_accuracy,\n"
+	       "                       value_sign_accuracy (null when the file has no such labels)\n"
+	       "  --write-labelled F   write every reachable non-terminal position with its exact\n"
+	       "                       score and optimal moves (built-in solver; tic-tac-toe)\n"
+	       "The value head's sign is its nearest outcome: > 1/3 win, < -1/3 loss, else draw.\n",
+	       prog, prog);
+}
+
+struct label_ctx {
+	const struct az_game *g;
+	FILE *f;
+	int err;
+};
+
+static void label_one(void *arg, const void *state, const char *moves)
+{
+	struct label_ctx *c = arg;
+	uint8_t opt[AZ_GAME_ACTIONS_MAX];
+	int v = az_solve(c->g, state, opt);
+	if (v < -1) {
+		c->err = v;
+		return;
+	}
+	fprintf(c->f, "%s %d ", moves[0] ? moves : "-", v);
+	int first = 1;
+	for (uint32_t a = 0; a < c->g->actions; a++) {
+		char buf[16];
+		if (!opt[a])
+			continue;
+		c->g->format_action((int)a, buf, sizeof(buf));
+		fprintf(c->f, "%s%s", first ? "" : ",", buf);
+		first = 0;
+	}
+	fputc('\n', c->f);
+}
+
+static int write_labelled(const struct az_game *g, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "azeval: cannot write %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	struct label_ctx c = {.g = g, .f = f};
+	int n = az_game_enumerate(g, 1, label_one, &c);
+	if (fclose(f) != 0 || n < 0 || c.err) {
+		fprintf(stderr, "azeval: writing %s failed\n", path);
+		return 1;
+	}
+	fprintf(stderr, "azeval: wrote %d labelled %s positions to %s\n", n, g->name, path);
+	return 0;
+}
+
+static int sign_of(double v, double band)
+{
+	return v > band ? 1 : v < -band ? -1 : 0;
+}
+
+/* Does the agent's move for `state` belong to the comma-separated `best` list? */
+static int move_ok(struct eval_ctx *c, struct az_tree *t, const void *state, uint32_t sims,
+		   const char *best, int *ok)
+{
+	int a;
+	if (sims == 0) {
+		float pol[AZ_GAME_ACTIONS_MAX], v;
+		int rc = net_eval(c, state, pol, &v);
+		if (rc < 0)
+			return rc;
+		a = -1;
+		for (uint32_t i = 0; i < c->g->actions; i++)
+			if (c->mask[i] && (a < 0 || pol[i] > pol[a]))
+				a = (int)i;
+	} else {
+		az_tree_reset(t, state);
+		int rc = az_mcts_search(t, sims, net_eval, c);
+		if (rc < 0)
+			return rc;
+		a = az_tree_pick(t, 0.0f);
+	}
+	char mv[16], list[256];
+	c->g->format_action(a, mv, sizeof(mv));
+	snprintf(list, sizeof(list), ",%s,", best);
+	char needle[20];
+	snprintf(needle, sizeof(needle), ",%s,", mv);
+	*ok = strstr(list, needle) != NULL;
+	return 0;
+}
+
+struct tally {
+	long positions, moves_labelled, moves_ok, values_labelled, values_ok;
+};
+
+static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims, float c_puct,
+		     struct tally *t)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "azeval: cannot open %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	struct az_mcts_params mp;
+	az_mcts_params_default(&mp, c->g);
+	mp.c_puct = c_puct;
+	mp.dir_eps = 0;
+	uint8_t st[AZ_GAME_STATE_MAX];
+	c->g->init(st);
+	struct az_tree *tree;
+	int rc = az_tree_create(c->g, &mp, st, &tree);
+	if (rc < 0) {
+		fclose(f);
+		return rc;
+	}
+	char line[1024];
+	long lineno = 0;
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		lineno++;
+		char moves[512], best[256], err[256];
+		double score;
+		int nf = sscanf(line, "%511s %lf %255s", moves, &score, best);
+		if (nf <= 0)
+			continue; /* blank line */
+		if (az_game_play_moves(c->g, st, moves, err, sizeof(err)) < 0) {
+			fprintf(stderr, "azeval: %s:%ld: %s\n", path, lineno, err);
+			rc = -EINVAL;
+			break;
+		}
+		float dummy;
+		if (c->g->terminal(st, &dummy)) {
+			fprintf(stderr, "azeval: %s:%ld: the game is already over in this position\n",
+				path, lineno);
+			rc = -EINVAL;
+			break;
+		}
+		t->positions++;
+		if (nf >= 2) {
+			float pol[AZ_GAME_ACTIONS_MAX], v;
+			rc = net_eval(c, st, pol, &v);
+			t->values_labelled++;
+			t->values_ok += sign_of(v, 1.0 / 3.0) == sign_of(score, 0.0);
+		}
+		if (nf >= 3 && rc == 0) {
+			int ok = 0;
+			rc = move_ok(c, tree, st, sims, best, &ok);
+			t->moves_labelled++;
+			t->moves_ok += ok;
+		}
+	}
+	az_tree_destroy(tree);
+	fclose(f);
+	return rc;
+}
+
+static void print_share(const char *what, long ok, long n, int json, int last)
+{
+	if (json) {
+		if (n)
+			printf("\"%s\": %.6f%s", what, (double)ok / (double)n, last ? "" : ", ");
+		else
+			printf("\"%s\": null%s", what, last ? "" : ", ");
+	} else if (n) {
+		printf("%-20s %.2f%% (%ld of %ld)\n", what, 100.0 * (double)ok / (double)n, ok, n);
+	} else {
+		printf("%-20s n/a (no labels)\n", what);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"game", required_argument, 0, 'g'},	   {"checkpoint", required_argument, 0, 'c'},
+		{"positions", required_argument, 0, 'p'},  {"sims", required_argument, 0, 's'},
+		{"json", no_argument, 0, 'j'},		   {"write-labelled", required_argument, 0, 'w'},
+		{"backend", required_argument, 0, 'b'},	   {"c-puct", required_argument, 0, 'u'},
+		{"help", no_argument, 0, 'h'},		   {0, 0, 0, 0},
+	};
+	const char *game = "tictactoe", *ckpt = NULL, *positions = NULL, *labelled = NULL;
+	long sims = 200;
+	int json = 0;
+	float c_puct = 1.5f;
+	enum az_backend_kind kind = AZ_BACKEND_CPU;
+	int o;
+	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		char *end;
+		switch (o) {
+		case 'g': game = optarg; break;
+		case 'c': ckpt = optarg; break;
+		case 'p': positions = optarg; break;
+		case 'j': json = 1; break;
+		case 'w': labelled = optarg; break;
+		case 'u': c_puct = strtof(optarg, NULL); break;
+		case 's':
+			sims = strtol(optarg, &end, 10);
+			if (*end || sims < 0 || sims > 1000000) {
+				fprintf(stderr, "azeval: --sims: expected 0..1000000, got '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'b':
+			if (az_backend_parse(optarg, &kind) < 0) {
+				fprintf(stderr, "azeval: --backend: auto, cpu or cuda\n");
+				return 2;
+			}
+			break;
+		case 'h': usage(argv[0]); return 0;
+		default: fprintf(stderr, "azeval: see --help\n"); return 2;
+		}
+	}
+	const struct az_game *g = az_game_find(game);
+	if (!g) {
+		fprintf(stderr, "azeval: unknown game '%s' (known: %s)\n", game, az_game_names());
+		return 2;
+	}
+	if (labelled)
+		return write_labelled(g, labelled);
+	if (!ckpt || !positions) {
+		fprintf(stderr, "azeval: --checkpoint and --positions are required (see --help)\n");
+		return 2;
+	}
+	openblas_set_num_threads(1);
+	char err[512];
+	struct az_model *m;
+	if (az_ckpt_load(ckpt, &m, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azeval: %s\n", err);
+		return 1;
+	}
+	if (strcmp(m->game, g->name) != 0 || m->arch.inputs != g->features ||
+	    m->arch.actions != g->actions) {
+		fprintf(stderr, "azeval: %s is a %s network, not %s (use --game %s)\n", ckpt,
+			m->game, g->name, m->game);
+		az_model_destroy(m);
+		return 2;
+	}
+	static struct eval_ctx c;
+	c.g = g;
+	int rc = az_backend_create(kind, &m->arch, 1, &c.be, err, sizeof(err));
+	if (rc == 0)
+		rc = az_backend_load(c.be, 0, m);
+	az_model_destroy(m);
+	if (rc < 0) {
+		fprintf(stderr, "azeval: backend: %s\n", err);
+		return rc == -ENODEV ? 2 : 1;
+	}
+	struct tally t = {0};
+	rc = eval_file(&c, positions, (uint32_t)sims, c_puct, &t);
+	az_backend_destroy(c.be);
+	if (rc < 0)
+		return 1;
+	if (json) {
+		printf("{\"positions\": %ld, ", t.positions);
+		print_share("move_accuracy", t.moves_ok, t.moves_labelled, 1, 0);
+		print_share("value_sign_accuracy", t.values_ok, t.values_labelled, 1, 0);
+		printf("\"sims\": %ld}\n", sims);
+	} else {
+		printf("%s: %ld positions, %ld simulations per move\n", positions, t.positions, sims);
+		print_share("move_accuracy", t.moves_ok, t.moves_labelled, 0, 0);
+		print_share("value_sign_accuracy", t.values_ok, t.values_labelled, 0, 1);
+	}
+	return 0;
+}

@@ -1,0 +1,714 @@
+/* SPDX-License-Identifier: MIT */
+/* azrun: the orchestrator. Owns the run directory and the shared-memory segment, forks the
+ * inference process once, then per iteration forks the self-play workers, the trainer and the
+ * arena workers, and commits checkpoints, metrics and state at the end of each iteration. */
+#include <cblas.h>
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "games/game.h"
+#include "gpu/checkpoint.h"
+#include "gpu/server.h"
+#include "shm/control.h"
+#include "shm/slot.h"
+#include "tools/config.h"
+#include "tools/roles.h"
+#include "tools/util.h"
+
+#define PATH_LEN 1024
+
+struct run {
+	struct az_config cfg;
+	const struct az_game *g;
+	struct az_seg seg;
+	struct az_ctl_shm *ctl;
+	pid_t server;
+	uint32_t completed;      /* last completed iteration */
+	uint32_t best_iteration; /* iteration whose candidate is best (0: the random init) */
+	char best[PATH_LEN];
+	char latest[PATH_LEN];
+};
+
+static volatile sig_atomic_t interrupted; /* set by the SIGINT/SIGTERM handler only */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void path_in(char *buf, const struct run *r, const char *fmt, uint32_t a, uint32_t b)
+{
+	char rel[256];
+	snprintf(rel, sizeof(rel), fmt, a, b);
+	snprintf(buf, PATH_LEN, "%s/%s", r->cfg.out, rel);
+}
+
+/* ---- child processes ---- */
+
+/* Fork a child that dies with its parent (PR_SET_PDEATHSIG) and runs fn. */
+static pid_t spawn(int (*fn)(struct run *, void *), struct run *r, void *arg)
+{
+	pid_t parent = getpid();
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(3);
+	signal(SIGINT, SIG_IGN); /* the orchestrator decides when children stop */
+	signal(SIGTERM, SIG_DFL);
+	_exit(fn(r, arg) < 0 ? 1 : 0);
+}
+
+static int server_main(struct run *r, void *arg)
+{
+	(void)arg;
+	struct az_infer_config ic = {
+		.backend = r->cfg.backend,
+		.features = r->g->features,
+		.actions = r->g->actions,
+		.max_batch = r->cfg.max_batch,
+		.deadline_us = r->cfg.deadline_us,
+		.spin = r->cfg.spin,
+		.log_fd = STDERR_FILENO,
+	};
+	return az_infer_serve(&r->seg, &ic);
+}
+
+struct worker_arg {
+	uint32_t id;
+	enum az_worker_mode mode;
+	uint32_t iteration;
+};
+
+static int worker_main(struct run *r, void *arg)
+{
+	struct worker_arg *wa = arg;
+	char path[PATH_LEN];
+	path_in(path, r, "replay/iter-%04u-w%02u.rpl", wa->iteration, wa->id);
+	int rc = az_worker_run(&r->cfg, &r->seg, wa->id, wa->mode, wa->iteration, path);
+	if (rc < 0)
+		fprintf(stderr, "worker %u: failed: %s\n", wa->id, strerror(-rc));
+	return rc;
+}
+
+/* Wait for pids[n]; while waiting draw progress from the control area. Returns 0 when all
+ * exited with status 0, else -ECHILD (a child failed) or -EINTR (interrupted). */
+static int wait_children(struct run *r, pid_t *pids, uint32_t n, struct az_progress *pg,
+			 int show_games)
+{
+	uint32_t left = n;
+	int rc = 0;
+	while (left) {
+		int st;
+		pid_t p = waitpid(-1, &st, WNOHANG);
+		if (p > 0) {
+			for (uint32_t i = 0; i < n; i++) {
+				if (pids[i] != p)
+					continue;
+				pids[i] = 0;
+				left--;
+				if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+					rc = -ECHILD;
+			}
+			if (p == r->server) {
+				az_log("azrun: the inference process exited unexpectedly");
+				r->server = 0;
+				rc = -ECHILD;
+			}
+			continue;
+		}
+		if (interrupted || (rc < 0 && left)) {
+			for (uint32_t i = 0; i < n; i++)
+				if (pids[i] > 0)
+					kill(pids[i], SIGTERM);
+			if (!rc)
+				rc = -EINTR;
+		}
+		if (show_games) {
+			char extra[64];
+			/* Relaxed: progress display only. */
+			uint64_t ev = atomic_load_explicit(&r->ctl->evals, memory_order_relaxed);
+			double el = az_now() - pg->t0;
+			snprintf(extra, sizeof(extra), "games, %.0f evals/s",
+				 el > 0 ? (double)ev / el : 0.0);
+			az_progress_update(pg, atomic_load_explicit(&r->ctl->games_done,
+								    memory_order_relaxed), extra);
+		}
+		struct timespec ts = {0, 50 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	return rc;
+}
+
+/* ---- models ---- */
+
+/* Point model slot s of the inference process at path and wait until it has loaded it. */
+static int serve_model(struct run *r, uint32_t s, const char *path)
+{
+	snprintf(r->ctl->model_path[s], AZ_CTL_PATH_MAX, "%s", path);
+	/* Relaxed read of our own counter (only azrun writes model_gen). */
+	uint32_t gen = atomic_load_explicit(&r->ctl->model_gen[s], memory_order_relaxed) + 1;
+	/* C1: publishes model_path[s]; pairs with C1' in the inference process (gpu/server.c). */
+	atomic_store_explicit(&r->ctl->model_gen[s], gen, memory_order_release);
+	double t0 = az_now();
+	/* C2': pairs with C2 in the inference process; model_err is valid after it. */
+	while (atomic_load_explicit(&r->ctl->model_ack[s], memory_order_acquire) != gen) {
+		if (az_now() - t0 > 120 || r->server <= 0 || waitpid(r->server, NULL, WNOHANG)) {
+			az_log("azrun: the inference process did not load %s", path);
+			return -ETIMEDOUT;
+		}
+		struct timespec ts = {0, 2 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	int err = atomic_load_explicit(&r->ctl->model_err[s], memory_order_relaxed);
+	if (err < 0)
+		az_log("azrun: the inference process could not load %s: %s", path, strerror(-err));
+	return err;
+}
+
+static int copy_file(const char *from, const char *to, char *err, size_t errlen)
+{
+	char *data;
+	size_t len;
+	int rc = az_read_file(from, &data, &len);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", from, strerror(-rc));
+		return rc;
+	}
+	rc = az_write_file_atomic(to, data, len, err, errlen);
+	free(data);
+	return rc;
+}
+
+/* ---- phases ---- */
+
+static void reset_phase_counters(struct az_ctl_shm *c, uint64_t games)
+{
+	/* Relaxed: no worker of this phase exists yet; fork orders these stores before them. */
+	c->games_target = games;
+	atomic_store_explicit(&c->next_game, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->games_done, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->positions, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->moves, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->sims, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->occupancy_sum, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->occupancy_samples, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->arena_wins, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->arena_draws, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->arena_losses, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->evals, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->batches, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->worker_error, 0, memory_order_relaxed);
+}
+
+static int run_workers(struct run *r, enum az_worker_mode mode, uint32_t it, uint64_t games,
+		       const char *label)
+{
+	uint32_t W = r->cfg.workers;
+	pid_t pids[256];
+	struct worker_arg args[256];
+	reset_phase_counters(r->ctl, games);
+	struct az_progress pg;
+	az_progress_begin(&pg, label, games, r->cfg.quiet);
+	for (uint32_t i = 0; i < W; i++) {
+		args[i] = (struct worker_arg){.id = i, .mode = mode, .iteration = it};
+		pids[i] = spawn(worker_main, r, &args[i]);
+		if (pids[i] < 0) {
+			az_log("azrun: fork failed: %s", strerror(errno));
+			pids[i] = 0;
+			W = i;
+			break;
+		}
+	}
+	int rc = wait_children(r, pids, W, &pg, 1);
+	az_progress_end(&pg);
+	int werr = atomic_load_explicit(&r->ctl->worker_error, memory_order_relaxed);
+	if (rc == 0 && werr < 0) {
+		az_log("azrun: a worker reported %s", strerror(-werr));
+		rc = werr;
+	}
+	return rc;
+}
+
+static int trainer_main(struct run *r, void *arg)
+{
+	struct az_train_job *job = arg;
+	struct az_train_report *rep = (struct az_train_report *)(job + 1);
+	char err[512];
+	int rc = az_train_run(job, rep, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "trainer: %s\n", err);
+	return rc;
+}
+
+/* Replay files of iterations (it - window, it]. */
+static int list_window(struct run *r, uint32_t it, char ***paths, uint32_t *n)
+{
+	char dir[PATH_LEN];
+	path_in(dir, r, "replay", 0, 0);
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	uint32_t cap = 16, cnt = 0;
+	char **v = malloc(cap * sizeof(*v));
+	struct dirent *e;
+	while (v && (e = readdir(d)) != NULL) {
+		unsigned a, w;
+		char tail[8];
+		if (sscanf(e->d_name, "iter-%4u-w%2u.%3s", &a, &w, tail) != 3 ||
+		    strcmp(tail, "rpl") != 0)
+			continue;
+		if (a > it || a + r->cfg.window <= it)
+			continue;
+		if (cnt == cap) {
+			cap *= 2;
+			char **nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[cnt] = malloc(PATH_LEN);
+		if (v[cnt])
+			snprintf(v[cnt++], PATH_LEN, "%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	if (!v)
+		return -ENOMEM;
+	*paths = v;
+	*n = cnt;
+	return 0;
+}
+
+static int run_trainer(struct run *r, uint32_t it, const char *cand, struct az_train_report *out)
+{
+	char **paths = NULL;
+	uint32_t n = 0;
+	int rc = list_window(r, it, &paths, &n);
+	if (rc < 0)
+		return rc;
+	/* The report comes back through an anonymous shared page. */
+	size_t sz = sizeof(struct az_train_job) + sizeof(struct az_train_report);
+	void *mem = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		rc = -errno;
+		goto out;
+	}
+	struct az_train_job *job = mem;
+	*job = (struct az_train_job){.cfg = &r->cfg, .iteration = it, .init_path = r->latest,
+				     .out_path = cand, .replay_paths = paths, .n_replay = n};
+	struct az_progress pg;
+	az_progress_begin(&pg, "train", 1, r->cfg.quiet);
+	pid_t pid = spawn(trainer_main, r, job);
+	rc = pid < 0 ? -errno : wait_children(r, &pid, 1, &pg, 0);
+	*out = *(struct az_train_report *)(job + 1);
+	munmap(mem, sz);
+out:
+	for (uint32_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return rc;
+}
+
+/* ---- run directory state ---- */
+
+/* Rewrite metrics.jsonl without lines of iterations after `keep`, then append `line` (may be
+ * NULL). Atomic replace, so a crash leaves the old or the new file. */
+static int metrics_commit(struct run *r, uint32_t keep, const char *line)
+{
+	char path[PATH_LEN], err[512];
+	path_in(path, r, "metrics.jsonl", 0, 0);
+	char *old = NULL;
+	size_t len = 0;
+	if (az_read_file(path, &old, &len) < 0)
+		old = NULL;
+	size_t cap = len + (line ? strlen(line) : 0) + 2;
+	char *out = malloc(cap);
+	if (!out) {
+		free(old);
+		return -ENOMEM;
+	}
+	size_t n = 0;
+	for (char *s = old, *nl; s && *s; s = nl ? nl + 1 : s + strlen(s)) {
+		nl = strchr(s, '\n');
+		size_t l = nl ? (size_t)(nl - s) : strlen(s);
+		cJSON *j = cJSON_ParseWithLength(s, l);
+		cJSON *itv = j ? cJSON_GetObjectItem(j, "iteration") : NULL;
+		if (cJSON_IsNumber(itv) && itv->valuedouble <= keep) {
+			memcpy(out + n, s, l);
+			n += l;
+			out[n++] = '\n';
+		}
+		cJSON_Delete(j);
+	}
+	if (line)
+		n += (size_t)sprintf(out + n, "%s\n", line);
+	int rc = az_write_file_atomic(path, out, n, err, sizeof(err));
+	if (rc < 0)
+		az_log("azrun: %s", err);
+	free(out);
+	free(old);
+	return rc;
+}
+
+static int state_save(struct run *r)
+{
+	char path[PATH_LEN], err[512], text[256];
+	path_in(path, r, "state.json", 0, 0);
+	snprintf(text, sizeof(text), "{\"completed\": %u, \"best_iteration\": %u}\n", r->completed,
+		 r->best_iteration);
+	int rc = az_write_file_atomic(path, text, strlen(text), err, sizeof(err));
+	if (rc < 0)
+		az_log("azrun: %s", err);
+	return rc;
+}
+
+static int state_load(struct run *r)
+{
+	char path[PATH_LEN], *text = NULL;
+	path_in(path, r, "state.json", 0, 0);
+	if (az_read_file(path, &text, NULL) < 0)
+		return 0; /* nothing completed yet */
+	cJSON *j = cJSON_Parse(text);
+	free(text);
+	cJSON *c = j ? cJSON_GetObjectItem(j, "completed") : NULL;
+	cJSON *b = j ? cJSON_GetObjectItem(j, "best_iteration") : NULL;
+	int ok = cJSON_IsNumber(c) && cJSON_IsNumber(b);
+	if (ok) {
+		r->completed = (uint32_t)c->valuedouble;
+		r->best_iteration = (uint32_t)b->valuedouble;
+	}
+	cJSON_Delete(j);
+	if (!ok) {
+		az_log("azrun: %s is damaged; fix or delete it to resume from scratch", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Remove replay files of iterations that never completed (a crash mid-iteration): their
+ * games are dropped whole, never half-counted. */
+static void drop_incomplete_replay(struct run *r)
+{
+	char dir[PATH_LEN], p[PATH_LEN + 300];
+	path_in(dir, r, "replay", 0, 0);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL) {
+		unsigned a, w;
+		if (sscanf(e->d_name, "iter-%4u-w%2u", &a, &w) == 2 && a > r->completed) {
+			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+/* ---- one iteration ---- */
+
+struct iter_stats {
+	double selfplay_s, train_s, arena_s;
+	uint64_t games, positions, evals, batches, sims, occ_sum, occ_n;
+	uint64_t wins, draws, losses;
+	double score;
+	int promoted;
+	struct az_train_report tr;
+};
+
+static int selfplay_phase(struct run *r, uint32_t it, struct iter_stats *st)
+{
+	double t0 = az_now();
+	int rc = run_workers(r, AZ_WORKER_SELFPLAY, it, r->cfg.games_per_iter, "selfplay");
+	st->selfplay_s = az_now() - t0;
+	struct az_ctl_shm *c = r->ctl;
+	/* Relaxed loads: every worker has been reaped (waitpid orders their writes). */
+	st->games = atomic_load_explicit(&c->games_done, memory_order_relaxed);
+	st->positions = atomic_load_explicit(&c->positions, memory_order_relaxed);
+	st->evals = atomic_load_explicit(&c->evals, memory_order_relaxed);
+	st->batches = atomic_load_explicit(&c->batches, memory_order_relaxed);
+	st->sims = atomic_load_explicit(&c->sims, memory_order_relaxed);
+	st->occ_sum = atomic_load_explicit(&c->occupancy_sum, memory_order_relaxed);
+	st->occ_n = atomic_load_explicit(&c->occupancy_samples, memory_order_relaxed);
+	if (rc == 0)
+		az_log("iter %u selfplay: %llu games, %llu positions, %.1fs, %.0f evals/s, "
+		       "mean batch %.1f", it, (unsigned long long)st->games,
+		       (unsigned long long)st->positions, st->selfplay_s,
+		       (double)st->evals / (st->selfplay_s > 0 ? st->selfplay_s : 1),
+		       st->batches ? (double)st->evals / (double)st->batches : 0.0);
+	return rc;
+}
+
+static int arena_phase(struct run *r, uint32_t it, const char *cand, struct iter_stats *st)
+{
+	double t0 = az_now();
+	int rc = serve_model(r, AZ_MODEL_CANDIDATE, cand);
+	if (rc == 0)
+		rc = run_workers(r, AZ_WORKER_ARENA, it, r->cfg.arena_games, "arena");
+	st->arena_s = az_now() - t0;
+	if (rc < 0)
+		return rc;
+	struct az_ctl_shm *c = r->ctl;
+	/* Relaxed: workers reaped, as in selfplay_phase. */
+	st->wins = atomic_load_explicit(&c->arena_wins, memory_order_relaxed);
+	st->draws = atomic_load_explicit(&c->arena_draws, memory_order_relaxed);
+	st->losses = atomic_load_explicit(&c->arena_losses, memory_order_relaxed);
+	uint64_t n = st->wins + st->draws + st->losses;
+	st->score = n ? ((double)st->wins + 0.5 * (double)st->draws) / (double)n : 0.0;
+	st->promoted = st->score >= r->cfg.arena_threshold;
+	az_log("iter %u arena: candidate %llu-%llu-%llu (W-D-L) score %.3f -> %s", it,
+	       (unsigned long long)st->wins, (unsigned long long)st->draws,
+	       (unsigned long long)st->losses, st->score, st->promoted ? "promoted" : "kept best");
+	return 0;
+}
+
+static int write_metrics(struct run *r, uint32_t it, const struct iter_stats *st)
+{
+	char line[1024];
+	double sp = st->selfplay_s > 0 ? st->selfplay_s : 1;
+	snprintf(line, sizeof(line),
+		 "{\"iteration\": %u, \"games\": %llu, \"positions\": %llu, "
+		 "\"policy_loss\": %.5f, \"value_loss\": %.5f, \"arena_score\": %.4f, "
+		 "\"promoted\": %s, \"arena_wins\": %llu, \"arena_draws\": %llu, "
+		 "\"arena_losses\": %llu, \"evals_per_s\": %.1f, \"sims_per_s\": %.1f, "
+		 "\"mean_batch\": %.2f, \"ring_occupancy\": %.2f, \"train_samples\": %llu, "
+		 "\"train_steps\": %u, \"selfplay_s\": %.3f, \"train_s\": %.3f, "
+		 "\"arena_s\": %.3f, \"best_iteration\": %u}",
+		 it, (unsigned long long)st->games, (unsigned long long)st->positions,
+		 st->tr.policy_loss, st->tr.value_loss, st->score, st->promoted ? "true" : "false",
+		 (unsigned long long)st->wins, (unsigned long long)st->draws,
+		 (unsigned long long)st->losses, (double)st->evals / sp, (double)st->sims / sp,
+		 st->batches ? (double)st->evals / (double)st->batches : 0.0,
+		 st->occ_n ? (double)st->occ_sum / (double)st->occ_n : 0.0,
+		 (unsigned long long)st->tr.samples, st->tr.steps, st->selfplay_s, st->train_s,
+		 st->arena_s, r->best_iteration);
+	return metrics_commit(r, it - 1, line);
+}
+
+static int iteration(struct run *r, uint32_t it)
+{
+	struct iter_stats st;
+	char cand[PATH_LEN], err[512];
+	memset(&st, 0, sizeof(st));
+	path_in(cand, r, "checkpoints/iter-%04u.safetensors", it, 0);
+	int rc = selfplay_phase(r, it, &st);
+	if (rc < 0)
+		return rc;
+	double t0 = az_now();
+	rc = run_trainer(r, it, cand, &st.tr);
+	st.train_s = az_now() - t0;
+	if (rc < 0)
+		return rc;
+	az_log("iter %u train: %u steps on %llu samples, policy loss %.4f, value loss %.4f, "
+	       "%.1fs", it, st.tr.steps, (unsigned long long)st.tr.samples, st.tr.policy_loss,
+	       st.tr.value_loss, st.train_s);
+	rc = arena_phase(r, it, cand, &st);
+	if (rc < 0)
+		return rc;
+	if (st.promoted) {
+		rc = copy_file(cand, r->best, err, sizeof(err));
+		if (rc < 0) {
+			az_log("azrun: %s", err);
+			return rc;
+		}
+		r->best_iteration = it;
+		rc = serve_model(r, AZ_MODEL_BEST, r->best);
+		if (rc < 0)
+			return rc;
+	}
+	snprintf(r->latest, PATH_LEN, "%s", cand);
+	rc = write_metrics(r, it, &st);
+	if (rc < 0)
+		return rc;
+	r->completed = it;
+	return state_save(r);
+}
+
+/* ---- setup and main ---- */
+
+static int prepare_dir(struct run *r)
+{
+	char p[PATH_LEN], err[512];
+	static const char *subdirs[] = {"", "checkpoints", "replay"};
+	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", r->cfg.out, subdirs[i]);
+		int rc = az_mkdir_p(p);
+		if (rc < 0) {
+			fprintf(stderr, "azrun: cannot create %s: %s\n", p, strerror(-rc));
+			return rc;
+		}
+	}
+	path_in(p, r, "run.json", 0, 0);
+	if (!r->cfg.resume && access(p, F_OK) == 0) {
+		fprintf(stderr, "azrun: %s already holds a run; continue it with --resume --out %s, "
+			"or choose a new --out\n", r->cfg.out, r->cfg.out);
+		return -EEXIST;
+	}
+	int rc = az_config_save(&r->cfg, p, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "azrun: %s\n", err);
+		return rc;
+	}
+	path_in(p, r, "azrun.log", 0, 0);
+	az_log_open(p);
+	path_in(r->best, r, "best.safetensors", 0, 0);
+	return 0;
+}
+
+/* First start: a random network is the first best. Resume: pick up state and files. */
+static int prepare_models(struct run *r)
+{
+	char err[512];
+	if (r->cfg.resume) {
+		int rc = state_load(r);
+		if (rc < 0)
+			return rc;
+		drop_incomplete_replay(r);
+		metrics_commit(r, r->completed, NULL);
+		if (r->completed)
+			path_in(r->latest, r, "checkpoints/iter-%04u.safetensors", r->completed, 0);
+		else
+			snprintf(r->latest, PATH_LEN, "%s", r->best);
+		if (access(r->best, R_OK) == 0 && access(r->latest, R_OK) == 0) {
+			az_log("azrun: resuming %s after iteration %u (best from iteration %u)",
+			       r->cfg.out, r->completed, r->best_iteration);
+			return 0;
+		}
+		if (r->completed) {
+			az_log("azrun: cannot resume: %s or %s is missing", r->best, r->latest);
+			return -ENOENT;
+		}
+	}
+	struct az_arch a = {.inputs = r->g->features, .hidden = r->cfg.hidden,
+			    .blocks = r->cfg.blocks, .actions = r->g->actions};
+	struct az_model *m;
+	int rc = az_model_create(&a, &m);
+	if (rc < 0)
+		return rc;
+	az_model_init_random(m, r->cfg.seed);
+	snprintf(m->game, sizeof(m->game), "%s", r->g->name);
+	m->iteration = 0;
+	rc = az_ckpt_save(r->best, m, err, sizeof(err));
+	az_model_destroy(m);
+	if (rc < 0) {
+		az_log("azrun: %s", err);
+		return rc;
+	}
+	snprintf(r->latest, PATH_LEN, "%s", r->best);
+	r->completed = 0;
+	r->best_iteration = 0;
+	return state_save(r);
+}
+
+static int start_server(struct run *r)
+{
+	struct az_slot_layout lay;
+	az_slot_layout_init(&lay, r->g->features, r->g->actions);
+	struct az_seg_params sp = {.nrings = r->cfg.workers, .capacity = r->cfg.ring_capacity,
+				   .slot_bytes = lay.bytes,
+				   .ctl_bytes = (uint32_t)sizeof(struct az_ctl_shm)};
+	char name[64];
+	az_seg_name(name, sizeof(name), "run");
+	int rc = az_seg_create(&r->seg, name, &sp);
+	if (rc < 0) {
+		az_log("azrun: cannot create shared memory %s: %s", name, strerror(-rc));
+		return rc;
+	}
+	r->ctl = az_seg_ctl(&r->seg);
+	r->server = spawn(server_main, r, NULL);
+	if (r->server < 0) {
+		r->server = 0;
+		return -errno;
+	}
+	return serve_model(r, AZ_MODEL_BEST, r->best);
+}
+
+static void stop_server(struct run *r)
+{
+	if (r->server > 0) {
+		/* Release: pairs with the inference loop's acquire load of stop. */
+		atomic_store_explicit(&r->ctl->stop, 1, memory_order_release);
+		double t0 = az_now();
+		while (waitpid(r->server, NULL, WNOHANG) == 0) {
+			if (az_now() - t0 > 5) {
+				kill(r->server, SIGKILL);
+				waitpid(r->server, NULL, 0);
+				break;
+			}
+			struct timespec ts = {0, 5 * 1000 * 1000};
+			nanosleep(&ts, NULL);
+		}
+		r->server = 0;
+	}
+	if (r->seg.base)
+		az_seg_destroy(&r->seg);
+}
+
+int main(int argc, char **argv)
+{
+	static struct run r;
+	char err[1024];
+	int rc = az_config_parse(&r.cfg, argc, argv, err, sizeof(err));
+	if (rc == 1) {
+		az_config_usage(argv[0]);
+		return 0;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "azrun: %s\n", err);
+		return 2;
+	}
+	openblas_set_num_threads(1); /* one BLAS thread per process: processes are the parallelism */
+	r.g = az_game_find(r.cfg.game);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (prepare_dir(&r) < 0)
+		return 1;
+	rc = prepare_models(&r);
+	if (rc == 0 && r.completed >= r.cfg.iterations) {
+		az_log("azrun: %s has completed %u of %u iterations; nothing to do (raise "
+		       "--iterations to continue)", r.cfg.out, r.completed, r.cfg.iterations);
+		return 0;
+	}
+	if (rc == 0)
+		rc = start_server(&r);
+	if (rc == 0)
+		az_log("azrun: %s, %u workers x %u games, %u sims, net %ux%u, %u iterations -> %s",
+		       r.g->name, r.cfg.workers, r.cfg.games_per_worker, r.cfg.sims, r.cfg.hidden,
+		       r.cfg.blocks, r.cfg.iterations, r.cfg.out);
+	double t0 = az_now();
+	for (uint32_t it = r.completed + 1; rc == 0 && it <= r.cfg.iterations; it++) {
+		rc = iteration(&r, it);
+		if (interrupted && rc == 0)
+			rc = -EINTR;
+	}
+	stop_server(&r);
+	if (rc == -EINTR) {
+		az_log("azrun: interrupted; %u iterations are complete, continue with --resume "
+		       "--out %s", r.completed, r.cfg.out);
+		return 130;
+	}
+	if (rc < 0) {
+		az_log("azrun: stopped after %u completed iterations: %s", r.completed,
+		       strerror(-rc));
+		return 1;
+	}
+	az_log("azrun: done, %u iterations in %.1fs; best network: %s (iteration %u)",
+	       r.completed, az_now() - t0, r.best, r.best_iteration);
+	return 0;
+}

@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: MIT */
+/* azrun's options: one table drives --help, parsing, and the run.json round trip, so an option
+ * added here is documented, parsed and saved in one place. */
+#include "tools/config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "games/game.h"
+#include "shm/az_assert.h"
+#include "tools/util.h"
+
+enum opt_type { T_U32, T_U64, T_F32, T_STR, T_BACKEND, T_FLAG };
+
+struct opt {
+	const char *name;
+	enum opt_type type;
+	size_t off;
+	size_t size; /* for strings */
+	const char *arg;
+	const char *help;
+	int saved; /* written to run.json */
+};
+
+#define F(field) offsetof(struct az_config, field)
+static const struct opt opts[] = {
+	{"game", T_STR, F(game), sizeof(((struct az_config *)0)->game), "NAME",
+	 "game: tictactoe | connect4", 1},
+	{"out", T_STR, F(out), sizeof(((struct az_config *)0)->out), "DIR",
+	 "run directory (created; required)", 1},
+	{"iterations", T_U32, F(iterations), 0, "N", "self-play/train/arena iterations", 1},
+	{"workers", T_U32, F(workers), 0, "W", "self-play worker processes (default: cores)", 1},
+	{"games-per-worker", T_U32, F(games_per_worker), 0, "G",
+	 "games each worker plays at once", 1},
+	{"games-per-iter", T_U32, F(games_per_iter), 0, "N", "self-play games per iteration", 1},
+	{"sims", T_U32, F(sims), 0, "N", "MCTS simulations per move", 1},
+	{"leaves", T_U32, F(leaves), 0, "K", "leaves in flight per game (virtual loss)", 1},
+	{"seed", T_U64, F(seed), 0, "S", "random seed", 1},
+	{"backend", T_BACKEND, F(backend), 0, "B", "inference backend: auto | cpu | cuda", 1},
+	{"c-puct", T_F32, F(c_puct), 0, "C", "PUCT exploration constant", 1},
+	{"dirichlet-alpha", T_F32, F(dir_alpha), 0, "A", "root Dirichlet noise alpha", 1},
+	{"dirichlet-eps", T_F32, F(dir_eps), 0, "E", "root Dirichlet noise weight", 1},
+	{"temp-plies", T_U32, F(temp_plies), 0, "N", "plies played at temperature 1", 1},
+	{"arena-games", T_U32, F(arena_games), 0, "M", "arena games, colours alternated", 1},
+	{"arena-temp-plies", T_U32, F(arena_temp_plies), 0, "N",
+	 "arena opening plies at temperature 1", 1},
+	{"arena-threshold", T_F32, F(arena_threshold), 0, "X", "promotion score", 1},
+	{"hidden", T_U32, F(hidden), 0, "H", "network width", 1},
+	{"blocks", T_U32, F(blocks), 0, "R", "residual blocks", 1},
+	{"train-batch", T_U32, F(train_batch), 0, "B", "training minibatch", 1},
+	{"train-epochs", T_F32, F(train_epochs), 0, "E", "passes over the replay window", 1},
+	{"train-steps-max", T_U32, F(train_steps_max), 0, "N", "cap on steps per iteration", 1},
+	{"window", T_U32, F(window), 0, "N", "replay window in iterations", 1},
+	{"lr", T_F32, F(lr), 0, "X", "Adam learning rate", 1},
+	{"l2", T_F32, F(l2), 0, "X", "L2 weight penalty", 1},
+	{"ring-capacity", T_U32, F(ring_capacity), 0, "N", "slots per worker ring (power of 2)", 1},
+	{"max-batch", T_U32, F(max_batch), 0, "N", "largest inference batch", 1},
+	{"batch-deadline-us", T_U32, F(deadline_us), 0, "US",
+	 "wait for a fuller batch at most this long", 1},
+	{"spin", T_U32, F(spin), 0, "N", "polls before sleeping on a futex", 1},
+	{"resume", T_FLAG, F(resume), 0, NULL, "continue the run in --out after its last "
+	 "completed iteration, with its saved configuration", 0},
+	{"quiet", T_FLAG, F(quiet), 0, NULL, "no progress output", 0},
+};
+#undef F
+
+int az_config_defaults(struct az_config *c, const char *game)
+{
+	const struct az_game *g = az_game_find(game ? game : "tictactoe");
+	if (!g)
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	snprintf(c->game, sizeof(c->game), "%s", g->name);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	c->workers = cores > 0 ? (uint32_t)cores : 1;
+	c->games_per_worker = 16;
+	c->leaves = 2;
+	c->seed = 1;
+	c->backend = AZ_BACKEND_AUTO;
+	c->c_puct = 1.5f;
+	c->dir_eps = 0.25f;
+	c->arena_threshold = 0.55f;
+	c->train_batch = 128;
+	c->l2 = 1e-4f;
+	c->ring_capacity = 64;
+	c->max_batch = 256;
+	c->deadline_us = 200;
+	c->spin = 200;
+	if (strcmp(g->name, "tictactoe") == 0) {
+		c->iterations = 12;
+		c->games_per_iter = 300;
+		c->sims = 64;
+		c->dir_alpha = 1.0f;
+		c->temp_plies = 4;
+		c->arena_games = 40;
+		c->arena_temp_plies = 2;
+		c->hidden = 64;
+		c->blocks = 2;
+		c->train_epochs = 4.0f;
+		c->train_steps_max = 1500;
+		c->window = 4;
+		c->lr = 2e-3f;
+	} else {
+		c->iterations = 10;
+		c->games_per_iter = 200;
+		c->sims = 100;
+		c->dir_alpha = 1.0f;
+		c->temp_plies = 8;
+		c->arena_games = 40;
+		c->arena_temp_plies = 4;
+		c->hidden = 128;
+		c->blocks = 3;
+		c->train_epochs = 2.0f;
+		c->train_steps_max = 2000;
+		c->window = 5;
+		c->lr = 1e-3f;
+	}
+	return 0;
+}
+
+static void show_value(const struct az_config *c, const struct opt *o, char *buf, size_t n)
+{
+	const char *p = (const char *)c + o->off;
+	switch (o->type) {
+	case T_U32: snprintf(buf, n, "%u", *(const uint32_t *)p); break;
+	case T_U64: snprintf(buf, n, "%llu", (unsigned long long)*(const uint64_t *)p); break;
+	case T_F32: snprintf(buf, n, "%g", (double)*(const float *)p); break;
+	case T_STR: snprintf(buf, n, "%s", p); break;
+	case T_BACKEND: {
+		static const char *names[] = {"auto", "cpu", "cuda"};
+		snprintf(buf, n, "%s", names[*(const enum az_backend_kind *)p]);
+		break;
+	}
+	case T_FLAG: snprintf(buf, n, "%s", *(const int *)p ? "on" : "off"); break;
+	}
+}
+
+void az_config_usage(const char *prog)
+{
+	struct az_config ttt, c4;
+	az_config_defaults(&ttt, "tictactoe");
+	az_config_defaults(&c4, "connect4");
+	printf("Usage: %s --game GAME --out DIR [options]\n"
+	       "       %s --resume --out DIR [options]\n\n"
+	       "Trains an AlphaZero agent: self-play workers -> shared-memory rings -> one batched\n"
+	       "inference process -> trainer -> arena -> checkpoints in DIR.\n\n"
+	       "Options (default for tictactoe / connect4):\n",
+	       prog, prog);
+	for (size_t i = 0; i < AZ_ARRAY_LEN(opts); i++) {
+		const struct opt *o = &opts[i];
+		char a[64], b[64], left[64];
+		snprintf(left, sizeof(left), "--%s%s%s", o->name, o->arg ? " " : "",
+			 o->arg ? o->arg : "");
+		show_value(&ttt, o, a, sizeof(a));
+		show_value(&c4, o, b, sizeof(b));
+		if (o->type == T_STR && o->off == offsetof(struct az_config, out))
+			printf("  %-26s %s\n", left, o->help);
+		else if (strcmp(a, b) == 0)
+			printf("  %-26s %s (default %s)\n", left, o->help, a);
+		else
+			printf("  %-26s %s (default %s / %s)\n", left, o->help, a, b);
+	}
+	printf("  %-26s %s\n\nExamples:\n"
+	       "  %s --game tictactoe --out runs/ttt\n"
+	       "  %s --game connect4 --out runs/c4 --iterations 2\n"
+	       "  %s --resume --out runs/ttt --iterations 20\n",
+	       "--help", "this text", prog, prog, prog);
+}
+
+static int set_value(struct az_config *c, const struct opt *o, const char *v, char *err,
+		     size_t errlen)
+{
+	char *p = (char *)c + o->off, *end = NULL;
+	errno = 0;
+	switch (o->type) {
+	case T_U32: {
+		unsigned long x = strtoul(v, &end, 10);
+		if (errno || end == v || *end || x > UINT32_MAX || v[0] == '-')
+			goto bad;
+		*(uint32_t *)p = (uint32_t)x;
+		return 0;
+	}
+	case T_U64: {
+		unsigned long long x = strtoull(v, &end, 10);
+		if (errno || end == v || *end || v[0] == '-')
+			goto bad;
+		*(uint64_t *)p = x;
+		return 0;
+	}
+	case T_F32: {
+		float x = strtof(v, &end);
+		if (errno || end == v || *end)
+			goto bad;
+		*(float *)p = x;
+		return 0;
+	}
+	case T_STR:
+		if (strlen(v) >= o->size) {
+			snprintf(err, errlen, "--%s: value too long (at most %zu characters)",
+				 o->name, o->size - 1);
+			return -EINVAL;
+		}
+		snprintf(p, o->size, "%s", v);
+		return 0;
+	case T_BACKEND:
+		if (az_backend_parse(v, (enum az_backend_kind *)p) < 0)
+			goto bad;
+		return 0;
+	case T_FLAG:
+		*(int *)p = 1;
+		return 0;
+	}
+bad:
+	snprintf(err, errlen, "--%s: invalid value '%s' (see --help)", o->name, v);
+	return -EINVAL;
+}
+
+static int validate(const struct az_config *c, char *err, size_t errlen)
+{
+	const char *what = NULL;
+	if (!c->out[0])
+		what = "--out DIR is required";
+	else if (!c->iterations || !c->workers || !c->games_per_worker || !c->games_per_iter ||
+		 !c->sims || !c->leaves || !c->arena_games || !c->hidden || !c->train_batch ||
+		 !c->window || !c->max_batch)
+		what = "counts (iterations, workers, games, sims, leaves, hidden, batch, window) "
+		       "must be at least 1";
+	else if (c->workers > 256)
+		what = "--workers: at most 256";
+	else if (c->ring_capacity < 2 || (c->ring_capacity & (c->ring_capacity - 1)))
+		what = "--ring-capacity must be a power of two >= 2";
+	else if (c->arena_threshold < 0 || c->arena_threshold > 1)
+		what = "--arena-threshold must be in [0, 1]";
+	else if (c->dir_eps < 0 || c->dir_eps > 1 || c->dir_alpha <= 0)
+		what = "--dirichlet-eps must be in [0, 1] and --dirichlet-alpha > 0";
+	else if (!(c->lr > 0) || c->l2 < 0 || !(c->train_epochs > 0))
+		what = "--lr and --train-epochs must be > 0 and --l2 >= 0";
+	if (!what)
+		return 0;
+	snprintf(err, errlen, "%s", what);
+	return -EINVAL;
+}
+
+static const struct opt *find_opt(const char *name)
+{
+	for (size_t i = 0; i < AZ_ARRAY_LEN(opts); i++)
+		if (strcmp(opts[i].name, name) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+/* First pass: --help, --game, --out and --resume decide the base configuration. */
+static int prescan(int argc, char **argv, const char **game, const char **out, int *resume)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			return 1;
+		if (!strcmp(a, "--resume"))
+			*resume = 1;
+		else if (!strncmp(a, "--game=", 7))
+			*game = a + 7;
+		else if (!strcmp(a, "--game") && i + 1 < argc)
+			*game = argv[i + 1];
+		else if (!strncmp(a, "--out=", 6))
+			*out = a + 6;
+		else if (!strcmp(a, "--out") && i + 1 < argc)
+			*out = argv[i + 1];
+	}
+	return 0;
+}
+
+int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_t errlen)
+{
+	const char *game = NULL, *out = NULL;
+	int resume = 0;
+	if (prescan(argc, argv, &game, &out, &resume))
+		return 1;
+	if (game && !az_game_find(game)) {
+		snprintf(err, errlen, "--game: unknown game '%s' (known: %s)", game,
+			 az_game_names());
+		return -EINVAL;
+	}
+	if (resume) {
+		char path[600];
+		if (!out) {
+			snprintf(err, errlen, "--resume needs --out DIR of an existing run");
+			return -EINVAL;
+		}
+		snprintf(path, sizeof(path), "%s/run.json", out);
+		int rc = az_config_load(c, path, err, errlen);
+		if (rc < 0)
+			return rc;
+		if (game && strcmp(az_game_find(game)->name, c->game) != 0) {
+			snprintf(err, errlen, "--resume: run %s plays %s, not %s; start a new run "
+				 "with a different --out instead", out, c->game, game);
+			return -EINVAL;
+		}
+	} else {
+		az_config_defaults(c, game);
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		char name[64];
+		if (strncmp(a, "--", 2) != 0) {
+			snprintf(err, errlen, "unexpected argument '%s' (see --help)", a);
+			return -EINVAL;
+		}
+		snprintf(name, sizeof(name), "%s", a + 2);
+		char *eq = strchr(name, '=');
+		if (eq) {
+			*eq = 0;
+			val = a + 2 + (eq - name) + 1;
+		}
+		const struct opt *o = find_opt(name);
+		if (!o) {
+			snprintf(err, errlen, "unknown option '%s' (see --help)", a);
+			return -EINVAL;
+		}
+		if (o->type != T_FLAG && !val) {
+			if (i + 1 >= argc) {
+				snprintf(err, errlen, "--%s needs a value %s", o->name, o->arg);
+				return -EINVAL;
+			}
+			val = argv[++i];
+		}
+		if (resume && (o->off == offsetof(struct az_config, hidden) ||
+			       o->off == offsetof(struct az_config, blocks))) {
+			snprintf(err, errlen, "--resume: the architecture of a run cannot change");
+			return -EINVAL;
+		}
+		int rc = set_value(c, o, val ? val : "", err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	c->resume = resume;
+	return validate(c, err, errlen);
+}
+
+int az_config_save(const struct az_config *c, const char *path, char *err, size_t errlen)
+{
+	cJSON *root = cJSON_CreateObject();
+	if (!root)
+		return -ENOMEM;
+	for (size_t i = 0; i < AZ_ARRAY_LEN(opts); i++) {
+		char v[600];
+		if (!opts[i].saved)
+			continue;
+		show_value(c, &opts[i], v, sizeof(v));
+		cJSON_AddStringToObject(root, opts[i].name, v);
+	}
+	char *text = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!text)
+		return -ENOMEM;
+	int rc = az_write_file_atomic(path, text, strlen(text), err, errlen);
+	free(text);
+	return rc;
+}
+
+int az_config_load(struct az_config *c, const char *path, char *err, size_t errlen)
+{
+	size_t len = 0;
+	char *text = NULL;
+	int rc = az_read_file(path, &text, &len);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: cannot read (%s)%s", path, strerror(-rc),
+			 rc == -ENOENT ? ": is this a run directory?" : "");
+		return rc;
+	}
+	cJSON *root = cJSON_Parse(text);
+	free(text);
+	cJSON *g = root ? cJSON_GetObjectItem(root, "game") : NULL;
+	if (!cJSON_IsString(g) || az_config_defaults(c, g->valuestring) < 0) {
+		snprintf(err, errlen, "%s: not a RingZero run configuration (bad JSON or game)",
+			 path);
+		cJSON_Delete(root);
+		return -EINVAL;
+	}
+	rc = 0;
+	for (size_t i = 0; i < AZ_ARRAY_LEN(opts) && rc == 0; i++) {
+		cJSON *it = cJSON_GetObjectItem(root, opts[i].name);
+		if (!opts[i].saved || !cJSON_IsString(it))
+			continue;
+		char e[256];
+		if (set_value(c, &opts[i], it->valuestring, e, sizeof(e)) < 0) {
+			snprintf(err, errlen, "%s: %s", path, e);
+			rc = -EINVAL;
+		}
+	}
+	cJSON_Delete(root);
+	return rc;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* The effective configuration of one azrun run: defaults per game, command-line parsing, and the
+ * run.json copy kept in the run directory (what --resume reuses). */
+#ifndef AZ_TOOLS_CONFIG_H
+#define AZ_TOOLS_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu/backend.h"
+
+struct az_config {
+	char game[32];
+	char out[512];
+	uint32_t iterations;
+	uint32_t workers;          /* self-play worker processes */
+	uint32_t games_per_worker; /* G: games each worker keeps in flight */
+	uint32_t games_per_iter;
+	uint32_t sims;             /* simulations per move */
+	uint32_t leaves;           /* K: leaves in flight per game (virtual loss) */
+	uint64_t seed;
+	enum az_backend_kind backend;
+	/* search */
+	float c_puct;
+	float dir_alpha;
+	float dir_eps;
+	uint32_t temp_plies;       /* tau = 1 for the first N plies, then greedy */
+	/* arena */
+	uint32_t arena_games;
+	uint32_t arena_temp_plies; /* opening plies sampled at tau = 1 so arena games differ */
+	float arena_threshold;     /* promote at score >= this */
+	/* network and training */
+	uint32_t hidden, blocks;
+	uint32_t train_batch;
+	float train_epochs;        /* passes over the replay window per iteration */
+	uint32_t train_steps_max;
+	uint32_t window;           /* replay window, in iterations */
+	float lr, l2;
+	/* rings and batching */
+	uint32_t ring_capacity;
+	uint32_t max_batch;
+	uint32_t deadline_us;
+	uint32_t spin;
+	int resume;
+	int quiet;
+};
+
+/* Fill defaults for `game` (NULL: tic-tac-toe). Returns 0 or -EINVAL for an unknown game. */
+int az_config_defaults(struct az_config *c, const char *game);
+
+/* Parse azrun's command line into c (defaults for the chosen game first, then options).
+ * Returns 0, 1 when --help was printed, or -EINVAL with a message in err. */
+int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_t errlen);
+
+/* Print azrun's --help to stdout. */
+void az_config_usage(const char *prog);
+
+/* Save c as JSON to path (temp + rename). Returns 0 or -errno, message in err. */
+int az_config_save(const struct az_config *c, const char *path, char *err, size_t errlen);
+
+/* Load a run.json written by az_config_save into c. Returns 0 or -EINVAL/-ENOENT. */
+int az_config_load(struct az_config *c, const char *path, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Install RingZero's build and test dependencies from Debian's packages (Debian 12 / bookworm).
+# Runs apt-get directly as root, through sudo otherwise. Safe to run again.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config clang libopenblas-dev liburing-dev libcmocka-dev
+      libcjson-dev zlib1g-dev gnuplot-nox python3)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}" >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

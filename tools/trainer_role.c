@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/* The trainer process of one iteration: load the replay window, continue from the latest
+ * network, take minibatch steps with random symmetry augmentation, write the candidate. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "games/game.h"
+#include "gpu/checkpoint.h"
+#include "shm/rng.h"
+#include "tools/roles.h"
+#include "train/replay.h"
+#include "train/trainer.h"
+
+/* Copy record r of the window into row i of the minibatch, transformed by a random symmetry. */
+static void sample_row(const struct az_game *g, const struct az_replay_buf *b, size_t r,
+		       uint32_t i, struct az_rng *rng, float *x, float *pi, float *z)
+{
+	const float *rx = b->x + r * b->features, *rp = b->pi + r * b->actions;
+	int k = (int)az_rng_below(rng, g->symmetries);
+	g->symmetry(k, rx, x + (size_t)i * b->features, rp, pi + (size_t)i * b->actions);
+	z[i] = b->z[r];
+}
+
+static long load_window(const struct az_train_job *job, struct az_replay_buf *buf, char *err,
+			size_t errlen)
+{
+	for (uint32_t i = 0; i < job->n_replay; i++) {
+		size_t dropped = 0;
+		long n = az_replay_load_file(job->replay_paths[i], buf, 0, &dropped, err, errlen);
+		if (n < 0)
+			return n;
+		if (dropped)
+			fprintf(stderr, "trainer: %s: ignored a torn tail of %zu bytes\n",
+				job->replay_paths[i], dropped);
+	}
+	return (long)buf->count;
+}
+
+int az_train_run(const struct az_train_job *job, struct az_train_report *rep, char *err,
+		 size_t errlen)
+{
+	const struct az_config *cfg = job->cfg;
+	const struct az_game *g = az_game_find(cfg->game);
+	struct az_replay_buf buf;
+	struct az_model *m = NULL;
+	struct az_trainer *tr = NULL;
+	float *x = NULL, *pi = NULL, *z = NULL;
+	int rc;
+	memset(rep, 0, sizeof(*rep));
+	az_replay_buf_init(&buf, g->features, g->actions);
+	long count = load_window(job, &buf, err, errlen);
+	if (count <= 0) {
+		rc = count < 0 ? (int)count : -EINVAL;
+		if (count == 0)
+			snprintf(err, errlen, "trainer: the replay window is empty");
+		goto out;
+	}
+	rc = az_ckpt_load(job->init_path, &m, err, errlen);
+	if (rc < 0)
+		goto out;
+	struct az_train_params tp;
+	az_train_params_default(&tp);
+	tp.lr = cfg->lr;
+	tp.l2 = cfg->l2;
+	uint32_t B = cfg->train_batch;
+	rc = az_trainer_create(m, &tp, B, &tr);
+	if (rc < 0)
+		goto out;
+	x = malloc(sizeof(float) * B * g->features);
+	pi = malloc(sizeof(float) * B * g->actions);
+	z = malloc(sizeof(float) * B);
+	if (!x || !pi || !z) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	double steps_f = ceil(cfg->train_epochs * (double)count / B);
+	uint32_t steps = steps_f > cfg->train_steps_max ? cfg->train_steps_max : (uint32_t)steps_f;
+	if (steps < 1)
+		steps = 1;
+	struct az_rng rng;
+	az_rng_seed(&rng, cfg->seed * 31 + job->iteration);
+	/* Report the mean loss over the last quarter of the steps: the state the candidate ends in,
+	 * smoothed over minibatch noise. */
+	uint32_t tail = steps - steps / 4;
+	double pl = 0, vl = 0;
+	uint32_t nl = 0;
+	for (uint32_t s = 0; s < steps; s++) {
+		for (uint32_t i = 0; i < B; i++)
+			sample_row(g, &buf, az_rng_below(&rng, (uint32_t)count), i, &rng, x, pi, z);
+		struct az_loss loss;
+		rc = az_trainer_step(tr, B, x, pi, z, &loss);
+		if (rc < 0)
+			goto out;
+		if (s >= tail || steps < 4) {
+			pl += loss.policy;
+			vl += loss.value;
+			nl++;
+		}
+	}
+	rep->policy_loss = nl ? pl / nl : 0;
+	rep->value_loss = nl ? vl / nl : 0;
+	rep->samples = (uint64_t)count;
+	rep->steps = steps;
+	m->iteration = job->iteration;
+	rc = az_ckpt_save(job->out_path, m, err, errlen);
+out:
+	free(x);
+	free(pi);
+	free(z);
+	if (tr)
+		az_trainer_destroy(tr);
+	if (m)
+		az_model_destroy(m);
+	az_replay_buf_free(&buf);
+	rep->error = rc;
+	return rc;
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared helpers for the tools: atomic file replace, directories, logging, progress bars. */
+#include "tools/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int fsync_dir_of(const char *path)
+{
+	char copy[1024];
+	snprintf(copy, sizeof(copy), "%s", path);
+	int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return -errno;
+	int rc = fsync(fd) < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+int az_write_file_atomic(const char *path, const void *data, size_t len, char *err,
+			 size_t errlen)
+{
+	char tmp[1100];
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: cannot create (%s)", tmp, strerror(e));
+		return -e;
+	}
+	const char *p = data;
+	size_t left = len;
+	while (left) {
+		ssize_t n = write(fd, p, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+			snprintf(err, errlen, "%s: write failed (%s)", path, strerror(e));
+			close(fd);
+			unlink(tmp);
+			return -e;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	if (fsync(fd) < 0 || close(fd) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: fsync failed (%s)", path, strerror(e));
+		unlink(tmp);
+		return -e;
+	}
+	if (rename(tmp, path) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: rename failed (%s)", path, strerror(e));
+		unlink(tmp);
+		return -e;
+	}
+	return fsync_dir_of(path);
+}
+
+int az_read_file(const char *path, char **data, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -errno;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (n + 1 < cap)
+			break;
+		cap *= 2;
+		char *nb = realloc(buf, cap);
+		if (!nb)
+			free(buf);
+		buf = nb;
+	}
+	int bad = ferror(f);
+	fclose(f);
+	if (!buf)
+		return -ENOMEM;
+	if (bad) {
+		free(buf);
+		return -EIO;
+	}
+	buf[n] = 0;
+	*data = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+int az_mkdir_p(const char *path)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+double az_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static FILE *log_file;
+
+void az_log_open(const char *path)
+{
+	if (log_file)
+		fclose(log_file);
+	log_file = fopen(path, "a");
+}
+
+void az_log(const char *fmt, ...)
+{
+	char msg[2048], stamp[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s\n", msg);
+	if (log_file) {
+		fprintf(log_file, "%s %s\n", stamp, msg);
+		fflush(log_file);
+	}
+}
+
+void az_progress_begin(struct az_progress *p, const char *phase, uint64_t total, int quiet)
+{
+	p->phase = phase;
+	p->total = total ? total : 1;
+	p->t0 = az_now();
+	p->last_draw = 0;
+	p->tty = isatty(STDERR_FILENO);
+	p->quiet = quiet;
+}
+
+void az_progress_update(struct az_progress *p, uint64_t done, const char *extra)
+{
+	double now = az_now();
+	if (p->quiet || !p->tty || now - p->last_draw < 0.2)
+		return;
+	p->last_draw = now;
+	enum { W = 30 };
+	char bar[W + 1];
+	uint64_t fill = done >= p->total ? W : done * W / p->total;
+	for (int i = 0; i < W; i++)
+		bar[i] = i < (int)fill ? '#' : '-';
+	bar[W] = 0;
+	double el = now - p->t0;
+	double eta = done ? el * (double)(p->total - (done < p->total ? done : p->total)) /
+				    (double)done
+			  : 0;
+	fprintf(stderr, "\r%-9s [%s] %llu/%llu %s  %.0fs, eta %.0fs   ", p->phase, bar,
+		(unsigned long long)done, (unsigned long long)p->total, extra ? extra : "", el,
+		eta);
+	fflush(stderr);
+}
+
+void az_progress_end(struct az_progress *p)
+{
+	if (!p->quiet && p->tty && p->last_draw > 0)
+		fprintf(stderr, "\r\033[K");
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* Small helpers the tools share: whole-file I/O with atomic replace, directories, time, logging
+ * and progress output. */
+#ifndef AZ_TOOLS_UTIL_H
+#define AZ_TOOLS_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Write len bytes to "<path>.tmp.<pid>", fsync, rename over path, fsync the directory.
+ * Returns 0 or -errno with a message in err; path is untouched on failure. */
+int az_write_file_atomic(const char *path, const void *data, size_t len, char *err,
+			 size_t errlen);
+
+/* Read a whole file into a NUL-terminated malloc'd buffer (*data, caller frees). 0 or -errno. */
+int az_read_file(const char *path, char **data, size_t *len);
+
+/* mkdir -p with mode 0755. Returns 0 or -errno. */
+int az_mkdir_p(const char *path);
+
+/* Monotonic seconds. */
+double az_now(void);
+
+/* Log to stderr and (when az_log_open was called) to the run's log file, with a timestamp. */
+void az_log_open(const char *path);
+void az_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Progress of a phase: a bar redrawn in place on a terminal, nothing otherwise (the caller
+ * logs one line when the phase ends). */
+struct az_progress {
+	const char *phase;
+	uint64_t total;
+	double t0;
+	double last_draw;
+	int tty;
+	int quiet;
+};
+void az_progress_begin(struct az_progress *p, const char *phase, uint64_t total, int quiet);
+void az_progress_update(struct az_progress *p, uint64_t done, const char *extra);
+void az_progress_end(struct az_progress *p);
+
+#endif

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/* A self-play / arena worker process: keeps G games in flight, each with its own search tree,
+ * submits their leaves to this worker's ring and expands them when the inference process has
+ * answered. The worker never holds the network. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "games/game.h"
+#include "mcts/mcts.h"
+#include "shm/az_assert.h"
+#include "shm/control.h"
+#include "shm/slot.h"
+#include "tools/roles.h"
+#include "train/replay.h"
+
+struct wgame {
+	int active;
+	uint64_t number;
+	struct az_tree *tree[2]; /* self-play: tree[0] for both sides; arena: one per player */
+	uint8_t state[AZ_GAME_STATE_MAX];
+	uint32_t ply;
+	int cand_player;         /* arena: which player (0 first, 1 second) is the candidate */
+	uint32_t nrec;           /* self-play records so far */
+	float *hx, *hpi;         /* [max_plies, D], [max_plies, A] */
+	float *hz;               /* [max_plies] */
+	int8_t *hplayer;         /* side to move of each record */
+};
+
+struct worker {
+	const struct az_config *cfg;
+	const struct az_game *g;
+	struct az_ctl_shm *ctl;
+	struct az_ring ring;
+	struct az_slot_layout lay;
+	enum az_worker_mode mode;
+	struct az_replay_writer *rw;
+	struct wgame *games;
+	uint32_t ngames;
+	uint8_t mask[AZ_GAME_ACTIONS_MAX];
+	float pi[AZ_GAME_ACTIONS_MAX];
+	struct az_leaf leaf;
+	int exhausted; /* no more games to claim in this phase */
+	uint64_t sims;
+};
+
+static struct az_tree *cur_tree(const struct worker *w, const struct wgame *gm)
+{
+	if (w->mode == AZ_WORKER_SELFPLAY)
+		return gm->tree[0];
+	return gm->tree[w->g->to_move(gm->state)];
+}
+
+static uint32_t model_for(const struct worker *w, const struct wgame *gm)
+{
+	if (w->mode == AZ_WORKER_SELFPLAY)
+		return AZ_MODEL_BEST;
+	return w->g->to_move(gm->state) == gm->cand_player ? AZ_MODEL_CANDIDATE : AZ_MODEL_BEST;
+}
+
+/* Claim the next game number of the phase for slot gm, or mark the phase exhausted. */
+static void start_game(struct worker *w, struct wgame *gm)
+{
+	/* Relaxed: a plain ticket counter; each number is handed out once by the RMW. */
+	uint64_t n = atomic_fetch_add_explicit(&w->ctl->next_game, 1, memory_order_relaxed);
+	if (n >= w->ctl->games_target) {
+		w->exhausted = 1;
+		gm->active = 0;
+		return;
+	}
+	gm->active = 1;
+	gm->number = n;
+	gm->ply = 0;
+	gm->nrec = 0;
+	gm->cand_player = (int)(n & 1); /* colours alternate between consecutive games */
+	w->g->init(gm->state);
+	for (int p = 0; p < (w->mode == AZ_WORKER_ARENA ? 2 : 1); p++)
+		az_tree_reset(gm->tree[p], gm->state);
+}
+
+/* Submit leaves of gm's current tree until K are in flight, the ring is full or the move's
+ * simulation budget is spoken for. Returns how many leaves were handled. */
+static int submit_leaves(struct worker *w, struct wgame *gm)
+{
+	struct az_tree *t = cur_tree(w, gm);
+	const struct az_slot_layout *l = &w->lay;
+	int handled = 0;
+	while (az_tree_inflight(t) < w->cfg->leaves &&
+	       az_tree_root_visits(t) + az_tree_inflight(t) < w->cfg->sims) {
+		void *slot = az_ring_claim(&w->ring, NULL);
+		if (!slot)
+			break; /* ring full: results will free slots */
+		int rc = az_tree_select(t, &w->leaf);
+		if (rc == AZ_SELECT_BUSY)
+			break;
+		handled++;
+		w->sims++;
+		if (rc == AZ_SELECT_TERMINAL)
+			continue; /* claimed slot stays unpublished and is reused */
+		struct az_slot_hdr *h = az_slot_hdr(slot);
+		h->model = model_for(w, gm);
+		h->tag = (uint32_t)(gm - w->games);
+		h->aux = w->leaf.node;
+		h->status = 0;
+		w->g->encode(w->leaf.state, az_slot_features(slot, l));
+		h->n_legal = (uint32_t)w->g->legal(w->leaf.state, az_slot_legal(slot, l));
+		az_ring_publish(&w->ring);
+	}
+	return handled;
+}
+
+/* The game is over at gm->state: write its records (self-play) or score it (arena). */
+static int finish_game(struct worker *w, struct wgame *gm, float v_final)
+{
+	int final_player = w->g->to_move(gm->state);
+	int rc = 0;
+	if (w->mode == AZ_WORKER_SELFPLAY) {
+		for (uint32_t i = 0; i < gm->nrec; i++)
+			gm->hz[i] = gm->hplayer[i] == final_player ? v_final : -v_final;
+		rc = az_replay_writer_append(w->rw, gm->nrec, gm->hx, gm->hpi, gm->hz);
+		/* Relaxed: statistics, read by azrun after waitpid. */
+		atomic_fetch_add_explicit(&w->ctl->positions, gm->nrec, memory_order_relaxed);
+	} else {
+		float v = gm->cand_player == final_player ? v_final : -v_final;
+		_Atomic uint64_t *c = v > 0 ? &w->ctl->arena_wins
+				      : v < 0 ? &w->ctl->arena_losses : &w->ctl->arena_draws;
+		atomic_fetch_add_explicit(c, 1, memory_order_relaxed); /* relaxed: as above */
+	}
+	atomic_fetch_add_explicit(&w->ctl->games_done, 1, memory_order_relaxed); /* as above */
+	start_game(w, gm);
+	return rc;
+}
+
+/* The search of gm's current move is complete: record, choose, play, advance the trees. */
+static int make_move(struct worker *w, struct wgame *gm)
+{
+	const struct az_game *g = w->g;
+	struct az_tree *t = cur_tree(w, gm);
+	int selfplay = w->mode == AZ_WORKER_SELFPLAY;
+	uint32_t temp_plies = selfplay ? w->cfg->temp_plies : w->cfg->arena_temp_plies;
+	if (selfplay) {
+		AZ_ASSERT(gm->nrec < g->max_plies);
+		g->encode(gm->state, gm->hx + (size_t)gm->nrec * g->features);
+		az_tree_visit_policy(t, gm->hpi + (size_t)gm->nrec * g->actions);
+		gm->hplayer[gm->nrec] = (int8_t)g->to_move(gm->state);
+		gm->nrec++;
+	}
+	int a = az_tree_pick(t, gm->ply < temp_plies ? 1.0f : 0.0f);
+	AZ_ASSERT(a >= 0);
+	g->apply(gm->state, a);
+	gm->ply++;
+	atomic_fetch_add_explicit(&w->ctl->moves, 1, memory_order_relaxed); /* relaxed: stats */
+	float v;
+	if (g->terminal(gm->state, &v))
+		return finish_game(w, gm, v);
+	for (int p = 0; p < (selfplay ? 1 : 2); p++)
+		AZ_ASSERT(az_tree_advance(gm->tree[p], a) == 0);
+	return 0;
+}
+
+/* Expand every leaf whose result is ready. Returns the number of results consumed. */
+static int drain_results(struct worker *w)
+{
+	int n = 0;
+	void *slot;
+	while ((slot = az_ring_result(&w->ring, NULL)) != NULL) {
+		struct az_slot_hdr *h = az_slot_hdr(slot);
+		uint32_t tag = h->tag, node = h->aux;
+		AZ_ASSERT(tag < w->ngames); /* our own cookie: a mismatch is a protocol bug */
+		struct wgame *gm = &w->games[tag];
+		if (h->status != 0)
+			/* Relaxed: read by azrun after waitpid. Model not loaded: azrun reports it. */
+			atomic_store_explicit(&w->ctl->worker_error, -EPROTO, memory_order_relaxed);
+		az_tree_expand(cur_tree(w, gm), node, az_slot_policy(slot, &w->lay), h->value);
+		az_ring_release(&w->ring);
+		n++;
+	}
+	return n;
+}
+
+static int worker_loop(struct worker *w)
+{
+	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
+	uint32_t active;
+	do {
+		int progressed = 0;
+		active = 0;
+		for (uint32_t i = 0; i < w->ngames; i++) {
+			struct wgame *gm = &w->games[i];
+			if (!gm->active)
+				continue;
+			struct az_tree *t = cur_tree(w, gm);
+			if (az_tree_root_visits(t) >= w->cfg->sims && az_tree_inflight(t) == 0) {
+				int rc = make_move(w, gm);
+				if (rc < 0)
+					return rc;
+				progressed = 1;
+			}
+			if (gm->active) {
+				progressed |= submit_leaves(w, gm) > 0;
+				active++;
+			}
+		}
+		progressed |= drain_results(w) > 0;
+		/* Relaxed: statistics. */
+		atomic_fetch_add_explicit(&w->ctl->occupancy_sum, az_ring_inflight(&w->ring),
+					  memory_order_relaxed);
+		atomic_fetch_add_explicit(&w->ctl->occupancy_samples, 1, memory_order_relaxed);
+		if (!progressed && az_ring_inflight(&w->ring) > 0) {
+			int rc = az_ring_wait_result(&w->ring, &wait);
+			if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
+				return rc;
+		}
+	} while (active > 0);
+	return 0;
+}
+
+static int worker_init(struct worker *w, const struct az_config *cfg, struct az_seg *seg,
+		       uint32_t id, enum az_worker_mode mode, uint32_t iteration)
+{
+	memset(w, 0, sizeof(*w));
+	w->cfg = cfg;
+	w->g = az_game_find(cfg->game);
+	w->ctl = az_seg_ctl(seg);
+	w->mode = mode;
+	if (!w->g)
+		return -EINVAL;
+	az_slot_layout_init(&w->lay, w->g->features, w->g->actions);
+	int rc = az_seg_ring(seg, id, &w->ring);
+	if (rc < 0)
+		return rc;
+	w->ngames = cfg->games_per_worker;
+	w->games = calloc(w->ngames, sizeof(*w->games));
+	if (!w->games)
+		return -ENOMEM;
+	struct az_mcts_params mp;
+	az_mcts_params_default(&mp, w->g);
+	mp.c_puct = cfg->c_puct;
+	mp.dir_alpha = cfg->dir_alpha;
+	mp.dir_eps = cfg->dir_eps;
+	uint8_t start[AZ_GAME_STATE_MAX];
+	w->g->init(start);
+	const struct az_game *g = w->g;
+	for (uint32_t i = 0; i < w->ngames; i++) {
+		struct wgame *gm = &w->games[i];
+		for (int p = 0; p < 2; p++) {
+			mp.seed = cfg->seed * 0x9e3779b97f4a7c15ull + ((uint64_t)iteration << 40) +
+				  ((uint64_t)id << 20) + i * 2u + (uint64_t)p + (uint64_t)mode * 7919;
+			if (az_tree_create(g, &mp, start, &gm->tree[p]) < 0)
+				return -ENOMEM;
+			az_tree_set_noise(gm->tree[p], mode == AZ_WORKER_SELFPLAY);
+		}
+		gm->hx = malloc(sizeof(float) * g->max_plies * g->features);
+		gm->hpi = malloc(sizeof(float) * g->max_plies * g->actions);
+		gm->hz = malloc(sizeof(float) * g->max_plies);
+		gm->hplayer = malloc(g->max_plies);
+		if (!gm->hx || !gm->hpi || !gm->hz || !gm->hplayer)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void worker_fini(struct worker *w)
+{
+	for (uint32_t i = 0; w->games && i < w->ngames; i++) {
+		struct wgame *gm = &w->games[i];
+		for (int p = 0; p < 2; p++)
+			if (gm->tree[p])
+				az_tree_destroy(gm->tree[p]);
+		free(gm->hx);
+		free(gm->hpi);
+		free(gm->hz);
+		free(gm->hplayer);
+	}
+	free(w->games);
+}
+
+int az_worker_run(const struct az_config *cfg, struct az_seg *seg, uint32_t id,
+		  enum az_worker_mode mode, uint32_t iteration, const char *replay_path)
+{
+	struct worker w;
+	char err[512];
+	int rc = worker_init(&w, cfg, seg, id, mode, iteration);
+	if (rc < 0)
+		goto out;
+	if (mode == AZ_WORKER_SELFPLAY) {
+		rc = az_replay_writer_open(replay_path, w.g->features, w.g->actions, &w.rw, err,
+					   sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "worker %u: %s\n", id, err);
+			goto out;
+		}
+	}
+	for (uint32_t i = 0; i < w.ngames && !w.exhausted; i++)
+		start_game(&w, &w.games[i]);
+	rc = worker_loop(&w);
+	atomic_fetch_add_explicit(&w.ctl->sims, w.sims, memory_order_relaxed); /* relaxed: stats */
+	if (w.rw) {
+		int rc2 = az_replay_writer_close(w.rw);
+		if (rc == 0)
+			rc = rc2;
+	}
+out:
+	worker_fini(&w);
+	return rc;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* Replay store: append-only segment files of fixed-size checksummed records, written
+ * asynchronously through io_uring (liburing) so a self-play worker never waits on the disk.
+ *
+ * File: a 32-byte header { "AZRPLAY1", u32 features, u32 actions, u32 record_bytes, u32 flags,
+ * u32 reserved, u32 crc32 of the preceding 28 bytes }, then records:
+ *   { float features[D]; float policy[A]; float z; u32 crc32 of the preceding bytes }.
+ * A torn or corrupt tail (partial record, bad checksum) is detected on load and dropped. */
+#ifndef AZ_REPLAY_H
+#define AZ_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct az_replay_writer;
+
+/* Create (O_CREAT|O_EXCL) segment file `path` and an io_uring for it. Returns 0, -EEXIST or
+ * -errno, message in err. */
+int az_replay_writer_open(const char *path, uint32_t features, uint32_t actions,
+			  struct az_replay_writer **out, char *err, size_t errlen);
+
+/* Queue records of one finished game: features[n, D], policy[n, A], z[n]. Records are staged in
+ * the writer's buffers and submitted with io_uring; the call only waits when all buffers are in
+ * flight. A game is either fully queued or (on error) not at all. Returns 0 or -errno (e.g.
+ * -ENOSPC reported by an earlier completion). */
+int az_replay_writer_append(struct az_replay_writer *w, uint32_t n, const float *features,
+			    const float *policy, const float *z);
+
+/* Submit what is staged, wait for every completion, fsync, close, free. Returns 0 or the first
+ * -errno seen. */
+int az_replay_writer_close(struct az_replay_writer *w);
+
+/* Records loaded into memory (struct-of-arrays). */
+struct az_replay_buf {
+	uint32_t features, actions;
+	size_t count, cap;
+	float *x;  /* [count, D] */
+	float *pi; /* [count, A] */
+	float *z;  /* [count] */
+};
+
+void az_replay_buf_init(struct az_replay_buf *b, uint32_t features, uint32_t actions);
+void az_replay_buf_free(struct az_replay_buf *b);
+
+/* Append every valid record of segment file `path` to b. A torn tail or a record with a bad
+ * checksum ends the file: what came before is kept, *dropped_bytes (may be NULL) says how much
+ * was ignored. With truncate != 0 the file is truncated to its valid length.
+ * Returns the number of records loaded, or -EINVAL (bad header or geometry: err says which),
+ * -ENOENT, -ENOMEM. */
+long az_replay_load_file(const char *path, struct az_replay_buf *b, int truncate,
+			 size_t *dropped_bytes, char *err, size_t errlen);
+
+#endif
