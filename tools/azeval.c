@@ -55,7 +55,10 @@ static void usage(const char *prog)
 	       "                       value_sign_accuracy (null when the file has no such labels)\n"
 	       "  --write-labelled F   write every reachable non-terminal position with its exact\n"
 	       "                       score and optimal moves (built-in solver; tic-tac-toe)\n"
-	       "The value head's sign is its nearest outcome: > 1/3 win, < -1/3 loss, else draw.\n",
+	       "  --draw-band X        value-head outputs with |v| <= X count as a predicted draw\n"
+	       "                       (default 0: the plain sign, as the value head is a tanh)\n"
+	       "Besides value_sign_accuracy, decisive_sign_accuracy counts only positions whose\n"
+	       "score is not a draw.\n",
 	       prog, prog);
 }
 
@@ -141,6 +144,8 @@ static int move_ok(struct eval_ctx *c, struct az_tree *t, const void *state, uin
 
 struct tally {
 	long positions, moves_labelled, moves_ok, values_labelled, values_ok;
+	long decisive, decisive_ok;
+	double draw_band;
 };
 
 static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims, float c_puct,
@@ -189,7 +194,12 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims, float 
 			float pol[AZ_GAME_ACTIONS_MAX], v;
 			rc = net_eval(c, st, pol, &v);
 			t->values_labelled++;
-			t->values_ok += sign_of(v, 1.0 / 3.0) == sign_of(score, 0.0);
+			int ok = sign_of(v, t->draw_band) == sign_of(score, 0.0);
+			t->values_ok += ok;
+			if (score != 0.0) {
+				t->decisive++;
+				t->decisive_ok += ok;
+			}
 		}
 		if (nf >= 3 && rc == 0) {
 			int ok = 0;
@@ -224,12 +234,14 @@ int main(int argc, char **argv)
 		{"positions", required_argument, 0, 'p'},  {"sims", required_argument, 0, 's'},
 		{"json", no_argument, 0, 'j'},		   {"write-labelled", required_argument, 0, 'w'},
 		{"backend", required_argument, 0, 'b'},	   {"c-puct", required_argument, 0, 'u'},
-		{"help", no_argument, 0, 'h'},		   {0, 0, 0, 0},
+		{"draw-band", required_argument, 0, 'd'},  {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
 	};
 	const char *game = "tictactoe", *ckpt = NULL, *positions = NULL, *labelled = NULL;
 	long sims = 200;
 	int json = 0;
 	float c_puct = 1.5f;
+	double draw_band = 0.0;
 	enum az_backend_kind kind = AZ_BACKEND_CPU;
 	int o;
 	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -241,6 +253,13 @@ int main(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'w': labelled = optarg; break;
 		case 'u': c_puct = strtof(optarg, NULL); break;
+		case 'd':
+			draw_band = strtod(optarg, &end);
+			if (*end || draw_band < 0 || draw_band >= 1) {
+				fprintf(stderr, "azeval: --draw-band: expected 0 <= X < 1\n");
+				return 2;
+			}
+			break;
 		case 's':
 			sims = strtol(optarg, &end, 10);
 			if (*end || sims < 0 || sims > 1000000) {
@@ -294,7 +313,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "azeval: backend: %s\n", err);
 		return rc == -ENODEV ? 2 : 1;
 	}
-	struct tally t = {0};
+	struct tally t = {.draw_band = draw_band};
 	rc = eval_file(&c, positions, (uint32_t)sims, c_puct, &t);
 	az_backend_destroy(c.be);
 	if (rc < 0)
@@ -303,11 +322,13 @@ int main(int argc, char **argv)
 		printf("{\"positions\": %ld, ", t.positions);
 		print_share("move_accuracy", t.moves_ok, t.moves_labelled, 1, 0);
 		print_share("value_sign_accuracy", t.values_ok, t.values_labelled, 1, 0);
+		print_share("decisive_sign_accuracy", t.decisive_ok, t.decisive, 1, 0);
 		printf("\"sims\": %ld}\n", sims);
 	} else {
 		printf("%s: %ld positions, %ld simulations per move\n", positions, t.positions, sims);
 		print_share("move_accuracy", t.moves_ok, t.moves_labelled, 0, 0);
-		print_share("value_sign_accuracy", t.values_ok, t.values_labelled, 0, 1);
+		print_share("value_sign_accuracy", t.values_ok, t.values_labelled, 0, 0);
+		print_share("decisive_sign_accuracy", t.decisive_ok, t.decisive, 0, 1);
 	}
 	return 0;
 }

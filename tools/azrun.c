@@ -601,7 +601,11 @@ static int prepare_models(struct run *r)
 	az_model_init_random(m, r->cfg.seed);
 	snprintf(m->game, sizeof(m->game), "%s", r->g->name);
 	m->iteration = 0;
-	rc = az_ckpt_save(r->best, m, err, sizeof(err));
+	char first[PATH_LEN];
+	path_in(first, r, "checkpoints/iter-%04u.safetensors", 0, 0);
+	rc = az_ckpt_save(first, m, err, sizeof(err)); /* the untrained baseline, kept */
+	if (rc == 0)
+		rc = az_ckpt_save(r->best, m, err, sizeof(err));
 	az_model_destroy(m);
 	if (rc < 0) {
 		az_log("azrun: %s", err);

@@ -546,6 +546,7 @@ static void test_policy_normalised(void **unused)
 	pol[1] = 1.0f;
 	pol[2] = 3.0f;
 	pol[3] = -2.0f; /* negative: 0 */
+	pol[5] = INFINITY; /* not finite: 0 */
 	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
 	az_tree_expand(t, leaf.node, pol, 0.0f);
 	assert_int_equal(az_tree_root_children(t, NULL, clean, NULL), 7);
@@ -554,6 +555,7 @@ static void test_policy_normalised(void **unused)
 	assert_float_equal(clean[1], 0.25f, 1e-6);
 	assert_float_equal(clean[2], 0.75f, 1e-6);
 	assert_float_equal(clean[3], 0.0f, 0);
+	assert_float_equal(clean[5], 0.0f, 0);
 
 	/* All legal entries unusable: uniform over the 7 legal moves. */
 	for (int a = 0; a < 9; a++)

@@ -38,7 +38,7 @@ fi
 grep -q -- "--resume" "$T/log2" || fail "refusal does not mention --resume"
 "$AZRUN" --resume --out "$T/ttt" --iterations 3 --quiet 2> "$T/log3"
 [ "$(wc -l < "$T/ttt/metrics.jsonl")" -eq 3 ] || fail "resume did not add iteration 3"
-grep -q '"games-per-iter": "12"' "$T/ttt/run.json" || fail "resume lost the saved configuration"
+grep -Eq '"games-per-iter":[[:space:]]*"12"' "$T/ttt/run.json" || fail "resume lost the saved configuration"
 if "$AZRUN" --resume --out "$T/ttt" --game connect4 --quiet 2> /dev/null; then
 	fail "resume accepted a different game"
 fi
