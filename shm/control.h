@@ -24,6 +24,9 @@ struct az_ctl_shm {
 	_Atomic uint32_t model_gen[AZ_MODEL_SLOTS];
 	/* Set (release) to ask the inference process to exit; it is also woken via the doorbell. */
 	_Atomic uint32_t stop;
+	/* Set (release) to end the current phase early: workers abandon their unfinished games (never
+	 * written) and exit. Pairs with the acquire load in the worker loop (tools/worker.c). */
+	_Atomic uint32_t phase_stop;
 	/* Games to play in the current phase; set by azrun before it forks the phase's workers
 	 * (fork orders it before anything the workers do). */
 	uint64_t games_target;

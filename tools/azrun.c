@@ -213,6 +213,7 @@ static void reset_phase_counters(struct az_ctl_shm *c, uint64_t games)
 	atomic_store_explicit(&c->evals, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->batches, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->worker_error, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->phase_stop, 0, memory_order_relaxed);
 }
 
 static int run_workers(struct run *r, enum az_worker_mode mode, uint32_t it, uint64_t games,

@@ -183,6 +183,9 @@ static int worker_loop(struct worker *w)
 	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
 	uint32_t active;
 	do {
+		/* Acquire: pairs with azrun's release store of phase_stop (nothing else rides on it). */
+		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
+			break;
 		int progressed = 0;
 		active = 0;
 		for (uint32_t i = 0; i < w->ngames; i++) {
@@ -215,6 +218,26 @@ static int worker_loop(struct worker *w)
 	return 0;
 }
 
+/* A previous owner of this ring (a phase cut short, a killed worker) may have left requests in
+ * flight. Their results belong to games that no longer exist: collect and drop them so the
+ * sequence counters are ours before the first claim. */
+static int drain_stale(struct az_ring *ring, uint32_t spin)
+{
+	struct az_wait wait = {.spin = spin, .timeout_us = 100000};
+	int idle = 0;
+	while (az_ring_inflight(ring) > 0) {
+		if (az_ring_result(ring, NULL)) {
+			az_ring_release(ring);
+			idle = 0;
+			continue;
+		}
+		int rc = az_ring_wait_result(ring, &wait);
+		if (rc == -ETIMEDOUT && ++idle > 100)
+			return rc; /* 10 s without an answer: the inference process is gone */
+	}
+	return 0;
+}
+
 static int worker_init(struct worker *w, const struct az_config *cfg, struct az_seg *seg,
 		       uint32_t id, enum az_worker_mode mode, uint32_t iteration)
 {
@@ -227,6 +250,8 @@ static int worker_init(struct worker *w, const struct az_config *cfg, struct az_
 		return -EINVAL;
 	az_slot_layout_init(&w->lay, w->g->features, w->g->actions);
 	int rc = az_seg_ring(seg, id, &w->ring);
+	if (rc == 0)
+		rc = drain_stale(&w->ring, cfg->spin);
 	if (rc < 0)
 		return rc;
 	w->ngames = cfg->games_per_worker;
