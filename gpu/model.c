@@ -146,7 +146,8 @@ void az_model_init_random(struct az_model *m, uint64_t seed)
 	for (uint32_t i = 0; i < n; i++) {
 		struct az_tensor t;
 
-		az_model_tensor(&m->arch, i, &t);
+		if (az_model_tensor(&m->arch, i, &t) < 0)
+			continue; /* cannot happen: i < count */
 		float *p = m->params + t.offset;
 		size_t len = (size_t)t.rows * t.cols;
 
