@@ -77,7 +77,7 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 static size_t record_bytes(uint32_t features, uint32_t actions)
 {
-	return ((size_t)features + actions + 1) * sizeof(float) + sizeof(uint32_t);
+	return ((size_t)features + actions + 1) * sizeof(float) + 2 * sizeof(uint32_t);
 }
 
 static void put_u32(unsigned char *p, uint32_t v)
@@ -287,8 +287,10 @@ err_bufs:
 	return rc;
 }
 
-/* Copy one record into the current buffer (which has room) and checksum it. */
-static void stage_record(struct az_replay_writer *w, const float *x, const float *pi, float z)
+/* Copy one record into the current buffer (which has room) and checksum it. info: its ply
+ * index in the game, with AZ_REPLAY_LAST set on the game's final record. */
+static void stage_record(struct az_replay_writer *w, const float *x, const float *pi, float z,
+			 uint32_t info)
 {
 	struct stage *s = &w->st[w->cur];
 	unsigned char *p = s->data + s->len;
@@ -301,7 +303,8 @@ static void stage_record(struct az_replay_writer *w, const float *x, const float
 	memcpy(p, x, fx);
 	memcpy(p + fx, pi, fp);
 	memcpy(p + fx + fp, &z, sizeof(z));
-	put_u32(p + fx + fp + sizeof(z), record_crc(p, w->rec_bytes - sizeof(uint32_t)));
+	put_u32(p + fx + fp + sizeof(z), info);
+	put_u32(p + fx + fp + sizeof(z) + 4, record_crc(p, w->rec_bytes - sizeof(uint32_t)));
 	s->len += w->rec_bytes;
 	w->next_off += w->rec_bytes;
 }
@@ -328,7 +331,8 @@ int az_replay_writer_append(struct az_replay_writer *w, uint32_t n, const float 
 			}
 		}
 		stage_record(w, features + (size_t)i * w->features,
-			     policy + (size_t)i * w->actions, z[i]);
+			     policy + (size_t)i * w->actions, z[i],
+			     (i + 1 == n ? AZ_REPLAY_LAST : 0u) | (i & 0xffffu));
 	}
 	rc = reap(w, 0);
 	if (rc < 0)
@@ -479,9 +483,10 @@ static int check_header(const char *path, const unsigned char *h, size_t got,
 }
 
 /* Append the valid records among `nrec` whole records at chunk to b. Returns how many were
- * valid (stops at the first bad checksum) or -ENOMEM. */
+ * valid (stops at the first bad checksum) or -ENOMEM. *open counts the valid records since the
+ * last one that closed a game (AZ_REPLAY_LAST). */
 static long take_records(struct az_replay_buf *b, const unsigned char *chunk, size_t nrec,
-			 size_t rec)
+			 size_t rec, size_t *open)
 {
 	size_t fx = (size_t)b->features * sizeof(float), fp = (size_t)b->actions * sizeof(float);
 	size_t i;
@@ -496,6 +501,7 @@ static long take_records(struct az_replay_buf *b, const unsigned char *chunk, si
 		memcpy(b->pi + b->count * b->actions, p + fx, fp);
 		memcpy(b->z + b->count, p + fx + fp, sizeof(float));
 		b->count++;
+		*open = (get_u32(p + rec - 8) & AZ_REPLAY_LAST) ? 0 : *open + 1;
 	}
 	return (long)i;
 }
@@ -508,6 +514,7 @@ static long load_records(int fd, off_t size, struct az_replay_buf *b, off_t *val
 	unsigned char *chunk = malloc(chunk_recs * rec);
 	off_t off = HEADER_BYTES;
 	long total = 0, k;
+	size_t open = 0;
 	int rc;
 
 	if (!chunk)
@@ -518,7 +525,7 @@ static long load_records(int fd, off_t size, struct az_replay_buf *b, off_t *val
 			total = rc;
 			break;
 		}
-		k = take_records(b, chunk, got / rec, rec);
+		k = take_records(b, chunk, got / rec, rec, &open);
 		if (k < 0) {
 			total = k;
 			break;
@@ -527,6 +534,13 @@ static long load_records(int fd, off_t size, struct az_replay_buf *b, off_t *val
 		off += (off_t)((size_t)k * rec);
 		if ((size_t)k < chunk_recs)
 			break; /* bad checksum, torn tail or end of file */
+	}
+	/* Records of a game whose last record never reached the disk (a worker killed mid-game,
+	 * a torn write) are dropped with the tail: a game is in the store whole or not at all. */
+	if (total >= 0) {
+		b->count -= open;
+		total -= (long)open;
+		off -= (off_t)(open * rec);
 	}
 	*valid_end = off;
 	free(chunk);

@@ -4,13 +4,18 @@
  *
  * File: a 32-byte header { "AZRPLAY1", u32 features, u32 actions, u32 record_bytes, u32 flags,
  * u32 reserved, u32 crc32 of the preceding 28 bytes }, then records:
- *   { float features[D]; float policy[A]; float z; u32 crc32 of the preceding bytes }.
- * A torn or corrupt tail (partial record, bad checksum) is detected on load and dropped. */
+ *   { float features[D]; float policy[A]; float z; u32 info; u32 crc32 of the preceding bytes }
+ * where info is the record's ply index in its game (low 16 bits), with AZ_REPLAY_LAST set on the
+ * game's final record. A torn or corrupt tail (partial record, bad checksum) is detected on load
+ * and dropped, together with the records of a game that has no final record: the store holds
+ * whole games only. */
 #ifndef AZ_REPLAY_H
 #define AZ_REPLAY_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#define AZ_REPLAY_LAST 0x80000000u
 
 struct az_replay_writer;
 
