@@ -312,59 +312,64 @@ err_tensors:
 
 /* ---- load ---- */
 
-/* The file read into memory; `name` is the path used in messages. */
+/* The checkpoint bytes (a file read into memory, or a caller's buffer); `name` is the path
+ * used in messages. */
 struct ckpt_file {
 	const char *name;
-	unsigned char *buf;
+	const unsigned char *buf;
 	size_t size;
 	uint64_t hlen;		   /* header bytes after the 8-byte length */
 	const unsigned char *data; /* data area: buf + 8 + hlen */
 	size_t data_len;
 };
 
-static int read_whole(struct ckpt_file *f, char *err, size_t errlen)
+/* Read the whole of `path` into a new buffer (*buf, caller frees, *size bytes). */
+static int read_whole(const char *path, unsigned char **buf, size_t *size, char *err,
+		      size_t errlen)
 {
 	struct stat st;
-	size_t got = 0;
+	unsigned char *b;
+	size_t got = 0, n;
 	int fd, rc = 0;
 
-	fd = open(f->name, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		set_err(err, errlen, "checkpoint %s: %s", f->name, strerror(errno));
+		set_err(err, errlen, "checkpoint %s: %s", path, strerror(errno));
 		return rc;
 	}
 	if (fstat(fd, &st) < 0) {
 		rc = -errno;
-		set_err(err, errlen, "checkpoint %s: stat failed: %s", f->name, strerror(errno));
+		set_err(err, errlen, "checkpoint %s: stat failed: %s", path, strerror(errno));
 		goto err_close;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		rc = -EINVAL;
-		set_err(err, errlen, "checkpoint %s: not a regular file", f->name);
+		set_err(err, errlen, "checkpoint %s: not a regular file", path);
 		goto err_close;
 	}
-	f->size = (size_t)st.st_size;
-	f->buf = malloc(f->size ? f->size : 1);
-	if (!f->buf) {
+	n = (size_t)st.st_size;
+	b = malloc(n ? n : 1);
+	if (!b) {
 		rc = -ENOMEM;
-		set_err(err, errlen, "checkpoint %s: out of memory (%zu bytes)", f->name, f->size);
+		set_err(err, errlen, "checkpoint %s: out of memory (%zu bytes)", path, n);
 		goto err_close;
 	}
-	while (got < f->size) {
-		ssize_t k = read(fd, f->buf + got, f->size - got);
+	while (got < n) {
+		ssize_t k = read(fd, b + got, n - got);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0) {
 			rc = k < 0 ? -errno : -EINVAL;
-			set_err(err, errlen, "checkpoint %s: read failed at byte %zu: %s", f->name,
+			set_err(err, errlen, "checkpoint %s: read failed at byte %zu: %s", path,
 				got, k < 0 ? strerror(errno) : "file shrank");
-			free(f->buf);
-			f->buf = NULL;
+			free(b);
 			goto err_close;
 		}
 		got += (size_t)k;
 	}
+	*buf = b;
+	*size = n;
 err_close:
 	close(fd);
 	return rc;
@@ -709,11 +714,40 @@ err_free:
 	return rc;
 }
 
-int az_ckpt_load(const char *path, struct az_model **out, char *err, size_t errlen)
+int az_ckpt_load_mem(const void *data, size_t len, const char *name, struct az_model **out,
+		     char *err, size_t errlen)
 {
-	struct ckpt_file f = {.name = path};
+	struct ckpt_file f = {.name = name ? name : "<memory>", .buf = data, .size = len};
 	struct ckpt_meta cm;
 	cJSON *root;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if ((!data && len) || !out) {
+		set_err(err, errlen, "checkpoint %s: no data or no output", f.name);
+		return -EINVAL;
+	}
+	memset(&cm, 0, sizeof(cm));
+	rc = check_framing(&f, err, errlen);
+	if (rc < 0)
+		return rc;
+	root = parse_header(&f, err, errlen);
+	if (!root)
+		return -EINVAL;
+	rc = parse_metadata(&f, root, &cm, err, errlen);
+	if (rc == 0)
+		rc = check_sizes(&f, root, &cm.arch, err, errlen);
+	if (rc == 0)
+		rc = load_tensors(&f, root, &cm, out, err, errlen);
+	cJSON_Delete(root);
+	return rc;
+}
+
+int az_ckpt_load(const char *path, struct az_model **out, char *err, size_t errlen)
+{
+	unsigned char *buf = NULL;
+	size_t size = 0;
 	int rc;
 
 	if (err && errlen)
@@ -722,25 +756,10 @@ int az_ckpt_load(const char *path, struct az_model **out, char *err, size_t errl
 		set_err(err, errlen, "checkpoint: no path or no output");
 		return -EINVAL;
 	}
-	memset(&cm, 0, sizeof(cm));
-	rc = read_whole(&f, err, errlen);
+	rc = read_whole(path, &buf, &size, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = check_framing(&f, err, errlen);
-	if (rc < 0)
-		goto err_buf;
-	root = parse_header(&f, err, errlen);
-	if (!root) {
-		rc = -EINVAL;
-		goto err_buf;
-	}
-	rc = parse_metadata(&f, root, &cm, err, errlen);
-	if (rc == 0)
-		rc = check_sizes(&f, root, &cm.arch, err, errlen);
-	if (rc == 0)
-		rc = load_tensors(&f, root, &cm, out, err, errlen);
-	cJSON_Delete(root);
-err_buf:
-	free(f.buf);
+	rc = az_ckpt_load_mem(buf, size, path, out, err, errlen);
+	free(buf);
 	return rc;
 }

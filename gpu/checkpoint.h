@@ -22,4 +22,11 @@ int az_ckpt_save(const char *path, const struct az_model *m, char *err, size_t e
  * or -ENOMEM. */
 int az_ckpt_load(const char *path, struct az_model **out, char *err, size_t errlen);
 
+/* The same validation on a checkpoint already in memory: data[len] (borrowed, not modified;
+ * need not be NUL-terminated), `name` (may be NULL: "<memory>") used in messages in place of a
+ * path. Returns 0, -EINVAL or -ENOMEM as az_ckpt_load; *out as there. az_ckpt_load reads the
+ * file and calls this, so fuzzing this entry covers every check. */
+int az_ckpt_load_mem(const void *data, size_t len, const char *name, struct az_model **out,
+		     char *err, size_t errlen);
+
 #endif

@@ -12,6 +12,7 @@
 #include "shm/ring.h"
 
 #define AZ_CTL_PATH_MAX 512
+#define AZ_CTL_MAX_WORKERS 256
 
 enum az_model_slot { AZ_MODEL_BEST = 0, AZ_MODEL_CANDIDATE = 1, AZ_MODEL_SLOTS = 2 };
 
@@ -28,8 +29,9 @@ struct az_ctl_shm {
 	 * written) and exit. Pairs with the acquire load in the worker loop (tools/worker.c). */
 	_Atomic uint32_t phase_stop;
 	/* Games to play in the current phase; set by azrun before it forks the phase's workers
-	 * (fork orders it before anything the workers do). */
-	uint64_t games_target;
+	 * (fork orders it before anything the workers do) and raised (relaxed RMW) when a dead
+	 * worker's unfinished games must be played again. */
+	_Atomic uint64_t games_target;
 	uint8_t pad0[AZ_CACHELINE];
 
 	/* ---- written by the inference process only ---- */
@@ -55,6 +57,10 @@ struct az_ctl_shm {
 	/* arena results, from the candidate's point of view */
 	_Atomic uint64_t arena_wins, arena_draws, arena_losses;
 	_Atomic int32_t worker_error; /* first error a worker hit (negative errno) */
+
+	/* ---- per worker, written by that worker only (relaxed; azrun reads them after waitpid) ---- */
+	_Atomic uint64_t worker_claimed[AZ_CTL_MAX_WORKERS]; /* games claimed this phase */
+	_Atomic uint64_t worker_done[AZ_CTL_MAX_WORKERS];    /* games finished this phase */
 };
 
 #endif

@@ -18,10 +18,13 @@
  * and checked against the size of the mapping before it is used to compute an address.
  */
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -216,6 +219,10 @@ int az_seg_attach(struct az_seg *s, const char *name)
 		err = -errno;
 		goto err_close;
 	}
+	if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+		err = -EACCES; /* another user's segment, or one others may touch: never trust it */
+		goto err_close;
+	}
 	if (st.st_size < (off_t)sizeof(*hdr)) {
 		err = -EPROTO; /* not sized yet, or not ours */
 		goto err_close;
@@ -312,4 +319,55 @@ int az_seg_ring(const struct az_seg *s, uint32_t i, struct az_ring *out)
 void az_seg_name(char *buf, size_t len, const char *tag)
 {
 	snprintf(buf, len, "/az-%u-%ld-%s", (unsigned)getuid(), (long)getpid(), tag ? tag : "run");
+}
+
+/* 1 when process pid no longer runs: gone, or a zombie nobody has reaped yet. */
+static int pid_dead(long pid)
+{
+	char path[64], buf[512];
+	if (kill((pid_t)pid, 0) < 0)
+		return errno == ESRCH;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *rp = strrchr(buf, ')'); /* the command name may itself contain ')' */
+	return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+}
+
+int az_seg_reap_stale(char *names, size_t len)
+{
+	char prefix[32];
+	int n = 0;
+	size_t used = 0;
+	DIR *d = opendir("/dev/shm");
+
+	if (names && len)
+		names[0] = 0;
+	if (!d)
+		return -errno;
+	snprintf(prefix, sizeof(prefix), "az-%u-", (unsigned)getuid());
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		char *end;
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		long pid = strtol(e->d_name + strlen(prefix), &end, 10);
+		if (end == e->d_name + strlen(prefix) || *end != '-' || pid <= 0)
+			continue;
+		if (!pid_dead(pid))
+			continue; /* the owner lives (or is not ours to judge): leave it alone */
+		char name[300];
+		snprintf(name, sizeof(name), "/%s", e->d_name);
+		if (shm_unlink(name) == 0) {
+			n++;
+			if (names && used + strlen(name) + 2 < len)
+				used += (size_t)snprintf(names + used, len - used, "%s%s",
+							 used ? " " : "", name);
+		}
+	}
+	closedir(d);
+	return n;
 }

@@ -54,8 +54,8 @@ struct az_seg {
  * name), -EEXIST (name taken), or another -errno from shm_open/ftruncate/mmap. */
 int az_seg_create(struct az_seg *s, const char *name, const struct az_seg_params *p);
 
-/* Map an existing segment and validate its header. Returns 0, -ENOENT, -EPROTO (magic, version
- * or layout mismatch), or another -errno. */
+/* Map an existing segment and validate its header. Returns 0, -ENOENT, -EACCES (owned by another
+ * user, or accessible to others), -EPROTO (magic, version or layout mismatch), or another -errno. */
 int az_seg_attach(struct az_seg *s, const char *name);
 
 /* Unmap (any process). The name stays until az_seg_destroy(). */
@@ -69,6 +69,12 @@ void *az_seg_ctl(const struct az_seg *s);
 
 /* Attach a handle to ring i (0 <= i < nrings). Returns 0 or -EINVAL / -EPROTO. */
 int az_seg_ring(const struct az_seg *s, uint32_t i, struct az_ring *out);
+
+/* Remove segments of this user left by runs whose owner process is gone ("/az-<uid>-<pid>-*"
+ * with no process <pid>); live runs are left alone. Writes the removed names, space-separated,
+ * into names (may be NULL). Returns how many were removed, or -errno when /dev/shm cannot be
+ * read. */
+int az_seg_reap_stale(char *names, size_t len);
 
 /* Build the default segment name for this user and run: "/az-<uid>-<pid>-<tag>". */
 void az_seg_name(char *buf, size_t len, const char *tag);

@@ -24,6 +24,7 @@
 #include "shm/slot.h"
 #include "tools/config.h"
 #include "tools/roles.h"
+#include "tools/verify.h"
 #include "tools/util.h"
 
 #define PATH_LEN 1024
@@ -76,6 +77,7 @@ static pid_t spawn(int (*fn)(struct run *, void *), struct run *r, void *arg)
 static int server_main(struct run *r, void *arg)
 {
 	(void)arg;
+	prctl(PR_SET_NAME, "az-infer");
 	struct az_infer_config ic = {
 		.backend = r->cfg.backend,
 		.features = r->g->features,
@@ -92,65 +94,200 @@ struct worker_arg {
 	uint32_t id;
 	enum az_worker_mode mode;
 	uint32_t iteration;
+	uint32_t attempt; /* 0 first start, then restarts (each writes its own replay file) */
 };
 
 static int worker_main(struct run *r, void *arg)
 {
 	struct worker_arg *wa = arg;
-	char path[PATH_LEN];
-	path_in(path, r, "replay/iter-%04u-w%02u.rpl", wa->iteration, wa->id);
+	char path[PATH_LEN], name[16];
+	if (wa->attempt == 0)
+		path_in(path, r, "replay/iter-%04u-w%02u.rpl", wa->iteration, wa->id);
+	else
+		snprintf(path, sizeof(path), "%s/replay/iter-%04u-w%02u-r%u.rpl", r->cfg.out,
+			 wa->iteration, wa->id, wa->attempt);
+	snprintf(name, sizeof(name), "az-worker-%u", wa->id);
+	prctl(PR_SET_NAME, name);
 	int rc = az_worker_run(&r->cfg, &r->seg, wa->id, wa->mode, wa->iteration, path);
 	if (rc < 0)
 		fprintf(stderr, "worker %u: failed: %s\n", wa->id, strerror(-rc));
 	return rc;
 }
 
-/* Wait for pids[n]; while waiting draw progress from the control area. Returns 0 when all
- * exited with status 0, else -ECHILD (a child failed) or -EINTR (interrupted). */
-static int wait_children(struct run *r, pid_t *pids, uint32_t n, struct az_progress *pg,
-			 int show_games)
+/* The children of one phase and what azrun does when one dies. */
+struct phase {
+	const char *name;
+	uint32_t iteration;
+	uint32_t n;
+	pid_t pids[AZ_CTL_MAX_WORKERS];
+	struct worker_arg args[AZ_CTL_MAX_WORKERS];
+	int trainer;    /* 1: pids[0] is the trainer, restarted with the same job */
+	void *job;
+	uint32_t restarts;
+	double t0;
+	double last_progress;
+	struct az_progress pg;
+};
+
+#define MAX_RESTARTS 16 /* per phase; more means something is systematically wrong */
+#define MAX_SERVER_RESTARTS 8
+
+static int trainer_main(struct run *r, void *arg);
+
+/* Write DIR/progress.json (for `azrun status`); best effort, about once a second. */
+static void write_progress(struct run *r, struct phase *ph, uint64_t done, uint64_t total,
+			   double evals_per_s)
 {
-	uint32_t left = n;
+	char path[PATH_LEN], text[512], err[256];
+	path_in(path, r, "progress.json", 0, 0);
+	snprintf(text, sizeof(text),
+		 "{\"pid\": %ld, \"iteration\": %u, \"iterations\": %u, \"phase\": \"%s\", "
+		 "\"phase_started\": %.0f, \"done\": %llu, \"total\": %llu, "
+		 "\"evals_per_s\": %.1f, \"updated\": %ld}\n",
+		 (long)getpid(), ph ? ph->iteration : r->completed, r->cfg.iterations,
+		 ph ? ph->name : "done",
+		 ph ? (double)time(NULL) - (az_now() - ph->t0) : (double)time(NULL),
+		 (unsigned long long)done, (unsigned long long)total, evals_per_s,
+		 (long)time(NULL));
+	az_write_file_atomic(path, text, strlen(text), err, sizeof(err));
+}
+
+static void phase_progress(struct run *r, struct phase *ph)
+{
+	double now = az_now();
+	if (ph->trainer) {
+		if (now - ph->last_progress >= 1.0) {
+			ph->last_progress = now;
+			write_progress(r, ph, 0, 1, 0.0);
+		}
+		return;
+	}
+	char extra[64];
+	/* Relaxed: display only. */
+	uint64_t ev = atomic_load_explicit(&r->ctl->evals, memory_order_relaxed);
+	uint64_t done = atomic_load_explicit(&r->ctl->games_done, memory_order_relaxed);
+	uint64_t total = atomic_load_explicit(&r->ctl->games_target, memory_order_relaxed);
+	double el = now - ph->t0, eps = el > 0 ? (double)ev / el : 0.0;
+	snprintf(extra, sizeof(extra), "games, %.0f evals/s", eps);
+	ph->pg.total = total;
+	az_progress_update(&ph->pg, done, extra);
+	if (now - ph->last_progress >= 1.0) {
+		ph->last_progress = now;
+		write_progress(r, ph, done, total, eps);
+	}
+}
+
+/* Start (or restart) child i of the phase. */
+static int phase_spawn(struct run *r, struct phase *ph, uint32_t i)
+{
+	if (ph->trainer) {
+		ph->pids[i] = spawn(trainer_main, r, ph->job);
+	} else {
+		/* Relaxed: the new worker does not exist yet; fork orders these stores. */
+		atomic_store_explicit(&r->ctl->worker_claimed[i], 0, memory_order_relaxed);
+		atomic_store_explicit(&r->ctl->worker_done[i], 0, memory_order_relaxed);
+		ph->pids[i] = spawn(worker_main, r, &ph->args[i]);
+	}
+	if (ph->pids[i] < 0) {
+		ph->pids[i] = 0;
+		az_log("azrun: fork failed: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int restart_server(struct run *r)
+{
+	static uint32_t restarts;
+	if (++restarts > MAX_SERVER_RESTARTS) {
+		az_log("azrun: the inference process died %u times; giving up", restarts - 1);
+		return -ECHILD;
+	}
+	r->server = spawn(server_main, r, NULL);
+	if (r->server < 0) {
+		r->server = 0;
+		return -errno;
+	}
+	/* It reloads every model whose generation it has not seen (all of them), and serves the
+	 * requests left unserved by its predecessor: the rings keep their counters. */
+	az_log("azrun: restarted the inference process (pid %ld)", (long)r->server);
+	return 0;
+}
+
+/* A child of the phase exited with status st. Returns 0 (finished, or restarted) or an error. */
+static int phase_reap(struct run *r, struct phase *ph, uint32_t i, int st)
+{
+	ph->pids[i] = 0;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	if (WIFEXITED(st) || interrupted) /* it reported an error itself: do not loop on it */
+		return -ECHILD;
+	const char *who = ph->trainer ? "trainer" : "worker";
+	if (++ph->restarts > MAX_RESTARTS) {
+		az_log("azrun: %s died again (signal %d); too many restarts", who, WTERMSIG(st));
+		return -ECHILD;
+	}
+	if (!ph->trainer) {
+		/* Its unfinished games are dropped (the replay store keeps whole games only) and
+		 * handed back to the phase so the iteration still plays its full count. */
+		uint64_t lost =
+			atomic_load_explicit(&r->ctl->worker_claimed[i], memory_order_relaxed) -
+			atomic_load_explicit(&r->ctl->worker_done[i], memory_order_relaxed);
+		atomic_fetch_add_explicit(&r->ctl->games_target, lost, memory_order_relaxed);
+		ph->args[i].attempt++;
+		az_log("azrun: worker %u died (signal %d); %llu unfinished games dropped; "
+		       "restarting it", i, WTERMSIG(st), (unsigned long long)lost);
+	} else {
+		az_log("azrun: the trainer died (signal %d); restarting it", WTERMSIG(st));
+	}
+	return phase_spawn(r, ph, i);
+}
+
+/* Supervise the phase's children until all have finished: restart the dead, restart the
+ * inference process if it dies, stop everything on SIGINT/SIGTERM or a failure. Returns 0,
+ * -ECHILD (a child failed) or -EINTR. */
+static int phase_wait(struct run *r, struct phase *ph)
+{
 	int rc = 0;
-	while (left) {
+	for (;;) {
+		uint32_t left = 0;
+		for (uint32_t i = 0; i < ph->n; i++)
+			left += ph->pids[i] > 0;
+		if (!left)
+			break;
 		int st;
 		pid_t p = waitpid(-1, &st, WNOHANG);
 		if (p > 0) {
-			for (uint32_t i = 0; i < n; i++) {
-				if (pids[i] != p)
-					continue;
-				pids[i] = 0;
-				left--;
-				if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-					rc = -ECHILD;
-			}
 			if (p == r->server) {
-				az_log("azrun: the inference process exited unexpectedly");
+				az_log("azrun: the inference process exited (%s %d)",
+				       WIFSIGNALED(st) ? "signal" : "status",
+				       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 				r->server = 0;
-				rc = -ECHILD;
+				if (rc == 0 && !interrupted)
+					rc = restart_server(r);
+				continue;
+			}
+			for (uint32_t i = 0; i < ph->n; i++) {
+				if (ph->pids[i] != p)
+					continue;
+				int prc = phase_reap(r, ph, i, st);
+				if (rc == 0)
+					rc = prc;
 			}
 			continue;
 		}
-		if (interrupted || (rc < 0 && left)) {
-			for (uint32_t i = 0; i < n; i++)
-				if (pids[i] > 0)
-					kill(pids[i], SIGTERM);
+		if (interrupted || rc < 0) {
+			for (uint32_t i = 0; i < ph->n; i++)
+				if (ph->pids[i] > 0)
+					kill(ph->pids[i], SIGTERM);
 			if (!rc)
 				rc = -EINTR;
 		}
-		if (show_games) {
-			char extra[64];
-			/* Relaxed: progress display only. */
-			uint64_t ev = atomic_load_explicit(&r->ctl->evals, memory_order_relaxed);
-			double el = az_now() - pg->t0;
-			snprintf(extra, sizeof(extra), "games, %.0f evals/s",
-				 el > 0 ? (double)ev / el : 0.0);
-			az_progress_update(pg, atomic_load_explicit(&r->ctl->games_done,
-								    memory_order_relaxed), extra);
-		}
-		struct timespec ts = {0, 50 * 1000 * 1000};
+		phase_progress(r, ph);
+		struct timespec ts = {0, 20 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
+	az_progress_end(&ph->pg);
 	return rc;
 }
 
@@ -167,6 +304,8 @@ static int serve_model(struct run *r, uint32_t s, const char *path)
 	double t0 = az_now();
 	/* C2': pairs with C2 in the inference process; model_err is valid after it. */
 	while (atomic_load_explicit(&r->ctl->model_ack[s], memory_order_acquire) != gen) {
+		if (interrupted)
+			return -EINTR;
 		if (az_now() - t0 > 120 || r->server <= 0 || waitpid(r->server, NULL, WNOHANG)) {
 			az_log("azrun: the inference process did not load %s", path);
 			return -ETIMEDOUT;
@@ -199,7 +338,7 @@ static int copy_file(const char *from, const char *to, char *err, size_t errlen)
 static void reset_phase_counters(struct az_ctl_shm *c, uint64_t games)
 {
 	/* Relaxed: no worker of this phase exists yet; fork orders these stores before them. */
-	c->games_target = games;
+	atomic_store_explicit(&c->games_target, games, memory_order_relaxed);
 	atomic_store_explicit(&c->next_game, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->games_done, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->positions, 0, memory_order_relaxed);
@@ -219,24 +358,26 @@ static void reset_phase_counters(struct az_ctl_shm *c, uint64_t games)
 static int run_workers(struct run *r, enum az_worker_mode mode, uint32_t it, uint64_t games,
 		       const char *label)
 {
-	uint32_t W = r->cfg.workers;
-	pid_t pids[256];
-	struct worker_arg args[256];
+	static struct phase ph;
+	memset(&ph, 0, sizeof(ph));
+	ph.name = label;
+	ph.iteration = it;
+	ph.n = r->cfg.workers;
+	ph.t0 = az_now();
 	reset_phase_counters(r->ctl, games);
-	struct az_progress pg;
-	az_progress_begin(&pg, label, games, r->cfg.quiet);
-	for (uint32_t i = 0; i < W; i++) {
-		args[i] = (struct worker_arg){.id = i, .mode = mode, .iteration = it};
-		pids[i] = spawn(worker_main, r, &args[i]);
-		if (pids[i] < 0) {
-			az_log("azrun: fork failed: %s", strerror(errno));
-			pids[i] = 0;
-			W = i;
-			break;
-		}
+	az_progress_begin(&ph.pg, label, games, r->cfg.quiet);
+	int rc = 0;
+	for (uint32_t i = 0; i < ph.n && rc == 0; i++) {
+		ph.args[i] = (struct worker_arg){.id = i, .mode = mode, .iteration = it};
+		rc = phase_spawn(r, &ph, i);
 	}
-	int rc = wait_children(r, pids, W, &pg, 1);
-	az_progress_end(&pg);
+	if (rc < 0) /* fork failed: stop what started, reap it below, report the failure */
+		for (uint32_t i = 0; i < ph.n; i++)
+			if (ph.pids[i] > 0)
+				kill(ph.pids[i], SIGTERM);
+	int wrc = phase_wait(r, &ph);
+	if (rc == 0)
+		rc = wrc;
 	int werr = atomic_load_explicit(&r->ctl->worker_error, memory_order_relaxed);
 	if (rc == 0 && werr < 0) {
 		az_log("azrun: a worker reported %s", strerror(-werr));
@@ -250,6 +391,7 @@ static int trainer_main(struct run *r, void *arg)
 	struct az_train_job *job = arg;
 	struct az_train_report *rep = (struct az_train_report *)(job + 1);
 	char err[512];
+	prctl(PR_SET_NAME, "az-trainer");
 	int rc = az_train_run(job, rep, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "trainer: %s\n", err);
@@ -269,9 +411,9 @@ static int list_window(struct run *r, uint32_t it, char ***paths, uint32_t *n)
 	struct dirent *e;
 	while (v && (e = readdir(d)) != NULL) {
 		unsigned a, w;
-		char tail[8];
-		if (sscanf(e->d_name, "iter-%4u-w%2u.%3s", &a, &w, tail) != 3 ||
-		    strcmp(tail, "rpl") != 0)
+		size_t len = strlen(e->d_name);
+		if (sscanf(e->d_name, "iter-%4u-w%2u", &a, &w) != 2 || len < 4 ||
+		    strcmp(e->d_name + len - 4, ".rpl") != 0)
 			continue;
 		if (a > it || a + r->cfg.window <= it)
 			continue;
@@ -311,10 +453,19 @@ static int run_trainer(struct run *r, uint32_t it, const char *cand, struct az_t
 	struct az_train_job *job = mem;
 	*job = (struct az_train_job){.cfg = &r->cfg, .iteration = it, .init_path = r->latest,
 				     .out_path = cand, .replay_paths = paths, .n_replay = n};
-	struct az_progress pg;
-	az_progress_begin(&pg, "train", 1, r->cfg.quiet);
-	pid_t pid = spawn(trainer_main, r, job);
-	rc = pid < 0 ? -errno : wait_children(r, &pid, 1, &pg, 0);
+	static struct phase ph;
+	memset(&ph, 0, sizeof(ph));
+	ph.name = "train";
+	ph.iteration = it;
+	ph.n = 1;
+	ph.trainer = 1;
+	ph.job = job;
+	ph.t0 = az_now();
+	az_progress_begin(&ph.pg, "train", 1, 1);
+	rc = phase_spawn(r, &ph, 0);
+	int wrc = phase_wait(r, &ph);
+	if (rc == 0)
+		rc = wrc;
 	*out = *(struct az_train_report *)(job + 1);
 	munmap(mem, sz);
 out:
@@ -625,7 +776,10 @@ static int start_server(struct run *r)
 	struct az_seg_params sp = {.nrings = r->cfg.workers, .capacity = r->cfg.ring_capacity,
 				   .slot_bytes = lay.bytes,
 				   .ctl_bytes = (uint32_t)sizeof(struct az_ctl_shm)};
-	char name[64];
+	char name[64], stale[512];
+	int n = az_seg_reap_stale(stale, sizeof(stale));
+	if (n > 0)
+		az_log("azrun: removed %d shared-memory segment(s) left by dead runs: %s", n, stale);
 	az_seg_name(name, sizeof(name), "run");
 	int rc = az_seg_create(&r->seg, name, &sp);
 	if (rc < 0) {
@@ -666,6 +820,8 @@ int main(int argc, char **argv)
 {
 	static struct run r;
 	char err[1024];
+	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
+		return az_verify_main(argc - 1, argv + 1);
 	int rc = az_config_parse(&r.cfg, argc, argv, err, sizeof(err));
 	if (rc == 1) {
 		az_config_usage(argv[0]);
@@ -703,6 +859,7 @@ int main(int argc, char **argv)
 			rc = -EINTR;
 	}
 	stop_server(&r);
+	write_progress(&r, NULL, r.completed, r.cfg.iterations, 0.0);
 	if (rc == -EINTR) {
 		az_log("azrun: interrupted; %u iterations are complete, continue with --resume "
 		       "--out %s", r.completed, r.cfg.out);

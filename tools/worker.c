@@ -34,6 +34,7 @@ struct worker {
 	struct az_ring ring;
 	struct az_slot_layout lay;
 	enum az_worker_mode mode;
+	uint32_t id;
 	struct az_replay_writer *rw;
 	struct wgame *games;
 	uint32_t ngames;
@@ -61,13 +62,21 @@ static uint32_t model_for(const struct worker *w, const struct wgame *gm)
 /* Claim the next game number of the phase for slot gm, or mark the phase exhausted. */
 static void start_game(struct worker *w, struct wgame *gm)
 {
-	/* Relaxed: a plain ticket counter; each number is handed out once by the RMW. */
-	uint64_t n = atomic_fetch_add_explicit(&w->ctl->next_game, 1, memory_order_relaxed);
-	if (n >= w->ctl->games_target) {
-		w->exhausted = 1;
-		gm->active = 0;
-		return;
-	}
+	/* Claim a ticket below the target with a CAS, so next_game never passes games_target and
+	 * games azrun adds back after a worker died are still claimable. Relaxed: the counters
+	 * carry no other data; each number is handed out once by the successful CAS. */
+	uint64_t n = atomic_load_explicit(&w->ctl->next_game, memory_order_relaxed);
+	do {
+		if (n >= atomic_load_explicit(&w->ctl->games_target, memory_order_relaxed)) {
+			w->exhausted = 1;
+			gm->active = 0;
+			return;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&w->ctl->next_game, &n, n + 1,
+							memory_order_relaxed,
+							memory_order_relaxed));
+	/* Relaxed: own counter, read by azrun after this process is reaped. */
+	atomic_fetch_add_explicit(&w->ctl->worker_claimed[w->id], 1, memory_order_relaxed);
 	gm->active = 1;
 	gm->number = n;
 	gm->ply = 0;
@@ -127,6 +136,7 @@ static int finish_game(struct worker *w, struct wgame *gm, float v_final)
 		atomic_fetch_add_explicit(c, 1, memory_order_relaxed); /* relaxed: as above */
 	}
 	atomic_fetch_add_explicit(&w->ctl->games_done, 1, memory_order_relaxed); /* as above */
+	atomic_fetch_add_explicit(&w->ctl->worker_done[w->id], 1, memory_order_relaxed);
 	start_game(w, gm);
 	return rc;
 }
@@ -246,7 +256,8 @@ static int worker_init(struct worker *w, const struct az_config *cfg, struct az_
 	w->g = az_game_find(cfg->game);
 	w->ctl = az_seg_ctl(seg);
 	w->mode = mode;
-	if (!w->g)
+	w->id = id;
+	if (!w->g || id >= AZ_CTL_MAX_WORKERS)
 		return -EINVAL;
 	az_slot_layout_init(&w->lay, w->g->features, w->g->actions);
 	int rc = az_seg_ring(seg, id, &w->ring);

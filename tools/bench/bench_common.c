@@ -1,0 +1,651 @@
+/* SPDX-License-Identifier: MIT */
+/* azbench output helpers: rows of ordered key/value pairs rendered as a table, JSON lines, CSV
+ * or a gnuplot PNG, the common options, and sample statistics. */
+#include "tools/bench/bench_common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shm/az_assert.h"
+
+extern char **environ; /* POSIX: the environment posix_spawnp passes on */
+
+#define MAX_COLS 64
+#define CELL_MAX 64
+
+const char az_bench_common_help[] =
+	"  --seconds S        time budget of the whole run (split across the sweep)\n"
+	"  --csv FILE         also write the rows as CSV\n"
+	"  --json             print one JSON object per row (JSON lines) instead of the table\n"
+	"  --plot FILE.png    also draw a PNG with gnuplot\n"
+	"  --quiet            no progress messages on stderr\n";
+
+int az_bench_common_opt(struct az_bench_opts *o, int code, const char *arg)
+{
+	char *end;
+
+	switch (code) {
+	case AZ_BENCH_OPT_SECONDS:
+		o->seconds = strtod(arg, &end);
+		if (end == arg || *end || !(o->seconds > 0 && o->seconds <= 86400)) {
+			fprintf(stderr, "azbench: --seconds wants a number in (0, 86400], got '%s'\n",
+				arg);
+			return -EINVAL;
+		}
+		return 1;
+	case AZ_BENCH_OPT_CSV:
+		o->csv = arg;
+		return 1;
+	case AZ_BENCH_OPT_JSON:
+		o->json = 1;
+		return 1;
+	case AZ_BENCH_OPT_PLOT:
+		o->plot = arg;
+		return 1;
+	case AZ_BENCH_OPT_QUIET:
+		o->quiet = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int az_bench_parse_u32_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi)
+{
+	int n = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (;;) {
+		unsigned long long v;
+		char *end;
+
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		errno = 0;
+		v = strtoull(s, &end, 10);
+		if (errno || end == s || v < lo || v > hi || n >= max)
+			return -EINVAL;
+		out[n++] = (uint32_t)v;
+		if (*end == '\0')
+			return n;
+		if (*end != ',')
+			return -EINVAL;
+		s = end + 1;
+	}
+}
+
+/* ---- rows ---- */
+
+static struct az_bench_field *field_for(struct az_bench_row *r, const char *key)
+{
+	struct az_bench_field *f;
+	uint32_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (strncmp(r->f[i].key, key, AZ_BENCH_KEY_MAX - 1) == 0)
+			return &r->f[i];
+	AZ_ASSERT(r->n < AZ_BENCH_MAX_FIELDS);
+	f = &r->f[r->n++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->key, sizeof(f->key), "%s", key);
+	return f;
+}
+
+void az_bench_row_str(struct az_bench_row *r, const char *key, const char *val)
+{
+	struct az_bench_field *f = field_for(r, key);
+
+	f->kind = AZ_BENCH_STR;
+	snprintf(f->str, sizeof(f->str), "%s", val);
+}
+
+void az_bench_row_int(struct az_bench_row *r, const char *key, int64_t val)
+{
+	struct az_bench_field *f = field_for(r, key);
+
+	f->kind = AZ_BENCH_INT;
+	f->i = val;
+}
+
+void az_bench_row_num(struct az_bench_row *r, const char *key, double val, int prec)
+{
+	struct az_bench_field *f = field_for(r, key);
+
+	f->kind = AZ_BENCH_NUM;
+	f->num = val;
+	f->prec = prec < 0 ? 0 : prec > 9 ? 9 : prec;
+}
+
+void az_bench_row_none(struct az_bench_row *r, const char *key)
+{
+	field_for(r, key)->kind = AZ_BENCH_NONE;
+}
+
+const struct az_bench_field *az_bench_row_get(const struct az_bench_row *r, const char *key)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (strncmp(r->f[i].key, key, AZ_BENCH_KEY_MAX - 1) == 0)
+			return &r->f[i];
+	return NULL;
+}
+
+double az_bench_row_val(const struct az_bench_row *r, const char *key, double dflt)
+{
+	const struct az_bench_field *f = az_bench_row_get(r, key);
+
+	if (f && f->kind == AZ_BENCH_INT)
+		return (double)f->i;
+	if (f && f->kind == AZ_BENCH_NUM)
+		return f->num;
+	return dflt;
+}
+
+const char *az_bench_row_sval(const struct az_bench_row *r, const char *key)
+{
+	const struct az_bench_field *f = az_bench_row_get(r, key);
+
+	return f && f->kind == AZ_BENCH_STR ? f->str : "";
+}
+
+int az_bench_table_add(struct az_bench_table *t, const struct az_bench_row *r)
+{
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? 2 * t->cap : 32;
+		struct az_bench_row *rows = realloc(t->rows, (size_t)cap * sizeof(*rows));
+
+		if (!rows)
+			return -ENOMEM;
+		t->rows = rows;
+		t->cap = cap;
+	}
+	t->rows[t->n++] = *r;
+	return 0;
+}
+
+void az_bench_table_free(struct az_bench_table *t)
+{
+	free(t->rows);
+	t->rows = NULL;
+	t->n = t->cap = 0;
+}
+
+/* ---- formatting ---- */
+
+enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
+
+/* The cell text of f (NULL: absent) in the given format, without CSV/JSON string quoting. */
+static void cell(const struct az_bench_field *f, enum fmt fmt, char *buf, size_t len)
+{
+	if (!f || f->kind == AZ_BENCH_NONE ||
+	    (f->kind == AZ_BENCH_NUM && !isfinite(f->num))) {
+		snprintf(buf, len, "%s", fmt == FMT_TABLE ? "-" : fmt == FMT_JSON ? "null" : "");
+		return;
+	}
+	switch (f->kind) {
+	case AZ_BENCH_STR:
+		snprintf(buf, len, "%s", f->str);
+		break;
+	case AZ_BENCH_INT:
+		snprintf(buf, len, "%lld", (long long)f->i);
+		break;
+	default:
+		snprintf(buf, len, "%.*f", f->prec, f->num);
+		break;
+	}
+}
+
+/* Columns: union of keys over all rows in first-seen order. Returns the count. */
+static uint32_t columns(const struct az_bench_table *t, const char *cols[MAX_COLS])
+{
+	uint32_t n = 0, i, j, k;
+
+	for (i = 0; i < t->n; i++)
+		for (j = 0; j < t->rows[i].n; j++) {
+			const char *key = t->rows[i].f[j].key;
+
+			for (k = 0; k < n && strcmp(cols[k], key) != 0; k++)
+				;
+			if (k == n && n < MAX_COLS)
+				cols[n++] = key;
+		}
+	return n;
+}
+
+void az_bench_print_table(const struct az_bench_table *t, FILE *out)
+{
+	const char *cols[MAX_COLS];
+	int width[MAX_COLS];
+	uint32_t n = columns(t, cols), i, c;
+	char buf[CELL_MAX];
+
+	for (c = 0; c < n; c++) {
+		width[c] = (int)strlen(cols[c]);
+		for (i = 0; i < t->n; i++) {
+			cell(az_bench_row_get(&t->rows[i], cols[c]), FMT_TABLE, buf, sizeof(buf));
+			if ((int)strlen(buf) > width[c])
+				width[c] = (int)strlen(buf);
+		}
+	}
+	for (c = 0; c < n; c++)
+		fprintf(out, "%s%-*s", c ? "  " : "", width[c], cols[c]);
+	fputc('\n', out);
+	for (i = 0; i < t->n; i++) {
+		for (c = 0; c < n; c++) {
+			const struct az_bench_field *f = az_bench_row_get(&t->rows[i], cols[c]);
+
+			cell(f, FMT_TABLE, buf, sizeof(buf));
+			/* Numbers right-aligned, text left-aligned. */
+			if (f && (f->kind == AZ_BENCH_INT || f->kind == AZ_BENCH_NUM))
+				fprintf(out, "%s%*s", c ? "  " : "", width[c], buf);
+			else
+				fprintf(out, "%s%-*s", c ? "  " : "", width[c], buf);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void json_string(const char *s, FILE *out)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+static void json_fields(const struct az_bench_row *r, FILE *out, int first)
+{
+	char buf[CELL_MAX];
+	uint32_t j;
+
+	for (j = 0; j < r->n; j++) {
+		const struct az_bench_field *f = &r->f[j];
+
+		if (!first || j)
+			fputs(", ", out);
+		json_string(f->key, out);
+		fputs(": ", out);
+		if (f->kind == AZ_BENCH_STR) {
+			json_string(f->str, out);
+		} else if (f->kind == AZ_BENCH_NUM && isfinite(f->num)) {
+			/* Full precision in JSON: consumers compute with it. */
+			fprintf(out, "%.17g", f->num);
+		} else {
+			cell(f, FMT_JSON, buf, sizeof(buf));
+			fputs(buf, out);
+		}
+	}
+}
+
+void az_bench_print_json_row(const struct az_bench_row *r, FILE *out)
+{
+	fputc('{', out);
+	json_fields(r, out, 1);
+	fputs("}\n", out);
+}
+
+void az_bench_print_json(const struct az_bench_table *t, FILE *out)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->n; i++)
+		az_bench_print_json_row(&t->rows[i], out);
+}
+
+static void csv_cell(const char *s, FILE *out)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+int az_bench_write_csv(const struct az_bench_table *t, const char *path, char *err,
+		       size_t errlen)
+{
+	const char *cols[MAX_COLS];
+	uint32_t n = columns(t, cols), i, c;
+	char buf[CELL_MAX];
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	for (c = 0; c < n; c++) {
+		if (c)
+			fputc(',', f);
+		csv_cell(cols[c], f);
+	}
+	fputc('\n', f);
+	for (i = 0; i < t->n; i++) {
+		for (c = 0; c < n; c++) {
+			if (c)
+				fputc(',', f);
+			cell(az_bench_row_get(&t->rows[i], cols[c]), FMT_CSV, buf, sizeof(buf));
+			csv_cell(buf, f);
+		}
+		fputc('\n', f);
+	}
+	if (ferror(f) | fclose(f)) {
+		snprintf(err, errlen, "%s: write failed", path);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* ---- plots ---- */
+
+struct point {
+	char series[3 * AZ_BENCH_STR_MAX];
+	double x, y;
+};
+
+static int point_cmp(const void *a, const void *b)
+{
+	const struct point *p = a, *q = b;
+	int c = strcmp(p->series, q->series);
+
+	if (c)
+		return c;
+	return (p->x > q->x) - (p->x < q->x);
+}
+
+/* gnuplot single-quoted string: a quote is doubled. */
+static void gp_quoted(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', f);
+		fputc(*s, f);
+	}
+	fputc('\'', f);
+}
+
+static size_t collect_points(const struct az_bench_table *t, const struct az_bench_plot_spec *ps,
+			     struct point *pts)
+{
+	size_t n = 0;
+	uint32_t i, k;
+
+	for (i = 0; i < t->n; i++) {
+		const struct az_bench_row *r = &t->rows[i];
+		double x = az_bench_row_val(r, ps->xkey, NAN), y = az_bench_row_val(r, ps->ykey, NAN);
+		struct point *p = &pts[n];
+		char buf[CELL_MAX];
+
+		if (!isfinite(x) || !isfinite(y) || (ps->keep && !ps->keep(r, ps->keep_arg)))
+			continue;
+		if ((ps->logx && x <= 0) || (ps->logy && y <= 0))
+			continue;
+		p->series[0] = '\0';
+		for (k = 0; k < AZ_ARRAY_LEN(ps->series) && ps->series[k]; k++) {
+			cell(az_bench_row_get(r, ps->series[k]), FMT_TABLE, buf, sizeof(buf));
+			if (k)
+				strncat(p->series, "/", sizeof(p->series) - strlen(p->series) - 1);
+			strncat(p->series, buf, sizeof(p->series) - strlen(p->series) - 1);
+		}
+		p->x = x;
+		p->y = y;
+		n++;
+	}
+	qsort(pts, n, sizeof(*pts), point_cmp);
+	return n;
+}
+
+/* Data blocks (one per series, separated by two blank lines) and the script. */
+static int write_plot_files(const struct point *pts, size_t n,
+			    const struct az_bench_plot_spec *ps, const char *data,
+			    const char *script, const char *png)
+{
+	FILE *d = fopen(data, "w"), *s = d ? fopen(script, "w") : NULL;
+	size_t i, block = 0;
+	int rc = 0;
+
+	if (!d || !s) {
+		rc = -errno;
+		goto out;
+	}
+	fputs("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+	      "  set terminal pngcairo size 1100,650\n} else {\n"
+	      "  set terminal png size 1100,650\n}\n", s);
+	fputs("set output ", s);
+	gp_quoted(s, png);
+	fputs("\nset title ", s);
+	gp_quoted(s, ps->title ? ps->title : "azbench");
+	fputs("\nset xlabel ", s);
+	gp_quoted(s, ps->xkey);
+	fputs("\nset ylabel ", s);
+	gp_quoted(s, ps->ykey);
+	fprintf(s, "\nset grid\nset key outside right\n%s%splot ", ps->logx ? "set logscale x\n" : "",
+		ps->logy ? "set logscale y\n" : "");
+	for (i = 0; i < n; i++) {
+		if (i == 0 || strcmp(pts[i].series, pts[i - 1].series) != 0) {
+			if (i) {
+				fputs("\n\n", d);
+				fputs(", \\\n  ", s);
+			}
+			gp_quoted(s, data);
+			fprintf(s, " index %zu using 1:2 with linespoints title ", block++);
+			gp_quoted(s, pts[i].series[0] ? pts[i].series : ps->ykey);
+		}
+		fprintf(d, "%.9g %.9g\n", pts[i].x, pts[i].y);
+	}
+	fputc('\n', s);
+	if (ferror(d) || ferror(s))
+		rc = -EIO;
+out:
+	if (s && fclose(s) && !rc)
+		rc = -EIO;
+	if (d && fclose(d) && !rc)
+		rc = -EIO;
+	return rc;
+}
+
+/* Run "gnuplot script" with its output in log. Returns 0, -ENOENT (not installed) or -EIO. */
+static int run_gnuplot(const char *script, const char *log)
+{
+	char *argv[] = { "gnuplot", (char *)script, NULL };
+	posix_spawn_file_actions_t fa;
+	int rc, status = 0;
+	pid_t pid;
+
+	if (posix_spawn_file_actions_init(&fa))
+		return -ENOMEM;
+	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc)
+		return rc == ENOENT ? -ENOENT : -rc;
+	if (waitpid(pid, &status, 0) != pid)
+		return -errno;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		return -ENOENT; /* the shell-less spawn could not exec it */
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+}
+
+static void read_log_into(const char *log, char *err, size_t errlen)
+{
+	size_t used = strlen(err), got;
+	FILE *f = fopen(log, "r");
+
+	if (!f || used + 2 >= errlen) {
+		if (f)
+			fclose(f);
+		return;
+	}
+	strncat(err, ": ", errlen - used - 1);
+	used = strlen(err);
+	got = fread(err + used, 1, errlen - used - 1, f);
+	err[used + got] = '\0';
+	while (used + got > 0 && err[used + got - 1] == '\n')
+		err[--got + used] = '\0';
+	fclose(f);
+}
+
+int az_bench_plot(const struct az_bench_table *t, const struct az_bench_plot_spec *ps,
+		  const char *png, char *err, size_t errlen)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[512], data[600], script[600], log[600];
+	struct point *pts;
+	size_t n;
+	int rc;
+
+	pts = calloc(t->n ? t->n : 1, sizeof(*pts));
+	if (!pts) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	n = collect_points(t, ps, pts);
+	if (n == 0) {
+		snprintf(err, errlen, "nothing to plot (no row has %s and %s)", ps->xkey, ps->ykey);
+		rc = -ENODATA;
+		goto err_free;
+	}
+	snprintf(dir, sizeof(dir), "%s/azbench-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
+		goto err_free;
+	}
+	snprintf(data, sizeof(data), "%s/data.txt", dir);
+	snprintf(script, sizeof(script), "%s/plot.gp", dir);
+	snprintf(log, sizeof(log), "%s/gnuplot.log", dir);
+	rc = write_plot_files(pts, n, ps, data, script, png);
+	if (rc) {
+		snprintf(err, errlen, "%s: cannot write plot files (%s)", dir, strerror(-rc));
+		goto err_rmdir;
+	}
+	rc = run_gnuplot(script, log);
+	if (rc == -ENOENT)
+		snprintf(err, errlen, "gnuplot not found in PATH: install it (e.g. apt-get install "
+			 "gnuplot-nox) or leave out --plot");
+	else if (rc) {
+		snprintf(err, errlen, "gnuplot failed");
+		read_log_into(log, err, errlen);
+	}
+err_rmdir:
+	unlink(log);
+	unlink(script);
+	unlink(data);
+	rmdir(dir);
+err_free:
+	free(pts);
+	return rc;
+}
+
+/* ---- emitting ---- */
+
+int az_bench_emit(const struct az_bench_table *t, const struct az_bench_opts *o,
+		  const struct az_bench_plot_spec *ps)
+{
+	char err[1024] = "";
+	int rc = 0;
+
+	if (o->json)
+		az_bench_print_json(t, stdout);
+	else
+		az_bench_print_table(t, stdout);
+	fflush(stdout);
+	if (o->csv && az_bench_write_csv(t, o->csv, err, sizeof(err)) != 0) {
+		fprintf(stderr, "azbench: --csv: %s\n", err);
+		rc = 1;
+	}
+	if (o->plot && !ps) {
+		fprintf(stderr, "azbench: --plot: this mode has nothing to plot\n");
+		rc = 1;
+	} else if (o->plot && az_bench_plot(t, ps, o->plot, err, sizeof(err)) != 0) {
+		fprintf(stderr, "azbench: --plot: %s\n", err);
+		rc = 1;
+	}
+	return rc;
+}
+
+void az_bench_recommend(const struct az_bench_opts *o, const char *text,
+			const struct az_bench_row *rec)
+{
+	if (o->json) {
+		fputs("{\"recommendation\": ", stdout);
+		json_string(text, stdout);
+		if (rec)
+			json_fields(rec, stdout, 0);
+		fputs("}\n", stdout);
+	} else {
+		printf("recommendation: %s\n", text);
+	}
+	fflush(stdout);
+}
+
+void az_bench_progress(const struct az_bench_opts *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->quiet)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+uint64_t az_bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+void az_bench_sort_u32(uint32_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), u32_cmp);
+}
+
+uint32_t az_bench_quantile(const uint32_t *sorted, size_t n, double q)
+{
+	double rank;
+	size_t k;
+
+	if (n == 0)
+		return 0;
+	rank = ceil(q * (double)n);
+	k = rank < 1 ? 0 : (size_t)rank - 1;
+	return sorted[k < n ? k : n - 1];
+}

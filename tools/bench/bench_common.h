@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/* Output shared by every azbench mode: result rows of ordered (key, value) pairs, printed as an
+ * aligned table, CSV, JSON lines or a gnuplot PNG; the options that choose among them; and the
+ * closing recommendation line. */
+#ifndef AZ_BENCH_COMMON_H
+#define AZ_BENCH_COMMON_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define AZ_BENCH_MAX_FIELDS 24
+#define AZ_BENCH_KEY_MAX 32
+#define AZ_BENCH_STR_MAX 48
+
+enum az_bench_kind {
+	AZ_BENCH_NONE = 0, /* not applicable: "-" in the table, empty in CSV, null in JSON */
+	AZ_BENCH_STR,
+	AZ_BENCH_INT,
+	AZ_BENCH_NUM,
+};
+
+struct az_bench_field {
+	char key[AZ_BENCH_KEY_MAX];
+	enum az_bench_kind kind;
+	int prec; /* AZ_BENCH_NUM: digits after the point in the table and CSV */
+	int64_t i;
+	double num;
+	char str[AZ_BENCH_STR_MAX];
+};
+
+/* One result: fields in the order they were set. Setting a key again replaces its value in
+ * place. Keys longer than AZ_BENCH_KEY_MAX - 1 and strings longer than AZ_BENCH_STR_MAX - 1 are
+ * truncated; a row holds at most AZ_BENCH_MAX_FIELDS fields (further keys abort: a bug). */
+struct az_bench_row {
+	struct az_bench_field f[AZ_BENCH_MAX_FIELDS];
+	uint32_t n;
+};
+
+/* A growing list of rows (owned copies). Zero-initialise, then az_bench_table_free(). */
+struct az_bench_table {
+	struct az_bench_row *rows;
+	uint32_t n;
+	uint32_t cap;
+};
+
+/* Options every mode accepts (parsed by az_bench_common_opt()). */
+struct az_bench_opts {
+	double seconds;   /* total time budget of the run; the mode sets its default first */
+	const char *csv;  /* --csv FILE, or NULL */
+	const char *plot; /* --plot FILE.png, or NULL */
+	int json;         /* --json: JSON lines on stdout instead of the table */
+	int quiet;        /* --quiet: no progress on stderr */
+};
+
+/* getopt_long codes of the common options: above any short option a mode may use. */
+enum {
+	AZ_BENCH_OPT_SECONDS = 0x1000,
+	AZ_BENCH_OPT_CSV,
+	AZ_BENCH_OPT_JSON,
+	AZ_BENCH_OPT_PLOT,
+	AZ_BENCH_OPT_QUIET,
+};
+
+/* Entries for a mode's struct option array (put them before its terminating zero entry). */
+#define AZ_BENCH_COMMON_LONGOPTS                                        \
+	{ "seconds", required_argument, NULL, AZ_BENCH_OPT_SECONDS },   \
+	{ "csv", required_argument, NULL, AZ_BENCH_OPT_CSV },           \
+	{ "json", no_argument, NULL, AZ_BENCH_OPT_JSON },               \
+	{ "plot", required_argument, NULL, AZ_BENCH_OPT_PLOT },         \
+	{ "quiet", no_argument, NULL, AZ_BENCH_OPT_QUIET }
+
+/* Help text for the common options (one option per line, two-space indent). */
+extern const char az_bench_common_help[];
+
+/* Apply one getopt_long result to o. Returns 1 when code is a common option, 0 when it is not
+ * (the mode handles it), -EINVAL for a bad value (a message went to stderr). */
+int az_bench_common_opt(struct az_bench_opts *o, int code, const char *arg);
+
+/* Parse "a,b,c" into out[0..max-1] (each in [lo, hi]). Returns the count (>= 1) or -EINVAL
+ * (empty, malformed, out of range or more than max items). */
+int az_bench_parse_u32_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi);
+
+/* ---- rows ---- */
+
+void az_bench_row_str(struct az_bench_row *r, const char *key, const char *val);
+void az_bench_row_int(struct az_bench_row *r, const char *key, int64_t val);
+void az_bench_row_num(struct az_bench_row *r, const char *key, double val, int prec);
+void az_bench_row_none(struct az_bench_row *r, const char *key);
+
+/* Field with this key, or NULL. */
+const struct az_bench_field *az_bench_row_get(const struct az_bench_row *r, const char *key);
+
+/* Numeric value of key (INT or NUM), or `dflt` when absent, NONE or a string. */
+double az_bench_row_val(const struct az_bench_row *r, const char *key, double dflt);
+
+/* String value of key, or "" when absent or not a string. */
+const char *az_bench_row_sval(const struct az_bench_row *r, const char *key);
+
+/* Append a copy of r. Returns 0 or -ENOMEM. */
+int az_bench_table_add(struct az_bench_table *t, const struct az_bench_row *r);
+void az_bench_table_free(struct az_bench_table *t);
+
+/* ---- output ---- */
+
+/* Aligned table: the columns are the union of the rows' keys in first-seen order. */
+void az_bench_print_table(const struct az_bench_table *t, FILE *out);
+
+/* One JSON object per line (JSON lines), keys in row order; NONE and non-finite numbers print as
+ * null. */
+void az_bench_print_json(const struct az_bench_table *t, FILE *out);
+void az_bench_print_json_row(const struct az_bench_row *r, FILE *out);
+
+/* CSV with a header line (RFC 4180 quoting). Returns 0 or -errno (message in err). */
+int az_bench_write_csv(const struct az_bench_table *t, const char *path, char *err,
+		       size_t errlen);
+
+/* What to plot: y against x, one line per distinct series value, rows filtered by keep. */
+struct az_bench_plot_spec {
+	const char *title;
+	const char *xkey;
+	const char *ykey;
+	const char *series[4]; /* keys whose values, joined by '/', name a line; NULL-terminated */
+	int logx, logy;
+	int (*keep)(const struct az_bench_row *r, void *arg); /* NULL: every row */
+	void *keep_arg;
+};
+
+/* Write a PNG with gnuplot: a data file and a script go to a fresh directory under $TMPDIR (or
+ * /tmp), which is removed afterwards. Returns 0, -ENOENT when gnuplot is not installed, -ENODATA
+ * when no row has both keys, or another -errno; a message goes to err. */
+int az_bench_plot(const struct az_bench_table *t, const struct az_bench_plot_spec *ps,
+		  const char *png, char *err, size_t errlen);
+
+/* Emit the results as the options ask: the table (or JSON lines) on stdout, then --csv and
+ * --plot (ps may be NULL when the mode has nothing to plot). Returns 0, or 1 when a file could
+ * not be written (message on stderr). */
+int az_bench_emit(const struct az_bench_table *t, const struct az_bench_opts *o,
+		  const struct az_bench_plot_spec *ps);
+
+/* Final recommendation: "recommendation: <text>" on stdout, or with --json one object
+ * {"recommendation": text, <rec's fields>...}. rec may be NULL. */
+void az_bench_recommend(const struct az_bench_opts *o, const char *text,
+			const struct az_bench_row *rec);
+
+/* Progress line on stderr (suppressed by --quiet). */
+void az_bench_progress(const struct az_bench_opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Monotonic clock in nanoseconds. */
+uint64_t az_bench_now_ns(void);
+
+/* Sort n samples (e.g. latencies in ns) ascending, in place. */
+void az_bench_sort_u32(uint32_t *v, size_t n);
+
+/* Quantile q in [0, 1] of n sorted samples (nearest rank: the smallest sample with at least
+ * q * n samples at or below it). 0 when n == 0. */
+uint32_t az_bench_quantile(const uint32_t *sorted, size_t n, double q);
+
+#endif

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/* The positions-file line parser (tools/positions.h): split a line into at most three blank-
+ * separated fields and check each one strictly, so that a malformed file is reported with the
+ * field and the problem instead of being half-read. */
+#include "tools/positions.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIELDS_MAX 3
+#define SHOW_MAX 24 /* bytes of an offending field quoted in a message */
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* A field as it may be quoted in a one-line message: non-printable bytes become '?', long
+ * fields are cut with "...". */
+static void show(char *buf, size_t len, const char *field)
+{
+	size_t n = 0;
+
+	for (; field[n] && n < SHOW_MAX && n + 4 < len; n++)
+		buf[n] = isprint((unsigned char)field[n]) ? field[n] : '?';
+	buf[n] = '\0';
+	if (field[n] && n + 4 <= len)
+		memcpy(buf + n, "...", 4);
+}
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Split `text` in place into fields; returns their count, or FIELDS_MAX + 1 when there are
+ * more. */
+static int split(char *text, char *field[FIELDS_MAX])
+{
+	int n = 0;
+	char *p = text;
+
+	for (;;) {
+		while (is_blank(*p))
+			*p++ = '\0';
+		if (!*p)
+			return n;
+		if (n == FIELDS_MAX)
+			return FIELDS_MAX + 1;
+		field[n++] = p;
+		while (*p && !is_blank(*p))
+			p++;
+	}
+}
+
+/* A finite decimal number: digits, sign, point and exponent only (no "inf", "nan", hex). */
+static int parse_score(const char *s, double *out, char *err, size_t errlen)
+{
+	char shown[SHOW_MAX + 4];
+	char *end = NULL;
+	double v;
+
+	show(shown, sizeof(shown), s);
+	if (strspn(s, "0123456789+-.eE") != strlen(s)) {
+		set_err(err, errlen, "score '%s': not a decimal number", shown);
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end) {
+		set_err(err, errlen, "score '%s': not a decimal number", shown);
+		return -EINVAL;
+	}
+	if (!isfinite(v) || (errno == ERANGE && fabs(v) > 1.0)) {
+		set_err(err, errlen, "score '%s': out of range", shown);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Comma-separated moves, each in the game's notation and legal in p->state. */
+static int parse_best(const struct az_game *g, char *list, struct az_position *p, char *err,
+		      size_t errlen)
+{
+	char shown[SHOW_MAX + 4];
+	char *item = list;
+	int k = 1;
+
+	memset(p->best, 0, sizeof(p->best));
+	p->n_best = 0;
+	for (;;) {
+		char *comma = strchr(item, ',');
+		int a;
+
+		if (comma)
+			*comma = '\0';
+		show(shown, sizeof(shown), item);
+		if (!*item) {
+			set_err(err, errlen, "best: move %d is empty (expected moves separated by "
+				"single commas)", k);
+			return -EINVAL;
+		}
+		a = g->parse_action(p->state, item);
+		if (a < 0 || (uint32_t)a >= g->actions) {
+			int known = g->parse_action(NULL, item) >= 0;
+			set_err(err, errlen, "best: move %d ('%s'): %s", k, shown,
+				known ? "illegal in this position" : "not a move of this game");
+			return -EINVAL;
+		}
+		if (!p->best[a]) {
+			p->best[a] = 1;
+			p->n_best++;
+		}
+		if (!comma)
+			return 0;
+		item = comma + 1;
+		k++;
+	}
+}
+
+int az_positions_parse_line(const struct az_game *g, const char *line, struct az_position *out,
+			    char *err, size_t errlen)
+{
+	char text[AZ_POSITIONS_LINE_MAX + 1], msg[160];
+	char *field[FIELDS_MAX];
+	struct az_position p;
+	size_t len;
+	int n, rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!g || !line || !out) {
+		set_err(err, errlen, "no game, line or output");
+		return -EINVAL;
+	}
+	len = strlen(line);
+	if (len > 0 && line[len - 1] == '\n')
+		len--;
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	if (len > AZ_POSITIONS_LINE_MAX) {
+		set_err(err, errlen, "line longer than %d bytes", AZ_POSITIONS_LINE_MAX);
+		return -EINVAL;
+	}
+	memcpy(text, line, len);
+	text[len] = '\0';
+	n = split(text, field);
+	if (n == 0)
+		return 0;
+	if (n > FIELDS_MAX) {
+		set_err(err, errlen, "more than 3 fields (expected <moves> [<score> [<best>]])");
+		return -EINVAL;
+	}
+	memset(&p, 0, sizeof(p));
+	rc = az_game_play_moves(g, p.state, field[0], msg, sizeof(msg));
+	if (rc < 0) {
+		set_err(err, errlen, "moves: %s", msg);
+		return -EINVAL;
+	}
+	p.plies = rc;
+	if (g->terminal(p.state, NULL)) {
+		set_err(err, errlen, "moves: the game is already over after move %d", rc);
+		return -EINVAL;
+	}
+	if (n >= 2) {
+		if (parse_score(field[1], &p.score, err, errlen) < 0)
+			return -EINVAL;
+		p.has_score = 1;
+	}
+	if (n >= 3) {
+		if (parse_best(g, field[2], &p, err, errlen) < 0)
+			return -EINVAL;
+		p.has_best = 1;
+	}
+	*out = p;
+	return 1;
+}
