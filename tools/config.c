@@ -4,6 +4,7 @@
 #include "tools/config.h"
 
 #include <cjson/cJSON.h>
+#include <ini.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stddef.h>
@@ -67,6 +68,9 @@ static const struct opt opts[] = {
 	{"resume", T_FLAG, F(resume), 0, NULL, "continue the run in --out after its last "
 	 "completed iteration, with its saved configuration", 0},
 	{"quiet", T_FLAG, F(quiet), 0, NULL, "no progress output", 0},
+	{"config", T_STR, F(config), sizeof(((struct az_config *)0)->config), "FILE",
+	 "read options from an INI file (key = value, keys as the long options; command-line "
+	 "options override it)", 0},
 };
 #undef F
 
@@ -256,7 +260,8 @@ static const struct opt *find_opt(const char *name)
 }
 
 /* First pass: --help, --game, --out and --resume decide the base configuration. */
-static int prescan(int argc, char **argv, const char **game, const char **out, int *resume)
+static int prescan(int argc, char **argv, const char **game, const char **out, int *resume,
+		   const char **config)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -272,16 +277,109 @@ static int prescan(int argc, char **argv, const char **game, const char **out, i
 			*out = a + 6;
 		else if (!strcmp(a, "--out") && i + 1 < argc)
 			*out = argv[i + 1];
+		else if (!strncmp(a, "--config=", 9))
+			*config = a + 9;
+		else if (!strcmp(a, "--config") && i + 1 < argc)
+			*config = argv[i + 1];
+	}
+	return 0;
+}
+
+/* Key/value pairs of an INI file, in file order. */
+struct ini_pairs {
+	size_t n;
+	char key[64][48];
+	char val[64][600];
+	int too_many;
+};
+
+static int ini_collect(void *user, const char *section, const char *name, const char *value)
+{
+	struct ini_pairs *p = user;
+	(void)section; /* any section: [azrun] is customary, none is fine */
+	if (p->n == 64) {
+		p->too_many = 1;
+		return 1;
+	}
+	snprintf(p->key[p->n], sizeof(p->key[0]), "%s", name);
+	snprintf(p->val[p->n], sizeof(p->val[0]), "%s", value);
+	p->n++;
+	return 1;
+}
+
+static int ini_read(const char *path, struct ini_pairs *p, char *err, size_t errlen)
+{
+	memset(p, 0, sizeof(*p));
+	int rc = ini_parse(path, ini_collect, p);
+	if (rc == -1) {
+		snprintf(err, errlen, "--config %s: cannot open (%s)", path, strerror(errno));
+		return -ENOENT;
+	}
+	if (rc != 0 || p->too_many) {
+		snprintf(err, errlen, "--config %s: line %d: not 'key = value'", path, rc);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *ini_get(const struct ini_pairs *p, const char *key)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (!strcmp(p->key[i], key))
+			return p->val[i];
+	return NULL;
+}
+
+/* Apply the file's options over c; refuses unknown keys and, on resume, a new game or
+ * architecture. */
+static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char *path, int resume,
+		     char *err, size_t errlen)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const struct opt *o = find_opt(p->key[i]);
+		char e[300];
+		if (!o || o->off == offsetof(struct az_config, config) ||
+		    o->off == offsetof(struct az_config, resume)) {
+			snprintf(err, errlen, "--config %s: unknown option '%s' (keys are azrun's long "
+				 "options without '--')", path, p->key[i]);
+			return -EINVAL;
+		}
+		if (resume && (o->off == offsetof(struct az_config, hidden) ||
+			       o->off == offsetof(struct az_config, blocks) ||
+			       o->off == offsetof(struct az_config, game))) {
+			char cur[64];
+			show_value(c, o, cur, sizeof(cur));
+			if (strcmp(cur, p->val[i]) != 0) {
+				snprintf(err, errlen, "--config %s: %s = %s, but the run being resumed "
+					 "has %s; the game and architecture of a run cannot change",
+					 path, o->name, p->val[i], cur);
+				return -EINVAL;
+			}
+		}
+		if (set_value(c, o, p->val[i], e, sizeof(e)) < 0) {
+			snprintf(err, errlen, "--config %s: %s", path, e);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }
 
 int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_t errlen)
 {
-	const char *game = NULL, *out = NULL;
+	const char *game = NULL, *out = NULL, *config = NULL;
 	int resume = 0;
-	if (prescan(argc, argv, &game, &out, &resume))
+	static struct ini_pairs ini;
+	if (prescan(argc, argv, &game, &out, &resume, &config))
 		return 1;
+	if (config) {
+		int rc = ini_read(config, &ini, err, errlen);
+		if (rc < 0)
+			return rc;
+		if (!game)
+			game = ini_get(&ini, "game");
+		if (!out)
+			out = ini_get(&ini, "out");
+	}
 	if (game && !az_game_find(game)) {
 		snprintf(err, errlen, "--game: unknown game '%s' (known: %s)", game,
 			 az_game_names());
@@ -304,6 +402,11 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 		}
 	} else {
 		az_config_defaults(c, game);
+	}
+	if (config) {
+		int rc = ini_apply(c, &ini, config, resume, err, errlen);
+		if (rc < 0)
+			return rc;
 	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = NULL;

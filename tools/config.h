@@ -43,6 +43,7 @@ struct az_config {
 	uint32_t spin;
 	int resume;
 	int quiet;
+	char config[512]; /* --config FILE (not saved: run.json holds its effect) */
 };
 
 /* Fill defaults for `game` (NULL: tic-tac-toe). Returns 0 or -EINVAL for an unknown game. */

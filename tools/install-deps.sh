@@ -4,7 +4,7 @@
 # Runs apt-get directly as root, through sudo otherwise. Safe to run again.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libopenblas-dev liburing-dev libcmocka-dev
-      libcjson-dev zlib1g-dev gnuplot-nox python3)
+      libcjson-dev libinih-dev zlib1g-dev gnuplot-nox python3)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

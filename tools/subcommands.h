@@ -60,6 +60,10 @@ void az_run_info_free(struct az_run_info *ri);
  * rating after row i) and cand[n] (row i's candidate; NAN without an arena score). */
 void az_elo_estimate(const struct az_metric_row *rows, size_t n, double *best, double *cand);
 
+/* Option parsing of both subcommands: --out DIR or one positional DIR; --help calls help().
+ * Returns 0, 1 after --help, or -EINVAL (message printed). */
+int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help)(void));
+
 /* Seconds as "12.3s", "4m05s" or "2h03m" into buf. */
 void az_format_duration(double s, char *buf, size_t len);
 

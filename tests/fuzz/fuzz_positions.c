@@ -72,6 +72,18 @@ static void check_position(const struct az_game *g, const char *line,
 	AZ_ASSERT(nb >= 1 && nb == p->n_best);
 }
 
+/* Blanks only, before an optional "\r\n" or "\n" line end, and not too long. */
+static int blank_line(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len > 0 && s[len - 1] == '\n')
+		len--;
+	if (len > 0 && s[len - 1] == '\r')
+		len--;
+	return strspn(s, " \t") >= len && len <= AZ_POSITIONS_LINE_MAX;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct az_game *g;
@@ -90,12 +102,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(err, 0, sizeof(err));
 	rc = az_positions_parse_line(g, text, &p, err, sizeof(err));
+	AZ_ASSERT((rc == 0) == blank_line(text));
 	if (rc == 1) {
 		check_position(g, text, &p);
-	} else if (rc == 0) {
-		AZ_ASSERT(strspn(text, " \t") + (text[strspn(text, " \t")] == '\r') +
-				  (text[strcspn(text, "\n")] == '\n') >= strlen(text));
-	} else {
+	} else if (rc < 0) {
 		AZ_ASSERT(rc == -EINVAL);
 		check_message(err, "");
 	}

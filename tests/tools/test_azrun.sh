@@ -43,6 +43,21 @@ if "$AZRUN" --resume --out "$T/ttt" --game connect4 --quiet 2> /dev/null; then
 	fail "resume accepted a different game"
 fi
 
+# A run from a config file; resume reuses the saved configuration and refuses a new architecture.
+printf '[azrun]\ngame = tictactoe\niterations = 1\nsims = 10\ngames-per-iter = 8\n' > "$T/run.ini"
+"$AZRUN" --config "$T/run.ini" --out "$T/cfg" --workers 1 --games-per-worker 4 --arena-games 2 \
+	--quiet 2> /dev/null
+grep -Eq '"sims":[[:space:]]*"10"' "$T/cfg/run.json" || fail "config file value not used"
+"$AZRUN" --resume --out "$T/cfg" --iterations 2 --quiet 2> /dev/null
+[ "$(wc -l < "$T/cfg/metrics.jsonl")" -eq 2 ] || fail "resume of a config-file run failed"
+grep -Eq '"sims":[[:space:]]*"10"' "$T/cfg/run.json" || fail "resume lost the config values"
+printf 'hidden = 16\n' > "$T/arch.ini"
+set +e
+"$AZRUN" --resume --out "$T/cfg" --config "$T/arch.ini" --iterations 3 2> "$T/err"; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "cannot change" "$T/err" || fail "resume accepted a new architecture"
+"$AZRUN" verify --out "$T/ttt" > /dev/null || fail "azrun verify found damage in a clean run"
+
 # Bad input: clear error, exit 2.
 set +e
 "$AZRUN" --game chess --out "$T/x" 2> "$T/err"; rc=$?

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* Tangled internals shared by games/tangled*.c (and their unit tests): the anneal schedule,
+ * the raw adjudication methods (no cache, no symmetry reduction) and colouring canonical forms.
+ * Never included from outside games/ except by tests/games/test_tangled*.c. */
+#ifndef AZ_TANGLED_IMPL_H
+#define AZ_TANGLED_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "games/tangled.h"
+
+/* ---- anneal schedule (games/tangled_exact.c) ---- */
+
+#define TG_SCHEDULE_ROWS 1001
+
+/* Rows k = 0..1000 at s = k / 1000: A(s), B(s) in GHz; hash identifies the contents. */
+struct tg_schedule {
+	double a[TG_SCHEDULE_ROWS];
+	double b[TG_SCHEDULE_ROWS];
+	uint64_t hash;
+};
+
+/* The shipped schedule text (games/data/new_schedule.txt, compiled in by CMake). */
+extern const char az_tangled_schedule_text[];
+
+/* Parse schedule text (1001 rows "s A B", s = k/1000). 0 or -EINVAL with a message. */
+int tg_schedule_parse(const char *text, const char *source, struct tg_schedule *s, char *err,
+		      size_t errlen);
+/* path NULL: the built-in copy. 0, -ENOENT / -errno (unreadable), -EINVAL (malformed). */
+int tg_schedule_load(const char *path, struct tg_schedule *s, char *err, size_t errlen);
+/* G2 Hamiltonian coefficients at s: Delta = A(s)/2, Ebig = B(s) (linear interpolation). */
+void tg_schedule_at(const struct tg_schedule *s, double sv, double *delta, double *ebig);
+
+/* ---- the evolution loop of TANGLED.md 3.2 shared by the two Schrodinger methods ---- */
+
+/* One method: at each s, prepare() builds H(s), returns the gap l1 - l0 of the full spectrum
+ * and, on the first pass, sets psi to the ground state; propagate() applies exp(-i theta H). */
+struct tg_evolver {
+	int (*prepare)(void *ctx, double delta, double ebig, int first, double *gap);
+	int (*propagate)(void *ctx, double theta);
+};
+
+/* The G2 step-size loop from s = 0.001 to 0.999. Returns the number of passes or -errno. */
+int tg_evolve(const struct tg_schedule *s, double tf_ns, const struct tg_evolver *ev, void *ctx);
+
+/* Ising energies (h = 0, J from labels) of the 2^(N-1) parity-block representatives x (bit
+ * N-1 clear; bit i set = spin i down): diag[x] = sum over edges J_uv z_u z_v. */
+void tg_ising_diagonal(const struct az_tangled_graph *g, const uint8_t *labels, double *diag);
+
+/* <Z_i Z_j> of a parity-block vector with weights w[x] = |psi_x|^2 into corr[N*N]. */
+void tg_block_correlations(int n, const double *w, double *corr);
+
+/* Dense method (N <= TG_EXACT_MAX_N): corr[N*N]. 0, -ENOMEM, -EDOM (eigensolver failure). */
+#define TG_EXACT_MAX_N 12
+int tg_exact_correlations(const struct az_tangled_graph *g, const uint8_t *labels,
+			  const struct tg_schedule *s, double tf_ns, double *corr);
+
+/* ---- Krylov method (games/tangled_krylov.c), N <= TG_KRYLOV_MAX_N ---- */
+#define TG_KRYLOV_MAX_N 20
+int tg_krylov_correlations(const struct az_tangled_graph *g, const uint8_t *labels,
+			   const struct tg_schedule *s, double tf_ns, double *corr);
+
+/* ---- simulated annealing (games/tangled_anneal.c) ---- */
+
+struct tg_anneal_params {
+	uint32_t reads;
+	uint32_t sweeps;
+	double beta_min; /* 0: 1 / sqrt(sum J^2 + 0.001) */
+	double beta_max;
+	uint64_t seed;
+};
+
+/* C = mean over reads of s s^T, zero diagonal (TANGLED.md 3.3). 0 or -ENOMEM / -EINVAL. */
+int tg_anneal_correlations(const struct az_tangled_graph *g, const uint8_t *labels,
+			   const struct tg_anneal_params *p, double *corr);
+
+/* ---- colourings up to symmetry (games/tangled_graphs.c) ---- */
+
+/* A symmetry of the colourings: automorphism perm (edge map emap) followed by a gauge flip g
+ * (g[v] = +-1) that turns green into purple and back on every edge with g[u] g[v] = -1. The
+ * evolutions (and the annealing statistics) commute with both, and
+ * C(labels)[u][v] = g[p[u]] g[p[v]] C(canonical)[p[u]][p[v]]. */
+struct tg_transform {
+	uint8_t perm[AZ_TANGLED_MAX_VERTICES];
+	int8_t gauge[AZ_TANGLED_MAX_VERTICES];
+};
+
+/* Edge maps of the automorphisms: emap[k * E + e] = image of edge e under perm[k]. */
+void tg_edge_maps(const struct az_tangled_graph *g, const uint8_t (*perm)[AZ_TANGLED_MAX_VERTICES],
+		  int count, int16_t *emap);
+
+/* Canonical form of labels[E] (labels 1-3; 0 read as grey): the smallest labelling, in
+ * dictionary edge order with grey < green < purple, over the given automorphisms and (when
+ * use_gauge) all gauge flips. canon[E] receives it and t (may be NULL) the transform. */
+void tg_canonical(const struct az_tangled_graph *g, const uint8_t (*perm)[AZ_TANGLED_MAX_VERTICES],
+		  const int16_t *emap, int count, int use_gauge, const uint8_t *labels,
+		  uint8_t *canon, struct tg_transform *t);
+
+/* 64-bit FNV-1a, continued from h (start with TG_FNV_INIT). */
+#define TG_FNV_INIT 14695981039346656037ull
+uint64_t tg_fnv1a(uint64_t h, const void *p, size_t n);
+
+#endif

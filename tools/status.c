@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MIT */
+/* `azrun status`: what a run is doing now (phase, progress, rate, ETA from DIR/progress.json) and
+ * what it has done (iterations, games, arena history, time per phase from metrics.jsonl); plus
+ * the run-directory reader shared with `azrun report`. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "tools/subcommands.h"
+#include "tools/util.h"
+
+#define ARENA_ROWS_SHOWN 20
+
+/* ---- run directory reader ---- */
+
+/* A number that run.json may store as a string ("12") and the other files as a number. */
+static double num(const cJSON *obj, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (cJSON_IsNumber(it))
+		return it->valuedouble;
+	if (cJSON_IsString(it) && it->valuestring[0]) {
+		char *end;
+		double v = strtod(it->valuestring, &end);
+		if (!*end)
+			return v;
+	}
+	return NAN;
+}
+
+static cJSON *parse_file(const char *dir, const char *name)
+{
+	char path[1200], *text = NULL;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (az_read_file(path, &text, NULL) < 0)
+		return NULL;
+	cJSON *j = cJSON_Parse(text);
+	free(text);
+	return j;
+}
+
+static void row_from_json(const cJSON *j, struct az_metric_row *r)
+{
+	r->iteration = num(j, "iteration");
+	r->games = num(j, "games");
+	r->positions = num(j, "positions");
+	r->policy_loss = num(j, "policy_loss");
+	r->value_loss = num(j, "value_loss");
+	r->arena_score = num(j, "arena_score");
+	r->arena_wins = num(j, "arena_wins");
+	r->arena_draws = num(j, "arena_draws");
+	r->arena_losses = num(j, "arena_losses");
+	r->evals_per_s = num(j, "evals_per_s");
+	r->mean_batch = num(j, "mean_batch");
+	r->ring_occupancy = num(j, "ring_occupancy");
+	r->selfplay_s = num(j, "selfplay_s");
+	r->train_s = num(j, "train_s");
+	r->arena_s = num(j, "arena_s");
+	r->promoted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "promoted"));
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	double x = ((const struct az_metric_row *)a)->iteration;
+	double y = ((const struct az_metric_row *)b)->iteration;
+	return (x > y) - (x < y);
+}
+
+/* metrics.jsonl: one object per line; a line that is not one (a torn write) is skipped. */
+static int load_metrics(const char *dir, struct az_run_info *ri)
+{
+	char path[1200], *text = NULL;
+	snprintf(path, sizeof(path), "%s/metrics.jsonl", dir);
+	if (az_read_file(path, &text, NULL) < 0)
+		return 0; /* no iteration completed yet */
+	size_t cap = 16;
+	ri->rows = malloc(cap * sizeof(*ri->rows));
+	int rc = ri->rows ? 0 : -ENOMEM;
+	for (char *s = text, *nl; rc == 0 && *s; s = nl ? nl + 1 : s + strlen(s)) {
+		nl = strchr(s, '\n');
+		cJSON *j = cJSON_ParseWithLength(s, nl ? (size_t)(nl - s) : strlen(s));
+		if (!cJSON_IsObject(j) || isnan(num(j, "iteration"))) {
+			cJSON_Delete(j);
+			continue;
+		}
+		if (ri->nrows == cap) {
+			struct az_metric_row *nr = realloc(ri->rows, 2 * cap * sizeof(*nr));
+			if (!nr) {
+				rc = -ENOMEM;
+				cJSON_Delete(j);
+				break;
+			}
+			ri->rows = nr;
+			cap *= 2;
+		}
+		row_from_json(j, &ri->rows[ri->nrows++]);
+		cJSON_Delete(j);
+	}
+	free(text);
+	if (rc == 0)
+		qsort(ri->rows, ri->nrows, sizeof(*ri->rows), cmp_rows);
+	return rc;
+}
+
+static int pid_alive(long pid)
+{
+	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+static void load_progress(const char *dir, struct az_run_info *ri)
+{
+	cJSON *j = parse_file(dir, "progress.json");
+	const cJSON *ph = j ? cJSON_GetObjectItemCaseSensitive(j, "phase") : NULL;
+	if (!cJSON_IsObject(j) || !cJSON_IsString(ph)) {
+		cJSON_Delete(j);
+		return;
+	}
+	double pid = num(j, "pid"), it = num(j, "iteration"), its = num(j, "iterations");
+	ri->have_progress = 1;
+	ri->pid = isnan(pid) ? 0 : (long)pid;
+	ri->iteration = isnan(it) ? 0 : (uint32_t)it;
+	if (!isnan(its) && its > 0)
+		ri->iterations = (uint32_t)its;
+	snprintf(ri->phase, sizeof(ri->phase), "%s", ph->valuestring);
+	ri->phase_started = num(j, "phase_started");
+	ri->done = num(j, "done");
+	ri->total = num(j, "total");
+	ri->evals_per_s = num(j, "evals_per_s");
+	ri->updated = num(j, "updated");
+	ri->running = strcmp(ri->phase, "done") != 0 && pid_alive(ri->pid);
+	cJSON_Delete(j);
+}
+
+int az_run_info_load(const char *dir, struct az_run_info *ri, char *err, size_t errlen)
+{
+	memset(ri, 0, sizeof(*ri));
+	ri->arena_threshold = 0.55;
+	cJSON *run = parse_file(dir, "run.json");
+	if (!cJSON_IsObject(run)) {
+		snprintf(err, errlen, "%s is not a run directory (no readable run.json)", dir);
+		cJSON_Delete(run);
+		return -ENOENT;
+	}
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(run, "game");
+	snprintf(ri->game, sizeof(ri->game), "%s", cJSON_IsString(g) ? g->valuestring : "?");
+	double its = num(run, "iterations"), thr = num(run, "arena-threshold");
+	ri->iterations = isnan(its) ? 0 : (uint32_t)its;
+	if (!isnan(thr))
+		ri->arena_threshold = thr;
+	cJSON_Delete(run);
+	cJSON *st = parse_file(dir, "state.json");
+	double c = num(st, "completed"), b = num(st, "best_iteration");
+	ri->completed = isnan(c) ? 0 : (uint32_t)c;
+	ri->best_iteration = isnan(b) ? 0 : (uint32_t)b;
+	cJSON_Delete(st);
+	load_progress(dir, ri);
+	if (load_metrics(dir, ri) < 0) {
+		snprintf(err, errlen, "out of memory reading %s/metrics.jsonl", dir);
+		az_run_info_free(ri);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void az_run_info_free(struct az_run_info *ri)
+{
+	free(ri->rows);
+	ri->rows = NULL;
+	ri->nrows = 0;
+}
+
+void az_elo_estimate(const struct az_metric_row *rows, size_t n, double *best, double *cand)
+{
+	double elo = 0;
+	for (size_t i = 0; i < n; i++) {
+		double s = rows[i].arena_score;
+		cand[i] = NAN;
+		if (!isnan(s)) {
+			s = s < 0.01 ? 0.01 : s > 0.99 ? 0.99 : s;
+			cand[i] = elo + 400.0 * log10(s / (1.0 - s));
+			if (rows[i].promoted)
+				elo = cand[i];
+		}
+		best[i] = elo;
+	}
+}
+
+void az_format_duration(double s, char *buf, size_t len)
+{
+	if (isnan(s) || s < 0)
+		snprintf(buf, len, "?");
+	else if (s < 60)
+		snprintf(buf, len, "%.1fs", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+	else
+		snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+/* ---- azrun status ---- */
+
+static double sum_of(const struct az_run_info *ri, size_t off, size_t *count)
+{
+	double s = 0;
+	*count = 0;
+	for (size_t i = 0; i < ri->nrows; i++) {
+		double v = *(const double *)((const char *)&ri->rows[i] + off);
+		if (!isnan(v)) {
+			s += v;
+			(*count)++;
+		}
+	}
+	return s;
+}
+
+#define SUM(ri, field, cnt) sum_of(ri, offsetof(struct az_metric_row, field), cnt)
+
+/* Mean duration of a phase over the completed iterations (NAN when none). */
+static double phase_mean(const struct az_run_info *ri, const char *phase)
+{
+	size_t n;
+	double s;
+	if (!strcmp(phase, "selfplay"))
+		s = SUM(ri, selfplay_s, &n);
+	else if (!strcmp(phase, "train"))
+		s = SUM(ri, train_s, &n);
+	else if (!strcmp(phase, "arena"))
+		s = SUM(ri, arena_s, &n);
+	else
+		return NAN;
+	return n ? s / (double)n : NAN;
+}
+
+static void print_live(const struct az_run_info *ri)
+{
+	double now = (double)time(NULL);
+	double el = isnan(ri->phase_started) ? NAN : now - ri->phase_started;
+	char els[32], eta[32], run_eta[32];
+	az_format_duration(el, els, sizeof(els));
+	printf("state:      running (pid %ld), iteration %u of %u, phase %s\n", ri->pid,
+	       ri->iteration, ri->iterations, ri->phase);
+	printf("progress:   ");
+	if (!isnan(ri->done) && !isnan(ri->total) && ri->total > 0)
+		printf("%.0f of %.0f (%.0f%%), ", ri->done, ri->total,
+		       100.0 * ri->done / ri->total);
+	if (!isnan(ri->evals_per_s))
+		printf("%.0f evals/s, ", ri->evals_per_s);
+	printf("phase running for %s\n", els);
+	/* ETA from the phase's own rate when it has one, else from past iterations' mean. */
+	double left = NAN, mean = phase_mean(ri, ri->phase);
+	if (!isnan(el) && ri->done > 0 && ri->total > ri->done)
+		left = el * (ri->total - ri->done) / ri->done;
+	else if (!isnan(el) && !isnan(mean))
+		left = mean > el ? mean - el : 0;
+	az_format_duration(left, eta, sizeof(eta));
+	size_t n;
+	double per_iter = (SUM(ri, selfplay_s, &n) + SUM(ri, train_s, &n) +
+			   SUM(ri, arena_s, &n)) / (ri->nrows ? (double)ri->nrows : 1);
+	double rest = ri->nrows && ri->iterations > ri->iteration ?
+			      per_iter * (ri->iterations - ri->iteration) : NAN;
+	az_format_duration(rest, run_eta, sizeof(run_eta));
+	printf("eta:        %s for this phase%s%s%s\n", isnan(left) ? "n/a" : eta,
+	       isnan(rest) ? "" : ", about ", isnan(rest) ? "" : run_eta,
+	       isnan(rest) ? "" : " more for the remaining iterations");
+	if (!isnan(ri->updated) && now - ri->updated > 10)
+		printf("warning:    progress.json last updated %.0f s ago (is azrun stuck?)\n",
+		       now - ri->updated);
+}
+
+static void print_arena(const struct az_run_info *ri)
+{
+	double *best = malloc(ri->nrows * sizeof(double) * 2);
+	if (!best)
+		return;
+	double *cand = best + ri->nrows;
+	az_elo_estimate(ri->rows, ri->nrows, best, cand);
+	size_t first = ri->nrows > ARENA_ROWS_SHOWN ? ri->nrows - ARENA_ROWS_SHOWN : 0;
+	printf("arena:      iteration  W-D-L        score  result     best Elo\n");
+	if (first)
+		printf("            (%zu earlier iterations not shown; see azrun report)\n", first);
+	for (size_t i = first; i < ri->nrows; i++) {
+		const struct az_metric_row *r = &ri->rows[i];
+		char wdl[32] = "?";
+		if (!isnan(r->arena_wins))
+			snprintf(wdl, sizeof(wdl), "%.0f-%.0f-%.0f", r->arena_wins, r->arena_draws,
+				 r->arena_losses);
+		printf("            %9.0f  %-11s  %5.3f  %-9s  %+6.0f\n", r->iteration, wdl,
+		       r->arena_score, r->promoted ? "promoted" : "kept best", best[i]);
+	}
+	free(best);
+}
+
+static void print_done(const struct az_run_info *ri)
+{
+	size_t n;
+	double games = SUM(ri, games, &n), pos = SUM(ri, positions, &n);
+	printf("so far:     %.0f games, %.0f positions in %zu iterations\n", games, pos,
+	       ri->nrows);
+	if (!ri->nrows)
+		return;
+	const struct az_metric_row *l = &ri->rows[ri->nrows - 1];
+	printf("last iter:  %.0f evals/s, mean batch %.1f, ring occupancy %.1f, policy loss "
+	       "%.4f, value loss %.4f\n", l->evals_per_s, l->mean_batch, l->ring_occupancy,
+	       l->policy_loss, l->value_loss);
+	double sp = SUM(ri, selfplay_s, &n), tr = SUM(ri, train_s, &n), ar = SUM(ri, arena_s, &n);
+	double tot = sp + tr + ar;
+	char a[32], b[32], c[32], d[32];
+	az_format_duration(sp, a, sizeof(a));
+	az_format_duration(tr, b, sizeof(b));
+	az_format_duration(ar, c, sizeof(c));
+	az_format_duration(tot / (double)ri->nrows, d, sizeof(d));
+	if (tot > 0)
+		printf("time:       self-play %s (%.0f%%), training %s (%.0f%%), arena %s (%.0f%%); "
+		       "%s per iteration\n", a, 100 * sp / tot, b, 100 * tr / tot, c,
+		       100 * ar / tot, d);
+	print_arena(ri);
+}
+
+static void status_usage(void)
+{
+	printf("Usage: azrun status --out DIR\n\n"
+	       "Shows a run's state: while azrun runs, the iteration, phase, progress, evals/s and\n"
+	       "ETA (from DIR/progress.json); always, the completed iterations, games, positions,\n"
+	       "last throughput and batch fill, time per phase and the arena history with an Elo\n"
+	       "estimate (see azrun report --help for the formula).\n");
+}
+
+int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help)(void))
+{
+	static const struct option lo[] = {
+		{"out", required_argument, 0, 'o'},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	int c;
+	optind = 1;
+	*dir = NULL;
+	while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+		if (c == 'o') {
+			*dir = optarg;
+		} else if (c == 'h') {
+			help();
+			return 1;
+		} else {
+			fprintf(stderr, "azrun %s: see --help\n", argv[0]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc && !*dir)
+		*dir = argv[optind++];
+	if (optind < argc || !*dir) {
+		fprintf(stderr, "azrun %s: %s (usage: azrun %s --out DIR)\n", argv[0],
+			*dir ? "unexpected argument" : "--out DIR is required", argv[0]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int az_status_main(int argc, char **argv)
+{
+	const char *dir;
+	char err[1400];
+	struct az_run_info ri;
+	int rc = az_subcommand_parse_dir(argc, argv, &dir, status_usage);
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	if (az_run_info_load(dir, &ri, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azrun status: %s\n", err);
+		return 1;
+	}
+	printf("run:        %s (%s)\n", dir, ri.game);
+	if (ri.running) {
+		print_live(&ri);
+	} else {
+		const char *why = ri.completed >= ri.iterations && ri.iterations ? "finished" :
+				  "stopped or interrupted; continue with azrun --resume";
+		printf("state:      not running (%s)\n", why);
+	}
+	printf("iterations: %u of %u complete; best network from iteration %u\n", ri.completed,
+	       ri.iterations, ri.best_iteration);
+	print_done(&ri);
+	az_run_info_free(&ri);
+	return 0;
+}
