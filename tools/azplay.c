@@ -95,7 +95,8 @@ static const char *who(const struct play *p, int side)
 static void usage(const char *prog)
 {
 	printf("Usage: %s --checkpoint FILE [--game G] [--human first|second|none]\n"
-	       "       [--opponent agent|random|rollout] [--sims N] [--temperature T] [--seed S]\n\n"
+	       "       [--opponent agent|random|rollout] [--sims N] [--temperature T]\n"
+	       "       [--games N] [--seed S]\n\n"
 	       "Plays a trained network (searching with MCTS) in the terminal. Moves are read\n"
 	       "one per line from standard input in the game's notation (tic-tac-toe cells 1-9,\n"
 	       "Connect Four columns 1-7); 'quit' or end of input stops. Each game ends with a\n"
@@ -111,8 +112,8 @@ static void usage(const char *prog)
 	       "  --sims N            simulations per agent move (default 200)\n"
 	       "  --temperature T     agent move choice: 0 = most visited (default), > 0 samples\n"
 	       "                      visits^(1/T)\n"
-	       "  --games N           games to play; without a human the agent alternates colours,\n"
-	       "                      first in game 1 (default 1)\n"
+	       "  --games N           games to play; without a human the agent alternates\n"
+	       "                      colours, first in game 1 (default 1)\n"
 	       "  --seed S            random seed (default 1)\n"
 	       "  --c-puct C          PUCT constant (default 1.5)\n"
 	       "  --backend B         auto | cpu | cuda (default cpu)\n\n"
@@ -166,12 +167,18 @@ static int parse_kind(const char *v, enum kind *k)
 static int parse_args(struct opts *o, int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"game", required_argument, 0, 'g'},	    {"checkpoint", required_argument, 0, 'c'},
-		{"human", required_argument, 0, 'H'},	    {"opponent", required_argument, 0, 'o'},
-		{"sims", required_argument, 0, 's'},	    {"temperature", required_argument, 0, 't'},
-		{"seed", required_argument, 0, 'S'},	    {"games", required_argument, 0, 'n'},
-		{"c-puct", required_argument, 0, 'u'},	    {"backend", required_argument, 0, 'b'},
-		{"help", no_argument, 0, 'h'},		    {0, 0, 0, 0},
+		{"game", required_argument, 0, 'g'},
+		{"checkpoint", required_argument, 0, 'c'},
+		{"human", required_argument, 0, 'H'},
+		{"opponent", required_argument, 0, 'o'},
+		{"sims", required_argument, 0, 's'},
+		{"temperature", required_argument, 0, 't'},
+		{"seed", required_argument, 0, 'S'},
+		{"games", required_argument, 0, 'n'},
+		{"c-puct", required_argument, 0, 'u'},
+		{"backend", required_argument, 0, 'b'},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
 	};
 	*o = (struct opts){.human = 0, .opponent = K_AGENT, .sims = 200, .games = 1,
 			   .c_puct = 1.5f, .seed = 1, .backend = AZ_BACKEND_CPU};
@@ -457,7 +464,8 @@ static int play_game(struct play *p, int *stop)
 		int side = g->to_move(st);
 		int a = choose(p, st, side);
 		if (a == MOVE_QUIT || a == MOVE_EOF) {
-			printf("result: abandoned (%s)\n", a == MOVE_QUIT ? "quit" : "end of input");
+			printf("result: abandoned (%s)\n",
+			       a == MOVE_QUIT ? "quit" : "end of input");
 			*stop = 1;
 			return 2;
 		}

@@ -124,6 +124,7 @@ struct phase {
 	int trainer;    /* 1: pids[0] is the trainer, restarted with the same job */
 	void *job;
 	uint32_t restarts;
+	int stopping;   /* children were told to stop: deaths are expected, not restarted */
 	double t0;
 	double last_progress;
 	struct az_progress pg;
@@ -220,6 +221,8 @@ static int phase_reap(struct run *r, struct phase *ph, uint32_t i, int st)
 	ph->pids[i] = 0;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
+	if (ph->stopping)
+		return 0; /* we asked it to stop; the reason is reported already */
 	if (WIFEXITED(st) || interrupted) /* it reported an error itself: do not loop on it */
 		return -ECHILD;
 	const char *who = ph->trainer ? "trainer" : "worker";
@@ -276,7 +279,8 @@ static int phase_wait(struct run *r, struct phase *ph)
 			}
 			continue;
 		}
-		if (interrupted || rc < 0) {
+		if ((interrupted || rc < 0) && !ph->stopping) {
+			ph->stopping = 1;
 			for (uint32_t i = 0; i < ph->n; i++)
 				if (ph->pids[i] > 0)
 					kill(ph->pids[i], SIGTERM);
@@ -838,6 +842,8 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* A file-size limit must surface as EFBIG from write(), a clear error, not as a signal. */
+	signal(SIGXFSZ, SIG_IGN);
 	if (prepare_dir(&r) < 0)
 		return 1;
 	rc = prepare_models(&r);
@@ -866,8 +872,9 @@ int main(int argc, char **argv)
 		return 130;
 	}
 	if (rc < 0) {
-		az_log("azrun: stopped after %u completed iterations: %s", r.completed,
-		       strerror(-rc));
+		az_log("azrun: stopped after %u completed iterations: %s; what is complete is intact "
+		       "and --resume --out %s continues", r.completed,
+		       rc == -ECHILD ? "a process failed (see above)" : strerror(-rc), r.cfg.out);
 		return 1;
 	}
 	az_log("azrun: done, %u iterations in %.1fs; best network: %s (iteration %u)",

@@ -7,6 +7,7 @@
 #include <ini.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,30 +178,61 @@ void az_config_usage(const char *prog)
 	       "--help", "this text", prog, prog, prog);
 }
 
+/* Upper bounds of validate(): far beyond useful settings, low enough that a typo is refused
+ * before the run directory is touched rather than failing (or exhausting memory) later. */
+#define MAX_SIMS 1000000u
+#define MAX_LEAVES 256u
+#define MAX_GAMES_PER_WORKER 4096u
+#define MAX_HIDDEN 8192u
+#define MAX_BLOCKS 128u
+#define MAX_BATCH 65536u
+#define MAX_RING (1u << 16)
+#define MAX_OUT_LEN 400 /* run-directory paths must fit AZ_CTL_PATH_MAX with their suffixes */
+
+/* A value quoted in a one-line message: control bytes shown as '?', long values cut. */
+static const char *quoted(const char *v, char *buf, size_t n)
+{
+	size_t i = 0;
+
+	for (; v[i] && i < 40 && i + 4 < n; i++)
+		buf[i] = (unsigned char)v[i] < 0x20 || v[i] == 0x7f ? '?' : v[i];
+	buf[i] = '\0';
+	if (v[i] && i + 4 <= n)
+		memcpy(buf + i, "...", 4);
+	return buf;
+}
+
 static int set_value(struct az_config *c, const struct opt *o, const char *v, char *err,
 		     size_t errlen)
 {
-	char *p = (char *)c + o->off, *end = NULL;
+	char *p = (char *)c + o->off, *end = NULL, q[48];
+	const char *why = "see --help";
 	errno = 0;
 	switch (o->type) {
-	case T_U32: {
-		unsigned long x = strtoul(v, &end, 10);
-		if (errno || end == v || *end || x > UINT32_MAX || v[0] == '-')
-			goto bad;
-		*(uint32_t *)p = (uint32_t)x;
-		return 0;
-	}
+	case T_U32:
 	case T_U64: {
-		unsigned long long x = strtoull(v, &end, 10);
-		if (errno || end == v || *end || v[0] == '-')
+		/* Digits only: strtoul would accept " -5" or "-5" and wrap them to huge values. */
+		if (v[0] < '0' || v[0] > '9') {
+			why = strchr(v, '-') ? "must not be negative" : "expected a whole number";
 			goto bad;
-		*(uint64_t *)p = x;
+		}
+		unsigned long long x = strtoull(v, &end, 10);
+		if (errno || *end || (o->type == T_U32 && x > UINT32_MAX)) {
+			why = *end ? "expected a whole number" : "too large";
+			goto bad;
+		}
+		if (o->type == T_U32)
+			*(uint32_t *)p = (uint32_t)x;
+		else
+			*(uint64_t *)p = x;
 		return 0;
 	}
 	case T_F32: {
 		float x = strtof(v, &end);
-		if (errno || end == v || *end)
+		if (errno || end == v || *end || !isfinite(x)) {
+			why = "expected a finite number";
 			goto bad;
+		}
 		*(float *)p = x;
 		return 0;
 	}
@@ -209,6 +241,16 @@ static int set_value(struct az_config *c, const struct opt *o, const char *v, ch
 			snprintf(err, errlen, "--%s: value too long (at most %zu characters)",
 				 o->name, o->size - 1);
 			return -EINVAL;
+		}
+		if (o->off == offsetof(struct az_config, game)) {
+			/* Canonical name ("ttt" -> "tictactoe"), so every later lookup succeeds. */
+			const struct az_game *g = az_game_find(v);
+			if (!g) {
+				snprintf(err, errlen, "--game: unknown game '%s' (known: %s)",
+					 quoted(v, q, sizeof(q)), az_game_names());
+				return -EINVAL;
+			}
+			v = g->name;
 		}
 		snprintf(p, o->size, "%s", v);
 		return 0;
@@ -221,15 +263,21 @@ static int set_value(struct az_config *c, const struct opt *o, const char *v, ch
 		return 0;
 	}
 bad:
-	snprintf(err, errlen, "--%s: invalid value '%s' (see --help)", o->name, v);
+	snprintf(err, errlen, "--%s: invalid value '%s' (%s)", o->name, quoted(v, q, sizeof(q)),
+		 why);
 	return -EINVAL;
 }
 
 static int validate(const struct az_config *c, char *err, size_t errlen)
 {
+	const struct az_game *g = az_game_find(c->game);
 	const char *what = NULL;
-	if (!c->out[0])
+	if (!g || strcmp(g->name, c->game) != 0)
+		what = "--game: unknown game";
+	else if (!c->out[0])
 		what = "--out DIR is required";
+	else if (strlen(c->out) > MAX_OUT_LEN)
+		what = "--out: path too long (at most 400 characters)";
 	else if (!c->iterations || !c->workers || !c->games_per_worker || !c->games_per_iter ||
 		 !c->sims || !c->leaves || !c->arena_games || !c->hidden || !c->train_batch ||
 		 !c->window || !c->max_batch)
@@ -237,13 +285,28 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 		       "must be at least 1";
 	else if (c->workers > 256)
 		what = "--workers: at most 256";
-	else if (c->ring_capacity < 2 || (c->ring_capacity & (c->ring_capacity - 1)))
-		what = "--ring-capacity must be a power of two >= 2";
-	else if (c->arena_threshold < 0 || c->arena_threshold > 1)
+	else if (c->sims > MAX_SIMS)
+		what = "--sims: at most 1000000";
+	else if (c->leaves > MAX_LEAVES)
+		what = "--leaves: at most 256";
+	else if (c->games_per_worker > MAX_GAMES_PER_WORKER)
+		what = "--games-per-worker: at most 4096";
+	else if (c->hidden > MAX_HIDDEN || c->blocks > MAX_BLOCKS)
+		what = "--hidden: at most 8192, --blocks: at most 128";
+	else if (c->train_batch > MAX_BATCH || c->max_batch > MAX_BATCH)
+		what = "--train-batch and --max-batch: at most 65536";
+	else if (c->ring_capacity < 2 || c->ring_capacity > MAX_RING ||
+		 (c->ring_capacity & (c->ring_capacity - 1)))
+		what = "--ring-capacity must be a power of two from 2 to 65536";
+	else if (!(c->arena_threshold >= 0 && c->arena_threshold <= 1))
 		what = "--arena-threshold must be in [0, 1]";
-	else if (c->dir_eps < 0 || c->dir_eps > 1 || c->dir_alpha <= 0)
+	else if (!(c->dir_eps >= 0 && c->dir_eps <= 1) || !(c->dir_alpha > 0) ||
+		 !isfinite(c->dir_alpha))
 		what = "--dirichlet-eps must be in [0, 1] and --dirichlet-alpha > 0";
-	else if (!(c->lr > 0) || c->l2 < 0 || !(c->train_epochs > 0))
+	else if (!(c->c_puct >= 0) || !isfinite(c->c_puct))
+		what = "--c-puct must be >= 0";
+	else if (!(c->lr > 0) || !(c->l2 >= 0) || !(c->train_epochs > 0) || !isfinite(c->lr) ||
+		 !isfinite(c->l2) || !isfinite(c->train_epochs))
 		what = "--lr and --train-epochs must be > 0 and --l2 >= 0";
 	if (!what)
 		return 0;

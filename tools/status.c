@@ -250,7 +250,7 @@ static void print_live(const struct az_run_info *ri)
 	if (!isnan(ri->done) && !isnan(ri->total) && ri->total > 0)
 		printf("%.0f of %.0f (%.0f%%), ", ri->done, ri->total,
 		       100.0 * ri->done / ri->total);
-	if (!isnan(ri->evals_per_s))
+	if (ri->evals_per_s > 0)
 		printf("%.0f evals/s, ", ri->evals_per_s);
 	printf("phase running for %s\n", els);
 	/* ETA from the phase's own rate when it has one, else from past iterations' mean. */
@@ -260,15 +260,21 @@ static void print_live(const struct az_run_info *ri)
 	else if (!isnan(el) && !isnan(mean))
 		left = mean > el ? mean - el : 0;
 	az_format_duration(left, eta, sizeof(eta));
-	size_t n;
-	double per_iter = (SUM(ri, selfplay_s, &n) + SUM(ri, train_s, &n) +
-			   SUM(ri, arena_s, &n)) / (ri->nrows ? (double)ri->nrows : 1);
-	double rest = ri->nrows && ri->iterations > ri->iteration ?
-			      per_iter * (ri->iterations - ri->iteration) : NAN;
+	/* The run: this phase, the later phases of this iteration, then whole iterations. */
+	static const char *const order[] = {"selfplay", "train", "arena"};
+	double rest = left;
+	int later = 0;
+	for (int i = 0; i < 3; i++) {
+		if (later)
+			rest += phase_mean(ri, order[i]);
+		later |= !strcmp(ri->phase, order[i]);
+	}
+	for (uint32_t it = ri->iteration; it < ri->iterations; it++)
+		for (int i = 0; i < 3; i++)
+			rest += phase_mean(ri, order[i]);
 	az_format_duration(rest, run_eta, sizeof(run_eta));
-	printf("eta:        %s for this phase%s%s%s\n", isnan(left) ? "n/a" : eta,
-	       isnan(rest) ? "" : ", about ", isnan(rest) ? "" : run_eta,
-	       isnan(rest) ? "" : " more for the remaining iterations");
+	printf("eta:        %s for this phase, %s for the run\n", isnan(left) ? "n/a" : eta,
+	       isnan(rest) ? "n/a" : run_eta);
 	if (!isnan(ri->updated) && now - ri->updated > 10)
 		printf("warning:    progress.json last updated %.0f s ago (is azrun stuck?)\n",
 		       now - ri->updated);
@@ -317,19 +323,19 @@ static void print_done(const struct az_run_info *ri)
 	az_format_duration(ar, c, sizeof(c));
 	az_format_duration(tot / (double)ri->nrows, d, sizeof(d));
 	if (tot > 0)
-		printf("time:       self-play %s (%.0f%%), training %s (%.0f%%), arena %s (%.0f%%); "
-		       "%s per iteration\n", a, 100 * sp / tot, b, 100 * tr / tot, c,
-		       100 * ar / tot, d);
+		printf("time:       self-play %s (%.0f%%), training %s (%.0f%%), "
+		       "arena %s (%.0f%%); %s per iteration\n", a, 100 * sp / tot, b,
+		       100 * tr / tot, c, 100 * ar / tot, d);
 	print_arena(ri);
 }
 
 static void status_usage(void)
 {
 	printf("Usage: azrun status --out DIR\n\n"
-	       "Shows a run's state: while azrun runs, the iteration, phase, progress, evals/s and\n"
-	       "ETA (from DIR/progress.json); always, the completed iterations, games, positions,\n"
-	       "last throughput and batch fill, time per phase and the arena history with an Elo\n"
-	       "estimate (see azrun report --help for the formula).\n");
+	       "Shows a run's state: while azrun runs, the iteration, phase, progress,\n"
+	       "evals/s and ETA (from DIR/progress.json); always, the completed iterations,\n"
+	       "games, positions, last throughput and batch fill, time per phase and the arena\n"
+	       "history with an Elo estimate (see azrun report --help for the formula).\n");
 }
 
 int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help)(void))

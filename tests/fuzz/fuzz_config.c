@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzz target: azrun's option parser and run.json loader. Byte 0 of an input chooses the entry:
- * even: the rest, split on NUL and newline, is argv (after "azrun") for az_config_parse, run in a
- * directory holding a valid run "r" (so "--resume --out r" works); odd: the rest is a run.json
- * for az_config_load. Whatever is accepted must be a configuration azrun can run. */
+/* Fuzz target: azrun's option parser, --config INI files and the run.json loader. Byte 0 of an
+ * input chooses the entry (its low two bits): 0 or 2: the rest, split on NUL and newline, is argv
+ * (after "azrun") for az_config_parse, run in a directory holding a valid run "r" (so
+ * "--resume --out r" works); 1: the rest is a run.json for az_config_load; 3: the rest is an INI
+ * file for "azrun --config f/azrun.ini". Whatever is accepted must be a configuration azrun can
+ * run; whatever is refused gets one printable line. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -17,7 +19,8 @@
 
 int az_fuzz_verdict;
 
-static const char *loaded; /* "f/run.json", rewritten for each load input */
+static const char *loaded; /* "f/run.json", written for each load input, then removed */
+static const char *ini;	   /* "f/azrun.ini", likewise */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -30,6 +33,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	az_fuzz_tmpfile("r/run.json");
 	AZ_ASSERT(az_config_save(&c, "r/run.json", err, sizeof(err)) == 0);
 	loaded = az_fuzz_tmpfile("f/run.json");
+	ini = az_fuzz_tmpfile("f/azrun.ini");
 	return 0;
 }
 
@@ -95,12 +99,26 @@ static void fuzz_load(const uint8_t *data, size_t size)
 	az_fuzz_verdict = rc == 0;
 }
 
+static void parse_argv(int argc, char **argv)
+{
+	struct az_config c;
+	char err[1024];
+	int rc;
+
+	memset(err, 0, sizeof(err));
+	rc = az_config_parse(&c, argc, argv, err, sizeof(err));
+	if (rc == 0)
+		check_runnable(&c);
+	else if (rc != 1)
+		check_message(rc, err);
+	az_fuzz_verdict = rc == 0;
+}
+
 static void fuzz_parse(const uint8_t *data, size_t size)
 {
-	char *argv[ARGS_MAX + 2], err[1024];
-	struct az_config c;
+	char *argv[ARGS_MAX + 2];
 	size_t i = 0, start = 0;
-	int argc = 1, rc;
+	int argc = 1;
 
 	argv[0] = "azrun";
 	while (i <= size && argc <= ARGS_MAX) {
@@ -117,24 +135,28 @@ static void fuzz_parse(const uint8_t *data, size_t size)
 		i++;
 	}
 	argv[argc] = NULL;
-	memset(err, 0, sizeof(err));
-	rc = az_config_parse(&c, argc, argv, err, sizeof(err));
-	if (rc == 0)
-		check_runnable(&c);
-	else if (rc != 1)
-		check_message(rc, err);
-	az_fuzz_verdict = rc == 0;
+	parse_argv(argc, argv);
 	for (int k = 1; k < argc; k++)
 		free(argv[k]);
+}
+
+static void fuzz_ini(const uint8_t *data, size_t size)
+{
+	char *argv[] = {"azrun", "--config", (char *)ini, NULL};
+
+	az_fuzz_write_file(ini, data, size);
+	parse_argv(3, argv);
+	unlink(ini);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	if (data[0] & 1)
-		fuzz_load(data + 1, size - 1);
-	else
-		fuzz_parse(data + 1, size - 1);
+	switch (data[0] & 3) {
+	case 1: fuzz_load(data + 1, size - 1); break;
+	case 3: fuzz_ini(data + 1, size - 1); break;
+	default: fuzz_parse(data + 1, size - 1); break;
+	}
 	return 0;
 }

@@ -2,11 +2,14 @@
 /* Fuzz target: the replay segment reader (az_replay_load_file). Byte 0 of an input chooses the
  * geometry the caller expects (bits 0-1: tic-tac-toe 18x9, Connect Four 84x7, 1x1, 3x2), whether
  * the torn tail is truncated (bit 2) and whether the file is loaded twice into the same buffer
- * (bit 3); the rest is the segment file. Accepted: exactly the records of the longest valid
- * prefix, the file cut to it when asked. Rejected: -EINVAL with one printable line. */
+ * (bit 3); the rest is the segment file. Accepted: exactly the records a reference model keeps
+ * (checksummed prefix, whole games), the file cut to them when asked. Rejected: -EINVAL with
+ * one printable line, the file untouched. */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <zlib.h>
 
 #include "tests/fuzz/fuzz.h"
 #include "train/replay.h"
@@ -24,12 +27,33 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+static uint32_t get_u32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Reference model of the loader (train/replay.h) for a file whose header is valid: records
+ * with a good checksum from the start, cut after the last one flagged AZ_REPLAY_LAST (whole
+ * games only). Returns how many records that keeps. */
+static size_t expected_records(const uint8_t *file, size_t size, size_t rec)
+{
+	size_t n = 0, whole = 0;
+
+	for (size_t off = HEADER_BYTES; off + rec <= size; off += rec, n++) {
+		const uint8_t *r = file + off;
+		if (get_u32(r + rec - 4) != (uint32_t)crc32(0L, r, (uInt)(rec - 4)))
+			break;
+		if (get_u32(r + rec - 8) & AZ_REPLAY_LAST)
+			whole = n + 1;
+	}
+	return whole;
+}
+
 /* Record i of the buffer must be the bytes of record i of the file. */
 static void check_records(const struct az_replay_buf *b, size_t first, const uint8_t *file,
-			  size_t n)
+			  size_t n, size_t rec)
 {
 	size_t fx = (size_t)b->features * 4, fp = (size_t)b->actions * 4;
-	size_t rec = fx + fp + 4 + 4;
 
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *r = file + HEADER_BYTES + i * rec;
@@ -41,8 +65,7 @@ static void check_records(const struct az_replay_buf *b, size_t first, const uin
 
 static long load_once(struct az_replay_buf *b, int truncate, const uint8_t *file, size_t size)
 {
-	size_t rec = ((size_t)b->features + b->actions + 1) * 4 + 4, dropped = (size_t)-1;
-	size_t before = b->count;
+	size_t dropped = (size_t)-1, rec, before = b->count;
 	struct stat st;
 	char err[512];
 	long n;
@@ -60,10 +83,15 @@ static long load_once(struct az_replay_buf *b, int truncate, const uint8_t *file
 		}
 		return n;
 	}
+	/* Accepted: the header is valid, so its record size is the geometry's. */
+	AZ_ASSERT(size >= HEADER_BYTES);
+	rec = get_u32(file + 16);
+	AZ_ASSERT(rec >= ((size_t)b->features + b->actions + 1) * 4 + 4);
+	AZ_ASSERT((size_t)n == expected_records(file, size, rec));
 	AZ_ASSERT(b->count == before + (size_t)n);
-	AZ_ASSERT(size >= HEADER_BYTES && dropped <= size - HEADER_BYTES);
+	AZ_ASSERT(dropped <= size - HEADER_BYTES);
 	AZ_ASSERT(size - dropped == HEADER_BYTES + (size_t)n * rec);
-	check_records(b, before, file, (size_t)n);
+	check_records(b, before, file, (size_t)n, rec);
 	AZ_ASSERT(stat(path, &st) == 0);
 	AZ_ASSERT((size_t)st.st_size == (truncate ? size - dropped : size));
 	return n;
@@ -90,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* The second load sees the file as the first one left it (cut when truncating). */
 		size_t kept = b.count;
 		if (truncate)
-			fsize = HEADER_BYTES + kept * (((size_t)b.features + b.actions + 1) * 4 + 4);
+			fsize = HEADER_BYTES + kept * get_u32(file + 16);
 		AZ_ASSERT(load_once(&b, truncate, file, fsize) == n);
 		AZ_ASSERT(b.count == 2 * kept);
 	}

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Fault injection: SIGKILL of workers, of the inference process and of azrun itself at random
+# moments, SIGINT, a file-size limit (write errors) and an unwritable run directory. After each
+# trial the run directory is verified (every checksum, every checkpoint, metrics), and no shared
+# memory segment or process of the run may be left behind.
+# Usage: test_faults.sh AZRUN [TRIALS]
+set -uo pipefail
+AZRUN=$1 TRIALS=${2:-3}
+T=$(mktemp -d)
+trap 'pkill -9 -P $$ 2>/dev/null; rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+RANDOM=${AZ_FAULT_SEED:-7}
+args=(--game tictactoe --workers 2 --games-per-worker 8 --games-per-iter 300 --sims 24
+      --arena-games 16 --quiet)
+declare -A survived=()
+
+# No segment of a finished azrun pid may remain, and no process whose parent was it may run.
+check_clean() {
+	local pid=$1
+	ls /dev/shm 2>/dev/null | grep -q "^az-$(id -u)-$pid-" && fail "segment of $pid left behind"
+	sleep 0.3
+	if ps -eo ppid=,stat=,comm= | awk -v p="$pid" '$1 == p && $2 !~ /^Z/' | grep -q .; then
+		fail "processes of azrun $pid still running"
+	fi
+	return 0
+}
+
+verify_run() {
+	"$AZRUN" verify --out "$1" > "$T/verify.log" || { cat "$T/verify.log"; fail "verify $1"; }
+	local want=$2 have
+	have=$(wc -l < "$1/metrics.jsonl")
+	[ "$have" -eq "$want" ] || fail "$1: $have metrics lines, want $want"
+}
+
+rand_sleep() { sleep "$(awk -v r=$RANDOM -v lo="$1" -v hi="$2" 'BEGIN{print lo+(hi-lo)*r/32767}')"; }
+
+for t in $(seq 1 "$TRIALS"); do
+	# 1. Kill workers and the inference process mid-run; the run must complete by itself.
+	D="$T/kill-$t"
+	"$AZRUN" "${args[@]}" --out "$D" --iterations 3 --seed "$t" 2> "$D.log" &
+	pid=$!
+	for k in 1 2 3 4 5 6; do
+		rand_sleep 0.1 0.6
+		victim=$(pgrep -P $pid -x "az-worker-$((RANDOM % 2))" | head -n1)
+		[ $((RANDOM % 3)) -eq 0 ] && victim=$(pgrep -P $pid -x az-infer | head -n1)
+		if [ -n "$victim" ]; then
+			name=$(ps -o comm= -p "$victim")
+			kill -9 "$victim" 2>/dev/null && survived[${name%-[0-9]*}]=$(( ${survived[${name%-[0-9]*}]:-0} + 1 ))
+		fi
+	done
+	wait $pid || { cat "$D.log"; fail "azrun did not survive killed children (trial $t)"; }
+	verify_run "$D" 3
+	check_clean $pid
+
+	# 2. Kill azrun itself; its children must exit; --resume finishes with nothing lost.
+	D="$T/parent-$t"
+	"$AZRUN" "${args[@]}" --out "$D" --iterations 3 --seed "$t" 2> "$D.log" &
+	pid=$!
+	rand_sleep 0.5 2.5
+	kill -9 $pid; wait $pid 2>/dev/null
+	survived[azrun]=$(( ${survived[azrun]:-0} + 1 ))
+	sleep 0.5
+	if ps -eo ppid=,stat=,comm= | awk '$3 ~ /^az-/ && $2 !~ /^Z/' | grep -q .; then
+		fail "children of a killed azrun kept running"
+	fi
+	done_before=$(grep -o '"completed": [0-9]*' "$D/state.json" | grep -o '[0-9]*$')
+	"$AZRUN" --resume --out "$D" --quiet 2> "$D.resume.log" || fail "resume after kill -9"
+	verify_run "$D" 3
+	[ "$done_before" -le 3 ] || fail "state.json damaged"
+
+	# 3. SIGINT: clean stop within a bounded time, exit 130, resumable.
+	D="$T/int-$t"
+	"$AZRUN" "${args[@]}" --out "$D" --iterations 3 --seed "$t" 2> "$D.log" &
+	pid=$!
+	rand_sleep 0.3 1.5
+	kill -INT $pid
+	start=$(date +%s)
+	wait $pid; rc=$?
+	[ $(( $(date +%s) - start )) -le 10 ] || fail "SIGINT took more than 10 s"
+	[ $rc -eq 130 ] || [ $rc -eq 0 ] || { cat "$D.log"; fail "SIGINT exit code $rc"; }
+	check_clean $pid
+	survived[sigint]=$(( ${survived[sigint]:-0} + 1 ))
+	"$AZRUN" --resume --out "$D" --quiet 2> /dev/null || fail "resume after SIGINT"
+	verify_run "$D" 3
+done
+
+# 4. Write errors (file-size limit: EFBIG as for a full disk): clear error, nothing completed is
+# damaged, and the run resumes once space is back.
+D="$T/full"
+"$AZRUN" "${args[@]}" --out "$D" --iterations 1 2> /dev/null || fail "first iteration"
+( ulimit -f 40; exec "$AZRUN" --resume --out "$D" --iterations 3 --quiet ) 2> "$T/full.log"
+rc=$?
+[ $rc -ne 0 ] || fail "a write error went unnoticed"
+grep -Eqi "too large|no space" "$T/full.log" || { cat "$T/full.log"; fail "no clear error"; }
+[ "$(grep -c "restarting" "$T/full.log")" -eq 0 ] || fail "restarted workers after a write error"
+verify_run "$D" 1
+"$AZRUN" --resume --out "$D" --iterations 2 --quiet 2> /dev/null || fail "resume after EFBIG"
+verify_run "$D" 2
+survived[write-error]=1
+
+# 5. An unwritable run directory: clear error, exit non-zero.
+touch "$T/file"
+"$AZRUN" "${args[@]}" --out "$T/file/run" 2> "$T/err" && fail "ran under a regular file"
+grep -q "cannot create" "$T/err" || fail "unwritable directory: unclear error"
+
+for k in "${!survived[@]}"; do echo "faults survived: $k ${survived[$k]}"; done
+echo "fault injection: all checks passed"

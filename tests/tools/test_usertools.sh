@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Integration test of the user tools: azplay (scripted through stdin), azrun status and
+# azrun report on a tiny finished tic-tac-toe run, and status on a run "in progress".
+# Usage: test_usertools.sh AZRUN AZPLAY
+set -euo pipefail
+AZRUN=$1 AZPLAY=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tiny=(--workers 2 --games-per-worker 4 --games-per-iter 12 --sims 12 --arena-games 4 --quiet)
+
+"$AZRUN" --game tictactoe --out "$T/ttt" --iterations 2 --seed 7 "${tiny[@]}" 2> "$T/log"
+C=$T/ttt/best.safetensors
+[ -s "$C" ] || fail "the tiny run left no best.safetensors"
+
+# Human (X) against the agent, moves from stdin. Trying every cell in order ends any game: an
+# occupied cell is refused and the next line is read.
+printf '1\n2\n3\n4\n5\n6\n7\n8\n9\n' | "$AZPLAY" --checkpoint "$C" --sims 16 > "$T/p1" 2>&1 \
+	|| fail "azplay exited non-zero: $(tail -3 "$T/p1")"
+grep -Eq '^result: (X wins|O wins|draw)' "$T/p1" || fail "no result line: $(tail -3 "$T/p1")"
+grep -q '^human (X) plays 1$' "$T/p1" || fail "the human's first move was not played"
+grep -q '^agent (O): value [-+][0-9.]*, top moves: [1-9] [0-9]*%' "$T/p1" \
+	|| fail "the agent's top moves and value are not shown"
+grep -q '^X \. \.$' "$T/p1" || fail "the board after 1 is not shown"
+
+# An illegal move is refused with a message and asked again; so is a word that is no move.
+printf '5\n5\nfoo\n1\n2\n3\n4\n6\n7\n8\n9\n' | "$AZPLAY" --checkpoint "$C" --sims 16 \
+	> "$T/p2" 2>&1 || fail "azplay exited non-zero on illegal input"
+grep -q "^illegal move '5': not legal in this position; legal moves:" "$T/p2" \
+	|| fail "occupied cell 5 not refused: $(cat "$T/p2")"
+grep -q "^illegal move 'foo': not a move" "$T/p2" || fail "'foo' not refused"
+# Asked again: after the refusal of '5' the next line is a prompt for X again.
+grep -A1 "^illegal move '5'" "$T/p2" | tail -1 | grep -q '^your move as X' \
+	|| fail "the move was not asked again after the refusal"
+[ "$(grep -c '^human (X) plays 5$' "$T/p2")" -eq 1 ] || fail "5 was played twice"
+grep -q '^result: ' "$T/p2" || fail "no result after illegal input"
+
+# The human plays second: the agent opens. End of input and 'quit' end cleanly (exit 0).
+printf '' | "$AZPLAY" --checkpoint "$C" --human second --sims 8 > "$T/p3" 2>&1 \
+	|| fail "azplay failed at end of input"
+grep -q '^agent (X) plays [1-9]$' "$T/p3" || fail "the agent did not open as X"
+grep -q '^result: abandoned (end of input)' "$T/p3" || fail "end of input not reported"
+echo quit | "$AZPLAY" --checkpoint "$C" --sims 8 > "$T/p4" 2>&1 || fail "quit: non-zero exit"
+grep -q '^result: abandoned (quit)' "$T/p4" || fail "quit not reported"
+
+# Agent against random (a 2-iteration network is too weak to assert wins: check that the games
+# end, colours alternate and the tally is printed) and against rollout MCTS.
+"$AZPLAY" --checkpoint "$C" --human none --opponent random --games 4 --sims 16 < /dev/null \
+	> "$T/p5" 2>&1 || fail "agent vs random failed"
+[ "$(grep -c '^result: ' "$T/p5")" -eq 4 ] || fail "expected 4 results against random"
+grep -Eq '^summary: agent [0-4] wins, [0-4] draws, [0-4] losses against random in 4 games' \
+	"$T/p5" || fail "no summary line against random"
+grep -q '^random (O) plays' "$T/p5" && grep -q '^random (X) plays' "$T/p5" \
+	|| fail "colours were not alternated"
+"$AZPLAY" --checkpoint "$C" --human none --opponent rollout --sims 32 < /dev/null \
+	> "$T/p6" 2>&1 || fail "agent vs rollout failed"
+grep -q '^rollout (O): value' "$T/p6" || fail "rollout search output missing"
+grep -q '^result: ' "$T/p6" || fail "agent vs rollout did not end"
+# Wrong game for the checkpoint, and --opponent with a human: refused (exit 2).
+set +e
+"$AZPLAY" --checkpoint "$C" --game connect4 < /dev/null > /dev/null 2> "$T/e1"; rc1=$?
+"$AZPLAY" --checkpoint "$C" --human first --opponent random < /dev/null > /dev/null \
+	2> "$T/e2"; rc2=$?
+set -e
+[ $rc1 -eq 2 ] && grep -q "tictactoe network" "$T/e1" || fail "game mismatch not refused"
+[ $rc2 -eq 2 ] && grep -q -- "--human none" "$T/e2" || fail "--opponent with a human accepted"
+
+# azrun status on the finished run.
+"$AZRUN" status --out "$T/ttt" > "$T/s1" || fail "azrun status failed"
+grep -q '^iterations: 2 of 2 complete' "$T/s1" || fail "status: $(cat "$T/s1")"
+grep -q 'not running (finished)' "$T/s1" || fail "status does not say finished"
+[ "$(grep -Ec '^ +[12] +[0-9]+-[0-9]+-[0-9]+ ' "$T/s1")" -eq 2 ] || fail "no arena history"
+
+# azrun status on a run in progress: a progress.json of a live process (this shell).
+now=$(date +%s)
+cat > "$T/ttt/progress.json" <<EOF
+{"pid": $$, "iteration": 3, "iterations": 4, "phase": "selfplay", "phase_started": $((now - 5)),
+ "done": 6, "total": 12, "evals_per_s": 1234.5, "updated": $now}
+EOF
+"$AZRUN" status --out "$T/ttt" > "$T/s2" || fail "azrun status (running) failed"
+grep -q 'running (pid [0-9]*), iteration 3 of 4, phase selfplay' "$T/s2" \
+	|| fail "live status: $(cat "$T/s2")"
+grep -q '6 of 12 (50%)' "$T/s2" || fail "live progress missing"
+grep -Eq '^eta: +[0-9.]+s for this phase' "$T/s2" || fail "no ETA: $(cat "$T/s2")"
+
+# azrun report: PNGs (non-empty, PNG magic), a page linking each (the in-progress note too).
+"$AZRUN" report --out "$T/ttt" > "$T/r1" 2>&1 || fail "azrun report failed: $(cat "$T/r1")"
+grep -q 'still in progress' "$T/r1" || fail "report does not note the run in progress"
+for p in loss arena elo throughput time; do
+	f=$T/ttt/report/$p.png
+	[ -s "$f" ] || fail "$p.png missing or empty"
+	[ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] \
+		|| fail "$p.png is not a PNG"
+	grep -q "src=\"$p.png\"" "$T/ttt/report/index.html" || fail "index.html lacks $p.png"
+	grep -q "($p.png)" "$T/ttt/report/report.md" || fail "report.md lacks $p.png"
+done
+grep -q '400 log10' "$T/ttt/report/index.html" || fail "the Elo formula is not documented"
+# Without gnuplot: a clear error.
+rm "$T/ttt/progress.json"
+if "$AZRUN" report --out "$T/ttt" --gnuplot "$T/no-such-gnuplot" > /dev/null 2> "$T/r2"; then
+	fail "report succeeded without gnuplot"
+fi
+grep -q "gnuplot not found" "$T/r2" || fail "missing gnuplot not explained: $(cat "$T/r2")"
+echo "user tools integration: all checks passed"

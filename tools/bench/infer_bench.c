@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/* `azbench infer`: evaluations per second of the inference backend alone (no rings, no
+ * processes) at batch sizes 1 ... 1024, for the default network of each game: the ceiling that
+ * `azbench pipeline` is judged against. */
+#include <cblas.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "games/game.h"
+#include "shm/az_assert.h"
+#include "shm/rng.h"
+#include "tools/bench/bench.h"
+#include "tools/bench/bench_common.h"
+#include "tools/bench/infer_bench.h"
+#include "tools/config.h"
+
+#define MAX_BATCHES 16
+#define MAX_GAMES 2
+#define DEFAULT_SECONDS 10.0
+
+static double now_s(void)
+{
+	return (double)az_bench_now_ns() * 1e-9;
+}
+
+/* Time forward passes at one batch size; returns rows per second. */
+static double time_batch(struct az_backend *be, uint32_t batch, double seconds, const float *x,
+			 float *logits, float *value)
+{
+	for (int i = 0; i < 2; i++) /* warm-up: caches, lazy allocations, GPU clocks */
+		AZ_ASSERT(az_backend_forward(be, 0, batch, x, logits, value) == 0);
+	uint64_t iters = 0;
+	double t0 = now_s(), el = 0;
+	while (iters < 3 || el < seconds) {
+		AZ_ASSERT(az_backend_forward(be, 0, batch, x, logits, value) == 0);
+		iters++;
+		el = now_s() - t0;
+	}
+	return (double)iters * batch / el;
+}
+
+int az_bench_infer_measure(enum az_backend_kind kind, const struct az_arch *a,
+			   const uint32_t *batches, int n, double seconds_each, double *evals_per_s,
+			   char *why, size_t whylen)
+{
+	struct az_model *m = NULL;
+	struct az_backend *be = NULL;
+	float *x = NULL, *logits = NULL, *value = NULL;
+	uint32_t maxb = 1;
+	int rc;
+
+	for (int i = 0; i < n; i++) {
+		if (batches[i] == 0)
+			return -EINVAL;
+		maxb = batches[i] > maxb ? batches[i] : maxb;
+	}
+	rc = az_model_create(a, &m);
+	if (rc < 0)
+		return rc;
+	az_model_init_random(m, 1);
+	rc = az_backend_create(kind, a, maxb, &be, why, whylen);
+	if (rc < 0)
+		goto out_model;
+	rc = az_backend_load(be, 0, m);
+	if (rc < 0)
+		goto out_backend;
+	rc = -ENOMEM;
+	x = malloc(sizeof(float) * maxb * a->inputs);
+	logits = malloc(sizeof(float) * maxb * a->actions);
+	value = malloc(sizeof(float) * maxb);
+	if (!x || !logits || !value)
+		goto out_buffers;
+	struct az_rng rng;
+	az_rng_seed(&rng, 7);
+	for (size_t i = 0; i < (size_t)maxb * a->inputs; i++)
+		x[i] = az_rng_uniform(&rng) < 0.3 ? 1.0f : 0.0f;
+	for (int i = 0; i < n; i++)
+		evals_per_s[i] = time_batch(be, batches[i], seconds_each, x, logits, value);
+	rc = 0;
+out_buffers:
+	free(x);
+	free(logits);
+	free(value);
+out_backend:
+	az_backend_destroy(be);
+out_model:
+	az_model_destroy(m);
+	return rc;
+}
+
+/* ---- the mode ---- */
+
+struct infer_opts {
+	struct az_bench_opts common;
+	const char *games[MAX_GAMES];
+	int ngames;
+	uint32_t batches[MAX_BATCHES];
+	int nbatches;
+	enum az_backend_kind backend;
+	uint32_t hidden, blocks; /* 0: the game's default from az_config_defaults() */
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: azbench infer [options]\n"
+		"Evaluations per second of the inference backend alone (no rings) against the batch\n"
+		"size, for the default network of each game (from azrun's defaults): the ceiling that\n"
+		"`azbench pipeline` is judged against.\n\n"
+		"  --game NAME        tictactoe | connect4 | all (default all)\n"
+		"  --batches LIST     batch sizes, comma-separated (default 1,2,4,...,1024)\n"
+		"  --backend B        auto | cpu | cuda (default auto: cuda when a device is visible)\n"
+		"  --net HxR          network width x residual blocks (default: the game's default)\n"
+		"  --help             this text\n"
+		"%s\n"
+		"Columns: evals_per_s = rows/s through az_backend_forward; us_per_batch = time of one\n"
+		"forward pass; vs_batch1 = throughput relative to batch 1 (when measured).\n"
+		"Default --seconds %.0f.\n"
+		"--plot: evals/s against the batch size, one line per game.\n",
+		az_bench_common_help, DEFAULT_SECONDS);
+}
+
+static int parse_games(const char *s, const char **games, int *n)
+{
+	if (strcmp(s, "all") == 0) {
+		games[0] = "tictactoe";
+		games[1] = "connect4";
+		*n = 2;
+		return 0;
+	}
+	const struct az_game *g = az_game_find(s);
+	if (!g)
+		return -EINVAL;
+	games[0] = g->name;
+	*n = 1;
+	return 0;
+}
+
+/* Returns 0 to run, 1 after --help, 2 on bad usage. */
+static int parse(struct infer_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "game", required_argument, NULL, 'g' },
+		{ "batches", required_argument, NULL, 'b' },
+		{ "backend", required_argument, NULL, 'k' },
+		{ "net", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		AZ_BENCH_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->common.seconds = DEFAULT_SECONDS;
+	parse_games("all", o->games, &o->ngames);
+	for (o->nbatches = 0; o->nbatches <= 10; o->nbatches++)
+		o->batches[o->nbatches] = 1u << o->nbatches;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		int r = az_bench_common_opt(&o->common, c, optarg);
+
+		if (r < 0)
+			return 2;
+		if (r == 1)
+			continue;
+		switch (c) {
+		case 'g':
+			if (parse_games(optarg, o->games, &o->ngames) < 0) {
+				fprintf(stderr, "azbench infer: unknown game '%s' (%s or all)\n",
+					optarg, az_game_names());
+				return 2;
+			}
+			break;
+		case 'b':
+			o->nbatches = az_bench_parse_u32_list(optarg, o->batches, MAX_BATCHES, 1,
+							      65536);
+			if (o->nbatches < 0) {
+				fprintf(stderr, "azbench infer: --batches wants up to %d sizes in "
+					"[1, 65536], got '%s'\n", MAX_BATCHES, optarg);
+				return 2;
+			}
+			break;
+		case 'k':
+			if (az_backend_parse(optarg, &o->backend) < 0) {
+				fprintf(stderr, "azbench infer: --backend wants auto, cpu or cuda\n");
+				return 2;
+			}
+			break;
+		case 'n':
+			if (az_arch_parse(optarg, &o->hidden, &o->blocks) < 0) {
+				fprintf(stderr, "azbench infer: --net wants HxR, e.g. 64x2\n");
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "azbench infer: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+/* The network a game trains by default (tools/config.c), unless --net overrides it. */
+static void game_arch(const struct infer_opts *o, const char *game, struct az_arch *a)
+{
+	const struct az_game *g = az_game_find(game);
+	struct az_config cfg;
+
+	AZ_ASSERT(g && az_config_defaults(&cfg, game) == 0);
+	a->inputs = g->features;
+	a->actions = g->actions;
+	a->hidden = o->hidden ? o->hidden : cfg.hidden;
+	a->blocks = o->hidden ? o->blocks : cfg.blocks;
+}
+
+static int keep_all(const struct az_bench_row *r, void *arg)
+{
+	(void)arg;
+	return az_bench_row_get(r, "evals_per_s") != NULL;
+}
+
+/* Smallest batch reaching 90% of the best throughput of one game's rows. */
+static void knee(const struct infer_opts *o, const double *eps, uint32_t *batch, double *best)
+{
+	*best = 0;
+	for (int i = 0; i < o->nbatches; i++)
+		*best = eps[i] > *best ? eps[i] : *best;
+	*batch = o->batches[o->nbatches - 1];
+	for (int i = 0; i < o->nbatches; i++)
+		if (eps[i] >= 0.9 * *best && o->batches[i] < *batch)
+			*batch = o->batches[i];
+}
+
+int az_bench_infer(int argc, char **argv)
+{
+	struct infer_opts o;
+	struct az_bench_table t = { 0 };
+	struct az_bench_row rec = { 0 };
+	double eps[MAX_BATCHES];
+	char text[512] = "", why[256];
+	int rc = parse(&o, argc, argv);
+
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	openblas_set_num_threads(1); /* one BLAS thread, as in the inference process */
+	double each = o.common.seconds / (o.ngames * o.nbatches);
+	for (int gi = 0; gi < o.ngames; gi++) {
+		struct az_arch a;
+		char net[32];
+
+		game_arch(&o, o.games[gi], &a);
+		snprintf(net, sizeof(net), "%ux%u", a.hidden, a.blocks);
+		az_bench_progress(&o.common, "infer: %s %s, %d batch sizes, %.2fs each\n",
+				  o.games[gi], net, o.nbatches, each);
+		rc = az_bench_infer_measure(o.backend, &a, o.batches, o.nbatches, each, eps, why,
+					    sizeof(why));
+		if (rc < 0) {
+			fprintf(stderr, "azbench infer: %s: %s (%s)\n", o.games[gi], strerror(-rc),
+				why);
+			az_bench_table_free(&t);
+			return 1;
+		}
+		az_bench_progress(&o.common, "infer: backend %s\n", why);
+		for (int i = 0; i < o.nbatches; i++) {
+			struct az_bench_row r = { 0 };
+
+			az_bench_row_str(&r, "game", o.games[gi]);
+			az_bench_row_str(&r, "net", net);
+			az_bench_row_str(&r, "backend", strncmp(why, "cuda", 4) ? "cpu" : "cuda");
+			az_bench_row_int(&r, "batch", o.batches[i]);
+			az_bench_row_num(&r, "evals_per_s", eps[i], 0);
+			az_bench_row_num(&r, "us_per_batch", 1e6 * o.batches[i] / eps[i], 1);
+			if (o.batches[0] == 1)
+				az_bench_row_num(&r, "vs_batch1", eps[i] / eps[0], 2);
+			else
+				az_bench_row_none(&r, "vs_batch1");
+			if (az_bench_table_add(&t, &r) < 0) {
+				az_bench_table_free(&t);
+				return 1;
+			}
+		}
+		uint32_t kb;
+		double best;
+		char key[AZ_BENCH_KEY_MAX];
+
+		knee(&o, eps, &kb, &best);
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "%s%s %s: batch %u reaches 90%% of the peak %.0f evals/s", gi ? "; " : "",
+			 o.games[gi], net, kb, best);
+		snprintf(key, sizeof(key), "%s_batch90", o.games[gi]);
+		az_bench_row_int(&rec, key, kb);
+		snprintf(key, sizeof(key), "%s_peak_evals_per_s", o.games[gi]);
+		az_bench_row_num(&rec, key, best, 0);
+	}
+	struct az_bench_plot_spec ps = {
+		.title = "inference backend alone: evals/s vs batch",
+		.xkey = "batch",
+		.ykey = "evals_per_s",
+		.series = { "game", "net", NULL },
+		.logx = 1,
+		.logy = 1,
+		.keep = keep_all,
+	};
+	rc = az_bench_emit(&t, &o.common, &ps);
+	az_bench_recommend(&o.common, text, &rec);
+	az_bench_table_free(&t);
+	return rc;
+}

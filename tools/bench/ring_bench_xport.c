@@ -1,0 +1,1090 @@
+/* SPDX-License-Identifier: MIT */
+/* azbench ring measurements: a fork/pin/start-line harness, and round trips over az_ring, pipes,
+ * Unix sockets and POSIX message queues, plus a 512-byte ring stream and its memcpy baseline. */
+
+/* cpu_set_t and sched_setaffinity() are glibc extensions: the only reason for _GNU_SOURCE. */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <mqueue.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shm/az_assert.h"
+#include "shm/ring.h"
+#include "tools/bench/bench_common.h"
+#include "tools/bench/ring_bench_impl.h"
+
+/* "spin" waiting: polls before the futex. The ring library yields the CPU every 32 polls, so this
+ * is bounded busy-waiting even when both sides share one CPU. */
+#define SPIN_POLLS (1u << 14)
+/* A reply slower than this is counted as an error (a stall), never waited for forever. */
+#define WAIT_LIMIT_US 2000000u
+/* An idle ring consumer re-checks for finished producers this often. */
+#define IDLE_US 1000u
+/* Round-trip samples kept per producer; reservoir-sampled beyond. */
+#define MAX_SAMPLES (1u << 17)
+/* Children must reach the start line within START_NS and finish within GRACE_NS of the end. */
+#define START_NS (5ull * 1000000000u)
+#define GRACE_NS (3ull * 1000000000u)
+/* Warm-up before measuring: a tenth of the time, at most WARM_MAX_NS. */
+#define WARM_MAX_NS (20ull * 1000000u)
+/* Largest shared mapping one configuration may ask for. */
+#define REGION_MAX (1ull << 30)
+
+/* Every message starts with this header; its last 8 bytes repeat seq (the tail), so that a
+ * response proves the whole message made the trip. */
+struct rb_msg {
+	uint64_t seq;
+	uint64_t stamp; /* producer's clock when the request's batch started */
+	uint32_t producer;
+	uint32_t kind; /* MSG_REQ, or MSG_BYE: a producer is finished (message queues) */
+	uint64_t resp; /* written by the consumer: answer() */
+};
+enum { MSG_REQ = 0, MSG_BYE = 1 };
+_Static_assert(sizeof(struct rb_msg) + 8 <= 64, "header and tail fit the smallest message");
+
+struct prod_stats {
+	uint64_t requests;    /* round trips completed after the warm-up */
+	uint64_t measured_ns; /* time those took */
+	uint32_t nsamples;
+	uint32_t errors;
+};
+
+/* Shared by the parent and every child (anonymous MAP_SHARED, created before fork). */
+struct rb_ctl {
+	_Atomic uint32_t ready;  /* children at the start line */
+	_Atomic uint32_t go;     /* set by the parent once t_warm_ns/t_end_ns are written */
+	_Atomic uint32_t done;   /* producers finished */
+	_Atomic uint32_t errors; /* consumer-side verification failures */
+	uint64_t t_warm_ns;      /* measuring starts (written before go's release store) */
+	uint64_t t_end_ns;       /* producers stop starting new batches */
+	struct prod_stats prod[RB_MAX_PRODUCERS]; /* each written by its producer only */
+	/* memcpy baseline: a half-buffer is full (1), free (0), or the producer stopped (2) */
+	struct {
+		_Alignas(AZ_CACHELINE) _Atomic uint32_t full;
+		uint8_t pad[AZ_CACHELINE - 4];
+	} half[2];
+};
+
+enum { P_WR, P_RD, C_RD, C_WR }; /* per-producer descriptors: producer / consumer ends */
+
+struct ctx {
+	struct rb_cfg cfg;
+	const int *cpus;
+	int ncpus;
+	uint32_t batch;
+	struct rb_ctl *ctl;
+	uint32_t *samples;         /* shared: producers x MAX_SAMPLES */
+	size_t samples_bytes;
+	uint8_t *region;           /* shared: doorbell + rings, or the memcpy buffer */
+	size_t region_bytes;
+	size_t ring_stride;
+	struct az_ring ring;       /* producer: its ring */
+	struct az_ring rings[RB_MAX_PRODUCERS]; /* consumer: all rings */
+	int fd[RB_MAX_PRODUCERS][4];
+	mqd_t mq_req;
+	mqd_t mq_resp[RB_MAX_PRODUCERS];
+	uint8_t *tx;               /* process-local request being built */
+	uint8_t *buf;              /* process-local copy of a received message */
+};
+
+struct ops {
+	int (*setup)(struct ctx *c);               /* parent, before fork */
+	void (*after_fork)(struct ctx *c);         /* parent, once every child exists */
+	void (*teardown)(struct ctx *c);           /* parent, after the children are gone */
+	int (*child_init)(struct ctx *c, uint32_t role); /* role == producers: the consumer */
+	void (*producer)(struct ctx *c, uint32_t id);
+	void (*consumer)(struct ctx *c);
+	/* round-trip transports: send one request; receive 1..max responses, verified */
+	int (*send)(struct ctx *c, uint32_t id, uint64_t seq, uint64_t stamp);
+	int (*recv)(struct ctx *c, uint32_t id, uint64_t expect, uint64_t stamp, uint32_t max,
+		    uint32_t *bad);
+};
+
+/* ---- helpers ---- */
+
+static void nap_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Keep the compiler from dropping a copy whose destination is only partly read. */
+static void touch(const void *p)
+{
+	__asm__ __volatile__("" : : "r"(p) : "memory");
+}
+
+static void relax(uint32_t i)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+	/* Bounded busy-wait, as in the ring library: never starve a peer on the same CPU. */
+	if (i % 32 == 31)
+		sched_yield();
+}
+
+static uint64_t answer(const struct rb_msg *m, uint64_t tail)
+{
+	return (m->seq * 0x9e3779b97f4a7c15ull) ^ m->stamp ^ ((uint64_t)m->producer << 48) ^
+	       (tail << 1) ^ 0x5a5a5a5a;
+}
+
+static uint64_t tail_of(const uint8_t *msg, uint32_t bytes)
+{
+	uint64_t t;
+
+	memcpy(&t, msg + bytes - 8, 8);
+	return t;
+}
+
+/* Build request seq in c->tx (the payload between header and tail never changes). */
+static void msg_fill(struct ctx *c, uint32_t id, uint64_t seq, uint64_t stamp, uint32_t kind)
+{
+	struct rb_msg *m = (struct rb_msg *)c->tx;
+
+	m->seq = seq;
+	m->stamp = stamp;
+	m->producer = id;
+	m->kind = kind;
+	m->resp = 0;
+	memcpy(c->tx + c->cfg.slot_bytes - 8, &seq, 8);
+}
+
+/* Consumer: answer the request held in buf, in place. */
+static void msg_serve(uint8_t *buf, uint32_t bytes)
+{
+	struct rb_msg *m = (struct rb_msg *)buf;
+
+	m->resp = answer(m, tail_of(buf, bytes));
+}
+
+/* Producer: is buf the response to request (id, seq, stamp)? */
+static int msg_ok(const uint8_t *buf, uint32_t bytes, uint32_t id, uint64_t seq, uint64_t stamp)
+{
+	const struct rb_msg *m = (const struct rb_msg *)buf;
+	uint64_t tail = tail_of(buf, bytes);
+
+	return m->seq == seq && m->stamp == stamp && m->producer == id && tail == seq &&
+	       m->resp == answer(m, tail);
+}
+
+static int read_full(int fd, void *p, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, (uint8_t *)p + got, n - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return got ? -EPROTO : 0; /* EOF: clean only at a message boundary */
+		got += (size_t)r;
+	}
+	return 1;
+}
+
+static int write_full(int fd, const void *p, size_t n)
+{
+	size_t put = 0;
+
+	while (put < n) {
+		ssize_t r = write(fd, (const uint8_t *)p + put, n - put);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		put += (size_t)r;
+	}
+	return 0;
+}
+
+static void add_error(struct ctx *c)
+{
+	/* Relaxed: a counter read by the parent after waitpid(), which orders it. */
+	atomic_fetch_add_explicit(&c->ctl->errors, 1, memory_order_relaxed);
+}
+
+/* ---- shared-memory regions ---- */
+
+static void *map_shared(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* ---- the generic round-trip producer ---- */
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Publish a batch, wait for every reply, repeat until the end time. Each reply's round trip is
+ * measured from the start of its batch. */
+static void producer_rtt(struct ctx *c, const struct ops *ops, uint32_t id)
+{
+	struct prod_stats *st = &c->ctl->prod[id];
+	uint32_t *samp = c->samples + (size_t)id * MAX_SAMPLES;
+	uint64_t seq = 0, seen = 0, t_first = 0, t_last = 0, rng = 0x2545f4914f6cdd1dull + id;
+	uint32_t b = c->batch, bad = 0, k;
+
+	for (;;) {
+		uint64_t t0 = az_bench_now_ns(), t1 = t0;
+		int measure = t0 >= c->ctl->t_warm_ns;
+
+		if (t0 >= c->ctl->t_end_ns)
+			break;
+		for (k = 0; k < b; k++)
+			if (ops->send(c, id, seq + k, t0) < 0)
+				goto fail;
+		for (k = 0; k < b;) {
+			int n = ops->recv(c, id, seq + k, t0, b - k, &bad);
+
+			if (n <= 0)
+				goto fail;
+			t1 = az_bench_now_ns();
+			for (int j = 0; j < n && measure; j++, seen++) {
+				uint64_t pick = seen < MAX_SAMPLES ? seen : xorshift(&rng) % (seen + 1);
+				uint64_t rtt = t1 - t0;
+
+				if (pick < MAX_SAMPLES)
+					samp[pick] = rtt > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt;
+			}
+			k += (uint32_t)n;
+		}
+		seq += b;
+		if (measure) {
+			if (!t_first)
+				t_first = t0;
+			t_last = t1;
+			st->requests += b;
+		}
+	}
+	goto out;
+fail:
+	bad++;
+out:
+	st->measured_ns = t_last - t_first;
+	st->nsamples = seen < MAX_SAMPLES ? (uint32_t)seen : MAX_SAMPLES;
+	st->errors = bad;
+}
+
+/* ---- az_ring round trips ---- */
+
+static int ring_setup(struct ctx *c)
+{
+	uint32_t cap = c->cfg.capacity, bytes = c->cfg.slot_bytes, i;
+	size_t ring = az_ring_memsize(cap, bytes);
+
+	if (!ring || c->batch > cap)
+		return -EINVAL;
+	c->ring_stride = (ring + 4095) & ~(size_t)4095;
+	c->region_bytes = 4096 + (size_t)c->cfg.producers * c->ring_stride;
+	if (c->region_bytes > REGION_MAX)
+		return -ENOMEM;
+	c->region = map_shared(c->region_bytes);
+	if (!c->region)
+		return -ENOMEM;
+	/* Doorbell at offset 0 (zeroed by mmap), rings page-aligned after it. */
+	for (i = 0; i < c->cfg.producers; i++)
+		AZ_ASSERT(az_ring_init(c->region + 4096 + i * c->ring_stride, cap, bytes) == 0);
+	return 0;
+}
+
+static void ring_teardown(struct ctx *c)
+{
+	if (c->region)
+		munmap(c->region, c->region_bytes);
+	c->region = NULL;
+}
+
+static int ring_child_init(struct ctx *c, uint32_t role)
+{
+	struct az_doorbell_shm *bell = (struct az_doorbell_shm *)c->region;
+	uint32_t i;
+
+	if (role < c->cfg.producers)
+		return az_ring_attach(&c->ring, c->region + 4096 + role * c->ring_stride, bell);
+	for (i = 0; i < c->cfg.producers; i++) {
+		int rc = az_ring_attach(&c->rings[i], c->region + 4096 + i * c->ring_stride, bell);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int ring_send(struct ctx *c, uint32_t id, uint64_t seq, uint64_t stamp)
+{
+	uint64_t s;
+	void *slot = az_ring_claim(&c->ring, &s);
+
+	if (!slot || s != seq)
+		return -EPROTO;
+	msg_fill(c, id, seq, stamp, MSG_REQ);
+	memcpy(slot, c->tx, c->cfg.slot_bytes);
+	az_ring_publish(&c->ring);
+	return 0;
+}
+
+static int ring_recv(struct ctx *c, uint32_t id, uint64_t expect, uint64_t stamp, uint32_t max,
+		     uint32_t *bad)
+{
+	struct az_wait w = { .spin = c->cfg.wait == RB_SPIN ? SPIN_POLLS : 0,
+			     .timeout_us = WAIT_LIMIT_US };
+	uint32_t n = 0;
+	void *slot;
+	uint64_t s;
+	int rc = az_ring_wait_result(&c->ring, &w);
+
+	if (rc)
+		return rc;
+	while (n < max && (slot = az_ring_result(&c->ring, &s)) != NULL) {
+		memcpy(c->buf, slot, c->cfg.slot_bytes);
+		*bad += s != expect + n || !msg_ok(c->buf, c->cfg.slot_bytes, id, expect + n, stamp);
+		az_ring_release(&c->ring);
+		n++;
+	}
+	return (int)n;
+}
+
+static void ring_producer(struct ctx *c, uint32_t id);
+static void fd_producer(struct ctx *c, uint32_t id);
+static void mq_producer(struct ctx *c, uint32_t id);
+
+/* Serve every request as soon as it is seen (deadline 0): the latency configuration. */
+static void ring_consumer(struct ctx *c)
+{
+	uint32_t P = c->cfg.producers, bytes = c->cfg.slot_bytes, total;
+	struct az_batch_params bp = { .max_batch = P * c->batch, .deadline_us = 0,
+				      .spin = c->cfg.wait == RB_SPIN ? SPIN_POLLS : 0,
+				      .idle_timeout_us = IDLE_US };
+	struct az_run runs[2 * RB_MAX_PRODUCERS];
+
+	for (;;) {
+		int nr = az_batch_collect(c->rings, P, &bp, runs, 2 * P, &total), k;
+
+		if (nr < 0) {
+			add_error(c);
+			return;
+		}
+		/* Acquire: pairs with the release increment of done by each producer. */
+		if (nr == 0 && atomic_load_explicit(&c->ctl->done, memory_order_acquire) == P)
+			return;
+		for (k = 0; k < nr; k++) {
+			struct az_ring *r = &c->rings[runs[k].ring];
+
+			for (uint32_t j = 0; j < runs[k].count; j++) {
+				uint8_t *slot = az_ring_slot(r, runs[k].first + j);
+
+				memcpy(c->buf, slot, bytes);
+				msg_serve(c->buf, bytes);
+				memcpy(slot, c->buf, bytes);
+			}
+			az_ring_serve(r, runs[k].first + runs[k].count);
+		}
+	}
+}
+
+/* ---- pipes and Unix sockets ---- */
+
+/* Close every descriptor this process does not use: all but producer keep_producer's own ends
+ * (-1: none) and, when keep_consumer, the consumer's ends. */
+static void close_fds(struct ctx *c, int keep_producer, int keep_consumer)
+{
+	for (uint32_t i = 0; i < c->cfg.producers; i++)
+		for (int k = 0; k < 4; k++) {
+			int fd = c->fd[i][k];
+			int keep = (k == P_WR || k == P_RD) ? (int)i == keep_producer : keep_consumer;
+
+			if (fd < 0 || keep)
+				continue;
+			close(fd);
+			/* A socket's two ends on one side are one descriptor: forget both. */
+			for (int m = 0; m < 4; m++)
+				if (c->fd[i][m] == fd)
+					c->fd[i][m] = -1;
+		}
+}
+
+static int fd_setup(struct ctx *c)
+{
+	uint32_t i;
+
+	/* A producer writes a whole batch before it reads a reply, and the consumer blocks when
+	 * the reply buffer is full: more than the default 64 KiB pipe buffer in flight deadlocks. */
+	if ((uint64_t)c->batch * c->cfg.slot_bytes > 65536)
+		return -ENOBUFS;
+
+	for (i = 0; i < c->cfg.producers; i++) {
+		int a[2], b[2];
+
+		c->fd[i][0] = c->fd[i][1] = c->fd[i][2] = c->fd[i][3] = -1;
+		if (c->cfg.transport == RB_PIPE) {
+			if (pipe(a) < 0)
+				return -errno;
+			if (pipe(b) < 0) {
+				int e = errno;
+
+				close(a[0]);
+				close(a[1]);
+				return -e;
+			}
+			c->fd[i][C_RD] = a[0];
+			c->fd[i][P_WR] = a[1];
+			c->fd[i][P_RD] = b[0];
+			c->fd[i][C_WR] = b[1];
+		} else {
+			if (socketpair(AF_UNIX, SOCK_STREAM, 0, a) < 0)
+				return -errno;
+			c->fd[i][P_WR] = c->fd[i][P_RD] = a[0];
+			c->fd[i][C_RD] = c->fd[i][C_WR] = a[1];
+		}
+	}
+	return 0;
+}
+
+static void fd_after_fork(struct ctx *c)
+{
+	/* The consumer sees EOF only once every copy of a producer's write end is closed. */
+	close_fds(c, -1, 0);
+}
+
+static int fd_child_init(struct ctx *c, uint32_t role)
+{
+	/* A dead peer must show up as EPIPE (an error), not kill us silently. */
+	signal(SIGPIPE, SIG_IGN);
+	if (role < c->cfg.producers)
+		close_fds(c, (int)role, 0);
+	else
+		close_fds(c, -1, 1);
+	return 0;
+}
+
+static int fd_send(struct ctx *c, uint32_t id, uint64_t seq, uint64_t stamp)
+{
+	msg_fill(c, id, seq, stamp, MSG_REQ);
+	return write_full(c->fd[id][P_WR], c->tx, c->cfg.slot_bytes);
+}
+
+static int fd_recv(struct ctx *c, uint32_t id, uint64_t expect, uint64_t stamp, uint32_t max,
+		   uint32_t *bad)
+{
+	int rc = read_full(c->fd[id][P_RD], c->buf, c->cfg.slot_bytes);
+
+	if (rc <= 0)
+		return rc ? rc : -EPIPE;
+	*bad += !msg_ok(c->buf, c->cfg.slot_bytes, id, expect, stamp);
+	return 1;
+}
+
+/* One message per readable producer per round; a blocking read when there is one producer. */
+static void fd_consumer(struct ctx *c)
+{
+	uint32_t P = c->cfg.producers, bytes = c->cfg.slot_bytes, open = P, i;
+	struct pollfd pf[RB_MAX_PRODUCERS];
+
+	for (i = 0; i < P; i++)
+		pf[i] = (struct pollfd){ .fd = c->fd[i][C_RD], .events = POLLIN };
+	while (open) {
+		if (P > 1 && poll(pf, P, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			add_error(c);
+			return;
+		}
+		for (i = 0; i < P; i++) {
+			int rc;
+
+			if (pf[i].fd < 0 || (P > 1 && !pf[i].revents))
+				continue;
+			rc = read_full(pf[i].fd, c->buf, bytes);
+			if (rc <= 0) {
+				if (rc < 0)
+					add_error(c);
+				pf[i].fd = -1;
+				open--;
+				continue;
+			}
+			msg_serve(c->buf, bytes);
+			if (write_full(c->fd[i][C_WR], c->buf, bytes) < 0)
+				add_error(c);
+		}
+	}
+}
+
+static void fd_teardown(struct ctx *c)
+{
+	close_fds(c, -1, 0);
+}
+
+/* ---- POSIX message queues ---- */
+
+static mqd_t mq_make(const char *tag, uint32_t i, long maxmsg, long msgsize)
+{
+	struct mq_attr a = { .mq_maxmsg = maxmsg, .mq_msgsize = msgsize };
+	char name[64];
+	mqd_t q;
+
+	snprintf(name, sizeof(name), "/azbench-%ld-%s%u", (long)getpid(), tag, i);
+	mq_unlink(name);
+	q = mq_open(name, O_RDWR | O_CREAT | O_EXCL, 0600, &a);
+	/* Unlinked at once: the descriptors (inherited across fork) keep the queue alive, and
+	 * nothing is left behind whatever happens to this run. */
+	if (q != (mqd_t)-1)
+		mq_unlink(name);
+	return q;
+}
+
+static void mq_teardown(struct ctx *c)
+{
+	if (c->mq_req != (mqd_t)-1)
+		mq_close(c->mq_req);
+	c->mq_req = (mqd_t)-1;
+	for (uint32_t i = 0; i < c->cfg.producers; i++) {
+		if (c->mq_resp[i] != (mqd_t)-1)
+			mq_close(c->mq_resp[i]);
+		c->mq_resp[i] = (mqd_t)-1;
+	}
+}
+
+/* One request queue (every producer sends there), one reply queue per producer holding a whole
+ * batch, so the consumer never blocks on a reply (no deadlock). When the system refuses that many
+ * messages per queue (fs.mqueue.msg_max, 10 by default without CAP_SYS_RESOURCE), the batch is
+ * lowered to what it allows and reported as such. */
+static int mq_setup(struct ctx *c)
+{
+	uint32_t P = c->cfg.producers, i;
+	long want = c->batch;
+
+	for (i = 0; i < P; i++)
+		c->mq_resp[i] = (mqd_t)-1;
+	c->mq_req = mq_make("q", 0, want * P, c->cfg.slot_bytes);
+	if (c->mq_req == (mqd_t)-1 && (errno == EINVAL || errno == ENOMEM) && want * P > 10)
+		c->mq_req = mq_make("q", 0, 10, c->cfg.slot_bytes);
+	if (c->mq_req == (mqd_t)-1)
+		return -errno;
+	for (i = 0; i < P; i++) {
+		c->mq_resp[i] = mq_make("r", i, want, c->cfg.slot_bytes);
+		if (c->mq_resp[i] == (mqd_t)-1 && i == 0 && want > 10 &&
+		    (errno == EINVAL || errno == ENOMEM)) {
+			want = 10;
+			c->mq_resp[i] = mq_make("r", i, want, c->cfg.slot_bytes);
+		}
+		if (c->mq_resp[i] == (mqd_t)-1) {
+			int e = -errno;
+
+			mq_teardown(c);
+			return e;
+		}
+	}
+	c->batch = (uint32_t)want;
+	return 0;
+}
+
+static void mq_after_fork(struct ctx *c)
+{
+	mq_teardown(c);
+}
+
+static int mq_child_init(struct ctx *c, uint32_t role)
+{
+	return 0;
+}
+
+static int mq_send_req(struct ctx *c, uint32_t id, uint64_t seq, uint64_t stamp)
+{
+	msg_fill(c, id, seq, stamp, MSG_REQ);
+	return mq_send(c->mq_req, (const char *)c->tx, c->cfg.slot_bytes, 0) < 0 ? -errno : 0;
+}
+
+static int mq_recv_resp(struct ctx *c, uint32_t id, uint64_t expect, uint64_t stamp, uint32_t max,
+			uint32_t *bad)
+{
+	ssize_t n = mq_receive(c->mq_resp[id], (char *)c->buf, c->cfg.slot_bytes, NULL);
+
+	if (n < 0)
+		return -errno;
+	*bad += n != (ssize_t)c->cfg.slot_bytes ||
+		!msg_ok(c->buf, c->cfg.slot_bytes, id, expect, stamp);
+	return 1;
+}
+
+static void mq_consumer(struct ctx *c)
+{
+	uint32_t P = c->cfg.producers, bytes = c->cfg.slot_bytes, byes = 0;
+
+	while (byes < P) {
+		ssize_t n = mq_receive(c->mq_req, (char *)c->buf, bytes, NULL);
+		struct rb_msg *m = (struct rb_msg *)c->buf;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)bytes || m->producer >= P) {
+			add_error(c);
+			return;
+		}
+		if (m->kind == MSG_BYE) {
+			byes++;
+			continue;
+		}
+		msg_serve(c->buf, bytes);
+		if (mq_send(c->mq_resp[m->producer], (const char *)c->buf, bytes, 0) < 0)
+			add_error(c);
+	}
+}
+
+/* ---- one ring streaming 512-byte requests, and the memcpy baseline ---- */
+
+static void stream_producer(struct ctx *c, uint32_t id)
+{
+	struct az_wait w = { .spin = SPIN_POLLS, .timeout_us = WAIT_LIMIT_US };
+	struct prod_stats *st = &c->ctl->prod[id];
+	uint32_t bytes = c->cfg.slot_bytes, bad = 0;
+	uint64_t got = 0, base = 0, t_first = 0, t = 0;
+	struct az_ring *r = &c->ring;
+	int sending = 1;
+	uint64_t s;
+	void *slot;
+
+	for (;;) {
+		while (sending && (slot = az_ring_claim(r, &s)) != NULL) {
+			msg_fill(c, id, s, 0, MSG_REQ);
+			memcpy(slot, c->tx, bytes);
+			az_ring_publish(r);
+		}
+		if (!az_ring_result(r, NULL)) {
+			if (!sending && az_ring_inflight(r) == 0)
+				break;
+			if (az_ring_wait_result(r, &w) < 0) {
+				bad++;
+				break;
+			}
+		}
+		/* The response is the 8-byte answer in the slot header: read only that. */
+		while ((slot = az_ring_result(r, &s)) != NULL) {
+			const struct rb_msg *m = slot;
+
+			bad += m->seq != got || m->resp != answer(m, got);
+			az_ring_release(r);
+			got++;
+		}
+		t = az_bench_now_ns();
+		if (!t_first && t >= c->ctl->t_warm_ns) {
+			t_first = t;
+			base = got;
+		}
+		if (t >= c->ctl->t_end_ns)
+			sending = 0;
+	}
+	st->requests = t_first ? got - base : 0;
+	st->measured_ns = t_first ? t - t_first : 0;
+	st->errors = bad;
+}
+
+/* Drain whatever is waiting (up to the whole ring) in one collect: batch draining. */
+static void stream_consumer(struct ctx *c)
+{
+	struct az_batch_params bp = { .max_batch = c->cfg.capacity, .deadline_us = 0,
+				      .spin = SPIN_POLLS, .idle_timeout_us = IDLE_US };
+	uint32_t bytes = c->cfg.slot_bytes, total;
+	struct az_run runs[2];
+
+	for (;;) {
+		int nr = az_batch_collect(c->rings, 1, &bp, runs, 2, &total);
+
+		if (nr < 0) {
+			add_error(c);
+			return;
+		}
+		/* Acquire: pairs with the producer's release increment of done. */
+		if (nr == 0 && atomic_load_explicit(&c->ctl->done, memory_order_acquire) == 1)
+			return;
+		for (int k = 0; k < nr; k++) {
+			for (uint32_t j = 0; j < runs[k].count; j++) {
+				struct rb_msg *slot = az_ring_slot(&c->rings[0], runs[k].first + j);
+
+				/* Read the whole request, answer in place. */
+				memcpy(c->buf, slot, bytes);
+				touch(c->buf);
+				slot->resp = answer((struct rb_msg *)c->buf, tail_of(c->buf, bytes));
+			}
+			az_ring_serve(&c->rings[0], runs[k].first + runs[k].count);
+		}
+	}
+}
+
+static int memcpy_setup(struct ctx *c)
+{
+	if (c->cfg.capacity < 2)
+		return -EINVAL;
+	c->region_bytes = (size_t)c->cfg.capacity * c->cfg.slot_bytes;
+	if (c->region_bytes > REGION_MAX)
+		return -ENOMEM;
+	c->region = map_shared(c->region_bytes);
+	return c->region ? 0 : -ENOMEM;
+}
+
+static int memcpy_child_init(struct ctx *c, uint32_t role)
+{
+	return 0;
+}
+
+/* Wait (bounded spin, then naps) until half h's flag is (or is not, when `is` is 0) equal to v.
+ * Returns the flag. */
+static uint32_t half_wait(struct ctx *c, int h, uint32_t v, int is)
+{
+	for (uint32_t i = 0;; i++) {
+		/* M1'/M2': acquire, pairs with the release store that set the value (M1/M2). */
+		uint32_t f = atomic_load_explicit(&c->ctl->half[h].full, memory_order_acquire);
+
+		if ((f == v) == is)
+			return f;
+		if (i < (1u << 20))
+			relax(i);
+		else
+			nap_us(50);
+	}
+}
+
+/* Fill half-buffers of capacity/2 messages with plain memcpy and hand them over with one flag:
+ * the cost of moving the bytes between cores with no per-message protocol at all. */
+static void memcpy_producer(struct ctx *c, uint32_t id)
+{
+	struct prod_stats *st = &c->ctl->prod[id];
+	uint32_t bytes = c->cfg.slot_bytes, per_half = c->cfg.capacity / 2;
+	uint64_t seq = 0, moved = 0, base = 0, t_first = 0, t = 0;
+	int h = 0, filled[2] = { 0, 0 };
+
+	for (;;) {
+		uint8_t *dst = c->region + (size_t)h * per_half * bytes;
+
+		half_wait(c, h, 0, 1);
+		if (filled[h])
+			moved += per_half; /* the consumer finished copying this half out */
+		t = az_bench_now_ns();
+		if (!t_first && t >= c->ctl->t_warm_ns) {
+			t_first = t;
+			base = moved;
+		}
+		if (t >= c->ctl->t_end_ns) {
+			half_wait(c, h ^ 1, 0, 1);
+			moved += filled[h ^ 1] ? per_half : 0;
+			t = az_bench_now_ns();
+			/* M1: release, pairs with M1' in memcpy_consumer(): stop. */
+			atomic_store_explicit(&c->ctl->half[h].full, 2, memory_order_release);
+			break;
+		}
+		for (uint32_t k = 0; k < per_half; k++) {
+			msg_fill(c, id, seq++, 0, MSG_REQ);
+			memcpy(dst + (size_t)k * bytes, c->tx, bytes);
+		}
+		filled[h] = 1;
+		/* M1: release, pairs with M1' in memcpy_consumer(): the half's bytes are visible. */
+		atomic_store_explicit(&c->ctl->half[h].full, 1, memory_order_release);
+		h ^= 1;
+	}
+	st->requests = t_first ? moved - base : 0;
+	st->measured_ns = t_first ? t - t_first : 0;
+}
+
+static void memcpy_consumer(struct ctx *c)
+{
+	uint32_t bytes = c->cfg.slot_bytes, per_half = c->cfg.capacity / 2;
+	uint64_t expect = 0;
+	int h = 0;
+
+	for (;;) {
+		const uint8_t *src = c->region + (size_t)h * per_half * bytes;
+
+		if (half_wait(c, h, 0, 0) == 2)
+			return;
+		for (uint32_t k = 0; k < per_half; k++) {
+			memcpy(c->buf, src + (size_t)k * bytes, bytes);
+			touch(c->buf);
+			if (((struct rb_msg *)c->buf)->seq != expect++ ||
+			    tail_of(c->buf, bytes) != expect - 1)
+				add_error(c);
+		}
+		/* M2: release, pairs with M2' in memcpy_producer(): our reads are done. */
+		atomic_store_explicit(&c->ctl->half[h].full, 0, memory_order_release);
+		h ^= 1;
+	}
+}
+
+/* ---- transports ---- */
+
+static const struct ops ops_of[RB_NTRANSPORTS] = {
+	[RB_RING] = { ring_setup, NULL, ring_teardown, ring_child_init, ring_producer,
+		      ring_consumer, ring_send, ring_recv },
+	[RB_PIPE] = { fd_setup, fd_after_fork, fd_teardown, fd_child_init, fd_producer,
+		      fd_consumer, fd_send, fd_recv },
+	[RB_SOCKET] = { fd_setup, fd_after_fork, fd_teardown, fd_child_init, fd_producer,
+			fd_consumer, fd_send, fd_recv },
+	[RB_MQ] = { mq_setup, mq_after_fork, mq_teardown, mq_child_init, mq_producer,
+		    mq_consumer, mq_send_req, mq_recv_resp },
+	[RB_STREAM] = { ring_setup, NULL, ring_teardown, ring_child_init, stream_producer,
+			stream_consumer, NULL, NULL },
+	[RB_MEMCPY] = { memcpy_setup, NULL, ring_teardown, memcpy_child_init, memcpy_producer,
+			memcpy_consumer, NULL, NULL },
+};
+
+static void ring_producer(struct ctx *c, uint32_t id)
+{
+	producer_rtt(c, &ops_of[RB_RING], id);
+}
+
+static void fd_producer(struct ctx *c, uint32_t id)
+{
+	producer_rtt(c, &ops_of[c->cfg.transport], id);
+}
+
+static void mq_producer(struct ctx *c, uint32_t id)
+{
+	producer_rtt(c, &ops_of[RB_MQ], id);
+	/* Tell the consumer we are finished (its only way to know). */
+	msg_fill(c, id, 0, 0, MSG_BYE);
+	if (mq_send(c->mq_req, (const char *)c->tx, c->cfg.slot_bytes, 0) < 0)
+		add_error(c);
+}
+
+/* ---- harness ---- */
+
+int rb_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		for (int i = 0; i < CPU_SETSIZE && n < max; i++)
+			if (CPU_ISSET(i, &set))
+				cpus[n++] = i;
+	if (n == 0)
+		cpus[n++] = 0;
+	return n;
+}
+
+/* same: everyone on the first CPU; cross: the consumer on the first CPU, producers spread over
+ * the others; any: left to the scheduler. */
+static void pin(const struct ctx *c, uint32_t role)
+{
+	cpu_set_t set;
+	int cpu;
+
+	if (c->cfg.place == RB_ANY)
+		return;
+	if (c->cfg.place == RB_SAME || c->ncpus < 2 || role == c->cfg.producers)
+		cpu = c->cpus[0];
+	else
+		cpu = c->cpus[1 + role % (uint32_t)(c->ncpus - 1)];
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void child_main(struct ctx *c, const struct ops *ops, uint32_t role)
+{
+	pin(c, role);
+	if (ops->child_init(c, role) != 0)
+		add_error(c);
+	/* Relaxed: the parent only counts arrivals; nothing is published with them. */
+	atomic_fetch_add_explicit(&c->ctl->ready, 1, memory_order_relaxed);
+	/* G1': acquire, pairs with G1 in run(): t_warm_ns and t_end_ns are visible. */
+	while (!atomic_load_explicit(&c->ctl->go, memory_order_acquire))
+		nap_us(50);
+	if (role == c->cfg.producers) {
+		ops->consumer(c);
+	} else {
+		ops->producer(c, role);
+		/* Release: our stats are written before the consumer may see us done. */
+		atomic_fetch_add_explicit(&c->ctl->done, 1, memory_order_release);
+	}
+	_exit(0);
+}
+
+/* Wait for the children; kill them when they are not done by deadline. Returns 1 on a stall. */
+static int reap(pid_t *pid, uint32_t n, uint64_t deadline, uint32_t *crashed)
+{
+	uint32_t left = 0, i;
+	int stalled = 0;
+
+	for (i = 0; i < n; i++)
+		left += pid[i] > 0;
+	while (left) {
+		for (i = 0; i < n; i++) {
+			int st = 0;
+
+			if (pid[i] <= 0 || waitpid(pid[i], &st, stalled ? 0 : WNOHANG) != pid[i])
+				continue;
+			*crashed += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+			pid[i] = 0;
+			left--;
+		}
+		if (left && !stalled && az_bench_now_ns() > deadline) {
+			for (i = 0; i < n; i++)
+				if (pid[i] > 0)
+					kill(pid[i], SIGKILL);
+			stalled = 1;
+		} else if (left && !stalled) {
+			nap_us(200);
+		}
+	}
+	return stalled;
+}
+
+static void run(struct ctx *c, const struct ops *ops, struct rb_result *res)
+{
+	uint32_t n = c->cfg.producers + 1, started, crashed = 0;
+	uint64_t warm, t0, limit;
+	pid_t pid[RB_MAX_PRODUCERS + 1];
+
+	fflush(NULL); /* children exit with _exit(), but never write twice what we buffered */
+	for (started = 0; started < n; started++) {
+		pid[started] = fork();
+		if (pid[started] < 0) {
+			res->rc = -errno;
+			break;
+		}
+		if (pid[started] == 0)
+			child_main(c, ops, started);
+	}
+	if (ops->after_fork)
+		ops->after_fork(c);
+	limit = az_bench_now_ns() + START_NS;
+	/* Relaxed: a count (see child_main()). */
+	while (started == n && atomic_load_explicit(&c->ctl->ready, memory_order_relaxed) < n &&
+	       az_bench_now_ns() < limit)
+		nap_us(100);
+	if (started == n && atomic_load_explicit(&c->ctl->ready, memory_order_relaxed) == n) {
+		warm = (uint64_t)(c->cfg.seconds * 1e8); /* a tenth of the measuring time */
+		warm = warm < WARM_MAX_NS ? warm : WARM_MAX_NS;
+		t0 = az_bench_now_ns();
+		c->ctl->t_warm_ns = t0 + warm;
+		c->ctl->t_end_ns = t0 + warm + (uint64_t)(c->cfg.seconds * 1e9);
+		/* G1: release, pairs with G1' in child_main(). */
+		atomic_store_explicit(&c->ctl->go, 1, memory_order_release);
+		limit = c->ctl->t_end_ns + GRACE_NS;
+	} else {
+		limit = 0; /* not all children started: stop the ones that did */
+		res->rc = res->rc ? res->rc : -ETIMEDOUT;
+	}
+	res->stalled = reap(pid, started, limit, &crashed) && limit != 0;
+	res->errors += crashed;
+}
+
+static void summarise(struct ctx *c, struct rb_result *res)
+{
+	uint64_t total = 0;
+
+	for (uint32_t i = 0; i < c->cfg.producers; i++) {
+		const struct prod_stats *st = &c->ctl->prod[i];
+
+		res->requests += st->requests;
+		if (st->measured_ns)
+			res->rps += (double)st->requests * 1e9 / (double)st->measured_ns;
+		res->errors += st->errors;
+		if (c->samples && st->nsamples) {
+			/* Compact every producer's samples to the front of the array. */
+			memmove(c->samples + total, c->samples + (size_t)i * MAX_SAMPLES,
+				(size_t)st->nsamples * sizeof(uint32_t));
+			total += st->nsamples;
+		}
+	}
+	/* Relaxed: the children are gone (waitpid ordered their writes before this). */
+	res->errors += atomic_load_explicit(&c->ctl->errors, memory_order_relaxed);
+	res->samples = total;
+	if (total) {
+		az_bench_sort_u32(c->samples, total);
+		res->rtt_median_ns = az_bench_quantile(c->samples, total, 0.5);
+		res->rtt_p99_ns = az_bench_quantile(c->samples, total, 0.99);
+		res->rtt_p999_ns = az_bench_quantile(c->samples, total, 0.999);
+	}
+}
+
+static int check_cfg(const struct rb_cfg *cfg)
+{
+	if (cfg->transport >= RB_NTRANSPORTS || cfg->producers < 1 ||
+	    cfg->producers > RB_MAX_PRODUCERS || cfg->slot_bytes < 64 ||
+	    cfg->slot_bytes % AZ_CACHELINE || cfg->batch < 1 || !(cfg->seconds > 0))
+		return -EINVAL;
+	if ((cfg->transport == RB_STREAM || cfg->transport == RB_MEMCPY) && cfg->producers != 1)
+		return -EINVAL;
+	return 0;
+}
+
+void rb_measure(const struct rb_cfg *cfg, const int *cpus, int ncpus, struct rb_result *res)
+{
+	const struct ops *ops = &ops_of[cfg->transport < RB_NTRANSPORTS ? cfg->transport : 0];
+	struct ctx *c;
+
+	memset(res, 0, sizeof(*res));
+	res->batch = cfg->batch;
+	res->rc = check_cfg(cfg);
+	if (res->rc)
+		return;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		res->rc = -ENOMEM;
+		return;
+	}
+	c->cfg = *cfg;
+	c->cpus = cpus;
+	c->ncpus = ncpus;
+	c->batch = cfg->batch;
+	c->mq_req = (mqd_t)-1;
+	c->ctl = map_shared(sizeof(*c->ctl));
+	c->tx = aligned_alloc(AZ_CACHELINE, cfg->slot_bytes);
+	c->buf = aligned_alloc(AZ_CACHELINE, cfg->slot_bytes);
+	if (!c->ctl || !c->tx || !c->buf) {
+		res->rc = -ENOMEM;
+		goto out_free;
+	}
+	for (uint32_t i = 0; i < cfg->slot_bytes; i++)
+		c->tx[i] = (uint8_t)(i * 31 + 7);
+	if (ops->send) {
+		c->samples_bytes = (size_t)cfg->producers * MAX_SAMPLES * sizeof(uint32_t);
+		c->samples = map_shared(c->samples_bytes);
+		if (!c->samples) {
+			res->rc = -ENOMEM;
+			goto out_free;
+		}
+	}
+	res->rc = ops->setup(c);
+	if (res->rc)
+		goto out_free;
+	res->batch = c->batch;
+	run(c, ops, res);
+	ops->teardown(c);
+	summarise(c, res);
+out_free:
+	if (c->samples)
+		munmap(c->samples, c->samples_bytes);
+	if (c->ctl)
+		munmap(c->ctl, sizeof(*c->ctl));
+	free(c->buf);
+	free(c->tx);
+	free(c);
+}
