@@ -65,7 +65,7 @@ for t in $(seq 1 "$TRIALS"); do
 		fail "children of a killed azrun kept running"
 	fi
 	done_before=$(grep -o '"completed": [0-9]*' "$D/state.json" | grep -o '[0-9]*$')
-	"$AZRUN" --resume --out "$D" --quiet 2> "$D.resume.log" || fail "resume after kill -9"
+	"$AZRUN" --resume --out "$D" --quiet 2> "$D.resume.log" || { cat "$D.resume.log"; fail "resume after kill -9"; }
 	verify_run "$D" 3
 	[ "$done_before" -le 3 ] || fail "state.json damaged"
 
