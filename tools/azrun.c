@@ -24,6 +24,7 @@
 #include "shm/slot.h"
 #include "tools/config.h"
 #include "tools/roles.h"
+#include "tools/subcommands.h"
 #include "tools/verify.h"
 #include "tools/util.h"
 
@@ -624,7 +625,9 @@ static int arena_phase(struct run *r, uint32_t it, const char *cand, struct iter
 	st->losses = atomic_load_explicit(&c->arena_losses, memory_order_relaxed);
 	uint64_t n = st->wins + st->draws + st->losses;
 	st->score = n ? ((double)st->wins + 0.5 * (double)st->draws) / (double)n : 0.0;
-	st->promoted = st->score >= r->cfg.arena_threshold;
+	/* The threshold is a float (0.55f is slightly above 0.55): compare with a tolerance so an
+	 * exact 22/40 promotes. */
+	st->promoted = st->score >= (double)r->cfg.arena_threshold - 1e-6;
 	az_log("iter %u arena: candidate %llu-%llu-%llu (W-D-L) score %.3f -> %s", it,
 	       (unsigned long long)st->wins, (unsigned long long)st->draws,
 	       (unsigned long long)st->losses, st->score, st->promoted ? "promoted" : "kept best");
@@ -826,6 +829,10 @@ int main(int argc, char **argv)
 	char err[1024];
 	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
 		return az_verify_main(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "status") == 0)
+		return az_status_main(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "report") == 0)
+		return az_report_main(argc - 1, argv + 1);
 	int rc = az_config_parse(&r.cfg, argc, argv, err, sizeof(err));
 	if (rc == 1) {
 		az_config_usage(argv[0]);

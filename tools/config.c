@@ -152,7 +152,10 @@ void az_config_usage(const char *prog)
 	az_config_defaults(&ttt, "tictactoe");
 	az_config_defaults(&c4, "connect4");
 	printf("Usage: %s --game GAME --out DIR [options]\n"
-	       "       %s --resume --out DIR [options]\n\n"
+	       "       %s --resume --out DIR [options]\n"
+	       "       azrun status --out DIR     progress of a running or finished run\n"
+	       "       azrun report --out DIR     PNG plots + summary page in DIR/report/\n"
+	       "       azrun verify --out DIR     check every checkpoint, record and metrics line\n\n"
 	       "Trains an AlphaZero agent: self-play workers -> shared-memory rings -> one batched\n"
 	       "inference process -> trainer -> arena -> checkpoints in DIR.\n\n"
 	       "Options (default for tictactoe / connect4):\n",
@@ -213,7 +216,8 @@ static int set_value(struct az_config *c, const struct opt *o, const char *v, ch
 	case T_U64: {
 		/* Digits only: strtoul would accept " -5" or "-5" and wrap them to huge values. */
 		if (v[0] < '0' || v[0] > '9') {
-			why = strchr(v, '-') ? "must not be negative" : "expected a whole number";
+			why = v[strspn(v, " \t+")] == '-' ? "must not be negative"
+							    : "expected a whole number";
 			goto bad;
 		}
 		unsigned long long x = strtoull(v, &end, 10);
@@ -268,6 +272,31 @@ bad:
 	return -EINVAL;
 }
 
+/* The first count that is zero, as "--name must be at least 1", or NULL. */
+static const char *zero_count(const struct az_config *c)
+{
+	const struct {
+		uint32_t v;
+		const char *what;
+	} counts[] = {
+		{c->iterations, "--iterations must be at least 1"},
+		{c->workers, "--workers must be at least 1"},
+		{c->games_per_worker, "--games-per-worker must be at least 1"},
+		{c->games_per_iter, "--games-per-iter must be at least 1"},
+		{c->sims, "--sims must be at least 1"},
+		{c->leaves, "--leaves must be at least 1"},
+		{c->arena_games, "--arena-games must be at least 1"},
+		{c->hidden, "--hidden must be at least 1"},
+		{c->train_batch, "--train-batch must be at least 1"},
+		{c->window, "--window must be at least 1"},
+		{c->max_batch, "--max-batch must be at least 1"},
+	};
+	for (size_t i = 0; i < AZ_ARRAY_LEN(counts); i++)
+		if (!counts[i].v)
+			return counts[i].what;
+	return NULL;
+}
+
 static int validate(const struct az_config *c, char *err, size_t errlen)
 {
 	const struct az_game *g = az_game_find(c->game);
@@ -278,11 +307,8 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 		what = "--out DIR is required";
 	else if (strlen(c->out) > MAX_OUT_LEN)
 		what = "--out: path too long (at most 400 characters)";
-	else if (!c->iterations || !c->workers || !c->games_per_worker || !c->games_per_iter ||
-		 !c->sims || !c->leaves || !c->arena_games || !c->hidden || !c->train_batch ||
-		 !c->window || !c->max_batch)
-		what = "counts (iterations, workers, games, sims, leaves, hidden, batch, window) "
-		       "must be at least 1";
+	else if (zero_count(c))
+		what = zero_count(c);
 	else if (c->workers > 256)
 		what = "--workers: at most 256";
 	else if (c->sims > MAX_SIMS)

@@ -57,7 +57,9 @@ for t in $(seq 1 "$TRIALS"); do
 	D="$T/parent-$t"
 	"$AZRUN" "${args[@]}" --out "$D" --iterations 3 --seed "$t" 2> "$D.log" &
 	pid=$!
-	rand_sleep 0.5 2.5
+	# Kill only once the run exists (before state.json there is nothing to resume).
+	for w in $(seq 1 100); do [ -f "$D/state.json" ] && break; sleep 0.1; done
+	rand_sleep 0.2 2.0
 	kill -9 $pid; wait $pid 2>/dev/null
 	survived[azrun]=$(( ${survived[azrun]:-0} + 1 ))
 	sleep 0.5
