@@ -13,6 +13,9 @@
 #include "gpu/backend.h"
 #include "gpu/checkpoint.h"
 #include "mcts/mcts.h"
+#include "shm/rng.h"
+#include "tools/positions.h"
+#include "tools/rollout.h"
 
 struct eval_ctx {
 	const struct az_game *g;
@@ -38,6 +41,7 @@ static int net_eval(void *arg, const void *state, float *policy, float *value)
 static void usage(const char *prog)
 {
 	printf("Usage: %s --game GAME --checkpoint FILE --positions FILE [--sims N] [--json]\n"
+	       "       %s --game GAME --checkpoint FILE --vs random|rollout [--games N]\n"
 	       "       %s --game tictactoe --write-labelled FILE\n\n"
 	       "Measures a network against labelled positions. A positions line is\n"
 	       "  <moves> [<score> [<best>]]\n"
@@ -53,13 +57,17 @@ static void usage(const char *prog)
 	       "  --backend B          auto | cpu | cuda (default cpu)\n"
 	       "  --json               one JSON object: positions, move_accuracy,\n"
 	       "                       value_sign_accuracy (null when the file has no such labels)\n"
+	       "  --vs OPPONENT        play --games N games (default 100, colours alternated)\n"
+	       "                       against random (uniform legal moves) or rollout (MCTS\n"
+	       "                       with random playouts, same --sims) and report W/D/L\n"
+	       "  --seed S             seed of the opponents (default 1)\n"
 	       "  --write-labelled F   write every reachable non-terminal position with its exact\n"
 	       "                       score and optimal moves (built-in solver; tic-tac-toe)\n"
 	       "  --draw-band X        value-head outputs with |v| <= X count as a predicted draw\n"
 	       "                       (default 0: the plain sign, as the value head is a tanh)\n"
 	       "Besides value_sign_accuracy, decisive_sign_accuracy counts only positions whose\n"
 	       "score is not a draw.\n",
-	       prog, prog);
+	       prog, prog, prog);
 }
 
 struct label_ctx {
@@ -112,33 +120,113 @@ static int sign_of(double v, double band)
 	return v > band ? 1 : v < -band ? -1 : 0;
 }
 
-/* Does the agent's move for `state` belong to the comma-separated `best` list? */
-static int move_ok(struct eval_ctx *c, struct az_tree *t, const void *state, uint32_t sims,
-		   const char *best, int *ok)
+/* The agent's move for `state`: most visited after `sims` simulations, or the raw policy's
+ * argmax over legal moves when sims == 0. Returns the action or a negative errno. */
+static int agent_move(struct eval_ctx *c, struct az_tree *t, const void *state, uint32_t sims)
 {
-	int a;
 	if (sims == 0) {
 		float pol[AZ_GAME_ACTIONS_MAX], v;
 		int rc = net_eval(c, state, pol, &v);
 		if (rc < 0)
 			return rc;
-		a = -1;
+		int a = -1;
 		for (uint32_t i = 0; i < c->g->actions; i++)
 			if (c->mask[i] && (a < 0 || pol[i] > pol[a]))
 				a = (int)i;
-	} else {
-		az_tree_reset(t, state);
-		int rc = az_mcts_search(t, sims, net_eval, c);
-		if (rc < 0)
-			return rc;
-		a = az_tree_pick(t, 0.0f);
+		return a;
 	}
-	char mv[16], list[256];
-	c->g->format_action(a, mv, sizeof(mv));
-	snprintf(list, sizeof(list), ",%s,", best);
-	char needle[20];
-	snprintf(needle, sizeof(needle), ",%s,", mv);
-	*ok = strstr(list, needle) != NULL;
+	az_tree_reset(t, state);
+	int rc = az_mcts_search(t, sims < 2 ? 2 : sims, net_eval, c);
+	return rc < 0 ? rc : az_tree_pick(t, 0.0f);
+}
+
+/* ---- matches against baseline opponents (--vs random|rollout) ---- */
+
+struct match {
+	struct eval_ctx *c;
+	struct az_tree *agent, *opp;
+	struct az_rollout rollout;
+	struct az_rng rng;
+	uint32_t sims;
+	int rollout_opp;
+};
+
+/* The opponent's move: uniformly random, or plain MCTS with random playouts (same sims). */
+static int opponent_move(struct match *mt, const void *state)
+{
+	const struct az_game *g = mt->c->g;
+	uint8_t mask[AZ_GAME_ACTIONS_MAX];
+	if (mt->rollout_opp) {
+		az_tree_reset(mt->opp, state);
+		int rc = az_mcts_search(mt->opp, mt->sims < 2 ? 2 : mt->sims, az_rollout_eval,
+					&mt->rollout);
+		return rc < 0 ? rc : az_tree_pick(mt->opp, 0.0f);
+	}
+	int n = g->legal(state, mask), k = (int)az_rng_below(&mt->rng, (uint32_t)n);
+	for (uint32_t a = 0; a < g->actions; a++)
+		if (mask[a] && k-- == 0)
+			return (int)a;
+	return -EINVAL;
+}
+
+/* Play one game; agent_first says who opens. Returns the agent's result (+1, 0, -1) or -2. */
+static int play_match_game(struct match *mt, int agent_first)
+{
+	const struct az_game *g = mt->c->g;
+	uint8_t st[AZ_GAME_STATE_MAX];
+	float v;
+	g->init(st);
+	int agent_player = agent_first ? 0 : 1;
+	while (!g->terminal(st, &v)) {
+		int a;
+		if (g->to_move(st) == agent_player) {
+			a = agent_move(mt->c, mt->agent, st, mt->sims);
+		} else {
+			a = opponent_move(mt, st);
+		}
+		if (a < 0)
+			return -2;
+		g->apply(st, a);
+	}
+	float r = g->to_move(st) == agent_player ? v : -v;
+	return r > 0 ? 1 : r < 0 ? -1 : 0;
+}
+
+static int run_matches(struct eval_ctx *c, const char *vs, long games, uint32_t sims,
+		       uint64_t seed, int json)
+{
+	struct match mt = {.c = c, .sims = sims, .rollout_opp = strcmp(vs, "rollout") == 0};
+	struct az_mcts_params mp;
+	uint8_t st[AZ_GAME_STATE_MAX];
+	az_mcts_params_default(&mp, c->g);
+	mp.dir_eps = 0;
+	c->g->init(st);
+	if (az_tree_create(c->g, &mp, st, &mt.agent) < 0 || az_tree_create(c->g, &mp, st, &mt.opp) < 0)
+		return -ENOMEM;
+	az_rollout_init(&mt.rollout, c->g, seed);
+	az_rng_seed(&mt.rng, seed);
+	long w = 0, d = 0, l = 0;
+	for (long i = 0; i < games; i++) {
+		int r = play_match_game(&mt, (i & 1) == 0);
+		if (r == -2) {
+			fprintf(stderr, "azeval: evaluation failed\n");
+			return -EIO;
+		}
+		w += r > 0;
+		d += r == 0;
+		l += r < 0;
+	}
+	az_tree_destroy(mt.agent);
+	az_tree_destroy(mt.opp);
+	double score = games ? ((double)w + 0.5 * (double)d) / (double)games : 0.0;
+	if (json)
+		printf("{\"opponent\": \"%s\", \"games\": %ld, \"wins\": %ld, \"draws\": %ld, "
+		       "\"losses\": %ld, \"score\": %.4f, \"sims\": %u}\n", vs, games, w, d, l,
+		       score, sims);
+	else
+		printf("agent vs %s over %ld games (colours alternated, %u simulations each): "
+		       "%ld wins, %ld draws, %ld losses, score %.1f%%\n", vs, games, sims, w, d, l,
+		       100.0 * score);
 	return 0;
 }
 
@@ -160,52 +248,46 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims, float 
 	az_mcts_params_default(&mp, c->g);
 	mp.c_puct = c_puct;
 	mp.dir_eps = 0;
-	uint8_t st[AZ_GAME_STATE_MAX];
-	c->g->init(st);
+	static struct az_position pos;
+	c->g->init(pos.state);
 	struct az_tree *tree;
-	int rc = az_tree_create(c->g, &mp, st, &tree);
+	int rc = az_tree_create(c->g, &mp, pos.state, &tree);
 	if (rc < 0) {
 		fclose(f);
 		return rc;
 	}
-	char line[1024];
+	char line[AZ_POSITIONS_LINE_MAX + 2], err[300];
 	long lineno = 0;
 	while (rc == 0 && fgets(line, sizeof(line), f)) {
 		lineno++;
-		char moves[512], best[256], err[256];
-		double score;
-		int nf = sscanf(line, "%511s %lf %255s", moves, &score, best);
-		if (nf <= 0)
-			continue; /* blank line */
-		if (az_game_play_moves(c->g, st, moves, err, sizeof(err)) < 0) {
+		int k = az_positions_parse_line(c->g, line, &pos, err, sizeof(err));
+		if (k < 0) {
 			fprintf(stderr, "azeval: %s:%ld: %s\n", path, lineno, err);
 			rc = -EINVAL;
 			break;
 		}
-		float dummy;
-		if (c->g->terminal(st, &dummy)) {
-			fprintf(stderr, "azeval: %s:%ld: the game is already over in this position\n",
-				path, lineno);
-			rc = -EINVAL;
-			break;
-		}
+		if (k == 0)
+			continue;
 		t->positions++;
-		if (nf >= 2) {
+		if (pos.has_score) {
 			float pol[AZ_GAME_ACTIONS_MAX], v;
-			rc = net_eval(c, st, pol, &v);
+			rc = net_eval(c, pos.state, pol, &v);
+			int ok = sign_of(v, t->draw_band) == sign_of(pos.score, 0.0);
 			t->values_labelled++;
-			int ok = sign_of(v, t->draw_band) == sign_of(score, 0.0);
 			t->values_ok += ok;
-			if (score != 0.0) {
+			if (pos.score != 0.0) {
 				t->decisive++;
 				t->decisive_ok += ok;
 			}
 		}
-		if (nf >= 3 && rc == 0) {
-			int ok = 0;
-			rc = move_ok(c, tree, st, sims, best, &ok);
+		if (pos.has_best && rc == 0) {
+			int a = agent_move(c, tree, pos.state, sims);
+			if (a < 0) {
+				rc = a;
+				break;
+			}
 			t->moves_labelled++;
-			t->moves_ok += ok;
+			t->moves_ok += pos.best[a] != 0;
 		}
 	}
 	az_tree_destroy(tree);
@@ -235,6 +317,8 @@ int main(int argc, char **argv)
 		{"json", no_argument, 0, 'j'},		   {"write-labelled", required_argument, 0, 'w'},
 		{"backend", required_argument, 0, 'b'},	   {"c-puct", required_argument, 0, 'u'},
 		{"draw-band", required_argument, 0, 'd'},  {"help", no_argument, 0, 'h'},
+		{"vs", required_argument, 0, 'v'},	   {"games", required_argument, 0, 'n'},
+		{"seed", required_argument, 0, 'S'},
 		{0, 0, 0, 0},
 	};
 	const char *game = "tictactoe", *ckpt = NULL, *positions = NULL, *labelled = NULL;
@@ -242,6 +326,9 @@ int main(int argc, char **argv)
 	int json = 0;
 	float c_puct = 1.5f;
 	double draw_band = 0.0;
+	const char *vs = NULL;
+	long games = 100;
+	unsigned long long seed = 1;
 	enum az_backend_kind kind = AZ_BACKEND_CPU;
 	int o;
 	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -274,6 +361,28 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'v':
+			if (strcmp(optarg, "random") && strcmp(optarg, "rollout")) {
+				fprintf(stderr, "azeval: --vs: random or rollout, not '%s'\n", optarg);
+				return 2;
+			}
+			vs = optarg;
+			break;
+		case 'n':
+			games = strtol(optarg, &end, 10);
+			if (*end || games < 1 || games > 1000000) {
+				fprintf(stderr, "azeval: --games: expected 1..1000000, got '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'S':
+			seed = strtoull(optarg, &end, 10);
+			if (*end || optarg[0] == '-') {
+				fprintf(stderr, "azeval: --seed: expected a number, got '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h': usage(argv[0]); return 0;
 		default: fprintf(stderr, "azeval: see --help\n"); return 2;
 		}
@@ -285,8 +394,9 @@ int main(int argc, char **argv)
 	}
 	if (labelled)
 		return write_labelled(g, labelled);
-	if (!ckpt || !positions) {
-		fprintf(stderr, "azeval: --checkpoint and --positions are required (see --help)\n");
+	if (!ckpt || (!positions && !vs)) {
+		fprintf(stderr, "azeval: --checkpoint and --positions (or --vs) are required "
+			"(see --help)\n");
 		return 2;
 	}
 	openblas_set_num_threads(1);
@@ -312,6 +422,11 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "azeval: backend: %s\n", err);
 		return rc == -ENODEV ? 2 : 1;
+	}
+	if (vs) {
+		rc = run_matches(&c, vs, games, (uint32_t)sims, seed, json);
+		az_backend_destroy(c.be);
+		return rc < 0 ? 1 : 0;
 	}
 	struct tally t = {.draw_band = draw_band};
 	rc = eval_file(&c, positions, (uint32_t)sims, c_puct, &t);

@@ -84,6 +84,16 @@ for p in sys.argv[1:]:
     assert r["positions"] == 4520, r
     assert 0 < r["move_accuracy"] <= 1 and 0 <= r["value_sign_accuracy"] <= 1, r
 PY
+for vs in random rollout; do
+	"$AZEVAL" --game tictactoe --checkpoint "$T/ttt/best.safetensors" --vs $vs --games 4 \
+		--sims 4 --json > "$T/vs.json"
+	python3 - "$T/vs.json" $vs <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["opponent"] == sys.argv[2] and r["games"] == 4, r
+assert r["wins"] + r["draws"] + r["losses"] == 4, r
+PY
+done
 # A corrupt checkpoint is refused with a message.
 head -c 300 "$T/ttt/best.safetensors" > "$T/bad.safetensors"
 if "$AZEVAL" --game tictactoe --checkpoint "$T/bad.safetensors" --positions "$T/ttt.txt" \
