@@ -98,13 +98,16 @@ int az_config_defaults(struct az_config *c, const char *game)
 	c->deadline_us = 200;
 	c->spin = 200;
 	if (strcmp(g->name, "tictactoe") == 0) {
-		c->iterations = 12;
-		c->games_per_iter = 300;
+		c->iterations = 20;
+		c->games_per_iter = 500;
 		c->sims = 64;
 		c->dir_alpha = 1.0f;
 		c->temp_plies = 4;
-		c->arena_games = 40;
-		c->arena_temp_plies = 2;
+		/* Good tic-tac-toe networks mostly draw each other: 100 games with 4 random opening
+		 * plies let a better candidate show it (measured: raw-policy accuracy 94-97 % over
+		 * seeds 1-5, against 90-95 % with 40 games and 2 plies). */
+		c->arena_games = 100;
+		c->arena_temp_plies = 4;
 		c->hidden = 64;
 		c->blocks = 2;
 		c->train_epochs = 4.0f;
