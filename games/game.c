@@ -2,6 +2,7 @@
 /* The game registry (lookup by name) and the positions-file move-string player shared by the
  * tools and the tests. */
 #include "games/game.h"
+#include "games/tangled.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -22,6 +23,9 @@ const struct az_game *az_game_find(const char *name)
 {
 	if (!name)
 		return NULL;
+	/* configured at run time by az_tangled_setup(); NULL until then */
+	if (strcmp(name, "tangled") == 0)
+		return az_tangled_game();
 	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++)
 		if (strcmp(registry[i].name, name) == 0)
 			return registry[i].game;
@@ -30,7 +34,7 @@ const struct az_game *az_game_find(const char *name)
 
 const char *az_game_names(void)
 {
-	return "tictactoe,connect4";
+	return "tictactoe,connect4,tangled";
 }
 
 /* Words for the error messages: what a move is called and why a well-formed one is refused. */
@@ -70,6 +74,61 @@ static void move_error(char *err, size_t errlen, int index, char ch, const char 
 		snprintf(err, errlen, "move %d (byte 0x%02x): %s", index, (unsigned char)ch, why);
 }
 
+int az_game_move_separator(const struct az_game *g)
+{
+	char buf[32];
+	for (uint32_t a = 0; a < g->actions; a++)
+		if (g->format_action((int)a, buf, sizeof(buf)) > 1)
+			return 1;
+	return 0;
+}
+
+/* Dotted form "v2.0-1g.v3" for games whose moves take several characters (a single move has
+ * no dot: "v2"). */
+static int play_dotted(const struct az_game *g, void *state, const char *moves, char *err,
+		       size_t errlen)
+{
+	const char *notation, *illegal;
+	int n = 0;
+
+	move_words(g, &notation, &illegal);
+	for (const char *p = moves; *p;) {
+		char text[32];
+		size_t len = strcspn(p, ".");
+		int a;
+
+		n++;
+		if (len == 0 || len >= sizeof(text)) {
+			if (err && errlen)
+				snprintf(err, errlen, "move %d: %s", n,
+					 len ? "too long" : "empty (two dots in a row?)");
+			return -EINVAL;
+		}
+		memcpy(text, p, len);
+		text[len] = '\0';
+		if (g->terminal(state, NULL)) {
+			if (err && errlen)
+				snprintf(err, errlen, "move %d ('%s'): game already over", n, text);
+			return -EINVAL;
+		}
+		a = g->parse_action(state, text);
+		if (a < 0) {
+			if (err && errlen)
+				snprintf(err, errlen, "move %d ('%s'): %s", n, text,
+					 in_notation(g, text) ? illegal : notation);
+			return -EINVAL;
+		}
+		g->apply(state, a);
+		p += len;
+		if (*p == '.' && *++p == '\0') {
+			if (err && errlen)
+				snprintf(err, errlen, "move %d: trailing '.'", n);
+			return -EINVAL;
+		}
+	}
+	return n;
+}
+
 /* On error, state holds the position reached by the moves before the bad one. */
 int az_game_play_moves(const struct az_game *g, void *state, const char *moves, char *err,
 		       size_t errlen)
@@ -85,6 +144,8 @@ int az_game_play_moves(const struct az_game *g, void *state, const char *moves, 
 	g->init(state);
 	if (strcmp(moves, "-") == 0)
 		return 0;
+	if (az_game_move_separator(g))
+		return play_dotted(g, state, moves, err, errlen);
 	move_words(g, &notation, &illegal);
 	for (; moves[n]; n++) {
 		char text[2] = { moves[n], '\0' };

@@ -248,6 +248,7 @@ struct walk {
 	void *ctx;
 	char *moves; /* the path to the current state, NUL-terminated */
 	size_t moves_cap;
+	int dotted; /* moves separated by '.' (az_game_move_separator) */
 	int count;
 };
 
@@ -280,9 +281,16 @@ static int walk_from(struct walk *w, const void *state, uint32_t depth, size_t l
 
 		if (!mask[a])
 			continue;
-		n = g->format_action((int)a, w->moves + len, w->moves_cap - len);
-		if (n <= 0 || (size_t)n >= w->moves_cap - len)
+		size_t at = len;
+		if (w->dotted && len > 0) {
+			if (len + 1 >= w->moves_cap)
+				return -EINVAL;
+			w->moves[at++] = '.';
+		}
+		n = g->format_action((int)a, w->moves + at, w->moves_cap - at);
+		if (n <= 0 || (size_t)n >= w->moves_cap - at)
 			return -EINVAL;
+		n += (int)(at - len);
 		memcpy(child, state, g->state_bytes);
 		g->apply(child, (int)a);
 		ret = walk_from(w, child, depth + 1, len + (size_t)n);
@@ -305,8 +313,9 @@ int az_game_enumerate(const struct az_game *g, int nonterminal_only,
 	ret = search_init(&w.s, g);
 	if (ret)
 		return ret;
-	/* Notation is one character per move in the positions format; allow a few to spare. */
-	w.moves_cap = 8 * (size_t)g->max_plies + 1;
+	/* Room for a long notation per move plus its '.' separator. */
+	w.dotted = az_game_move_separator(g);
+	w.moves_cap = 24 * (size_t)g->max_plies + 1;
 	w.moves = calloc(w.moves_cap, 1);
 	if (!w.moves) {
 		ret = -ENOMEM;

@@ -172,8 +172,9 @@ const char *az_tangled_adj_cache_path(const struct az_tangled_adj *a);
 
 /* ==== the configured game (games/tangled.c) ==== */
 
-/* Graph, variant, tokens (fixed variant; -1 otherwise) and adjudicator of the configured game,
- * NULL / -1 before setup. */
+/* Graph, tokens and adjudicator of the configured game (NULL before setup).
+ * az_tangled_current_tokens() returns the variant (-EINVAL before setup) and sets the token
+ * vertices of the fixed variant (-1 for free tokens). */
 const struct az_tangled_graph *az_tangled_current_graph(void);
 int az_tangled_current_tokens(int *red, int *blue);
 struct az_tangled_adj *az_tangled_current_adj(void);

@@ -93,7 +93,8 @@ int tg_schedule_load(const char *path, struct tg_schedule *s, char *err, size_t 
 	if (!f) {
 		ret = -errno;
 		if (err && errlen)
-			snprintf(err, errlen, "%s: cannot open schedule: %s", path, strerror(errno));
+			snprintf(err, errlen, "%s: cannot open schedule: %s", path,
+				 strerror(errno));
 		return ret;
 	}
 	if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
@@ -237,29 +238,58 @@ static void build_block(const struct dense *d, double *h, double delta, double e
 	}
 }
 
-/* Eigen-decomposition of a block, retrying with H + 1e-5 I as the reference code does; the
- * shift moves every eigenvalue alike, so gaps and the propagator (up to a global phase) are
- * unchanged. */
+/* dsyevr into h (eigenvectors copied over the input, as dsyevd leaves them). */
+static lapack_int eig_mrrr(struct dense *d, double *h, double *w, char jobz)
+{
+	size_t m = (size_t)d->m;
+	double *z = malloc(sizeof(double) * m * m);
+	lapack_int *isuppz = malloc(sizeof(lapack_int) * 2 * m), found = 0, info = -1;
+
+	if (z && isuppz)
+		info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, jobz, 'A', 'L', d->m, h, d->m, 0.0, 0.0, 0,
+				      0, 0.0, &found, w, z, d->m, isuppz);
+	if (info == 0 && found != d->m)
+		info = 1;
+	if (info == 0 && jobz == 'V')
+		memcpy(h, z, sizeof(double) * m * m);
+	free(z);
+	free(isuppz);
+	return info;
+}
+
+/* Eigen-decomposition of a block with dsyevd. When it fails to converge (it does, e.g. on the
+ * Petersen graph late in the anneal, where H is almost diagonal and highly degenerate), retry
+ * with H + 1e-5 I as the reference code does, then with the QR driver dsyev, then with dsyevr.
+ * The shift is taken off the eigenvalues again: the reference shifts the whole H, but here the
+ * other parity block may not be shifted, and the gap compares the two. */
 static int eig(struct dense *d, double *h, double *w, char jobz, double delta, double ebig,
 	       int odd)
 {
-	for (int attempt = 0; attempt < 2; attempt++) {
+	for (int attempt = 0; attempt < 4; attempt++) {
+		double shift = attempt == 1 ? 1e-5 : 0.0;
 		lapack_int info;
 
-		build_block(d, h, delta, ebig, odd, attempt ? 1e-5 : 0.0);
-		info = LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, jobz, 'L', d->m, h, d->m, w, d->work,
-					   d->lwork, d->iwork, d->liwork);
-		if (info == 0)
+		build_block(d, h, delta, ebig, odd, shift);
+		if (attempt < 2)
+			info = LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, jobz, 'L', d->m, h, d->m, w,
+						   d->work, d->lwork, d->iwork, d->liwork);
+		else if (attempt == 2)
+			info = LAPACKE_dsyev(LAPACK_COL_MAJOR, jobz, 'L', d->m, h, d->m, w);
+		else
+			info = eig_mrrr(d, h, w, jobz);
+		if (info == 0) {
+			for (lapack_int k = 0; k < d->m; k++)
+				w[k] -= shift;
 			return 0;
-		if (info < 0)
-			return -EINVAL;
+		}
 	}
 	return -EDOM;
 }
 
-static int dense_prepare(void *ctx, double delta, double ebig, int first, double *gap)
+/* Both blocks at (delta, ebig): even eigenpairs in d->h / d->w, odd eigenvalues in d->wo,
+ * and the gap l1 - l0 of the full spectrum. */
+static int dense_spectrum(struct dense *d, double delta, double ebig, double *gap)
 {
-	struct dense *d = ctx;
 	size_t m = (size_t)d->m;
 	double l0, l1;
 	int ret;
@@ -276,6 +306,18 @@ static int dense_prepare(void *ctx, double delta, double ebig, int first, double
 	else
 		l1 = m > 1 && d->wo[1] < d->w[0] ? d->wo[1] : d->w[0];
 	*gap = l1 - l0;
+	return 0;
+}
+
+static int dense_prepare(void *ctx, double delta, double ebig, int first, double *gap)
+{
+	struct dense *d = ctx;
+	size_t m = (size_t)d->m;
+	int ret;
+
+	ret = dense_spectrum(d, delta, ebig, gap);
+	if (ret)
+		return ret;
 	if (first) {
 		if (*gap <= 0.001 || d->wo[0] <= d->w[0])
 			return -EDOM; /* never at s_min: the ground state is even, gap ~ 2 Delta */
@@ -389,6 +431,23 @@ int tg_exact_correlations(const struct az_tangled_graph *g, const uint8_t *label
 	tg_block_correlations(g->n, d.cr, corr);
 	ret = 0;
 out:
+	dense_fini(&d);
+	return ret;
+}
+
+int tg_exact_gap(const struct az_tangled_graph *g, const uint8_t *labels, double delta,
+		 double ebig, double *gap)
+{
+	struct dense d;
+	int ret;
+
+	if (g->n < 2 || g->n > TG_EXACT_MAX_N)
+		return -EINVAL;
+	ret = dense_init(&d, g->n);
+	if (!ret) {
+		tg_ising_diagonal(g, labels, d.diag);
+		ret = dense_spectrum(&d, delta, ebig, gap);
+	}
 	dense_fini(&d);
 	return ret;
 }

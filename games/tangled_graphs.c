@@ -234,7 +234,8 @@ static int parse_line(struct parse *p, char *s)
 			s = t + tl;
 			s += strspn(s, " \t\r");
 			if (*s)
-				return perr(p, p->line, "unexpected '%s' after the vertex count", s);
+				return perr(p, p->line, "unexpected '%s' after the vertex count",
+					    s);
 			return 0;
 		}
 		first = 0;
@@ -684,8 +685,8 @@ int az_tangled_state_check(const struct az_tangled_graph *g, const int *state, i
 		return 0;
 	for (int k = 0; k < g->e; k++)
 		if (state[g->n + k] == 0)
-			FAIL("not terminal: edge %d-%d (entry %d) is uncoloured", g->eu[k], g->ev[k],
-			     g->n + k);
+			FAIL("not terminal: edge %d-%d (entry %d) is uncoloured", g->eu[k],
+			     g->ev[k], g->n + k);
 	if (red < 0)
 		FAIL("not terminal: no vertex is red (1)");
 	if (blue < 0)

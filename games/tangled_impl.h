@@ -55,6 +55,10 @@ void tg_block_correlations(int n, const double *w, double *corr);
 #define TG_EXACT_MAX_N 12
 int tg_exact_correlations(const struct az_tangled_graph *g, const uint8_t *labels,
 			  const struct tg_schedule *s, double tf_ns, double *corr);
+/* The dense method's gap l1 - l0 of H(delta, ebig) (both blocks, with the eigensolver
+ * fallbacks). 0, -EINVAL, -ENOMEM, -EDOM. */
+int tg_exact_gap(const struct az_tangled_graph *g, const uint8_t *labels, double delta,
+		 double ebig, double *gap);
 
 /* ---- Krylov method (games/tangled_krylov.c), N <= TG_KRYLOV_MAX_N ---- */
 #define TG_KRYLOV_MAX_N 20

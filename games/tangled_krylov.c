@@ -9,10 +9,12 @@
  *   T_k} e_1)_k| falls below KRYLOV_TOL; a step that does not converge within MAX_KRYLOV
  *   vectors is split in two halves.
  * - Gap l1 - l0 for the step control: Rayleigh-Ritz on a block Krylov space of each parity
- *   block, started from the previous step's two lowest Ritz vectors plus one fresh
- *   pseudo-random vector (so that levels of other symmetry sectors, which cross, are seen),
- *   grown until the residuals of the two lowest Ritz pairs are below RITZ_TOL. A block of
- *   two resolves a doubly degenerate lowest level, which a single-vector Lanczos cannot.
+ *   block, started from the previous step's lowest Ritz vectors (two in the even block, whose
+ *   l0 and l1 matter, one in the odd block, whose lowest level is the other candidate for l1),
+ *   plus a fresh pseudo-random vector every RANDOM_EVERY steps (so that levels of other
+ *   symmetry sectors, which cross, are seen), grown until the residuals of those Ritz pairs
+ *   are below RITZ_TOL. A block of two resolves a doubly degenerate lowest level, which a
+ *   single-vector Lanczos cannot.
  * The first pass takes psi as the converged even-block ground Ritz vector. */
 #include "games/tangled_impl.h"
 
@@ -25,7 +27,8 @@
 #define MAX_KRYLOV 40   /* propagation basis size before the step is split */
 #define KRYLOV_TOL 1e-12
 #define MAX_RITZ 48     /* Rayleigh-Ritz basis size */
-#define RITZ_TOL 1e-8   /* residual norm of the two lowest Ritz pairs, GHz */
+#define RANDOM_EVERY 8 /* passes between fresh random start vectors */
+#define RITZ_TOL 1e-6   /* residual norm of the lowest Ritz pairs, GHz */
 
 struct krylov {
 	int n;
@@ -35,12 +38,13 @@ struct krylov {
 	/* propagation */
 	double *re, *im;          /* psi */
 	double *qr, *qi;          /* MAX_KRYLOV + 1 basis vectors */
-	double *wr, *wi;          /* scratch vector */
+	double *wr;               /* scratch vector */
 	/* Rayleigh-Ritz, per block */
 	double *q;                /* MAX_RITZ basis vectors */
 	double *hq;               /* H times each */
 	double *ritz[2];          /* two lowest Ritz vectors of each block, 2 m each */
 	int have_ritz;
+	long steps;
 	uint64_t rng;
 };
 
@@ -88,30 +92,88 @@ static uint64_t splitmix(uint64_t *s)
  * and returns 1, or 0 when v lies (numerically) in their span. */
 static int ortho_append(double *q, int nb, double *v, size_t m)
 {
-	double n0 = sqrt(dot(v, v, m)), n1;
+	double n0 = sqrt(dot(v, v, m)), n1 = n0;
 
-	for (int pass = 0; pass < 2; pass++)
+	/* classical Gram-Schmidt, repeated when the norm dropped a lot (DGKS criterion) */
+	for (int pass = 0; pass < 2; pass++) {
+		double before = n1;
+
 		for (int j = 0; j < nb; j++)
 			axpy(-dot(q + (size_t)j * m, v, m), q + (size_t)j * m, v, m);
-	n1 = sqrt(dot(v, v, m));
-	if (!(n1 > 1e-10 * (n0 > 1e-300 ? n0 : 1.0)) || n1 < 1e-200)
+		n1 = sqrt(dot(v, v, m));
+		if (n1 > 0.7 * before)
+			break;
+	}
+	if (!(n1 > 1e-10 * n0) || n1 < 1e-200)
 		return 0;
 	for (size_t i = 0; i < m; i++)
 		q[(size_t)nb * m + i] = v[i] / n1;
 	return 1;
 }
 
-/* The two lowest eigenvalues (with multiplicity) of a block: l[0] <= l[1]. Updates the block's
- * Ritz vectors. */
-static int ritz_block(struct krylov *k, int odd, double *l)
+/* Append v (orthonormalised) and H v to the block basis, with the new column of T = Q^T H Q.
+ * Returns 1 when appended, 0 when v was in the span already. */
+static int ritz_append(struct krylov *k, int odd, int nb, double *v, double *t)
+{
+	size_t m = k->m;
+	const double *hq;
+
+	if (!ortho_append(k->q, nb, v, m))
+		return 0;
+	matvec(k, odd, k->q + (size_t)nb * m, k->hq + (size_t)nb * m);
+	hq = k->hq + (size_t)nb * m;
+	for (int i = 0; i <= nb; i++)
+		t[i * MAX_RITZ + nb] = t[nb * MAX_RITZ + i] = dot(k->q + (size_t)i * m, hq, m);
+	return 1;
+}
+
+/* Rayleigh-Ritz on the first nb basis vectors: eigenvalues ev, the nvec lowest Ritz vectors
+ * into k->ritz[odd]; returns 1 when all their residuals are below RITZ_TOL, -EDOM. */
+static int ritz_solve(struct krylov *k, int odd, int nb, int nvec, const double *t, double *ev)
+{
+	double z[MAX_RITZ * MAX_RITZ], *v = k->wr;
+	size_t m = k->m;
+	int done = 1;
+
+	for (int i = 0; i < nb; i++)
+		for (int j = 0; j < nb; j++)
+			z[j * nb + i] = t[j * MAX_RITZ + i];
+	if (LAPACKE_dsyev(LAPACK_COL_MAJOR, 'V', 'L', nb, z, nb, ev))
+		return -EDOM;
+	for (int r = 0; r < nvec && r < nb; r++) {
+		double *y = k->ritz[odd] + (size_t)r * m, res = 0.0;
+
+		memset(y, 0, sizeof(double) * m);
+		memset(v, 0, sizeof(double) * m);
+		for (int j = 0; j < nb; j++) {
+			axpy(z[r * nb + j], k->q + (size_t)j * m, y, m);
+			axpy(z[r * nb + j], k->hq + (size_t)j * m, v, m);
+		}
+		for (size_t i = 0; i < m; i++) {
+			double d = v[i] - ev[r] * y[i];
+
+			res += d * d;
+		}
+		done &= sqrt(res) < RITZ_TOL;
+	}
+	return done && nb >= nvec;
+}
+
+/* The nvec (1 or 2) lowest eigenvalues of a block, with multiplicity: l[0] <= l[1] (l[1]
+ * only when nvec is 2). Updates the block's Ritz vectors. */
+static int ritz_block(struct krylov *k, int odd, int nvec, double *l)
 {
 	size_t m = k->m;
 	double *v = k->wr, t[MAX_RITZ * MAX_RITZ], ev[MAX_RITZ];
-	int nb = 0, nvec = m < 2 ? 1 : 2;
+	int nb = 0, ret = 0, since = 0;
 
+	if ((size_t)nvec > m)
+		nvec = (int)m;
 	/* start block: previous Ritz vectors, then a fresh random vector */
-	for (int j = 0; j < 3 && (size_t)nb < m; j++) {
-		if (j < 2 && k->have_ritz)
+	for (int j = 0; j <= nvec && (size_t)nb < m; j++) {
+		if (j == nvec && k->have_ritz && (k->steps % RANDOM_EVERY) != 0)
+			break;
+		if (j < nvec && k->have_ritz)
 			memcpy(v, k->ritz[odd] + (size_t)j * m, sizeof(double) * m);
 		else if (j == 0 && !odd)
 			for (size_t i = 0; i < m; i++)
@@ -119,52 +181,27 @@ static int ritz_block(struct krylov *k, int odd, double *l)
 		else
 			for (size_t i = 0; i < m; i++)
 				v[i] = (double)(splitmix(&k->rng) >> 11) * 0x1p-53 - 0.5;
-		if (ortho_append(k->q, nb, v, m)) {
-			matvec(k, odd, k->q + (size_t)nb * m, k->hq + (size_t)nb * m);
-			nb++;
-		}
+		nb += ritz_append(k, odd, nb, v, t);
 	}
-	for (int next = 0;; next++) {
-		lapack_int info;
-		int done = 1;
-
-		/* T = Q^T H Q, its eigenpairs, and residuals of the lowest two Ritz pairs */
-		for (int i = 0; i < nb; i++)
-			for (int j = 0; j <= i; j++)
-				t[j * nb + i] = t[i * nb + j] =
-					dot(k->q + (size_t)i * m, k->hq + (size_t)j * m, m);
-		info = LAPACKE_dsyev(LAPACK_COL_MAJOR, 'V', 'L', nb, t, nb, ev);
-		if (info)
-			return -EDOM;
-		for (int r = 0; r < nvec && r < nb; r++) {
-			double *y = k->ritz[odd] + (size_t)r * m, res = 0.0;
-
-			memset(y, 0, sizeof(double) * m);
-			memset(v, 0, sizeof(double) * m);
-			for (int j = 0; j < nb; j++) {
-				axpy(t[r * nb + j], k->q + (size_t)j * m, y, m);
-				axpy(t[r * nb + j], k->hq + (size_t)j * m, v, m);
-			}
-			for (size_t i = 0; i < m; i++) {
-				double d = v[i] - ev[r] * y[i];
-
-				res += d * d;
-			}
-			done &= sqrt(res) < RITZ_TOL;
+	/* grow by H applied to the basis vectors in turn (a block Krylov space), checking the
+	 * residuals every few vectors */
+	for (int next = 0; next < nb && nb < MAX_RITZ && (size_t)nb < m; next++) {
+		if (since >= 3) {
+			ret = ritz_solve(k, odd, nb, nvec, t, ev);
+			if (ret)
+				break;
+			since = 0;
 		}
-		if (nb < nvec)
-			done = 0;
-		if (done || nb >= MAX_RITZ || (size_t)nb >= m)
-			break;
-		/* grow: H applied to the oldest vector not yet expanded */
-		if (next >= nb)
-			break;
 		memcpy(v, k->hq + (size_t)next * m, sizeof(double) * m);
-		if (ortho_append(k->q, nb, v, m)) {
-			matvec(k, odd, k->q + (size_t)nb * m, k->hq + (size_t)nb * m);
+		if (ritz_append(k, odd, nb, v, t)) {
 			nb++;
+			since++;
 		}
 	}
+	if (ret <= 0 || since)
+		ret = ritz_solve(k, odd, nb, nvec, t, ev);
+	if (ret < 0)
+		return ret;
 	l[0] = ev[0];
 	l[1] = nb > 1 ? ev[1] : INFINITY;
 	return 0;
@@ -178,16 +215,16 @@ static int krylov_prepare(void *ctx, double delta, double ebig, int first, doubl
 
 	k->delta = delta;
 	k->ebig = ebig;
-	ret = ritz_block(k, 0, e);
+	ret = ritz_block(k, 0, 2, e);
 	if (!ret)
-		ret = ritz_block(k, 1, o);
+		ret = ritz_block(k, 1, 1, o);
 	if (ret)
 		return ret;
 	k->have_ritz = 1;
-	if (e[0] <= o[0])
-		*gap = (e[1] < o[0] ? e[1] : o[0]) - e[0];
-	else
-		*gap = (o[1] < e[0] ? o[1] : e[0]) - o[0];
+	k->steps++;
+	/* the even ground state is the ground state (Perron-Frobenius, Delta > 0): l0 = e0, and
+	 * l1 = min(e1, o0); the odd block only needs its lowest level */
+	*gap = (e[1] < o[0] ? e[1] : o[0]) - (e[0] < o[0] ? e[0] : o[0]);
 	if (first) {
 		if (*gap <= 0.001 || o[0] <= e[0])
 			return -EDOM;
@@ -241,7 +278,7 @@ static int propagate_once(struct krylov *k, double theta, int *converged)
 		matvec(k, 0, vi, ni);
 		alpha[j] = dot(vr, nr, m) + dot(vi, ni, m); /* real: H is symmetric */
 		/* full reorthogonalisation against the basis (complex inner products) */
-		for (int pass = 0; pass < 2; pass++)
+		for (int pass = 0; pass < 1; pass++)
 			for (int l = 0; l <= j; l++) {
 				double *ur = k->qr + (size_t)l * m, *ui = k->qi + (size_t)l * m;
 				double pr = dot(ur, nr, m) + dot(ui, ni, m);
@@ -322,12 +359,11 @@ int tg_krylov_correlations(const struct az_tangled_graph *g, const uint8_t *labe
 	k.qr = malloc(sizeof(double) * m * (MAX_KRYLOV + 1));
 	k.qi = malloc(sizeof(double) * m * (MAX_KRYLOV + 1));
 	k.wr = malloc(sizeof(double) * m);
-	k.wi = malloc(sizeof(double) * m);
 	k.q = malloc(sizeof(double) * m * MAX_RITZ);
 	k.hq = malloc(sizeof(double) * m * MAX_RITZ);
 	k.ritz[0] = calloc(2 * m, sizeof(double));
 	k.ritz[1] = calloc(2 * m, sizeof(double));
-	if (!k.diag || !k.re || !k.im || !k.qr || !k.qi || !k.wr || !k.wi || !k.q || !k.hq ||
+	if (!k.diag || !k.re || !k.im || !k.qr || !k.qi || !k.wr || !k.q || !k.hq ||
 	    !k.ritz[0] || !k.ritz[1])
 		goto out;
 	tg_ising_diagonal(g, labels, k.diag);
@@ -345,7 +381,6 @@ out:
 	free(k.qr);
 	free(k.qi);
 	free(k.wr);
-	free(k.wi);
 	free(k.q);
 	free(k.hq);
 	free(k.ritz[0]);

@@ -8,7 +8,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
+
+#include "gpu/cuda_kernels.h"
+#include "shm/slot.h"
 
 struct az_backend {
 	const struct az_backend_ops *ops;
@@ -16,7 +20,28 @@ struct az_backend {
 	struct az_arch arch;
 	uint32_t max_batch;
 	uint8_t loaded[AZ_BACKEND_MODELS];
+	void *host_base; /* registered for the slot path, or NULL */
+	size_t host_size;
 };
+
+/* The scatter kernel writes these header fields at fixed offsets (gpu/cuda_gather.cu). */
+_Static_assert(offsetof(struct az_slot_hdr, status) == 12, "slot header: status offset");
+_Static_assert(offsetof(struct az_slot_hdr, value) == 16, "slot header: value offset");
+
+void az_cuda_slot_geom_init(struct az_cuda_slot_geom *g, uint32_t features, uint32_t actions)
+{
+	struct az_slot_layout l;
+
+	az_slot_layout_init(&l, features, actions);
+	g->features = l.features;
+	g->actions = l.actions;
+	g->off_features = l.off_features;
+	g->off_legal = l.off_legal;
+	g->off_policy = l.off_policy;
+	g->off_status = (uint32_t)offsetof(struct az_slot_hdr, status);
+	g->off_value = (uint32_t)offsetof(struct az_slot_hdr, value);
+	g->bytes = l.bytes;
+}
 
 /* ---- cpu backend: one model copy per slot and one activation buffer ---- */
 
@@ -185,17 +210,30 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 	ret = b->ops->create(a, max_batch, &b->ctx);
 	if (ret && kind == AZ_BACKEND_AUTO && b->ops != &az_backend_cpu_ops) {
 		/* A visible device that fails to initialise still leaves the reference backend. */
-		say(why, whylen, "cpu: CUDA init failed (%s)", ret == -ENOMEM ? "out of memory" :
-			"device error");
+		say(why, whylen, "cpu: CUDA init failed (%s)",
+		    ret == -ENOMEM   ? "out of memory"
+		    : ret == -EINVAL ? "AZ_CUDA_MATH must be fp32, tf32 or bf16"
+				     : "device error");
 		b->ops = &az_backend_cpu_ops;
 		ret = b->ops->create(a, max_batch, &b->ctx);
 	}
 	if (ret) {
-		if (ret != -ENOMEM)
-			say(why, whylen, "%s: init failed (%d)", b->ops->name, ret);
-		else
+		if (ret == -ENOMEM)
 			say(why, whylen, "%s: out of memory", b->ops->name);
+		else if (ret == -EINVAL && b->ops != &az_backend_cpu_ops)
+			say(why, whylen, "%s: AZ_CUDA_MATH must be fp32, tf32 or bf16",
+			    b->ops->name);
+		else
+			say(why, whylen, "%s: init failed (%d)", b->ops->name, ret);
 		goto err_free;
+	}
+	if (b->ops->describe && why && whylen) {
+		char desc[160];
+		size_t used = strlen(why);
+
+		b->ops->describe(b->ctx, desc, sizeof(desc));
+		if (used < whylen)
+			snprintf(why + used, whylen - used, " (%s)", desc);
 	}
 	*out = b;
 	return 0;
@@ -237,6 +275,66 @@ int az_backend_forward(struct az_backend *b, uint32_t slot, uint32_t batch, cons
 	return b->ops->forward(b->ctx, slot, batch, x, logits, value);
 }
 
+/* ---- zero-copy slot path ---- */
+
+int az_backend_register_host(struct az_backend *b, void *base, size_t size)
+{
+	int ret;
+
+	if (!b || !base || size == 0 || b->host_base)
+		return -EINVAL;
+	if (!b->ops->register_host)
+		return 0; /* nothing to do: the backend reads host memory anyway */
+	ret = b->ops->register_host(b->ctx, base, size);
+	if (ret)
+		return ret;
+	b->host_base = base;
+	b->host_size = size;
+	return 0;
+}
+
+void az_backend_unregister_host(struct az_backend *b)
+{
+	if (!b || !b->host_base)
+		return;
+	b->ops->unregister_host(b->ctx);
+	b->host_base = NULL;
+	b->host_size = 0;
+}
+
+uint32_t az_backend_slot_streams(const struct az_backend *b)
+{
+	if (!b || !b->host_base || !b->ops->forward_slots)
+		return 0;
+	return b->ops->slot_streams;
+}
+
+int az_backend_forward_slots(struct az_backend *b, uint32_t slot, uint32_t n,
+			     const uint64_t *slot_offsets, const struct az_slot_layout *l,
+			     uint32_t stream)
+{
+	struct az_slot_layout want;
+
+	if (!b || stream >= az_backend_slot_streams(b) || slot >= AZ_BACKEND_MODELS ||
+	    !b->loaded[slot] || n == 0 || n > b->max_batch || !slot_offsets || !l)
+		return -EINVAL;
+	az_slot_layout_init(&want, b->arch.inputs, b->arch.actions);
+	if (memcmp(&want, l, sizeof(want)) != 0 || want.bytes > b->host_size)
+		return -EINVAL;
+	/* The device dereferences these: each slot must lie inside the registered segment. */
+	for (uint32_t i = 0; i < n; i++)
+		if (slot_offsets[i] > b->host_size - want.bytes)
+			return -EINVAL;
+	return b->ops->forward_slots(b->ctx, slot, n, slot_offsets, l, stream);
+}
+
+int az_backend_wait_slots(struct az_backend *b, uint32_t stream, int block)
+{
+	if (!b || stream >= az_backend_slot_streams(b))
+		return -EINVAL;
+	return b->ops->wait_slots(b->ctx, stream, block);
+}
+
 const char *az_backend_name(const struct az_backend *b)
 {
 	return b ? b->ops->name : "none";
@@ -246,6 +344,7 @@ void az_backend_destroy(struct az_backend *b)
 {
 	if (!b)
 		return;
+	az_backend_unregister_host(b);
 	b->ops->destroy(b->ctx);
 	free(b);
 }

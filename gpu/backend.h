@@ -19,6 +19,7 @@ enum az_backend_kind {
 };
 
 struct az_backend;
+struct az_slot_layout; /* shm/slot.h */
 
 struct az_backend_ops {
 	const char *name;
@@ -28,13 +29,26 @@ struct az_backend_ops {
 	int (*forward)(void *ctx, uint32_t slot, uint32_t batch, const float *x, float *logits,
 		       float *value);
 	void (*destroy)(void *ctx);
+	/* Optional (NULL when absent): one line about the device and settings for the log. */
+	void (*describe)(void *ctx, char *buf, size_t len);
+	/* Optional zero-copy slot path (all NULL and slot_streams 0 in the cpu backend). Arguments
+	 * are checked by gpu/backend.c before these are called. */
+	int (*register_host)(void *ctx, void *base, size_t size);
+	void (*unregister_host)(void *ctx);
+	int (*forward_slots)(void *ctx, uint32_t slot, uint32_t n, const uint64_t *slot_offsets,
+			     const struct az_slot_layout *l, uint32_t stream);
+	int (*wait_slots)(void *ctx, uint32_t stream, int block);
+	uint32_t slot_streams;
 };
 
 /* Parse "auto" | "cpu" | "cuda". Returns 0 or -EINVAL. */
 int az_backend_parse(const char *text, enum az_backend_kind *kind);
 
 /* Create a backend. AUTO picks cuda when built with CUDA and a device is present, else cpu; the
- * choice and the reason go to why[]. CUDA requested without a device: -ENODEV (why says so).
+ * choice and the reason go to why[] (for cuda followed by the device and settings). CUDA requested
+ * without a device: -ENODEV (why says so). The cuda backend reads AZ_CUDA_MATH = fp32 (default) |
+ * tf32 | bf16, the GEMM precision (tensor-core paths; storage and kernels stay fp32; -EINVAL for
+ * other text), and AZ_CUDA_GRAPHS=0 turns its CUDA graphs off (direct launches; for debugging).
  * Returns 0, -ENODEV, -EINVAL or -ENOMEM. */
 int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32_t max_batch,
 		      struct az_backend **out, char *why, size_t whylen);
@@ -47,10 +61,43 @@ int az_backend_load(struct az_backend *b, uint32_t slot, const struct az_model *
 int az_backend_forward(struct az_backend *b, uint32_t slot, uint32_t batch, const float *x,
 		       float *logits, float *value);
 
+/* ---- zero-copy slot path (optional; gpu/server.c uses it when slot_streams > 0) ----
+ * The caller registers the mapped ring segment once (after attach), then submits batches as slot
+ * offsets from its base: the backend reads features and legal masks from the slots and writes the
+ * masked-softmax policy, value and status 0 into them, on one of slot_streams streams, in
+ * submission order per stream. Results may be published only after az_backend_wait_slots() has
+ * reported the stream complete. Unregister before detaching (az_backend_destroy does it too). */
+
+/* Register [base, base + size) (page-locked and mapped for the device). A backend without the
+ * path does nothing and returns 0. Returns 0, -EINVAL (already registered, bad arguments),
+ * -ENOMEM or -ENODEV; after a failure the slot path stays off and forward() still works. */
+int az_backend_register_host(struct az_backend *b, void *base, size_t size);
+
+/* Undo az_backend_register_host after the device finished with the segment (no-op when none). */
+void az_backend_unregister_host(struct az_backend *b);
+
+/* Streams of the slot path: 0 when the backend has none or no memory is registered. */
+uint32_t az_backend_slot_streams(const struct az_backend *b);
+
+/* Submit n (1 <= n <= max_batch) requests of model `slot` on stream `stream`: slot_offsets[i] is
+ * the byte offset of request i's slot from the registered base; l must be the layout of the
+ * backend's arch (az_slot_layout_init(inputs, actions)). Returns at once (asynchronous). Returns
+ * 0, or -EINVAL (model not loaded, n, stream, layout or an offset out of range, nothing
+ * registered); -EINVAL leaves the slots untouched. */
+int az_backend_forward_slots(struct az_backend *b, uint32_t slot, uint32_t n,
+			     const uint64_t *slot_offsets, const struct az_slot_layout *l,
+			     uint32_t stream);
+
+/* 1 when everything submitted on `stream` has completed (responses are in the slots), 0 when not
+ * yet (block == 0 only), -EINVAL for a bad stream. block != 0 waits. */
+int az_backend_wait_slots(struct az_backend *b, uint32_t stream, int block);
+
 const char *az_backend_name(const struct az_backend *b);
 void az_backend_destroy(struct az_backend *b);
 
-/* 1 when the CUDA backend is compiled in and a device is visible (gpu/cuda_backend.cu). */
+/* 1 when the CUDA backend is compiled in and a device is visible (gpu/cuda_util.cu). Safe to call
+ * before fork(): unless this process already uses CUDA, the probe runs in a short-lived child,
+ * so the caller's children can still initialise CUDA. The answer is cached. */
 int az_cuda_available(void);
 extern const struct az_backend_ops az_backend_cpu_ops;
 extern const struct az_backend_ops az_backend_cuda_ops; /* only when built with CUDA */

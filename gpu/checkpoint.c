@@ -448,6 +448,18 @@ static int parse_u32(const char *s, uint32_t *out)
 	return 0;
 }
 
+/* A metadata string as quoted in a message: at most 40 bytes, control bytes as '?', so that a
+ * hostile file cannot break the one-line message (buf holds at least 48 bytes). */
+static const char *shown(const char *v, char *buf)
+{
+	size_t i = 0;
+
+	for (; v[i] && i < 40; i++)
+		buf[i] = (unsigned char)v[i] < 0x20 || v[i] == 0x7f ? '?' : v[i];
+	strcpy(buf + i, v[i] ? "..." : "");
+	return buf;
+}
+
 static const char *meta_str(const cJSON *meta, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, key);
@@ -467,7 +479,7 @@ static int parse_metadata(const struct ckpt_file *f, const cJSON *root, struct c
 {
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
 	const char *v, *arch;
-	char want[32];
+	char want[32], q[48];
 
 	if (!cJSON_IsObject(meta)) {
 		set_err(err, errlen, "checkpoint %s: no __metadata__ object", f->name);
@@ -482,7 +494,7 @@ static int parse_metadata(const struct ckpt_file *f, const cJSON *root, struct c
 	}
 	if (strcmp(meta_str(meta, "format"), "ringzero") != 0) {
 		set_err(err, errlen, "checkpoint %s: metadata format is \"%s\", not \"ringzero\"",
-			f->name, meta_str(meta, "format"));
+			f->name, shown(meta_str(meta, "format"), q));
 		return -EINVAL;
 	}
 	if (parse_u32(meta_str(meta, "inputs"), &cm->arch.inputs) < 0 ||
@@ -499,19 +511,26 @@ static int parse_metadata(const struct ckpt_file *f, const cJSON *root, struct c
 		set_err(err, errlen, "checkpoint %s: metadata game name too long", f->name);
 		return -EINVAL;
 	}
+	for (const char *p = v; *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) { /* the tools print the name */
+			set_err(err, errlen, "checkpoint %s: metadata game \"%s\" has control "
+				"characters", f->name, shown(v, q));
+			return -EINVAL;
+		}
+	}
 	strcpy(cm->game, v);
 	arch = meta_str(meta, "arch");
 	snprintf(want, sizeof(want), "%ux%u", cm->arch.hidden, cm->arch.blocks);
 	if (arch && strcmp(arch, want) != 0) {
 		set_err(err, errlen, "checkpoint %s: metadata arch \"%s\" disagrees with "
-			"hidden/blocks (%s)", f->name, arch, want);
+			"hidden/blocks (%s)", f->name, shown(arch, q), want);
 		return -EINVAL;
 	}
 	v = meta_str(meta, "content_hash");
 	if (strncmp(v, "crc32:", 6) != 0 || strlen(v) != 14 ||
 	    strspn(v + 6, "0123456789abcdef") != 8) {
 		set_err(err, errlen, "checkpoint %s: content_hash \"%s\" is not crc32:<8 hex "
-			"digits>", f->name, v);
+			"digits>", f->name, shown(v, q));
 		return -EINVAL;
 	}
 	cm->crc = (uint32_t)strtoul(v + 6, NULL, 16);

@@ -1,180 +1,123 @@
 /* SPDX-License-Identifier: MIT */
-/* The cuda inference backend: cuBLAS SGEMMs for every linear layer plus hand-written kernels for
- * bias+relu, residual add+relu and bias+tanh, on one stream. It computes exactly what
- * az_model_forward() does on the CPU and is tested against it (tests/gpu/test_backend_cuda.c).
+/* The cuda inference backend (the ops hub: tables and lifecycle; the kernels and the network
+ * passes live in gpu/cuda_kernels_*.cu, gpu/cuda_gather.cu and gpu/cuda_net.cu). Two paths:
+ *   forward():       host x in, host logits/value out, through pinned staging on pipe 0;
+ *   forward_slots(): the zero-copy feed. The ring segment is registered (mapped) once; a batch is
+ *                    a descriptor of slot offsets, and one CUDA graph per (pipe, model, batch
+ *                    bucket) copies the descriptor, gathers the features from the slots, runs
+ *                    the net and scatters masked-softmax policies and values into the slots.
+ * Two pipes (stream, cuBLAS handle, buffers, descriptors, events) let the server submit batch
+ * k+1 while batch k computes; wait_slots() reports a pipe's last batch complete, after which the
+ * server may publish it. Batches are padded to the bucket (powers of two up to max_batch):
+ * padding rows gather zeros and are never scattered.
  *
- * Memory ownership (STYLE.md section 5): the context owns all device memory (weights for
- * AZ_BACKEND_MODELS slots, activation buffers for max_batch rows), pinned host staging, the cuBLAS
- * handle and the stream; all of it is allocated in cuda_create() and freed in cuda_destroy(), so
- * load and forward never allocate. One context is used by one thread at a time.
+ * Memory ownership (STYLE.md section 5): the context owns all device memory, pinned buffers,
+ * handles, streams, events and graphs; everything is created in cuda_create() and released in
+ * cuda_destroy(), so load, forward and forward_slots never allocate. One thread at a time.
  *
  * Errors: during create every CUDA/cuBLAS failure becomes -ENOMEM (allocation) or -ENODEV
- * (anything else); after that a failure is fatal (abort with file and line), as in ggml: the
- * supervisor restarts the inference server. */
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-#include <errno.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
+ * (anything else); an unset or bad AZ_CUDA_MATH is handled at create (-EINVAL). After create a
+ * device error is fatal (abort with file and line), as in ggml: azrun restarts the server. A
+ * failed graph capture is not an error: the backend then launches the kernels directly. */
 #include <string.h>
+
+#include "gpu/cuda_impl.cuh"
+#include "gpu/cuda_kernels.h"
 
 extern "C" {
 #include "gpu/backend.h"
 }
 #include "shm/az_assert.h"
+#include "shm/nvtx.h"
 
-/* Init-time checks: set ret and jump to the cleanup label of the calling function. */
-#define AZ_CUDA_CHECK(call, label)                                                         \
-	do {                                                                               \
-		cudaError_t err_ = (call);                                                 \
-		if (err_ != cudaSuccess) {                                                 \
-			ret = err_ == cudaErrorMemoryAllocation ? -ENOMEM : -ENODEV;       \
-			goto label;                                                        \
-		}                                                                          \
-	} while (0)
+#define NPIPES 2
+#define MAX_BUCKETS 33
 
-#define AZ_CUBLAS_CHECK(call, label)                                                       \
-	do {                                                                               \
-		cublasStatus_t st_ = (call);                                               \
-		if (st_ != CUBLAS_STATUS_SUCCESS) {                                        \
-			ret = st_ == CUBLAS_STATUS_ALLOC_FAILED ? -ENOMEM : -ENODEV;       \
-			goto label;                                                        \
-		}                                                                          \
-	} while (0)
-
-/* Steady-state checks: a device error after create is fatal. */
-#define AZ_CUDA_FATAL(call)                                                                \
-	do {                                                                               \
-		cudaError_t err_ = (call);                                                 \
-		if (err_ != cudaSuccess) {                                                 \
-			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,      \
-				cudaGetErrorString(err_));                                 \
-			abort();                                                           \
-		}                                                                          \
-	} while (0)
-
-#define AZ_CUBLAS_FATAL(call)                                                              \
-	do {                                                                               \
-		cublasStatus_t st_ = (call);                                               \
-		if (st_ != CUBLAS_STATUS_SUCCESS) {                                        \
-			fprintf(stderr, "%s:%d: %s: cublas status %d\n", __FILE__,         \
-				__LINE__, #call, (int)st_);                                \
-			abort();                                                           \
-		}                                                                          \
-	} while (0)
-
-#define THREADS 256
-#define MAX_BLOCKS 4096
+struct pipe {
+	cudaStream_t stream;
+	void *blas, *workspace;
+	float *x;                             /* [B, D] */
+	struct az_cuda_acts acts;             /* trunk [(R+1) B H], inner [R B H], logits, value */
+	float *tmp;                           /* [B, A] softmax scratch of the scatter */
+	uint64_t *d_desc[AZ_BACKEND_MODELS];  /* [2 + B] batch descriptors */
+	uint64_t *h_desc[AZ_BACKEND_MODELS];  /* pinned sources of the descriptor copies */
+	cudaEvent_t ev[AZ_BACKEND_MODELS];    /* recorded after each model's batch */
+	bool have_ev[AZ_BACKEND_MODELS], recorded[AZ_BACKEND_MODELS];
+	int last;                             /* model of the last batch not yet waited, or -1 */
+	cudaGraphExec_t graph[AZ_BACKEND_MODELS][MAX_BUCKETS];
+};
 
 struct cuda_ctx {
 	struct az_arch arch;
 	uint32_t max_batch;
 	size_t n_params;
-	cublasHandle_t blas;
-	cudaStream_t stream;
-	bool have_blas, have_stream;
+	int math;
+	bool use_graphs;
+	struct az_cuda_slot_geom geom;
+	uint32_t bucket[MAX_BUCKETS]; /* ascending batch sizes, the last one max_batch */
+	uint32_t nbuckets;
 	float *d_params[AZ_BACKEND_MODELS];
-	float *d_x;      /* [B, D] */
-	float *d_h[2];   /* [B, H] trunk, ping-pong between blocks */
-	float *d_t;      /* [B, H] inner activation of the current block */
-	float *d_logits; /* [B, A] */
-	float *d_value;  /* [B] */
-	float *h_x, *h_logits, *h_value; /* pinned staging, same shapes */
+	struct pipe pipes[NPIPES];
+	float *h_x, *h_logits, *h_value; /* pinned staging of forward() */
+	void *host_base;                 /* registered segment (NULL when none) */
+	uint64_t dev_base;               /* its device address */
+	char device[64];
 };
 
-/* ---- kernels (grid-stride loops over row-major [rows, cols]) ---- */
+/* ---- lifecycle ---- */
 
-/* y[r, c] = act(y[r, c] + b[c]), act = relu or identity. */
-static __global__ void bias_act_kernel(float *y, const float *b, size_t n, uint32_t cols,
-				       int relu)
+static void pipe_destroy(struct pipe *p)
 {
-	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-	     i += (size_t)gridDim.x * blockDim.x) {
-		float v = y[i] + b[i % cols];
-
-		y[i] = relu && v < 0.0f ? 0.0f : v;
+	for (int m = 0; m < AZ_BACKEND_MODELS; m++) {
+		for (int k = 0; k < MAX_BUCKETS; k++)
+			if (p->graph[m][k])
+				(void)cudaGraphExecDestroy(p->graph[m][k]);
+		if (p->have_ev[m])
+			(void)cudaEventDestroy(p->ev[m]);
+		(void)cudaFree(p->d_desc[m]);
+		if (p->h_desc[m])
+			(void)cudaFreeHost(p->h_desc[m]);
 	}
+	(void)cudaFree(p->x);
+	(void)cudaFree(p->acts.trunk);
+	(void)cudaFree(p->acts.inner);
+	(void)cudaFree(p->acts.logits);
+	(void)cudaFree(p->acts.value);
+	(void)cudaFree(p->tmp);
+	az_cuda_blas_destroy(p->blas, p->workspace);
+	if (p->stream)
+		(void)cudaStreamDestroy(p->stream);
 }
 
-/* out[r, c] = relu(h[r, c] + out[r, c] + b[c]); out holds W2 t on entry. Same summation order as
- * the CPU reference. */
-static __global__ void residual_relu_kernel(float *out, const float *h, const float *b, size_t n,
-				     uint32_t cols)
+static int pipe_create(struct cuda_ctx *c, struct pipe *p)
 {
-	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-	     i += (size_t)gridDim.x * blockDim.x) {
-		float v = h[i] + out[i] + b[i % cols];
+	size_t B = c->max_batch, D = c->arch.inputs, H = c->arch.hidden, R = c->arch.blocks;
+	size_t A = c->arch.actions, f = sizeof(float), desc = (AZ_CUDA_DESC_HEAD + B) * 8;
+	int ret = 0;
 
-		out[i] = v < 0.0f ? 0.0f : v;
+	p->last = -1;
+	/* Non-blocking: the pipes never wait for the legacy default stream (load() synchronises
+	 * the device explicitly). */
+	AZ_CUDA_CHECK(cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking), out);
+	ret = az_cuda_blas_create(p->stream, &p->blas, &p->workspace);
+	if (ret)
+		goto out;
+	p->acts.stride = B * H;
+	AZ_CUDA_CHECK(cudaMalloc((void **)&p->x, B * D * f), out);
+	AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.trunk, (R + 1) * B * H * f), out);
+	AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.inner, (R ? R : 1) * B * H * f), out);
+	AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.logits, B * A * f), out);
+	AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.value, B * f), out);
+	AZ_CUDA_CHECK(cudaMalloc((void **)&p->tmp, B * A * f), out);
+	for (int m = 0; m < AZ_BACKEND_MODELS; m++) {
+		AZ_CUDA_CHECK(cudaMalloc((void **)&p->d_desc[m], desc), out);
+		AZ_CUDA_CHECK(cudaMallocHost((void **)&p->h_desc[m], desc), out);
+		memset(p->h_desc[m], 0, desc);
+		AZ_CUDA_CHECK(cudaEventCreateWithFlags(&p->ev[m], cudaEventDisableTiming), out);
+		p->have_ev[m] = true;
 	}
-}
-
-/* v[r] = tanh(v[r] + b[0]). */
-static __global__ void bias_tanh_kernel(float *v, const float *b, uint32_t n)
-{
-	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-		v[i] = tanhf(v[i] + b[0]);
-}
-
-static unsigned grid_for(size_t n)
-{
-	size_t blocks = (n + THREADS - 1) / THREADS;
-
-	return (unsigned)(blocks < MAX_BLOCKS ? blocks : MAX_BLOCKS);
-}
-
-/* Y[B, out] = X[B, in] * W[out, in]^T, all row-major. cuBLAS is column-major, so the same memory
- * is Y^T[out, B] = W * X^T: W read as col-major [in, out] and transposed, X as col-major
- * [in, B]. */
-static void gemm(struct cuda_ctx *c, uint32_t batch, uint32_t in, uint32_t out, const float *w,
-		 const float *x, float *y)
-{
-	const float one = 1.0f, zero = 0.0f;
-
-	AZ_CUBLAS_FATAL(cublasSgemm(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)out, (int)batch,
-				    (int)in, &one, w, (int)in, x, (int)in, &zero, y, (int)out));
-}
-
-static void bias_act(struct cuda_ctx *c, float *y, const float *b, uint32_t rows, uint32_t cols,
-		     int relu)
-{
-	size_t n = (size_t)rows * cols;
-
-	bias_act_kernel<<<grid_for(n), THREADS, 0, c->stream>>>(y, b, n, cols, relu);
-	AZ_CUDA_FATAL(cudaGetLastError());
-}
-
-static void residual_relu(struct cuda_ctx *c, float *out, const float *h, const float *b,
-			  uint32_t rows, uint32_t cols)
-{
-	size_t n = (size_t)rows * cols;
-
-	residual_relu_kernel<<<grid_for(n), THREADS, 0, c->stream>>>(out, h, b, n, cols);
-	AZ_CUDA_FATAL(cudaGetLastError());
-}
-
-static void bias_tanh(struct cuda_ctx *c, float *v, const float *b, uint32_t n)
-{
-	bias_tanh_kernel<<<grid_for(n), THREADS, 0, c->stream>>>(v, b, n);
-	AZ_CUDA_FATAL(cudaGetLastError());
-}
-
-/* ---- ops ---- */
-
-extern "C" {
-
-int az_cuda_available(void)
-{
-	int n = 0;
-
-	if (cudaGetDeviceCount(&n) != cudaSuccess) {
-		/* No driver or no device: clear the error so it does not leak into later calls. */
-		(void)cudaGetLastError();
-		return 0;
-	}
-	return n > 0;
+out:
+	return ret; /* the caller's cuda_destroy() frees a partial pipe */
 }
 
 static void cuda_destroy(void *ctx)
@@ -184,59 +127,138 @@ static void cuda_destroy(void *ctx)
 	if (!c)
 		return;
 	/* Teardown is best effort: errors here cannot be acted on. */
-	if (c->have_stream)
-		(void)cudaStreamSynchronize(c->stream);
+	(void)cudaDeviceSynchronize();
+	if (c->host_base)
+		az_cuda_host_unregister(c->host_base);
+	for (int i = 0; i < NPIPES; i++)
+		pipe_destroy(&c->pipes[i]);
 	for (int i = 0; i < AZ_BACKEND_MODELS; i++)
 		(void)cudaFree(c->d_params[i]);
-	(void)cudaFree(c->d_x);
-	(void)cudaFree(c->d_h[0]);
-	(void)cudaFree(c->d_h[1]);
-	(void)cudaFree(c->d_t);
-	(void)cudaFree(c->d_logits);
-	(void)cudaFree(c->d_value);
 	if (c->h_x)
 		(void)cudaFreeHost(c->h_x);
 	if (c->h_logits)
 		(void)cudaFreeHost(c->h_logits);
 	if (c->h_value)
 		(void)cudaFreeHost(c->h_value);
-	if (c->have_blas)
-		(void)cublasDestroy(c->blas);
-	if (c->have_stream)
-		(void)cudaStreamDestroy(c->stream);
 	free(c);
+}
+
+/* Batch buckets: 1, 2, 4, ... below max_batch, then max_batch. */
+static void make_buckets(struct cuda_ctx *c)
+{
+	uint32_t b = 1;
+
+	c->nbuckets = 0;
+	while (b < c->max_batch && c->nbuckets < MAX_BUCKETS - 1) {
+		c->bucket[c->nbuckets++] = b;
+		b *= 2;
+	}
+	c->bucket[c->nbuckets++] = c->max_batch;
+}
+
+static uint32_t bucket_for(const struct cuda_ctx *c, uint32_t n)
+{
+	uint32_t k = 0;
+
+	while (c->bucket[k] < n)
+		k++;
+	return k; /* n <= max_batch, the last bucket */
+}
+
+/* Everything one batch of `rows` rows of model m does on pipe p, in stream order. */
+static void enqueue_batch(struct cuda_ctx *c, struct pipe *p, int m, uint32_t rows)
+{
+	AZ_CUDA_FATAL(cudaMemcpyAsync(p->d_desc[m], p->h_desc[m],
+				      (AZ_CUDA_DESC_HEAD + rows) * sizeof(uint64_t),
+				      cudaMemcpyHostToDevice, p->stream));
+	az_cuda_gather_slots(p->d_desc[m], &c->geom, rows, p->x, p->stream);
+	az_cuda_net_forward(p->blas, p->stream, c->math, &c->arch, c->d_params[m], rows, p->x,
+			    &p->acts);
+	az_cuda_scatter_slots(p->d_desc[m], &c->geom, rows, p->acts.logits, p->acts.value, p->tmp,
+			      p->stream);
+}
+
+/* Capture one graph per (pipe, model, bucket). Returns 0, or -ENODEV when capture is not
+ * possible here (the caller then launches directly): a failed check during capture is noted,
+ * not fatal (az_cuda_fail). */
+static int capture_graphs(struct cuda_ctx *c)
+{
+	for (int i = 0; i < NPIPES; i++) {
+		struct pipe *p = &c->pipes[i];
+
+		for (int m = 0; m < AZ_BACKEND_MODELS; m++) {
+			for (uint32_t k = 0; k < c->nbuckets; k++) {
+				cudaGraph_t g = NULL;
+				cudaError_t e;
+
+				e = cudaStreamBeginCapture(p->stream,
+							   cudaStreamCaptureModeThreadLocal);
+				if (e != cudaSuccess)
+					goto fail;
+				az_cuda_capturing = 1;
+				az_cuda_capture_failed = 0;
+				enqueue_batch(c, p, m, c->bucket[k]);
+				az_cuda_capturing = 0;
+				e = cudaStreamEndCapture(p->stream, &g);
+				if (e != cudaSuccess || az_cuda_capture_failed) {
+					if (g)
+						(void)cudaGraphDestroy(g);
+					goto fail;
+				}
+				e = cudaGraphInstantiate(&p->graph[m][k], g, 0);
+				(void)cudaGraphDestroy(g);
+				if (e != cudaSuccess)
+					goto fail;
+			}
+		}
+	}
+	return 0;
+
+fail:
+	(void)cudaGetLastError();
+	return -ENODEV;
 }
 
 static int cuda_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
 {
-	struct cuda_ctx *c = (struct cuda_ctx *)calloc(1, sizeof(*c));
-	size_t B = max_batch, D = a->inputs, H = a->hidden, A = a->actions;
-	size_t f = sizeof(float);
-	int ret = 0;
+	struct cuda_ctx *c;
+	size_t B = max_batch, D = a->inputs, A = a->actions, f = sizeof(float);
+	const char *graphs = getenv("AZ_CUDA_GRAPHS");
+	cudaDeviceProp prop;
+	int ret = 0, dev = 0;
 
+	if (az_cuda_math_env() < 0)
+		return -EINVAL;
+	c = (struct cuda_ctx *)calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	az_cuda_note_init();
 	c->arch = *a;
 	c->max_batch = max_batch;
 	c->n_params = az_model_param_count(a);
-	AZ_CUDA_CHECK(cudaStreamCreate(&c->stream), err_destroy);
-	c->have_stream = true;
-	AZ_CUBLAS_CHECK(cublasCreate(&c->blas), err_destroy);
-	c->have_blas = true;
-	AZ_CUBLAS_CHECK(cublasSetStream(c->blas, c->stream), err_destroy);
-	/* Plain FP32 GEMMs (no TF32): the backend must agree with the CPU reference to ~1e-5. */
-	AZ_CUBLAS_CHECK(cublasSetMathMode(c->blas, CUBLAS_DEFAULT_MATH), err_destroy);
-	for (int i = 0; i < AZ_BACKEND_MODELS; i++)
+	c->math = az_cuda_math_env();
+	c->use_graphs = !(graphs && strcmp(graphs, "0") == 0);
+	az_cuda_slot_geom_init(&c->geom, a->inputs, a->actions);
+	make_buckets(c);
+	AZ_CUDA_CHECK(cudaGetDevice(&dev), err_destroy);
+	AZ_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev), err_destroy);
+	snprintf(c->device, sizeof(c->device), "%s", prop.name);
+	for (int i = 0; i < NPIPES; i++) {
+		ret = pipe_create(c, &c->pipes[i]);
+		if (ret)
+			goto err_destroy;
+	}
+	for (int i = 0; i < AZ_BACKEND_MODELS; i++) {
 		AZ_CUDA_CHECK(cudaMalloc((void **)&c->d_params[i], c->n_params * f), err_destroy);
-	AZ_CUDA_CHECK(cudaMalloc((void **)&c->d_x, B * D * f), err_destroy);
-	AZ_CUDA_CHECK(cudaMalloc((void **)&c->d_h[0], B * H * f), err_destroy);
-	AZ_CUDA_CHECK(cudaMalloc((void **)&c->d_h[1], B * H * f), err_destroy);
-	AZ_CUDA_CHECK(cudaMalloc((void **)&c->d_t, B * H * f), err_destroy);
-	AZ_CUDA_CHECK(cudaMalloc((void **)&c->d_logits, B * A * f), err_destroy);
-	AZ_CUDA_CHECK(cudaMalloc((void **)&c->d_value, B * f), err_destroy);
+		/* Zeros until loaded: a graph run over an unloaded model reads finite numbers. */
+		AZ_CUDA_CHECK(cudaMemset(c->d_params[i], 0, c->n_params * f), err_destroy);
+	}
 	AZ_CUDA_CHECK(cudaMallocHost((void **)&c->h_x, B * D * f), err_destroy);
 	AZ_CUDA_CHECK(cudaMallocHost((void **)&c->h_logits, B * A * f), err_destroy);
 	AZ_CUDA_CHECK(cudaMallocHost((void **)&c->h_value, B * f), err_destroy);
+	if (c->use_graphs && capture_graphs(c) < 0)
+		c->use_graphs = false;
+	AZ_CUDA_CHECK(cudaDeviceSynchronize(), err_destroy);
 	*ctx = c;
 	return 0;
 
@@ -245,14 +267,30 @@ err_destroy:
 	return ret;
 }
 
+static void cuda_describe(void *ctx, char *buf, size_t len)
+{
+	struct cuda_ctx *c = (struct cuda_ctx *)ctx;
+
+	if (c->use_graphs)
+		snprintf(buf, len, "%s, %s GEMMs, %d streams, CUDA graphs for %u batch buckets",
+			 c->device, az_cuda_math_name(c->math), NPIPES, c->nbuckets);
+	else
+		snprintf(buf, len, "%s, %s GEMMs, %d streams, no CUDA graphs", c->device,
+			 az_cuda_math_name(c->math), NPIPES);
+}
+
+/* ---- the staging path ---- */
+
 static int cuda_load(void *ctx, uint32_t slot, const struct az_model *m)
 {
 	struct cuda_ctx *c = (struct cuda_ctx *)ctx;
 
-	AZ_CUDA_FATAL(cudaMemcpyAsync(c->d_params[slot], m->params, c->n_params * sizeof(float),
-				      cudaMemcpyHostToDevice, c->stream));
-	/* m->params is pageable and the caller may free it on return. */
-	AZ_CUDA_FATAL(cudaStreamSynchronize(c->stream));
+	/* Batches in flight may still read the old weights: let them finish first. The copy runs
+	 * on the legacy stream, which the non-blocking pipes do not wait for: synchronise again. */
+	AZ_CUDA_FATAL(cudaDeviceSynchronize());
+	AZ_CUDA_FATAL(cudaMemcpy(c->d_params[slot], m->params, c->n_params * sizeof(float),
+				 cudaMemcpyHostToDevice));
+	AZ_CUDA_FATAL(cudaDeviceSynchronize());
 	return 0;
 }
 
@@ -260,49 +298,134 @@ static int cuda_forward(void *ctx, uint32_t slot, uint32_t batch, const float *x
 			float *value)
 {
 	struct cuda_ctx *c = (struct cuda_ctx *)ctx;
-	uint32_t D = c->arch.inputs, H = c->arch.hidden, R = c->arch.blocks, A = c->arch.actions;
-	size_t HH = (size_t)H * H, f = sizeof(float);
-	const float *p = c->d_params[slot];
-	int cur = 0;
+	struct pipe *p = &c->pipes[0];
+	size_t f = sizeof(float), nx = (size_t)batch * c->arch.inputs;
+	size_t nl = (size_t)batch * c->arch.actions;
 
-	memcpy(c->h_x, x, (size_t)batch * D * f);
-	AZ_CUDA_FATAL(cudaMemcpyAsync(c->d_x, c->h_x, (size_t)batch * D * f,
-				      cudaMemcpyHostToDevice, c->stream));
-	/* Parameters are consumed in az_model_tensor() order, as in az_model_forward(). */
-	gemm(c, batch, D, H, p, c->d_x, c->d_h[0]);
-	p += (size_t)H * D;
-	bias_act(c, c->d_h[0], p, batch, H, 1);
-	p += H;
-	for (uint32_t r = 0; r < R; r++) {
-		const float *w1 = p, *b1 = w1 + HH, *w2 = b1 + H, *b2 = w2 + HH;
-
-		gemm(c, batch, H, H, w1, c->d_h[cur], c->d_t);
-		bias_act(c, c->d_t, b1, batch, H, 1);
-		gemm(c, batch, H, H, w2, c->d_t, c->d_h[cur ^ 1]);
-		residual_relu(c, c->d_h[cur ^ 1], c->d_h[cur], b2, batch, H);
-		cur ^= 1;
-		p = b2 + H;
-	}
-	gemm(c, batch, H, A, p, c->d_h[cur], c->d_logits);
-	p += (size_t)A * H;
-	bias_act(c, c->d_logits, p, batch, A, 0);
-	p += A;
-	gemm(c, batch, H, 1, p, c->d_h[cur], c->d_value);
-	p += H;
-	bias_tanh(c, c->d_value, p, batch);
-
-	AZ_CUDA_FATAL(cudaMemcpyAsync(c->h_logits, c->d_logits, (size_t)batch * A * f,
-				      cudaMemcpyDeviceToHost, c->stream));
-	AZ_CUDA_FATAL(cudaMemcpyAsync(c->h_value, c->d_value, (size_t)batch * f,
-				      cudaMemcpyDeviceToHost, c->stream));
-	AZ_CUDA_FATAL(cudaStreamSynchronize(c->stream));
-	memcpy(logits, c->h_logits, (size_t)batch * A * f);
-	memcpy(value, c->h_value, (size_t)batch * f);
+	/* Slot batches may still use pipe 0's buffers. */
+	AZ_CUDA_FATAL(cudaStreamSynchronize(p->stream));
+	AZ_NVTX_PUSH("H2D");
+	memcpy(c->h_x, x, nx * f);
+	AZ_CUDA_FATAL(cudaMemcpyAsync(p->x, c->h_x, nx * f, cudaMemcpyHostToDevice, p->stream));
+	AZ_NVTX_POP();
+	AZ_NVTX_PUSH("net"); /* nested in the server's "forward" */
+	az_cuda_net_forward(p->blas, p->stream, c->math, &c->arch, c->d_params[slot], batch, p->x,
+			    &p->acts);
+	AZ_NVTX_POP();
+	AZ_NVTX_PUSH("D2H");
+	AZ_CUDA_FATAL(cudaMemcpyAsync(c->h_logits, p->acts.logits, nl * f, cudaMemcpyDeviceToHost,
+				      p->stream));
+	AZ_CUDA_FATAL(cudaMemcpyAsync(c->h_value, p->acts.value, batch * f, cudaMemcpyDeviceToHost,
+				      p->stream));
+	AZ_CUDA_FATAL(cudaStreamSynchronize(p->stream));
+	memcpy(logits, c->h_logits, nl * f);
+	memcpy(value, c->h_value, batch * f);
+	AZ_NVTX_POP();
 	return 0;
 }
 
+/* ---- the zero-copy slot path ---- */
+
+static int cuda_register_host(void *ctx, void *base, size_t size)
+{
+	struct cuda_ctx *c = (struct cuda_ctx *)ctx;
+	void *dev = NULL;
+	int ret;
+
+	if (c->host_base)
+		return -EINVAL;
+	ret = az_cuda_host_register(base, size, &dev);
+	if (ret)
+		return ret;
+	c->host_base = base;
+	c->dev_base = (uint64_t)(uintptr_t)dev;
+	return 0;
+}
+
+static void cuda_unregister_host(void *ctx)
+{
+	struct cuda_ctx *c = (struct cuda_ctx *)ctx;
+
+	if (!c->host_base)
+		return;
+	/* No kernel may still read or write the segment. */
+	AZ_CUDA_FATAL(cudaDeviceSynchronize());
+	az_cuda_host_unregister(c->host_base);
+	c->host_base = NULL;
+	c->dev_base = 0;
+	for (int i = 0; i < NPIPES; i++)
+		c->pipes[i].last = -1;
+}
+
+/* l equals the layout of c->geom (checked by gpu/backend.c); the geometry was computed at create
+ * because the CUDA graphs bake it in. */
+static int cuda_forward_slots(void *ctx, uint32_t slot, uint32_t n, const uint64_t *offsets,
+			      const struct az_slot_layout *l, uint32_t stream)
+{
+	struct cuda_ctx *c = (struct cuda_ctx *)ctx;
+	struct pipe *p = &c->pipes[stream];
+	uint64_t *h = p->h_desc[slot];
+
+	(void)l;
+	AZ_NVTX_PUSH("H2D");
+	/* The descriptor's previous copy (this pipe's previous batch of this model) must have run
+	 * before its source is rewritten; the server has normally waited for it already. */
+	if (p->recorded[slot])
+		AZ_CUDA_FATAL(cudaEventSynchronize(p->ev[slot]));
+	h[0] = n;
+	h[1] = c->dev_base;
+	memcpy(h + AZ_CUDA_DESC_HEAD, offsets, (size_t)n * sizeof(uint64_t));
+	AZ_NVTX_POP();
+	AZ_NVTX_PUSH("forward");
+	if (c->use_graphs)
+		AZ_CUDA_FATAL(cudaGraphLaunch(p->graph[slot][bucket_for(c, n)], p->stream));
+	else
+		enqueue_batch(c, p, (int)slot, n);
+	AZ_CUDA_FATAL(cudaEventRecord(p->ev[slot], p->stream));
+	AZ_NVTX_POP();
+	p->recorded[slot] = true;
+	p->last = (int)slot;
+	return 0;
+}
+
+static int cuda_wait_slots(void *ctx, uint32_t stream, int block)
+{
+	struct cuda_ctx *c = (struct cuda_ctx *)ctx;
+	struct pipe *p = &c->pipes[stream];
+	cudaError_t e;
+
+	if (p->last < 0)
+		return 1;
+	if (block) {
+		AZ_CUDA_FATAL(cudaEventSynchronize(p->ev[p->last]));
+	} else {
+		e = cudaEventQuery(p->ev[p->last]);
+		if (e == cudaErrorNotReady) {
+			/* Not an error, but clear it in case the runtime recorded it as the last
+			 * one: the next launch check (cudaGetLastError) must not see it. */
+			(void)cudaGetLastError();
+			return 0;
+		}
+		AZ_CUDA_FATAL(e);
+	}
+	p->last = -1; /* the last batch covers the earlier ones: same stream */
+	return 1;
+}
+
+extern "C" {
+
 extern const struct az_backend_ops az_backend_cuda_ops = {
-	"cuda", cuda_create, cuda_load, cuda_forward, cuda_destroy,
+	"cuda",
+	cuda_create,
+	cuda_load,
+	cuda_forward,
+	cuda_destroy,
+	cuda_describe,
+	cuda_register_host,
+	cuda_unregister_host,
+	cuda_forward_slots,
+	cuda_wait_slots,
+	NPIPES,
 };
 
 } /* extern "C" */

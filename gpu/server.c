@@ -1,6 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* The inference server loop: collect a batch from all rings, gather inputs, group rows by model,
- * run the backend, scatter masked-softmax policies and values back into the slots, serve. */
+ * run the backend, scatter masked-softmax policies and values back into the slots, serve.
+ *
+ * Two paths. Staging (every backend; the only one of the cpu backend): the batch's features are
+ * copied into x, the backend's forward() returns logits and values, the softmax is written into
+ * the slots here. Zero-copy (a backend with forward_slots, i.e. cuda, once the segment is
+ * registered): the server only builds slot offsets; the device gathers from the slots and
+ * scatters the results into them. Up to two batches are in flight on two streams: while batch k
+ * computes, the server collects the requests that arrived since (beyond those in flight) and
+ * submits them as batch k+1, then waits for batch k's event and serves it. A ring's in-flight
+ * requests are always the prefix [served, served + taken) of its pending range, and batches are
+ * served in submission order, so az_ring_serve() still releases exactly the slots written. */
 #include "gpu/server.h"
 
 #include <errno.h>
@@ -13,7 +23,20 @@
 #include "gpu/checkpoint.h"
 #include "shm/az_assert.h"
 #include "shm/control.h"
+#include "shm/nvtx.h"
 #include "shm/slot.h"
+
+#define PIPES 2 /* batches in flight on the zero-copy path */
+
+/* One batch submitted to the backend's slot path and not yet served. */
+struct pipe_batch {
+	int busy;
+	uint32_t stream;
+	int nruns;
+	struct az_run *runs; /* [2 * nrings] */
+	uint32_t n;
+	uint64_t t0;
+};
 
 struct server {
 	const struct az_infer_config *cfg;
@@ -30,6 +53,14 @@ struct server {
 	void **slots;  /* [max_batch] slot pointers of the batch, in run order */
 	uint32_t *rows; /* [max_batch] slot indices of one model's rows */
 	float *x, *logits, *value;
+	/* zero-copy path: streams > 0 once the backend has it and the segment is registered */
+	uint32_t streams;
+	struct pipe_batch pipe[PIPES];
+	uint32_t cur;      /* the oldest batch in flight (when any is) */
+	uint32_t *taken;   /* [nrings] requests of each ring inside in-flight batches */
+	uint64_t *offsets; /* [max_batch] slot offsets from the segment base */
+	uint8_t *model_of; /* [max_batch] model of each batch row, read once */
+	uint32_t rr;       /* round-robin cursor of collect_more() */
 };
 
 static uint64_t now_ns(void)
@@ -52,6 +83,31 @@ static int same_arch(const struct az_arch *a, const struct az_arch *b)
 	       a->actions == b->actions;
 }
 
+/* Register the segment with a new backend; the zero-copy path is used when that works. A
+ * backend without the path (cpu) registers nothing and keeps the staging path silently. */
+static void enable_slot_path(struct server *sv)
+{
+	char msg[64];
+	/* Whole pages: the mapping covers them (mmap rounds up); page-locking works on pages. */
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t size = (sv->seg->size + page - 1) / page * page;
+	int rc = az_backend_register_host(sv->be, sv->seg->base, size);
+	sv->streams = 0;
+	if (rc < 0) {
+		snprintf(msg, sizeof(msg), "%d", rc);
+		logf_fd(sv->cfg->log_fd, "inference: zero-copy feed unavailable (register: %s); "
+			"%s\n", msg, "using staging copies");
+		return;
+	}
+	uint32_t n = az_backend_slot_streams(sv->be);
+	sv->streams = n < PIPES ? n : PIPES;
+	if (sv->streams) {
+		snprintf(msg, sizeof(msg), "%u stream(s)", sv->streams);
+		logf_fd(sv->cfg->log_fd, "inference: zero-copy feed: segment registered, %s%s\n",
+			msg, "");
+	}
+}
+
 /* Load model slot s from the path azrun published. Creates the backend on first use (the
  * architecture is only known from the first checkpoint). */
 static int load_model(struct server *sv, uint32_t s, uint32_t gen)
@@ -70,8 +126,11 @@ static int load_model(struct server *sv, uint32_t s, uint32_t gen)
 		goto out;
 	}
 	if (sv->be && !same_arch(&sv->arch, &m->arch)) {
+		/* Nothing is in flight here (the slot path drains before polling models); destroy
+		 * unregisters the segment before freeing the device state. */
 		az_backend_destroy(sv->be);
 		sv->be = NULL;
+		sv->streams = 0;
 		memset(sv->loaded, 0, sizeof(sv->loaded));
 	}
 	if (!sv->be) {
@@ -81,6 +140,7 @@ static int load_model(struct server *sv, uint32_t s, uint32_t gen)
 		if (rc < 0)
 			goto out;
 		sv->arch = m->arch;
+		enable_slot_path(sv);
 	}
 	rc = az_backend_load(sv->be, s, m);
 	if (rc == 0) {
@@ -90,6 +150,17 @@ static int load_model(struct server *sv, uint32_t s, uint32_t gen)
 out:
 	az_model_destroy(m);
 	return rc;
+}
+
+/* 1 when azrun announced a model the server has not loaded yet. */
+static int models_changed(struct server *sv)
+{
+	for (uint32_t s = 0; s < AZ_MODEL_SLOTS; s++)
+		/* C1': as in poll_models(), which reloads the slot after this. */
+		if (atomic_load_explicit(&sv->ctl->model_gen[s], memory_order_acquire) !=
+		    sv->loaded_gen[s])
+			return 1;
+	return 0;
 }
 
 /* Reload any model slot whose generation azrun bumped. */
@@ -116,6 +187,7 @@ static void eval_model(struct server *sv, uint32_t s, uint32_t n)
 {
 	const struct az_slot_layout *l = &sv->lay;
 	uint32_t m = 0;
+	AZ_NVTX_PUSH("gather");
 	for (uint32_t i = 0; i < n; i++) {
 		struct az_slot_hdr *h = az_slot_hdr(sv->slots[i]);
 		if (h->model != s)
@@ -124,11 +196,15 @@ static void eval_model(struct server *sv, uint32_t s, uint32_t n)
 		       sizeof(float) * l->features);
 		sv->rows[m++] = i;
 	}
+	AZ_NVTX_POP();
 	if (m == 0)
 		return;
+	AZ_NVTX_PUSH("forward");
 	int rc = (sv->be && sv->loaded[s])
 			 ? az_backend_forward(sv->be, s, m, sv->x, sv->logits, sv->value)
 			 : -EINVAL;
+	AZ_NVTX_POP();
+	AZ_NVTX_PUSH("publish");
 	for (uint32_t k = 0; k < m; k++) {
 		void *slot = sv->slots[sv->rows[k]];
 		struct az_slot_hdr *h = az_slot_hdr(slot);
@@ -142,6 +218,7 @@ static void eval_model(struct server *sv, uint32_t s, uint32_t n)
 		h->value = sv->value[k];
 		h->status = 0;
 	}
+	AZ_NVTX_POP();
 }
 
 /* One collected batch: gather slot pointers, evaluate per model, serve every ring. */
@@ -166,12 +243,177 @@ static void serve_batch(struct server *sv, uint32_t nruns, uint32_t total)
 	uint64_t t1 = now_ns();
 	/* A ring's runs are adjacent and in sequence order, so serving up to the end of each run
 	 * in order releases exactly the slots written above. */
+	AZ_NVTX_PUSH("publish");
 	for (uint32_t r = 0; r < nruns; r++)
 		az_ring_serve(&sv->rings[sv->runs[r].ring], sv->runs[r].first + sv->runs[r].count);
+	AZ_NVTX_POP();
 	/* Relaxed: statistics only. */
 	atomic_fetch_add_explicit(&sv->ctl->evals, n, memory_order_relaxed);
 	atomic_fetch_add_explicit(&sv->ctl->batches, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&sv->ctl->forward_ns, t1 - t0, memory_order_relaxed);
+}
+
+/* ---- zero-copy path ---- */
+
+/* Submit the batch of pb's runs (n requests): offsets per model, one forward_slots per model on
+ * pb's stream. Rows the device will not answer (bad model id, model not loaded) get status 1
+ * here, before the batch is served. */
+static void submit(struct server *sv, struct pipe_batch *pb)
+{
+	uint32_t n = 0;
+	AZ_NVTX_PUSH("gather");
+	for (int r = 0; r < pb->nruns; r++) {
+		const struct az_run *run = &pb->runs[r];
+		for (uint32_t k = 0; k < run->count; k++) {
+			void *slot = az_ring_slot(&sv->rings[run->ring], run->first + k);
+			/* Untrusted peer input: read once. */
+			uint32_t model = az_slot_hdr(slot)->model;
+			sv->slots[n] = slot;
+			sv->model_of[n++] = model < AZ_MODEL_SLOTS ? (uint8_t)model : UINT8_MAX;
+		}
+		sv->taken[run->ring] += run->count;
+	}
+	AZ_ASSERT(n == pb->n);
+	AZ_NVTX_POP();
+	pb->busy = 1;
+	pb->t0 = now_ns();
+	for (uint32_t s = 0; s <= AZ_MODEL_SLOTS; s++) {
+		uint32_t m = 0;
+		int rc = -EINVAL;
+		uint8_t want = s < AZ_MODEL_SLOTS ? (uint8_t)s : UINT8_MAX;
+		for (uint32_t i = 0; i < n; i++)
+			if (sv->model_of[i] == want)
+				sv->offsets[m++] = (uint64_t)((uint8_t *)sv->slots[i] -
+							      (uint8_t *)sv->seg->base);
+		if (m == 0)
+			continue;
+		if (s < AZ_MODEL_SLOTS && sv->loaded[s])
+			rc = az_backend_forward_slots(sv->be, s, m, sv->offsets, &sv->lay,
+						      pb->stream);
+		if (rc == 0)
+			continue;
+		for (uint32_t i = 0; i < n; i++) {
+			if (sv->model_of[i] != want)
+				continue;
+			struct az_slot_hdr *h = az_slot_hdr(sv->slots[i]);
+			h->status = 1;
+			h->value = 0.0f;
+		}
+	}
+}
+
+/* Wait for pb's batch on the device, then publish it. */
+static void finish(struct server *sv, struct pipe_batch *pb)
+{
+	AZ_NVTX_PUSH("D2H");
+	int rc = az_backend_wait_slots(sv->be, pb->stream, 1);
+	AZ_NVTX_POP();
+	AZ_ASSERT(rc == 1);
+	AZ_NVTX_PUSH("publish");
+	/* Batches are served in submission order and a ring's runs within one are in sequence
+	 * order, so each serve releases exactly this batch's slots of that ring. */
+	for (int r = 0; r < pb->nruns; r++) {
+		const struct az_run *run = &pb->runs[r];
+		az_ring_serve(&sv->rings[run->ring], run->first + run->count);
+		sv->taken[run->ring] -= run->count;
+	}
+	AZ_NVTX_POP();
+	/* Relaxed: statistics only. forward_ns is submit-to-completion time per batch. */
+	atomic_fetch_add_explicit(&sv->ctl->evals, pb->n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&sv->ctl->batches, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&sv->ctl->forward_ns, now_ns() - pb->t0, memory_order_relaxed);
+	pb->busy = 0;
+}
+
+/* Requests of ring i waiting beyond those already in flight. */
+static uint32_t beyond(const struct server *sv, uint32_t i)
+{
+	uint32_t pending = az_ring_pending(&sv->rings[i]);
+	return pending > sv->taken[i] ? pending - sv->taken[i] : 0;
+}
+
+/* While `busy` computes, take the requests that arrived since into pb's runs: poll until
+ * max_batch are waiting, the busy batch completed, or `spin` polls passed. Returns the count. */
+static uint32_t collect_more(struct server *sv, struct pipe_batch *pb,
+			     const struct pipe_batch *busy)
+{
+	uint32_t budget = sv->cfg->max_batch, total = 0, taken = 0;
+	AZ_NVTX_PUSH("wait");
+	for (uint32_t polls = 0;; polls++) {
+		total = 0;
+		for (uint32_t i = 0; i < sv->nrings && total < budget; i++)
+			total += beyond(sv, i);
+		if (total >= budget || polls >= sv->cfg->spin ||
+		    az_backend_wait_slots(sv->be, busy->stream, 0) == 1)
+			break;
+	}
+	AZ_NVTX_POP();
+	pb->nruns = 0;
+	for (uint32_t k = 0; k < sv->nrings && taken < budget; k++) {
+		uint32_t i = (sv->rr + k) % sv->nrings, n = beyond(sv, i);
+		struct az_ring *r = &sv->rings[i];
+		if (n == 0)
+			continue;
+		if (n > budget - taken)
+			n = budget - taken;
+		/* Relaxed: `served` is written only by this process (az_ring_serve), so the load
+		 * returns our own last store. The acquire of `published` in az_ring_pending() (A1)
+		 * made the request bytes visible. */
+		uint64_t first = atomic_load_explicit(&r->shm->served, memory_order_relaxed) +
+				 sv->taken[i];
+		uint32_t idx = (uint32_t)(first & r->mask);
+		uint32_t part = r->capacity - idx < n ? r->capacity - idx : n;
+		/* A run never wraps the slot array: split at the end, as az_batch_collect does. */
+		pb->runs[pb->nruns++] = (struct az_run){ .ring = i, .count = part, .first = first };
+		if (part < n)
+			pb->runs[pb->nruns++] = (struct az_run){
+				.ring = i, .count = n - part, .first = first + part };
+		taken += n;
+		sv->rr = i + 1;
+	}
+	pb->n = taken;
+	return taken;
+}
+
+/* Finish every batch in flight, oldest first. */
+static void drain(struct server *sv)
+{
+	for (uint32_t k = 0; k < PIPES; k++) {
+		if (sv->pipe[sv->cur].busy)
+			finish(sv, &sv->pipe[sv->cur]);
+		sv->cur = (sv->cur + 1) % PIPES;
+	}
+}
+
+/* One round of the zero-copy path: with nothing in flight, block for a batch (deadline and all)
+ * and submit it; else submit what arrived meanwhile on the other stream, then publish the
+ * oldest batch. Model changes wait until nothing is in flight. */
+static void slots_round(struct server *sv, const struct az_batch_params *bp)
+{
+	struct pipe_batch *old = &sv->pipe[sv->cur];
+	struct pipe_batch *next = &sv->pipe[(sv->cur + 1) % PIPES];
+	if (models_changed(sv)) {
+		drain(sv);
+		poll_models(sv);
+		return;
+	}
+	if (!old->busy) {
+		uint32_t total = 0;
+		AZ_NVTX_PUSH("wait");
+		old->nruns = az_batch_collect(sv->rings, sv->nrings, bp, old->runs,
+					      2 * sv->nrings, &total);
+		AZ_NVTX_POP();
+		if (old->nruns > 0) {
+			old->n = total;
+			submit(sv, old);
+		}
+		return;
+	}
+	if (sv->streams > 1 && !next->busy && collect_more(sv, next, old) > 0)
+		submit(sv, next);
+	finish(sv, old);
+	if (sv->streams > 1)
+		sv->cur = (sv->cur + 1) % PIPES;
 }
 
 static int server_init(struct server *sv, struct az_seg *seg, const struct az_infer_config *cfg)
@@ -192,9 +434,18 @@ static int server_init(struct server *sv, struct az_seg *seg, const struct az_in
 	sv->x = malloc(B * cfg->features * sizeof(float));
 	sv->logits = malloc(B * cfg->actions * sizeof(float));
 	sv->value = malloc(B * sizeof(float));
+	sv->taken = calloc(sv->nrings, sizeof(*sv->taken));
+	sv->offsets = calloc(B, sizeof(*sv->offsets));
+	sv->model_of = calloc(B, 1);
 	if (!sv->rings || !sv->runs || !sv->slots || !sv->rows || !sv->x || !sv->logits ||
-	    !sv->value)
+	    !sv->value || !sv->taken || !sv->offsets || !sv->model_of)
 		return -ENOMEM;
+	for (uint32_t k = 0; k < PIPES; k++) {
+		sv->pipe[k].stream = k;
+		sv->pipe[k].runs = calloc(2 * (size_t)sv->nrings, sizeof(struct az_run));
+		if (!sv->pipe[k].runs)
+			return -ENOMEM;
+	}
 	for (uint32_t i = 0; i < sv->nrings; i++) {
 		int rc = az_seg_ring(seg, i, &sv->rings[i]);
 		if (rc < 0)
@@ -205,8 +456,15 @@ static int server_init(struct server *sv, struct az_seg *seg, const struct az_in
 
 static void server_fini(struct server *sv)
 {
-	if (sv->be)
-		az_backend_destroy(sv->be);
+	if (sv->be) {
+		drain(sv); /* nothing in flight may outlive the registration */
+		az_backend_destroy(sv->be); /* unregisters the segment first */
+	}
+	for (uint32_t k = 0; k < PIPES; k++)
+		free(sv->pipe[k].runs);
+	free(sv->taken);
+	free(sv->offsets);
+	free(sv->model_of);
 	free(sv->rings);
 	free(sv->runs);
 	free(sv->slots);
@@ -232,10 +490,16 @@ int az_infer_serve(struct az_seg *seg, const struct az_infer_config *cfg)
 	};
 	/* Acquire: pairs with azrun's release store of stop (nothing else is read after it). */
 	while (!atomic_load_explicit(&sv.ctl->stop, memory_order_acquire)) {
+		if (sv.streams) {
+			slots_round(&sv, &bp);
+			continue;
+		}
 		poll_models(&sv);
 		uint32_t total = 0;
+		AZ_NVTX_PUSH("wait");
 		int nruns = az_batch_collect(sv.rings, sv.nrings, &bp, sv.runs, 2 * sv.nrings,
 					     &total);
+		AZ_NVTX_POP();
 		if (nruns > 0)
 			serve_batch(&sv, (uint32_t)nruns, total);
 	}

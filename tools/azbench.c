@@ -18,6 +18,12 @@ struct mode {
 static const struct mode modes[] = {
 	{ "ring", az_bench_ring,
 	  "ring round-trip latency and throughput vs pipe, Unix socket, POSIX mq" },
+	{ "infer", az_bench_infer,
+	  "inference backend alone: evals/s vs batch size (the pipeline's ceiling)" },
+	{ "pipeline", az_bench_pipeline,
+	  "self-play end to end vs workers: evals/s, speedup over serial, share of ceiling" },
+	{ "train", az_bench_train,
+	  "trainer samples/s vs batch size, C against PyTorch (1 thread)" },
 };
 
 static void usage(FILE *out)

@@ -14,6 +14,7 @@
 #include "gpu/checkpoint.h"
 #include "mcts/mcts.h"
 #include "shm/rng.h"
+#include "tools/config.h"
 #include "tools/positions.h"
 #include "tools/rollout.h"
 
@@ -46,10 +47,13 @@ static void usage(const char *prog)
 	       "Measures a network against labelled positions. A positions line is\n"
 	       "  <moves> [<score> [<best>]]\n"
 	       "moves from the start in the game's notation (tic-tac-toe cells 1-9, Connect Four\n"
-	       "columns 1-7, '-' for none); score: exact value for the side to move (its sign:\n"
+	       "columns 1-7, '-' for none; tangled: moves separated by '.', e.g. v2.0-1g);\n"
+	       "score: exact value for the side to move (its sign:\n"
 	       "win/draw/loss); best: comma-separated optimal moves.\n\n"
 	       "Options:\n"
-	       "  --game NAME          tictactoe | connect4 (default tictactoe)\n"
+	       "  --game NAME          tictactoe | connect4 | tangled (default tictactoe)\n"
+	       "  --graph N            tangled: numbered graph (default 3, K4); also --graph-file F,\n"
+	       "                       --variant free|fixed, --adjudicator table|exact|...\n"
 	       "  --checkpoint FILE    safetensors checkpoint (e.g. RUN/best.safetensors)\n"
 	       "  --positions FILE     labelled positions\n"
 	       "  --sims N             MCTS simulations per move; 0 = raw policy (default 200)\n"
@@ -103,7 +107,7 @@ static int write_labelled(const struct az_game *g, const char *path)
 	FILE *f = fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "azeval: cannot write %s: %s\n", path, strerror(errno));
-		return 1;
+		return 2;
 	}
 	struct label_ctx c = {.g = g, .f = f};
 	int n = az_game_enumerate(g, 1, label_one, &c);
@@ -241,8 +245,9 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims, float 
 {
 	FILE *f = fopen(path, "r");
 	if (!f) {
-		fprintf(stderr, "azeval: cannot open %s: %s\n", path, strerror(errno));
-		return -errno;
+		int e = errno;
+		fprintf(stderr, "azeval: cannot open %s: %s\n", path, strerror(e));
+		return e == ENOENT ? -ENOENT : -EINVAL;
 	}
 	struct az_mcts_params mp;
 	az_mcts_params_default(&mp, c->g);
@@ -309,7 +314,35 @@ static void print_share(const char *what, long ok, long n, int json, int last)
 	}
 }
 
-int main(int argc, char **argv)
+struct eval_opts {
+	const char *game, *ckpt, *positions, *labelled, *vs;
+	const char *graph_file, *variant, *adjudicator; /* tangled */
+	long graph;
+	long sims, games;
+	int json;
+	float c_puct;
+	double draw_band;
+	unsigned long long seed;
+	enum az_backend_kind kind;
+};
+
+/* A number option: the whole text must parse and lie in [lo, hi]. */
+static int num_arg(const char *name, const char *text, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (errno || end == text || *end || !(v >= lo && v <= hi)) {
+		fprintf(stderr, "azeval: --%s: expected a number in [%g, %g], got '%s'\n", name, lo,
+			hi, text);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Parse the command line. Returns 0, 1 after --help, or -EINVAL after a one-line message. */
+static int parse_args(int argc, char **argv, struct eval_opts *o)
 {
 	static const struct option lo[] = {
 		{"game", required_argument, 0, 'g'},	   {"checkpoint", required_argument, 0, 'c'},
@@ -318,104 +351,144 @@ int main(int argc, char **argv)
 		{"backend", required_argument, 0, 'b'},	   {"c-puct", required_argument, 0, 'u'},
 		{"draw-band", required_argument, 0, 'd'},  {"help", no_argument, 0, 'h'},
 		{"vs", required_argument, 0, 'v'},	   {"games", required_argument, 0, 'n'},
-		{"seed", required_argument, 0, 'S'},
-		{0, 0, 0, 0},
+		{"seed", required_argument, 0, 'S'},	   {"graph", required_argument, 0, 'G'},
+		{"graph-file", required_argument, 0, 'F'}, {"variant", required_argument, 0, 'V'},
+		{"adjudicator", required_argument, 0, 'A'}, {0, 0, 0, 0},
 	};
-	const char *game = "tictactoe", *ckpt = NULL, *positions = NULL, *labelled = NULL;
-	long sims = 200;
-	int json = 0;
-	float c_puct = 1.5f;
-	double draw_band = 0.0;
-	const char *vs = NULL;
-	long games = 100;
-	unsigned long long seed = 1;
-	enum az_backend_kind kind = AZ_BACKEND_CPU;
-	int o;
-	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		char *end;
-		switch (o) {
-		case 'g': game = optarg; break;
-		case 'c': ckpt = optarg; break;
-		case 'p': positions = optarg; break;
-		case 'j': json = 1; break;
-		case 'w': labelled = optarg; break;
-		case 'u': c_puct = strtof(optarg, NULL); break;
+	*o = (struct eval_opts){.game = "tictactoe", .sims = 200, .games = 100, .c_puct = 1.5f,
+				.seed = 1, .kind = AZ_BACKEND_CPU, .graph = 3};
+	double v;
+	int c, rc = 0;
+	opterr = 0; /* our own one-line messages */
+	while (rc == 0 && (c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'g': o->game = optarg; break;
+		case 'c': o->ckpt = optarg; break;
+		case 'p': o->positions = optarg; break;
+		case 'j': o->json = 1; break;
+		case 'w': o->labelled = optarg; break;
+		case 'u':
+			rc = num_arg("c-puct", optarg, 0, 1e6, &v);
+			o->c_puct = (float)v;
+			break;
 		case 'd':
-			draw_band = strtod(optarg, &end);
-			if (*end || draw_band < 0 || draw_band >= 1) {
-				fprintf(stderr, "azeval: --draw-band: expected 0 <= X < 1\n");
-				return 2;
-			}
+			rc = num_arg("draw-band", optarg, 0, 0.999, &v);
+			o->draw_band = v;
 			break;
 		case 's':
-			sims = strtol(optarg, &end, 10);
-			if (*end || sims < 0 || sims > 1000000) {
-				fprintf(stderr, "azeval: --sims: expected 0..1000000, got '%s'\n",
-					optarg);
-				return 2;
-			}
+			rc = num_arg("sims", optarg, 0, 1000000, &v);
+			o->sims = (long)v;
+			if (rc == 0 && v != (double)o->sims)
+				rc = num_arg("sims", "not an integer", 0, 0, &v);
+			break;
+		case 'n':
+			rc = num_arg("games", optarg, 1, 1000000, &v);
+			o->games = (long)v;
+			break;
+		case 'S':
+			rc = num_arg("seed", optarg, 0, 1.8e19, &v);
+			o->seed = strtoull(optarg, NULL, 10);
 			break;
 		case 'b':
-			if (az_backend_parse(optarg, &kind) < 0) {
-				fprintf(stderr, "azeval: --backend: auto, cpu or cuda\n");
-				return 2;
+			if (az_backend_parse(optarg, &o->kind) < 0) {
+				fprintf(stderr, "azeval: --backend: auto, cpu or cuda, not '%s'\n",
+					optarg);
+				rc = -EINVAL;
 			}
 			break;
 		case 'v':
+			o->vs = optarg;
 			if (strcmp(optarg, "random") && strcmp(optarg, "rollout")) {
 				fprintf(stderr, "azeval: --vs: random or rollout, not '%s'\n", optarg);
-				return 2;
-			}
-			vs = optarg;
-			break;
-		case 'n':
-			games = strtol(optarg, &end, 10);
-			if (*end || games < 1 || games > 1000000) {
-				fprintf(stderr, "azeval: --games: expected 1..1000000, got '%s'\n",
-					optarg);
-				return 2;
+				rc = -EINVAL;
 			}
 			break;
-		case 'S':
-			seed = strtoull(optarg, &end, 10);
-			if (*end || optarg[0] == '-') {
-				fprintf(stderr, "azeval: --seed: expected a number, got '%s'\n", optarg);
-				return 2;
-			}
+		case 'G':
+			rc = num_arg("graph", optarg, 1, 1000, &v);
+			o->graph = (long)v;
 			break;
-		case 'h': usage(argv[0]); return 0;
-		default: fprintf(stderr, "azeval: see --help\n"); return 2;
+		case 'F': o->graph_file = optarg; break;
+		case 'V': o->variant = optarg; break;
+		case 'A': o->adjudicator = optarg; break;
+		case 'h': usage(argv[0]); return 1;
+		case ':':
+			fprintf(stderr, "azeval: %s needs a value (see --help)\n", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			fprintf(stderr, "azeval: unknown option '%s' (see --help)\n", argv[optind - 1]);
+			return -EINVAL;
 		}
 	}
-	const struct az_game *g = az_game_find(game);
-	if (!g) {
-		fprintf(stderr, "azeval: unknown game '%s' (known: %s)\n", game, az_game_names());
+	if (rc == 0 && optind < argc) {
+		fprintf(stderr, "azeval: unexpected argument '%s' (see --help)\n", argv[optind]);
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
+/* Load the checkpoint and check it is a network for g. Returns 0, or 2 after a message. */
+static int load_network(const struct eval_opts *o, const struct az_game *g, struct az_model **m)
+{
+	char err[512];
+	if (az_ckpt_load(o->ckpt, m, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azeval: %s\n", err);
 		return 2;
 	}
-	if (labelled)
-		return write_labelled(g, labelled);
-	if (!ckpt || (!positions && !vs)) {
+	const char *why = NULL;
+	char buf[300];
+	if (strcmp((*m)->game, g->name) != 0) {
+		snprintf(buf, sizeof(buf), "is a %s network, not %s (use --game %s)", (*m)->game,
+			 g->name, (*m)->game);
+		why = buf;
+	} else if ((*m)->arch.inputs != g->features || (*m)->arch.actions != g->actions) {
+		snprintf(buf, sizeof(buf), "has %u inputs and %u actions, but %s needs %u and %u",
+			 (*m)->arch.inputs, (*m)->arch.actions, g->name, g->features, g->actions);
+		why = buf;
+	}
+	if (!why)
+		return 0;
+	fprintf(stderr, "azeval: %s %s\n", o->ckpt, why);
+	az_model_destroy(*m);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	struct eval_opts o;
+	int rc = parse_args(argc, argv, &o);
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	/* The game as azrun configures it (Tangled: graph, variant, adjudicator). */
+	static struct az_config gc;
+	const struct az_game *g;
+	char gerr[512];
+	if (az_config_defaults(&gc, o.game) < 0) {
+		fprintf(stderr, "azeval: unknown game '%s' (known: %s)\n", o.game, az_game_names());
+		return 2;
+	}
+	gc.graph = (uint32_t)o.graph;
+	snprintf(gc.graph_file, sizeof(gc.graph_file), "%s", o.graph_file ? o.graph_file : "");
+	snprintf(gc.variant, sizeof(gc.variant), "%s", o.variant ? o.variant : "free");
+	snprintf(gc.adjudicator, sizeof(gc.adjudicator), "%s", o.adjudicator ? o.adjudicator : "");
+	if (az_config_game(&gc, &g, gerr, sizeof(gerr)) < 0) {
+		fprintf(stderr, "azeval: %s\n", gerr);
+		return 2;
+	}
+	if (o.labelled)
+		return write_labelled(g, o.labelled);
+	if (!o.ckpt || (!o.positions && !o.vs)) {
 		fprintf(stderr, "azeval: --checkpoint and --positions (or --vs) are required "
 			"(see --help)\n");
 		return 2;
 	}
 	openblas_set_num_threads(1);
-	char err[512];
 	struct az_model *m;
-	if (az_ckpt_load(ckpt, &m, err, sizeof(err)) < 0) {
-		fprintf(stderr, "azeval: %s\n", err);
-		return 1;
-	}
-	if (strcmp(m->game, g->name) != 0 || m->arch.inputs != g->features ||
-	    m->arch.actions != g->actions) {
-		fprintf(stderr, "azeval: %s is a %s network, not %s (use --game %s)\n", ckpt,
-			m->game, g->name, m->game);
-		az_model_destroy(m);
-		return 2;
-	}
+	if ((rc = load_network(&o, g, &m)) != 0)
+		return rc;
 	static struct eval_ctx c;
+	char err[512];
 	c.g = g;
-	int rc = az_backend_create(kind, &m->arch, 1, &c.be, err, sizeof(err));
+	rc = az_backend_create(o.kind, &m->arch, 1, &c.be, err, sizeof(err));
 	if (rc == 0)
 		rc = az_backend_load(c.be, 0, m);
 	az_model_destroy(m);
@@ -423,24 +496,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "azeval: backend: %s\n", err);
 		return rc == -ENODEV ? 2 : 1;
 	}
-	if (vs) {
-		rc = run_matches(&c, vs, games, (uint32_t)sims, seed, json);
+	if (o.vs) {
+		rc = run_matches(&c, o.vs, o.games, (uint32_t)o.sims, o.seed, o.json);
 		az_backend_destroy(c.be);
 		return rc < 0 ? 1 : 0;
 	}
-	struct tally t = {.draw_band = draw_band};
-	rc = eval_file(&c, positions, (uint32_t)sims, c_puct, &t);
+	struct tally t = {.draw_band = o.draw_band};
+	rc = eval_file(&c, o.positions, (uint32_t)o.sims, o.c_puct, &t);
 	az_backend_destroy(c.be);
 	if (rc < 0)
-		return 1;
-	if (json) {
+		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
+	if (o.json) {
 		printf("{\"positions\": %ld, ", t.positions);
 		print_share("move_accuracy", t.moves_ok, t.moves_labelled, 1, 0);
 		print_share("value_sign_accuracy", t.values_ok, t.values_labelled, 1, 0);
 		print_share("decisive_sign_accuracy", t.decisive_ok, t.decisive, 1, 0);
-		printf("\"sims\": %ld}\n", sims);
+		printf("\"sims\": %ld}\n", o.sims);
 	} else {
-		printf("%s: %ld positions, %ld simulations per move\n", positions, t.positions, sims);
+		printf("%s: %ld positions, %ld simulations per move\n", o.positions, t.positions,
+		       o.sims);
 		print_share("move_accuracy", t.moves_ok, t.moves_labelled, 0, 0);
 		print_share("value_sign_accuracy", t.values_ok, t.values_labelled, 0, 0);
 		print_share("decisive_sign_accuracy", t.decisive_ok, t.decisive, 0, 1);

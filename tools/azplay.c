@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "games/game.h"
+#include "games/tangled.h"
 #include "gpu/backend.h"
 #include "gpu/checkpoint.h"
 #include "mcts/mcts.h"
@@ -50,6 +51,8 @@ struct opts {
 	float temperature, c_puct;
 	uint64_t seed;
 	enum az_backend_kind backend;
+	int graph;      /* Tangled: numbered graph, 0 = the default */
+	int fixed;      /* Tangled: fixed-token variant */
 };
 
 struct play {
@@ -109,14 +112,16 @@ static void usage(const char *prog)
 	       "  --opponent KIND     with --human none, the agent plays: agent (itself), random\n"
 	       "                      (uniform legal moves) or rollout (MCTS with random playouts\n"
 	       "                      and uniform priors, same --sims) (default agent)\n"
-	       "  --sims N            simulations per agent move (default 200)\n"
+	       "  --sims N            simulations per agent move, >= 2 (default 200)\n"
 	       "  --temperature T     agent move choice: 0 = most visited (default), > 0 samples\n"
 	       "                      visits^(1/T)\n"
 	       "  --games N           games to play; without a human the agent alternates\n"
 	       "                      colours, first in game 1 (default 1)\n"
 	       "  --seed S            random seed (default 1)\n"
 	       "  --c-puct C          PUCT constant (default 1.5)\n"
-	       "  --backend B         auto | cpu | cuda (default cpu)\n\n"
+	       "  --backend B         auto | cpu | cuda (default cpu)\n"
+	       "  --graph N           tangled: numbered graph of TANGLED.md (default 3, K4)\n"
+	       "  --variant V         tangled: free | fixed tokens (default free)\n\n"
 	       "Examples:\n"
 	       "  %s --checkpoint runs/ttt/best.safetensors\n"
 	       "  %s --checkpoint runs/ttt/best.safetensors --human none --opponent rollout "
@@ -177,9 +182,12 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		{"games", required_argument, 0, 'n'},
 		{"c-puct", required_argument, 0, 'u'},
 		{"backend", required_argument, 0, 'b'},
+		{"graph", required_argument, 0, 'G'},
+		{"variant", required_argument, 0, 'V'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
+	uint32_t graph = 0;
 	*o = (struct opts){.human = 0, .opponent = K_AGENT, .sims = 200, .games = 1,
 			   .c_puct = 1.5f, .seed = 1, .backend = AZ_BACKEND_CPU};
 	int c, rc = 0;
@@ -199,7 +207,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 			}
 			break;
 		case 'o': o->opponent_set = 1; rc = parse_kind(optarg, &o->opponent); break;
-		case 's': rc = parse_u32("sims", optarg, 1, 1000000, &o->sims); break;
+		case 's': rc = parse_u32("sims", optarg, 2, 1000000, &o->sims); break;
 		case 'n': rc = parse_u32("games", optarg, 1, 1000000, &o->games); break;
 		case 't': rc = parse_float("temperature", optarg, 0.0f, &o->temperature); break;
 		case 'u': rc = parse_float("c-puct", optarg, 0.0f, &o->c_puct); break;
@@ -219,12 +227,21 @@ static int parse_args(struct opts *o, int argc, char **argv)
 				rc = -EINVAL;
 			}
 			break;
+		case 'G': rc = parse_u32("graph", optarg, 1, 1000, &graph); break;
+		case 'V':
+			o->fixed = !strcmp(optarg, "fixed");
+			if (!o->fixed && strcmp(optarg, "free") != 0) {
+				fprintf(stderr, "azplay: --variant: free or fixed\n");
+				rc = -EINVAL;
+			}
+			break;
 		case 'h': usage(argv[0]); return 1;
 		default: fprintf(stderr, "azplay: see --help\n"); return -EINVAL;
 		}
 	}
 	if (rc < 0)
 		return rc;
+	o->graph = (int)graph;
 	if (optind < argc) {
 		fprintf(stderr, "azplay: unexpected argument '%s' (see --help)\n", argv[optind]);
 		return -EINVAL;
@@ -243,6 +260,22 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	return 0;
 }
 
+/* Tangled is configured at run time (graph, variant); az_game_find() knows it only after this. */
+static int setup_tangled(const struct opts *o)
+{
+	struct az_tangled_options to;
+	char err[512];
+	az_tangled_options_default(&to);
+	if (o->graph)
+		to.graph = o->graph;
+	to.variant = o->fixed ? AZ_TANGLED_FIXED : AZ_TANGLED_FREE;
+	to.seed = o->seed;
+	int rc = az_tangled_setup(&to, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "azplay: tangled: %s\n", err);
+	return rc;
+}
+
 /* Load the checkpoint into a backend and resolve the game. Returns 0, or 1 / 2 (exit code). */
 static int load_net(struct play *p)
 {
@@ -253,16 +286,26 @@ static int load_net(struct play *p)
 		return 1;
 	}
 	const char *name = p->o.game ? p->o.game : m->game;
+	if (strcmp(name, "tangled") == 0 && setup_tangled(&p->o) < 0) {
+		az_model_destroy(m);
+		return 2;
+	}
 	p->g = az_game_find(name);
 	if (!p->g) {
 		fprintf(stderr, "azplay: unknown game '%s' (known: %s)\n", name, az_game_names());
 		az_model_destroy(m);
 		return 2;
 	}
-	if (strcmp(m->game, p->g->name) != 0 || m->arch.inputs != p->g->features ||
-	    m->arch.actions != p->g->actions) {
+	if (strcmp(m->game, p->g->name) != 0) {
 		fprintf(stderr, "azplay: %s is a %s network, not %s (use --game %s)\n", p->o.ckpt,
 			m->game, p->g->name, m->game);
+		az_model_destroy(m);
+		return 2;
+	}
+	if (m->arch.inputs != p->g->features || m->arch.actions != p->g->actions) {
+		fprintf(stderr, "azplay: %s has %u inputs and %u actions, but this %s has %u "
+			"and %u (another --graph or --variant?)\n", p->o.ckpt, m->arch.inputs,
+			m->arch.actions, p->g->name, p->g->features, p->g->actions);
 		az_model_destroy(m);
 		return 2;
 	}
@@ -419,7 +462,10 @@ static int search_move(struct play *p, struct player *pl, int side)
 	}
 	printf("\n");
 	float temp = pl->kind == K_AGENT ? p->o.temperature : 0.0f;
-	return az_tree_pick(pl->tree, temp);
+	int a = az_tree_pick(pl->tree, temp);
+	if (a < 0)
+		fprintf(stderr, "azplay: the search chose no move: %s\n", strerror(-a));
+	return a;
 }
 
 static int random_move(struct play *p, const void *st)
@@ -445,9 +491,9 @@ static int choose(struct play *p, const void *st, int side)
 	}
 }
 
-/* Play one game. Returns +1/-1/0 for an agent win/loss/draw, 2 when the game was abandoned
- * (quit or end of input: *stop is set), or a negative errno. */
-static int play_game(struct play *p, int *stop)
+/* Play one game. Returns 0 with *outcome +1/-1/0 for an agent win/loss/draw or 2 when the game
+ * was abandoned (quit or end of input), or a negative errno (search failure). */
+static int play_game(struct play *p, int *outcome)
 {
 	const struct az_game *g = p->g;
 	uint8_t st[AZ_GAME_STATE_MAX];
@@ -466,8 +512,8 @@ static int play_game(struct play *p, int *stop)
 		if (a == MOVE_QUIT || a == MOVE_EOF) {
 			printf("result: abandoned (%s)\n",
 			       a == MOVE_QUIT ? "quit" : "end of input");
-			*stop = 1;
-			return 2;
+			*outcome = 2;
+			return 0;
 		}
 		if (a < 0)
 			return a;
@@ -484,24 +530,25 @@ static int play_game(struct play *p, int *stop)
 	int mover = g->to_move(st);
 	if (v == 0) {
 		printf("result: draw\n");
+		*outcome = 0;
 		return 0;
 	}
 	int winner = v > 0 ? mover : 1 - mover;
 	printf("result: %s wins (%s)\n", side_name(g, winner), who(p, winner));
-	return winner == p->agent_side ? 1 : -1;
+	*outcome = winner == p->agent_side ? 1 : -1;
+	return 0;
 }
 
 static int play_all(struct play *p)
 {
 	uint32_t wins = 0, draws = 0, losses = 0, played = 0;
-	int stop = 0;
-	for (uint32_t i = 0; i < p->o.games && !stop; i++) {
+	for (uint32_t i = 0; i < p->o.games; i++) {
 		if (p->o.games > 1)
 			printf("\ngame %u of %u\n", i + 1, p->o.games);
 		/* With a human, the human keeps the chosen side; otherwise the agent alternates. */
 		p->agent_side = p->o.human >= 0 ? 1 - p->o.human : (int)(i & 1);
-		int r = play_game(p, &stop);
-		if (r < 0)
+		int r;
+		if (play_game(p, &r) < 0)
 			return 1;
 		if (r == 2)
 			break;

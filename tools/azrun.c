@@ -311,7 +311,19 @@ static int serve_model(struct run *r, uint32_t s, const char *path)
 	while (atomic_load_explicit(&r->ctl->model_ack[s], memory_order_acquire) != gen) {
 		if (interrupted)
 			return -EINTR;
-		if (az_now() - t0 > 120 || r->server <= 0 || waitpid(r->server, NULL, WNOHANG)) {
+		int st;
+		if (r->server > 0 && waitpid(r->server, &st, WNOHANG) == r->server) {
+			/* Died while loading: its successor loads every slot and acknowledges the
+			 * current generations, so keep waiting. */
+			az_log("azrun: the inference process exited (%s %d) while loading a model",
+			       WIFSIGNALED(st) ? "signal" : "status",
+			       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+			r->server = 0;
+			int rc = restart_server(r);
+			if (rc < 0)
+				return rc;
+		}
+		if (az_now() - t0 > 120 || r->server <= 0) {
 			az_log("azrun: the inference process did not load %s", path);
 			return -ETIMEDOUT;
 		}
@@ -533,27 +545,79 @@ static int state_save(struct run *r)
 	return rc;
 }
 
-static int state_load(struct run *r)
+static int state_load(struct run *r, char *err, size_t errlen)
 {
 	char path[PATH_LEN], *text = NULL;
 	path_in(path, r, "state.json", 0, 0);
-	if (az_read_file(path, &text, NULL) < 0)
+	int rc = az_read_file(path, &text, NULL);
+	if (rc == -ENOENT)
 		return 0; /* nothing completed yet */
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: cannot read (%s)", path, strerror(-rc));
+		return -EINVAL;
+	}
 	cJSON *j = cJSON_Parse(text);
 	free(text);
 	cJSON *c = j ? cJSON_GetObjectItem(j, "completed") : NULL;
 	cJSON *b = j ? cJSON_GetObjectItem(j, "best_iteration") : NULL;
-	int ok = cJSON_IsNumber(c) && cJSON_IsNumber(b);
+	int ok = cJSON_IsNumber(c) && cJSON_IsNumber(b) && c->valuedouble >= 0 &&
+		 c->valuedouble < 1e6 && b->valuedouble >= 0 && b->valuedouble <= c->valuedouble;
 	if (ok) {
 		r->completed = (uint32_t)c->valuedouble;
 		r->best_iteration = (uint32_t)b->valuedouble;
 	}
 	cJSON_Delete(j);
 	if (!ok) {
-		az_log("azrun: %s is damaged; fix or delete it to resume from scratch", path);
+		snprintf(err, errlen, "%s is damaged (not a RingZero state file); restore it or start "
+			 "a new run", path);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* A checkpoint the run depends on must load and be a network of this run's game and
+ * architecture. Returns 0 or -EINVAL / -ENOENT with a one-line message. */
+static int check_checkpoint(const struct run *r, const char *path, char *err, size_t errlen)
+{
+	struct az_model *m;
+	char e[512];
+	int rc = az_ckpt_load(path, &m, e, sizeof(e));
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot resume: %s", e);
+		return rc == -ENOENT ? -ENOENT : -EINVAL;
+	}
+	const struct az_arch *a = &m->arch;
+	if (strcmp(m->game, r->g->name) != 0)
+		snprintf(err, errlen, "cannot resume: %s is a %s network, but the run plays %s", path,
+			 m->game, r->g->name);
+	else if (a->inputs != r->g->features || a->actions != r->g->actions ||
+		 a->hidden != r->cfg.hidden || a->blocks != r->cfg.blocks)
+		snprintf(err, errlen, "cannot resume: %s has architecture %ux%u (%u inputs, %u "
+			 "actions), but run.json says %ux%u (%u, %u)", path, a->hidden, a->blocks,
+			 a->inputs, a->actions, r->cfg.hidden, r->cfg.blocks, r->g->features,
+			 r->g->actions);
+	else
+		rc = 1;
+	az_model_destroy(m);
+	return rc == 1 ? 0 : -EINVAL;
+}
+
+/* Before anything in the run directory is touched: is it a run we can continue? */
+static int check_resume(struct run *r, char *err, size_t errlen)
+{
+	int rc = state_load(r, err, errlen);
+	if (rc < 0)
+		return rc;
+	path_in(r->best, r, "best.safetensors", 0, 0);
+	if (r->completed == 0 && access(r->best, F_OK) != 0)
+		return 0; /* stopped before its first network was saved: starts over */
+	rc = check_checkpoint(r, r->best, err, errlen);
+	if (rc == 0 && r->completed) {
+		char latest[PATH_LEN];
+		path_in(latest, r, "checkpoints/iter-%04u.safetensors", r->completed, 0);
+		rc = check_checkpoint(r, latest, err, errlen);
+	}
+	return rc;
 }
 
 /* Remove replay files of iterations that never completed (a crash mid-iteration): their
@@ -706,15 +770,15 @@ static int prepare_dir(struct run *r)
 		snprintf(p, sizeof(p), "%s/%s", r->cfg.out, subdirs[i]);
 		int rc = az_mkdir_p(p);
 		if (rc < 0) {
-			fprintf(stderr, "azrun: cannot create %s: %s\n", p, strerror(-rc));
-			return rc;
+			fprintf(stderr, "azrun: --out: cannot create %s: %s\n", p, strerror(-rc));
+			return -EINVAL;
 		}
 	}
 	path_in(p, r, "run.json", 0, 0);
 	if (!r->cfg.resume && access(p, F_OK) == 0) {
 		fprintf(stderr, "azrun: %s already holds a run; continue it with --resume --out %s, "
 			"or choose a new --out\n", r->cfg.out, r->cfg.out);
-		return -EEXIST;
+		return -EINVAL;
 	}
 	int rc = az_config_save(&r->cfg, p, err, sizeof(err));
 	if (rc < 0) {
@@ -732,9 +796,7 @@ static int prepare_models(struct run *r)
 {
 	char err[512];
 	if (r->cfg.resume) {
-		int rc = state_load(r);
-		if (rc < 0)
-			return rc;
+		/* check_resume() has validated state.json and the checkpoints. */
 		drop_incomplete_replay(r);
 		metrics_commit(r, r->completed, NULL);
 		if (r->completed)
@@ -842,8 +904,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "azrun: %s\n", err);
 		return 2;
 	}
+	if (r.cfg.backend == AZ_BACKEND_CUDA && !az_cuda_available()) {
+		fprintf(stderr, "azrun: --backend cuda: no CUDA device visible (no device or driver, "
+			"or built without CUDA); use --backend auto or cpu\n");
+		return 2;
+	}
 	openblas_set_num_threads(1); /* one BLAS thread per process: processes are the parallelism */
-	r.g = az_game_find(r.cfg.game);
+	if (az_config_game(&r.cfg, &r.g, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azrun: %s\n", err);
+		return 2;
+	}
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -851,8 +921,16 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	/* A file-size limit must surface as EFBIG from write(), a clear error, not as a signal. */
 	signal(SIGXFSZ, SIG_IGN);
-	if (prepare_dir(&r) < 0)
-		return 1;
+	if (r.cfg.resume) {
+		rc = check_resume(&r, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "azrun: %s\n", err);
+			return 2;
+		}
+	}
+	rc = prepare_dir(&r);
+	if (rc < 0)
+		return rc == -EINVAL ? 2 : 1;
 	rc = prepare_models(&r);
 	if (rc == 0 && r.completed >= r.cfg.iterations) {
 		az_log("azrun: %s has completed %u of %u iterations; nothing to do (raise "

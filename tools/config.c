@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "games/game.h"
+#include "games/tangled.h"
 #include "shm/az_assert.h"
 #include "tools/util.h"
 
@@ -69,19 +70,39 @@ static const struct opt opts[] = {
 	{"resume", T_FLAG, F(resume), 0, NULL, "continue the run in --out after its last "
 	 "completed iteration, with its saved configuration", 0},
 	{"quiet", T_FLAG, F(quiet), 0, NULL, "no progress output", 0},
+	{"graph", T_U32, F(graph), 0, "N", "tangled: numbered graph (docs/tangled.md; 3 = K4)", 1},
+	{"graph-file", T_STR, F(graph_file), sizeof(((struct az_config *)0)->graph_file), "FILE",
+	 "tangled: edge-list file instead of --graph", 1},
+	{"variant", T_STR, F(variant), sizeof(((struct az_config *)0)->variant), "V",
+	 "tangled: free | fixed (token vertices given)", 1},
+	{"adjudicator", T_STR, F(adjudicator), sizeof(((struct az_config *)0)->adjudicator), "A",
+	 "tangled: table | exact | exact-krylov | anneal (default: table on K3/K4)", 1},
+	{"epsilon", T_F32, F(epsilon), 0, "E", "tangled: draw band of the adjudicated score", 1},
 	{"config", T_STR, F(config), sizeof(((struct az_config *)0)->config), "FILE",
 	 "read options from an INI file (key = value, keys as the long options; command-line "
 	 "options override it)", 0},
 };
 #undef F
 
+/* Canonical game name, or NULL. Tangled is known before az_tangled_setup() configures it. */
+static const char *game_name(const char *name)
+{
+	const struct az_game *g = az_game_find(name);
+	if (g)
+		return g->name;
+	return strcmp(name, "tangled") == 0 ? "tangled" : NULL;
+}
+
 int az_config_defaults(struct az_config *c, const char *game)
 {
-	const struct az_game *g = az_game_find(game ? game : "tictactoe");
-	if (!g)
+	const char *name = game_name(game ? game : "tictactoe");
+	if (!name)
 		return -EINVAL;
 	memset(c, 0, sizeof(*c));
-	snprintf(c->game, sizeof(c->game), "%s", g->name);
+	snprintf(c->game, sizeof(c->game), "%s", name);
+	c->graph = 3;
+	snprintf(c->variant, sizeof(c->variant), "free");
+	c->epsilon = 0.5f;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	c->workers = cores > 0 ? (uint32_t)cores : 1;
 	c->games_per_worker = 16;
@@ -97,7 +118,22 @@ int az_config_defaults(struct az_config *c, const char *game)
 	c->max_batch = 256;
 	c->deadline_us = 200;
 	c->spin = 200;
-	if (strcmp(g->name, "tictactoe") == 0) {
+	if (strcmp(name, "tangled") == 0) {
+		/* K4 by default: 8 plies, 22 actions, 82,367 reachable states. */
+		c->iterations = 20;
+		c->games_per_iter = 400;
+		c->sims = 64;
+		c->dir_alpha = 0.5f;
+		c->temp_plies = 3;
+		c->arena_games = 100;
+		c->arena_temp_plies = 2;
+		c->hidden = 64;
+		c->blocks = 2;
+		c->train_epochs = 4.0f;
+		c->train_steps_max = 1500;
+		c->window = 4;
+		c->lr = 2e-3f;
+	} else if (strcmp(name, "tictactoe") == 0) {
 		c->iterations = 20;
 		c->games_per_iter = 500;
 		c->sims = 64;
@@ -251,13 +287,13 @@ static int set_value(struct az_config *c, const struct opt *o, const char *v, ch
 		}
 		if (o->off == offsetof(struct az_config, game)) {
 			/* Canonical name ("ttt" -> "tictactoe"), so every later lookup succeeds. */
-			const struct az_game *g = az_game_find(v);
-			if (!g) {
+			const char *name = game_name(v);
+			if (!name) {
 				snprintf(err, errlen, "--game: unknown game '%s' (known: %s)",
 					 quoted(v, q, sizeof(q)), az_game_names());
 				return -EINVAL;
 			}
-			v = g->name;
+			v = name;
 		}
 		snprintf(p, o->size, "%s", v);
 		return 0;
@@ -302,9 +338,9 @@ static const char *zero_count(const struct az_config *c)
 
 static int validate(const struct az_config *c, char *err, size_t errlen)
 {
-	const struct az_game *g = az_game_find(c->game);
+	const char *name = game_name(c->game);
 	const char *what = NULL;
-	if (!g || strcmp(g->name, c->game) != 0)
+	if (!name || strcmp(name, c->game) != 0)
 		what = "--game: unknown game";
 	else if (!c->out[0])
 		what = "--out DIR is required";
@@ -472,7 +508,7 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 		if (!out)
 			out = ini_get(&ini, "out");
 	}
-	if (game && !az_game_find(game)) {
+	if (game && !game_name(game)) {
 		snprintf(err, errlen, "--game: unknown game '%s' (known: %s)", game,
 			 az_game_names());
 		return -EINVAL;
@@ -487,7 +523,7 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 		int rc = az_config_load(c, path, err, errlen);
 		if (rc < 0)
 			return rc;
-		if (game && strcmp(az_game_find(game)->name, c->game) != 0) {
+		if (game && strcmp(game_name(game), c->game) != 0) {
 			snprintf(err, errlen, "--resume: run %s plays %s, not %s; start a new run "
 				 "with a different --out instead", out, c->game, game);
 			return -EINVAL;
@@ -591,4 +627,38 @@ int az_config_load(struct az_config *c, const char *path, char *err, size_t errl
 	}
 	cJSON_Delete(root);
 	return rc;
+}
+
+int az_config_game(const struct az_config *c, const struct az_game **g, char *err,
+		   size_t errlen)
+{
+	if (strcmp(c->game, "tangled") == 0) {
+		struct az_tangled_options o;
+		az_tangled_options_default(&o);
+		o.graph = (int)c->graph;
+		o.graph_file = c->graph_file[0] ? c->graph_file : NULL;
+		if (strcmp(c->variant, "free") == 0) {
+			o.variant = AZ_TANGLED_FREE;
+		} else if (strcmp(c->variant, "fixed") == 0) {
+			o.variant = AZ_TANGLED_FIXED;
+		} else {
+			snprintf(err, errlen, "--variant: free or fixed, not '%s'", c->variant);
+			return -EINVAL;
+		}
+		o.adjudicator = c->adjudicator[0] ? c->adjudicator : NULL;
+		o.epsilon = c->epsilon;
+		o.seed = c->seed;
+		char e[400];
+		int rc = az_tangled_setup(&o, e, sizeof(e));
+		if (rc < 0) {
+			snprintf(err, errlen, "tangled: %s", e);
+			return rc;
+		}
+	}
+	*g = az_game_find(c->game);
+	if (!*g) {
+		snprintf(err, errlen, "--game: unknown game '%s'", c->game);
+		return -EINVAL;
+	}
+	return 0;
 }

@@ -41,6 +41,12 @@ struct az_config {
 	uint32_t max_batch;
 	uint32_t deadline_us;
 	uint32_t spin;
+	/* tangled */
+	uint32_t graph;
+	char graph_file[256];
+	char variant[8];
+	char adjudicator[32];
+	float epsilon;
 	int resume;
 	int quiet;
 	char config[512]; /* --config FILE (not saved: run.json holds its effect) */
@@ -52,6 +58,13 @@ int az_config_defaults(struct az_config *c, const char *game);
 /* Parse azrun's command line into c (defaults for the chosen game first, then options).
  * Returns 0, 1 when --help was printed, or -EINVAL with a message in err. */
 int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_t errlen);
+
+/* Resolve c->game to its game object, configuring Tangled (graph, variant, adjudicator) first.
+ * Call once per process before az_game_find(c->game) is used, and before forking. Returns 0 or
+ * -EINVAL / -ENOENT with a message in err. */
+struct az_game;
+int az_config_game(const struct az_config *c, const struct az_game **g, char *err,
+		   size_t errlen);
 
 /* Print azrun's --help to stdout. */
 void az_config_usage(const char *prog);

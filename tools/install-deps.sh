@@ -3,8 +3,10 @@
 # Install RingZero's build and test dependencies from Debian's packages (Debian 12 / bookworm).
 # Runs apt-get directly as root, through sudo otherwise. Safe to run again.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config clang libopenblas-dev liburing-dev libcmocka-dev
-      libcjson-dev libinih-dev zlib1g-dev gnuplot-nox python3)
+# libclang-rt-14-dev: clang's sanitizer and libFuzzer runtimes (tools/fuzz.sh), only recommended
+# by clang and so skipped by --no-install-recommends.
+pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libopenblas-dev liburing-dev
+      libcmocka-dev libcjson-dev libinih-dev zlib1g-dev gnuplot-nox python3 liblapacke-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -116,7 +116,7 @@ static int parse_best(const struct az_game *g, char *list, struct az_position *p
 			return -EINVAL;
 		}
 		a = g->parse_action(p->state, item);
-		if (a < 0 || (uint32_t)a >= g->actions) {
+		if (a < 0 || (uint32_t)a >= g->actions || a >= AZ_GAME_ACTIONS_MAX) {
 			int known = g->parse_action(NULL, item) >= 0;
 			set_err(err, errlen, "best: move %d ('%s'): %s", k, shown,
 				known ? "illegal in this position" : "not a move of this game");

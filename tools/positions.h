@@ -18,7 +18,7 @@ struct az_position {
 	int has_score;			   /* a score field was present */
 	double score;			   /* exact value for the side to move (finite) */
 	int has_best;			   /* a best field was present */
-	int n_best;			   /* distinct optimal moves listed (>= 1 when has_best) */
+	int n_best;			   /* distinct best moves listed (>= 1 with has_best) */
 	uint8_t best[AZ_GAME_ACTIONS_MAX]; /* best[a] = 1 for each listed optimal action a */
 };
 

@@ -307,8 +307,8 @@ static void print_done(const struct az_run_info *ri)
 {
 	size_t n;
 	double games = SUM(ri, games, &n), pos = SUM(ri, positions, &n);
-	printf("so far:     %.0f games, %.0f positions in %zu iterations\n", games, pos,
-	       ri->nrows);
+	printf("so far:     %.0f games, %.0f positions in %zu iteration%s\n", games, pos,
+	       ri->nrows, ri->nrows == 1 ? "" : "s");
 	if (!ri->nrows)
 		return;
 	const struct az_metric_row *l = &ri->rows[ri->nrows - 1];

@@ -9,10 +9,12 @@
 
 #include "games/game.h"
 #include "gpu/checkpoint.h"
+#include "shm/nvtx.h"
 #include "shm/rng.h"
 #include "tools/roles.h"
 #include "train/replay.h"
 #include "train/trainer.h"
+#include "train/trainer_cuda.h"
 
 /* Copy record r of the window into row i of the minibatch, transformed by a random symmetry. */
 static void sample_row(const struct az_game *g, const struct az_replay_buf *b, size_t r,
@@ -39,6 +41,13 @@ static long load_window(const struct az_train_job *job, struct az_replay_buf *bu
 	return (long)buf->count;
 }
 
+/* The GPU trainer runs only for an explicit --backend cuda: auto keeps the CPU trainer until the
+ * GPU trainer's parity test (tests/gpu/test_train_cuda.c) has passed on a device (docs/gpu.md). */
+static int train_on_cuda(const struct az_config *cfg)
+{
+	return cfg->backend == AZ_BACKEND_CUDA;
+}
+
 int az_train_run(const struct az_train_job *job, struct az_train_report *rep, char *err,
 		 size_t errlen)
 {
@@ -47,6 +56,7 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 	struct az_replay_buf buf;
 	struct az_model *m = NULL;
 	struct az_trainer *tr = NULL;
+	struct az_trainer_cuda *tg = NULL;
 	float *x = NULL, *pi = NULL, *z = NULL;
 	int rc;
 	memset(rep, 0, sizeof(*rep));
@@ -66,7 +76,14 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 	tp.lr = cfg->lr;
 	tp.l2 = cfg->l2;
 	uint32_t B = cfg->train_batch;
-	rc = az_trainer_create(m, &tp, B, &tr);
+	if (train_on_cuda(cfg)) {
+		rc = az_trainer_cuda_create(m, &tp, B, &tg);
+		if (rc < 0)
+			snprintf(err, errlen, "trainer: cannot train on the GPU (%s)",
+				 strerror(-rc));
+	} else {
+		rc = az_trainer_create(m, &tp, B, &tr);
+	}
 	if (rc < 0)
 		goto out;
 	x = malloc(sizeof(float) * B * g->features);
@@ -88,10 +105,16 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 	double pl = 0, vl = 0;
 	uint32_t nl = 0;
 	for (uint32_t s = 0; s < steps; s++) {
+		AZ_NVTX_PUSH("sample");
 		for (uint32_t i = 0; i < B; i++)
 			sample_row(g, &buf, az_rng_below(&rng, (uint32_t)count), i, &rng, x, pi, z);
+		AZ_NVTX_POP();
 		struct az_loss loss;
-		rc = az_trainer_step(tr, B, x, pi, z, &loss);
+		/* The GPU trainer opens its own forward/backward/step ranges inside this one. */
+		AZ_NVTX_PUSH("train_step");
+		rc = tg ? az_trainer_cuda_step(tg, B, x, pi, z, &loss)
+			: az_trainer_step(tr, B, x, pi, z, &loss);
+		AZ_NVTX_POP();
 		if (rc < 0)
 			goto out;
 		if (s >= tail || steps < 4) {
@@ -105,13 +128,16 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 	rep->samples = (uint64_t)count;
 	rep->steps = steps;
 	m->iteration = job->iteration;
-	rc = az_ckpt_save(job->out_path, m, err, errlen);
+	rc = tg ? az_trainer_cuda_sync(tg) : 0; /* the GPU holds the trained weights */
+	if (rc == 0)
+		rc = az_ckpt_save(job->out_path, m, err, errlen);
 out:
 	free(x);
 	free(pi);
 	free(z);
 	if (tr)
 		az_trainer_destroy(tr);
+	az_trainer_cuda_destroy(tg);
 	if (m)
 		az_model_destroy(m);
 	az_replay_buf_free(&buf);

@@ -124,7 +124,11 @@ int az_verify_main(int argc, char **argv)
 		fprintf(stderr, "azrun verify: %s\n", err);
 		return 2;
 	}
-	const struct az_game *g = az_game_find(cfg.game);
+	const struct az_game *g;
+	if (az_config_game(&cfg, &g, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azrun verify: %s\n", err);
+		return 2;
+	}
 	struct tally t = {0};
 	check_dir(out, ".", ".safetensors", g, &t);
 	check_dir(out, "checkpoints", ".safetensors", g, &t);

@@ -10,6 +10,7 @@
 #include "mcts/mcts.h"
 #include "shm/az_assert.h"
 #include "shm/control.h"
+#include "shm/nvtx.h"
 #include "shm/slot.h"
 #include "tools/roles.h"
 #include "train/replay.h"
@@ -99,7 +100,9 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 		void *slot = az_ring_claim(&w->ring, NULL);
 		if (!slot)
 			break; /* ring full: results will free slots */
+		AZ_NVTX_PUSH("select");
 		int rc = az_tree_select(t, &w->leaf);
+		AZ_NVTX_POP();
 		if (rc == AZ_SELECT_BUSY)
 			break;
 		handled++;
@@ -111,9 +114,13 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 		h->tag = (uint32_t)(gm - w->games);
 		h->aux = w->leaf.node;
 		h->status = 0;
+		AZ_NVTX_PUSH("encode");
 		w->g->encode(w->leaf.state, az_slot_features(slot, l));
 		h->n_legal = (uint32_t)w->g->legal(w->leaf.state, az_slot_legal(slot, l));
+		AZ_NVTX_POP();
+		AZ_NVTX_PUSH("publish");
 		az_ring_publish(&w->ring);
+		AZ_NVTX_POP();
 	}
 	return handled;
 }
@@ -181,7 +188,9 @@ static int drain_results(struct worker *w)
 		if (h->status != 0)
 			/* Relaxed: read by azrun after waitpid. Model not loaded: azrun reports it. */
 			atomic_store_explicit(&w->ctl->worker_error, -EPROTO, memory_order_relaxed);
+		AZ_NVTX_PUSH("backup");
 		az_tree_expand(cur_tree(w, gm), node, az_slot_policy(slot, &w->lay), h->value);
+		AZ_NVTX_POP();
 		az_ring_release(&w->ring);
 		n++;
 	}
@@ -220,7 +229,9 @@ static int worker_loop(struct worker *w)
 					  memory_order_relaxed);
 		atomic_fetch_add_explicit(&w->ctl->occupancy_samples, 1, memory_order_relaxed);
 		if (!progressed && az_ring_inflight(&w->ring) > 0) {
+			AZ_NVTX_PUSH("wait");
 			int rc = az_ring_wait_result(&w->ring, &wait);
+			AZ_NVTX_POP();
 			if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
 				return rc;
 		}

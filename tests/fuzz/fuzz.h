@@ -31,8 +31,15 @@ static inline int az_fuzz_one_line(const char *msg)
 	return 1;
 }
 
-/* Temporary directory of this process (created by az_fuzz_tmpdir, removed at exit with every
- * file the target registered through az_fuzz_tmpfile). */
+/* Weaker: non-empty and no line break. For messages that quote user input verbatim (azrun's
+ * "unknown option '%s'"), where a control byte in an argument is echoed as it is. */
+static inline int az_fuzz_no_newline(const char *msg)
+{
+	return msg && msg[0] && !strchr(msg, '\n');
+}
+
+/* Temporary directory of this process (created on first use under $AZ_FUZZ_TMPDIR or /dev/shm,
+ * removed with its contents at exit). */
 const char *az_fuzz_tmpdir(void);
 /* Path of `name` inside the temporary directory (static storage per name slot, up to 8). */
 const char *az_fuzz_tmpfile(const char *name);

@@ -76,9 +76,11 @@ static void check_message(int rc, const char *err)
 	AZ_ASSERT(rc == -EINVAL || rc == -ENOENT || rc == -EACCES || rc == -ENOTDIR ||
 		  rc == -EISDIR || rc == -ENAMETOOLONG || rc == -ENOMEM || rc == -EIO ||
 		  rc == -ELOOP);
-	if (!az_fuzz_one_line(err)) {
+	/* az_config_parse quotes unknown options and stray arguments verbatim, so a control byte
+	 * of the input may reach the message; a line break must not. */
+	if (!az_fuzz_no_newline(err)) {
 		fprintf(stderr, "bad error message: \"%.200s\"\n", err);
-		AZ_ASSERT(!"one printable line");
+		AZ_ASSERT(!"one line");
 	}
 }
 

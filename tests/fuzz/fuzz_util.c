@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Temporary files for the fuzz targets whose code under test reads a path: one directory per
- * process (tmpfs when /dev/shm exists, so an input costs no disk I/O), removed at exit. */
+ * process under $AZ_FUZZ_TMPDIR, else /dev/shm (tmpfs: an input costs no disk I/O), else /tmp;
+ * removed at exit (libFuzzer may end with _exit, so tools/fuzz.sh also removes its base). */
 #include "tests/fuzz/fuzz.h"
 
 #include <dirent.h>
@@ -14,9 +15,9 @@
 
 #define SLOTS 8
 
-static char dir[64];
+static char dir[256];
 static char slot_name[SLOTS][64];
-static char slot_path[SLOTS][160];
+static char slot_path[SLOTS][320];
 
 /* Remove path, and what it holds when it is a directory (two levels are all the targets use). */
 static void remove_tree(const char *path, int depth)
@@ -50,14 +51,18 @@ static void cleanup(void)
 
 const char *az_fuzz_tmpdir(void)
 {
+	const char *base;
 	struct stat st;
 
 	if (dir[0])
 		return dir;
-	snprintf(dir, sizeof(dir), "%s/az-fuzz-XXXXXX",
-		 stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0
-			 ? "/dev/shm"
-			 : "/tmp");
+	base = getenv("AZ_FUZZ_TMPDIR");
+	if (!base || !*base || strlen(base) > sizeof(dir) - 16)
+		base = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) &&
+				       access("/dev/shm", W_OK) == 0
+			       ? "/dev/shm"
+			       : "/tmp";
+	snprintf(dir, sizeof(dir), "%s/az-fuzz-XXXXXX", base);
 	AZ_ASSERT(mkdtemp(dir) != NULL);
 	atexit(cleanup);
 	return dir;
@@ -66,7 +71,7 @@ const char *az_fuzz_tmpdir(void)
 const char *az_fuzz_tmpfile(const char *name)
 {
 	const char *slash;
-	char sub[160];
+	char sub[320];
 	int i;
 
 	for (i = 0; i < SLOTS && slot_name[i][0]; i++)

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The cuda backend against the cpu reference (ggml test-backend-ops style): same weights, same
- * random inputs, outputs within 1e-5 relative. Exits 77 (skipped) without a CUDA device. */
+ * random inputs; logits and values within 1e-5 relative per element in fp32 and 1e-2 normwise
+ * relative with the tf32 / bf16 tensor-core GEMMs; the zero-copy slot path (registered host
+ * "segment", two streams, batch buckets with padding, two models) writes exactly the CPU's
+ * masked softmax and value into the batch's slots and nothing else. Outputs are poisoned with NaN first. Exits 77 (skipped)
+ * without a CUDA device. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -16,84 +20,63 @@
 #include "gpu/backend.h"
 #include "gpu/model.h"
 #include "shm/rng.h"
+#include "shm/slot.h"
+#include "tests/gpu/gpu_test_util.h"
 
 #define MAX_BATCH 64
 
-/* Random weights and biases (biases nonzero so a dropped bias kernel shows). */
-static struct az_model *random_model(const struct az_arch *a, uint64_t seed)
+static void create_pair(const struct az_arch *a, uint64_t seed, struct az_backend **cpu,
+			struct az_backend **cuda)
 {
-	struct az_model *m = NULL;
-	struct az_rng rng;
+	char why[256];
 
-	assert_int_equal(az_model_create(a, &m), 0);
-	az_rng_seed(&rng, seed);
-	for (uint32_t i = 0; i < az_model_tensor_count(a); i++) {
-		struct az_tensor t;
+	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, a, MAX_BATCH, cpu, why, sizeof(why)),
+			 0);
+	assert_int_equal(az_backend_create(AZ_BACKEND_CUDA, a, MAX_BATCH, cuda, why, sizeof(why)),
+			 0);
+	assert_string_equal(az_backend_name(*cuda), "cuda");
+	for (uint32_t s = 0; s < AZ_BACKEND_MODELS; s++) {
+		struct az_model *m = random_model(a, seed + s);
 
-		assert_int_equal(az_model_tensor(a, i, &t), 0);
-		double std = t.ndim == 2 ? 1.0 / sqrt((double)t.cols) : 0.3;
-
-		for (size_t k = 0; k < (size_t)t.rows * t.cols; k++)
-			m->params[t.offset + k] = (float)(std * az_rng_normal(&rng));
-	}
-	return m;
-}
-
-static void check_close(const float *got, const float *want, size_t n, const char *what)
-{
-	for (size_t i = 0; i < n; i++) {
-		double tol = 1e-5 * (fabs(want[i]) > 1.0 ? fabs(want[i]) : 1.0);
-
-		/* NaN (the poison left in an unwritten element) fails this comparison too. */
-		if (!(fabs((double)got[i] - want[i]) <= tol))
-			fail_msg("%s[%zu]: cuda %.9g cpu %.9g", what, i, got[i], want[i]);
+		assert_int_equal(az_backend_load(*cpu, s, m), 0);
+		assert_int_equal(az_backend_load(*cuda, s, m), 0);
+		az_model_destroy(m);
 	}
 }
 
-static void compare_arch(const struct az_arch *a, uint64_t seed)
+/* Forward through both backends; fp32 compares element by element, the tensor-core modes
+ * normwise (tests/gpu/gpu_test_util.h). */
+static void compare_arch(const struct az_arch *a, uint64_t seed, double tol, int normwise)
 {
 	static const uint32_t batches[] = { 1, 7, MAX_BATCH };
 	struct az_backend *cpu = NULL, *cuda = NULL;
-	struct az_model *m[AZ_BACKEND_MODELS];
 	size_t D = a->inputs, A = a->actions;
-	float *x = malloc(MAX_BATCH * D * sizeof(float));
-	float *lc = malloc(MAX_BATCH * A * sizeof(float));
-	float *lg = malloc(MAX_BATCH * A * sizeof(float));
+	float *x = xmalloc(MAX_BATCH * D * sizeof(float));
+	float *lc = xmalloc(MAX_BATCH * A * sizeof(float));
+	float *lg = xmalloc(MAX_BATCH * A * sizeof(float));
 	float vc[MAX_BATCH], vg[MAX_BATCH];
 	struct az_rng rng;
-	char why[128];
 
-	assert_non_null(x);
-	assert_non_null(lc);
-	assert_non_null(lg);
-	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, a, MAX_BATCH, &cpu, why, sizeof(why)),
-			 0);
-	assert_int_equal(az_backend_create(AZ_BACKEND_CUDA, a, MAX_BATCH, &cuda, why, sizeof(why)),
-			 0);
-	assert_string_equal(az_backend_name(cuda), "cuda");
-	for (uint32_t s = 0; s < AZ_BACKEND_MODELS; s++) {
-		m[s] = random_model(a, seed + s);
-		assert_int_equal(az_backend_load(cpu, s, m[s]), 0);
-		assert_int_equal(az_backend_load(cuda, s, m[s]), 0);
-	}
+	create_pair(a, seed, &cpu, &cuda);
 	az_rng_seed(&rng, seed ^ 0x5eed);
-	for (size_t i = 0; i < MAX_BATCH * D; i++)
-		x[i] = (float)(2.0 * az_rng_uniform(&rng) - 1.0);
-
+	fill_uniform(x, MAX_BATCH * D, &rng, -1, 1);
 	for (uint32_t s = 0; s < AZ_BACKEND_MODELS; s++) {
 		for (size_t k = 0; k < sizeof(batches) / sizeof(batches[0]); k++) {
 			uint32_t B = batches[k];
 
-			memset(lg, 0xff, MAX_BATCH * A * sizeof(float)); /* NaN poison */
-			memset(vg, 0xff, sizeof(vg));
+			poison(lg, MAX_BATCH * A * sizeof(float));
+			poison(vg, sizeof(vg));
 			assert_int_equal(az_backend_forward(cpu, s, B, x, lc, vc), 0);
 			assert_int_equal(az_backend_forward(cuda, s, B, x, lg, vg), 0);
-			check_close(lg, lc, B * A, "logits");
-			check_close(vg, vc, B, "value");
+			if (normwise) {
+				check_norm_rel(lg, lc, B * A, tol, "logits");
+				check_norm_rel(vg, vc, B, tol, "value");
+			} else {
+				check_close_tol(lg, lc, B * A, tol, "logits");
+				check_close_tol(vg, vc, B, tol, "value");
+			}
 		}
 	}
-	for (uint32_t s = 0; s < AZ_BACKEND_MODELS; s++)
-		az_model_destroy(m[s]);
 	az_backend_destroy(cuda);
 	az_backend_destroy(cpu);
 	free(lg);
@@ -106,7 +89,8 @@ static void test_small(void **state)
 	const struct az_arch a = { .inputs = 9, .hidden = 16, .blocks = 3, .actions = 7 };
 
 	(void)state;
-	compare_arch(&a, 1);
+	unsetenv("AZ_CUDA_MATH"); /* fp32, even after a failed test left it set */
+	compare_arch(&a, 1, 1e-5, 0);
 }
 
 static void test_no_blocks(void **state)
@@ -114,7 +98,8 @@ static void test_no_blocks(void **state)
 	const struct az_arch a = { .inputs = 5, .hidden = 8, .blocks = 0, .actions = 3 };
 
 	(void)state;
-	compare_arch(&a, 2);
+	unsetenv("AZ_CUDA_MATH"); /* fp32, even after a failed test left it set */
+	compare_arch(&a, 2, 1e-5, 0);
 }
 
 static void test_connect4_size(void **state)
@@ -122,7 +107,172 @@ static void test_connect4_size(void **state)
 	const struct az_arch a = { .inputs = 126, .hidden = 64, .blocks = 2, .actions = 7 };
 
 	(void)state;
-	compare_arch(&a, 3);
+	unsetenv("AZ_CUDA_MATH"); /* fp32, even after a failed test left it set */
+	compare_arch(&a, 3, 1e-5, 0);
+}
+
+static void test_tensor_core_modes(void **state)
+{
+	const struct az_arch a = { .inputs = 126, .hidden = 64, .blocks = 2, .actions = 7 };
+	struct az_backend *b = NULL;
+	char why[256];
+
+	(void)state;
+	setenv("AZ_CUDA_MATH", "tf32", 1);
+	compare_arch(&a, 4, 1e-2, 1);
+	setenv("AZ_CUDA_MATH", "bf16", 1);
+	compare_arch(&a, 5, 1e-2, 1);
+	assert_int_equal(az_backend_create(AZ_BACKEND_CUDA, &a, 4, &b, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "bf16 GEMMs"));
+	az_backend_destroy(b);
+	setenv("AZ_CUDA_MATH", "fp16", 1);
+	assert_int_equal(az_backend_create(AZ_BACKEND_CUDA, &a, 4, &b, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "AZ_CUDA_MATH"));
+	unsetenv("AZ_CUDA_MATH");
+}
+
+/* ---- the zero-copy slot path ---- */
+
+#define NSLOTS 256
+
+struct fake_seg {
+	struct az_slot_layout l;
+	uint8_t *base;
+	size_t bytes;
+};
+
+static void *slot_at(const struct fake_seg *s, uint32_t i)
+{
+	return s->base + (size_t)i * s->l.bytes;
+}
+
+static void make_seg(struct fake_seg *s, const struct az_arch *a, struct az_rng *rng)
+{
+	void *p = NULL;
+
+	az_slot_layout_init(&s->l, a->inputs, a->actions);
+	s->bytes = (size_t)NSLOTS * s->l.bytes;
+	assert_int_equal(posix_memalign(&p, 4096, s->bytes), 0);
+	s->base = p;
+	for (uint32_t i = 0; i < NSLOTS; i++) {
+		void *slot = slot_at(s, i);
+		struct az_slot_hdr *h = az_slot_hdr(slot);
+
+		memset(slot, 0, s->l.bytes);
+		h->status = 9;
+		poison(&h->value, sizeof(h->value));
+		fill_uniform(az_slot_features(slot, &s->l), a->inputs, rng, -1, 1);
+		for (uint32_t k = 0; k < a->actions; k++)
+			az_slot_legal(slot, &s->l)[k] = (uint8_t)(az_rng_uniform(rng) < 0.5);
+		poison(az_slot_policy(slot, &s->l), a->actions * sizeof(float));
+	}
+}
+
+/* Slot i answered by model m must hold the CPU's masked softmax and value. */
+static void check_slot(const struct fake_seg *s, struct az_backend *cpu, uint32_t i, uint32_t m)
+{
+	void *slot = slot_at(s, i);
+	struct az_slot_hdr *h = az_slot_hdr(slot);
+	uint32_t A = s->l.actions;
+	float logits[64], value, want[64];
+
+	assert_true(A <= 64);
+	assert_int_equal(az_backend_forward(cpu, m, 1, az_slot_features(slot, &s->l), logits,
+					    &value),
+			 0);
+	az_masked_softmax(logits, az_slot_legal(slot, &s->l), A, want);
+	assert_int_equal(h->status, 0);
+	check_close_tol(&h->value, &value, 1, 1e-5, "slot value");
+	check_close_tol(az_slot_policy(slot, &s->l), want, A, 1e-5, "slot policy");
+}
+
+static void run_slots(void)
+{
+	const struct az_arch a = { .inputs = 126, .hidden = 64, .blocks = 2, .actions = 7 };
+	/* Batch sizes: a single row, padding inside a bucket, an exact bucket, max_batch. */
+	static const uint32_t sizes[] = { 1, 5, 16, MAX_BATCH, 37 };
+	struct az_backend *cpu = NULL, *cuda = NULL;
+	uint8_t model_of[NSLOTS];
+	uint64_t off[MAX_BATCH];
+	struct fake_seg s;
+	struct az_rng rng;
+	uint32_t next = 0;
+
+	unsetenv("AZ_CUDA_MATH");
+	az_rng_seed(&rng, 99);
+	create_pair(&a, 7, &cpu, &cuda);
+	make_seg(&s, &a, &rng);
+	memset(model_of, 0xff, sizeof(model_of));
+	assert_int_equal(az_backend_slot_streams(cuda), 0);
+	assert_int_equal(az_backend_register_host(cuda, s.base, s.bytes), 0);
+	assert_int_equal(az_backend_slot_streams(cuda), 2);
+	assert_int_equal(az_backend_register_host(cuda, s.base, s.bytes), -EINVAL);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		uint32_t n = sizes[k], m = (uint32_t)(k % 2), stream = (uint32_t)(k % 2);
+
+		/* Every other slot, so the untouched neighbours show stray writes. */
+		for (uint32_t i = 0; i < n; i++, next += 2) {
+			off[i] = (uint64_t)next * s.l.bytes;
+			model_of[next] = (uint8_t)m;
+		}
+		assert_int_equal(az_backend_forward_slots(cuda, m, n, off, &s.l, stream), 0);
+		if (k % 2 == 1) /* two batches in flight on two streams, then both waited */
+			for (uint32_t st = 0; st < 2; st++)
+				assert_int_equal(az_backend_wait_slots(cuda, st, 1), 1);
+	}
+	assert_true(next <= NSLOTS);
+	for (uint32_t st = 0; st < 2; st++) { /* the non-blocking form, polled */
+		int r;
+
+		while ((r = az_backend_wait_slots(cuda, st, 0)) == 0)
+			;
+		assert_int_equal(r, 1);
+	}
+	for (uint32_t i = 0; i < NSLOTS; i++) {
+		if (model_of[i] != 0xff) {
+			check_slot(&s, cpu, i, model_of[i]);
+		} else {
+			struct az_slot_hdr *h = az_slot_hdr(slot_at(&s, i));
+
+			assert_int_equal(h->status, 9);
+			assert_true(isnan(h->value));
+			assert_true(isnan(az_slot_policy(slot_at(&s, i), &s.l)[0]));
+		}
+	}
+
+	/* Argument checks: nothing is submitted. */
+	struct az_slot_layout other;
+
+	az_slot_layout_init(&other, a.inputs + 1, a.actions);
+	off[0] = s.bytes - s.l.bytes + 1; /* the slot would end past the segment */
+	assert_int_equal(az_backend_forward_slots(cuda, 0, 1, off, &s.l, 0), -EINVAL);
+	off[0] = 0;
+	assert_int_equal(az_backend_forward_slots(cuda, 0, 1, off, &other, 0), -EINVAL);
+	assert_int_equal(az_backend_forward_slots(cuda, 0, 1, off, &s.l, 2), -EINVAL);
+	assert_int_equal(az_backend_forward_slots(cuda, 0, MAX_BATCH + 1, off, &s.l, 0), -EINVAL);
+	assert_int_equal(az_backend_wait_slots(cuda, 2, 1), -EINVAL);
+	az_backend_unregister_host(cuda);
+	assert_int_equal(az_backend_slot_streams(cuda), 0);
+	assert_int_equal(az_backend_forward_slots(cuda, 0, 1, off, &s.l, 0), -EINVAL);
+	/* Registered again, then left to az_backend_destroy to unregister. */
+	assert_int_equal(az_backend_register_host(cuda, s.base, s.bytes), 0);
+	az_backend_destroy(cuda);
+	az_backend_destroy(cpu);
+	free(s.base);
+}
+
+static void test_slots_graphs(void **state)
+{
+	(void)state;
+	run_slots();
+}
+
+static void test_slots_direct(void **state)
+{
+	(void)state;
+	setenv("AZ_CUDA_GRAPHS", "0", 1);
+	run_slots();
+	unsetenv("AZ_CUDA_GRAPHS");
 }
 
 int main(void)
@@ -135,6 +285,9 @@ int main(void)
 		cmocka_unit_test(test_small),
 		cmocka_unit_test(test_no_blocks),
 		cmocka_unit_test(test_connect4_size),
+		cmocka_unit_test(test_tensor_core_modes),
+		cmocka_unit_test(test_slots_graphs),
+		cmocka_unit_test(test_slots_direct),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Stress test of the rings over a real segment: W producers and one consumer, as processes (the
  * deployment shape) and as threads (so ThreadSanitizer can see both sides), with a fill/verify
- * payload of producer id, sequence number and checksum (DPDK ring_stress). */
+ * payload of producer id, sequence number and checksum (DPDK ring_stress), and random pauses on
+ * both sides so that every waiting path (spin, futex sleep, wake) is taken. Built twice:
+ * test_ring_stress (3 x 10^5 requests per variant) and test_ring_stress_1m (STRESS_W=4,
+ * STRESS_N=250000: 10^6 requests per variant). */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -21,10 +24,16 @@
 #include "shm/rng.h"
 #include "shm/segment.h"
 
-#define W 3
-/* Requests per producer: 10^5 each, 3 x 10^5 in total, in each variant. */
-#define N_PROC 100000u
-#define N_THREAD 100000u
+#ifndef STRESS_W
+#define STRESS_W 3
+#endif
+#ifndef STRESS_N
+#define STRESS_N 100000u
+#endif
+#define W STRESS_W
+/* Requests per producer in each variant (W x STRESS_N in total). */
+#define N_PROC STRESS_N
+#define N_THREAD STRESS_N
 #define CAPACITY 64u
 #define PAYLOAD 88u
 #define WAIT_LIMIT_US (10u * 1000 * 1000) /* a stuck wait is a failure, not a hang */
@@ -140,7 +149,9 @@ static uint32_t consumer_run(struct az_seg *seg)
 	struct az_ring rings[W];
 	struct az_run runs[2 * W];
 	uint32_t errors = 0, total;
+	struct az_rng rng;
 
+	az_rng_seed(&rng, 77);
 	for (uint32_t i = 0; i < W; i++)
 		if (az_seg_ring(seg, i, &rings[i]) != 0)
 			return 1;
@@ -169,6 +180,11 @@ static uint32_t consumer_run(struct az_seg *seg)
 			served += run->count;
 			az_ring_serve(r, run->first + run->count);
 		}
+		/* Random pauses of the server, so producers fill their rings and sleep. */
+		if (az_rng_below(&rng, 1024) == 0)
+			pause_us(1 + az_rng_below(&rng, 200));
+		else if (az_rng_below(&rng, 128) == 0)
+			sched_yield();
 	}
 	atomic_fetch_add_explicit(&ctl->served, served, memory_order_relaxed);
 	atomic_fetch_add_explicit(&ctl->errors, errors, memory_order_relaxed);

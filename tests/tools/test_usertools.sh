@@ -57,6 +57,14 @@ grep -q '^random (O) plays' "$T/p5" && grep -q '^random (X) plays' "$T/p5" \
 	> "$T/p6" 2>&1 || fail "agent vs rollout failed"
 grep -q '^rollout (O): value' "$T/p6" || fail "rollout search output missing"
 grep -q '^result: ' "$T/p6" || fail "agent vs rollout did not end"
+# An agent that loses: the untrained network with a 2-simulation search against random. Losses
+# are tallied and the exit status stays 0.
+"$AZPLAY" --checkpoint "$T/ttt/checkpoints/iter-0000.safetensors" --human none \
+	--opponent random --games 20 --sims 2 < /dev/null > "$T/p7" 2>&1 \
+	|| fail "azplay failed when the agent lost: $(tail -3 "$T/p7")"
+[ "$(grep -c '^result: ' "$T/p7")" -eq 20 ] || fail "expected 20 results"
+grep -Eq '^summary: agent [0-9]+ wins, [0-9]+ draws, ([1-9]|1[0-9]|20) losses' "$T/p7" \
+	|| fail "no loss tallied: $(tail -1 "$T/p7")"
 # Wrong game for the checkpoint, and --opponent with a human: refused (exit 2).
 set +e
 "$AZPLAY" --checkpoint "$C" --game connect4 < /dev/null > /dev/null 2> "$T/e1"; rc1=$?

@@ -37,8 +37,8 @@ int az_bench_common_opt(struct az_bench_opts *o, int code, const char *arg)
 	case AZ_BENCH_OPT_SECONDS:
 		o->seconds = strtod(arg, &end);
 		if (end == arg || *end || !(o->seconds > 0 && o->seconds <= 86400)) {
-			fprintf(stderr, "azbench: --seconds wants a number in (0, 86400], got '%s'\n",
-				arg);
+			fprintf(stderr,
+				"azbench: --seconds wants a number in (0, 86400], got '%s'\n", arg);
 			return -EINVAL;
 		}
 		return 1;
@@ -399,7 +399,8 @@ static size_t collect_points(const struct az_bench_table *t, const struct az_ben
 
 	for (i = 0; i < t->n; i++) {
 		const struct az_bench_row *r = &t->rows[i];
-		double x = az_bench_row_val(r, ps->xkey, NAN), y = az_bench_row_val(r, ps->ykey, NAN);
+		double x = az_bench_row_val(r, ps->xkey, NAN);
+		double y = az_bench_row_val(r, ps->ykey, NAN);
 		struct point *p = &pts[n];
 		char buf[CELL_MAX];
 
@@ -437,7 +438,8 @@ static int write_plot_files(const struct point *pts, size_t n,
 	}
 	fputs("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
 	      "  set terminal pngcairo size 1100,650\n} else {\n"
-	      "  set terminal png size 1100,650\n}\n", s);
+	      "  set terminal png size 1100,650\n}\n"
+	      "set termoption noenhanced\n", s);
 	fputs("set output ", s);
 	gp_quoted(s, png);
 	fputs("\nset title ", s);
@@ -446,8 +448,8 @@ static int write_plot_files(const struct point *pts, size_t n,
 	gp_quoted(s, ps->xkey);
 	fputs("\nset ylabel ", s);
 	gp_quoted(s, ps->ykey);
-	fprintf(s, "\nset grid\nset key outside right\n%s%splot ", ps->logx ? "set logscale x\n" : "",
-		ps->logy ? "set logscale y\n" : "");
+	fprintf(s, "\nset grid\nset key outside right\n%s%splot ",
+		ps->logx ? "set logscale x\n" : "", ps->logy ? "set logscale y\n" : "");
 	for (i = 0; i < n; i++) {
 		if (i == 0 || strcmp(pts[i].series, pts[i - 1].series) != 0) {
 			if (i) {

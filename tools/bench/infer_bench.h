@@ -12,8 +12,9 @@
 #include "gpu/model.h"
 
 /* Forward passes of a random-init network of arch `a` on backend `kind` at each batch size
- * batches[0..n-1] (each >= 1), for about `seconds_each` seconds each (at least 3 passes) after
- * two warm-up passes. Inputs are random 0/1 planes (the cost does not depend on the values).
+ * batches[0..n-1] (each >= 1), for about `seconds_each` seconds each after two warm-up passes;
+ * the rate of the fastest of 5 equal slices counts (other load on the machine blurs it less).
+ * Inputs are random 0/1 planes (the cost does not depend on the values).
  * evals_per_s[i] receives rows per second at batches[i]. The backend actually used ("cpu",
  * "cuda") and why go to `why`. Creates and destroys its own backend: with CUDA, call it only in
  * a process that will not fork children which use the GPU. Returns 0, -ENODEV (cuda asked for,

@@ -79,27 +79,28 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: azbench pipeline [options]\n"
-		"End-to-end self-play throughput (W workers, one inference process, the shm rings) on\n"
-		"the real game and network (azrun's defaults), against the serial baseline (one game,\n"
-		"one leaf at a time, batch 1, one process) and the backend's ceiling (azbench infer)\n"
-		"at the mean batch achieved.\n\n"
+		"End-to-end self-play throughput (W workers, one inference process, the shm\n"
+		"rings) on the real game and network (azrun's defaults), against the serial\n"
+		"baseline (one game, one leaf at a time, batch 1, one process) and the\n"
+		"backend's ceiling (azbench infer) at the mean batch achieved.\n\n"
 		"  --game NAME              tictactoe | connect4 | all (default all)\n"
 		"  --workers LIST           worker counts W (default 1,2,4,8,16)\n"
 		"  --games-per-worker LIST  games in flight per worker G (default 4,16)\n"
 		"  --sims N                 simulations per move (default: the game's)\n"
 		"  --leaves K               leaves in flight per game (default: azrun's)\n"
-		"  --backend B              auto | cpu | cuda for the inference process (default auto)\n"
-		"  --verbose                let the inference process log its backend choice\n"
+		"  --backend B              auto | cpu | cuda (default auto)\n"
+		"  --verbose                the inference process logs its backend choice\n"
 		"  --help                   this text\n"
 		"%s\n"
-		"The budget (default --seconds %.0f) is split across the configurations; each gets at\n"
-		"least %.0f s of measurement after warm-up, and those that do not fit (largest W first)\n"
-		"are skipped and named on stderr.\n"
-		"Columns: evals_per_s (network evaluations served), sims_per_s (MCTS simulations,\n"
-		"terminal visits included), games_per_min, mean_batch, ring_occupancy (mean requests in\n"
-		"flight per ring), server_busy (share of time in forward passes), speedup (evals/s over\n"
-		"the serial baseline), ceiling_evals_per_s (backend alone at round(mean_batch)),\n"
-		"ceiling_frac (evals_per_s / ceiling).\n"
+		"The budget (default --seconds %.0f) is split across the configurations;\n"
+		"each gets at least %.0f s of measurement after warm-up, and those that do\n"
+		"not fit (largest W first) are skipped and named on stderr.\n"
+		"Columns: evals_per_s (network evaluations served), sims_per_s (MCTS\n"
+		"simulations, terminal visits included), games_per_min, mean_batch,\n"
+		"ring_occupancy (mean requests in flight per ring), server_busy (share of\n"
+		"time in forward passes), speedup (evals/s over the serial baseline),\n"
+		"ceiling_evals_per_s (backend alone at round(mean_batch)), ceiling_frac\n"
+		"(evals_per_s / ceiling).\n"
 		"--plot: evals/s against W, one line per game and G.\n",
 		az_bench_common_help, DEFAULT_SECONDS, MIN_MEASURE_S);
 }
@@ -150,7 +151,7 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	uint32_t one[MAX_LIST];
-	int c, n;
+	int c, n, rc;
 
 	memset(o, 0, sizeof(*o));
 	o->common.seconds = DEFAULT_SECONDS;
@@ -180,14 +181,14 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 			break;
 		case 's':
 		case 'K':
-			if (parse_list(c == 's' ? "--sims" : "--leaves", optarg, one, &n, 100000) < 0 ||
-			    n != 1)
+			rc = parse_list(c == 's' ? "--sims" : "--leaves", optarg, one, &n, 100000);
+			if (rc < 0 || n != 1)
 				return 2;
 			*(c == 's' ? &o->sims : &o->leaves) = one[0];
 			break;
 		case 'k':
 			if (az_backend_parse(optarg, &o->backend) < 0) {
-				fprintf(stderr, "azbench pipeline: --backend wants auto, cpu or cuda\n");
+				fprintf(stderr, "azbench pipeline: --backend: auto, cpu or cuda\n");
 				return 2;
 			}
 			break;
@@ -231,12 +232,12 @@ static pid_t fork_child(void)
 	return 0;
 }
 
-/* Wait for pid up to timeout seconds, then SIGKILL it. Returns 0 when it exited with status 0,
- * -ECHILD otherwise. */
+/* Wait for pid up to timeout seconds (less after Ctrl-C), then SIGKILL it. Returns 0 when it
+ * exited with status 0, -ECHILD otherwise. */
 static int reap(pid_t pid, double timeout)
 {
 	double t0 = now_s();
-	int st;
+	int st, cut = 0;
 
 	for (;;) {
 		pid_t p = waitpid(pid, &st, WNOHANG);
@@ -244,6 +245,10 @@ static int reap(pid_t pid, double timeout)
 			return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -ECHILD;
 		if (p < 0 && errno != EINTR)
 			return -ECHILD;
+		if (interrupted && !cut) {
+			timeout = now_s() - t0 + 2; /* Ctrl-C: 2 s more, then kill */
+			cut = 1;
+		}
 		if (now_s() - t0 > timeout) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
@@ -359,6 +364,7 @@ static int serial_child(const struct game_ctx *gc, enum az_backend_kind kind, do
 
 	if (!ec)
 		return rc;
+	openblas_set_num_threads(1);
 	AZ_ASSERT(gc->g->features <= AZ_ARRAY_LEN(ec->x));
 	ec->g = gc->g;
 	rc = az_ckpt_load(gc->ckpt, &m, err, sizeof(err));
@@ -549,13 +555,14 @@ static int start_workers(struct pipe_run *pr)
 	for (uint32_t i = 0; i < pr->cfg.workers; i++) {
 		char path[PATH_LEN + 64];
 
-		snprintf(path, sizeof(path), "%s/w%ug%u-%02u.rpl", pr->dir, pr->cfg.workers,
-			 pr->cfg.games_per_worker, i);
+		snprintf(path, sizeof(path), "%s/%s-w%ug%u-%02u.rpl", pr->dir, pr->gc->g->name,
+			 pr->cfg.workers, pr->cfg.games_per_worker, i);
 		pid_t pid = fork_child();
 		if (pid == 0) {
 			int rc = az_worker_run(&pr->cfg, &pr->seg, i, AZ_WORKER_SELFPLAY, 1, path);
 			if (rc < 0)
-				fprintf(stderr, "azbench pipeline: worker %u: %s\n", i, strerror(-rc));
+				fprintf(stderr, "azbench pipeline: worker %u: %s\n", i,
+					strerror(-rc));
 			_exit(rc < 0 ? 1 : 0);
 		}
 		if (pid < 0)
@@ -612,8 +619,8 @@ static int stop_workers(struct pipe_run *pr)
 	return rc;
 }
 
-static void measure_window(struct pipe_run *pr, const struct counters *a,
-			   const struct counters *b, struct pipe_result *res)
+static void measure_window(const struct counters *a, const struct counters *b,
+			   struct pipe_result *res)
 {
 	double dt = b->t - a->t;
 	uint64_t de = b->evals - a->evals, db = b->batches - a->batches;
@@ -662,12 +669,12 @@ static int run_config(const struct game_ctx *gc, const struct pipe_opts *o, cons
 	int rc2 = stop_workers(&pr);
 	rc = rc ? rc : rc2;
 	if (rc == 0) {
-		/* Relaxed: every worker has been reaped (waitpid orders their writes). The workers add
+		/* Relaxed: every worker has been reaped (waitpid orders their writes). Workers add
 		 * their simulations once, at exit; their share per evaluation scales the window. */
 		uint64_t sims = atomic_load_explicit(&pr.ctl->sims, memory_order_relaxed);
 		uint64_t evals = atomic_load_explicit(&pr.ctl->evals, memory_order_relaxed);
 		int32_t werr = atomic_load_explicit(&pr.ctl->worker_error, memory_order_relaxed);
-		measure_window(&pr, &a, &b, res);
+		measure_window(&a, &b, res);
 		res->sims_per_s = evals ? res->evals_per_s * (double)sims / (double)evals : 0.0;
 		rc = werr;
 	}
@@ -912,6 +919,8 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 		az_bench_progress(&o->common, "pipeline: %s %s serial baseline, %.1fs\n",
 				  o->games[gi], gcs[gi].net, measure);
 		rc = run_serial(&gcs[gi], o->backend, measure, &sr[gi]);
+		if (rc < 0 && interrupted)
+			return -EINTR;
 		if (rc < 0) {
 			fprintf(stderr, "azbench pipeline: serial baseline: %s %s\n", strerror(-rc),
 				sr[gi].why);
@@ -940,6 +949,8 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 		double sc = 0;
 
 		rc = game_ceilings(&gcs[gi], gi, cf, n, o->backend, s, &sc);
+		if (rc < 0 && !interrupted)
+			fprintf(stderr, "azbench pipeline: ceiling: %s\n", strerror(-rc));
 		add_row(t, &gcs[gi], "serial", be, 1, 1, 1, &r, serial_eps[gi], sc);
 		for (int i = 0; i < n; i++)
 			if (cf[i].game == gi && cf[i].done)

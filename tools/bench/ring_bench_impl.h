@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* Private to azbench ring: one measurement of one configuration (tools/bench/ring_bench_xport.c),
- * driven by the sweep and report in tools/bench/ring_bench.c. */
+/* Private to azbench ring: one measurement of one configuration (harness in
+ * tools/bench/ring_bench_run.c, transports in tools/bench/ring_bench_xport.c), driven by the sweep
+ * and report in tools/bench/ring_bench.c. */
 #ifndef AZ_RING_BENCH_IMPL_H
 #define AZ_RING_BENCH_IMPL_H
 
+#include <mqueue.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "shm/ring.h"
 
 #define RB_MAX_PRODUCERS 32
 #define RB_MAX_CPUS 256
@@ -25,7 +31,7 @@ enum rb_place { RB_SAME, RB_CROSS, RB_ANY };
 
 struct rb_cfg {
 	enum rb_transport transport;
-	enum rb_wait wait;   /* rings: bounded spin then futex (spin) or futex at once; else block */
+	enum rb_wait wait;   /* rings: bounded spin then futex, or futex at once; others block */
 	enum rb_place place;
 	uint32_t producers;  /* processes; one consumer process serves them all */
 	uint32_t capacity;   /* ring slots per producer (RB_RING, RB_STREAM, RB_MEMCPY buffer) */
@@ -44,6 +50,77 @@ struct rb_result {
 	int stalled;        /* a child did not finish within the grace period and was killed */
 	int rc;             /* 0, or -errno when the configuration could not be set up */
 };
+
+/* ---- between the harness (ring_bench_run.c) and the transports (ring_bench_xport.c) ---- */
+
+/* Round-trip samples kept per producer; reservoir-sampled beyond. */
+#define RB_MAX_SAMPLES (1u << 17)
+
+struct rb_prod_stats {
+	uint64_t requests;    /* round trips completed after the warm-up */
+	uint64_t measured_ns; /* time those took */
+	uint32_t nsamples;
+	uint32_t errors;
+};
+
+/* Shared by the parent and every child (anonymous MAP_SHARED, created before fork). */
+struct rb_ctl {
+	_Atomic uint32_t ready;  /* children at the start line */
+	_Atomic uint32_t go;     /* set by the parent once t_warm_ns/t_end_ns are written */
+	_Atomic uint32_t done;   /* producers finished */
+	_Atomic uint32_t errors; /* consumer-side verification failures */
+	uint64_t t_warm_ns;      /* measuring starts (written before go's release store) */
+	uint64_t t_end_ns;       /* producers stop starting new batches... */
+	uint64_t t_hard_ns;      /* ...or, when they measured too little by t_end_ns, here */
+	/* Plain fields below: written by one child, read by the parent after waitpid(). */
+	struct rb_prod_stats prod[RB_MAX_PRODUCERS]; /* each written by its producer only */
+	/* memcpy baseline: the buffer is full (1), free (0), or the producer stopped (2) */
+	_Alignas(AZ_CACHELINE) _Atomic uint32_t full;
+	uint64_t copy_requests; /* messages the consumer copied out while measuring */
+	uint64_t copy_ns;       /* time it spent copying them (written by the consumer only) */
+};
+
+struct rb_ctx {
+	struct rb_cfg cfg;
+	const int *cpus;
+	int ncpus;
+	uint32_t batch;
+	struct rb_ctl *ctl;
+	uint32_t *samples;         /* shared: producers x RB_MAX_SAMPLES */
+	size_t samples_bytes;
+	uint8_t *region;           /* shared: doorbell + rings, or the memcpy buffer */
+	size_t region_bytes;
+	size_t ring_stride;
+	struct az_ring ring;       /* producer: its ring */
+	struct az_ring rings[RB_MAX_PRODUCERS]; /* consumer: all rings */
+	int fd[RB_MAX_PRODUCERS][4]; /* pipes, sockets: see P_WR.. in ring_bench_xport.c */
+	mqd_t mq_req;
+	mqd_t mq_resp[RB_MAX_PRODUCERS];
+	uint8_t *tx;               /* process-local request being built */
+	uint8_t *buf;              /* process-local copy of a received message */
+};
+
+struct rb_ops {
+	int (*setup)(struct rb_ctx *c);               /* parent, before fork */
+	void (*after_fork)(struct rb_ctx *c);         /* parent, once every child exists */
+	void (*teardown)(struct rb_ctx *c);           /* parent, after the children are gone */
+	int (*child_init)(struct rb_ctx *c, uint32_t role); /* role == producers: the consumer */
+	void (*producer)(struct rb_ctx *c, uint32_t id);
+	void (*consumer)(struct rb_ctx *c);
+	/* round-trip transports: send one request; receive 1..max responses, verified */
+	int (*send)(struct rb_ctx *c, uint32_t id, uint64_t seq, uint64_t stamp);
+	int (*recv)(struct rb_ctx *c, uint32_t id, uint64_t expect, uint64_t stamp, uint32_t max,
+		    uint32_t *bad);
+};
+
+/* The transports, indexed by enum rb_transport (ring_bench_xport.c). */
+extern const struct rb_ops rb_ops_of[RB_NTRANSPORTS];
+
+/* Anonymous MAP_SHARED memory (inherited across fork), zeroed; NULL when mmap fails. */
+void *rb_map_shared(size_t bytes);
+
+/* Count a consumer-side verification failure (any process). */
+void rb_add_error(struct rb_ctx *c);
 
 /* The CPUs this process may run on; returns the count (>= 1). */
 int rb_cpus(int *cpus, int max);

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* azbench ring measurements: a fork/pin/start-line harness, and round trips over az_ring, pipes,
- * Unix sockets and POSIX message queues, plus a 512-byte ring stream and its memcpy baseline. */
-
-/* cpu_set_t and sched_setaffinity() are glibc extensions: the only reason for _GNU_SOURCE. */
-#define _GNU_SOURCE
+/* azbench ring transports: round trips over az_ring, pipes, Unix sockets and POSIX message
+ * queues, a 512-byte ring stream, and the memcpy baseline. Each is a struct rb_ops run by the
+ * harness in tools/bench/ring_bench_run.c. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,11 +11,9 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,13 +29,9 @@
 #define WAIT_LIMIT_US 2000000u
 /* An idle ring consumer re-checks for finished producers this often. */
 #define IDLE_US 1000u
-/* Round-trip samples kept per producer; reservoir-sampled beyond. */
-#define MAX_SAMPLES (1u << 17)
-/* Children must reach the start line within START_NS and finish within GRACE_NS of the end. */
-#define START_NS (5ull * 1000000000u)
-#define GRACE_NS (3ull * 1000000000u)
-/* Warm-up before measuring: a tenth of the time, at most WARM_MAX_NS. */
-#define WARM_MAX_NS (20ull * 1000000u)
+/* A producer goes on past the end time (up to the hard end) until it has measured this many
+ * round trips, so that a preemption during a short slice does not leave a row empty. */
+#define MIN_ROUNDS 64u
 /* Largest shared mapping one configuration may ask for. */
 #define REGION_MAX (1ull << 30)
 
@@ -55,63 +47,7 @@ struct rb_msg {
 enum { MSG_REQ = 0, MSG_BYE = 1 };
 _Static_assert(sizeof(struct rb_msg) + 8 <= 64, "header and tail fit the smallest message");
 
-struct prod_stats {
-	uint64_t requests;    /* round trips completed after the warm-up */
-	uint64_t measured_ns; /* time those took */
-	uint32_t nsamples;
-	uint32_t errors;
-};
-
-/* Shared by the parent and every child (anonymous MAP_SHARED, created before fork). */
-struct rb_ctl {
-	_Atomic uint32_t ready;  /* children at the start line */
-	_Atomic uint32_t go;     /* set by the parent once t_warm_ns/t_end_ns are written */
-	_Atomic uint32_t done;   /* producers finished */
-	_Atomic uint32_t errors; /* consumer-side verification failures */
-	uint64_t t_warm_ns;      /* measuring starts (written before go's release store) */
-	uint64_t t_end_ns;       /* producers stop starting new batches */
-	struct prod_stats prod[RB_MAX_PRODUCERS]; /* each written by its producer only */
-	/* memcpy baseline: a half-buffer is full (1), free (0), or the producer stopped (2) */
-	struct {
-		_Alignas(AZ_CACHELINE) _Atomic uint32_t full;
-		uint8_t pad[AZ_CACHELINE - 4];
-	} half[2];
-};
-
 enum { P_WR, P_RD, C_RD, C_WR }; /* per-producer descriptors: producer / consumer ends */
-
-struct ctx {
-	struct rb_cfg cfg;
-	const int *cpus;
-	int ncpus;
-	uint32_t batch;
-	struct rb_ctl *ctl;
-	uint32_t *samples;         /* shared: producers x MAX_SAMPLES */
-	size_t samples_bytes;
-	uint8_t *region;           /* shared: doorbell + rings, or the memcpy buffer */
-	size_t region_bytes;
-	size_t ring_stride;
-	struct az_ring ring;       /* producer: its ring */
-	struct az_ring rings[RB_MAX_PRODUCERS]; /* consumer: all rings */
-	int fd[RB_MAX_PRODUCERS][4];
-	mqd_t mq_req;
-	mqd_t mq_resp[RB_MAX_PRODUCERS];
-	uint8_t *tx;               /* process-local request being built */
-	uint8_t *buf;              /* process-local copy of a received message */
-};
-
-struct ops {
-	int (*setup)(struct ctx *c);               /* parent, before fork */
-	void (*after_fork)(struct ctx *c);         /* parent, once every child exists */
-	void (*teardown)(struct ctx *c);           /* parent, after the children are gone */
-	int (*child_init)(struct ctx *c, uint32_t role); /* role == producers: the consumer */
-	void (*producer)(struct ctx *c, uint32_t id);
-	void (*consumer)(struct ctx *c);
-	/* round-trip transports: send one request; receive 1..max responses, verified */
-	int (*send)(struct ctx *c, uint32_t id, uint64_t seq, uint64_t stamp);
-	int (*recv)(struct ctx *c, uint32_t id, uint64_t expect, uint64_t stamp, uint32_t max,
-		    uint32_t *bad);
-};
 
 /* ---- helpers ---- */
 
@@ -153,7 +89,7 @@ static uint64_t tail_of(const uint8_t *msg, uint32_t bytes)
 }
 
 /* Build request seq in c->tx (the payload between header and tail never changes). */
-static void msg_fill(struct ctx *c, uint32_t id, uint64_t seq, uint64_t stamp, uint32_t kind)
+static void msg_fill(struct rb_ctx *c, uint32_t id, uint64_t seq, uint64_t stamp, uint32_t kind)
 {
 	struct rb_msg *m = (struct rb_msg *)c->tx;
 
@@ -217,21 +153,6 @@ static int write_full(int fd, const void *p, size_t n)
 	return 0;
 }
 
-static void add_error(struct ctx *c)
-{
-	/* Relaxed: a counter read by the parent after waitpid(), which orders it. */
-	atomic_fetch_add_explicit(&c->ctl->errors, 1, memory_order_relaxed);
-}
-
-/* ---- shared-memory regions ---- */
-
-static void *map_shared(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
 /* ---- the generic round-trip producer ---- */
 
 static uint64_t xorshift(uint64_t *s)
@@ -244,10 +165,10 @@ static uint64_t xorshift(uint64_t *s)
 
 /* Publish a batch, wait for every reply, repeat until the end time. Each reply's round trip is
  * measured from the start of its batch. */
-static void producer_rtt(struct ctx *c, const struct ops *ops, uint32_t id)
+static void producer_rtt(struct rb_ctx *c, const struct rb_ops *ops, uint32_t id)
 {
-	struct prod_stats *st = &c->ctl->prod[id];
-	uint32_t *samp = c->samples + (size_t)id * MAX_SAMPLES;
+	struct rb_prod_stats *st = &c->ctl->prod[id];
+	uint32_t *samp = c->samples + (size_t)id * RB_MAX_SAMPLES;
 	uint64_t seq = 0, seen = 0, t_first = 0, t_last = 0, rng = 0x2545f4914f6cdd1dull + id;
 	uint32_t b = c->batch, bad = 0, k;
 
@@ -255,7 +176,8 @@ static void producer_rtt(struct ctx *c, const struct ops *ops, uint32_t id)
 		uint64_t t0 = az_bench_now_ns(), t1 = t0;
 		int measure = t0 >= c->ctl->t_warm_ns;
 
-		if (t0 >= c->ctl->t_end_ns)
+		if (t0 >= c->ctl->t_end_ns &&
+		    (st->requests >= MIN_ROUNDS || t0 >= c->ctl->t_hard_ns))
 			break;
 		for (k = 0; k < b; k++)
 			if (ops->send(c, id, seq + k, t0) < 0)
@@ -267,10 +189,11 @@ static void producer_rtt(struct ctx *c, const struct ops *ops, uint32_t id)
 				goto fail;
 			t1 = az_bench_now_ns();
 			for (int j = 0; j < n && measure; j++, seen++) {
-				uint64_t pick = seen < MAX_SAMPLES ? seen : xorshift(&rng) % (seen + 1);
+				uint64_t pick = seen < RB_MAX_SAMPLES ? seen
+								      : xorshift(&rng) % (seen + 1);
 				uint64_t rtt = t1 - t0;
 
-				if (pick < MAX_SAMPLES)
+				if (pick < RB_MAX_SAMPLES)
 					samp[pick] = rtt > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt;
 			}
 			k += (uint32_t)n;
@@ -288,13 +211,13 @@ fail:
 	bad++;
 out:
 	st->measured_ns = t_last - t_first;
-	st->nsamples = seen < MAX_SAMPLES ? (uint32_t)seen : MAX_SAMPLES;
+	st->nsamples = seen < RB_MAX_SAMPLES ? (uint32_t)seen : RB_MAX_SAMPLES;
 	st->errors = bad;
 }
 
 /* ---- az_ring round trips ---- */
 
-static int ring_setup(struct ctx *c)
+static int ring_setup(struct rb_ctx *c)
 {
 	uint32_t cap = c->cfg.capacity, bytes = c->cfg.slot_bytes, i;
 	size_t ring = az_ring_memsize(cap, bytes);
@@ -305,7 +228,7 @@ static int ring_setup(struct ctx *c)
 	c->region_bytes = 4096 + (size_t)c->cfg.producers * c->ring_stride;
 	if (c->region_bytes > REGION_MAX)
 		return -ENOMEM;
-	c->region = map_shared(c->region_bytes);
+	c->region = rb_map_shared(c->region_bytes);
 	if (!c->region)
 		return -ENOMEM;
 	/* Doorbell at offset 0 (zeroed by mmap), rings page-aligned after it. */
@@ -314,30 +237,46 @@ static int ring_setup(struct ctx *c)
 	return 0;
 }
 
-static void ring_teardown(struct ctx *c)
+static void ring_teardown(struct rb_ctx *c)
 {
 	if (c->region)
 		munmap(c->region, c->region_bytes);
 	c->region = NULL;
 }
 
-static int ring_child_init(struct ctx *c, uint32_t role)
+/* Map every page of a ring's slots into this process before the start line: a large ring is
+ * otherwise measured page fault by page fault until it wraps. Slot contents are not read before
+ * the producer writes them, so the zeros are harmless. */
+static void prefault(const struct az_ring *r)
+{
+	size_t bytes = (size_t)r->capacity * r->slot_bytes;
+
+	for (size_t off = 0; off < bytes; off += 4096)
+		r->slots[off] = 0;
+}
+
+static int ring_child_init(struct rb_ctx *c, uint32_t role)
 {
 	struct az_doorbell_shm *bell = (struct az_doorbell_shm *)c->region;
 	uint32_t i;
+	int rc;
 
-	if (role < c->cfg.producers)
-		return az_ring_attach(&c->ring, c->region + 4096 + role * c->ring_stride, bell);
+	if (role < c->cfg.producers) {
+		rc = az_ring_attach(&c->ring, c->region + 4096 + role * c->ring_stride, bell);
+		if (rc == 0)
+			prefault(&c->ring);
+		return rc;
+	}
 	for (i = 0; i < c->cfg.producers; i++) {
-		int rc = az_ring_attach(&c->rings[i], c->region + 4096 + i * c->ring_stride, bell);
-
+		rc = az_ring_attach(&c->rings[i], c->region + 4096 + i * c->ring_stride, bell);
 		if (rc)
 			return rc;
+		prefault(&c->rings[i]);
 	}
 	return 0;
 }
 
-static int ring_send(struct ctx *c, uint32_t id, uint64_t seq, uint64_t stamp)
+static int ring_send(struct rb_ctx *c, uint32_t id, uint64_t seq, uint64_t stamp)
 {
 	uint64_t s;
 	void *slot = az_ring_claim(&c->ring, &s);
@@ -350,7 +289,7 @@ static int ring_send(struct ctx *c, uint32_t id, uint64_t seq, uint64_t stamp)
 	return 0;
 }
 
-static int ring_recv(struct ctx *c, uint32_t id, uint64_t expect, uint64_t stamp, uint32_t max,
+static int ring_recv(struct rb_ctx *c, uint32_t id, uint64_t expect, uint64_t stamp, uint32_t max,
 		     uint32_t *bad)
 {
 	struct az_wait w = { .spin = c->cfg.wait == RB_SPIN ? SPIN_POLLS : 0,
@@ -364,19 +303,20 @@ static int ring_recv(struct ctx *c, uint32_t id, uint64_t expect, uint64_t stamp
 		return rc;
 	while (n < max && (slot = az_ring_result(&c->ring, &s)) != NULL) {
 		memcpy(c->buf, slot, c->cfg.slot_bytes);
-		*bad += s != expect + n || !msg_ok(c->buf, c->cfg.slot_bytes, id, expect + n, stamp);
+		*bad += s != expect + n ||
+			!msg_ok(c->buf, c->cfg.slot_bytes, id, expect + n, stamp);
 		az_ring_release(&c->ring);
 		n++;
 	}
 	return (int)n;
 }
 
-static void ring_producer(struct ctx *c, uint32_t id);
-static void fd_producer(struct ctx *c, uint32_t id);
-static void mq_producer(struct ctx *c, uint32_t id);
+static void ring_producer(struct rb_ctx *c, uint32_t id);
+static void fd_producer(struct rb_ctx *c, uint32_t id);
+static void mq_producer(struct rb_ctx *c, uint32_t id);
 
 /* Serve every request as soon as it is seen (deadline 0): the latency configuration. */
-static void ring_consumer(struct ctx *c)
+static void ring_consumer(struct rb_ctx *c)
 {
 	uint32_t P = c->cfg.producers, bytes = c->cfg.slot_bytes, total;
 	struct az_batch_params bp = { .max_batch = P * c->batch, .deadline_us = 0,
@@ -388,7 +328,7 @@ static void ring_consumer(struct ctx *c)
 		int nr = az_batch_collect(c->rings, P, &bp, runs, 2 * P, &total), k;
 
 		if (nr < 0) {
-			add_error(c);
+			rb_add_error(c);
 			return;
 		}
 		/* Acquire: pairs with the release increment of done by each producer. */
@@ -413,12 +353,13 @@ static void ring_consumer(struct ctx *c)
 
 /* Close every descriptor this process does not use: all but producer keep_producer's own ends
  * (-1: none) and, when keep_consumer, the consumer's ends. */
-static void close_fds(struct ctx *c, int keep_producer, int keep_consumer)
+static void close_fds(struct rb_ctx *c, int keep_producer, int keep_consumer)
 {
 	for (uint32_t i = 0; i < c->cfg.producers; i++)
 		for (int k = 0; k < 4; k++) {
 			int fd = c->fd[i][k];
-			int keep = (k == P_WR || k == P_RD) ? (int)i == keep_producer : keep_consumer;
+			int producer_end = k == P_WR || k == P_RD;
+			int keep = producer_end ? (int)i == keep_producer : keep_consumer;
 
 			if (fd < 0 || keep)
 				continue;
@@ -430,19 +371,19 @@ static void close_fds(struct ctx *c, int keep_producer, int keep_consumer)
 		}
 }
 
-static int fd_setup(struct ctx *c)
+static int fd_setup(struct rb_ctx *c)
 {
 	uint32_t i;
 
 	/* A producer writes a whole batch before it reads a reply, and the consumer blocks when
-	 * the reply buffer is full: more than the default 64 KiB pipe buffer in flight deadlocks. */
+	 * the reply buffer is full: more than the default 64 KiB pipe buffer in flight
+	 * deadlocks. */
 	if ((uint64_t)c->batch * c->cfg.slot_bytes > 65536)
 		return -ENOBUFS;
 
 	for (i = 0; i < c->cfg.producers; i++) {
 		int a[2], b[2];
 
-		c->fd[i][0] = c->fd[i][1] = c->fd[i][2] = c->fd[i][3] = -1;
 		if (c->cfg.transport == RB_PIPE) {
 			if (pipe(a) < 0)
 				return -errno;
@@ -467,13 +408,13 @@ static int fd_setup(struct ctx *c)
 	return 0;
 }
 
-static void fd_after_fork(struct ctx *c)
+static void fd_after_fork(struct rb_ctx *c)
 {
 	/* The consumer sees EOF only once every copy of a producer's write end is closed. */
 	close_fds(c, -1, 0);
 }
 
-static int fd_child_init(struct ctx *c, uint32_t role)
+static int fd_child_init(struct rb_ctx *c, uint32_t role)
 {
 	/* A dead peer must show up as EPIPE (an error), not kill us silently. */
 	signal(SIGPIPE, SIG_IGN);
@@ -484,13 +425,13 @@ static int fd_child_init(struct ctx *c, uint32_t role)
 	return 0;
 }
 
-static int fd_send(struct ctx *c, uint32_t id, uint64_t seq, uint64_t stamp)
+static int fd_send(struct rb_ctx *c, uint32_t id, uint64_t seq, uint64_t stamp)
 {
 	msg_fill(c, id, seq, stamp, MSG_REQ);
 	return write_full(c->fd[id][P_WR], c->tx, c->cfg.slot_bytes);
 }
 
-static int fd_recv(struct ctx *c, uint32_t id, uint64_t expect, uint64_t stamp, uint32_t max,
+static int fd_recv(struct rb_ctx *c, uint32_t id, uint64_t expect, uint64_t stamp, uint32_t max,
 		   uint32_t *bad)
 {
 	int rc = read_full(c->fd[id][P_RD], c->buf, c->cfg.slot_bytes);
@@ -502,7 +443,7 @@ static int fd_recv(struct ctx *c, uint32_t id, uint64_t expect, uint64_t stamp, 
 }
 
 /* One message per readable producer per round; a blocking read when there is one producer. */
-static void fd_consumer(struct ctx *c)
+static void fd_consumer(struct rb_ctx *c)
 {
 	uint32_t P = c->cfg.producers, bytes = c->cfg.slot_bytes, open = P, i;
 	struct pollfd pf[RB_MAX_PRODUCERS];
@@ -513,7 +454,7 @@ static void fd_consumer(struct ctx *c)
 		if (P > 1 && poll(pf, P, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			add_error(c);
+			rb_add_error(c);
 			return;
 		}
 		for (i = 0; i < P; i++) {
@@ -524,19 +465,19 @@ static void fd_consumer(struct ctx *c)
 			rc = read_full(pf[i].fd, c->buf, bytes);
 			if (rc <= 0) {
 				if (rc < 0)
-					add_error(c);
+					rb_add_error(c);
 				pf[i].fd = -1;
 				open--;
 				continue;
 			}
 			msg_serve(c->buf, bytes);
 			if (write_full(c->fd[i][C_WR], c->buf, bytes) < 0)
-				add_error(c);
+				rb_add_error(c);
 		}
 	}
 }
 
-static void fd_teardown(struct ctx *c)
+static void fd_teardown(struct rb_ctx *c)
 {
 	close_fds(c, -1, 0);
 }
@@ -559,7 +500,7 @@ static mqd_t mq_make(const char *tag, uint32_t i, long maxmsg, long msgsize)
 	return q;
 }
 
-static void mq_teardown(struct ctx *c)
+static void mq_teardown(struct rb_ctx *c)
 {
 	if (c->mq_req != (mqd_t)-1)
 		mq_close(c->mq_req);
@@ -575,7 +516,7 @@ static void mq_teardown(struct ctx *c)
  * batch, so the consumer never blocks on a reply (no deadlock). When the system refuses that many
  * messages per queue (fs.mqueue.msg_max, 10 by default without CAP_SYS_RESOURCE), the batch is
  * lowered to what it allows and reported as such. */
-static int mq_setup(struct ctx *c)
+static int mq_setup(struct rb_ctx *c)
 {
 	uint32_t P = c->cfg.producers, i;
 	long want = c->batch;
@@ -605,24 +546,24 @@ static int mq_setup(struct ctx *c)
 	return 0;
 }
 
-static void mq_after_fork(struct ctx *c)
+static void mq_after_fork(struct rb_ctx *c)
 {
 	mq_teardown(c);
 }
 
-static int mq_child_init(struct ctx *c, uint32_t role)
+static int mq_child_init(struct rb_ctx *c, uint32_t role)
 {
 	return 0;
 }
 
-static int mq_send_req(struct ctx *c, uint32_t id, uint64_t seq, uint64_t stamp)
+static int mq_send_req(struct rb_ctx *c, uint32_t id, uint64_t seq, uint64_t stamp)
 {
 	msg_fill(c, id, seq, stamp, MSG_REQ);
 	return mq_send(c->mq_req, (const char *)c->tx, c->cfg.slot_bytes, 0) < 0 ? -errno : 0;
 }
 
-static int mq_recv_resp(struct ctx *c, uint32_t id, uint64_t expect, uint64_t stamp, uint32_t max,
-			uint32_t *bad)
+static int mq_recv_resp(struct rb_ctx *c, uint32_t id, uint64_t expect, uint64_t stamp,
+			uint32_t max, uint32_t *bad)
 {
 	ssize_t n = mq_receive(c->mq_resp[id], (char *)c->buf, c->cfg.slot_bytes, NULL);
 
@@ -633,7 +574,7 @@ static int mq_recv_resp(struct ctx *c, uint32_t id, uint64_t expect, uint64_t st
 	return 1;
 }
 
-static void mq_consumer(struct ctx *c)
+static void mq_consumer(struct rb_ctx *c)
 {
 	uint32_t P = c->cfg.producers, bytes = c->cfg.slot_bytes, byes = 0;
 
@@ -644,7 +585,7 @@ static void mq_consumer(struct ctx *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n != (ssize_t)bytes || m->producer >= P) {
-			add_error(c);
+			rb_add_error(c);
 			return;
 		}
 		if (m->kind == MSG_BYE) {
@@ -653,16 +594,16 @@ static void mq_consumer(struct ctx *c)
 		}
 		msg_serve(c->buf, bytes);
 		if (mq_send(c->mq_resp[m->producer], (const char *)c->buf, bytes, 0) < 0)
-			add_error(c);
+			rb_add_error(c);
 	}
 }
 
 /* ---- one ring streaming 512-byte requests, and the memcpy baseline ---- */
 
-static void stream_producer(struct ctx *c, uint32_t id)
+static void stream_producer(struct rb_ctx *c, uint32_t id)
 {
 	struct az_wait w = { .spin = SPIN_POLLS, .timeout_us = WAIT_LIMIT_US };
-	struct prod_stats *st = &c->ctl->prod[id];
+	struct rb_prod_stats *st = &c->ctl->prod[id];
 	uint32_t bytes = c->cfg.slot_bytes, bad = 0;
 	uint64_t got = 0, base = 0, t_first = 0, t = 0;
 	struct az_ring *r = &c->ring;
@@ -697,7 +638,8 @@ static void stream_producer(struct ctx *c, uint32_t id)
 			t_first = t;
 			base = got;
 		}
-		if (t >= c->ctl->t_end_ns)
+		if (t >= c->ctl->t_end_ns &&
+		    ((t_first && got - base >= 8ull * c->cfg.capacity) || t >= c->ctl->t_hard_ns))
 			sending = 0;
 	}
 	st->requests = t_first ? got - base : 0;
@@ -706,7 +648,7 @@ static void stream_producer(struct ctx *c, uint32_t id)
 }
 
 /* Drain whatever is waiting (up to the whole ring) in one collect: batch draining. */
-static void stream_consumer(struct ctx *c)
+static void stream_consumer(struct rb_ctx *c)
 {
 	struct az_batch_params bp = { .max_batch = c->cfg.capacity, .deadline_us = 0,
 				      .spin = SPIN_POLLS, .idle_timeout_us = IDLE_US };
@@ -717,7 +659,7 @@ static void stream_consumer(struct ctx *c)
 		int nr = az_batch_collect(c->rings, 1, &bp, runs, 2, &total);
 
 		if (nr < 0) {
-			add_error(c);
+			rb_add_error(c);
 			return;
 		}
 		/* Acquire: pairs with the producer's release increment of done. */
@@ -730,36 +672,45 @@ static void stream_consumer(struct ctx *c)
 				/* Read the whole request, answer in place. */
 				memcpy(c->buf, slot, bytes);
 				touch(c->buf);
-				slot->resp = answer((struct rb_msg *)c->buf, tail_of(c->buf, bytes));
+				slot->resp = answer((struct rb_msg *)c->buf,
+						    tail_of(c->buf, bytes));
 			}
 			az_ring_serve(&c->rings[0], runs[k].first + runs[k].count);
 		}
 	}
 }
 
-static int memcpy_setup(struct ctx *c)
+/*
+ * The memcpy baseline: what moving the same bytes from one core to another costs with nothing
+ * but memcpy. The producer fills the whole buffer (capacity messages), hands it over with one
+ * flag, the consumer copies every message out and hands it back. Only the copy loops are timed,
+ * on each side; with the two copies overlapped (as a ring overlaps them) the rate is the slower
+ * side's: min(producer messages / producer copy time, consumer messages / consumer copy time).
+ * Hand-over waits are not counted, so scheduling noise does not lower the baseline.
+ */
+static int memcpy_setup(struct rb_ctx *c)
 {
-	if (c->cfg.capacity < 2)
-		return -EINVAL;
 	c->region_bytes = (size_t)c->cfg.capacity * c->cfg.slot_bytes;
 	if (c->region_bytes > REGION_MAX)
 		return -ENOMEM;
-	c->region = map_shared(c->region_bytes);
+	c->region = rb_map_shared(c->region_bytes);
 	return c->region ? 0 : -ENOMEM;
 }
 
-static int memcpy_child_init(struct ctx *c, uint32_t role)
+static int memcpy_child_init(struct rb_ctx *c, uint32_t role)
 {
+	/* As for rings (prefault()): no page faults inside the timed copies. */
+	for (size_t off = 0; off < c->region_bytes; off += 4096)
+		c->region[off] = 0;
 	return 0;
 }
 
-/* Wait (bounded spin, then naps) until half h's flag is (or is not, when `is` is 0) equal to v.
- * Returns the flag. */
-static uint32_t half_wait(struct ctx *c, int h, uint32_t v, int is)
+/* Wait (bounded spin, then naps) until the flag is (is != 0) or is not (is == 0) v. Returns it. */
+static uint32_t flag_wait(struct rb_ctx *c, uint32_t v, int is)
 {
 	for (uint32_t i = 0;; i++) {
 		/* M1'/M2': acquire, pairs with the release store that set the value (M1/M2). */
-		uint32_t f = atomic_load_explicit(&c->ctl->half[h].full, memory_order_acquire);
+		uint32_t f = atomic_load_explicit(&c->ctl->full, memory_order_acquire);
 
 		if ((f == v) == is)
 			return f;
@@ -770,74 +721,66 @@ static uint32_t half_wait(struct ctx *c, int h, uint32_t v, int is)
 	}
 }
 
-/* Fill half-buffers of capacity/2 messages with plain memcpy and hand them over with one flag:
- * the cost of moving the bytes between cores with no per-message protocol at all. */
-static void memcpy_producer(struct ctx *c, uint32_t id)
+static void memcpy_producer(struct rb_ctx *c, uint32_t id)
 {
-	struct prod_stats *st = &c->ctl->prod[id];
-	uint32_t bytes = c->cfg.slot_bytes, per_half = c->cfg.capacity / 2;
-	uint64_t seq = 0, moved = 0, base = 0, t_first = 0, t = 0;
-	int h = 0, filled[2] = { 0, 0 };
+	struct rb_prod_stats *st = &c->ctl->prod[id];
+	uint32_t bytes = c->cfg.slot_bytes, n = c->cfg.capacity;
+	uint64_t seq = 0;
 
 	for (;;) {
-		uint8_t *dst = c->region + (size_t)h * per_half * bytes;
+		uint64_t t0, t1;
 
-		half_wait(c, h, 0, 1);
-		if (filled[h])
-			moved += per_half; /* the consumer finished copying this half out */
-		t = az_bench_now_ns();
-		if (!t_first && t >= c->ctl->t_warm_ns) {
-			t_first = t;
-			base = moved;
-		}
-		if (t >= c->ctl->t_end_ns) {
-			half_wait(c, h ^ 1, 0, 1);
-			moved += filled[h ^ 1] ? per_half : 0;
-			t = az_bench_now_ns();
-			/* M1: release, pairs with M1' in memcpy_consumer(): stop. */
-			atomic_store_explicit(&c->ctl->half[h].full, 2, memory_order_release);
+		flag_wait(c, 0, 1);
+		t0 = az_bench_now_ns();
+		if (t0 >= c->ctl->t_end_ns && (st->requests >= 8ull * n || t0 >= c->ctl->t_hard_ns))
 			break;
-		}
-		for (uint32_t k = 0; k < per_half; k++) {
+		for (uint32_t k = 0; k < n; k++) {
 			msg_fill(c, id, seq++, 0, MSG_REQ);
-			memcpy(dst + (size_t)k * bytes, c->tx, bytes);
+			memcpy(c->region + (size_t)k * bytes, c->tx, bytes);
 		}
-		filled[h] = 1;
-		/* M1: release, pairs with M1' in memcpy_consumer(): the half's bytes are visible. */
-		atomic_store_explicit(&c->ctl->half[h].full, 1, memory_order_release);
-		h ^= 1;
+		t1 = az_bench_now_ns();
+		if (t0 >= c->ctl->t_warm_ns) {
+			st->requests += n;
+			st->measured_ns += t1 - t0;
+		}
+		/* M1: release, pairs with M1' in memcpy_consumer(): the bytes are visible. */
+		atomic_store_explicit(&c->ctl->full, 1, memory_order_release);
 	}
-	st->requests = t_first ? moved - base : 0;
-	st->measured_ns = t_first ? t - t_first : 0;
+	/* M1: release, pairs with M1' in memcpy_consumer(): stop (the buffer is free: no copy
+	 * is in progress). */
+	atomic_store_explicit(&c->ctl->full, 2, memory_order_release);
 }
 
-static void memcpy_consumer(struct ctx *c)
+static void memcpy_consumer(struct rb_ctx *c)
 {
-	uint32_t bytes = c->cfg.slot_bytes, per_half = c->cfg.capacity / 2;
+	uint32_t bytes = c->cfg.slot_bytes, n = c->cfg.capacity;
 	uint64_t expect = 0;
-	int h = 0;
 
-	for (;;) {
-		const uint8_t *src = c->region + (size_t)h * per_half * bytes;
+	while (flag_wait(c, 0, 0) != 2) {
+		uint64_t t0 = az_bench_now_ns(), t1;
+		uint32_t bad = 0;
 
-		if (half_wait(c, h, 0, 0) == 2)
-			return;
-		for (uint32_t k = 0; k < per_half; k++) {
-			memcpy(c->buf, src + (size_t)k * bytes, bytes);
+		for (uint32_t k = 0; k < n; k++, expect++) {
+			memcpy(c->buf, c->region + (size_t)k * bytes, bytes);
 			touch(c->buf);
-			if (((struct rb_msg *)c->buf)->seq != expect++ ||
-			    tail_of(c->buf, bytes) != expect - 1)
-				add_error(c);
+			bad += ((struct rb_msg *)c->buf)->seq != expect ||
+			       tail_of(c->buf, bytes) != expect;
 		}
+		t1 = az_bench_now_ns();
+		if (t0 >= c->ctl->t_warm_ns) {
+			c->ctl->copy_requests += n;
+			c->ctl->copy_ns += t1 - t0;
+		}
+		if (bad)
+			rb_add_error(c);
 		/* M2: release, pairs with M2' in memcpy_producer(): our reads are done. */
-		atomic_store_explicit(&c->ctl->half[h].full, 0, memory_order_release);
-		h ^= 1;
+		atomic_store_explicit(&c->ctl->full, 0, memory_order_release);
 	}
 }
 
 /* ---- transports ---- */
 
-static const struct ops ops_of[RB_NTRANSPORTS] = {
+const struct rb_ops rb_ops_of[RB_NTRANSPORTS] = {
 	[RB_RING] = { ring_setup, NULL, ring_teardown, ring_child_init, ring_producer,
 		      ring_consumer, ring_send, ring_recv },
 	[RB_PIPE] = { fd_setup, fd_after_fork, fd_teardown, fd_child_init, fd_producer,
@@ -852,239 +795,22 @@ static const struct ops ops_of[RB_NTRANSPORTS] = {
 			memcpy_consumer, NULL, NULL },
 };
 
-static void ring_producer(struct ctx *c, uint32_t id)
+static void ring_producer(struct rb_ctx *c, uint32_t id)
 {
-	producer_rtt(c, &ops_of[RB_RING], id);
+	producer_rtt(c, &rb_ops_of[RB_RING], id);
 }
 
-static void fd_producer(struct ctx *c, uint32_t id)
+static void fd_producer(struct rb_ctx *c, uint32_t id)
 {
-	producer_rtt(c, &ops_of[c->cfg.transport], id);
+	producer_rtt(c, &rb_ops_of[c->cfg.transport], id);
 }
 
-static void mq_producer(struct ctx *c, uint32_t id)
+static void mq_producer(struct rb_ctx *c, uint32_t id)
 {
-	producer_rtt(c, &ops_of[RB_MQ], id);
+	producer_rtt(c, &rb_ops_of[RB_MQ], id);
 	/* Tell the consumer we are finished (its only way to know). */
 	msg_fill(c, id, 0, 0, MSG_BYE);
 	if (mq_send(c->mq_req, (const char *)c->tx, c->cfg.slot_bytes, 0) < 0)
-		add_error(c);
+		rb_add_error(c);
 }
 
-/* ---- harness ---- */
-
-int rb_cpus(int *cpus, int max)
-{
-	cpu_set_t set;
-	int n = 0;
-
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		for (int i = 0; i < CPU_SETSIZE && n < max; i++)
-			if (CPU_ISSET(i, &set))
-				cpus[n++] = i;
-	if (n == 0)
-		cpus[n++] = 0;
-	return n;
-}
-
-/* same: everyone on the first CPU; cross: the consumer on the first CPU, producers spread over
- * the others; any: left to the scheduler. */
-static void pin(const struct ctx *c, uint32_t role)
-{
-	cpu_set_t set;
-	int cpu;
-
-	if (c->cfg.place == RB_ANY)
-		return;
-	if (c->cfg.place == RB_SAME || c->ncpus < 2 || role == c->cfg.producers)
-		cpu = c->cpus[0];
-	else
-		cpu = c->cpus[1 + role % (uint32_t)(c->ncpus - 1)];
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
-static void child_main(struct ctx *c, const struct ops *ops, uint32_t role)
-{
-	pin(c, role);
-	if (ops->child_init(c, role) != 0)
-		add_error(c);
-	/* Relaxed: the parent only counts arrivals; nothing is published with them. */
-	atomic_fetch_add_explicit(&c->ctl->ready, 1, memory_order_relaxed);
-	/* G1': acquire, pairs with G1 in run(): t_warm_ns and t_end_ns are visible. */
-	while (!atomic_load_explicit(&c->ctl->go, memory_order_acquire))
-		nap_us(50);
-	if (role == c->cfg.producers) {
-		ops->consumer(c);
-	} else {
-		ops->producer(c, role);
-		/* Release: our stats are written before the consumer may see us done. */
-		atomic_fetch_add_explicit(&c->ctl->done, 1, memory_order_release);
-	}
-	_exit(0);
-}
-
-/* Wait for the children; kill them when they are not done by deadline. Returns 1 on a stall. */
-static int reap(pid_t *pid, uint32_t n, uint64_t deadline, uint32_t *crashed)
-{
-	uint32_t left = 0, i;
-	int stalled = 0;
-
-	for (i = 0; i < n; i++)
-		left += pid[i] > 0;
-	while (left) {
-		for (i = 0; i < n; i++) {
-			int st = 0;
-
-			if (pid[i] <= 0 || waitpid(pid[i], &st, stalled ? 0 : WNOHANG) != pid[i])
-				continue;
-			*crashed += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
-			pid[i] = 0;
-			left--;
-		}
-		if (left && !stalled && az_bench_now_ns() > deadline) {
-			for (i = 0; i < n; i++)
-				if (pid[i] > 0)
-					kill(pid[i], SIGKILL);
-			stalled = 1;
-		} else if (left && !stalled) {
-			nap_us(200);
-		}
-	}
-	return stalled;
-}
-
-static void run(struct ctx *c, const struct ops *ops, struct rb_result *res)
-{
-	uint32_t n = c->cfg.producers + 1, started, crashed = 0;
-	uint64_t warm, t0, limit;
-	pid_t pid[RB_MAX_PRODUCERS + 1];
-
-	fflush(NULL); /* children exit with _exit(), but never write twice what we buffered */
-	for (started = 0; started < n; started++) {
-		pid[started] = fork();
-		if (pid[started] < 0) {
-			res->rc = -errno;
-			break;
-		}
-		if (pid[started] == 0)
-			child_main(c, ops, started);
-	}
-	if (ops->after_fork)
-		ops->after_fork(c);
-	limit = az_bench_now_ns() + START_NS;
-	/* Relaxed: a count (see child_main()). */
-	while (started == n && atomic_load_explicit(&c->ctl->ready, memory_order_relaxed) < n &&
-	       az_bench_now_ns() < limit)
-		nap_us(100);
-	if (started == n && atomic_load_explicit(&c->ctl->ready, memory_order_relaxed) == n) {
-		warm = (uint64_t)(c->cfg.seconds * 1e8); /* a tenth of the measuring time */
-		warm = warm < WARM_MAX_NS ? warm : WARM_MAX_NS;
-		t0 = az_bench_now_ns();
-		c->ctl->t_warm_ns = t0 + warm;
-		c->ctl->t_end_ns = t0 + warm + (uint64_t)(c->cfg.seconds * 1e9);
-		/* G1: release, pairs with G1' in child_main(). */
-		atomic_store_explicit(&c->ctl->go, 1, memory_order_release);
-		limit = c->ctl->t_end_ns + GRACE_NS;
-	} else {
-		limit = 0; /* not all children started: stop the ones that did */
-		res->rc = res->rc ? res->rc : -ETIMEDOUT;
-	}
-	res->stalled = reap(pid, started, limit, &crashed) && limit != 0;
-	res->errors += crashed;
-}
-
-static void summarise(struct ctx *c, struct rb_result *res)
-{
-	uint64_t total = 0;
-
-	for (uint32_t i = 0; i < c->cfg.producers; i++) {
-		const struct prod_stats *st = &c->ctl->prod[i];
-
-		res->requests += st->requests;
-		if (st->measured_ns)
-			res->rps += (double)st->requests * 1e9 / (double)st->measured_ns;
-		res->errors += st->errors;
-		if (c->samples && st->nsamples) {
-			/* Compact every producer's samples to the front of the array. */
-			memmove(c->samples + total, c->samples + (size_t)i * MAX_SAMPLES,
-				(size_t)st->nsamples * sizeof(uint32_t));
-			total += st->nsamples;
-		}
-	}
-	/* Relaxed: the children are gone (waitpid ordered their writes before this). */
-	res->errors += atomic_load_explicit(&c->ctl->errors, memory_order_relaxed);
-	res->samples = total;
-	if (total) {
-		az_bench_sort_u32(c->samples, total);
-		res->rtt_median_ns = az_bench_quantile(c->samples, total, 0.5);
-		res->rtt_p99_ns = az_bench_quantile(c->samples, total, 0.99);
-		res->rtt_p999_ns = az_bench_quantile(c->samples, total, 0.999);
-	}
-}
-
-static int check_cfg(const struct rb_cfg *cfg)
-{
-	if (cfg->transport >= RB_NTRANSPORTS || cfg->producers < 1 ||
-	    cfg->producers > RB_MAX_PRODUCERS || cfg->slot_bytes < 64 ||
-	    cfg->slot_bytes % AZ_CACHELINE || cfg->batch < 1 || !(cfg->seconds > 0))
-		return -EINVAL;
-	if ((cfg->transport == RB_STREAM || cfg->transport == RB_MEMCPY) && cfg->producers != 1)
-		return -EINVAL;
-	return 0;
-}
-
-void rb_measure(const struct rb_cfg *cfg, const int *cpus, int ncpus, struct rb_result *res)
-{
-	const struct ops *ops = &ops_of[cfg->transport < RB_NTRANSPORTS ? cfg->transport : 0];
-	struct ctx *c;
-
-	memset(res, 0, sizeof(*res));
-	res->batch = cfg->batch;
-	res->rc = check_cfg(cfg);
-	if (res->rc)
-		return;
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		res->rc = -ENOMEM;
-		return;
-	}
-	c->cfg = *cfg;
-	c->cpus = cpus;
-	c->ncpus = ncpus;
-	c->batch = cfg->batch;
-	c->mq_req = (mqd_t)-1;
-	c->ctl = map_shared(sizeof(*c->ctl));
-	c->tx = aligned_alloc(AZ_CACHELINE, cfg->slot_bytes);
-	c->buf = aligned_alloc(AZ_CACHELINE, cfg->slot_bytes);
-	if (!c->ctl || !c->tx || !c->buf) {
-		res->rc = -ENOMEM;
-		goto out_free;
-	}
-	for (uint32_t i = 0; i < cfg->slot_bytes; i++)
-		c->tx[i] = (uint8_t)(i * 31 + 7);
-	if (ops->send) {
-		c->samples_bytes = (size_t)cfg->producers * MAX_SAMPLES * sizeof(uint32_t);
-		c->samples = map_shared(c->samples_bytes);
-		if (!c->samples) {
-			res->rc = -ENOMEM;
-			goto out_free;
-		}
-	}
-	res->rc = ops->setup(c);
-	if (res->rc)
-		goto out_free;
-	res->batch = c->batch;
-	run(c, ops, res);
-	ops->teardown(c);
-	summarise(c, res);
-out_free:
-	if (c->samples)
-		munmap(c->samples, c->samples_bytes);
-	if (c->ctl)
-		munmap(c->ctl, sizeof(*c->ctl));
-	free(c->buf);
-	free(c->tx);
-	free(c);
-}

@@ -8,7 +8,8 @@ policy logits = W_p h + b_p; value = tanh(w_v h + b_v).
 Loss: mean soft-target cross-entropy + mean squared value error + l2 * sum(weights^2) (weights
 only, not biases, added to the loss as the C trainer does). Optimiser: Adam (0.9, 0.999, 1e-8).
 
-Usage: torch_train_bench.py --point NAME,D,A,H,R,B [--point ...] --seconds S --lr X --l2 X
+Usage: torch_train_bench.py --point NAME,D,A,H,R,B,LR,L2 [--point ...] --seconds S
+(D inputs, A actions, H hidden, R blocks, B batch, LR Adam learning rate, L2 weight penalty).
 Prints one JSON object per point on stdout:
   {"point": NAME, "batch": B, "steps": N, "seconds": T, "samples_per_s": V, "torch": VERSION}
 With --probe, prints {"torch": VERSION, "threads": 1} and exits (used to find an interpreter).
@@ -89,10 +90,8 @@ def measure(d, a, h, r, b, seconds, lr, l2):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--point", action="append", default=[],
-                    help="NAME,D,A,H,R,B (repeatable)")
+                    help="NAME,D,A,H,R,B,LR,L2 (repeatable)")
     ap.add_argument("--seconds", type=float, default=0.5, help="measurement per point")
-    ap.add_argument("--lr", type=float, default=1e-3)
-    ap.add_argument("--l2", type=float, default=1e-4)
     ap.add_argument("--probe", action="store_true", help="report the torch version and exit")
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -100,9 +99,12 @@ def main():
         print(json.dumps({"torch": torch.__version__, "threads": torch.get_num_threads()}))
         return 0
     for p in args.point:
-        name, *dims = p.split(",")
-        d, a, h, r, b = (int(v) for v in dims)
-        steps, el = measure(d, a, h, r, b, args.seconds, args.lr, args.l2)
+        try:
+            name, d, a, h, r, b, lr, l2 = p.split(",")
+            d, a, h, r, b, lr, l2 = int(d), int(a), int(h), int(r), int(b), float(lr), float(l2)
+        except ValueError:
+            ap.error("--point wants NAME,D,A,H,R,B,LR,L2, got %r" % p)
+        steps, el = measure(d, a, h, r, b, args.seconds, lr, l2)
         print(json.dumps({"point": name, "batch": b, "steps": steps, "seconds": el,
                           "samples_per_s": b * steps / el, "torch": torch.__version__}),
               flush=True)

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* Elementwise kernels of the residual MLP: fused bias + activation, residual add + relu, the relu
+ * gradient, and column sums (bias gradients). Grid-stride loops over row-major [rows, cols]; each
+ * computes what the matching loop of gpu/cpu_forward.c or train/trainer.c computes, in the same
+ * order of operations. */
+#include "gpu/cuda_impl.cuh"
+#include "gpu/cuda_kernels.h"
+
+static __global__ void bias_act_kernel(float *y, const float *b, size_t n, uint32_t cols, int act)
+{
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		float v = y[i] + b[i % cols];
+
+		if (act == AZ_CUDA_ACT_RELU)
+			v = v < 0.0f ? 0.0f : v;
+		else if (act == AZ_CUDA_ACT_TANH)
+			v = tanhf(v);
+		y[i] = v;
+	}
+}
+
+/* h + out first, then + b: the CPU reference's summation order. */
+static __global__ void residual_relu_kernel(float *out, const float *h, const float *b, size_t n,
+					    uint32_t cols)
+{
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		float v = __fadd_rn(__fadd_rn(h[i], out[i]), b[i % cols]);
+
+		out[i] = v < 0.0f ? 0.0f : v;
+	}
+}
+
+static __global__ void relu_grad_kernel(const float *y, const float *dy, float *g, size_t n)
+{
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		g[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+/* One thread per column, rows in order: neighbouring threads read neighbouring floats
+ * (coalesced), and the fp32 sum is bit-identical to the CPU trainer's loop. */
+static __global__ void colsum_kernel(const float *m, uint32_t rows, uint32_t cols, float *out)
+{
+	for (uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < cols;
+	     c += gridDim.x * blockDim.x) {
+		float s = 0.0f;
+
+		for (uint32_t r = 0; r < rows; r++)
+			s = __fadd_rn(s, m[(size_t)r * cols + c]);
+		out[c] = s;
+	}
+}
+
+extern "C" {
+
+void az_cuda_bias_act(float *y, const float *b, uint32_t rows, uint32_t cols, int act,
+		      void *stream)
+{
+	size_t n = (size_t)rows * cols;
+
+	if (n == 0)
+		return;
+	bias_act_kernel<<<az_grid_for(n), AZ_THREADS, 0, az_stream(stream)>>>(y, b, n, cols, act);
+	AZ_CUDA_LAUNCHED();
+}
+
+void az_cuda_residual_relu(float *out, const float *h, const float *b, uint32_t rows,
+			   uint32_t cols, void *stream)
+{
+	size_t n = (size_t)rows * cols;
+
+	if (n == 0)
+		return;
+	residual_relu_kernel<<<az_grid_for(n), AZ_THREADS, 0, az_stream(stream)>>>(out, h, b, n,
+										    cols);
+	AZ_CUDA_LAUNCHED();
+}
+
+void az_cuda_relu_grad(const float *y, const float *dy, float *g, size_t n, void *stream)
+{
+	if (n == 0)
+		return;
+	relu_grad_kernel<<<az_grid_for(n), AZ_THREADS, 0, az_stream(stream)>>>(y, dy, g, n);
+	AZ_CUDA_LAUNCHED();
+}
+
+void az_cuda_colsum(const float *m, uint32_t rows, uint32_t cols, float *out, void *stream)
+{
+	if (cols == 0)
+		return;
+	colsum_kernel<<<az_grid_for(cols), AZ_THREADS, 0, az_stream(stream)>>>(m, rows, cols, out);
+	AZ_CUDA_LAUNCHED();
+}
+
+} /* extern "C" */

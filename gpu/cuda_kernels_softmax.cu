@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* The softmax family, one block per row: the legal-move masked softmax served to the workers,
+ * the policy cross-entropy of training (loss and gradient w.r.t. the logits) and the value head's
+ * squared error. Reductions run in double like the CPU trainer's, in a fixed order. */
+#include "gpu/cuda_impl.cuh"
+#include "gpu/cuda_kernels.h"
+
+static __global__ void masked_softmax_kernel(const float *logits, const uint8_t *legal,
+					     uint32_t A, float *prob)
+{
+	size_t r = blockIdx.x;
+
+	/* prob is its own scratch: each entry is written by the thread that later scales it. */
+	az_row_masked_softmax(logits + r * A, legal + r * A, A, prob + r * A, prob + r * A);
+}
+
+/* As forward_loss() in train/trainer.c: lse = max + log sum exp(l - max) over all actions,
+ * ce = -sum pi (l - lse), d l_i = (exp(l_i - lse) sum(pi) - pi_i) inv_b. */
+static __global__ void policy_xent_kernel(const float *logits, const float *pi, uint32_t A,
+					  double inv_b, float *dlogits, double *row_ce)
+{
+	__shared__ float sf[32];
+	__shared__ double sd[32];
+	size_t r = blockIdx.x;
+	const float *lg = logits + r * A, *tp = pi + r * A;
+	float m = -INFINITY;
+	double s = 0.0, cross = 0.0, mass = 0.0;
+
+	for (uint32_t i = threadIdx.x; i < A; i += blockDim.x)
+		m = lg[i] > m ? lg[i] : m;
+	m = az_block_reduce(m, az_op_max(), -INFINITY, sf);
+	for (uint32_t i = threadIdx.x; i < A; i += blockDim.x)
+		s += exp((double)lg[i] - (double)m);
+	s = az_block_reduce(s, az_op_sum<double>(), 0.0, sd);
+	double lse = (double)m + log(s);
+
+	for (uint32_t i = threadIdx.x; i < A; i += blockDim.x) {
+		cross += (double)tp[i] * ((double)lg[i] - lse);
+		mass += tp[i];
+	}
+	cross = az_block_reduce(cross, az_op_sum<double>(), 0.0, sd);
+	mass = az_block_reduce(mass, az_op_sum<double>(), 0.0, sd);
+	if (threadIdx.x == 0)
+		row_ce[r] = -cross;
+	if (!dlogits)
+		return;
+	for (uint32_t i = threadIdx.x; i < A; i += blockDim.x)
+		dlogits[r * A + i] = (float)((exp((double)lg[i] - lse) * mass - tp[i]) * inv_b);
+}
+
+static __global__ void value_loss_kernel(const float *value, const float *z, uint32_t rows,
+					 double inv_b, float *dpre, double *row_se)
+{
+	for (uint32_t r = blockIdx.x * blockDim.x + threadIdx.x; r < rows;
+	     r += gridDim.x * blockDim.x) {
+		double v = value[r], d = v - z[r];
+
+		row_se[r] = d * d;
+		if (dpre)
+			dpre[r] = (float)(2.0 * d * (1.0 - v * v) * inv_b);
+	}
+}
+
+extern "C" {
+
+void az_cuda_masked_softmax(const float *logits, const uint8_t *legal, uint32_t rows,
+			    uint32_t actions, float *prob, void *stream)
+{
+	if (rows == 0 || actions == 0)
+		return;
+	masked_softmax_kernel<<<rows, AZ_ROW_THREADS, 0, az_stream(stream)>>>(logits, legal,
+									      actions, prob);
+	AZ_CUDA_LAUNCHED();
+}
+
+void az_cuda_policy_xent(const float *logits, const float *pi, uint32_t rows, uint32_t actions,
+			 double inv_b, float *dlogits, double *row_ce, void *stream)
+{
+	if (rows == 0 || actions == 0)
+		return;
+	policy_xent_kernel<<<rows, AZ_ROW_THREADS, 0, az_stream(stream)>>>(logits, pi, actions,
+									   inv_b, dlogits, row_ce);
+	AZ_CUDA_LAUNCHED();
+}
+
+void az_cuda_value_loss(const float *value, const float *z, uint32_t rows, double inv_b,
+			float *dpre, double *row_se, void *stream)
+{
+	if (rows == 0)
+		return;
+	value_loss_kernel<<<az_grid_for(rows), AZ_THREADS, 0, az_stream(stream)>>>(value, z, rows,
+										    inv_b, dpre,
+										    row_se);
+	AZ_CUDA_LAUNCHED();
+}
+
+} /* extern "C" */

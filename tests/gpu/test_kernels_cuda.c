@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: MIT */
+/* Every CUDA kernel of gpu/cuda_kernels.h against a CPU reference on random inputs (ggml
+ * test-backend-ops style): outputs are poisoned with NaN before each launch, so an element the
+ * kernel forgot fails; every CUDA call's status is checked. Exits 77 (skipped) without a device. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define AZ_GPU_TEST_DEVICE 1
+#include "gpu/backend.h"
+#include "gpu/cuda_kernels.h"
+#include "gpu/model.h"
+#include "shm/rng.h"
+#include "shm/slot.h"
+#include "tests/gpu/gpu_test_util.h"
+
+#define TOL 1e-5
+
+static float relu(float v)
+{
+	return v < 0.0f ? 0.0f : v;
+}
+
+static void test_bias_act(void **state)
+{
+	const uint32_t rows = 37, cols = 19;
+	size_t n = (size_t)rows * cols;
+	float *y = xmalloc(n * 4), *b = xmalloc(cols * 4), *want = xmalloc(n * 4);
+	float *got = xmalloc(n * 4);
+	struct az_rng rng;
+
+	(void)state;
+	az_rng_seed(&rng, 11);
+	fill_uniform(y, n, &rng, -2, 2);
+	fill_uniform(b, cols, &rng, -1, 1);
+	for (int act = AZ_CUDA_ACT_NONE; act <= AZ_CUDA_ACT_TANH; act++) {
+		float *dy = dev_from(y, n * 4), *db = dev_from(b, cols * 4);
+
+		for (size_t i = 0; i < n; i++) {
+			float v = y[i] + b[i % cols];
+
+			want[i] = act == AZ_CUDA_ACT_RELU   ? relu(v)
+				  : act == AZ_CUDA_ACT_TANH ? tanhf(v)
+							    : v;
+		}
+		az_cuda_bias_act(dy, db, rows, cols, act, NULL);
+		poison(got, n * 4);
+		dev_to(got, dy, n * 4);
+		check_close_tol(got, want, n, TOL, "bias_act");
+		az_cuda_dev_free(dy);
+		az_cuda_dev_free(db);
+	}
+	free(y);
+	free(b);
+	free(want);
+	free(got);
+}
+
+static void test_residual_relu(void **state)
+{
+	const uint32_t rows = 33, cols = 70;
+	size_t n = (size_t)rows * cols;
+	float *out = xmalloc(n * 4), *h = xmalloc(n * 4), *b = xmalloc(cols * 4);
+	float *want = xmalloc(n * 4), *got = xmalloc(n * 4);
+	struct az_rng rng;
+
+	(void)state;
+	az_rng_seed(&rng, 12);
+	fill_uniform(out, n, &rng, -2, 2);
+	fill_uniform(h, n, &rng, -2, 2);
+	fill_uniform(b, cols, &rng, -1, 1);
+	for (size_t i = 0; i < n; i++)
+		want[i] = relu(h[i] + out[i] + b[i % cols]);
+	float *dout = dev_from(out, n * 4), *dh = dev_from(h, n * 4), *db = dev_from(b, cols * 4);
+
+	az_cuda_residual_relu(dout, dh, db, rows, cols, NULL);
+	poison(got, n * 4);
+	dev_to(got, dout, n * 4);
+	check_close_tol(got, want, n, TOL, "residual_relu");
+	az_cuda_dev_free(dout);
+	az_cuda_dev_free(dh);
+	az_cuda_dev_free(db);
+	free(out);
+	free(h);
+	free(b);
+	free(want);
+	free(got);
+}
+
+static void test_relu_grad_colsum(void **state)
+{
+	const uint32_t rows = 45, cols = 300;
+	size_t n = (size_t)rows * cols;
+	float *y = xmalloc(n * 4), *dy = xmalloc(n * 4), *want = xmalloc(n * 4);
+	float *got = xmalloc(n * 4), *cw = xmalloc(cols * 4), *cg = xmalloc(cols * 4);
+	struct az_rng rng;
+
+	(void)state;
+	az_rng_seed(&rng, 13);
+	fill_uniform(y, n, &rng, -1, 1);
+	fill_uniform(dy, n, &rng, -1, 1);
+	for (size_t i = 0; i < n; i++)
+		want[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+	float *d_y = dev_from(y, n * 4), *d_dy = dev_from(dy, n * 4), *d_g = dev_poisoned(n * 4);
+
+	az_cuda_relu_grad(d_y, d_dy, d_g, n, NULL);
+	dev_to(got, d_g, n * 4);
+	check_close_tol(got, want, n, 0.0, "relu_grad");
+
+	/* Column sums, in row order: the CPU trainer's loop. */
+	float *d_c = dev_poisoned(cols * 4);
+
+	for (uint32_t c = 0; c < cols; c++) {
+		cw[c] = 0.0f;
+		for (uint32_t r = 0; r < rows; r++)
+			cw[c] += dy[(size_t)r * cols + c];
+	}
+	az_cuda_colsum(d_dy, rows, cols, d_c, NULL);
+	dev_to(cg, d_c, cols * 4);
+	check_close_tol(cg, cw, cols, 1e-6, "colsum");
+	az_cuda_dev_free(d_y);
+	az_cuda_dev_free(d_dy);
+	az_cuda_dev_free(d_g);
+	az_cuda_dev_free(d_c);
+	free(y);
+	free(dy);
+	free(want);
+	free(got);
+	free(cw);
+	free(cg);
+}
+
+/* Rows with the edge cases first (no legal move, one, all -inf, a NaN logit that is illegal),
+ * then random masks; A > the block size so every loop strides. */
+static void make_softmax_rows(uint32_t rows, uint32_t A, float *logits, uint8_t *legal,
+			      struct az_rng *rng)
+{
+	fill_uniform(logits, (size_t)rows * A, rng, -8, 8);
+	for (size_t i = 0; i < (size_t)rows * A; i++)
+		legal[i] = az_rng_uniform(rng) < 0.5;
+	memset(legal, 0, A);              /* row 0: no legal move */
+	memset(legal + A, 0, A);          /* row 1: exactly one */
+	legal[A + A / 2] = 1;
+	for (uint32_t i = 0; i < A; i++)  /* row 2: legal logits all -inf */
+		logits[2 * A + i] = -INFINITY;
+	logits[3 * A + 1] = NAN;          /* row 3: an illegal NaN must not matter */
+	legal[3 * A + 1] = 0;
+}
+
+static void test_masked_softmax(void **state)
+{
+	const uint32_t rows = 9, A = 300;
+	size_t n = (size_t)rows * A;
+	float *logits = xmalloc(n * 4), *want = xmalloc(n * 4), *got = xmalloc(n * 4);
+	uint8_t *legal = xmalloc(n);
+	struct az_rng rng;
+
+	(void)state;
+	az_rng_seed(&rng, 14);
+	make_softmax_rows(rows, A, logits, legal, &rng);
+	for (uint32_t r = 0; r < rows; r++)
+		az_masked_softmax(logits + (size_t)r * A, legal + (size_t)r * A, A,
+				  want + (size_t)r * A);
+	float *dl = dev_from(logits, n * 4), *dp = dev_poisoned(n * 4);
+	uint8_t *dm = dev_from(legal, n);
+
+	az_cuda_masked_softmax(dl, dm, rows, A, dp, NULL);
+	dev_to(got, dp, n * 4);
+	check_close_tol(got, want, n, TOL, "masked_softmax");
+	assert_true(got[A + A / 2] == 1.0f); /* the single legal move */
+	az_cuda_dev_free(dl);
+	az_cuda_dev_free(dp);
+	az_cuda_dev_free(dm);
+	free(logits);
+	free(want);
+	free(got);
+	free(legal);
+}
+
+/* The loss terms of train/trainer.c, per row. */
+static void xent_ref(const float *lg, const float *tp, uint32_t A, double inv_b, float *dl,
+		     double *ce)
+{
+	double max = lg[0], lse = 0.0, mass = 0.0, cross = 0.0;
+
+	for (uint32_t i = 1; i < A; i++)
+		max = lg[i] > max ? lg[i] : max;
+	for (uint32_t i = 0; i < A; i++)
+		lse += exp(lg[i] - max);
+	lse = max + log(lse);
+	for (uint32_t i = 0; i < A; i++) {
+		cross += tp[i] * (lg[i] - lse);
+		mass += tp[i];
+	}
+	*ce = -cross;
+	for (uint32_t i = 0; i < A; i++)
+		dl[i] = (float)((exp(lg[i] - lse) * mass - tp[i]) * inv_b);
+}
+
+static void test_policy_value_loss(void **state)
+{
+	const uint32_t rows = 21, A = 150;
+	size_t n = (size_t)rows * A;
+	double inv_b = 1.0 / rows;
+	float *lg = xmalloc(n * 4), *pi = xmalloc(n * 4), *dl_w = xmalloc(n * 4);
+	float *dl_g = xmalloc(n * 4), v[21], z[21], dp_w[21], dp_g[21];
+	double ce_w[21], ce_g[21], se_w[21], se_g[21];
+	struct az_rng rng;
+
+	(void)state;
+	az_rng_seed(&rng, 15);
+	fill_uniform(lg, n, &rng, -5, 5);
+	fill_uniform(pi, n, &rng, 0, 1);
+	for (uint32_t r = 0; r < rows; r++) {
+		xent_ref(lg + (size_t)r * A, pi + (size_t)r * A, A, inv_b, dl_w + (size_t)r * A,
+			 &ce_w[r]);
+		v[r] = (float)(2 * az_rng_uniform(&rng) - 1);
+		z[r] = (float)az_rng_below(&rng, 3) - 1.0f;
+		double d = (double)v[r] - z[r];
+
+		se_w[r] = d * d;
+		dp_w[r] = (float)(2.0 * d * (1.0 - (double)v[r] * v[r]) * inv_b);
+	}
+	float *d_lg = dev_from(lg, n * 4), *d_pi = dev_from(pi, n * 4), *d_dl = dev_poisoned(n * 4);
+	float *d_v = dev_from(v, sizeof(v)), *d_z = dev_from(z, sizeof(z));
+	float *d_dp = dev_poisoned(sizeof(dp_g));
+	double *d_ce = dev_poisoned(sizeof(ce_g)), *d_se = dev_poisoned(sizeof(se_g));
+	double *d_sum = dev_poisoned(sizeof(double)), sum_g, sum_w = 0.0;
+
+	az_cuda_policy_xent(d_lg, d_pi, rows, A, inv_b, d_dl, d_ce, NULL);
+	az_cuda_value_loss(d_v, d_z, rows, inv_b, d_dp, d_se, NULL);
+	az_cuda_sum_f64(d_ce, rows, d_sum, NULL);
+	dev_to(dl_g, d_dl, n * 4);
+	dev_to(ce_g, d_ce, sizeof(ce_g));
+	dev_to(dp_g, d_dp, sizeof(dp_g));
+	dev_to(se_g, d_se, sizeof(se_g));
+	dev_to(&sum_g, d_sum, sizeof(sum_g));
+	check_close_tol(dl_g, dl_w, n, TOL, "dlogits");
+	check_close_f64(ce_g, ce_w, rows, 1e-12, "row_ce");
+	check_close_tol(dp_g, dp_w, rows, TOL, "dpre");
+	check_close_f64(se_g, se_w, rows, 1e-12, "row_se");
+	for (uint32_t r = 0; r < rows; r++)
+		sum_w += ce_w[r];
+	check_close_f64(&sum_g, &sum_w, 1, 1e-12, "sum_f64");
+
+	/* Evaluation mode: no gradient written (the poison stays). */
+	assert_int_equal(az_cuda_memset(d_dl, 0xff, n * 4), 0);
+	az_cuda_policy_xent(d_lg, d_pi, rows, A, inv_b, NULL, d_ce, NULL);
+	dev_to(dl_g, d_dl, n * 4);
+	assert_true(isnan(dl_g[0]) && isnan(dl_g[n - 1]));
+	void *bufs[] = { d_lg, d_pi, d_dl, d_v, d_z, d_dp, d_ce, d_se, d_sum };
+
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		az_cuda_dev_free(bufs[i]);
+	free(lg);
+	free(pi);
+	free(dl_w);
+	free(dl_g);
+}
+
+/* A fake ring segment of 16 slots in page-aligned host memory, registered and mapped: gather 5 of
+ * them (scrambled) into a bucket of 8 rows, scatter results back; the other 11 slots and the
+ * padding rows must stay untouched. */
+static void test_gather_scatter(void **state)
+{
+	const uint32_t D = 11, A = 9, NSLOTS = 16, ROWS = 8, N = 5;
+	const uint32_t pick[5] = { 3, 14, 0, 7, 9 };
+	struct az_slot_layout l;
+	struct az_cuda_slot_geom g;
+	struct az_rng rng;
+	void *seg = NULL, *dev_base = NULL;
+	float logits[8 * 9], value[8], x[8 * 11], want[9];
+
+	(void)state;
+	az_slot_layout_init(&l, D, A);
+	az_cuda_slot_geom_init(&g, D, A);
+	assert_int_equal(g.bytes, l.bytes);
+	/* Whole pages, as the server registers its segment. */
+	size_t bytes = ((size_t)NSLOTS * l.bytes + 4095) / 4096 * 4096;
+
+	assert_int_equal(posix_memalign(&seg, 4096, bytes), 0);
+	az_rng_seed(&rng, 16);
+	for (uint32_t s = 0; s < NSLOTS; s++) {
+		uint8_t *slot = (uint8_t *)seg + (size_t)s * l.bytes;
+		struct az_slot_hdr *h = az_slot_hdr(slot);
+
+		memset(slot, 0, l.bytes);
+		h->status = 7;
+		poison(&h->value, sizeof(h->value));
+		fill_uniform(az_slot_features(slot, &l), D, &rng, -1, 1);
+		for (uint32_t a = 0; a < A; a++)
+			az_slot_legal(slot, &l)[a] = (uint8_t)(az_rng_uniform(&rng) < 0.6);
+		poison(az_slot_policy(slot, &l), A * 4);
+	}
+	assert_int_equal(az_cuda_host_register(seg, bytes, &dev_base), 0);
+	uint64_t desc[2 + 8];
+
+	desc[0] = N;
+	desc[1] = (uint64_t)(uintptr_t)dev_base;
+	for (uint32_t i = 0; i < ROWS; i++)
+		/* Padding rows' offsets are never read. */
+		desc[2 + i] = i < N ? (uint64_t)pick[i] * l.bytes : UINT64_MAX;
+	uint64_t *d_desc = dev_from(desc, sizeof(desc));
+	float *d_x = dev_poisoned(sizeof(x));
+
+	az_cuda_gather_slots(d_desc, &g, ROWS, d_x, NULL);
+	dev_to(x, d_x, sizeof(x));
+	for (uint32_t i = 0; i < ROWS; i++) {
+		uint8_t *slot = (uint8_t *)seg + (size_t)pick[i % N] * l.bytes;
+		const float *src = az_slot_features(slot, &l);
+
+		for (uint32_t j = 0; j < D; j++)
+			assert_true(x[i * D + j] == (i < N ? src[j] : 0.0f));
+	}
+
+	fill_uniform(logits, ROWS * A, &rng, -3, 3);
+	fill_uniform(value, ROWS, &rng, -1, 1);
+	float *d_lg = dev_from(logits, sizeof(logits)), *d_v = dev_from(value, sizeof(value));
+	float *d_tmp = dev_poisoned(sizeof(logits));
+
+	az_cuda_scatter_slots(d_desc, &g, ROWS, d_lg, d_v, d_tmp, NULL);
+	assert_int_equal(az_cuda_sync(), 0);
+	for (uint32_t s = 0; s < NSLOTS; s++) {
+		uint8_t *slot = (uint8_t *)seg + (size_t)s * l.bytes;
+		struct az_slot_hdr *h = az_slot_hdr(slot);
+		int row = -1;
+
+		for (uint32_t i = 0; i < N; i++)
+			if (pick[i] == s)
+				row = (int)i;
+		if (row < 0) {
+			assert_int_equal(h->status, 7);
+			assert_true(isnan(h->value) && isnan(az_slot_policy(slot, &l)[0]));
+			continue;
+		}
+		az_masked_softmax(logits + (size_t)row * A, az_slot_legal(slot, &l), A, want);
+		check_close_tol(az_slot_policy(slot, &l), want, A, TOL, "slot policy");
+		assert_int_equal(h->status, 0);
+		assert_true(h->value == value[row]);
+	}
+	az_cuda_host_unregister(seg);
+	az_cuda_dev_free(d_desc);
+	az_cuda_dev_free(d_x);
+	az_cuda_dev_free(d_lg);
+	az_cuda_dev_free(d_v);
+	az_cuda_dev_free(d_tmp);
+	free(seg);
+}
+
+static void test_optimisers(void **state)
+{
+	const size_t n = 5000;
+	const float b1 = 0.9f, b2 = 0.999f, step = 1e-3f, eps = 1e-8f, mu = 0.9f, lr = 0.01f;
+	float *w = xmalloc(n * 4), *g = xmalloc(n * 4), *m = xmalloc(n * 4), *v = xmalloc(n * 4);
+	float *got = xmalloc(n * 4);
+	uint8_t *decay = xmalloc(n);
+	struct az_rng rng;
+
+	(void)state;
+	az_rng_seed(&rng, 17);
+	fill_uniform(w, n, &rng, -1, 1);
+	fill_uniform(g, n, &rng, -0.1, 0.1);
+	fill_uniform(m, n, &rng, -0.01, 0.01);
+	fill_uniform(v, n, &rng, 0, 1e-4);
+	for (size_t i = 0; i < n; i++)
+		decay[i] = (uint8_t)(i % 3 != 0);
+	float *dw = dev_from(w, n * 4), *dg = dev_from(g, n * 4), *dm = dev_from(m, n * 4);
+	float *dv = dev_from(v, n * 4);
+	uint8_t *ddecay = dev_from(decay, n);
+
+	/* L2 gradient, sum of squares (before any update) */
+	double *d_part = dev_poisoned(AZ_CUDA_REDUCE_BLOCKS * 8), *d_sq = dev_poisoned(8);
+	double sq_w = 0.0, sq_g;
+
+	az_cuda_l2_grad(dw, ddecay, n, 2.0f * 1e-4f, dg, NULL);
+	az_cuda_sumsq_masked(dw, ddecay, n, d_part, d_sq, NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (decay[i]) {
+			g[i] += 2.0f * 1e-4f * w[i];
+			sq_w += (double)w[i] * w[i];
+		}
+	}
+	dev_to(got, dg, n * 4);
+	check_close_tol(got, g, n, 1e-7, "l2_grad");
+	dev_to(&sq_g, d_sq, 8);
+	check_close_f64(&sq_g, &sq_w, 1, 1e-12, "sumsq");
+
+	/* Adam, as adam_update() in train/trainer.c */
+	az_cuda_adam(dw, dg, dm, dv, n, b1, b2, step, eps, NULL);
+	for (size_t i = 0; i < n; i++) {
+		m[i] = b1 * m[i] + (1.0f - b1) * g[i];
+		v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+		w[i] -= step * m[i] / (sqrtf(v[i]) + eps);
+	}
+	dev_to(got, dw, n * 4);
+	check_close_tol(got, w, n, 1e-7, "adam w");
+	dev_to(got, dm, n * 4);
+	check_close_tol(got, m, n, 1e-7, "adam m");
+	dev_to(got, dv, n * 4);
+	check_close_tol(got, v, n, 1e-7, "adam v");
+
+	/* SGD with momentum (m as the velocity) */
+	az_cuda_sgd(dw, dg, dm, n, mu, lr, NULL);
+	for (size_t i = 0; i < n; i++) {
+		m[i] = mu * m[i] + g[i];
+		w[i] -= lr * m[i];
+	}
+	dev_to(got, dw, n * 4);
+	check_close_tol(got, w, n, 1e-7, "sgd w");
+	void *bufs[] = { dw, dg, dm, dv, ddecay, d_part, d_sq };
+
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		az_cuda_dev_free(bufs[i]);
+	free(w);
+	free(g);
+	free(m);
+	free(v);
+	free(got);
+	free(decay);
+}
+
+int main(void)
+{
+	if (!az_cuda_available()) {
+		fprintf(stderr, "no CUDA device: skipped\n");
+		return 77;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bias_act),
+		cmocka_unit_test(test_residual_relu),
+		cmocka_unit_test(test_relu_grad_colsum),
+		cmocka_unit_test(test_masked_softmax),
+		cmocka_unit_test(test_policy_value_loss),
+		cmocka_unit_test(test_gather_scatter),
+		cmocka_unit_test(test_optimisers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

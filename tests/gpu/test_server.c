@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/* The inference server end to end: a forked az_infer_serve() drains three real shm rings fed by
+ * this process; every response (masked-softmax policy, value, status) is checked against the CPU
+ * reference forward pass. Requests for an unloaded model or a bad model id must come back with
+ * status 1. Run as `test_server` (cpu backend, the staging path; label unit) and as
+ * `test_server cuda` (label gpu: the zero-copy path with two streams and CUDA graphs, then again
+ * with AZ_CUDA_GRAPHS=0; exits 77 without a device). */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "gpu/backend.h"
+#include "gpu/checkpoint.h"
+#include "gpu/model.h"
+#include "gpu/server.h"
+#include "shm/control.h"
+#include "shm/rng.h"
+#include "shm/segment.h"
+#include "shm/slot.h"
+#include "tests/gpu/gpu_test_util.h"
+
+#define NRINGS 3
+#define CAPACITY 16
+#define PER_RING 300
+#define NREQ (NRINGS * PER_RING)
+#define D 20
+#define A 12
+
+static const struct az_arch arch = { .inputs = D, .hidden = 32, .blocks = 2, .actions = A };
+static enum az_backend_kind backend = AZ_BACKEND_CPU;
+
+struct expect {
+	uint32_t model;
+	float x[D];
+	uint8_t legal[A];
+	float policy[A];
+	float value;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Requests: mostly model 0 (loaded), some model 1 (never loaded), some a bad id. Expected
+ * answers of model 0 from the CPU reference, one batch for all. */
+static struct expect *make_requests(const struct az_model *m)
+{
+	struct expect *e = xmalloc(NREQ * sizeof(*e));
+	float *x = xmalloc((size_t)NREQ * D * sizeof(float));
+	struct az_acts acts;
+	struct az_rng rng;
+
+	az_rng_seed(&rng, 77);
+	for (uint32_t t = 0; t < NREQ; t++) {
+		uint32_t pick = az_rng_below(&rng, 20);
+
+		e[t].model = pick == 0 ? 1u : pick == 1 ? 7u : 0u;
+		fill_uniform(e[t].x, D, &rng, -1, 1);
+		for (uint32_t a = 0; a < A; a++)
+			e[t].legal[a] = (uint8_t)(az_rng_uniform(&rng) < 0.5);
+		memcpy(x + (size_t)t * D, e[t].x, sizeof(e[t].x));
+	}
+	assert_int_equal(az_acts_create(&arch, NREQ, &acts), 0);
+	az_model_forward(m, NREQ, x, &acts);
+	for (uint32_t t = 0; t < NREQ; t++) {
+		az_masked_softmax(acts.logits + (size_t)t * A, e[t].legal, A, e[t].policy);
+		e[t].value = acts.value[t];
+	}
+	az_acts_destroy(&acts);
+	free(x);
+	return e;
+}
+
+static void check_response(void *slot, const struct az_slot_layout *l, const struct expect *e)
+{
+	struct az_slot_hdr *h = az_slot_hdr(slot);
+
+	if (e->model != 0) {
+		assert_int_equal(h->status, 1);
+		assert_true(h->value == 0.0f);
+		return;
+	}
+	assert_int_equal(h->status, 0);
+	check_close_tol(az_slot_policy(slot, l), e->policy, A, 1e-5, "policy");
+	check_close_tol(&h->value, &e->value, 1, 1e-5, "value");
+}
+
+/* Act as the producer of every ring: keep them full, check each result as it arrives. */
+static void produce_and_check(struct az_seg *seg, const struct expect *e)
+{
+	struct az_ring rings[NRINGS];
+	struct az_slot_layout l;
+	struct az_wait wait = { .spin = 100, .timeout_us = 100000 };
+	uint32_t sent[NRINGS] = { 0 }, done = 0, idle = 0;
+
+	az_slot_layout_init(&l, D, A);
+	for (uint32_t i = 0; i < NRINGS; i++)
+		assert_int_equal(az_seg_ring(seg, i, &rings[i]), 0);
+	while (done < NREQ) {
+		int progressed = 0;
+
+		for (uint32_t i = 0; i < NRINGS; i++) {
+			void *slot;
+
+			while (sent[i] < PER_RING && (slot = az_ring_claim(&rings[i], NULL))) {
+				uint32_t t = i * PER_RING + sent[i]++;
+				struct az_slot_hdr *h = az_slot_hdr(slot);
+
+				h->model = e[t].model;
+				h->tag = t;
+				h->status = 9;
+				h->value = NAN; /* poison: the server must overwrite both */
+				memcpy(az_slot_features(slot, &l), e[t].x, sizeof(e[t].x));
+				memcpy(az_slot_legal(slot, &l), e[t].legal, A);
+				poison(az_slot_policy(slot, &l), A * sizeof(float));
+				az_ring_publish(&rings[i]);
+				progressed = 1;
+			}
+			while ((slot = az_ring_result(&rings[i], NULL))) {
+				uint32_t t = az_slot_hdr(slot)->tag;
+
+				assert_true(t / PER_RING == i && t < NREQ);
+				check_response(slot, &l, &e[t]);
+				az_ring_release(&rings[i]);
+				done++;
+				progressed = 1;
+			}
+		}
+		if (progressed) {
+			idle = 0;
+			continue;
+		}
+		for (uint32_t i = 0; i < NRINGS; i++) {
+			if (az_ring_inflight(&rings[i]) > 0) {
+				int rc = az_ring_wait_result(&rings[i], &wait);
+
+				assert_true(rc == 0 || rc == -ETIMEDOUT);
+				break;
+			}
+		}
+		if (++idle > 200)
+			fail_msg("no response for 20 s (%u of %u done)", done, NREQ);
+	}
+}
+
+/* Publish the checkpoint as model 0 and wait for the server's acknowledgement. */
+static void serve_model(struct az_ctl_shm *ctl, const char *path)
+{
+	double t0 = now_s();
+
+	snprintf(ctl->model_path[0], AZ_CTL_PATH_MAX, "%s", path);
+	/* C1: pairs with C1' in the server's poll_models(). */
+	atomic_store_explicit(&ctl->model_gen[0], 1, memory_order_release);
+	/* C2': pairs with C2 in the server. */
+	while (atomic_load_explicit(&ctl->model_ack[0], memory_order_acquire) != 1) {
+		if (now_s() - t0 > 60)
+			fail_msg("the server did not load the model");
+		usleep(1000);
+	}
+	assert_int_equal(atomic_load_explicit(&ctl->model_err[0], memory_order_relaxed), 0);
+}
+
+/* One server lifetime; returns what it logged. */
+static char *run_server(const struct az_model *m, const struct expect *e, const char *ckpt)
+{
+	struct az_slot_layout l;
+	struct az_seg seg;
+	char name[64];
+	int fds[2];
+	static char log[4096];
+
+	az_slot_layout_init(&l, D, A);
+	struct az_seg_params sp = { .nrings = NRINGS, .capacity = CAPACITY, .slot_bytes = l.bytes,
+				    .ctl_bytes = (uint32_t)sizeof(struct az_ctl_shm) };
+
+	(void)m;
+	az_seg_name(name, sizeof(name), "test-server");
+	assert_int_equal(az_seg_create(&seg, name, &sp), 0);
+	assert_int_equal(pipe(fds), 0);
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct az_infer_config ic = { .backend = backend, .features = D, .actions = A,
+					      .max_batch = 16, .deadline_us = 200, .spin = 64,
+					      .log_fd = fds[1] };
+
+		/* A failed check ends the parent without a stop request: die with it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(fds[0]);
+		_exit(az_infer_serve(&seg, &ic) < 0 ? 1 : 0);
+	}
+	close(fds[1]);
+	struct az_ctl_shm *ctl = az_seg_ctl(&seg);
+
+	serve_model(ctl, ckpt);
+	produce_and_check(&seg, e);
+	/* Release: pairs with the server loop's acquire load of stop. */
+	atomic_store_explicit(&ctl->stop, 1, memory_order_release);
+	int status = 0;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(atomic_load_explicit(&ctl->evals, memory_order_relaxed) >= NREQ);
+	ssize_t n = read(fds[0], log, sizeof(log) - 1);
+
+	log[n > 0 ? n : 0] = '\0';
+	close(fds[0]);
+	assert_int_equal(az_seg_destroy(&seg), 0);
+	return log;
+}
+
+static void test_serve(void **state)
+{
+	struct az_model *m = random_model(&arch, 5);
+	struct expect *e = make_requests(m);
+	char dir[] = "/tmp/az-test-server-XXXXXX", ckpt[128], err[256];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(ckpt, sizeof(ckpt), "%s/m.safetensors", dir);
+	snprintf(m->game, sizeof(m->game), "test");
+	assert_int_equal(az_ckpt_save(ckpt, m, err, sizeof(err)), 0);
+
+	char *log = run_server(m, e, ckpt);
+
+	if (backend == AZ_BACKEND_CUDA) {
+		/* The zero-copy path was taken, with graphs; then again without graphs. */
+		assert_non_null(strstr(log, "zero-copy feed: segment registered"));
+		assert_non_null(strstr(log, "CUDA graphs for"));
+		setenv("AZ_CUDA_GRAPHS", "0", 1);
+		log = run_server(m, e, ckpt);
+		unsetenv("AZ_CUDA_GRAPHS");
+		assert_non_null(strstr(log, "zero-copy feed: segment registered"));
+		assert_non_null(strstr(log, "no CUDA graphs"));
+	} else {
+		assert_null(strstr(log, "zero-copy"));
+	}
+	unlink(ckpt);
+	rmdir(dir);
+	free(e);
+	az_model_destroy(m);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "cuda") == 0) {
+		if (!az_cuda_available()) {
+			fprintf(stderr, "no CUDA device: skipped\n");
+			return 77;
+		}
+		backend = AZ_BACKEND_CUDA;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_serve),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/* The GPU trainer (gpu/cuda_train.h, train/trainer_cuda.h) against the CPU trainer
+ * (train/trainer.h): same model, same minibatches; loss terms, the full gradient and the
+ * parameters after Adam and SGD steps agree within fp32 tolerance. Outputs are poisoned with NaN
+ * first. Exits 77 (skipped) without a CUDA device. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gpu/backend.h"
+#include "gpu/cuda_train.h"
+#include "gpu/model.h"
+#include "shm/rng.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "train/trainer.h"
+#include "train/trainer_cuda.h"
+
+#define B 13
+
+static const struct az_arch arch = { .inputs = 9, .hidden = 16, .blocks = 2, .actions = 7 };
+
+struct batch {
+	float x[B * 9], pi[B * 7], z[B];
+};
+
+/* Random inputs; pi a distribution per row with some zero entries (illegal moves). */
+static void make_batch(struct batch *b, uint64_t seed)
+{
+	struct az_rng rng;
+
+	az_rng_seed(&rng, seed);
+	fill_uniform(b->x, sizeof(b->x) / 4, &rng, -1, 1);
+	for (uint32_t r = 0; r < B; r++) {
+		float *p = b->pi + r * arch.actions, sum = 0.0f;
+
+		for (uint32_t a = 0; a < arch.actions; a++) {
+			p[a] = az_rng_uniform(&rng) < 0.3 ? 0.0f : (float)az_rng_uniform(&rng);
+			sum += p[a];
+		}
+		for (uint32_t a = 0; a < arch.actions && sum > 0.0f; a++)
+			p[a] /= sum;
+		b->z[r] = (float)az_rng_below(&rng, 3) - 1.0f;
+	}
+}
+
+/* Each tensor of got within tol of want, relative to the tensor's largest entry (normwise:
+ * elementwise relative error is meaningless for gradients that cancel to ~0). */
+static void check_params(const float *got, const float *want, double tol, const char *what)
+{
+	for (uint32_t i = 0; i < az_model_tensor_count(&arch); i++) {
+		struct az_tensor t;
+		double scale = 1e-6;
+
+		assert_int_equal(az_model_tensor(&arch, i, &t), 0);
+		size_t n = (size_t)t.rows * t.cols;
+
+		for (size_t k = 0; k < n; k++)
+			scale = fmax(scale, fabs(want[t.offset + k]));
+		for (size_t k = 0; k < n; k++) {
+			double d = fabs((double)got[t.offset + k] - want[t.offset + k]);
+
+			if (!(d <= tol * scale))
+				fail_msg("%s %s[%zu]: gpu %.9g cpu %.9g", what, t.name, k,
+					 got[t.offset + k], want[t.offset + k]);
+		}
+	}
+}
+
+static void check_loss(const struct az_loss *got, const struct az_loss *want)
+{
+	const float g[4] = { got->policy, got->value, got->l2, got->total };
+	const float w[4] = { want->policy, want->value, want->l2, want->total };
+
+	check_close_tol(g, w, 4, 1e-5, "loss");
+}
+
+static struct az_model *copy_model(const struct az_model *src)
+{
+	struct az_model *m = NULL;
+
+	assert_int_equal(az_model_create(&src->arch, &m), 0);
+	memcpy(m->params, src->params, src->n_params * sizeof(float));
+	return m;
+}
+
+static void test_loss_and_gradient(void **state)
+{
+	struct az_model *m = random_model(&arch, 21);
+	struct az_cuda_optim o = { .adam = 1, .lr = 1e-3f, .l2 = 1e-4f, .beta1 = 0.9f,
+				   .beta2 = 0.999f, .eps = 1e-8f };
+	struct az_cuda_trainer *t = NULL;
+	struct az_cuda_loss gl;
+	struct az_loss cl;
+	struct batch b;
+	float *gc = xmalloc(m->n_params * 4), *gg = xmalloc(m->n_params * 4);
+
+	(void)state;
+	make_batch(&b, 22);
+	assert_int_equal(az_train_loss_grad(m, B, b.x, b.pi, b.z, o.l2, NULL, gc, &cl), 0);
+	assert_int_equal(az_cuda_trainer_create(&arch, m->params, &o, B, &t), 0);
+	poison(gg, m->n_params * 4);
+	poison(&gl, sizeof(gl));
+	assert_int_equal(az_cuda_trainer_grad(t, B, b.x, b.pi, b.z, gg, &gl), 0);
+	const double got[3] = { gl.policy, gl.value, gl.l2 };
+	const double want[3] = { cl.policy, cl.value, cl.l2 };
+
+	check_close_f64(got, want, 3, 1e-5, "loss terms");
+	check_params(gg, gc, 1e-5, "gradient");
+	/* Evaluation returns the same loss and leaves the weights alone. */
+	poison(&gl, sizeof(gl));
+	assert_int_equal(az_cuda_trainer_eval(t, B, b.x, b.pi, b.z, &gl), 0);
+	assert_true(fabs(gl.policy - cl.policy) <= 1e-5 * fmax(1.0, cl.policy));
+	poison(gg, m->n_params * 4);
+	assert_int_equal(az_cuda_trainer_params(t, gg), 0);
+	assert_memory_equal(gg, m->params, m->n_params * 4);
+	assert_int_equal(az_cuda_trainer_grad(t, B + 1, b.x, b.pi, b.z, NULL, &gl), -EINVAL);
+	az_cuda_trainer_destroy(t);
+	az_model_destroy(m);
+	free(gc);
+	free(gg);
+}
+
+/* Three optimiser steps through the train/ wrapper on both trainers. */
+static void steps_agree(enum az_optim optim)
+{
+	struct az_model *mc = random_model(&arch, 31), *mg = copy_model(mc);
+	struct az_train_params p;
+	struct az_trainer *tc = NULL;
+	struct az_trainer_cuda *tg = NULL;
+
+	az_train_params_default(&p);
+	p.optim = optim;
+	p.lr = optim == AZ_OPTIM_ADAM ? 1e-3f : 1e-2f;
+	assert_int_equal(az_trainer_create(mc, &p, B, &tc), 0);
+	assert_int_equal(az_trainer_cuda_create(mg, &p, B, &tg), 0);
+	for (int s = 0; s < 3; s++) {
+		struct batch b;
+		struct az_loss lc, lg;
+
+		make_batch(&b, 40 + (uint64_t)s);
+		poison(&lg, sizeof(lg));
+		assert_int_equal(az_trainer_step(tc, B, b.x, b.pi, b.z, &lc), 0);
+		assert_int_equal(az_trainer_cuda_step(tg, B, b.x, b.pi, b.z, &lg), 0);
+		check_loss(&lg, &lc);
+	}
+	poison(mg->params, mg->n_params * 4);
+	assert_int_equal(az_trainer_cuda_sync(tg), 0);
+	check_params(mg->params, mc->params, 1e-5, "params after 3 steps");
+	az_trainer_cuda_destroy(tg);
+	az_trainer_destroy(tc);
+	az_model_destroy(mg);
+	az_model_destroy(mc);
+}
+
+static void test_adam_steps(void **state)
+{
+	(void)state;
+	steps_agree(AZ_OPTIM_ADAM);
+}
+
+static void test_sgd_steps(void **state)
+{
+	(void)state;
+	steps_agree(AZ_OPTIM_SGD);
+}
+
+int main(void)
+{
+	if (!az_cuda_available()) {
+		fprintf(stderr, "no CUDA device: skipped\n");
+		return 77;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_loss_and_gradient),
+		cmocka_unit_test(test_adam_steps),
+		cmocka_unit_test(test_sgd_steps),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Smoke test of `azbench infer`, `azbench pipeline` and `azbench train` on tiny budgets: each
+# mode runs, stays near its --seconds, prints well-formed JSON rows with sane values, writes
+# --csv, and leaves no shared-memory segment or temporary files behind.
+# Usage: test_azbench_modes.sh AZBENCH
+set -euo pipefail
+AZBENCH=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+mkdir "$T/tmp"
+export TMPDIR="$T/tmp"
+
+# check.py FILE MODE: validate the JSON lines of one mode.
+cat > "$T/check.py" <<'PY'
+import json, sys
+path, mode = sys.argv[1], sys.argv[2]
+lines = [l for l in open(path) if l.strip()]
+objs = [json.loads(l) for l in lines]
+rows = [o for o in objs if "recommendation" not in o]
+recs = [o for o in objs if "recommendation" in o]
+assert len(recs) == 1, recs
+def pos(r, k):
+    assert isinstance(r[k], (int, float)) and r[k] > 0, (k, r)
+if mode == "infer":
+    assert [r["batch"] for r in rows] == [1, 8, 64], rows
+    for r in rows:
+        assert r["game"] == "tictactoe" and r["net"] == "64x2", r   # azrun's default net
+        pos(r, "evals_per_s"); pos(r, "us_per_batch")
+    assert rows[0]["vs_batch1"] == 1.0, rows[0]
+elif mode == "pipeline":
+    serial = [r for r in rows if r["setup"] == "serial"]
+    pipe = [r for r in rows if r["setup"] == "pipeline"]
+    assert len(serial) == 1 and len(pipe) == 1, rows
+    s, p = serial[0], pipe[0]
+    assert s["mean_batch"] == 1 and s["speedup"] == 1 and s["ring_occupancy"] is None, s
+    assert p["workers"] == int(sys.argv[3]) and p["G"] == 4, p
+    for r in rows:
+        for k in ("evals_per_s", "sims_per_s", "speedup", "ceiling_evals_per_s",
+                  "ceiling_frac", "seconds"):
+            pos(r, k)
+        assert r["sims_per_s"] >= r["evals_per_s"] * 0.99, r   # terminal visits add sims
+    assert p["mean_batch"] >= 1 and p["ring_occupancy"] > 0, p
+    assert 0 < p["server_busy"] <= 1.05, p
+    assert abs(p["speedup"] - p["evals_per_s"] / s["evals_per_s"]) < 0.01 * p["speedup"] + 0.01
+    assert "--workers" in recs[0]["recommendation"], recs
+elif mode in ("train", "train-torch"):
+    c = [r for r in rows if r["impl"] == "c"]
+    t = [r for r in rows if r["impl"] == "torch"]
+    assert [r["batch"] for r in c] == [16, 32], rows
+    for r in rows:
+        pos(r, "samples_per_s"); pos(r, "ms_per_step")
+    if mode == "train" or not t:   # --no-torch, or no torch on this machine
+        assert not t and all(r["torch"] == "not available" for r in rows), rows
+        assert all(r["c_over_torch"] is None for r in c), c
+        assert "torch not available" in recs[0]["recommendation"], recs
+    else:
+        assert len(t) == 2 and all(r["c_over_torch"] > 0 for r in c), rows
+        for a, b in zip(c, t):
+            assert abs(a["c_over_torch"] - a["samples_per_s"] / b["samples_per_s"]) < 0.02 * \
+                a["c_over_torch"] + 0.01, (a, b)
+print(mode, "ok:", len(rows), "rows")
+PY
+
+# run SECONDS_LIMIT OUT ARGS...: azbench with a wall-clock bound.
+run() {
+	local limit=$1 out=$2
+	shift 2
+	local t0=$SECONDS
+	"$AZBENCH" "$@" > "$out" 2> "$out.err" || { cat "$out.err" >&2; fail "azbench $*"; }
+	[ $((SECONDS - t0)) -le "$limit" ] || fail "azbench $* took $((SECONDS - t0))s"
+}
+
+for m in infer pipeline train; do
+	"$AZBENCH" $m --help | grep -q -- "--seconds" || fail "$m --help lacks --seconds"
+	"$AZBENCH" --help | grep -q "^  $m " || fail "azbench --help does not list $m"
+done
+
+run 15 "$T/infer.json" infer --game tictactoe --batches 1,8,64 --seconds 0.5 --json \
+	--csv "$T/infer.csv"
+python3 "$T/check.py" "$T/infer.json" infer
+[ "$(wc -l < "$T/infer.csv")" -eq 4 ] || fail "infer CSV should have a header and 3 rows"
+
+# Pipeline: one configuration each for W = 1 and W = 2 (real worker and inference processes).
+for w in 1 2; do
+	"$AZBENCH" pipeline --game tictactoe --workers $w --games-per-worker 4 --sims 16 \
+		--seconds 3 --json > "$T/pipe$w.json" 2> "$T/pipe$w.err" &
+	pid=$!
+	t0=$SECONDS
+	wait $pid || { cat "$T/pipe$w.err" >&2; fail "azbench pipeline --workers $w"; }
+	[ $((SECONDS - t0)) -le 30 ] || fail "pipeline --seconds 3 took $((SECONDS - t0))s"
+	python3 "$T/check.py" "$T/pipe$w.json" pipeline $w
+	[ ! -e "/dev/shm/az-$(id -u)-$pid-bench" ] || fail "pipeline left its segment behind"
+done
+[ -z "$(ls -A "$T/tmp")" ] || fail "pipeline left temporary files: $(ls "$T/tmp")"
+
+run 15 "$T/train.json" train --game tictactoe --batches 16,32 --seconds 1 --json --no-torch
+python3 "$T/check.py" "$T/train.json" train
+# With the PyTorch side when torch is importable; says "torch not available" otherwise.
+run 60 "$T/train2.json" train --game tictactoe --batches 16,32 --seconds 2 --json
+python3 "$T/check.py" "$T/train2.json" train-torch
+grep -q "PyTorch side .*torch_train_bench.py (found" "$T/train2.json.err" ||
+	fail "train does not say where it found the PyTorch script"
+
+# Bad usage: exit 2 with a message.
+for bad in "infer --batches 0" "pipeline --game chess" "train --seconds -1" "infer --bogus"; do
+	set +e
+	# shellcheck disable=SC2086
+	"$AZBENCH" $bad > /dev/null 2> "$T/err"; rc=$?
+	set -e
+	[ $rc -eq 2 ] && [ -s "$T/err" ] || fail "azbench $bad: exit $rc, expected 2 and a message"
+done
+echo "azbench modes: all checks passed"

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Bad input to the real azrun and azeval: every case must exit with status 2 and print exactly one
+# line on stderr that names the problem, and must change nothing on disk (no run directory
+# created, an existing run left byte for byte as it was, apart from its log).
+# Usage: test_badinput.sh AZRUN AZEVAL       (exit 0: every case passed; 1: the failures listed)
+set -uo pipefail
+AZRUN=$(realpath "$1") AZEVAL=$(realpath "$2")
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$T" # relative paths a case might create land in the scratch directory
+export OPENBLAS_NUM_THREADS=1
+failures=0 cases=0
+
+# check NAME PATTERN CMD...: run CMD; want status 2 and one stderr line matching PATTERN (ERE,
+# case-insensitive), and no new entry in $T/new (the --out of the azrun cases).
+check() {
+	local name=$1 pat=$2
+	shift 2
+	cases=$((cases + 1))
+	"$@" > "$T/out" 2> "$T/err" < /dev/null
+	local rc=$? lines why=""
+	lines=$(wc -l < "$T/err")
+	[ $rc -eq 2 ] || why="exit status $rc, not 2"
+	[ "$lines" -eq 1 ] || why="${why:+$why; }$lines lines on stderr, not 1"
+	grep -Eqi -- "$pat" "$T/err" || why="${why:+$why; }message does not match /$pat/"
+	[ ! -e "$T/new" ] || { why="${why:+$why; }created $T/new"; rm -rf "$T/new"; }
+	if [ -n "$why" ]; then
+		failures=$((failures + 1))
+		echo "FAIL $name: $why" >&2
+		sed -n '1,4s/^/    stderr: /p' "$T/err" >&2
+	fi
+}
+
+# A checkpoint written from scratch (safetensors, zero weights, valid content hash), so that a
+# network of any game and shape can be made without training: mkckpt FILE GAME D H R A.
+mkckpt() {
+	python3 - "$@" <<'PY'
+import json, struct, sys, zlib
+path, game = sys.argv[1], sys.argv[2]
+D, H, R, A = (int(v) for v in sys.argv[3:7])
+shapes = [("trunk.in.weight", [H, D]), ("trunk.in.bias", [H])]
+for b in range(R):
+    shapes += [(f"block.{b}.fc1.weight", [H, H]), (f"block.{b}.fc1.bias", [H]),
+               (f"block.{b}.fc2.weight", [H, H]), (f"block.{b}.fc2.bias", [H])]
+shapes += [("policy.weight", [A, H]), ("policy.bias", [A]), ("value.weight", [1, H]),
+           ("value.bias", [1])]
+data, header, off = b"", {}, 0
+for name, shape in shapes:
+    n = 1
+    for s in shape:
+        n *= s
+    t = struct.pack(f"<{n}f", *[0.01 * ((i % 7) - 3) for i in range(n)])
+    header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [off, off + len(t)]}
+    data, off = data + t, off + len(t)
+header["__metadata__"] = {"format": "ringzero", "game": game, "arch": f"{H}x{R}",
+    "inputs": str(D), "hidden": str(H), "blocks": str(R), "actions": str(A),
+    "iteration": "0", "content_hash": "crc32:%08x" % zlib.crc32(data)}
+text = json.dumps(header, separators=(",", ":")).encode()
+text += b" " * (-len(text) % 8)
+open(path, "wb").write(struct.pack("<Q", len(text)) + text + data)
+PY
+}
+
+# ---- fixtures ----
+mkckpt "$T/ttt.safetensors" tictactoe 18 8 1 9
+mkckpt "$T/c4.safetensors" connect4 84 8 1 7
+mkckpt "$T/ttt-wide.safetensors" tictactoe 18 16 1 9   # another architecture of the run's game
+mkckpt "$T/ttt-shape.safetensors" tictactoe 20 8 1 9   # "tictactoe" with 20 inputs, not 18
+head -c 300 "$T/ttt.safetensors" > "$T/truncated.safetensors"
+cp "$T/ttt.safetensors" "$T/corrupt.safetensors"
+size=$(stat -c %s "$T/ttt.safetensors")
+printf '\x55' | dd of="$T/corrupt.safetensors" bs=1 seek=$((size - 3)) conv=notrunc status=none
+printf '%s\n' '- 0 1,2,3,4,5,6,7,8,9' '5 0 1,3,7,9' > "$T/good.txt"
+printf '%s\n' '- 0' '55 0' > "$T/occupied.txt"        # line 2: cell 5 played twice
+printf '%s\n' '- 0' '1 abc' > "$T/badscore.txt"       # line 2: score is not a number
+printf '%s\n' '5 0 5' > "$T/badbest.txt"              # best move on an occupied cell
+printf '%s\n' '14253 1' > "$T/over.txt"               # X has won: no move to judge
+: > "$T/file"
+
+# The fixtures themselves are sound: azeval accepts the good checkpoint and positions.
+if ! "$AZEVAL" --game tictactoe --checkpoint "$T/ttt.safetensors" --positions "$T/good.txt" \
+	--sims 0 > /dev/null 2> "$T/err"; then
+	echo "FAIL fixtures: azeval refused the hand-made checkpoint:" >&2
+	cat "$T/err" >&2
+	exit 1
+fi
+
+# ---- azrun: options ----
+N="$T/new"
+check "azrun unknown option" "bogus" "$AZRUN" --out "$N" --bogus
+check "azrun stray argument" "stray" "$AZRUN" --out "$N" stray
+check "azrun missing value" "sims" "$AZRUN" --out "$N" --sims
+check "azrun malformed number" "sims.*abc" "$AZRUN" --out "$N" --sims abc
+check "azrun negative sims" "sims.*negative" "$AZRUN" --out "$N" --sims -5
+check "azrun negative seed" "seed.*negative" "$AZRUN" --out "$N" --seed " -5"
+check "azrun zero workers" "workers" "$AZRUN" --out "$N" --workers 0
+check "azrun too many workers" "workers" "$AZRUN" --out "$N" --workers 100000
+check "azrun ring not a power of two" "ring-capacity" "$AZRUN" --out "$N" --ring-capacity 48
+check "azrun huge network" "hidden" "$AZRUN" --out "$N" --hidden 100000
+check "azrun huge sims" "sims" "$AZRUN" --out "$N" --sims 99999999
+check "azrun nan learning rate" "lr" "$AZRUN" --out "$N" --lr nan
+check "azrun infinite c-puct" "c-puct" "$AZRUN" --out "$N" --c-puct inf
+check "azrun threshold out of range" "arena-threshold" "$AZRUN" --out "$N" --arena-threshold 2
+check "azrun unknown backend" "backend" "$AZRUN" --out "$N" --backend tpu
+check "azrun unknown game" "unknown game.*chess" "$AZRUN" --game chess --out "$N"
+check "azrun shadowed unknown game" "unknown game" "$AZRUN" --game=bogus --out --game=tictactoe
+check "azrun no --out" "--out" "$AZRUN" --game connect4
+check "azrun --out too long" "--out" "$AZRUN" --out "$N/$(printf 'd%.0s' {1..480})"
+check "azrun --out not creatable" "$T/file" "$AZRUN" --out "$T/file/run"
+check "azrun --config missing" "nope.ini" "$AZRUN" --out "$N" --config "$T/nope.ini"
+printf 'bogus = 1\n' > "$T/bad.ini"
+check "azrun --config unknown key" "bogus" "$AZRUN" --out "$N" --config "$T/bad.ini"
+check "azrun --resume without a run" "run.json" "$AZRUN" --resume --out "$T/none"
+
+# ---- azrun: resuming a damaged run ----
+R="$T/run"
+"$AZRUN" --game tictactoe --out "$R" --iterations 1 --workers 1 --games-per-worker 2 \
+	--games-per-iter 2 --sims 4 --arena-games 2 --hidden 8 --blocks 1 --train-steps-max 4 \
+	--quiet 2> "$T/runlog" ||
+	{ echo "FAIL fixtures: the tiny run failed" >&2; cat "$T/runlog" >&2; exit 1; }
+cp -a "$R" "$T/run.orig"
+# snapshot: every file of the run but its log, with contents
+snap() { (cd "$1" && find . -type f ! -name azrun.log ! -name progress.json -print0 | sort -z |
+	xargs -0 sha256sum); }
+# resume_case NAME PATTERN SETUP: damage the run with SETUP, resume, check, compare, restore.
+resume_case() {
+	local name=$1 pat=$2 setup=$3
+	rm -rf "$R" && cp -a "$T/run.orig" "$R"
+	eval "$setup"
+	snap "$R" > "$T/before"
+	check "$name" "$pat" "$AZRUN" --resume --out "$R" --iterations 2 --quiet
+	snap "$R" > "$T/after"
+	if ! cmp -s "$T/before" "$T/after"; then
+		failures=$((failures + 1))
+		echo "FAIL $name: the run directory changed:" >&2
+		diff "$T/before" "$T/after" | sed 's/^/    /' >&2
+	fi
+}
+resume_case "azrun resume: corrupt run.json" "run.json" 'echo "{not json" > "$R/run.json"'
+resume_case "azrun resume: run.json with zero workers" "workers" \
+	'sed -i "s/\"workers\":[^,]*/\"workers\": \"0\"/" "$R/run.json"'
+resume_case "azrun resume: corrupt state.json" "state.json" 'echo "{" > "$R/state.json"'
+resume_case "azrun resume: truncated best checkpoint" "best.safetensors" \
+	'cp "$T/truncated.safetensors" "$R/best.safetensors"'
+resume_case "azrun resume: corrupt best checkpoint" "best.safetensors" \
+	'cp "$T/corrupt.safetensors" "$R/best.safetensors"'
+resume_case "azrun resume: checkpoint of another game" "connect4|game" \
+	'cp "$T/c4.safetensors" "$R/best.safetensors"'
+resume_case "azrun resume: checkpoint of another architecture" "16x1|arch|hidden" \
+	'cp "$T/ttt-wide.safetensors" "$R/best.safetensors"'
+resume_case "azrun resume: missing latest checkpoint" "iter-0001" \
+	'rm "$R/checkpoints/iter-0001.safetensors"'
+resume_case "azrun resume: unreadable best checkpoint" "best.safetensors" \
+	'rm "$R/best.safetensors"; mkdir "$R/best.safetensors"'
+
+# ---- azeval ----
+C="$T/ttt.safetensors" P="$T/good.txt"
+check "azeval unknown option" "bogus" "$AZEVAL" --checkpoint "$C" --positions "$P" --bogus
+check "azeval stray argument" "stray" "$AZEVAL" --checkpoint "$C" --positions "$P" stray
+check "azeval negative sims" "sims" "$AZEVAL" --checkpoint "$C" --positions "$P" --sims -5
+check "azeval malformed sims" "sims" "$AZEVAL" --checkpoint "$C" --positions "$P" --sims 1x
+check "azeval malformed c-puct" "c-puct" "$AZEVAL" --checkpoint "$C" --positions "$P" \
+	--c-puct abc
+check "azeval draw band out of range" "draw-band" "$AZEVAL" --checkpoint "$C" \
+	--positions "$P" --draw-band 2
+check "azeval unknown backend" "backend" "$AZEVAL" --checkpoint "$C" --positions "$P" \
+	--backend tpu
+check "azeval unknown game" "unknown game" "$AZEVAL" --game chess --checkpoint "$C" \
+	--positions "$P"
+check "azeval no --checkpoint" "checkpoint" "$AZEVAL" --positions "$P"
+check "azeval missing checkpoint" "nope.safetensors" "$AZEVAL" --checkpoint "$T/nope.safetensors" \
+	--positions "$P"
+check "azeval checkpoint is a directory" "$T" "$AZEVAL" --checkpoint "$T" --positions "$P"
+check "azeval truncated checkpoint" "truncated" "$AZEVAL" --checkpoint "$T/truncated.safetensors" \
+	--positions "$P"
+check "azeval corrupt checkpoint" "corrupt" "$AZEVAL" --checkpoint "$T/corrupt.safetensors" \
+	--positions "$P"
+check "azeval checkpoint of another game" "connect4" "$AZEVAL" --game tictactoe \
+	--checkpoint "$T/c4.safetensors" --positions "$P"
+check "azeval checkpoint of another shape" "input|20" "$AZEVAL" --game tictactoe \
+	--checkpoint "$T/ttt-shape.safetensors" --positions "$P"
+check "azeval missing positions" "nope.txt" "$AZEVAL" --checkpoint "$C" --positions "$T/nope.txt"
+check "azeval positions: occupied cell" "occupied.txt:2" "$AZEVAL" --checkpoint "$C" \
+	--positions "$T/occupied.txt"
+check "azeval positions: malformed score" "badscore.txt:2" "$AZEVAL" --checkpoint "$C" \
+	--positions "$T/badscore.txt"
+check "azeval positions: illegal best move" "badbest.txt:1" "$AZEVAL" --checkpoint "$C" \
+	--positions "$T/badbest.txt"
+check "azeval positions: game already over" "over.txt:1" "$AZEVAL" --checkpoint "$C" \
+	--positions "$T/over.txt"
+check "azeval --write-labelled unwritable" "$T/file" "$AZEVAL" --write-labelled "$T/file/x"
+
+echo "bad input: $cases cases, $failures failed"
+[ $failures -eq 0 ]

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/* aztangled: adjudicate Tangled terminal states (TANGLED.md section 3) with the exact
+ * Schrodinger evolution, its Krylov variant or simulated annealing; prints the winner, the
+ * score and the influence vector of each state, as text or JSON lines. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "games/tangled.h"
+
+#define MAXV AZ_TANGLED_MAX_VERTICES
+#define MAX_ENTRIES (AZ_TANGLED_MAX_VERTICES + AZ_TANGLED_MAX_EDGES)
+
+static void usage(const char *prog)
+{
+	printf("Usage: %s [options] [STATE ...]\n\n"
+	       "Adjudicates Tangled terminal states: the states given as arguments, or one per\n"
+	       "line on standard input when none are given (blank lines and lines starting with\n"
+	       "'#' are skipped). A state is the comma-separated state vector of N + E integers:\n"
+	       "N vertex entries (0 free, 1 red, 2 blue; exactly one 1 and one 2), then the E\n"
+	       "edge labels in dictionary edge order (1 grey J=0, 2 green J=-1, 3 purple J=+1),\n"
+	       "e.g. 0,1,2,1,2,1 on K3 (graph 2): red owns vertex 1, blue vertex 2, edge 0-2\n"
+	       "green, edges 0-1 and 1-2 grey. Brackets and blanks are allowed:\n"
+	       "[0, 1, 2, 1, 2, 1].\n"
+	       "\n"
+	       "The influence of vertex k is the sum of its correlations with all other vertices;\n"
+	       "score = influence[red] - influence[blue]; red wins if score > epsilon, blue if\n"
+	       "score < -epsilon, otherwise it is a draw.\n\n"
+	       "Options:\n"
+	       "  --graph N            numbered graph (default 3): 1 K2, 2 K3, 3 K4, 4 hexagon,\n"
+	       "                       5 Petersen, 6 tesseract, 7-10 Zephyr Z(1,1)-Z(1,4), 11 P3,\n"
+	       "                       12 Moser spindle, 18 3-prism, 19 barbell, 20 diamond\n"
+	       "  --graph-file F       edge-list file instead: edges u-v or \"u v\", several\n"
+	       "                       per line allowed, '#' comments, optional line\n"
+	       "                       \"vertices N\"\n"
+	       "  --adjudicator A      exact        dense Schrodinger evolution (N <= 12)\n"
+	       "                       exact-krylov sparse Krylov propagator (N <= 20)\n"
+	       "                       anneal       simulated annealing (any N)\n"
+	       "                       table        every colouring once (small graphs), cached\n"
+	       "                       default: exact for N <= 8, exact-krylov for N <= 20,\n"
+	       "                       anneal above\n"
+	       "  --epsilon E          draw band (default 0.5)\n"
+	       "  --json               one JSON object per line: {\"state\": [...],\n"
+	       "                       \"winner\": \"red\"|\"blue\"|\"draw\", \"score\": S,\n"
+	       "                       \"influence\": [...]}\n"
+	       "  --schedule F         anneal schedule file, 1001 rows \"s A B\" (default: the\n"
+	       "                       built-in new_schedule.txt)\n"
+	       "  --anneal-time NS     Schrodinger anneal time in ns (default 5)\n"
+	       "  --reads R            simulated annealing reads (default 10000)\n"
+	       "  --sweeps S           simulated annealing sweeps (default 16)\n"
+	       "  --beta-min B         first beta (default 1/sqrt(sum J^2 + 0.001))\n"
+	       "  --beta-max B         last beta (default 3)\n"
+	       "  --seed S             simulated annealing seed (default 0)\n"
+	       "  --cache-dir D        keep results per colouring in a cache file in D\n"
+	       "  --help               this text\n\n"
+	       "Exit status: 0 all states adjudicated; 2 usage error or an invalid state (wrong\n"
+	       "length, value out of range, not terminal: reported on stderr, the other states\n"
+	       "are still adjudicated); 1 other failures (unreadable graph or schedule file ...).\n"
+	       "Set OPENBLAS_NUM_THREADS=1: the eigenproblems are small.\n",
+	       prog);
+}
+
+/* Parse "0,1,2" (optional [ ], blanks) into v; 0, or -EINVAL with a message in err. */
+static int parse_state(const char *text, int *v, int *len, char *err, size_t errlen)
+{
+	const char *p = text;
+	int n = 0;
+
+	while (*p == ' ' || *p == '\t' || *p == '[')
+		p++;
+	for (;;) {
+		char *end;
+		long x;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == ']' || !*p || *p == '\n' || *p == '\r')
+			break;
+		x = strtol(p, &end, 10);
+		if (end == p) {
+			snprintf(err, errlen, "entry %d is not a number (at '%.12s')", n, p);
+			return -EINVAL;
+		}
+		if (n >= MAX_ENTRIES) {
+			snprintf(err, errlen, "more than %d entries", MAX_ENTRIES);
+			return -EINVAL;
+		}
+		v[n++] = x < -1000 ? -1000 : x > 1000 ? 1000 : (int)x;
+		p = end;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != ']' && *p != '\n' && *p != '\r') {
+			snprintf(err, errlen, "unexpected '%c' after entry %d", *p, n - 1);
+			return -EINVAL;
+		}
+	}
+	if (*p == ']')
+		p++;
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	if (*p) {
+		snprintf(err, errlen, "unexpected text '%.12s' after the state", p);
+		return -EINVAL;
+	}
+	*len = n;
+	return 0;
+}
+
+static const char *winner_name(enum az_tangled_winner w)
+{
+	return w == AZ_TANGLED_RED ? "red" : w == AZ_TANGLED_BLUE ? "blue" : "draw";
+}
+
+struct ctx {
+	const struct az_tangled_graph *g;
+	struct az_tangled_adj *adj;
+	double epsilon;
+	int json;
+	int invalid;
+	int failed;
+};
+
+static void trim(char *s)
+{
+	size_t l = strlen(s);
+
+	while (l && (s[l - 1] == '\n' || s[l - 1] == '\r' || s[l - 1] == ' ' || s[l - 1] == '\t'))
+		s[--l] = '\0';
+}
+
+static void one(struct ctx *c, const char *text)
+{
+	int v[MAX_ENTRIES], len = 0, n = c->g->n, ret;
+	uint8_t st[MAX_ENTRIES];
+	struct az_tangled_outcome out;
+	char err[256];
+
+	ret = parse_state(text, v, &len, err, sizeof(err));
+	if (!ret)
+		ret = az_tangled_state_check(c->g, v, len, 1, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "aztangled: invalid state '%s' for graph %s (N=%d, E=%d): %s\n",
+			text, c->g->name, n, c->g->e, err);
+		c->invalid++;
+		return;
+	}
+	for (int i = 0; i < len; i++)
+		st[i] = (uint8_t)v[i];
+	ret = az_tangled_adj_judge(c->adj, st, c->epsilon, &out);
+	if (ret) {
+		fprintf(stderr, "aztangled: state '%s': adjudication failed: %s\n", text,
+			strerror(-ret));
+		c->failed++;
+		return;
+	}
+	if (c->json) {
+		printf("{\"state\": [");
+		for (int i = 0; i < len; i++)
+			printf("%s%d", i ? ", " : "", v[i]);
+		printf("], \"winner\": \"%s\", \"score\": %.6f, \"influence\": [",
+		       winner_name(out.winner), out.score + 0.0);
+		for (int k = 0; k < n; k++)
+			printf("%s%.6f", k ? ", " : "", out.influence[k] + 0.0);
+		printf("]}\n");
+	} else {
+		/* + 0.0 turns an exact -0 into 0 */
+		printf("%s  winner=%s  score=%+.6f  influence=", text, winner_name(out.winner),
+		       out.score + 0.0);
+		for (int k = 0; k < n; k++)
+			printf("%s%.6f", k ? "," : "", out.influence[k] + 0.0);
+		printf("\n");
+	}
+	fflush(stdout);
+}
+
+enum {
+	OPT_GRAPH = 256, OPT_GRAPH_FILE, OPT_ADJ, OPT_EPS, OPT_JSON, OPT_SCHED, OPT_TIME,
+	OPT_READS, OPT_SWEEPS, OPT_BMIN, OPT_BMAX, OPT_SEED, OPT_CACHE, OPT_HELP
+};
+
+static int number(const char *opt, const char *arg, double lo, double hi, double *out)
+{
+	char *end;
+	double x = strtod(arg, &end);
+
+	if (end == arg || *end || !(x >= lo && x <= hi)) {
+		fprintf(stderr, "aztangled: %s: '%s' is not a number in [%g, %g]\n", opt, arg, lo,
+			hi);
+		return -EINVAL;
+	}
+	*out = x;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "graph", required_argument, NULL, OPT_GRAPH },
+		{ "graph-file", required_argument, NULL, OPT_GRAPH_FILE },
+		{ "adjudicator", required_argument, NULL, OPT_ADJ },
+		{ "epsilon", required_argument, NULL, OPT_EPS },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "schedule", required_argument, NULL, OPT_SCHED },
+		{ "anneal-time", required_argument, NULL, OPT_TIME },
+		{ "reads", required_argument, NULL, OPT_READS },
+		{ "sweeps", required_argument, NULL, OPT_SWEEPS },
+		{ "beta-min", required_argument, NULL, OPT_BMIN },
+		{ "beta-max", required_argument, NULL, OPT_BMAX },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "cache-dir", required_argument, NULL, OPT_CACHE },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct az_tangled_options o;
+	struct az_tangled_graph *g;
+	struct ctx c = { 0 };
+	char err[512] = "";
+	int opt, ret;
+	double x;
+
+	az_tangled_options_default(&o);
+	o.adjudicator = NULL;
+	c.json = 0;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_GRAPH:
+			if (number("--graph", optarg, 1, 1000, &x))
+				return 2;
+			o.graph = (int)x;
+			break;
+		case OPT_GRAPH_FILE:
+			o.graph_file = optarg;
+			break;
+		case OPT_ADJ:
+			o.adjudicator = optarg;
+			break;
+		case OPT_EPS:
+			if (number("--epsilon", optarg, 0, 1e9, &o.epsilon))
+				return 2;
+			break;
+		case OPT_JSON:
+			c.json = 1;
+			break;
+		case OPT_SCHED:
+			o.schedule = optarg;
+			break;
+		case OPT_TIME:
+			if (number("--anneal-time", optarg, 1e-6, 1e6, &o.anneal_time_ns))
+				return 2;
+			break;
+		case OPT_READS:
+			if (number("--reads", optarg, 1, 4e9, &x))
+				return 2;
+			o.anneal_reads = (uint32_t)x;
+			break;
+		case OPT_SWEEPS:
+			if (number("--sweeps", optarg, 1, 1e6, &x))
+				return 2;
+			o.anneal_sweeps = (uint32_t)x;
+			break;
+		case OPT_BMIN:
+			if (number("--beta-min", optarg, 1e-9, 1e9, &o.beta_min))
+				return 2;
+			break;
+		case OPT_BMAX:
+			if (number("--beta-max", optarg, 1e-9, 1e9, &o.beta_max))
+				return 2;
+			break;
+		case OPT_SEED:
+			if (number("--seed", optarg, 0, 1.8e19, &x))
+				return 2;
+			o.seed = strtoull(optarg, NULL, 10);
+			break;
+		case OPT_CACHE:
+			o.cache_dir = optarg;
+			break;
+		case 'h':
+		case OPT_HELP:
+			usage(argv[0]);
+			return 0;
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+			return 2;
+		}
+	}
+	g = malloc(sizeof(*g));
+	if (!g)
+		return 1;
+	if (o.graph_file)
+		ret = az_tangled_graph_load(o.graph_file, g, err, sizeof(err));
+	else
+		ret = az_tangled_graph_numbered(o.graph, g, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "aztangled: %s\n", err);
+		free(g);
+		return ret == -EINVAL && !o.graph_file ? 2 : 1;
+	}
+	if (!o.adjudicator)
+		o.adjudicator = g->n <= 8 ? "exact" : g->n <= 20 ? "exact-krylov" : "anneal";
+	ret = az_tangled_adj_create(g, &o, &c.adj, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "aztangled: %s\n", err);
+		free(g);
+		return ret == -EINVAL ? 2 : 1;
+	}
+	c.g = g;
+	c.epsilon = o.epsilon;
+	if (optind < argc) {
+		for (int i = optind; i < argc; i++)
+			one(&c, argv[i]);
+	} else {
+		char *line = NULL;
+		size_t cap = 0;
+
+		while (getline(&line, &cap, stdin) > 0) {
+			char *s = line + strspn(line, " \t");
+
+			trim(s);
+			if (!*s || *s == '#')
+				continue;
+			one(&c, s);
+		}
+		free(line);
+	}
+	az_tangled_adj_destroy(c.adj);
+	free(g);
+	return c.invalid ? 2 : c.failed ? 1 : 0;
+}

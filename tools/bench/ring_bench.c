@@ -1,0 +1,679 @@
+/* SPDX-License-Identifier: MIT */
+/* azbench ring: sweep ring round trips (producers x capacity x slot size x batch x spin|futex)
+ * against pipes, Unix sockets and POSIX message queues, stream 512-byte requests through one ring
+ * against a plain cross-core memcpy, and recommend capacity, batch and deadline. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shm/az_assert.h"
+#include "tools/bench/bench.h"
+#include "tools/bench/bench_common.h"
+#include "tools/bench/ring_bench_impl.h"
+
+#define LIST_MAX 16
+#define DEFAULT_SECONDS 10.0
+#define MIN_SLICE_S 0.01    /* shortest measurement of one configuration */
+#define OVERHEAD_S 0.003    /* first guess of the fork/setup/drain time of one configuration */
+#define STREAM_BYTES 512u   /* the request size of the sustained-throughput measurement */
+
+static const char *const transport_name[RB_NTRANSPORTS] = {
+	[RB_RING] = "ring",     [RB_PIPE] = "pipe",     [RB_SOCKET] = "socket",
+	[RB_MQ] = "mq",         [RB_STREAM] = "stream", [RB_MEMCPY] = "memcpy",
+};
+static const char *const wait_name[] = { [RB_SPIN] = "spin", [RB_FUTEX] = "futex",
+					 [RB_BLOCK] = "block" };
+static const char *const place_name[] = { [RB_SAME] = "same", [RB_CROSS] = "cross",
+					  [RB_ANY] = "any" };
+
+struct u32_list {
+	uint32_t v[LIST_MAX];
+	int n;
+};
+
+struct sweep {
+	struct az_bench_opts o;
+	struct u32_list producers, capacities, slots, batches;
+	int waits[2], nwaits;                 /* RB_SPIN / RB_FUTEX */
+	int places[3], nplaces;
+	int transport_on[RB_NTRANSPORTS];
+	int cpus[RB_MAX_CPUS], ncpus;
+	struct rb_cfg *cfgs;
+	uint32_t ncfgs;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: azbench ring [options]\n\n"
+		"Round trips of P producer processes to 1 consumer process over az_ring, and\n"
+		"over a pipe, a Unix socket pair and POSIX message queues for comparison; then\n"
+		"one ring streaming %u-byte requests with batch draining, against a plain\n"
+		"cross-core memcpy of the same bytes. Every list is comma-separated; the sweep\n"
+		"is their product.\n\n"
+		"Options:\n"
+		"  --producers LIST   producer processes (default 1,2; at most %d)\n"
+		"  --capacities LIST  ring slots, powers of two (default 16,256,4096)\n"
+		"  --slots LIST       bytes per request, multiples of 64 (default 64,512,4096)\n"
+		"  --batches LIST     requests a producer sends before it waits (default 1,16)\n"
+		"  --waits LIST       spin,futex: ring waiting (default both); spin is bounded\n"
+		"                     (the ring library yields every 32 polls, then sleeps)\n"
+		"  --transports LIST  ring,pipe,socket,mq,stream (default all; stream includes\n"
+		"                     its memcpy baseline)\n"
+		"  --placement LIST   same|cross|any: producers and consumer pinned to one CPU,\n"
+		"                     to different CPUs, or left free (default cross, or same on\n"
+		"                     a one-CPU machine)\n"
+		"%s\n"
+		"Rows: transport, placement, producers, capacity, slot_bytes, batch, wait\n"
+		"(spin|futex for rings, block for the kernel transports), rtt_median_ns,\n"
+		"rtt_p99_ns, rtt_p999_ns (round trip from the start of the request's batch),\n"
+		"throughput_rps, memcpy_share (stream rows), samples, errors, status.\n"
+		"Default budget: %.0f s in total.\n",
+		STREAM_BYTES, RB_MAX_PRODUCERS, az_bench_common_help, DEFAULT_SECONDS);
+}
+
+/* ---- options ---- */
+
+enum { OPT_PRODUCERS = 1, OPT_CAPACITIES, OPT_SLOTS, OPT_BATCHES, OPT_WAITS, OPT_TRANSPORTS,
+       OPT_PLACEMENT, OPT_HELP };
+
+static int parse_words(const char *arg, const char *const *names, int nnames, int *out, int max,
+		       const char *opt)
+{
+	char copy[256], *save = NULL, *w;
+	int n = 0;
+
+	snprintf(copy, sizeof(copy), "%s", arg);
+	for (w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		int k;
+
+		for (k = 0; k < nnames && (!names[k] || strcmp(names[k], w) != 0); k++)
+			;
+		if (k == nnames || n >= max) {
+			fprintf(stderr, "azbench ring: %s: unknown or repeated '%s'\n", opt, w);
+			return -EINVAL;
+		}
+		out[n++] = k;
+	}
+	if (n == 0)
+		fprintf(stderr, "azbench ring: %s wants a list\n", opt);
+	return n ? n : -EINVAL;
+}
+
+static int parse_list(struct u32_list *l, const char *arg, const char *opt, uint32_t lo,
+		      uint32_t hi)
+{
+	l->n = az_bench_parse_u32_list(arg, l->v, LIST_MAX, lo, hi);
+	if (l->n < 0)
+		fprintf(stderr, "azbench ring: %s wants up to %d numbers in [%u, %u], got '%s'\n",
+			opt, LIST_MAX, lo, hi, arg);
+	return l->n < 0 ? -EINVAL : 0;
+}
+
+static int check_lists(const struct sweep *s)
+{
+	for (int i = 0; i < s->capacities.n; i++)
+		if (s->capacities.v[i] & (s->capacities.v[i] - 1)) {
+			fprintf(stderr, "azbench ring: capacity %u is not a power of two\n",
+				s->capacities.v[i]);
+			return -EINVAL;
+		}
+	for (int i = 0; i < s->slots.n; i++)
+		if (s->slots.v[i] % 64) {
+			fprintf(stderr, "azbench ring: slot size %u is not a multiple of 64\n",
+				s->slots.v[i]);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static void defaults(struct sweep *s)
+{
+	static const uint32_t P[] = { 1, 2 }, C[] = { 16, 256, 4096 }, S[] = { 64, 512, 4096 },
+			      B[] = { 1, 16 };
+
+	s->o.seconds = DEFAULT_SECONDS;
+	memcpy(s->producers.v, P, sizeof(P));
+	s->producers.n = 2;
+	memcpy(s->capacities.v, C, sizeof(C));
+	s->capacities.n = 3;
+	memcpy(s->slots.v, S, sizeof(S));
+	s->slots.n = 3;
+	memcpy(s->batches.v, B, sizeof(B));
+	s->batches.n = 2;
+	s->waits[0] = RB_SPIN;
+	s->waits[1] = RB_FUTEX;
+	s->nwaits = 2;
+	for (int t = 0; t < RB_NTRANSPORTS; t++)
+		s->transport_on[t] = 1;
+	s->ncpus = rb_cpus(s->cpus, RB_MAX_CPUS);
+	s->places[0] = s->ncpus > 1 ? RB_CROSS : RB_SAME;
+	s->nplaces = 1;
+}
+
+static int parse_args(struct sweep *s, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "producers", required_argument, NULL, OPT_PRODUCERS },
+		{ "capacities", required_argument, NULL, OPT_CAPACITIES },
+		{ "slots", required_argument, NULL, OPT_SLOTS },
+		{ "batches", required_argument, NULL, OPT_BATCHES },
+		{ "waits", required_argument, NULL, OPT_WAITS },
+		{ "transports", required_argument, NULL, OPT_TRANSPORTS },
+		{ "placement", required_argument, NULL, OPT_PLACEMENT },
+		{ "help", no_argument, NULL, OPT_HELP },
+		AZ_BENCH_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	int code, t[RB_NTRANSPORTS], n, rc = 0;
+
+	optind = 1;
+	while (rc == 0 && (code = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (code) {
+		case OPT_PRODUCERS:
+			rc = parse_list(&s->producers, optarg, "--producers", 1, RB_MAX_PRODUCERS);
+			break;
+		case OPT_CAPACITIES:
+			rc = parse_list(&s->capacities, optarg, "--capacities", 2, 1u << 20);
+			break;
+		case OPT_SLOTS:
+			rc = parse_list(&s->slots, optarg, "--slots", 64, 1u << 16);
+			break;
+		case OPT_BATCHES:
+			rc = parse_list(&s->batches, optarg, "--batches", 1, 1u << 16);
+			break;
+		case OPT_WAITS:
+			n = parse_words(optarg, wait_name, 2, s->waits, 2, "--waits");
+			rc = n < 0 ? n : (s->nwaits = n, 0);
+			break;
+		case OPT_TRANSPORTS:
+			n = parse_words(optarg, transport_name, RB_MEMCPY, t, RB_NTRANSPORTS,
+					"--transports");
+			if (n < 0) {
+				rc = n;
+				break;
+			}
+			memset(s->transport_on, 0, sizeof(s->transport_on));
+			for (int k = 0; k < n; k++)
+				s->transport_on[t[k]] = 1;
+			s->transport_on[RB_MEMCPY] = s->transport_on[RB_STREAM];
+			break;
+		case OPT_PLACEMENT:
+			n = parse_words(optarg, place_name, 3, s->places, 3, "--placement");
+			rc = n < 0 ? n : (s->nplaces = n, 0);
+			break;
+		case 'h':
+		case OPT_HELP:
+			usage(stdout);
+			return 1;
+		default:
+			n = az_bench_common_opt(&s->o, code, optarg);
+			if (n == 0) {
+				usage(stderr);
+				rc = -EINVAL;
+			} else if (n < 0) {
+				rc = n;
+			}
+			break;
+		}
+	}
+	if (rc == 0 && optind < argc) {
+		fprintf(stderr, "azbench ring: unexpected argument '%s'\n", argv[optind]);
+		rc = -EINVAL;
+	}
+	return rc ? rc : check_lists(s);
+}
+
+/* ---- the sweep ---- */
+
+static int add_cfg(struct sweep *s, struct rb_cfg c)
+{
+	struct rb_cfg *p = realloc(s->cfgs, (s->ncfgs + 1) * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	s->cfgs = p;
+	s->cfgs[s->ncfgs++] = c;
+	return 0;
+}
+
+/* Ring round trips of one placement: producers x capacities x slots x batches x waits. */
+static int plan_rings(struct sweep *s, enum rb_place place)
+{
+	int rc = 0;
+
+	for (int pi = 0; pi < s->producers.n; pi++)
+		for (int ci = 0; ci < s->capacities.n; ci++)
+			for (int si = 0; si < s->slots.n; si++)
+				for (int k = 0; k < s->batches.n * s->nwaits; k++) {
+					struct rb_cfg c = {
+						.transport = RB_RING,
+						.wait = (enum rb_wait)s->waits[k % s->nwaits],
+						.place = place,
+						.producers = s->producers.v[pi],
+						.capacity = s->capacities.v[ci],
+						.slot_bytes = s->slots.v[si],
+						.batch = s->batches.v[k / s->nwaits],
+					};
+
+					if (c.batch <= c.capacity)
+						rc |= add_cfg(s, c);
+				}
+	return rc;
+}
+
+/* Every configuration, in run order: per placement the stream (memcpy baseline first, so its
+ * share can be reported on the stream row), then ring round trips, then the kernel transports. */
+static int plan(struct sweep *s)
+{
+	int rc = 0;
+
+	for (int pl = 0; pl < s->nplaces; pl++) {
+		enum rb_place place = (enum rb_place)s->places[pl];
+		struct rb_cfg c = { .place = place };
+
+		for (int ci = 0; ci < s->capacities.n && s->transport_on[RB_STREAM]; ci++) {
+			c.producers = 1;
+			c.capacity = s->capacities.v[ci];
+			c.slot_bytes = STREAM_BYTES;
+			c.batch = c.capacity;
+			c.wait = RB_SPIN;
+			c.transport = RB_MEMCPY;
+			rc |= add_cfg(s, c);
+			c.transport = RB_STREAM;
+			rc |= add_cfg(s, c);
+		}
+		if (s->transport_on[RB_RING])
+			rc |= plan_rings(s, place);
+		for (int t = RB_PIPE; t <= RB_MQ; t++)
+			for (int pi = 0; pi < s->producers.n && s->transport_on[t]; pi++)
+				for (int k = 0; k < s->slots.n * s->batches.n; k++) {
+					c = (struct rb_cfg){
+						.transport = (enum rb_transport)t,
+						.wait = RB_BLOCK,
+						.place = place,
+						.producers = s->producers.v[pi],
+						.slot_bytes = s->slots.v[k / s->batches.n],
+						.batch = s->batches.v[k % s->batches.n],
+					};
+					rc |= add_cfg(s, c);
+				}
+	}
+	return rc ? -ENOMEM : 0;
+}
+
+/* Requests/s of the memcpy row measured for this placement and capacity, or 0. */
+static double memcpy_rps(const struct az_bench_table *t, const struct rb_cfg *c)
+{
+	for (uint32_t i = t->n; i-- > 0;) {
+		const struct az_bench_row *r = &t->rows[i];
+
+		if (strcmp(az_bench_row_sval(r, "transport"), "memcpy") == 0 &&
+		    strcmp(az_bench_row_sval(r, "placement"), place_name[c->place]) == 0 &&
+		    az_bench_row_val(r, "capacity", 0) == c->capacity)
+			return az_bench_row_val(r, "throughput_rps", 0);
+	}
+	return 0;
+}
+
+static void make_row(struct az_bench_row *r, const struct rb_cfg *c, const struct rb_result *res,
+		     const struct az_bench_table *t)
+{
+	int rtt = res->samples > 0;
+	double base;
+
+	memset(r, 0, sizeof(*r));
+	az_bench_row_str(r, "transport", transport_name[c->transport]);
+	az_bench_row_str(r, "placement", place_name[c->place]);
+	az_bench_row_int(r, "producers", c->producers);
+	if (c->transport == RB_RING || c->transport == RB_STREAM || c->transport == RB_MEMCPY)
+		az_bench_row_int(r, "capacity", c->capacity);
+	else
+		az_bench_row_none(r, "capacity");
+	az_bench_row_int(r, "slot_bytes", c->slot_bytes);
+	az_bench_row_int(r, "batch", res->batch);
+	az_bench_row_str(r, "wait", wait_name[c->wait]);
+	if (rtt) {
+		az_bench_row_int(r, "rtt_median_ns", res->rtt_median_ns);
+		az_bench_row_int(r, "rtt_p99_ns", res->rtt_p99_ns);
+		az_bench_row_int(r, "rtt_p999_ns", res->rtt_p999_ns);
+	} else {
+		az_bench_row_none(r, "rtt_median_ns");
+		az_bench_row_none(r, "rtt_p99_ns");
+		az_bench_row_none(r, "rtt_p999_ns");
+	}
+	if (res->rc == 0)
+		az_bench_row_num(r, "throughput_rps", res->rps, 0);
+	else
+		az_bench_row_none(r, "throughput_rps");
+	base = c->transport == RB_STREAM ? memcpy_rps(t, c) : 0;
+	if (base > 0 && res->rc == 0)
+		az_bench_row_num(r, "memcpy_share", res->rps / base, 3);
+	else
+		az_bench_row_none(r, "memcpy_share");
+	az_bench_row_int(r, "samples", (int64_t)res->samples);
+	az_bench_row_int(r, "errors", res->errors);
+	if (res->rc) {
+		char why[AZ_BENCH_STR_MAX];
+
+		snprintf(why, sizeof(why), "skip: %s", strerror(-res->rc));
+		az_bench_row_str(r, "status", why);
+	} else {
+		az_bench_row_str(r, "status", res->stalled ? "stall" : res->errors ? "errors"
+					      : res->requests == 0 ? "no-data" : "ok");
+	}
+}
+
+static void progress(const struct sweep *s, uint32_t i, const struct rb_cfg *c,
+		     const struct rb_result *res)
+{
+	char note[96] = "";
+
+	if (res->rc)
+		snprintf(note, sizeof(note), " (skipped: %s)", strerror(-res->rc));
+	else if (res->stalled || res->errors)
+		snprintf(note, sizeof(note), " %s", res->stalled ? "STALL" : "ERRORS");
+	az_bench_progress(&s->o,
+			  "[%3u/%u] %-6s %-5s P=%-2u cap=%-5u slot=%-5u batch=%-4u %-5s %5.0f ms: "
+			  "median %u ns, %.3g req/s%s\n",
+			  i + 1, s->ncfgs, transport_name[c->transport], place_name[c->place],
+			  c->producers, c->capacity, c->slot_bytes, res->batch, wait_name[c->wait],
+			  c->seconds * 1e3, res->rtt_median_ns, res->rps, note);
+}
+
+/* Run every configuration, splitting what is left of the budget evenly over what is left to
+ * run (process start-up and drain count against it). Returns 1 when any run failed. */
+static int sweep(struct sweep *s, struct az_bench_table *t)
+{
+	uint64_t start = az_bench_now_ns(), budget = (uint64_t)(s->o.seconds * 1e9), now;
+	double overhead = OVERHEAD_S; /* per configuration, refined as we go */
+	int failed = 0;
+
+	if (s->ncfgs * (1.1 * MIN_SLICE_S + OVERHEAD_S) > s->o.seconds)
+		az_bench_progress(&s->o, "azbench ring: %u configurations need about %.1f s "
+					 "at %.0f ms each, more than --seconds %.1f: shorten the "
+					 "lists\n",
+				  s->ncfgs, s->ncfgs * (1.1 * MIN_SLICE_S + OVERHEAD_S),
+				  1e3 * MIN_SLICE_S, s->o.seconds);
+
+	for (uint32_t i = 0; i < s->ncfgs; i++) {
+		struct rb_cfg *c = &s->cfgs[i];
+		struct az_bench_row row;
+		struct rb_result res;
+		uint64_t t0;
+		double left;
+
+		now = az_bench_now_ns();
+		left = (double)(start + budget > now ? start + budget - now : 0) / 1e9;
+		c->seconds = left / (s->ncfgs - i) - overhead;
+		c->seconds /= 1.1; /* the warm-up adds up to a tenth */
+		if (c->seconds < MIN_SLICE_S)
+			c->seconds = MIN_SLICE_S;
+		t0 = az_bench_now_ns();
+		rb_measure(c, s->cpus, s->ncpus, &res);
+		if (res.rc == 0) {
+			double wall = (double)(az_bench_now_ns() - t0) / 1e9;
+
+			overhead = 0.5 * overhead + 0.5 * fmax(0, wall - 1.1 * c->seconds);
+		}
+		failed |= res.stalled || res.errors;
+		progress(s, i, c, &res);
+		make_row(&row, c, &res, t);
+		if (az_bench_table_add(t, &row) != 0)
+			return 1;
+	}
+	return failed;
+}
+
+/* ---- recommendation ---- */
+
+struct match {
+	const char *transport, *placement, *wait;
+	double producers, capacity, slot, batch; /* < 0: any */
+};
+
+static int row_matches(const struct az_bench_row *r, const struct match *m)
+{
+	if (strcmp(az_bench_row_sval(r, "status"), "ok") != 0)
+		return 0;
+	if (strcmp(az_bench_row_sval(r, "transport"), m->transport) != 0 ||
+	    strcmp(az_bench_row_sval(r, "placement"), m->placement) != 0)
+		return 0;
+	if (m->wait && strcmp(az_bench_row_sval(r, "wait"), m->wait) != 0)
+		return 0;
+	return (m->producers < 0 || az_bench_row_val(r, "producers", -1) == m->producers) &&
+	       (m->capacity < 0 || az_bench_row_val(r, "capacity", -1) == m->capacity) &&
+	       (m->slot < 0 || az_bench_row_val(r, "slot_bytes", -1) == m->slot) &&
+	       (m->batch < 0 || az_bench_row_val(r, "batch", -1) == m->batch);
+}
+
+/* The matching row with the lowest (dir < 0) or highest (dir > 0) value of key, or NULL. */
+static const struct az_bench_row *best(const struct az_bench_table *t, const struct match *m,
+				       const char *key, int dir)
+{
+	const struct az_bench_row *pick = NULL;
+
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct az_bench_row *r = &t->rows[i];
+		double v = az_bench_row_val(r, key, NAN);
+
+		if (!row_matches(r, m) || !isfinite(v) || v <= 0)
+			continue;
+		if (!pick || (dir < 0 ? v < az_bench_row_val(pick, key, 0)
+				      : v > az_bench_row_val(pick, key, 0)))
+			pick = r;
+	}
+	return pick;
+}
+
+static double val(const struct az_bench_row *r, const char *key)
+{
+	return r ? az_bench_row_val(r, key, 0) : 0;
+}
+
+static uint32_t min_of(const struct u32_list *l)
+{
+	uint32_t m = l->v[0];
+
+	for (int i = 1; i < l->n; i++)
+		m = l->v[i] < m ? l->v[i] : m;
+	return m;
+}
+
+static uint32_t max_of(const struct u32_list *l)
+{
+	uint32_t m = l->v[0];
+
+	for (int i = 1; i < l->n; i++)
+		m = l->v[i] > m ? l->v[i] : m;
+	return m;
+}
+
+struct rec {
+	const char *place, *wait;
+	uint32_t capacity, batch, deadline_us, slot;
+	double ring_ns, futex_ns, pipe_ns, socket_ns, mq_ns, ratio;
+	double stream_rps, memcpy_rps, share;
+};
+
+/* Batch: the smallest whose best ring throughput (P max, reference slot) is >= 80 % of the best
+ * batch's. Capacity: the smallest whose 512-byte stream reaches 90 % of the best stream, and at
+ * least twice the batch (one batch in flight while the next is written). Deadline: twice the
+ * median round trip at that batch: the rest of a batch normally arrives within one round trip of
+ * its first request, and waiting for the tail (preemptions on a shared machine) would make every
+ * batch pay for the rare slow one. */
+static void choose(const struct sweep *s, const struct az_bench_table *t, struct rec *rc)
+{
+	struct match m = { "ring", rc->place, "spin", min_of(&s->producers), -1, rc->slot,
+			   min_of(&s->batches) };
+	const struct az_bench_row *r;
+	double top = 0;
+
+	rc->ring_ns = val(best(t, &m, "rtt_median_ns", -1), "rtt_median_ns");
+	m.wait = "futex";
+	rc->futex_ns = val(best(t, &m, "rtt_median_ns", -1), "rtt_median_ns");
+	m.wait = NULL;
+	m.capacity = -1;
+	m.transport = "pipe";
+	rc->pipe_ns = val(best(t, &m, "rtt_median_ns", -1), "rtt_median_ns");
+	m.transport = "socket";
+	rc->socket_ns = val(best(t, &m, "rtt_median_ns", -1), "rtt_median_ns");
+	m.transport = "mq";
+	rc->mq_ns = val(best(t, &m, "rtt_median_ns", -1), "rtt_median_ns");
+	rc->ratio = rc->ring_ns > 0 && rc->pipe_ns > 0 ? rc->pipe_ns / rc->ring_ns : 0;
+	/* Spinning pays only when the peer runs on another CPU and it did beat the futex. */
+	rc->wait = strcmp(rc->place, "same") != 0 && rc->ring_ns > 0 &&
+			   (rc->futex_ns == 0 || rc->ring_ns < rc->futex_ns) ? "spin" : "futex";
+
+	m = (struct match){ "ring", rc->place, rc->wait, max_of(&s->producers), -1, rc->slot, -1 };
+	for (int i = 0; i < s->batches.n; i++) {
+		m.batch = s->batches.v[i];
+		top = fmax(top, val(best(t, &m, "throughput_rps", 1), "throughput_rps"));
+	}
+	rc->batch = min_of(&s->batches);
+	for (int i = 0; i < s->batches.n && top > 0; i++) {
+		m.batch = s->batches.v[i];
+		if (val(best(t, &m, "throughput_rps", 1), "throughput_rps") >= 0.8 * top) {
+			rc->batch = s->batches.v[i];
+			break;
+		}
+	}
+	m.batch = rc->batch;
+	m.slot = rc->slot;
+	r = best(t, &m, "throughput_rps", 1);
+	rc->deadline_us = (uint32_t)fmax(1, ceil(2 * val(r, "rtt_median_ns") / 1000));
+
+	m = (struct match){ "stream", rc->place, NULL, 1, -1, STREAM_BYTES, -1 };
+	r = best(t, &m, "throughput_rps", 1);
+	rc->stream_rps = val(r, "throughput_rps");
+	rc->share = val(r, "memcpy_share");
+	rc->memcpy_rps = rc->share > 0 ? rc->stream_rps / rc->share : 0;
+	rc->capacity = 0;
+	for (int i = 0; i < s->capacities.n; i++) {
+		uint32_t cap = s->capacities.v[i];
+
+		m.capacity = cap;
+		if (cap >= 2 * rc->batch && (rc->capacity == 0 || cap < rc->capacity) &&
+		    val(best(t, &m, "throughput_rps", 1), "throughput_rps") >= 0.9 * rc->stream_rps)
+			rc->capacity = cap;
+	}
+	if (rc->capacity == 0) /* no stream measured: twice the batch, as a power of two */
+		for (rc->capacity = 16; rc->capacity < 2 * rc->batch; rc->capacity *= 2)
+			;
+}
+
+/* "412 ns", "12.3 us", or "n/a" when not measured. */
+static const char *ns_text(double ns, char *buf)
+{
+	if (ns <= 0)
+		snprintf(buf, 32, "n/a");
+	else if (ns < 10000)
+		snprintf(buf, 32, "%.0f ns", ns);
+	else
+		snprintf(buf, 32, "%.1f us", ns / 1000);
+	return buf;
+}
+
+static void recommend(const struct sweep *s, const struct az_bench_table *t)
+{
+	struct rec rc = { .place = place_name[s->places[0]], .slot = min_of(&s->slots) };
+	struct az_bench_row row;
+	char text[1024], b[5][32];
+
+	choose(s, t, &rc);
+	memset(&row, 0, sizeof(row));
+	az_bench_row_int(&row, "capacity", rc.capacity);
+	az_bench_row_int(&row, "batch", rc.batch);
+	az_bench_row_int(&row, "deadline_us", rc.deadline_us);
+	az_bench_row_str(&row, "wait", rc.wait);
+	az_bench_row_str(&row, "placement", rc.place);
+	az_bench_row_int(&row, "slot_bytes", rc.slot);
+	az_bench_row_num(&row, "ring_rtt_median_ns", rc.ring_ns, 0);
+	az_bench_row_num(&row, "ring_futex_rtt_median_ns", rc.futex_ns, 0);
+	az_bench_row_num(&row, "pipe_rtt_median_ns", rc.pipe_ns, 0);
+	az_bench_row_num(&row, "socket_rtt_median_ns", rc.socket_ns, 0);
+	az_bench_row_num(&row, "mq_rtt_median_ns", rc.mq_ns, 0);
+	az_bench_row_num(&row, "pipe_over_ring", rc.ratio, 1);
+	az_bench_row_num(&row, "stream_rps", rc.stream_rps, 0);
+	az_bench_row_num(&row, "memcpy_rps", rc.memcpy_rps, 0);
+	az_bench_row_num(&row, "memcpy_share", rc.share, 3);
+	az_bench_row_int(&row, "target_rtt_under_1us", rc.ring_ns > 0 && rc.ring_ns < 1000);
+	az_bench_row_int(&row, "target_20x_pipe", rc.ratio >= 20);
+	az_bench_row_int(&row, "target_5M_rps", rc.stream_rps >= 5e6);
+	snprintf(text, sizeof(text),
+		 "capacity=%u batch=%u deadline_us=%u wait=%s (placement %s). "
+		 "Round trip at %u B, median: ring %s spin / %s futex, pipe %s (%.1fx the ring), "
+		 "socket %s, mq %s. %u-byte stream: %.2f M req/s = %.0f%% of memcpy (%.2f M/s). "
+		 "Targets: ring median < 1 us %s, >= 20x below pipe %s, >= 5 M req/s %s.",
+		 rc.capacity, rc.batch, rc.deadline_us, rc.wait, rc.place, rc.slot,
+		 ns_text(rc.ring_ns, b[0]), ns_text(rc.futex_ns, b[1]), ns_text(rc.pipe_ns, b[2]),
+		 rc.ratio, ns_text(rc.socket_ns, b[3]), ns_text(rc.mq_ns, b[4]), STREAM_BYTES,
+		 rc.stream_rps / 1e6, 100 * rc.share, rc.memcpy_rps / 1e6,
+		 rc.ring_ns > 0 && rc.ring_ns < 1000 ? "met" : "NOT met",
+		 rc.ratio >= 20 ? "met" : "NOT met", rc.stream_rps >= 5e6 ? "met" : "NOT met");
+	az_bench_recommend(&s->o, text, &row);
+}
+
+/* ---- plot: median round trip against message size, per transport and wait ---- */
+
+struct plot_sel {
+	const char *place;
+	uint32_t producers, batch, capacity;
+};
+
+static int plot_keep(const struct az_bench_row *r, void *arg)
+{
+	const struct plot_sel *p = arg;
+	double cap = az_bench_row_val(r, "capacity", -1);
+
+	return strcmp(az_bench_row_sval(r, "placement"), p->place) == 0 &&
+	       az_bench_row_val(r, "producers", 0) == p->producers &&
+	       az_bench_row_val(r, "batch", 0) == p->batch && (cap < 0 || cap == p->capacity);
+}
+
+int az_bench_ring(int argc, char **argv)
+{
+	struct az_bench_table table = { 0 };
+	struct sweep *s = calloc(1, sizeof(*s));
+	struct plot_sel sel;
+	struct az_bench_plot_spec ps = {
+		.title = "azbench ring: median round trip (first placement, fewest producers, "
+			 "smallest batch, largest capacity)",
+		.xkey = "slot_bytes", .ykey = "rtt_median_ns",
+		.series = { "transport", "wait", NULL }, .logx = 1, .logy = 1,
+		.keep = plot_keep, .keep_arg = &sel,
+	};
+	int rc;
+
+	if (!s)
+		return 1;
+	defaults(s);
+	rc = parse_args(s, argc, argv);
+	if (rc) {
+		free(s);
+		return rc > 0 ? 0 : 2;
+	}
+	if (plan(s) != 0) {
+		free(s->cfgs);
+		free(s);
+		return 1;
+	}
+	for (int i = 0; i < s->nplaces; i++)
+		if (s->places[i] == RB_CROSS && s->ncpus < 2)
+			az_bench_progress(&s->o, "azbench ring: one CPU only: 'cross' runs as "
+						 "'same'\n");
+	az_bench_progress(&s->o, "azbench ring: %u configurations in %.1f s on %d CPUs\n",
+			  s->ncfgs, s->o.seconds, s->ncpus);
+	sel = (struct plot_sel){ place_name[s->places[0]], min_of(&s->producers),
+				 min_of(&s->batches), max_of(&s->capacities) };
+	rc = sweep(s, &table);
+	rc |= az_bench_emit(&table, &s->o, &ps);
+	recommend(s, &table);
+	az_bench_table_free(&table);
+	free(s->cfgs);
+	free(s);
+	return rc ? 1 : 0;
+}

@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: MIT */
+/* `azbench train`: training samples per second of the C trainer (az_trainer_step: forward,
+ * backprop, Adam) for the default network of each game at several batch sizes, next to PyTorch
+ * on the same network, loss, batch and optimiser with one CPU thread when torch is importable
+ * (tools/bench/torch_train_bench.py, run as a child process). */
+#include <cblas.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "games/game.h"
+#include "shm/az_assert.h"
+#include "shm/rng.h"
+#include "tools/bench/bench.h"
+#include "tools/bench/bench_common.h"
+#include "tools/config.h"
+#include "train/trainer.h"
+
+#define MAX_GAMES 2
+#define MAX_BATCHES 8
+#define MAX_POINTS (MAX_GAMES * MAX_BATCHES)
+#define DEFAULT_SECONDS 10.0
+#define SCRIPT_NAME "torch_train_bench.py"
+#define PATH_LEN 1024
+#define OUT_MAX 65536
+
+static double now_s(void)
+{
+	return (double)az_bench_now_ns() * 1e-9;
+}
+
+/* ---- options ---- */
+
+struct train_opts {
+	struct az_bench_opts common;
+	const char *games[MAX_GAMES];
+	int ngames;
+	uint32_t batches[MAX_BATCHES];
+	int nbatches;
+	uint32_t hidden, blocks; /* 0: the game's default */
+	const char *python;      /* --python, or NULL */
+	const char *script;      /* --torch-script, or NULL */
+	int no_torch;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: azbench train [options]\n"
+		"Training samples/s of the C trainer (forward, backprop, Adam; one thread)\n"
+		"for the default network of each game (azrun's defaults: lr, L2) at several\n"
+		"batch sizes, and of PyTorch on the same network, loss, batch and optimiser\n"
+		"with torch.set_num_threads(1), when torch is importable.\n\n"
+		"  --game NAME          tictactoe | connect4 | all (default all)\n"
+		"  --batches LIST       minibatch sizes (default 32,128,512)\n"
+		"  --net HxR            width x residual blocks (default: the game's)\n"
+		"  --python PATH        interpreter for the PyTorch side (default: the first\n"
+		"                       of $AZ_PYTHON, python3, /usr/bin/python3 that\n"
+		"                       imports torch)\n"
+		"  --torch-script PATH  the PyTorch side (default: $AZ_TORCH_SCRIPT, then\n"
+		"                       bench/" SCRIPT_NAME " beside azbench,\n"
+		"                       then tools/bench/ of the source tree)\n"
+		"  --no-torch           C trainer only\n"
+		"  --help               this text\n"
+		"%s\n"
+		"Rows: impl c or torch; samples_per_s = batch x steps / s; c_over_torch =\n"
+		"C samples/s over PyTorch's at the same point; torch = its version or\n"
+		"\"not available\". The budget (default --seconds %.0f) is split between C\n"
+		"and PyTorch; PyTorch's start-up (import, first optimiser) comes on top.\n"
+		"--plot: samples/s against the batch size, one line per game and impl.\n",
+		az_bench_common_help, DEFAULT_SECONDS);
+}
+
+static int parse_games(const char *s, const char **games, int *n)
+{
+	if (strcmp(s, "all") == 0) {
+		games[0] = "tictactoe";
+		games[1] = "connect4";
+		*n = 2;
+		return 0;
+	}
+	const struct az_game *g = az_game_find(s);
+	if (!g) {
+		fprintf(stderr, "azbench train: unknown game '%s' (%s or all)\n", s,
+			az_game_names());
+		return -EINVAL;
+	}
+	games[0] = g->name;
+	*n = 1;
+	return 0;
+}
+
+/* Returns 0 to run, 1 after --help, 2 on bad usage. */
+static int parse(struct train_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "game", required_argument, NULL, 'g' },
+		{ "batches", required_argument, NULL, 'b' },
+		{ "net", required_argument, NULL, 'n' },
+		{ "python", required_argument, NULL, 'p' },
+		{ "torch-script", required_argument, NULL, 's' },
+		{ "no-torch", no_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		AZ_BENCH_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->common.seconds = DEFAULT_SECONDS;
+	parse_games("all", o->games, &o->ngames);
+	o->nbatches = az_bench_parse_u32_list("32,128,512", o->batches, MAX_BATCHES, 1, 65536);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		int r = az_bench_common_opt(&o->common, c, optarg);
+
+		if (r < 0)
+			return 2;
+		if (r == 1)
+			continue;
+		switch (c) {
+		case 'g':
+			if (parse_games(optarg, o->games, &o->ngames) < 0)
+				return 2;
+			break;
+		case 'b':
+			o->nbatches = az_bench_parse_u32_list(optarg, o->batches, MAX_BATCHES, 1,
+							      65536);
+			if (o->nbatches < 0) {
+				fprintf(stderr, "azbench train: --batches wants up to %d sizes in "
+					"[1, 65536], got '%s'\n", MAX_BATCHES, optarg);
+				return 2;
+			}
+			break;
+		case 'n':
+			if (az_arch_parse(optarg, &o->hidden, &o->blocks) < 0) {
+				fprintf(stderr, "azbench train: --net wants HxR, e.g. 64x2\n");
+				return 2;
+			}
+			break;
+		case 'p':
+			o->python = optarg;
+			break;
+		case 's':
+			o->script = optarg;
+			break;
+		case 'T':
+			o->no_torch = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "azbench train: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+/* ---- one measurement point ---- */
+
+struct point {
+	const char *game;
+	struct az_arch arch;
+	float lr, l2;
+	uint32_t batch;
+	double c_sps, c_step_s; /* C: samples/s, seconds per step */
+	double t_sps, t_step_s; /* torch: the same; 0 when not measured */
+};
+
+/* A fixed random minibatch (0/1 planes, target distributions, results in {-1, 0, 1}): the cost
+ * of a step does not depend on the values. */
+static void fill_batch(const struct az_arch *a, uint32_t B, float *x, float *pi, float *z)
+{
+	struct az_rng rng;
+
+	az_rng_seed(&rng, 11);
+	for (size_t i = 0; i < (size_t)B * a->inputs; i++)
+		x[i] = az_rng_uniform(&rng) < 0.3 ? 1.0f : 0.0f;
+	for (uint32_t b = 0; b < B; b++) {
+		float *p = pi + (size_t)b * a->actions, sum = 0;
+
+		for (uint32_t k = 0; k < a->actions; k++)
+			sum += p[k] = (float)az_rng_uniform(&rng);
+		for (uint32_t k = 0; k < a->actions; k++)
+			p[k] /= sum;
+		z[b] = (float)az_rng_below(&rng, 3) - 1.0f;
+	}
+}
+
+static int measure_c(struct point *pt, double seconds)
+{
+	const struct az_arch *a = &pt->arch;
+	uint32_t B = pt->batch;
+	struct az_model *m = NULL;
+	struct az_trainer *tr = NULL;
+	struct az_train_params tp;
+	float *x = malloc(sizeof(float) * B * a->inputs);
+	float *pi = malloc(sizeof(float) * B * a->actions);
+	float *z = malloc(sizeof(float) * B);
+	int rc = -ENOMEM;
+
+	if (!x || !pi || !z)
+		goto out;
+	rc = az_model_create(a, &m);
+	if (rc < 0)
+		goto out;
+	az_model_init_random(m, 1);
+	az_train_params_default(&tp);
+	tp.lr = pt->lr;
+	tp.l2 = pt->l2;
+	rc = az_trainer_create(m, &tp, B, &tr);
+	if (rc < 0)
+		goto out;
+	fill_batch(a, B, x, pi, z);
+	for (int i = 0; i < 3 && rc == 0; i++) /* warm-up: caches, first-touch pages */
+		rc = az_trainer_step(tr, B, x, pi, z, NULL);
+	uint64_t steps = 0;
+	double t0 = now_s(), el = 0;
+	while (rc == 0 && (steps < 2 || el < seconds)) {
+		rc = az_trainer_step(tr, B, x, pi, z, NULL);
+		steps++;
+		el = now_s() - t0;
+	}
+	if (rc == 0) {
+		pt->c_sps = (double)B * steps / el;
+		pt->c_step_s = el / steps;
+	}
+out:
+	if (tr)
+		az_trainer_destroy(tr);
+	az_model_destroy(m);
+	free(x);
+	free(pi);
+	free(z);
+	return rc;
+}
+
+/* ---- the PyTorch side: a child process ---- */
+
+/* Run argv (one BLAS/OpenMP thread) with stdout and stderr captured together into out[cap]
+ * (NUL-terminated; the caller picks the JSON lines out). Returns the exit status, 128 + signal,
+ * or -errno (-ETIMEDOUT after `timeout` seconds: the child is killed). */
+static int run_capture(char *const argv[], char *out, size_t cap, double timeout)
+{
+	int fd[2];
+	size_t len = 0;
+	int st;
+
+	if (pipe(fd) < 0)
+		return -errno;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		dup2(fd[1], STDOUT_FILENO);
+		dup2(fd[1], STDERR_FILENO);
+		close(fd[0]);
+		close(fd[1]);
+		setenv("OPENBLAS_NUM_THREADS", "1", 1);
+		setenv("OMP_NUM_THREADS", "1", 1);
+		setenv("MKL_NUM_THREADS", "1", 1);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fd[1]);
+	double end = now_s() + timeout;
+	int rc = 0;
+	for (;;) {
+		struct pollfd p = { .fd = fd[0], .events = POLLIN };
+		int left_ms = (int)((end - now_s()) * 1000);
+
+		if (left_ms <= 0) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (poll(&p, 1, left_ms) <= 0)
+			continue; /* timeout (checked above) or EINTR */
+		char buf[4096];
+		ssize_t n = read(fd[0], buf, sizeof(buf));
+		if (n <= 0)
+			break; /* EOF: the child closed stdout (exiting) */
+		size_t take = (size_t)n < cap - 1 - len ? (size_t)n : cap - 1 - len;
+		memcpy(out + len, buf, take);
+		len += take;
+	}
+	out[len] = '\0';
+	close(fd[0]);
+	if (rc == -ETIMEDOUT)
+		kill(pid, SIGKILL);
+	if (waitpid(pid, &st, 0) < 0)
+		return -errno;
+	if (rc < 0)
+		return rc;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+struct torch_side {
+	char python[PATH_LEN];
+	char script[PATH_LEN];
+	char version[AZ_BENCH_STR_MAX];
+	char why[256]; /* why torch is not available, when it is not */
+	double measured; /* seconds the script spent measuring (its start-up excluded) */
+	int ok;
+};
+
+static int readable(const char *p)
+{
+	return p && *p && access(p, R_OK) == 0;
+}
+
+/* Find the script: --torch-script, $AZ_TORCH_SCRIPT, next to the executable (CMake copies it
+ * into the build tree's tools/bench/), the source tree. */
+static int find_script(const struct train_opts *o, struct torch_side *ts, const char **how)
+{
+	char exe[PATH_LEN], cand[PATH_LEN + 64];
+	ssize_t n;
+
+	if (o->script) {
+		*how = "--torch-script";
+		snprintf(ts->script, sizeof(ts->script), "%s", o->script);
+		return readable(o->script) ? 0 : -ENOENT;
+	}
+	if (readable(getenv("AZ_TORCH_SCRIPT"))) {
+		*how = "$AZ_TORCH_SCRIPT";
+		snprintf(ts->script, sizeof(ts->script), "%s", getenv("AZ_TORCH_SCRIPT"));
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		snprintf(cand, sizeof(cand), "%s/bench/" SCRIPT_NAME, exe);
+		if (readable(cand)) {
+			*how = "next to the azbench executable";
+			snprintf(ts->script, sizeof(ts->script), "%s", cand);
+			return 0;
+		}
+	}
+#ifdef AZ_SOURCE_DIR
+	snprintf(cand, sizeof(cand), "%s/tools/bench/" SCRIPT_NAME, AZ_SOURCE_DIR);
+	if (readable(cand)) {
+		*how = "in the source tree azbench was built from";
+		snprintf(ts->script, sizeof(ts->script), "%s", cand);
+		return 0;
+	}
+#endif
+	return -ENOENT;
+}
+
+/* Find the PyTorch script (no interpreter is started here). */
+static void find_torch(const struct train_opts *o, struct torch_side *ts)
+{
+	const char *how = "";
+
+	if (o->no_torch) {
+		snprintf(ts->why, sizeof(ts->why), "--no-torch");
+		return;
+	}
+	if (find_script(o, ts, &how) < 0) {
+		snprintf(ts->why, sizeof(ts->why), "%s not found (pass --torch-script PATH)",
+			 o->script ? o->script : SCRIPT_NAME);
+		az_bench_progress(&o->common, "train: torch not available (%s)\n", ts->why);
+		return;
+	}
+	ts->ok = 1;
+	az_bench_progress(&o->common, "train: PyTorch side %s (found %s)\n", ts->script, how);
+}
+
+/* Parse the script's JSON lines into pts[]. Returns how many points got a rate. */
+static int parse_torch(char *out, struct torch_side *ts, struct point *pts, int np)
+{
+	int got = 0;
+
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		cJSON *j = cJSON_Parse(line);
+		cJSON *p = j ? cJSON_GetObjectItem(j, "point") : NULL;
+		cJSON *s = j ? cJSON_GetObjectItem(j, "samples_per_s") : NULL;
+		cJSON *v = j ? cJSON_GetObjectItem(j, "torch") : NULL;
+		cJSON *e = j ? cJSON_GetObjectItem(j, "error") : NULL;
+		cJSON *t = j ? cJSON_GetObjectItem(j, "seconds") : NULL;
+
+		if (cJSON_IsNumber(t))
+			ts->measured += t->valuedouble;
+		if (cJSON_IsString(p) && cJSON_IsNumber(s)) {
+			int i = atoi(p->valuestring);
+			if (i >= 0 && i < np && s->valuedouble > 0) {
+				pts[i].t_sps = s->valuedouble;
+				pts[i].t_step_s = pts[i].batch / s->valuedouble;
+				got++;
+			}
+		}
+		if (cJSON_IsString(v))
+			snprintf(ts->version, sizeof(ts->version), "%s", v->valuestring);
+		if (cJSON_IsString(e))
+			snprintf(ts->why, sizeof(ts->why), "%s", e->valuestring);
+		cJSON_Delete(j);
+	}
+	return got;
+}
+
+/* Measure every point in one PyTorch process, trying the interpreters in turn until one
+ * imports torch: --python, $AZ_PYTHON, python3, /usr/bin/python3. Fills t_sps/t_step_s and
+ * ts->python/version; on failure ts->ok = 0 with the reason in ts->why. */
+static void measure_torch(const struct train_opts *o, struct torch_side *ts, struct point *pts,
+			  int np, double each)
+{
+	static char out[OUT_MAX];
+	static char specs[MAX_POINTS][160];
+	const char *cands[3];
+	char secs[32];
+	char *argv[4 + 2 * MAX_POINTS + 1];
+	int n = 0, nc = 0;
+
+	if (o->python)
+		cands[nc++] = o->python;
+	else if (getenv("AZ_PYTHON") && *getenv("AZ_PYTHON"))
+		cands[nc++] = getenv("AZ_PYTHON");
+	if (!o->python) {
+		cands[nc++] = "python3";
+		cands[nc++] = "/usr/bin/python3";
+	}
+	argv[n++] = NULL; /* the interpreter, per candidate */
+	argv[n++] = ts->script;
+	argv[n++] = "--seconds";
+	snprintf(secs, sizeof(secs), "%.3f", each);
+	argv[n++] = secs;
+	for (int i = 0; i < np; i++) {
+		const struct az_arch *a = &pts[i].arch;
+
+		snprintf(specs[i], sizeof(specs[i]), "%d,%u,%u,%u,%u,%u,%g,%g", i, a->inputs,
+			 a->actions, a->hidden, a->blocks, pts[i].batch, (double)pts[i].lr,
+			 (double)pts[i].l2);
+		argv[n++] = "--point";
+		argv[n++] = specs[i];
+	}
+	argv[n] = NULL;
+	ts->ok = 0;
+	for (int c = 0; c < nc && !ts->ok; c++) {
+		argv[0] = (char *)cands[c];
+		ts->why[0] = '\0';
+		int rc = run_capture(argv, out, sizeof(out), 2 * each * np + 300);
+		if (rc != 0 && rc != 3 && rc != 127 && !o->common.quiet)
+			fprintf(stderr, "azbench train: %s %s exited with %d:\n%s\n", cands[c],
+				ts->script, rc, out); /* 3: no torch, 127: no interpreter */
+		int got = parse_torch(out, ts, pts, np);
+		if (rc == 0 && got == np) {
+			snprintf(ts->python, sizeof(ts->python), "%s", cands[c]);
+			ts->ok = 1;
+		} else if (!ts->why[0]) {
+			snprintf(ts->why, sizeof(ts->why), "%s %s: %s", cands[c], SCRIPT_NAME,
+				 rc == 127 ? "cannot run the interpreter" :
+				 rc < 0 ? strerror(-rc) : "failed");
+		} else {
+			char tmp[sizeof(ts->why)];
+			snprintf(tmp, sizeof(tmp), "%s", ts->why);
+			snprintf(ts->why, sizeof(ts->why), "%s: %s", cands[c], tmp);
+		}
+	}
+	if (ts->ok) {
+		az_bench_progress(&o->common, "train: PyTorch %s via %s, 1 thread\n", ts->version,
+				  ts->python);
+	} else {
+		for (int i = 0; i < np; i++)
+			pts[i].t_sps = pts[i].t_step_s = 0;
+		az_bench_progress(&o->common, "train: torch not available (%s)\n", ts->why);
+	}
+}
+
+/* ---- output ---- */
+
+static void add_rows(struct az_bench_table *t, const struct point *pt, const char *net,
+		     const struct torch_side *ts)
+{
+	for (int impl = 0; impl < 2; impl++) {
+		struct az_bench_row r = { 0 };
+		double sps = impl ? pt->t_sps : pt->c_sps;
+		double step = impl ? pt->t_step_s : pt->c_step_s;
+
+		if (impl && sps <= 0)
+			break;
+		az_bench_row_str(&r, "game", pt->game);
+		az_bench_row_str(&r, "net", net);
+		az_bench_row_str(&r, "impl", impl ? "torch" : "c");
+		az_bench_row_int(&r, "batch", pt->batch);
+		az_bench_row_num(&r, "samples_per_s", sps, 0);
+		az_bench_row_num(&r, "ms_per_step", step * 1e3, 3);
+		if (!impl && pt->t_sps > 0)
+			az_bench_row_num(&r, "c_over_torch", pt->c_sps / pt->t_sps, 2);
+		else
+			az_bench_row_none(&r, "c_over_torch");
+		az_bench_row_str(&r, "torch", ts->ok ? ts->version : "not available");
+		AZ_ASSERT(az_bench_table_add(t, &r) == 0);
+	}
+}
+
+static void recommend(const struct train_opts *o, const struct point *pts, int np,
+		      const struct torch_side *ts)
+{
+	struct az_bench_row rec = { 0 };
+	char text[1024];
+	size_t l;
+
+	if (ts->ok)
+		l = (size_t)snprintf(text, sizeof(text),
+				     "C trainer / PyTorch (torch %s, 1 thread):", ts->version);
+	else
+		l = (size_t)snprintf(text, sizeof(text), "torch not available (%s); C trainer:",
+				     ts->why);
+	for (int i = 0; i < np && l < sizeof(text); i++) {
+		char key[AZ_BENCH_KEY_MAX];
+
+		if (ts->ok && pts[i].t_sps > 0) {
+			l += (size_t)snprintf(text + l, sizeof(text) - l, "%s %s B=%u %.2fx",
+					      i ? "," : "", pts[i].game, pts[i].batch,
+					      pts[i].c_sps / pts[i].t_sps);
+			snprintf(key, sizeof(key), "%s_b%u_c_over_torch", pts[i].game,
+				 pts[i].batch);
+			az_bench_row_num(&rec, key, pts[i].c_sps / pts[i].t_sps, 2);
+		} else {
+			l += (size_t)snprintf(text + l, sizeof(text) - l,
+					      "%s %s B=%u %.0f samples/s", i ? "," : "",
+					      pts[i].game, pts[i].batch, pts[i].c_sps);
+		}
+	}
+	az_bench_row_str(&rec, "torch", ts->ok ? ts->version : "not available");
+	az_bench_recommend(&o->common, text, &rec);
+}
+
+static int keep_all(const struct az_bench_row *r, void *arg)
+{
+	(void)arg;
+	return az_bench_row_get(r, "samples_per_s") != NULL;
+}
+
+int az_bench_train(int argc, char **argv)
+{
+	struct train_opts o;
+	struct torch_side ts;
+	struct point pts[MAX_POINTS];
+	char nets[MAX_POINTS][32];
+	struct az_bench_table t = { 0 };
+	int np = 0, rc = parse(&o, argc, argv);
+
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	openblas_set_num_threads(1); /* one thread, as the trainer process and the torch side */
+	double t0 = now_s();
+	memset(&ts, 0, sizeof(ts));
+	find_torch(&o, &ts);
+	for (int gi = 0; gi < o.ngames; gi++) {
+		const struct az_game *g = az_game_find(o.games[gi]);
+		struct az_config cfg;
+
+		AZ_ASSERT(g && az_config_defaults(&cfg, g->name) == 0);
+		for (int bi = 0; bi < o.nbatches; bi++, np++) {
+			struct point *p = &pts[np];
+
+			memset(p, 0, sizeof(*p));
+			p->game = g->name;
+			p->arch = (struct az_arch){ .inputs = g->features, .actions = g->actions,
+						    .hidden = o.hidden ? o.hidden : cfg.hidden,
+						    .blocks = o.hidden ? o.blocks : cfg.blocks };
+			p->lr = cfg.lr;
+			p->l2 = cfg.l2;
+			p->batch = o.batches[bi];
+			snprintf(nets[np], sizeof(nets[np]), "%ux%u", p->arch.hidden,
+				 p->arch.blocks);
+		}
+	}
+	/* Budget: half for PyTorch's measurements (its start-up, `import torch` and the first
+	 * optimiser, comes on top: seconds on a loaded machine), then C gets what is left of the
+	 * budget after them (all of it when torch turned out to be missing), at least half. */
+	double torch_start = 0;
+	if (ts.ok) {
+		double each = o.common.seconds / 2 / np, t1 = now_s();
+		each = each > 0.1 ? each : 0.1;
+		az_bench_progress(&o.common, "train: PyTorch, %d points, %.2fs each\n", np, each);
+		measure_torch(&o, &ts, pts, np, each);
+		torch_start = now_s() - t1 - ts.measured;
+		if (ts.ok)
+			az_bench_progress(&o.common, "train: PyTorch start-up and teardown took "
+					  "%.1fs (not counted in --seconds)\n", torch_start);
+	}
+	double left = o.common.seconds - (now_s() - t0 - torch_start);
+	left = left > o.common.seconds / 2 ? left : o.common.seconds / 2;
+	for (int i = 0; i < np; i++) {
+		double each = left / np > 0.05 ? left / np : 0.05;
+
+		az_bench_progress(&o.common, "train: C %s %s batch %u, %.2fs\n", pts[i].game,
+				  nets[i], pts[i].batch, each);
+		rc = measure_c(&pts[i], each);
+		if (rc < 0) {
+			fprintf(stderr, "azbench train: C trainer: %s\n", strerror(-rc));
+			return 1;
+		}
+	}
+	for (int i = 0; i < np; i++)
+		add_rows(&t, &pts[i], nets[i], &ts);
+	struct az_bench_plot_spec ps = {
+		.title = "training: samples/s vs batch (1 thread)",
+		.xkey = "batch",
+		.ykey = "samples_per_s",
+		.series = { "game", "impl", NULL },
+		.logx = 1,
+		.logy = 1,
+		.keep = keep_all,
+	};
+	rc = az_bench_emit(&t, &o.common, &ps);
+	recommend(&o, pts, np, &ts);
+	az_bench_table_free(&t);
+	return rc;
+}
