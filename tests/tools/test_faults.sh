@@ -60,12 +60,14 @@ for t in $(seq 1 "$TRIALS"); do
 	# Kill only once the run exists (before state.json there is nothing to resume).
 	for w in $(seq 1 100); do [ -f "$D/state.json" ] && break; sleep 0.1; done
 	rand_sleep 0.2 2.0
+	kids=$(pgrep -P $pid | tr '\n' ' ')
 	kill -9 $pid; wait $pid 2>/dev/null
 	survived[azrun]=$(( ${survived[azrun]:-0} + 1 ))
 	sleep 0.5
-	if ps -eo ppid=,stat=,comm= | awk '$3 ~ /^az-/ && $2 !~ /^Z/' | grep -q .; then
-		fail "children of a killed azrun kept running"
-	fi
+	for k in $kids; do
+		st=$(ps -o stat= -p "$k" 2>/dev/null)
+		case "$st" in ""|Z*) ;; *) fail "child $k of a killed azrun kept running ($st)";; esac
+	done
 	done_before=$(grep -o '"completed": [0-9]*' "$D/state.json" | grep -o '[0-9]*$')
 	"$AZRUN" --resume --out "$D" --quiet 2> "$D.resume.log" || { cat "$D.resume.log"; fail "resume after kill -9"; }
 	verify_run "$D" 3
