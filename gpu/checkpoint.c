@@ -4,6 +4,7 @@
  * order of az_model_tensor(). Saving is atomic (temp file, fsync, rename, fsync of the directory);
  * loading trusts nothing in the file and says what is wrong and where. */
 #include "gpu/checkpoint.h"
+#include "shm/az_err.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,20 +31,6 @@ _Static_assert(sizeof(float) == 4, "safetensors F32 is 4 bytes");
 /* Keys of "__metadata__" that a valid checkpoint must carry (arch is checked when present). */
 static const char *const required_meta[] = {"format",  "game",	    "inputs",	   "hidden",
 					    "blocks",  "actions",   "iteration",   "content_hash"};
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* crc32 (zlib) over len bytes, fed in pieces because zlib takes a uInt length. */
 static uint32_t crc32_bytes(uint32_t crc, const void *p, size_t len)
@@ -255,32 +242,32 @@ int az_ckpt_save(const char *path, const struct az_model *m, char *err, size_t e
 	int n, fd, rc;
 
 	if (!path || !m || !m->params) {
-		set_err(err, errlen, "checkpoint: no path or no model");
+		az_set_err(err, errlen, "checkpoint: no path or no model");
 		return -EINVAL;
 	}
 	n = model_tensors(m, &t);
 	if (n < 0) {
-		set_err(err, errlen, "checkpoint %s: %s", path,
+		az_set_err(err, errlen, "checkpoint %s: %s", path,
 			n == -ENOMEM ? "out of memory" : "model tensor table does not fit params");
 		return n;
 	}
 	rc = build_header(m, t, (uint32_t)n, tensors_crc(m, t, (uint32_t)n), &hdr, &hlen);
 	if (rc < 0) {
-		set_err(err, errlen, "checkpoint %s: out of memory building the header", path);
+		az_set_err(err, errlen, "checkpoint %s: out of memory building the header", path);
 		goto err_tensors;
 	}
 	tmplen = strlen(path) + 32;
 	tmp = malloc(tmplen);
 	if (!tmp) {
 		rc = -ENOMEM;
-		set_err(err, errlen, "checkpoint %s: out of memory", path);
+		az_set_err(err, errlen, "checkpoint %s: out of memory", path);
 		goto err_header;
 	}
 	snprintf(tmp, tmplen, "%s.tmp.%ld", path, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		rc = -errno;
-		set_err(err, errlen, "checkpoint %s: cannot create %s: %s", path, tmp,
+		az_set_err(err, errlen, "checkpoint %s: cannot create %s: %s", path, tmp,
 			strerror(errno));
 		goto err_tmpname;
 	}
@@ -293,13 +280,13 @@ int az_ckpt_save(const char *path, const struct az_model *m, char *err, size_t e
 		what = "rename";
 	}
 	if (rc < 0) {
-		set_err(err, errlen, "checkpoint %s: %s failed: %s", path, what, strerror(-rc));
+		az_set_err(err, errlen, "checkpoint %s: %s failed: %s", path, what, strerror(-rc));
 		unlink(tmp);
 		goto err_tmpname;
 	}
 	rc = fsync_parent(path);
 	if (rc < 0)
-		set_err(err, errlen, "checkpoint %s: fsync of the directory failed: %s", path,
+		az_set_err(err, errlen, "checkpoint %s: fsync of the directory failed: %s", path,
 			strerror(-rc));
 err_tmpname:
 	free(tmp);
@@ -335,24 +322,24 @@ static int read_whole(const char *path, unsigned char **buf, size_t *size, char 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		set_err(err, errlen, "checkpoint %s: %s", path, strerror(errno));
+		az_set_err(err, errlen, "checkpoint %s: %s", path, strerror(errno));
 		return rc;
 	}
 	if (fstat(fd, &st) < 0) {
 		rc = -errno;
-		set_err(err, errlen, "checkpoint %s: stat failed: %s", path, strerror(errno));
+		az_set_err(err, errlen, "checkpoint %s: stat failed: %s", path, strerror(errno));
 		goto err_close;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		rc = -EINVAL;
-		set_err(err, errlen, "checkpoint %s: not a regular file", path);
+		az_set_err(err, errlen, "checkpoint %s: not a regular file", path);
 		goto err_close;
 	}
 	n = (size_t)st.st_size;
 	b = malloc(n ? n : 1);
 	if (!b) {
 		rc = -ENOMEM;
-		set_err(err, errlen, "checkpoint %s: out of memory (%zu bytes)", path, n);
+		az_set_err(err, errlen, "checkpoint %s: out of memory (%zu bytes)", path, n);
 		goto err_close;
 	}
 	while (got < n) {
@@ -361,7 +348,7 @@ static int read_whole(const char *path, unsigned char **buf, size_t *size, char 
 			continue;
 		if (k <= 0) {
 			rc = k < 0 ? -errno : -EINVAL;
-			set_err(err, errlen, "checkpoint %s: read failed at byte %zu: %s", path,
+			az_set_err(err, errlen, "checkpoint %s: read failed at byte %zu: %s", path,
 				got, k < 0 ? strerror(errno) : "file shrank");
 			free(b);
 			goto err_close;
@@ -381,19 +368,19 @@ static int check_framing(struct ckpt_file *f, char *err, size_t errlen)
 	uint64_t h = 0;
 
 	if (f->size < 8) {
-		set_err(err, errlen, "checkpoint %s: truncated: %zu bytes, shorter than the 8-byte "
+		az_set_err(err, errlen, "checkpoint %s: truncated: %zu bytes, shorter than the 8-byte "
 			"header length", f->name, f->size);
 		return -EINVAL;
 	}
 	for (int i = 0; i < 8; i++)
 		h |= (uint64_t)f->buf[i] << (8 * i);
 	if (h > HEADER_MAX) {
-		set_err(err, errlen, "checkpoint %s: header length %llu exceeds the %u-byte limit",
+		az_set_err(err, errlen, "checkpoint %s: header length %llu exceeds the %u-byte limit",
 			f->name, (unsigned long long)h, HEADER_MAX);
 		return -EINVAL;
 	}
 	if (h > f->size - 8) {
-		set_err(err, errlen, "checkpoint %s: truncated: header says %llu bytes, "
+		az_set_err(err, errlen, "checkpoint %s: truncated: header says %llu bytes, "
 			"file has %zu", f->name, (unsigned long long)h, f->size - 8);
 		return -EINVAL;
 	}
@@ -414,14 +401,14 @@ static cJSON *parse_header(const struct ckpt_file *f, char *err, size_t errlen)
 		at = end ? (size_t)(end - text) : 0;
 		if (!root)
 			at = cJSON_GetErrorPtr() ? (size_t)(cJSON_GetErrorPtr() - text) : 0;
-		set_err(err, errlen, "checkpoint %s: header is not a JSON object (error near "
+		az_set_err(err, errlen, "checkpoint %s: header is not a JSON object (error near "
 			"header byte %zu)", f->name, at);
 		cJSON_Delete(root);
 		return NULL;
 	}
 	for (const char *p = end; p < text + f->hlen; p++) {
 		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '\0') {
-			set_err(err, errlen, "checkpoint %s: garbage after the JSON header at "
+			az_set_err(err, errlen, "checkpoint %s: garbage after the JSON header at "
 				"byte %zu", f->name, (size_t)(p - text));
 			cJSON_Delete(root);
 			return NULL;
@@ -482,18 +469,18 @@ static int parse_metadata(const struct ckpt_file *f, const cJSON *root, struct c
 	char want[32], q[48];
 
 	if (!cJSON_IsObject(meta)) {
-		set_err(err, errlen, "checkpoint %s: no __metadata__ object", f->name);
+		az_set_err(err, errlen, "checkpoint %s: no __metadata__ object", f->name);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < sizeof(required_meta) / sizeof(required_meta[0]); i++) {
 		if (!meta_str(meta, required_meta[i])) {
-			set_err(err, errlen, "checkpoint %s: metadata \"%s\" missing or not a "
+			az_set_err(err, errlen, "checkpoint %s: metadata \"%s\" missing or not a "
 				"string", f->name, required_meta[i]);
 			return -EINVAL;
 		}
 	}
 	if (strcmp(meta_str(meta, "format"), "ringzero") != 0) {
-		set_err(err, errlen, "checkpoint %s: metadata format is \"%s\", not \"ringzero\"",
+		az_set_err(err, errlen, "checkpoint %s: metadata format is \"%s\", not \"ringzero\"",
 			f->name, shown(meta_str(meta, "format"), q));
 		return -EINVAL;
 	}
@@ -502,18 +489,18 @@ static int parse_metadata(const struct ckpt_file *f, const cJSON *root, struct c
 	    parse_u32(meta_str(meta, "blocks"), &cm->arch.blocks) < 0 ||
 	    parse_u32(meta_str(meta, "actions"), &cm->arch.actions) < 0 ||
 	    parse_u32(meta_str(meta, "iteration"), &cm->iteration) < 0) {
-		set_err(err, errlen, "checkpoint %s: metadata inputs/hidden/blocks/actions/"
+		az_set_err(err, errlen, "checkpoint %s: metadata inputs/hidden/blocks/actions/"
 			"iteration must be decimal integers", f->name);
 		return -EINVAL;
 	}
 	v = meta_str(meta, "game");
 	if (strlen(v) >= sizeof(cm->game)) {
-		set_err(err, errlen, "checkpoint %s: metadata game name too long", f->name);
+		az_set_err(err, errlen, "checkpoint %s: metadata game name too long", f->name);
 		return -EINVAL;
 	}
 	for (const char *p = v; *p; p++) {
 		if ((unsigned char)*p < 0x20 || *p == 0x7f) { /* the tools print the name */
-			set_err(err, errlen, "checkpoint %s: metadata game \"%s\" has control "
+			az_set_err(err, errlen, "checkpoint %s: metadata game \"%s\" has control "
 				"characters", f->name, shown(v, q));
 			return -EINVAL;
 		}
@@ -522,14 +509,14 @@ static int parse_metadata(const struct ckpt_file *f, const cJSON *root, struct c
 	arch = meta_str(meta, "arch");
 	snprintf(want, sizeof(want), "%ux%u", cm->arch.hidden, cm->arch.blocks);
 	if (arch && strcmp(arch, want) != 0) {
-		set_err(err, errlen, "checkpoint %s: metadata arch \"%s\" disagrees with "
+		az_set_err(err, errlen, "checkpoint %s: metadata arch \"%s\" disagrees with "
 			"hidden/blocks (%s)", f->name, shown(arch, q), want);
 		return -EINVAL;
 	}
 	v = meta_str(meta, "content_hash");
 	if (strncmp(v, "crc32:", 6) != 0 || strlen(v) != 14 ||
 	    strspn(v + 6, "0123456789abcdef") != 8) {
-		set_err(err, errlen, "checkpoint %s: content_hash \"%s\" is not crc32:<8 hex "
+		az_set_err(err, errlen, "checkpoint %s: content_hash \"%s\" is not crc32:<8 hex "
 			"digits>", f->name, shown(v, q));
 		return -EINVAL;
 	}
@@ -568,11 +555,11 @@ static int check_tensor(const struct ckpt_file *f, const cJSON *root, const stru
 	uint64_t d0 = 0, d1 = 0, want = (uint64_t)t->rows * t->cols * sizeof(float);
 
 	if (!cJSON_IsObject(o)) {
-		set_err(err, errlen, "checkpoint %s: tensor %s missing", f->name, t->name);
+		az_set_err(err, errlen, "checkpoint %s: tensor %s missing", f->name, t->name);
 		return -EINVAL;
 	}
 	if (!cJSON_IsString(dtype) || strcmp(dtype->valuestring, "F32") != 0) {
-		set_err(err, errlen, "checkpoint %s: tensor %s: dtype is not F32", f->name,
+		az_set_err(err, errlen, "checkpoint %s: tensor %s: dtype is not F32", f->name,
 			t->name);
 		return -EINVAL;
 	}
@@ -580,10 +567,10 @@ static int check_tensor(const struct ckpt_file *f, const cJSON *root, const stru
 	    json_u64(cJSON_GetArrayItem(shape, 0), &d0) < 0 || d0 != t->rows ||
 	    (t->ndim == 2 && (json_u64(cJSON_GetArrayItem(shape, 1), &d1) < 0 || d1 != t->cols))) {
 		if (t->ndim == 2)
-			set_err(err, errlen, "checkpoint %s: tensor %s: shape is not [%u, %u]",
+			az_set_err(err, errlen, "checkpoint %s: tensor %s: shape is not [%u, %u]",
 				f->name, t->name, t->rows, t->cols);
 		else
-			set_err(err, errlen, "checkpoint %s: tensor %s: shape is not [%u]", f->name,
+			az_set_err(err, errlen, "checkpoint %s: tensor %s: shape is not [%u]", f->name,
 				t->name, t->rows);
 		return -EINVAL;
 	}
@@ -591,7 +578,7 @@ static int check_tensor(const struct ckpt_file *f, const cJSON *root, const stru
 	    json_u64(cJSON_GetArrayItem(offs, 0), &sp->begin) < 0 ||
 	    json_u64(cJSON_GetArrayItem(offs, 1), &sp->end) < 0 || sp->begin > sp->end ||
 	    sp->end > f->data_len || sp->end - sp->begin != want) {
-		set_err(err, errlen, "checkpoint %s: tensor %s: data_offsets missing, out of the "
+		az_set_err(err, errlen, "checkpoint %s: tensor %s: data_offsets missing, out of the "
 			"%zu-byte data area or not %llu bytes long", f->name, t->name, f->data_len,
 			(unsigned long long)want);
 		return -EINVAL;
@@ -616,14 +603,14 @@ static int check_tiling(const struct ckpt_file *f, struct span *sp, uint32_t n, 
 	qsort(sp, n, sizeof(*sp), span_cmp);
 	for (uint32_t i = 0; i < n; i++) {
 		if (sp[i].begin != pos) {
-			set_err(err, errlen, "checkpoint %s: tensors overlap or leave a gap at "
+			az_set_err(err, errlen, "checkpoint %s: tensors overlap or leave a gap at "
 				"data byte %llu", f->name, (unsigned long long)pos);
 			return -EINVAL;
 		}
 		pos = sp[i].end;
 	}
 	if (pos != f->data_len) {
-		set_err(err, errlen, "checkpoint %s: data area has %zu bytes, tensors cover %llu",
+		az_set_err(err, errlen, "checkpoint %s: data area has %zu bytes, tensors cover %llu",
 			f->name, f->data_len, (unsigned long long)pos);
 		return -EINVAL;
 	}
@@ -641,11 +628,11 @@ static int check_sizes(const struct ckpt_file *f, const cJSON *root, const struc
 	double est;
 
 	if (a->inputs == 0 || a->hidden == 0 || a->actions == 0) {
-		set_err(err, errlen, "checkpoint %s: zero inputs, hidden or actions", f->name);
+		az_set_err(err, errlen, "checkpoint %s: zero inputs, hidden or actions", f->name);
 		return -EINVAL;
 	}
 	if (entries != want_tensors) {
-		set_err(err, errlen, "checkpoint %s: header has %llu tensors, arch %ux%u "
+		az_set_err(err, errlen, "checkpoint %s: header has %llu tensors, arch %ux%u "
 			"needs %llu",
 			f->name, (unsigned long long)entries, a->hidden, a->blocks,
 			(unsigned long long)want_tensors);
@@ -655,7 +642,7 @@ static int check_sizes(const struct ckpt_file *f, const cJSON *root, const struc
 	est = ((double)a->hidden * a->inputs + (double)a->blocks * 2.0 * a->hidden * a->hidden +
 	       (double)a->actions * a->hidden) * sizeof(float);
 	if (est > 4e18) {
-		set_err(err, errlen, "checkpoint %s: arch %u inputs, %ux%u, %u actions is absurdly "
+		az_set_err(err, errlen, "checkpoint %s: arch %u inputs, %ux%u, %u actions is absurdly "
 			"large", f->name, a->inputs, a->hidden, a->blocks, a->actions);
 		return -EINVAL;
 	}
@@ -664,7 +651,7 @@ static int check_sizes(const struct ckpt_file *f, const cJSON *root, const struc
 		      (uint64_t)a->actions * a->hidden + a->actions + a->hidden + 1) *
 		     sizeof(float);
 	if (want_bytes != f->data_len) {
-		set_err(err, errlen, "checkpoint %s: %s: data area has %zu bytes, the %llu "
+		az_set_err(err, errlen, "checkpoint %s: %s: data area has %zu bytes, the %llu "
 			"parameters need %llu", f->name,
 			f->data_len < want_bytes ? "truncated" : "trailing bytes", f->data_len,
 			(unsigned long long)(want_bytes / sizeof(float)),
@@ -700,7 +687,7 @@ static int load_tensors(const struct ckpt_file *f, const cJSON *root,
 		goto err_free;
 	rc = az_model_create(&cm->arch, &m);
 	if (rc == -EINVAL)
-		set_err(err, errlen, "checkpoint %s: arch %u inputs, %ux%u, %u actions is outside "
+		az_set_err(err, errlen, "checkpoint %s: arch %u inputs, %ux%u, %u actions is outside "
 			"the supported range", f->name, cm->arch.inputs, cm->arch.hidden,
 			cm->arch.blocks, cm->arch.actions);
 	if (rc < 0)
@@ -710,7 +697,7 @@ static int load_tensors(const struct ckpt_file *f, const cJSON *root,
 		       sp[k].end - sp[k].begin);
 	crc = tensors_crc(m, t, n);
 	if (crc != cm->crc) {
-		set_err(err, errlen, "checkpoint %s: content hash mismatch: header says "
+		az_set_err(err, errlen, "checkpoint %s: content hash mismatch: header says "
 			"crc32:%08x, tensors hash to crc32:%08x (corrupt data)", f->name, cm->crc,
 			crc);
 		rc = -EINVAL;
@@ -725,9 +712,9 @@ err_model:
 	az_model_destroy(m);
 err_free:
 	if (rc == -ENOMEM)
-		set_err(err, errlen, "checkpoint %s: out of memory", f->name);
+		az_set_err(err, errlen, "checkpoint %s: out of memory", f->name);
 	else if (rc < 0 && err && errlen && !*err)
-		set_err(err, errlen, "checkpoint %s: invalid tensor table", f->name);
+		az_set_err(err, errlen, "checkpoint %s: invalid tensor table", f->name);
 	free(sp);
 	free(t);
 	return rc;
@@ -744,7 +731,7 @@ int az_ckpt_load_mem(const void *data, size_t len, const char *name, struct az_m
 	if (err && errlen)
 		err[0] = '\0';
 	if ((!data && len) || !out) {
-		set_err(err, errlen, "checkpoint %s: no data or no output", f.name);
+		az_set_err(err, errlen, "checkpoint %s: no data or no output", f.name);
 		return -EINVAL;
 	}
 	memset(&cm, 0, sizeof(cm));
@@ -772,7 +759,7 @@ int az_ckpt_load(const char *path, struct az_model **out, char *err, size_t errl
 	if (err && errlen)
 		err[0] = '\0';
 	if (!path || !out) {
-		set_err(err, errlen, "checkpoint: no path or no output");
+		az_set_err(err, errlen, "checkpoint: no path or no output");
 		return -EINVAL;
 	}
 	rc = read_whole(path, &buf, &size, err, errlen);

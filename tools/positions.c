@@ -3,6 +3,7 @@
  * separated fields and check each one strictly, so that a malformed file is reported with the
  * field and the problem instead of being half-read. */
 #include "tools/positions.h"
+#include "shm/az_err.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,20 +15,6 @@
 
 #define FIELDS_MAX 3
 #define SHOW_MAX 24 /* bytes of an offending field quoted in a message */
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* A field as it may be quoted in a one-line message: non-printable bytes become '?', long
  * fields are cut with "...". */
@@ -76,17 +63,17 @@ static int parse_score(const char *s, double *out, char *err, size_t errlen)
 
 	show(shown, sizeof(shown), s);
 	if (strspn(s, "0123456789+-.eE") != strlen(s)) {
-		set_err(err, errlen, "score '%s': not a decimal number", shown);
+		az_set_err(err, errlen, "score '%s': not a decimal number", shown);
 		return -EINVAL;
 	}
 	errno = 0;
 	v = strtod(s, &end);
 	if (end == s || *end) {
-		set_err(err, errlen, "score '%s': not a decimal number", shown);
+		az_set_err(err, errlen, "score '%s': not a decimal number", shown);
 		return -EINVAL;
 	}
 	if (!isfinite(v) || (errno == ERANGE && fabs(v) > 1.0)) {
-		set_err(err, errlen, "score '%s': out of range", shown);
+		az_set_err(err, errlen, "score '%s': out of range", shown);
 		return -EINVAL;
 	}
 	*out = v;
@@ -111,14 +98,14 @@ static int parse_best(const struct az_game *g, char *list, struct az_position *p
 			*comma = '\0';
 		show(shown, sizeof(shown), item);
 		if (!*item) {
-			set_err(err, errlen, "best: move %d is empty (expected moves separated by "
+			az_set_err(err, errlen, "best: move %d is empty (expected moves separated by "
 				"single commas)", k);
 			return -EINVAL;
 		}
 		a = g->parse_action(p->state, item);
 		if (a < 0 || (uint32_t)a >= g->actions || a >= AZ_GAME_ACTIONS_MAX) {
 			int known = g->parse_action(NULL, item) >= 0;
-			set_err(err, errlen, "best: move %d ('%s'): %s", k, shown,
+			az_set_err(err, errlen, "best: move %d ('%s'): %s", k, shown,
 				known ? "illegal in this position" : "not a move of this game");
 			return -EINVAL;
 		}
@@ -145,7 +132,7 @@ int az_positions_parse_line(const struct az_game *g, const char *line, struct az
 	if (err && errlen)
 		err[0] = '\0';
 	if (!g || !line || !out) {
-		set_err(err, errlen, "no game, line or output");
+		az_set_err(err, errlen, "no game, line or output");
 		return -EINVAL;
 	}
 	len = strlen(line);
@@ -154,7 +141,7 @@ int az_positions_parse_line(const struct az_game *g, const char *line, struct az
 	if (len > 0 && line[len - 1] == '\r')
 		len--;
 	if (len > AZ_POSITIONS_LINE_MAX) {
-		set_err(err, errlen, "line longer than %d bytes", AZ_POSITIONS_LINE_MAX);
+		az_set_err(err, errlen, "line longer than %d bytes", AZ_POSITIONS_LINE_MAX);
 		return -EINVAL;
 	}
 	memcpy(text, line, len);
@@ -163,18 +150,18 @@ int az_positions_parse_line(const struct az_game *g, const char *line, struct az
 	if (n == 0)
 		return 0;
 	if (n > FIELDS_MAX) {
-		set_err(err, errlen, "more than 3 fields (expected <moves> [<score> [<best>]])");
+		az_set_err(err, errlen, "more than 3 fields (expected <moves> [<score> [<best>]])");
 		return -EINVAL;
 	}
 	memset(&p, 0, sizeof(p));
 	rc = az_game_play_moves(g, p.state, field[0], msg, sizeof(msg));
 	if (rc < 0) {
-		set_err(err, errlen, "moves: %s", msg);
+		az_set_err(err, errlen, "moves: %s", msg);
 		return -EINVAL;
 	}
 	p.plies = rc;
 	if (g->terminal(p.state, NULL)) {
-		set_err(err, errlen, "moves: the game is already over after move %d", rc);
+		az_set_err(err, errlen, "moves: the game is already over after move %d", rc);
 		return -EINVAL;
 	}
 	if (n >= 2) {

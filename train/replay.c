@@ -11,6 +11,7 @@
  * file to the start of the earliest game that touched a failed write, so that after close the
  * file holds only whole games that reached the disk. */
 #include "train/replay.h"
+#include "shm/az_err.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,20 +61,6 @@ struct az_replay_writer {
 	uint64_t cut;	      /* truncate here on close after an error (UINT64_MAX: none) */
 	int error;	      /* first -errno seen; sticky */
 };
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static size_t record_bytes(uint32_t features, uint32_t actions)
 {
@@ -232,13 +219,13 @@ int az_replay_writer_open(const char *path, uint32_t features, uint32_t actions,
 	int rc;
 
 	if (!path || !out || features == 0 || actions == 0 || rec > UINT32_MAX / 2) {
-		set_err(err, errlen, "replay %s: bad arguments (features %u, actions %u)",
+		az_set_err(err, errlen, "replay %s: bad arguments (features %u, actions %u)",
 			path ? path : "(null)", features, actions);
 		return -EINVAL;
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w) {
-		set_err(err, errlen, "replay %s: out of memory", path);
+		az_set_err(err, errlen, "replay %s: out of memory", path);
 		return -ENOMEM;
 	}
 	w->features = features;
@@ -251,14 +238,14 @@ int az_replay_writer_open(const char *path, uint32_t features, uint32_t actions,
 		w->st[i].data = malloc(w->cap);
 		if (!w->st[i].data) {
 			rc = -ENOMEM;
-			set_err(err, errlen, "replay %s: out of memory", path);
+			az_set_err(err, errlen, "replay %s: out of memory", path);
 			goto err_bufs;
 		}
 	}
 	w->fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
 	if (w->fd < 0) {
 		rc = -errno;
-		set_err(err, errlen, "replay %s: cannot create: %s", path, strerror(errno));
+		az_set_err(err, errlen, "replay %s: cannot create: %s", path, strerror(errno));
 		goto err_bufs;
 	}
 	encode_header(hdr, features, actions);
@@ -267,12 +254,12 @@ int az_replay_writer_open(const char *path, uint32_t features, uint32_t actions,
 	while (k < 0 && errno == EINTR);
 	if (k != (ssize_t)sizeof(hdr)) {
 		rc = k < 0 ? -errno : -EIO;
-		set_err(err, errlen, "replay %s: header write failed: %s", path, strerror(-rc));
+		az_set_err(err, errlen, "replay %s: header write failed: %s", path, strerror(-rc));
 		goto err_file;
 	}
 	rc = io_uring_queue_init(2 * NBUF, &w->ring, 0);
 	if (rc < 0) {
-		set_err(err, errlen, "replay %s: io_uring_queue_init: %s", path, strerror(-rc));
+		az_set_err(err, errlen, "replay %s: io_uring_queue_init: %s", path, strerror(-rc));
 		goto err_file;
 	}
 	*out = w;
@@ -454,28 +441,28 @@ static int check_header(const char *path, const unsigned char *h, size_t got,
 	uint32_t f, a, rb;
 
 	if (got < HEADER_BYTES) {
-		set_err(err, errlen, "replay %s: truncated header (%zu of %d bytes)", path, got,
+		az_set_err(err, errlen, "replay %s: truncated header (%zu of %d bytes)", path, got,
 			HEADER_BYTES);
 		return -EINVAL;
 	}
 	if (memcmp(h, MAGIC, 8) != 0) {
-		set_err(err, errlen, "replay %s: bad magic (not an " MAGIC " file)", path);
+		az_set_err(err, errlen, "replay %s: bad magic (not an " MAGIC " file)", path);
 		return -EINVAL;
 	}
 	if (get_u32(h + 28) != (uint32_t)crc32(0L, h, 28)) {
-		set_err(err, errlen, "replay %s: header checksum mismatch", path);
+		az_set_err(err, errlen, "replay %s: header checksum mismatch", path);
 		return -EINVAL;
 	}
 	f = get_u32(h + 8);
 	a = get_u32(h + 12);
 	rb = get_u32(h + 16);
 	if (f != b->features || a != b->actions) {
-		set_err(err, errlen, "replay %s: geometry %u features x %u actions, "
+		az_set_err(err, errlen, "replay %s: geometry %u features x %u actions, "
 			"expected %u x %u", path, f, a, b->features, b->actions);
 		return -EINVAL;
 	}
 	if (rb != record_bytes(f, a) || get_u32(h + 20) != 0) {
-		set_err(err, errlen, "replay %s: record size %u or flags %u unsupported", path,
+		az_set_err(err, errlen, "replay %s: record size %u or flags %u unsupported", path,
 			rb, get_u32(h + 20));
 		return -EINVAL;
 	}
@@ -558,18 +545,18 @@ long az_replay_load_file(const char *path, struct az_replay_buf *b, int truncate
 	int fd, rc;
 
 	if (!path || !b || b->features == 0 || b->actions == 0) {
-		set_err(err, errlen, "replay: bad arguments");
+		az_set_err(err, errlen, "replay: bad arguments");
 		return -EINVAL;
 	}
 	fd = open(path, (truncate_tail ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		set_err(err, errlen, "replay %s: %s", path, strerror(errno));
+		az_set_err(err, errlen, "replay %s: %s", path, strerror(errno));
 		return rc;
 	}
 	if (fstat(fd, &st) < 0) {
 		n = -errno;
-		set_err(err, errlen, "replay %s: stat failed: %s", path, strerror(errno));
+		az_set_err(err, errlen, "replay %s: stat failed: %s", path, strerror(errno));
 		goto out_close;
 	}
 	n = read_at(fd, hdr, sizeof(hdr), 0, &got);
@@ -577,12 +564,12 @@ long az_replay_load_file(const char *path, struct az_replay_buf *b, int truncate
 		n = check_header(path, hdr, got, b, err, errlen);
 	if (n < 0) {
 		if (n != -EINVAL)
-			set_err(err, errlen, "replay %s: read failed: %s", path, strerror((int)-n));
+			az_set_err(err, errlen, "replay %s: read failed: %s", path, strerror((int)-n));
 		goto out_close;
 	}
 	n = load_records(fd, st.st_size, b, &valid_end);
 	if (n < 0) {
-		set_err(err, errlen, "replay %s: %s", path, strerror((int)-n));
+		az_set_err(err, errlen, "replay %s: %s", path, strerror((int)-n));
 		goto out_close;
 	}
 	if (dropped_bytes)
@@ -590,7 +577,7 @@ long az_replay_load_file(const char *path, struct az_replay_buf *b, int truncate
 	if (truncate_tail && valid_end < st.st_size &&
 	    (ftruncate(fd, valid_end) < 0 || fsync(fd) < 0)) {
 		n = -errno;
-		set_err(err, errlen, "replay %s: cannot truncate to %lld bytes: %s", path,
+		az_set_err(err, errlen, "replay %s: cannot truncate to %lld bytes: %s", path,
 			(long long)valid_end, strerror(errno));
 	}
 out_close:

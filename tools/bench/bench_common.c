@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* azbench output helpers: rows of ordered key/value pairs rendered as a table, JSON lines, CSV
  * or a gnuplot PNG, the common options, and sample statistics. */
+#include "games/game.h"
 #include "tools/bench/bench_common.h"
 
 #include <errno.h>
@@ -650,4 +651,20 @@ uint32_t az_bench_quantile(const uint32_t *sorted, size_t n, double q)
 	rank = ceil(q * (double)n);
 	k = rank < 1 ? 0 : (size_t)rank - 1;
 	return sorted[k < n ? k : n - 1];
+}
+
+int az_bench_parse_games(const char *s, const char **games, int *n)
+{
+	if (strcmp(s, "all") == 0) {
+		games[0] = "tictactoe";
+		games[1] = "connect4";
+		*n = 2;
+		return 0;
+	}
+	const struct az_game *g = az_game_find(s);
+	if (!g)
+		return -EINVAL;
+	games[0] = g->name;
+	*n = 1;
+	return 0;
 }

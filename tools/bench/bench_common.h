@@ -158,4 +158,8 @@ void az_bench_sort_u32(uint32_t *v, size_t n);
  * q * n samples at or below it). 0 when n == 0. */
 uint32_t az_bench_quantile(const uint32_t *sorted, size_t n, double q);
 
+/* --game for the infer/pipeline/train modes: "all" (tictactoe and connect4) or one game name;
+ * fills games[0..*n) with canonical names. Returns 0 or -EINVAL for an unknown game. */
+int az_bench_parse_games(const char *s, const char **games, int *n);
+
 #endif

@@ -134,21 +134,6 @@ static void usage(FILE *out)
 		az_bench_common_help, DEFAULT_SECONDS);
 }
 
-static int parse_games(const char *s, const char **games, int *n)
-{
-	if (strcmp(s, "all") == 0) {
-		games[0] = "tictactoe";
-		games[1] = "connect4";
-		*n = 2;
-		return 0;
-	}
-	const struct az_game *g = az_game_find(s);
-	if (!g)
-		return -EINVAL;
-	games[0] = g->name;
-	*n = 1;
-	return 0;
-}
 
 /* Returns 0 to run, 1 after --help, 2 on bad usage. */
 static int parse(struct infer_opts *o, int argc, char **argv)
@@ -166,7 +151,7 @@ static int parse(struct infer_opts *o, int argc, char **argv)
 
 	memset(o, 0, sizeof(*o));
 	o->common.seconds = DEFAULT_SECONDS;
-	parse_games("all", o->games, &o->ngames);
+	az_bench_parse_games("all", o->games, &o->ngames);
 	for (o->nbatches = 0; o->nbatches <= 10; o->nbatches++)
 		o->batches[o->nbatches] = 1u << o->nbatches;
 	optind = 1;
@@ -179,7 +164,7 @@ static int parse(struct infer_opts *o, int argc, char **argv)
 			continue;
 		switch (c) {
 		case 'g':
-			if (parse_games(optarg, o->games, &o->ngames) < 0) {
+			if (az_bench_parse_games(optarg, o->games, &o->ngames) < 0) {
 				fprintf(stderr, "azbench infer: unknown game '%s' (%s or all)\n",
 					optarg, az_game_names());
 				return 2;

@@ -118,21 +118,10 @@ static int parse_list(const char *opt, const char *arg, uint32_t *out, int *n, u
 
 static int parse_games(const char *s, const char **games, int *n)
 {
-	if (strcmp(s, "all") == 0) {
-		games[0] = "tictactoe";
-		games[1] = "connect4";
-		*n = 2;
-		return 0;
-	}
-	const struct az_game *g = az_game_find(s);
-	if (!g) {
-		fprintf(stderr, "azbench pipeline: unknown game '%s' (%s or all)\n", s,
-			az_game_names());
-		return -EINVAL;
-	}
-	games[0] = g->name;
-	*n = 1;
-	return 0;
+	int rc = az_bench_parse_games(s, games, n);
+	if (rc < 0)
+		fprintf(stderr, "azbench pipeline: unknown game '%s' (%s or all)\n", s, az_game_names());
+	return rc;
 }
 
 /* Returns 0 to run, 1 after --help, 2 on bad usage. */
