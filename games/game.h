@@ -59,8 +59,9 @@ int az_game_move_separator(const struct az_game *g);
 /* Play a move string of the positions-file format from the start position: one character per
  * move in the game's notation ('1'..'9' tic-tac-toe, '1'..'7' Connect Four), or, for games
  * whose moves take several characters (az_game_move_separator), moves separated by dots
- * ("v2.0-1g.v3"); "-" is the empty sequence. Returns the number of moves played, or -EINVAL with a message in err (which move,
- * why) when a move is malformed, illegal or comes after the end of the game. */
+ * ("v2.0-1g.v3"); "-" is the empty sequence. Returns the number of moves played, or -EINVAL
+ * with a message in err (which move, why) when a move is malformed, illegal or comes after the
+ * end of the game. */
 int az_game_play_moves(const struct az_game *g, void *state, const char *moves, char *err,
 		       size_t errlen);
 

@@ -55,7 +55,8 @@ struct az_seg {
 int az_seg_create(struct az_seg *s, const char *name, const struct az_seg_params *p);
 
 /* Map an existing segment and validate its header. Returns 0, -ENOENT, -EACCES (owned by another
- * user, or accessible to others), -EPROTO (magic, version or layout mismatch), or another -errno. */
+ * user, or accessible to others), -EPROTO (magic, version or layout mismatch), or another
+ * -errno. */
 int az_seg_attach(struct az_seg *s, const char *name);
 
 /* Unmap (any process). The name stays until az_seg_destroy(). */

@@ -27,7 +27,8 @@ struct az_slot_layout {
 	uint32_t bytes;        /* total, a multiple of 64 */
 };
 
-static inline void az_slot_layout_init(struct az_slot_layout *l, uint32_t features, uint32_t actions)
+static inline void az_slot_layout_init(struct az_slot_layout *l, uint32_t features,
+				       uint32_t actions)
 {
 	l->features = features;
 	l->actions = actions;

@@ -403,7 +403,8 @@ static void test_anneal_raw(void **st)
 }
 
 /* Regression: dsyevd fails to converge on the Petersen graph's even block at the loop's
- * s = 0.001 + 3142 x 0.00025 = 0.78649999999994 (OpenBLAS 0.3.21's LAPACK); the retry on H + 1e-5 I used to leave the shift in the even eigenvalues
+ * s = 0.001 + 3142 x 0.00025 = 0.78649999999994 (OpenBLAS 0.3.21's LAPACK); the retry on
+ * H + 1e-5 I used to leave the shift in the even eigenvalues
  * only, so the gap l1 - l0 (compared across the blocks) read 2 Delta instead of ~0, and the
  * step control halved ds forever. The classical ground level there is a degenerate pair of
  * parity partners: the gap must be ~0. */

@@ -3,7 +3,8 @@
  * random inputs; logits and values within 1e-5 relative per element in fp32 and 1e-2 normwise
  * relative with the tf32 / bf16 tensor-core GEMMs; the zero-copy slot path (registered host
  * "segment", two streams, batch buckets with padding, two models) writes exactly the CPU's
- * masked softmax and value into the batch's slots and nothing else. Outputs are poisoned with NaN first. Exits 77 (skipped)
+ * masked softmax and value into the batch's slots and nothing else. Outputs are poisoned with
+ * NaN first. Exits 77 (skipped)
  * without a CUDA device. */
 #include <errno.h>
 #include <math.h>

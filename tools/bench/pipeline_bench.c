@@ -120,7 +120,8 @@ static int parse_games(const char *s, const char **games, int *n)
 {
 	int rc = az_bench_parse_games(s, games, n);
 	if (rc < 0)
-		fprintf(stderr, "azbench pipeline: unknown game '%s' (%s or all)\n", s, az_game_names());
+		fprintf(stderr, "azbench pipeline: unknown game '%s' (%s or all)\n", s,
+			az_game_names());
 	return rc;
 }
 
