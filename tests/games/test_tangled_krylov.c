@@ -106,7 +106,8 @@ static void test_petersen(void **st)
 		assert_true(fabs(out.influence[k]) <= 9.0);
 	}
 	print_message("\n");
-	assert_true(cpu() - c0 < 10.0);
+	/* The time is printed, not asserted: speed is azbench's business, and sanitizer builds are
+	 * several times slower. */
 	/* red 5 / blue 7 (the third-party placement): vertex 7 is barely correlated */
 	assert_int_equal(out.winner, AZ_TANGLED_RED);
 	assert_true(fabs(out.influence[7]) < 0.5);
