@@ -103,8 +103,8 @@ static void enable_slot_path(struct server *sv)
 	sv->streams = n < PIPES ? n : PIPES;
 	if (sv->streams) {
 		snprintf(msg, sizeof(msg), "%u stream(s)", sv->streams);
-		logf_fd(sv->cfg->log_fd, "inference: zero-copy feed: segment registered, %s%s\n",
-			msg, "");
+		logf_fd(sv->cfg->quiet ? -1 : sv->cfg->log_fd,
+			"inference: zero-copy feed: segment registered, %s%s\n", msg, "");
 	}
 }
 
@@ -136,7 +136,8 @@ static int load_model(struct server *sv, uint32_t s, uint32_t gen)
 	if (!sv->be) {
 		rc = az_backend_create(sv->cfg->backend, &m->arch, sv->cfg->max_batch, &sv->be, why,
 				       sizeof(why));
-		logf_fd(sv->cfg->log_fd, "inference: backend %s%s\n", why, "");
+		logf_fd(rc < 0 || !sv->cfg->quiet ? sv->cfg->log_fd : -1, "inference: backend %s%s\n",
+			why, "");
 		if (rc < 0)
 			goto out;
 		sv->arch = m->arch;

@@ -18,6 +18,7 @@ struct az_infer_config {
 	uint32_t deadline_us; /* wait at most this long after the first request for a fuller batch */
 	uint32_t spin;        /* polls before sleeping on the doorbell */
 	int log_fd;           /* where to write one line about the backend choice; -1 for none */
+	int quiet;            /* only errors go to log_fd */
 };
 
 /* Serve until the control area's `stop` is set. Runs in its own process (forked by azrun).

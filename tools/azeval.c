@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "games/game.h"
+#include "games/tangled.h"
 #include "gpu/backend.h"
 #include "gpu/checkpoint.h"
 #include "mcts/mcts.h"
@@ -104,6 +106,15 @@ static void label_one(void *arg, const void *state, const char *moves)
 
 static int write_labelled(const struct az_game *g, const char *path)
 {
+	/* The exact solver walks every reachable state: fine for tic-tac-toe (5,478) and small
+	 * Tangled boards (K4: 82,367), hopeless for Connect Four (about 4.5e12). */
+	const struct az_tangled_graph *tg = az_tangled_current_graph();
+	if (strcmp(g->name, "connect4") == 0 ||
+	    (strcmp(g->name, "tangled") == 0 && tg && tg->e > 7)) {
+		fprintf(stderr, "azeval: --write-labelled: %s is too large to solve exactly (this "
+			"works for tictactoe and Tangled boards of at most 7 edges)\n", g->name);
+		return 2;
+	}
 	FILE *f = fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "azeval: cannot write %s: %s\n", path, strerror(errno));
@@ -243,10 +254,12 @@ struct tally {
 static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims, float c_puct,
 		     struct tally *t)
 {
-	FILE *f = fopen(path, "r");
+	struct stat sb;
+	FILE *f = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) ? NULL : fopen(path, "r");
 	if (!f) {
 		int e = errno;
-		fprintf(stderr, "azeval: cannot open %s: %s\n", path, strerror(e));
+		fprintf(stderr, "azeval: cannot open %s: %s\n", path,
+			stat(path, &sb) == 0 ? "not a regular file" : strerror(e));
 		return e == ENOENT ? -ENOENT : -EINVAL;
 	}
 	struct az_mcts_params mp;
@@ -297,6 +310,10 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims, float 
 	}
 	az_tree_destroy(tree);
 	fclose(f);
+	if (rc == 0 && t->positions == 0) {
+		fprintf(stderr, "azeval: %s holds no positions\n", path);
+		rc = -EINVAL;
+	}
 	return rc;
 }
 
@@ -513,8 +530,12 @@ int main(int argc, char **argv)
 		print_share("decisive_sign_accuracy", t.decisive_ok, t.decisive, 1, 0);
 		printf("\"sims\": %ld}\n", o.sims);
 	} else {
-		printf("%s: %ld positions, %ld simulations per move\n", o.positions, t.positions,
-		       o.sims);
+		if (t.moves_labelled)
+			printf("%s: %ld positions, %ld simulations per move\n", o.positions,
+			       t.positions, o.sims);
+		else
+			printf("%s: %ld positions (value labels only: no search)\n", o.positions,
+			       t.positions);
 		print_share("move_accuracy", t.moves_ok, t.moves_labelled, 0, 0);
 		print_share("value_sign_accuracy", t.values_ok, t.values_labelled, 0, 0);
 		print_share("decisive_sign_accuracy", t.decisive_ok, t.decisive, 0, 1);

@@ -283,7 +283,7 @@ static int load_net(struct play *p)
 	struct az_model *m;
 	if (az_ckpt_load(p->o.ckpt, &m, err, sizeof(err)) < 0) {
 		fprintf(stderr, "azplay: %s\n", err);
-		return 1;
+		return 2; /* a missing or damaged file is bad input */
 	}
 	const char *name = p->o.game ? p->o.game : m->game;
 	if (strcmp(name, "tangled") == 0 && setup_tangled(&p->o) < 0) {

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -20,12 +22,14 @@
 #include "games/game.h"
 #include "gpu/checkpoint.h"
 #include "gpu/server.h"
+#include "shm/az_assert.h"
 #include "shm/control.h"
 #include "shm/slot.h"
 #include "tools/config.h"
 #include "tools/roles.h"
 #include "tools/subcommands.h"
 #include "tools/verify.h"
+#include "train/replay.h"
 #include "tools/util.h"
 
 #define PATH_LEN 1024
@@ -87,6 +91,7 @@ static int server_main(struct run *r, void *arg)
 		.deadline_us = r->cfg.deadline_us,
 		.spin = r->cfg.spin,
 		.log_fd = STDERR_FILENO,
+		.quiet = r->cfg.quiet,
 	};
 	return az_infer_serve(&r->seg, &ic);
 }
@@ -98,15 +103,21 @@ struct worker_arg {
 	uint32_t attempt; /* 0 first start, then restarts (each writes its own replay file) */
 };
 
+/* The replay segment of one worker start: iter-N-wK.rpl, then iter-N-wK-rA.rpl after restarts. */
+static void replay_path(const struct run *r, const struct worker_arg *wa, char *path)
+{
+	if (wa->attempt == 0)
+		path_in(path, r, "replay/iter-%04u-w%02u.rpl", wa->iteration, wa->id);
+	else
+		snprintf(path, PATH_LEN, "%s/replay/iter-%04u-w%02u-r%u.rpl", r->cfg.out,
+			 wa->iteration, wa->id, wa->attempt);
+}
+
 static int worker_main(struct run *r, void *arg)
 {
 	struct worker_arg *wa = arg;
 	char path[PATH_LEN], name[16];
-	if (wa->attempt == 0)
-		path_in(path, r, "replay/iter-%04u-w%02u.rpl", wa->iteration, wa->id);
-	else
-		snprintf(path, sizeof(path), "%s/replay/iter-%04u-w%02u-r%u.rpl", r->cfg.out,
-			 wa->iteration, wa->id, wa->attempt);
+	replay_path(r, wa, path);
 	snprintf(name, sizeof(name), "az-worker-%u", wa->id);
 	prctl(PR_SET_NAME, name);
 	int rc = az_worker_run(&r->cfg, &r->seg, wa->id, wa->mode, wa->iteration, path);
@@ -126,6 +137,8 @@ struct phase {
 	void *job;
 	uint32_t restarts;
 	int stopping;   /* children were told to stop: deaths are expected, not restarted */
+	struct worker_arg torn[64]; /* self-play starts that died: their files may end torn */
+	uint32_t ntorn;
 	double t0;
 	double last_progress;
 	struct az_progress pg;
@@ -238,6 +251,8 @@ static int phase_reap(struct run *r, struct phase *ph, uint32_t i, int st)
 			atomic_load_explicit(&r->ctl->worker_claimed[i], memory_order_relaxed) -
 			atomic_load_explicit(&r->ctl->worker_done[i], memory_order_relaxed);
 		atomic_fetch_add_explicit(&r->ctl->games_target, lost, memory_order_relaxed);
+		if (ph->args[i].mode == AZ_WORKER_SELFPLAY && ph->ntorn < AZ_ARRAY_LEN(ph->torn))
+			ph->torn[ph->ntorn++] = ph->args[i];
 		ph->args[i].attempt++;
 		az_log("azrun: worker %u died (signal %d); %llu unfinished games dropped; "
 		       "restarting it", i, WTERMSIG(st), (unsigned long long)lost);
@@ -372,6 +387,26 @@ static void reset_phase_counters(struct az_ctl_shm *c, uint64_t games)
 	atomic_store_explicit(&c->phase_stop, 0, memory_order_relaxed);
 }
 
+/* A worker killed mid-write leaves a torn record and the records of the game it was writing at
+ * the end of its file: drop them now, while the phase's files are still ours, and say so. */
+static void cut_torn_tail(struct run *r, const struct worker_arg *wa)
+{
+	char path[PATH_LEN], err[512];
+	struct az_replay_buf b;
+	size_t dropped = 0;
+	replay_path(r, wa, path);
+	if (access(path, F_OK) != 0)
+		return; /* died before it created the file */
+	az_replay_buf_init(&b, r->g->features, r->g->actions);
+	long n = az_replay_load_file(path, &b, 1, &dropped, err, sizeof(err));
+	az_replay_buf_free(&b);
+	if (n < 0)
+		az_log("azrun: %s", err);
+	else if (dropped)
+		az_log("azrun: %s: truncated a torn tail of %zu bytes (the game the dead worker was "
+		       "writing); %ld whole-game records kept", path, dropped, n);
+}
+
 static int run_workers(struct run *r, enum az_worker_mode mode, uint32_t it, uint64_t games,
 		       const char *label)
 {
@@ -395,6 +430,8 @@ static int run_workers(struct run *r, enum az_worker_mode mode, uint32_t it, uin
 	int wrc = phase_wait(r, &ph);
 	if (rc == 0)
 		rc = wrc;
+	for (uint32_t i = 0; i < ph.ntorn; i++)
+		cut_torn_tail(r, &ph.torn[i]);
 	int werr = atomic_load_explicit(&r->ctl->worker_error, memory_order_relaxed);
 	if (rc == 0 && werr < 0) {
 		az_log("azrun: a worker reported %s", strerror(-werr));
@@ -665,7 +702,7 @@ static int selfplay_phase(struct run *r, uint32_t it, struct iter_stats *st)
 	st->occ_sum = atomic_load_explicit(&c->occupancy_sum, memory_order_relaxed);
 	st->occ_n = atomic_load_explicit(&c->occupancy_samples, memory_order_relaxed);
 	if (rc == 0)
-		az_log("iter %u selfplay: %llu games, %llu positions, %.1fs, %.0f evals/s, "
+		az_info("iter %u selfplay: %llu games, %llu positions, %.1fs, %.0f evals/s, "
 		       "mean batch %.1f", it, (unsigned long long)st->games,
 		       (unsigned long long)st->positions, st->selfplay_s,
 		       (double)st->evals / (st->selfplay_s > 0 ? st->selfplay_s : 1),
@@ -692,7 +729,7 @@ static int arena_phase(struct run *r, uint32_t it, const char *cand, struct iter
 	/* The threshold is a float (0.55f is slightly above 0.55): compare with a tolerance so an
 	 * exact 22/40 promotes. */
 	st->promoted = st->score >= (double)r->cfg.arena_threshold - 1e-6;
-	az_log("iter %u arena: candidate %llu-%llu-%llu (W-D-L) score %.3f -> %s", it,
+	az_info("iter %u arena: candidate %llu-%llu-%llu (W-D-L) score %.3f -> %s", it,
 	       (unsigned long long)st->wins, (unsigned long long)st->draws,
 	       (unsigned long long)st->losses, st->score, st->promoted ? "promoted" : "kept best");
 	return 0;
@@ -735,7 +772,7 @@ static int iteration(struct run *r, uint32_t it)
 	st.train_s = az_now() - t0;
 	if (rc < 0)
 		return rc;
-	az_log("iter %u train: %u steps on %llu samples, policy loss %.4f, value loss %.4f, "
+	az_info("iter %u train: %u steps on %llu samples, policy loss %.4f, value loss %.4f, "
 	       "%.1fs", it, st.tr.steps, (unsigned long long)st.tr.samples, st.tr.policy_loss,
 	       st.tr.value_loss, st.train_s);
 	rc = arena_phase(r, it, cand, &st);
@@ -774,6 +811,25 @@ static int prepare_dir(struct run *r)
 			return -EINVAL;
 		}
 	}
+	/* One azrun per run directory: an flock held for the life of this process (and its
+	 * children, which share the open file) and released by the kernel however it ends. */
+	path_in(p, r, "azrun.lock", 0, 0);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		char owner[32] = "?";
+		ssize_t n = fd >= 0 ? pread(fd, owner, sizeof(owner) - 1, 0) : -1;
+		if (n > 0)
+			owner[strcspn(owner, "\n")] = 0;
+		fprintf(stderr, "azrun: %s is in use by another azrun (pid %s); wait for it or stop "
+			"it first\n", r->cfg.out, n > 0 ? owner : "?");
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
+	char pid[32];
+	int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)len, 0) != len)
+		fprintf(stderr, "azrun: note: cannot record the pid in %s\n", p);
 	path_in(p, r, "run.json", 0, 0);
 	if (!r->cfg.resume && access(p, F_OK) == 0) {
 		fprintf(stderr, "azrun: %s already holds a run; continue it with --resume --out %s, "
@@ -804,7 +860,7 @@ static int prepare_models(struct run *r)
 		else
 			snprintf(r->latest, PATH_LEN, "%s", r->best);
 		if (access(r->best, R_OK) == 0 && access(r->latest, R_OK) == 0) {
-			az_log("azrun: resuming %s after iteration %u (best from iteration %u)",
+			az_info("azrun: resuming %s after iteration %u (best from iteration %u)",
 			       r->cfg.out, r->completed, r->best_iteration);
 			return 0;
 		}
@@ -848,7 +904,7 @@ static int start_server(struct run *r)
 	char name[64], stale[512];
 	int n = az_seg_reap_stale(stale, sizeof(stale));
 	if (n > 0)
-		az_log("azrun: removed %d shared-memory segment(s) left by dead runs: %s", n, stale);
+		az_info("azrun: removed %d shared-memory segment(s) left by dead runs: %s", n, stale);
 	az_seg_name(name, sizeof(name), "run");
 	int rc = az_seg_create(&r->seg, name, &sp);
 	if (rc < 0) {
@@ -910,6 +966,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	openblas_set_num_threads(1); /* one BLAS thread per process: processes are the parallelism */
+	az_log_set_quiet(r.cfg.quiet);
 	if (az_config_game(&r.cfg, &r.g, err, sizeof(err)) < 0) {
 		fprintf(stderr, "azrun: %s\n", err);
 		return 2;
@@ -928,19 +985,24 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (r.cfg.resume && r.completed >= r.cfg.iterations) {
+		fprintf(stderr, "azrun: %s has completed %u of %u iterations; nothing to do (raise "
+			"--iterations to continue)\n", r.cfg.out, r.completed, r.cfg.iterations);
+		return 0;
+	}
 	rc = prepare_dir(&r);
 	if (rc < 0)
 		return rc == -EINVAL ? 2 : 1;
 	rc = prepare_models(&r);
 	if (rc == 0 && r.completed >= r.cfg.iterations) {
-		az_log("azrun: %s has completed %u of %u iterations; nothing to do (raise "
+		az_info("azrun: %s has completed %u of %u iterations; nothing to do (raise "
 		       "--iterations to continue)", r.cfg.out, r.completed, r.cfg.iterations);
 		return 0;
 	}
 	if (rc == 0)
 		rc = start_server(&r);
 	if (rc == 0)
-		az_log("azrun: %s, %u workers x %u games, %u sims, net %ux%u, %u iterations -> %s",
+		az_info("azrun: %s, %u workers x %u games, %u sims, net %ux%u, %u iterations -> %s",
 		       r.g->name, r.cfg.workers, r.cfg.games_per_worker, r.cfg.sims, r.cfg.hidden,
 		       r.cfg.blocks, r.cfg.iterations, r.cfg.out);
 	double t0 = az_now();
@@ -962,7 +1024,7 @@ int main(int argc, char **argv)
 		       rc == -ECHILD ? "a process failed (see above)" : strerror(-rc), r.cfg.out);
 		return 1;
 	}
-	az_log("azrun: done, %u iterations in %.1fs; best network: %s (iteration %u)",
+	az_info("azrun: done, %u iterations in %.1fs; best network: %s (iteration %u)",
 	       r.completed, az_now() - t0, r.best, r.best_iteration);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "games/game.h"
@@ -34,11 +35,11 @@ struct opt {
 #define F(field) offsetof(struct az_config, field)
 static const struct opt opts[] = {
 	{"game", T_STR, F(game), sizeof(((struct az_config *)0)->game), "NAME",
-	 "game: tictactoe | connect4", 1},
+	 "game: tictactoe | connect4 | tangled", 1},
 	{"out", T_STR, F(out), sizeof(((struct az_config *)0)->out), "DIR",
 	 "run directory (created; required)", 1},
 	{"iterations", T_U32, F(iterations), 0, "N", "self-play/train/arena iterations", 1},
-	{"workers", T_U32, F(workers), 0, "W", "self-play worker processes (default: cores)", 1},
+	{"workers", T_U32, F(workers), 0, "W", "self-play worker processes (one per core)", 1},
 	{"games-per-worker", T_U32, F(games_per_worker), 0, "G",
 	 "games each worker plays at once", 1},
 	{"games-per-iter", T_U32, F(games_per_iter), 0, "N", "self-play games per iteration", 1},
@@ -185,39 +186,67 @@ static void show_value(const struct az_config *c, const struct opt *o, char *buf
 	}
 }
 
+/* One option's line of --help: the text wrapped at 100 columns, then its default(s). */
+static void usage_line(const struct opt *o, const struct az_config *d, int nd)
+{
+	char left[64], v[3][64], def[200] = "";
+	snprintf(left, sizeof(left), "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+	for (int k = 0; k < nd; k++)
+		show_value(&d[k], o, v[k], sizeof(v[k]));
+	int same = strcmp(v[0], v[1]) == 0 && strcmp(v[1], v[2]) == 0;
+	if (o->type == T_FLAG || !v[0][0] || o->off == offsetof(struct az_config, game) ||
+	    o->off == offsetof(struct az_config, workers))
+		; /* flags, empty strings and derived values have no default worth printing */
+	else if (same)
+		snprintf(def, sizeof(def), " (default %s)", v[0]);
+	else
+		snprintf(def, sizeof(def), " (default %s / %s / %s)", v[0], v[1], v[2]);
+	char text[600];
+	snprintf(text, sizeof(text), "%s%s", o->help, def);
+	const char *t = text;
+	int first = 1;
+	while (*t) {
+		size_t n = strlen(t);
+		if (n > 70) {
+			n = 70;
+			while (n > 0 && t[n] != ' ')
+				n--;
+			if (n == 0)
+				n = 70;
+		}
+		printf("  %-26s %.*s\n", first ? left : "", (int)n, t);
+		t += n;
+		while (*t == ' ')
+			t++;
+		first = 0;
+	}
+}
+
 void az_config_usage(const char *prog)
 {
-	struct az_config ttt, c4;
-	az_config_defaults(&ttt, "tictactoe");
-	az_config_defaults(&c4, "connect4");
+	struct az_config d[3];
+	az_config_defaults(&d[0], "tictactoe");
+	az_config_defaults(&d[1], "connect4");
+	az_config_defaults(&d[2], "tangled");
 	printf("Usage: %s --game GAME --out DIR [options]\n"
 	       "       %s --resume --out DIR [options]\n"
 	       "       azrun status --out DIR     progress of a running or finished run\n"
 	       "       azrun report --out DIR     PNG plots + summary page in DIR/report/\n"
 	       "       azrun verify --out DIR     check every checkpoint, record and metrics line\n\n"
 	       "Trains an AlphaZero agent: self-play workers -> shared-memory rings -> one batched\n"
-	       "inference process -> trainer -> arena -> checkpoints in DIR.\n\n"
-	       "Options (default for tictactoe / connect4):\n",
+	       "inference process -> trainer -> arena -> checkpoints in DIR. With --resume, the\n"
+	       "saved configuration is reused; options given with it apply from the next\n"
+	       "iteration on (the game and the architecture cannot change).\n\n"
+	       "Options (defaults for tictactoe / connect4 / tangled where they differ):\n",
 	       prog, prog);
-	for (size_t i = 0; i < AZ_ARRAY_LEN(opts); i++) {
-		const struct opt *o = &opts[i];
-		char a[64], b[64], left[64];
-		snprintf(left, sizeof(left), "--%s%s%s", o->name, o->arg ? " " : "",
-			 o->arg ? o->arg : "");
-		show_value(&ttt, o, a, sizeof(a));
-		show_value(&c4, o, b, sizeof(b));
-		if (o->type == T_STR && o->off == offsetof(struct az_config, out))
-			printf("  %-26s %s\n", left, o->help);
-		else if (strcmp(a, b) == 0)
-			printf("  %-26s %s (default %s)\n", left, o->help, a);
-		else
-			printf("  %-26s %s (default %s / %s)\n", left, o->help, a, b);
-	}
+	for (size_t i = 0; i < AZ_ARRAY_LEN(opts); i++)
+		usage_line(&opts[i], d, 3);
 	printf("  %-26s %s\n\nExamples:\n"
 	       "  %s --game tictactoe --out runs/ttt\n"
 	       "  %s --game connect4 --out runs/c4 --iterations 2\n"
-	       "  %s --resume --out runs/ttt --iterations 20\n",
-	       "--help", "this text", prog, prog, prog);
+	       "  %s --game tangled --graph 3 --out runs/k4\n"
+	       "  %s --resume --out runs/ttt --iterations 30\n",
+	       "--help", "this text", prog, prog, prog, prog);
 }
 
 /* Upper bounds of validate(): far beyond useful settings, low enough that a typo is refused
@@ -437,7 +466,12 @@ static int ini_collect(void *user, const char *section, const char *name, const 
 
 static int ini_read(const char *path, struct ini_pairs *p, char *err, size_t errlen)
 {
+	struct stat st;
 	memset(p, 0, sizeof(*p));
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "--config %s: not a regular file", path);
+		return -EINVAL;
+	}
 	int rc = ini_parse(path, ini_collect, p);
 	if (rc == -1) {
 		snprintf(err, errlen, "--config %s: cannot open (%s)", path, strerror(errno));

@@ -394,7 +394,7 @@ int az_report_main(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	if (az_run_info_load(dir, &ri, err, sizeof(err)) < 0) {
 		fprintf(stderr, "azrun report: %s\n", err);
-		return 1;
+		return 2; /* not a run directory: bad input */
 	}
 	snprintf(rdir, sizeof(rdir), "%s/report", dir);
 	double *best = calloc(ri.nrows + 1, 2 * sizeof(double));

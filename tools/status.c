@@ -379,7 +379,7 @@ int az_status_main(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	if (az_run_info_load(dir, &ri, err, sizeof(err)) < 0) {
 		fprintf(stderr, "azrun status: %s\n", err);
-		return 1;
+		return 2; /* not a run directory: bad input */
 	}
 	printf("run:        %s (%s)\n", dir, ri.game);
 	if (ri.running) {

@@ -31,12 +31,14 @@ static long load_window(const struct az_train_job *job, struct az_replay_buf *bu
 {
 	for (uint32_t i = 0; i < job->n_replay; i++) {
 		size_t dropped = 0;
-		long n = az_replay_load_file(job->replay_paths[i], buf, 1, &dropped, err, errlen);
+		/* Never truncate here: azrun already cut the tails of dead workers' files, so
+		 * anything dropped now is damage to keep for inspection (azrun verify). */
+		long n = az_replay_load_file(job->replay_paths[i], buf, 0, &dropped, err, errlen);
 		if (n < 0)
 			return n;
 		if (dropped)
-			fprintf(stderr, "trainer: %s: dropped and truncated a torn tail of %zu bytes\n",
-				job->replay_paths[i], dropped);
+			fprintf(stderr, "trainer: %s: damaged after its first %ld records: %zu bytes "
+				"ignored (see azrun verify)\n", job->replay_paths[i], n, dropped);
 	}
 	return (long)buf->count;
 }

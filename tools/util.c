@@ -133,22 +133,43 @@ void az_log_open(const char *path)
 	log_file = fopen(path, "a");
 }
 
-void az_log(const char *fmt, ...)
+static int log_quiet;
+
+void az_log_set_quiet(int quiet)
+{
+	log_quiet = quiet;
+}
+
+static void log_line(int to_stderr, const char *fmt, va_list ap)
 {
 	char msg[2048], stamp[32];
 	time_t t = time(NULL);
 	struct tm tm;
 	localtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s\n", msg);
+	if (to_stderr)
+		fprintf(stderr, "%s\n", msg);
 	if (log_file) {
 		fprintf(log_file, "%s %s\n", stamp, msg);
 		fflush(log_file);
 	}
+}
+
+void az_log(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_line(1, fmt, ap);
+	va_end(ap);
+}
+
+void az_info(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_line(!log_quiet, fmt, ap);
+	va_end(ap);
 }
 
 void az_progress_begin(struct az_progress *p, const char *phase, uint64_t total, int quiet)

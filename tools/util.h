@@ -24,6 +24,10 @@ double az_now(void);
 /* Log to stderr and (when az_log_open was called) to the run's log file, with a timestamp. */
 void az_log_open(const char *path);
 void az_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Informational line: like az_log, but not on stderr after az_log_set_quiet(1) (--quiet); the
+ * log file gets it either way. Warnings and errors use az_log. */
+void az_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void az_log_set_quiet(int quiet);
 
 /* Progress of a phase: a bar redrawn in place on a terminal, nothing otherwise (the caller
  * logs one line when the phase ends). */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "games/game.h"
 #include "gpu/checkpoint.h"
@@ -18,6 +19,7 @@
 struct tally {
 	long checkpoints, replay_files, records, games_bad, problems;
 	size_t dropped;
+	long completed; /* from state.json; -1 when it could not be read */
 };
 
 static void problem(struct tally *t, const char *fmt, const char *a, const char *b)
@@ -63,11 +65,20 @@ static void check_dir(const char *out, const char *sub, const char *suffix,
 				problem(t, "%s%s", err, "");
 			else
 				t->records += n;
-			if (dropped) {
-				printf("note: %s: %zu bytes after the last whole game are ignored\n",
-				       path, dropped);
-				t->dropped += dropped;
+			unsigned it = 0;
+			sscanf(e->d_name, "iter-%4u", &it);
+			if (dropped && (long)it <= t->completed) {
+				/* azrun cuts a dead worker's torn tail at the end of the phase, so a
+				 * completed iteration's file must read to its end. */
+				char what[64];
+				snprintf(what, sizeof(what), "%zu bytes", dropped);
+				problem(t, "%s: damaged: the %s after the last valid record are lost",
+					path, what);
+			} else if (dropped) {
+				printf("note: %s: %zu bytes after the last whole game are ignored "
+				       "(an iteration that never completed)\n", path, dropped);
 			}
+			t->dropped += dropped;
 			az_replay_buf_free(&b);
 		}
 	}
@@ -85,13 +96,45 @@ static long check_metrics(const char *out, struct tally *t)
 		nl = strchr(s, '\n');
 		size_t l = nl ? (size_t)(nl - s) : strlen(s);
 		cJSON *j = cJSON_ParseWithLength(s, l);
-		if (!j || !cJSON_IsNumber(cJSON_GetObjectItem(j, "iteration")))
-			problem(t, "%s: line %s is not a metrics object", path, "");
-		cJSON_Delete(j);
 		lines++;
+		cJSON *it = j ? cJSON_GetObjectItem(j, "iteration") : NULL;
+		if (!cJSON_IsNumber(it) || it->valuedouble != (double)lines) {
+			char no[32];
+			snprintf(no, sizeof(no), "%ld", lines);
+			problem(t, "%s: line %s is not the metrics object of that iteration", path,
+				no);
+		}
+		cJSON_Delete(j);
 	}
 	free(text);
 	return lines;
+}
+
+/* state.json: parses, and what it claims completed is on disk. */
+static void check_state(const char *out, struct tally *t)
+{
+	char path[1100], ck[1200], *text = NULL;
+	t->completed = -1;
+	snprintf(path, sizeof(path), "%s/state.json", out);
+	if (az_read_file(path, &text, NULL) < 0) {
+		problem(t, "%s: missing or unreadable%s", path, "");
+		return;
+	}
+	cJSON *j = cJSON_Parse(text);
+	free(text);
+	cJSON *c = j ? cJSON_GetObjectItem(j, "completed") : NULL;
+	cJSON *b = j ? cJSON_GetObjectItem(j, "best_iteration") : NULL;
+	if (!cJSON_IsNumber(c) || !cJSON_IsNumber(b) || c->valuedouble < 0 ||
+	    b->valuedouble > c->valuedouble) {
+		problem(t, "%s: not a RingZero state file%s", path, "");
+	} else {
+		t->completed = (long)c->valuedouble;
+		snprintf(ck, sizeof(ck), "%s/checkpoints/iter-%04ld.safetensors", out, t->completed);
+		if (t->completed > 0 && access(ck, R_OK) != 0)
+			problem(t, "%s says iteration %s is complete, but its checkpoint is missing",
+				path, ck);
+	}
+	cJSON_Delete(j);
 }
 
 int az_verify_main(int argc, char **argv)
@@ -130,10 +173,18 @@ int az_verify_main(int argc, char **argv)
 		return 2;
 	}
 	struct tally t = {0};
+	check_state(out, &t);
 	check_dir(out, ".", ".safetensors", g, &t);
 	check_dir(out, "checkpoints", ".safetensors", g, &t);
 	check_dir(out, "replay", ".rpl", g, &t);
 	long lines = check_metrics(out, &t);
+	if (t.completed >= 0 && lines != t.completed) {
+		char a[32], b[32];
+		snprintf(a, sizeof(a), "%ld", lines);
+		snprintf(b, sizeof(b), "%ld", t.completed);
+		problem(&t, "metrics.jsonl has %s lines, but state.json says %s iterations completed",
+			a, b);
+	}
 	printf("%s: %ld checkpoints, %ld replay files with %ld records, %ld metrics lines, "
 	       "%ld problems\n", out, t.checkpoints, t.replay_files, t.records, lines, t.problems);
 	return t.problems ? 1 : 0;
