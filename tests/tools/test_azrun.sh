@@ -58,6 +58,16 @@ set -e
 [ $rc -eq 2 ] && grep -q "cannot change" "$T/err" || fail "resume accepted a new architecture"
 "$AZRUN" verify --out "$T/ttt" > /dev/null || fail "azrun verify found damage in a clean run"
 
+# One azrun per run directory: a second one is refused while the first runs.
+"$AZRUN" --game tictactoe --out "$T/busy" --iterations 50 "${tiny[@]}" 2> /dev/null &
+busy=$!
+for w in $(seq 1 100); do [ -s "$T/busy/state.json" ] && break; sleep 0.1; done
+set +e
+"$AZRUN" --resume --out "$T/busy" --iterations 60 --quiet 2> "$T/err"; rc=$?
+set -e
+kill -INT $busy; wait $busy || true
+[ $rc -eq 2 ] && grep -q "in use by another azrun" "$T/err" || fail "two azruns shared a run"
+
 # Bad input: clear error, exit 2.
 set +e
 "$AZRUN" --game chess --out "$T/x" 2> "$T/err"; rc=$?
