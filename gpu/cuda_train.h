@@ -3,7 +3,7 @@
  * train/trainer.c with cuBLAS and the kernels of gpu/cuda_kernels.h, agreeing with the CPU
  * trainer within fp32 tolerance (tests/gpu/test_train_cuda.c). train/trainer_cuda.h wraps it in
  * the trainer's own types; this header keeps gpu/ free of train/ (the link edge is train -> gpu).
- * Without CUDA (gpu/cuda_stub.c) every function returns -ENODEV. One thread uses a trainer. */
+ * Without CUDA (gpu/cuda_absent.c) every function returns -ENODEV. One thread uses a trainer. */
 #ifndef AZ_CUDA_TRAIN_H
 #define AZ_CUDA_TRAIN_H
 
