@@ -106,7 +106,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 	c->epsilon = 0.5f;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	c->workers = cores > 0 ? (uint32_t)cores : 1;
-	c->games_per_worker = 16;
+	c->games_per_worker = 128;
 	c->leaves = 2;
 	c->seed = 1;
 	c->backend = AZ_BACKEND_AUTO;
@@ -115,7 +115,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 	c->arena_threshold = 0.55f;
 	c->train_batch = 128;
 	c->l2 = 1e-4f;
-	c->ring_capacity = 64;
+	c->ring_capacity = 256;
 	c->max_batch = 256;
 	c->deadline_us = 200;
 	c->spin = 200;

@@ -686,19 +686,41 @@ struct config {
 	double ceiling;
 };
 
-/* Order configurations by priority (smallest W first, then G, games interleaved) and keep as
- * many as the budget allows with MIN_MEASURE_S each; returns the count kept and *measure. */
+/* Priority of a configuration when the budget cannot fit them all: first, for every game, the
+ * one azrun would use by default (one worker per core, 16 games each, or the nearest listed);
+ * then the rest by W, then G. */
+static int first_choice(const struct pipe_opts *o, const struct config *c)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t bw = o->workers[0], bg = o->gpw[0];
+	for (int w = 1; w < o->nworkers; w++)
+		if (labs((long)o->workers[w] - cores) < labs((long)bw - cores))
+			bw = o->workers[w];
+	for (int g = 1; g < o->ngpw; g++)
+		if (abs((int)o->gpw[g] - 16) < abs((int)bg - 16))
+			bg = o->gpw[g];
+	return c->W == bw && c->G == bg;
+}
+
+/* Order configurations by priority and keep as many as the budget allows with MIN_MEASURE_S
+ * each; returns the count kept and *measure. */
 static int plan(const struct pipe_opts *o, struct config *cf, int *ntotal, double *measure)
 {
 	int n = 0;
 
-	for (int w = 0; w < o->nworkers; w++)
-		for (int g = 0; g < o->ngpw; g++)
-			for (int gi = 0; gi < o->ngames; gi++)
-				cf[n++] = (struct config){ .game = gi, .W = o->workers[w],
-							   .G = o->gpw[g] };
+	for (int pass = 0; pass < 2; pass++)
+		for (int w = 0; w < o->nworkers; w++)
+			for (int g = 0; g < o->ngpw; g++)
+				for (int gi = 0; gi < o->ngames; gi++) {
+					struct config c = { .game = gi, .W = o->workers[w],
+							    .G = o->gpw[g] };
+					if (first_choice(o, &c) == (pass == 0))
+						cf[n++] = c;
+				}
 	*ntotal = n;
-	double fixed = o->ngames * (CEILING_S * (o->nworkers * o->ngpw + 1) + 1.0);
+	/* Serial baselines and a handful of ceiling batch sizes per game; the sweep loop enforces
+	 * the real deadline, so this estimate only sets the time per configuration. */
+	double fixed = o->ngames * (CEILING_S * 4 + 1.0);
 	for (int k = n; k >= 1; k--) {
 		/* serial baselines get a share like a configuration */
 		double m = (o->common.seconds - fixed - k * (OVERHEAD_S + WARM_S)) /
@@ -892,16 +914,7 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 	char skipped[256] = "";
 	int ntotal, rc = 0;
 	int n = plan(o, cf, &ntotal, &measure);
-
-	for (int i = n; i < ntotal; i++) {
-		size_t l = strlen(skipped);
-		snprintf(skipped + l, sizeof(skipped) - l, "%s%s W=%u G=%u", l ? "," : "",
-			 o->games[cf[i].game], cf[i].W, cf[i].G);
-	}
-	if (*skipped)
-		az_bench_progress(&o->common, "pipeline: --seconds %.0f fits %d of %d "
-				  "configurations; skipped:%s\n", o->common.seconds, n, ntotal,
-				  skipped);
+	double deadline = now_s() + o->common.seconds;
 	for (int gi = 0; gi < o->ngames && rc == 0; gi++) {
 		rc = game_setup(o, o->games[gi], dir, &gcs[gi]);
 		if (rc < 0)
@@ -918,8 +931,15 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 		}
 		serial_eps[gi] = (double)sr[gi].evals / sr[gi].seconds;
 	}
-	for (int i = 0; i < n && !interrupted; i++) {
+	int planned = n;
+	for (int i = 0; i < planned && !interrupted; i++) {
 		const struct game_ctx *gc = &gcs[cf[i].game];
+		/* Keep a reserve for the ceilings measured after the sweep. */
+		double reserve = o->ngames * CEILING_S * 4;
+		if (i > 0 && now_s() + measure + OVERHEAD_S + WARM_S + reserve > deadline) {
+			n = i;
+			break;
+		}
 
 		az_bench_progress(&o->common, "pipeline: %s W=%u G=%u K=%u, %.1fs\n",
 				  gc->g->name, cf[i].W, cf[i].G, gc->cfg.leaves, measure);
@@ -927,6 +947,15 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 		if (rc < 0)
 			break;
 		cf[i].done = 1;
+	}
+	if (n < ntotal) {
+		double all = o->ngames * (CEILING_S * 4 + 1.0) +
+			     ntotal * (OVERHEAD_S + WARM_S + MIN_MEASURE_S) + o->ngames * MIN_MEASURE_S;
+		snprintf(skipped, sizeof(skipped), " %d of %d configurations; --seconds %.0f or "
+			 "more measures them all", ntotal - n, ntotal, all + 1);
+		az_bench_progress(&o->common, "pipeline: --seconds %.0f measured %d of %d "
+				  "configurations (azrun's defaults first); skipped:%s\n",
+				  o->common.seconds, n, ntotal, skipped);
 	}
 	for (int gi = 0; gi < o->ngames && rc == 0; gi++) {
 		const struct serial_result *s = &sr[gi];
