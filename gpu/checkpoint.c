@@ -76,6 +76,9 @@ static int add_metadata(cJSON *root, const struct az_model *m, uint32_t crc)
 	rc |= add_meta_u32(meta, "hidden", a->hidden);
 	rc |= add_meta_u32(meta, "blocks", a->blocks);
 	rc |= add_meta_u32(meta, "iteration", m->iteration);
+	if (m->game_options[0] &&
+	    !cJSON_AddStringToObject(meta, "game_options", m->game_options))
+		return -ENOMEM;
 	snprintf(buf, sizeof(buf), "crc32:%08x", crc);
 	if (rc || !cJSON_AddStringToObject(meta, "content_hash", buf))
 		return -ENOMEM;
@@ -459,6 +462,7 @@ struct ckpt_meta {
 	uint32_t iteration;
 	uint32_t crc;
 	char game[32];
+	char game_options[160];
 };
 
 static int parse_metadata(const struct ckpt_file *f, const cJSON *root, struct ckpt_meta *cm,
@@ -506,6 +510,18 @@ static int parse_metadata(const struct ckpt_file *f, const cJSON *root, struct c
 		}
 	}
 	strcpy(cm->game, v);
+	v = meta_str(meta, "game_options"); /* optional */
+	if (v) {
+		int bad = strlen(v) >= sizeof(cm->game_options);
+		for (const char *p = v; *p && !bad; p++)
+			bad = (unsigned char)*p < 0x20 || *p == 0x7f;
+		if (bad) {
+			az_set_err(err, errlen, "checkpoint %s: metadata game_options is too long or "
+				"has control characters", f->name);
+			return -EINVAL;
+		}
+		strcpy(cm->game_options, v);
+	}
 	arch = meta_str(meta, "arch");
 	snprintf(want, sizeof(want), "%ux%u", cm->arch.hidden, cm->arch.blocks);
 	if (arch && strcmp(arch, want) != 0) {
@@ -704,6 +720,7 @@ static int load_tensors(const struct ckpt_file *f, const cJSON *root,
 		goto err_model;
 	}
 	memcpy(m->game, cm->game, sizeof(m->game));
+	memcpy(m->game_options, cm->game_options, sizeof(m->game_options));
 	m->iteration = cm->iteration;
 	*out = m;
 	m = NULL;
@@ -724,7 +741,7 @@ int az_ckpt_load_mem(const void *data, size_t len, const char *name, struct az_m
 		     char *err, size_t errlen)
 {
 	struct ckpt_file f = {.name = name ? name : "<memory>", .buf = data, .size = len};
-	struct ckpt_meta cm;
+	struct ckpt_meta cm = {0};
 	cJSON *root;
 	int rc;
 

@@ -25,6 +25,9 @@ struct az_model {
 	size_t n_params;
 	char game[32];
 	uint32_t iteration;
+	/* How the game was configured, "key=value;..." (Tangled: "graph=3;variant=free"), so a
+	 * checkpoint can be used without repeating those options; "" when there is nothing. */
+	char game_options[160];
 };
 
 /* One named tensor inside params. */

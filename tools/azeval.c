@@ -54,8 +54,9 @@ static void usage(const char *prog)
 	       "win/draw/loss); best: comma-separated optimal moves.\n\n"
 	       "Options:\n"
 	       "  --game NAME          tictactoe | connect4 | tangled (default tictactoe)\n"
-	       "  --graph N            tangled: numbered graph (default 3, K4); also --graph-file F,\n"
-	       "                       --variant free|fixed, --adjudicator table|exact|...\n"
+	       "  --graph N            tangled: numbered graph (default: the checkpoint's, else 3);\n"
+	       "                       also --graph-file F, --variant free|fixed,\n"
+	       "                       --adjudicator table|exact|exact-krylov|anneal\n"
 	       "  --checkpoint FILE    safetensors checkpoint (e.g. RUN/best.safetensors)\n"
 	       "  --positions FILE     labelled positions\n"
 	       "  --sims N             MCTS simulations per move; 0 = raw policy (default 200)\n"
@@ -373,7 +374,7 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 		{"adjudicator", required_argument, 0, 'A'}, {0, 0, 0, 0},
 	};
 	*o = (struct eval_opts){.game = "tictactoe", .sims = 200, .games = 100, .c_puct = 1.5f,
-				.seed = 1, .kind = AZ_BACKEND_CPU, .graph = 3};
+				.seed = 1, .kind = AZ_BACKEND_CPU};
 	double v;
 	int c, rc = 0;
 	opterr = 0; /* our own one-line messages */
@@ -483,9 +484,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "azeval: unknown game '%s' (known: %s)\n", o.game, az_game_names());
 		return 2;
 	}
-	gc.graph = (uint32_t)o.graph;
-	snprintf(gc.graph_file, sizeof(gc.graph_file), "%s", o.graph_file ? o.graph_file : "");
-	snprintf(gc.variant, sizeof(gc.variant), "%s", o.variant ? o.variant : "free");
+	/* A Tangled checkpoint records its graph and variant; options given here override. */
+	struct az_model *pm;
+	if (strcmp(gc.game, "tangled") == 0 && o.ckpt &&
+	    az_ckpt_load(o.ckpt, &pm, gerr, sizeof(gerr)) == 0) {
+		int bad = az_config_apply_game_options(&gc, pm->game_options, gerr, sizeof(gerr));
+		az_model_destroy(pm);
+		if (bad < 0) {
+			fprintf(stderr, "azeval: %s: %s\n", o.ckpt, gerr);
+			return 2;
+		}
+	}
+	if (o.graph)
+		gc.graph = (uint32_t)o.graph;
+	if (o.graph_file)
+		snprintf(gc.graph_file, sizeof(gc.graph_file), "%s", o.graph_file);
+	if (o.variant)
+		snprintf(gc.variant, sizeof(gc.variant), "%s", o.variant);
 	snprintf(gc.adjudicator, sizeof(gc.adjudicator), "%s", o.adjudicator ? o.adjudicator : "");
 	if (az_config_game(&gc, &g, gerr, sizeof(gerr)) < 0) {
 		fprintf(stderr, "azeval: %s\n", gerr);

@@ -16,6 +16,7 @@
 #include "gpu/checkpoint.h"
 #include "mcts/mcts.h"
 #include "shm/rng.h"
+#include "tools/config.h"
 #include "tools/rollout.h"
 
 #define TOP_MOVES 5
@@ -120,7 +121,8 @@ static void usage(const char *prog)
 	       "  --seed S            random seed (default 1)\n"
 	       "  --c-puct C          PUCT constant (default 1.5)\n"
 	       "  --backend B         auto | cpu | cuda (default cpu)\n"
-	       "  --graph N           tangled: numbered graph of TANGLED.md (default 3, K4)\n"
+	       "  --graph N           tangled: numbered graph (docs/tangled.md; default: the\n"
+	       "                      checkpoint's, else 3, K4)\n"
 	       "  --variant V         tangled: free | fixed tokens (default free)\n\n"
 	       "Examples:\n"
 	       "  %s --checkpoint runs/ttt/best.safetensors\n"
@@ -261,16 +263,21 @@ static int parse_args(struct opts *o, int argc, char **argv)
 }
 
 /* Tangled is configured at run time (graph, variant); az_game_find() knows it only after this. */
-static int setup_tangled(const struct opts *o)
+static int setup_tangled(const struct opts *o, const char *recorded)
 {
-	struct az_tangled_options to;
+	struct az_config c;
+	const struct az_game *g;
 	char err[512];
-	az_tangled_options_default(&to);
+	az_config_defaults(&c, "tangled");
+	/* The graph and variant the checkpoint was trained on, unless given here. */
+	int rc = az_config_apply_game_options(&c, recorded, err, sizeof(err));
 	if (o->graph)
-		to.graph = o->graph;
-	to.variant = o->fixed ? AZ_TANGLED_FIXED : AZ_TANGLED_FREE;
-	to.seed = o->seed;
-	int rc = az_tangled_setup(&to, err, sizeof(err));
+		c.graph = (uint32_t)o->graph;
+	if (o->fixed)
+		snprintf(c.variant, sizeof(c.variant), "fixed");
+	c.seed = o->seed;
+	if (rc == 0)
+		rc = az_config_game(&c, &g, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "azplay: tangled: %s\n", err);
 	return rc;
@@ -286,7 +293,7 @@ static int load_net(struct play *p)
 		return 2; /* a missing or damaged file is bad input */
 	}
 	const char *name = p->o.game ? p->o.game : m->game;
-	if (strcmp(name, "tangled") == 0 && setup_tangled(&p->o) < 0) {
+	if (strcmp(name, "tangled") == 0 && setup_tangled(&p->o, m->game_options) < 0) {
 		az_model_destroy(m);
 		return 2;
 	}

@@ -877,6 +877,7 @@ static int prepare_models(struct run *r)
 		return rc;
 	az_model_init_random(m, r->cfg.seed);
 	snprintf(m->game, sizeof(m->game), "%s", r->g->name);
+	az_config_game_options(&r->cfg, m->game_options, sizeof(m->game_options));
 	m->iteration = 0;
 	char first[PATH_LEN];
 	path_in(first, r, "checkpoints/iter-%04u.safetensors", 0, 0);

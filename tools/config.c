@@ -696,3 +696,39 @@ int az_config_game(const struct az_config *c, const struct az_game **g, char *er
 	}
 	return 0;
 }
+
+void az_config_game_options(const struct az_config *c, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if (strcmp(c->game, "tangled") != 0)
+		return;
+	if (c->graph_file[0])
+		snprintf(buf, n, "graph-file=%s;variant=%s", c->graph_file, c->variant);
+	else
+		snprintf(buf, n, "graph=%u;variant=%s", c->graph, c->variant);
+}
+
+int az_config_apply_game_options(struct az_config *c, const char *text, char *err,
+				 size_t errlen)
+{
+	char copy[512];
+	snprintf(copy, sizeof(copy), "%s", text);
+	for (char *save = NULL, *kv = strtok_r(copy, ";", &save); kv;
+	     kv = strtok_r(NULL, ";", &save)) {
+		char *eq = strchr(kv, '=');
+		if (!eq)
+			continue;
+		*eq = 0;
+		const struct opt *o = find_opt(kv);
+		if (!o || (o->off != offsetof(struct az_config, graph) &&
+			   o->off != offsetof(struct az_config, graph_file) &&
+			   o->off != offsetof(struct az_config, variant)))
+			continue; /* written by a newer version: not ours to judge */
+		char e[300];
+		if (set_value(c, o, eq + 1, e, sizeof(e)) < 0) {
+			snprintf(err, errlen, "game options \"%s\": %s", text, e);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}

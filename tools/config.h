@@ -66,6 +66,12 @@ struct az_game;
 int az_config_game(const struct az_config *c, const struct az_game **g, char *err,
 		   size_t errlen);
 
+/* The game configuration a checkpoint records ("graph=3;variant=free" for Tangled, "" for the
+ * other games), and its inverse: apply such a string to c (unknown keys ignored). */
+void az_config_game_options(const struct az_config *c, char *buf, size_t n);
+int az_config_apply_game_options(struct az_config *c, const char *text, char *err,
+				 size_t errlen);
+
 /* Print azrun's --help to stdout. */
 void az_config_usage(const char *prog);
 

@@ -200,6 +200,8 @@ static void test_roundtrip(void **state)
 		char err[256] = "";
 
 		m->iteration = 123456 + (uint32_t)k;
+		if (k == 1) /* optional metadata: present in one model, absent in the others */
+			snprintf(m->game_options, sizeof(m->game_options), "graph=3;variant=free");
 		assert_int_equal(az_ckpt_save(path, m, err, sizeof(err)), 0);
 		assert_int_equal(az_ckpt_load(path, &back, err, sizeof(err)), 0);
 		assert_non_null(back);
@@ -208,6 +210,7 @@ static void test_roundtrip(void **state)
 		assert_memory_equal(back->params, m->params, m->n_params * sizeof(float));
 		assert_string_equal(back->game, "connect4");
 		assert_int_equal(back->iteration, 123456 + k);
+		assert_string_equal(back->game_options, m->game_options);
 		assert_int_equal(count_files(), 1); /* no .tmp left behind */
 		az_model_destroy(back);
 		az_model_destroy(m);

@@ -123,7 +123,8 @@ grep -q '"positions": 1000' "$T/c4.json" || fail "Test_L3_R1 did not load 1000 p
 "$AZRUN" --game tangled --graph 2 --out "$T/tg" --iterations 1 "${tiny[@]}" 2> "$T/log5"
 "$AZEVAL" --game tangled --graph 2 --write-labelled "$T/k3.txt" 2> /dev/null
 [ "$(wc -l < "$T/k3.txt")" -eq $((721 - 162)) ] || fail "K3: expected 559 non-terminal positions"
-"$AZEVAL" --game tangled --graph 2 --checkpoint "$T/tg/best.safetensors" \
+# no --graph: the checkpoint records the graph it was trained on
+"$AZEVAL" --game tangled --checkpoint "$T/tg/best.safetensors" \
 	--positions "$T/k3.txt" --sims 4 --json > "$T/tg.json"
 grep -q '"positions": 559' "$T/tg.json" || fail "azeval on K3 labels"
 "$AZRUN" verify --out "$T/tg" > /dev/null || fail "verify of a tangled run"
