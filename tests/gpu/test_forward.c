@@ -17,29 +17,12 @@
 #include "gpu/backend.h"
 #include "gpu/model.h"
 #include "shm/rng.h"
+#include "tests/gpu/gpu_test_util.h"
 
 static const struct az_arch small = { .inputs = 9, .hidden = 16, .blocks = 3, .actions = 7 };
 
-/* A model whose every parameter (biases included) is random, so a skipped bias or a transposed
- * weight changes the output. */
-static struct az_model *random_model(const struct az_arch *a, uint64_t seed)
-{
-	struct az_model *m = NULL;
-	struct az_rng rng;
-
-	assert_int_equal(az_model_create(a, &m), 0);
-	az_rng_seed(&rng, seed);
-	for (uint32_t i = 0; i < az_model_tensor_count(a); i++) {
-		struct az_tensor t;
-
-		assert_int_equal(az_model_tensor(a, i, &t), 0);
-		double std = t.ndim == 2 ? 1.0 / sqrt((double)t.cols) : 0.3;
-
-		for (size_t k = 0; k < (size_t)t.rows * t.cols; k++)
-			m->params[t.offset + k] = (float)(std * az_rng_normal(&rng));
-	}
-	return m;
-}
+/* random_model() (tests/gpu/gpu_test_util.h): every parameter, biases included, is random, so
+ * a skipped bias or a transposed weight changes the output. */
 
 static void random_fill(float *x, size_t n, uint64_t seed)
 {
