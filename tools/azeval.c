@@ -428,7 +428,7 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 		case 'F': o->graph_file = optarg; break;
 		case 'V': o->variant = optarg; break;
 		case 'A': o->adjudicator = optarg; break;
-		case 'h': usage(argv[0]); return 1;
+		case 'h': usage("azeval"); return 1;
 		case ':':
 			fprintf(stderr, "azeval: %s needs a value (see --help)\n", argv[optind - 1]);
 			return -EINVAL;

@@ -237,7 +237,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 				rc = -EINVAL;
 			}
 			break;
-		case 'h': usage(argv[0]); return 1;
+		case 'h': usage("azplay"); return 1;
 		default: fprintf(stderr, "azplay: see --help\n"); return -EINVAL;
 		}
 	}

@@ -954,7 +954,7 @@ int main(int argc, char **argv)
 		return az_report_main(argc - 1, argv + 1);
 	int rc = az_config_parse(&r.cfg, argc, argv, err, sizeof(err));
 	if (rc == 1) {
-		az_config_usage(argv[0]);
+		az_config_usage("azrun");
 		return 0;
 	}
 	if (rc < 0) {

@@ -280,10 +280,10 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 		case OPT_HELP:
-			usage(argv[0]);
+			usage("aztangled");
 			return 0;
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+			fprintf(stderr, "Try 'aztangled --help'.\n");
 			return 2;
 		}
 	}

@@ -73,8 +73,10 @@ run() {
 }
 
 for m in infer pipeline train; do
-	"$AZBENCH" $m --help | grep -q -- "--seconds" || fail "$m --help lacks --seconds"
-	"$AZBENCH" --help | grep -q "^  $m " || fail "azbench --help does not list $m"
+	"$AZBENCH" $m --help >"$T/help-$m" || fail "$m --help exited non-zero"
+	grep -q -- "--seconds" "$T/help-$m" || fail "$m --help lacks --seconds"
+	"$AZBENCH" --help >"$T/help" || fail "azbench --help exited non-zero"
+	grep -q "^  $m " "$T/help" || fail "azbench --help does not list $m"
 done
 
 run 15 "$T/infer.json" infer --game tictactoe --batches 1,8,64 --seconds 0.5 --json \

@@ -77,7 +77,10 @@ set +e
 "$AZRUN" --game tictactoe --out "$T/x" --ring-capacity 48 2> "$T/err"; rc=$?
 set -e
 [ $rc -eq 2 ] && grep -q "power of two" "$T/err" || fail "bad ring capacity not rejected"
-"$AZRUN" --help | grep -q -- "--games-per-worker" || fail "--help lacks options"
+"$AZRUN" --help >"$T/help" || fail "--help exited non-zero"
+grep -q -- "--games-per-worker" "$T/help" || fail "--help lacks options"
+grep -qF -- "$(dirname "$AZRUN")" "$T/help" && fail "--help names the build path"
+grep -q "^Usage: azrun " "$T/help" || fail "--help usage line does not name azrun"
 
 # azeval: the exact labels and both evaluation modes.
 "$AZEVAL" --game tictactoe --write-labelled "$T/ttt.txt" 2> /dev/null

@@ -18,9 +18,9 @@ declare -A survived=()
 # No segment of a finished azrun pid may remain, and no process whose parent was it may run.
 check_clean() {
 	local pid=$1
-	ls /dev/shm 2>/dev/null | grep -q "^az-$(id -u)-$pid-" && fail "segment of $pid left behind"
+	[ -n "$(ls /dev/shm 2>/dev/null | grep "^az-$(id -u)-$pid-")" ] && fail "segment of $pid left behind"
 	sleep 0.3
-	if ps -eo ppid=,stat=,comm= | awk -v p="$pid" '$1 == p && $2 !~ /^Z/' | grep -q .; then
+	if ps -eo ppid=,stat=,comm= | awk -v p="$pid" '$1 == p && $2 !~ /^Z/ { n++ } END { exit !n }'; then
 		fail "processes of azrun $pid still running"
 	fi
 	return 0
