@@ -2,7 +2,7 @@
 /* The game registry (lookup by name) and the positions-file move-string player shared by the
  * tools and the tests. */
 #include "games/game.h"
-#include "games/tangled.h"
+#include "games/tangled/tangled.h"
 
 #include <ctype.h>
 #include <errno.h>

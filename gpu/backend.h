@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu/model.h"
+#include "net/model.h"
 
 #define AZ_BACKEND_MODELS 2
 
@@ -61,7 +61,7 @@ int az_backend_load(struct az_backend *b, uint32_t slot, const struct az_model *
 int az_backend_forward(struct az_backend *b, uint32_t slot, uint32_t batch, const float *x,
 		       float *logits, float *value);
 
-/* ---- zero-copy slot path (optional; gpu/server.c uses it when slot_streams > 0) ----
+/* ---- zero-copy slot path (optional; infer/server.c uses it when slot_streams > 0) ----
  * The caller registers the mapped ring segment once (after attach), then submits batches as slot
  * offsets from its base: the backend reads features and legal masks from the slots and writes the
  * masked-softmax policy, value and status 0 into them, on one of slot_streams streams, in

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* CPU reference forward pass of the residual MLP (OpenBLAS cblas_sgemm + plain loops), the
  * activation storage it keeps for backprop, and the masked softmax used at inference. */
-#include "gpu/model.h"
+#include "net/model.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shm/az_assert.h"
+#include "base/az_assert.h"
 
 int az_acts_create(const struct az_arch *a, uint32_t max_batch, struct az_acts *acts)
 {

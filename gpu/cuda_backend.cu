@@ -27,8 +27,8 @@
 extern "C" {
 #include "gpu/backend.h"
 }
-#include "shm/az_assert.h"
-#include "shm/nvtx.h"
+#include "base/az_assert.h"
+#include "base/nvtx.h"
 
 #define NPIPES 2
 #define MAX_BUCKETS 33

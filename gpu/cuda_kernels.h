@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#include "gpu/model.h" /* C linkage also when included from a .cu file */
+#include "net/model.h" /* C linkage also when included from a .cu file */
 
 /* GEMM precision (AZ_CUDA_MATH=fp32|tf32|bf16). tf32 and bf16 keep fp32 storage and let cuBLAS
  * down-convert the GEMM inputs on the tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32 / _FAST_16BF);
@@ -137,7 +137,7 @@ void az_cuda_sumsq_masked(const float *w, const uint8_t *decay, size_t n, double
 /* out[0] = sum of in[0 .. n) in a fixed order (one block). */
 void az_cuda_sum_f64(const double *in, uint32_t n, double *out, void *stream);
 
-/* ---- gpu/cuda_net.cu: the residual MLP of gpu/model.h with cuBLAS + the kernels above ---- */
+/* ---- gpu/cuda_net.cu: the residual MLP of net/model.h with cuBLAS + the kernels above ---- */
 
 /* Activations of a pass over up to max_batch rows: trunk holds R + 1 arrays [B, H] (h0 and each
  * block's output), inner R arrays [B, H] (each block's t), consecutive arrays `stride` floats

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The residual MLP of gpu/model.h on the GPU: forward pass (inference and training) and backward
+/* The residual MLP of net/model.h on the GPU: forward pass (inference and training) and backward
  * pass (training), composed from cuBLAS GEMMs and the kernels of gpu/cuda_kernels_*.cu. Mirrors
  * az_model_forward() (gpu/cpu_forward.c) and backprop() (train/trainer.c) step for step, with
  * parameters consumed in az_model_tensor() order.

@@ -17,7 +17,7 @@ extern "C" {
 #include "gpu/backend.h"
 #include "gpu/cuda_train.h"
 }
-#include "shm/nvtx.h"
+#include "base/nvtx.h"
 
 enum run_mode { RUN_EVAL, RUN_GRAD, RUN_STEP };
 

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "gpu/model.h"
+#include "net/model.h"
 
 struct az_cuda_optim {
 	int adam;       /* 1: Adam (beta1, beta2, eps); 0: SGD with momentum */

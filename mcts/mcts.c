@@ -34,8 +34,8 @@
 
 #include "mcts/mcts.h"
 #include "mcts/mcts_impl.h"
-#include "shm/az_assert.h"
-#include "shm/rng.h"
+#include "base/az_assert.h"
+#include "base/rng.h"
 
 #define NONE UINT32_MAX
 #define INITIAL_NODES 1024u

@@ -103,7 +103,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shm/az_assert.h"
+#include "base/az_assert.h"
 #include "shm/ring.h"
 
 /* ---- layout pins (DPDK): the shm structs are an ABI between processes ---- */

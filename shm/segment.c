@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shm/az_assert.h"
+#include "base/az_assert.h"
 #include "shm/segment.h"
 
 _Static_assert(sizeof(struct az_seg_hdr_shm) == 3 * AZ_CACHELINE, "header (2 lines) + doorbell");

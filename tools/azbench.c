@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "shm/az_assert.h"
+#include "base/az_assert.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 

@@ -11,14 +11,14 @@
 #include <sys/stat.h>
 
 #include "games/game.h"
-#include "games/tangled.h"
+#include "games/tangled/tangled.h"
 #include "gpu/backend.h"
-#include "gpu/checkpoint.h"
+#include "net/checkpoint.h"
 #include "mcts/mcts.h"
-#include "shm/rng.h"
+#include "base/rng.h"
 #include "tools/config.h"
-#include "tools/positions.h"
-#include "tools/rollout.h"
+#include "eval/positions.h"
+#include "eval/rollout.h"
 
 struct eval_ctx {
 	const struct az_game *g;

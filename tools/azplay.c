@@ -11,13 +11,13 @@
 #include <unistd.h>
 
 #include "games/game.h"
-#include "games/tangled.h"
+#include "games/tangled/tangled.h"
 #include "gpu/backend.h"
-#include "gpu/checkpoint.h"
+#include "net/checkpoint.h"
 #include "mcts/mcts.h"
-#include "shm/rng.h"
+#include "base/rng.h"
 #include "tools/config.h"
-#include "tools/rollout.h"
+#include "eval/rollout.h"
 
 #define TOP_MOVES 5
 

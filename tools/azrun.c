@@ -20,17 +20,17 @@
 #include <unistd.h>
 
 #include "games/game.h"
-#include "gpu/checkpoint.h"
-#include "gpu/server.h"
-#include "shm/az_assert.h"
-#include "shm/control.h"
+#include "net/checkpoint.h"
+#include "infer/server.h"
+#include "base/az_assert.h"
+#include "run/control.h"
 #include "shm/slot.h"
 #include "tools/config.h"
-#include "tools/roles.h"
+#include "run/roles.h"
 #include "tools/subcommands.h"
 #include "tools/verify.h"
 #include "train/replay.h"
-#include "tools/util.h"
+#include "base/util.h"
 
 #define PATH_LEN 1024
 
@@ -120,7 +120,9 @@ static int worker_main(struct run *r, void *arg)
 	replay_path(r, wa, path);
 	snprintf(name, sizeof(name), "az-worker-%u", wa->id);
 	prctl(PR_SET_NAME, name);
-	int rc = az_worker_run(&r->cfg, &r->seg, wa->id, wa->mode, wa->iteration, path);
+	struct az_worker_params wp;
+	az_config_worker_params(&r->cfg, &wp);
+	int rc = az_worker_run(&wp, &r->seg, wa->id, wa->mode, wa->iteration, path);
 	if (rc < 0)
 		fprintf(stderr, "worker %u: failed: %s\n", wa->id, strerror(-rc));
 	return rc;
@@ -319,7 +321,7 @@ static int serve_model(struct run *r, uint32_t s, const char *path)
 	snprintf(r->ctl->model_path[s], AZ_CTL_PATH_MAX, "%s", path);
 	/* Relaxed read of our own counter (only azrun writes model_gen). */
 	uint32_t gen = atomic_load_explicit(&r->ctl->model_gen[s], memory_order_relaxed) + 1;
-	/* C1: publishes model_path[s]; pairs with C1' in the inference process (gpu/server.c). */
+	/* C1: publishes model_path[s]; pairs with C1' in the inference process (infer/server.c). */
 	atomic_store_explicit(&r->ctl->model_gen[s], gen, memory_order_release);
 	double t0 = az_now();
 	/* C2': pairs with C2 in the inference process; model_err is valid after it. */
@@ -499,13 +501,15 @@ static int run_trainer(struct run *r, uint32_t it, const char *cand, struct az_t
 		return rc;
 	/* The report comes back through an anonymous shared page. */
 	size_t sz = sizeof(struct az_train_job) + sizeof(struct az_train_report);
+	static struct az_trainer_proc_params tp; /* read by the forked trainer */
+	az_config_train_params(&r->cfg, &tp);
 	void *mem = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED) {
 		rc = -errno;
 		goto out;
 	}
 	struct az_train_job *job = mem;
-	*job = (struct az_train_job){.cfg = &r->cfg, .iteration = it, .init_path = r->latest,
+	*job = (struct az_train_job){.tp = &tp, .iteration = it, .init_path = r->latest,
 				     .out_path = cand, .replay_paths = paths, .n_replay = n};
 	static struct phase ph;
 	memset(&ph, 0, sizeof(ph));

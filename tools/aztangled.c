@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "games/tangled.h"
+#include "games/tangled/tangled.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 #define MAX_ENTRIES (AZ_TANGLED_MAX_VERTICES + AZ_TANGLED_MAX_EDGES)

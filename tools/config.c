@@ -16,9 +16,10 @@
 #include <unistd.h>
 
 #include "games/game.h"
-#include "games/tangled.h"
-#include "shm/az_assert.h"
-#include "tools/util.h"
+#include "games/tangled/tangled.h"
+#include "run/roles.h"
+#include "base/az_assert.h"
+#include "base/util.h"
 
 enum opt_type { T_U32, T_U64, T_F32, T_STR, T_BACKEND, T_FLAG };
 
@@ -731,4 +732,21 @@ int az_config_apply_game_options(struct az_config *c, const char *text, char *er
 		}
 	}
 	return 0;
+}
+
+void az_config_worker_params(const struct az_config *c, struct az_worker_params *wp)
+{
+	*wp = (struct az_worker_params){
+		.game = c->game, .games_per_worker = c->games_per_worker, .sims = c->sims,
+		.leaves = c->leaves, .seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
+		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies,
+		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin};
+}
+
+void az_config_train_params(const struct az_config *c, struct az_trainer_proc_params *tp)
+{
+	*tp = (struct az_trainer_proc_params){
+		.game = c->game, .backend = c->backend, .train_batch = c->train_batch,
+		.train_epochs = c->train_epochs, .train_steps_max = c->train_steps_max, .lr = c->lr,
+		.l2 = c->l2, .seed = c->seed};
 }

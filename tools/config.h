@@ -72,6 +72,12 @@ void az_config_game_options(const struct az_config *c, char *buf, size_t n);
 int az_config_apply_game_options(struct az_config *c, const char *text, char *err,
 				 size_t errlen);
 
+/* The process roles' parameters from c (run/roles.h). The game name points into c. */
+struct az_worker_params;
+struct az_trainer_proc_params;
+void az_config_worker_params(const struct az_config *c, struct az_worker_params *wp);
+void az_config_train_params(const struct az_config *c, struct az_trainer_proc_params *tp);
+
 /* Print azrun's --help to stdout. */
 void az_config_usage(const char *prog);
 

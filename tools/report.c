@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "tools/subcommands.h"
-#include "tools/util.h"
+#include "base/util.h"
 
 #define PATH_LEN 1200
 

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "tools/subcommands.h"
-#include "tools/util.h"
+#include "base/util.h"
 
 #define ARENA_ROWS_SHOWN 20
 

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "games/game.h"
-#include "gpu/checkpoint.h"
+#include "net/checkpoint.h"
 #include "tools/config.h"
-#include "tools/util.h"
+#include "base/util.h"
 #include "train/replay.h"
 
 struct tally {

@@ -11,7 +11,7 @@
  * file to the start of the earliest game that touched a failed write, so that after close the
  * file holds only whole games that reached the disk. */
 #include "train/replay.h"
-#include "shm/az_err.h"
+#include "base/az_err.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Training the policy/value network on the CPU: loss, backprop through the residual MLP of
- * gpu/model.h, and the optimiser (Adam, or SGD with momentum).
+ * net/model.h, and the optimiser (Adam, or SGD with momentum).
  *   loss = mean_b [ -sum_a pi[b,a] log softmax(logits[b])_a ]     (policy cross-entropy)
  *        + mean_b [ (value[b] - z[b])^2 ]                           (value squared error)
  *        + l2 * sum(weights^2)                                      (L2, weights only, not biases)
@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "gpu/model.h"
+#include "net/model.h"
 
 struct az_loss {
 	float policy; /* mean cross-entropy */

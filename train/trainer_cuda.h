@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "gpu/model.h"
+#include "net/model.h"
 #include "train/trainer.h"
 
 struct az_trainer_cuda;

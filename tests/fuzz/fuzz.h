@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "shm/az_assert.h"
+#include "base/az_assert.h"
 
 /* libFuzzer's entry points. Initialize runs once before the first input; TestOneInput runs one
  * input, aborts (AZ_ASSERT) when an invariant of the code under test breaks, and returns 0. */

@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "gpu/checkpoint.h"
-#include "gpu/model.h"
+#include "net/checkpoint.h"
+#include "net/model.h"
 #include "tests/fuzz/fuzz.h"
 
 #define NAME "fuzz.safetensors"

@@ -9,7 +9,7 @@
 
 #include "games/game.h"
 #include "tests/fuzz/fuzz.h"
-#include "tools/positions.h"
+#include "eval/positions.h"
 
 #define TEXT_MAX 4096
 

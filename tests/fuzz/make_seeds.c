@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpu/checkpoint.h"
-#include "gpu/model.h"
+#include "net/checkpoint.h"
+#include "net/model.h"
 #include "train/replay.h"
 
 static char root[512];

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "games/tangled.h"
+#include "games/tangled/tangled.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "games/tangled_impl.h"
+#include "games/tangled/tangled_impl.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu/model.h"
-#include "shm/rng.h"
+#include "net/model.h"
+#include "base/rng.h"
 
 /* Uniform in [lo, hi). */
 static inline void fill_uniform(float *p, size_t n, struct az_rng *rng, double lo, double hi)

@@ -19,8 +19,8 @@
 #include <cmocka.h>
 
 #include "gpu/backend.h"
-#include "gpu/model.h"
-#include "shm/rng.h"
+#include "net/model.h"
+#include "base/rng.h"
 #include "shm/slot.h"
 #include "tests/gpu/gpu_test_util.h"
 

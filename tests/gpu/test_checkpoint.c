@@ -19,9 +19,9 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
-#include "gpu/checkpoint.h"
-#include "gpu/model.h"
-#include "shm/rng.h"
+#include "net/checkpoint.h"
+#include "net/model.h"
+#include "base/rng.h"
 
 static const struct az_arch arch = {.inputs = 42, .hidden = 16, .blocks = 2, .actions = 7};
 

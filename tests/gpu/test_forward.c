@@ -15,8 +15,8 @@
 #include <cmocka.h>
 
 #include "gpu/backend.h"
-#include "gpu/model.h"
-#include "shm/rng.h"
+#include "net/model.h"
+#include "base/rng.h"
 #include "tests/gpu/gpu_test_util.h"
 
 static const struct az_arch small = { .inputs = 9, .hidden = 16, .blocks = 3, .actions = 7 };
@@ -66,7 +66,7 @@ static void ref_linear(const float *w, const float *b, const double *x, uint32_t
 	}
 }
 
-/* Naive reference forward of one row, written from the formulas in gpu/model.h. */
+/* Naive reference forward of one row, written from the formulas in net/model.h. */
 static void ref_forward(const struct az_model *m, const float *x, double *logits, double *value)
 {
 	uint32_t D = m->arch.inputs, H = m->arch.hidden, A = m->arch.actions;

@@ -16,8 +16,8 @@
 #define AZ_GPU_TEST_DEVICE 1
 #include "gpu/backend.h"
 #include "gpu/cuda_kernels.h"
-#include "gpu/model.h"
-#include "shm/rng.h"
+#include "net/model.h"
+#include "base/rng.h"
 #include "shm/slot.h"
 #include "tests/gpu/gpu_test_util.h"
 

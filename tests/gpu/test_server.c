@@ -23,11 +23,11 @@
 #include <cmocka.h>
 
 #include "gpu/backend.h"
-#include "gpu/checkpoint.h"
-#include "gpu/model.h"
-#include "gpu/server.h"
-#include "shm/control.h"
-#include "shm/rng.h"
+#include "net/checkpoint.h"
+#include "net/model.h"
+#include "infer/server.h"
+#include "run/control.h"
+#include "base/rng.h"
 #include "shm/segment.h"
 #include "shm/slot.h"
 #include "tests/gpu/gpu_test_util.h"

@@ -17,8 +17,8 @@
 
 #include "gpu/backend.h"
 #include "gpu/cuda_train.h"
-#include "gpu/model.h"
-#include "shm/rng.h"
+#include "net/model.h"
+#include "base/rng.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "train/trainer.h"
 #include "train/trainer_cuda.h"

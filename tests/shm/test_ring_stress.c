@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "shm/rng.h"
+#include "base/rng.h"
 #include "shm/segment.h"
 
 #ifndef STRESS_W

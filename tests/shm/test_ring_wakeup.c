@@ -29,7 +29,7 @@
 #include <cmocka.h>
 
 #include "shm/ring.h"
-#include "shm/rng.h"
+#include "base/rng.h"
 
 #define CAPACITY 4u
 #define SLOT 64u

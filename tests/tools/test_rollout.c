@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The random-playout evaluator (tools/rollout.c): uniform priors over the legal moves, and values
+/* The random-playout evaluator (eval/rollout.c): uniform priors over the legal moves, and values
  * from the side to move's point of view in positions whose every playout ends the same way. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include "games/game.h"
 #include "mcts/mcts.h"
-#include "tools/rollout.h"
+#include "eval/rollout.h"
 
 static void eval_moves(const char *moves, float *policy, float *value)
 {

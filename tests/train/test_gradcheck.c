@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "gpu/model.h"
-#include "shm/rng.h"
+#include "net/model.h"
+#include "base/rng.h"
 #include "train/trainer.h"
 
 enum { D = 5, H = 6, R = 2, A = 4, B = 3 };

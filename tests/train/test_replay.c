@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "shm/rng.h"
+#include "base/rng.h"
 #include "train/replay.h"
 
 #define HDR 32

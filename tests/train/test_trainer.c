@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "gpu/model.h"
-#include "shm/rng.h"
+#include "net/model.h"
+#include "base/rng.h"
 #include "train/trainer.h"
 
 enum { D = 6, H = 16, R = 1, A = 4, N = 8 };

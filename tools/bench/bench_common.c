@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shm/az_assert.h"
+#include "base/az_assert.h"
 
 extern char **environ; /* POSIX: the environment posix_spawnp passes on */
 

@@ -72,7 +72,7 @@ def parse(path):
 
 
 def tensor_order(meta):
-    """Tensor names in the order of az_model_tensor() (gpu/model.c)."""
+    """Tensor names in the order of az_model_tensor() (net/model.c)."""
     names = ["trunk.in.weight", "trunk.in.bias"]
     for b in range(int(meta["blocks"])):
         names += [f"block.{b}.fc1.weight", f"block.{b}.fc1.bias",

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "games/game.h"
-#include "shm/az_assert.h"
-#include "shm/rng.h"
+#include "base/az_assert.h"
+#include "base/rng.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 #include "tools/bench/infer_bench.h"

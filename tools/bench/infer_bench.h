@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "gpu/backend.h"
-#include "gpu/model.h"
+#include "net/model.h"
 
 /* Forward passes of a random-init network of arch `a` on backend `kind` at each batch size
  * batches[0..n-1] (each >= 1), for about `seconds_each` seconds each after two warm-up passes;

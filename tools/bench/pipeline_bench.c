@@ -18,17 +18,17 @@
 #include <unistd.h>
 
 #include "games/game.h"
-#include "gpu/checkpoint.h"
-#include "gpu/server.h"
+#include "net/checkpoint.h"
+#include "infer/server.h"
 #include "mcts/mcts.h"
-#include "shm/az_assert.h"
-#include "shm/control.h"
+#include "base/az_assert.h"
+#include "run/control.h"
 #include "shm/slot.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 #include "tools/bench/infer_bench.h"
 #include "tools/config.h"
-#include "tools/roles.h"
+#include "run/roles.h"
 
 #define MAX_GAMES 2
 #define MAX_LIST 8
@@ -480,7 +480,7 @@ static int serve_model(struct pipe_run *pr, uint32_t s, const char *path)
 	snprintf(c->model_path[s], AZ_CTL_PATH_MAX, "%s", path);
 	/* Relaxed read of our own counter (only this process writes model_gen). */
 	uint32_t gen = atomic_load_explicit(&c->model_gen[s], memory_order_relaxed) + 1;
-	/* C1: publishes model_path[s]; pairs with C1' in the inference process (gpu/server.c). */
+	/* C1: publishes model_path[s]; pairs with C1' in the inference process (infer/server.c). */
 	atomic_store_explicit(&c->model_gen[s], gen, memory_order_release);
 	double t0 = now_s();
 	/* C2': pairs with C2 in the inference process; model_err is valid after it. */
@@ -549,7 +549,9 @@ static int start_workers(struct pipe_run *pr)
 			 pr->cfg.workers, pr->cfg.games_per_worker, i);
 		pid_t pid = fork_child();
 		if (pid == 0) {
-			int rc = az_worker_run(&pr->cfg, &pr->seg, i, AZ_WORKER_SELFPLAY, 1, path);
+			struct az_worker_params wp;
+			az_config_worker_params(&pr->cfg, &wp);
+			int rc = az_worker_run(&wp, &pr->seg, i, AZ_WORKER_SELFPLAY, 1, path);
 			if (rc < 0)
 				fprintf(stderr, "azbench pipeline: worker %u: %s\n", i,
 					strerror(-rc));
@@ -600,7 +602,7 @@ static int stop_workers(struct pipe_run *pr)
 
 	if (!pr->ctl)
 		return 0;
-	/* Release: pairs with the workers' acquire load of phase_stop (tools/worker.c). */
+	/* Release: pairs with the workers' acquire load of phase_stop (run/worker.c). */
 	atomic_store_explicit(&pr->ctl->phase_stop, 1, memory_order_release);
 	for (uint32_t i = 0; i < pr->nworkers; i++)
 		if (pr->workers[i] > 0 && reap(pr->workers[i], 30) < 0)

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shm/az_assert.h"
+#include "base/az_assert.h"
 #include "shm/ring.h"
 #include "tools/bench/bench_common.h"
 #include "tools/bench/ring_bench_impl.h"

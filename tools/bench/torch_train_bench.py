@@ -3,7 +3,7 @@
 """PyTorch reference for `azbench train`: training samples/s of the same network, loss and
 optimiser as the C trainer (train/trainer.h), on the CPU with one thread.
 
-Network (gpu/model.h): h = relu(W_in x + b_in); R blocks of h = relu(h + W2 relu(W1 h + b1) + b2);
+Network (net/model.h): h = relu(W_in x + b_in); R blocks of h = relu(h + W2 relu(W1 h + b1) + b2);
 policy logits = W_p h + b_p; value = tanh(w_v h + b_v).
 Loss: mean soft-target cross-entropy + mean squared value error + l2 * sum(weights^2) (weights
 only, not biases, added to the loss as the C trainer does). Optimiser: Adam (0.9, 0.999, 1e-8).
@@ -33,7 +33,7 @@ except ImportError as e:  # the C side reports "torch not available"
 
 
 class Net(torch.nn.Module):
-    """The residual MLP of gpu/model.h."""
+    """The residual MLP of net/model.h."""
 
     def __init__(self, d, a, h, r):
         super().__init__()

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "games/game.h"
-#include "shm/az_assert.h"
-#include "shm/rng.h"
+#include "base/az_assert.h"
+#include "base/rng.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 #include "tools/config.h"

@@ -13,7 +13,7 @@
  * even block: only that block needs eigenvectors; the odd one contributes eigenvalues to the
  * gap l1 - l0 of the full spectrum (used by the step control). Z_i Z_j is diagonal in both
  * blocks, and <Z_i> = 0 exactly, so the connected correlation is <Z_i Z_j>. */
-#include "games/tangled_impl.h"
+#include "games/tangled/tangled_impl.h"
 
 #include <errno.h>
 #include <lapacke.h>

@@ -11,7 +11,7 @@
  * submits them as batch k+1, then waits for batch k's event and serves it. A ring's in-flight
  * requests are always the prefix [served, served + taken) of its pending range, and batches are
  * served in submission order, so az_ring_serve() still releases exactly the slots written. */
-#include "gpu/server.h"
+#include "infer/server.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gpu/checkpoint.h"
-#include "shm/az_assert.h"
-#include "shm/control.h"
-#include "shm/nvtx.h"
+#include "net/checkpoint.h"
+#include "base/az_assert.h"
+#include "run/control.h"
+#include "base/nvtx.h"
 #include "shm/slot.h"
 
 #define PIPES 2 /* batches in flight on the zero-copy path */

@@ -26,7 +26,7 @@ struct az_ctl_shm {
 	/* Set (release) to ask the inference process to exit; it is also woken via the doorbell. */
 	_Atomic uint32_t stop;
 	/* Set (release) to end the current phase early: workers abandon their unfinished games (never
-	 * written) and exit. Pairs with the acquire load in the worker loop (tools/worker.c). */
+	 * written) and exit. Pairs with the acquire load in the worker loop (run/worker.c). */
 	_Atomic uint32_t phase_stop;
 	/* Games to play in the current phase; set by azrun before it forks the phase's workers
 	 * (fork orders it before anything the workers do) and raised (relaxed RMW) when a dead

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The network's parameter layout (one contiguous float vector, tensor after tensor), model
  * lifecycle, deterministic He-normal initialisation and the "HxR" architecture parser. */
-#include "gpu/model.h"
+#include "net/model.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shm/rng.h"
+#include "base/rng.h"
 
 /* Sanity bounds that keep every size product inside 64 bits (H*H*2R < 2^62); real nets are far
  * smaller. */

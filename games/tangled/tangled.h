@@ -6,11 +6,11 @@
  * az_game_find("tangled") returns it.
  *
  * Sections and the files implementing them:
- *   game, options, setup, state checks ........ games/tangled.c
- *   graphs, edge-list files, automorphisms ..... games/tangled_graphs.c
- *   adjudicators and their caches .............. games/tangled_table.c (front, cache, file),
- *       games/tangled_exact.c (dense Schrodinger), games/tangled_krylov.c (sparse Schrodinger),
- *       games/tangled_anneal.c (simulated annealing)
+ *   game, options, setup, state checks ........ games/tangled/tangled.c
+ *   graphs, edge-list files, automorphisms ..... games/tangled/tangled_graphs.c
+ *   adjudicators and their caches .............. games/tangled/tangled_table.c (front, cache, file),
+ *       games/tangled/tangled_exact.c (dense Schrodinger), games/tangled/tangled_krylov.c (sparse Schrodinger),
+ *       games/tangled/tangled_anneal.c (simulated annealing)
  *
  * State of the game (state_bytes = N + E): exactly the state vector of TANGLED.md 1.2, one byte
  * per entry: bytes 0..N-1 vertex owners (0 free, 1 red, 2 blue), bytes N..N+E-1 the edge labels
@@ -75,7 +75,7 @@ int az_tangled_setup(const struct az_tangled_options *o, char *err, size_t errle
 /* The configured game (NULL before a successful az_tangled_setup()). */
 const struct az_game *az_tangled_game(void);
 
-/* ==== graphs (games/tangled_graphs.c) ==== */
+/* ==== graphs (games/tangled/tangled_graphs.c) ==== */
 
 /* A board: N vertices, E edges (u < v) in dictionary order. ~10 KiB; copy freely. */
 struct az_tangled_graph {
@@ -118,7 +118,7 @@ int az_tangled_graph_automorphisms(const struct az_tangled_graph *g,
 int az_tangled_state_check(const struct az_tangled_graph *g, const int *state, int len,
 			   int need_terminal, char *err, size_t errlen);
 
-/* ==== adjudicators (games/tangled_table.c) ==== */
+/* ==== adjudicators (games/tangled/tangled_table.c) ==== */
 
 enum az_tangled_winner { AZ_TANGLED_DRAW = 0, AZ_TANGLED_RED = 1, AZ_TANGLED_BLUE = 2 };
 
@@ -170,7 +170,7 @@ void az_tangled_adj_stats(const struct az_tangled_adj *a, struct az_tangled_adj_
 /* Path of the cache file ("" when there is none). */
 const char *az_tangled_adj_cache_path(const struct az_tangled_adj *a);
 
-/* ==== the configured game (games/tangled.c) ==== */
+/* ==== the configured game (games/tangled/tangled.c) ==== */
 
 /* Graph, tokens and adjudicator of the configured game (NULL before setup).
  * az_tangled_current_tokens() returns the variant (-EINVAL before setup) and sets the token

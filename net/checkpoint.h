@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "gpu/model.h"
+#include "net/model.h"
 
 /* Write m to path atomically: "<path>.tmp.<pid>" written, fsynced, renamed over path, directory
  * fsynced. Returns 0 or -errno (e.g. -ENOSPC) with a message in err; the old file is untouched

@@ -8,11 +8,11 @@
 
 #include "games/game.h"
 #include "mcts/mcts.h"
-#include "shm/az_assert.h"
-#include "shm/control.h"
-#include "shm/nvtx.h"
+#include "base/az_assert.h"
+#include "run/control.h"
+#include "base/nvtx.h"
 #include "shm/slot.h"
-#include "tools/roles.h"
+#include "run/roles.h"
 #include "train/replay.h"
 
 struct wgame {
@@ -29,7 +29,7 @@ struct wgame {
 };
 
 struct worker {
-	const struct az_config *cfg;
+	const struct az_worker_params *cfg;
 	const struct az_game *g;
 	struct az_ctl_shm *ctl;
 	struct az_ring ring;
@@ -259,7 +259,7 @@ static int drain_stale(struct az_ring *ring, uint32_t spin)
 	return 0;
 }
 
-static int worker_init(struct worker *w, const struct az_config *cfg, struct az_seg *seg,
+static int worker_init(struct worker *w, const struct az_worker_params *cfg, struct az_seg *seg,
 		       uint32_t id, enum az_worker_mode mode, uint32_t iteration)
 {
 	memset(w, 0, sizeof(*w));
@@ -322,7 +322,7 @@ static void worker_fini(struct worker *w)
 	free(w->games);
 }
 
-int az_worker_run(const struct az_config *cfg, struct az_seg *seg, uint32_t id,
+int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32_t id,
 		  enum az_worker_mode mode, uint32_t iteration, const char *replay_path)
 {
 	struct worker w;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared helpers for the tools: atomic file replace, directories, logging, progress bars. */
-#include "tools/util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
  * az_tangled_setup(), the vtable (state vector, turn rule, legal moves with the forced vertex
  * pick, terminal adjudication through the cached adjudicator, features, symmetries, notation).
  * Notation: "v3" takes vertex 3; "0-1g" colours edge 0-1 green (x grey, g green, p purple). */
-#include "games/tangled_impl.h"
+#include "games/tangled/tangled_impl.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shm/az_assert.h"
+#include "base/az_assert.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 

@@ -18,7 +18,7 @@
  * rename. New entries are appended as single O_APPEND writes of fixed-size records, so forked
  * workers can share a file; a torn record fails its checksum at the next load. The token
  * variant is not part of the key: entries are per colouring and serve every placement. */
-#include "games/tangled_impl.h"
+#include "games/tangled/tangled_impl.h"
 
 #include <errno.h>
 #include <fcntl.h>

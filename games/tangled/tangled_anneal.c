@@ -5,7 +5,7 @@
  * per beta of N single-spin Metropolis updates on uniformly random vertices, every read from
  * uniformly random spins. C = mean of s s^T over the reads, zero diagonal (not connected).
  * Reproducible: xoshiro256** seeded from the caller's seed. */
-#include "games/tangled_impl.h"
+#include "games/tangled/tangled_impl.h"
 
 #include <errno.h>
 #include <math.h>

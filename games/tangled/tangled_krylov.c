@@ -16,7 +16,7 @@
  *   are below RITZ_TOL. A block of two resolves a doubly degenerate lowest level, which a
  *   single-vector Lanczos cannot.
  * The first pass takes psi as the converged even-block ground Ritz vector. */
-#include "games/tangled_impl.h"
+#include "games/tangled/tangled_impl.h"
 
 #include <errno.h>
 #include <lapacke.h>

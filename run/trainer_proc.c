@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "games/game.h"
-#include "gpu/checkpoint.h"
-#include "shm/nvtx.h"
-#include "shm/rng.h"
-#include "tools/roles.h"
+#include "net/checkpoint.h"
+#include "base/nvtx.h"
+#include "base/rng.h"
+#include "run/roles.h"
 #include "train/replay.h"
 #include "train/trainer.h"
 #include "train/trainer_cuda.h"
@@ -45,7 +45,7 @@ static long load_window(const struct az_train_job *job, struct az_replay_buf *bu
 
 /* The GPU trainer runs only for an explicit --backend cuda: auto keeps the CPU trainer until the
  * GPU trainer's parity test (tests/gpu/test_train_cuda.c) has passed on a device (docs/gpu.md). */
-static int train_on_cuda(const struct az_config *cfg)
+static int train_on_cuda(const struct az_trainer_proc_params *cfg)
 {
 	return cfg->backend == AZ_BACKEND_CUDA;
 }
@@ -53,7 +53,7 @@ static int train_on_cuda(const struct az_config *cfg)
 int az_train_run(const struct az_train_job *job, struct az_train_report *rep, char *err,
 		 size_t errlen)
 {
-	const struct az_config *cfg = job->cfg;
+	const struct az_trainer_proc_params *cfg = job->tp;
 	const struct az_game *g = az_game_find(cfg->game);
 	struct az_replay_buf buf;
 	struct az_model *m = NULL;

@@ -2,7 +2,7 @@
 /* Tangled boards: the numbered graphs of TANGLED.md section 2, the edge-list parser, graph
  * automorphisms (backtracking over vertex permutations with colour refinement) and canonical
  * forms of colourings up to automorphism and gauge flips. */
-#include "games/tangled_impl.h"
+#include "games/tangled/tangled_impl.h"
 
 #include <errno.h>
 #include <stdarg.h>

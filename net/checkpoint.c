@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Checkpoints as safetensors files (gpu/checkpoint.h): a u64 little-endian header length, a JSON
+/* Checkpoints as safetensors files (net/checkpoint.h): a u64 little-endian header length, a JSON
  * header padded with spaces to a multiple of 8 bytes, then the float32 tensors back to back in the
  * order of az_model_tensor(). Saving is atomic (temp file, fsync, rename, fsync of the directory);
  * loading trusts nothing in the file and says what is wrong and where. */
-#include "gpu/checkpoint.h"
-#include "shm/az_err.h"
+#include "net/checkpoint.h"
+#include "base/az_err.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The positions-file line parser (tools/positions.h): split a line into at most three blank-
+/* The positions-file line parser (eval/positions.h): split a line into at most three blank-
  * separated fields and check each one strictly, so that a malformed file is reported with the
  * field and the problem instead of being half-read. */
-#include "tools/positions.h"
-#include "shm/az_err.h"
+#include "eval/positions.h"
+#include "base/az_err.h"
 
 #include <ctype.h>
 #include <errno.h>

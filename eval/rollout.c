@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The random-playout evaluator (see tools/rollout.h): uniform priors plus the outcome of random
+/* The random-playout evaluator (see eval/rollout.h): uniform priors plus the outcome of random
  * games, so MCTS becomes plain UCT-style Monte Carlo search with the same tree code. */
-#include "tools/rollout.h"
+#include "eval/rollout.h"
 
 #include <errno.h>
 #include <string.h>

@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "games/tangled.h"
+#include "games/tangled/tangled.h"
 
-/* ---- anneal schedule (games/tangled_exact.c) ---- */
+/* ---- anneal schedule (games/tangled/tangled_exact.c) ---- */
 
 #define TG_SCHEDULE_ROWS 1001
 
@@ -21,7 +21,7 @@ struct tg_schedule {
 	uint64_t hash;
 };
 
-/* The shipped schedule text (games/data/new_schedule.txt, compiled in by CMake). */
+/* The shipped schedule text (games/tangled/data/new_schedule.txt, compiled in by CMake). */
 extern const char az_tangled_schedule_text[];
 
 /* Parse schedule text (1001 rows "s A B", s = k/1000). 0 or -EINVAL with a message. */
@@ -60,12 +60,12 @@ int tg_exact_correlations(const struct az_tangled_graph *g, const uint8_t *label
 int tg_exact_gap(const struct az_tangled_graph *g, const uint8_t *labels, double delta,
 		 double ebig, double *gap);
 
-/* ---- Krylov method (games/tangled_krylov.c), N <= TG_KRYLOV_MAX_N ---- */
+/* ---- Krylov method (games/tangled/tangled_krylov.c), N <= TG_KRYLOV_MAX_N ---- */
 #define TG_KRYLOV_MAX_N 20
 int tg_krylov_correlations(const struct az_tangled_graph *g, const uint8_t *labels,
 			   const struct tg_schedule *s, double tf_ns, double *corr);
 
-/* ---- simulated annealing (games/tangled_anneal.c) ---- */
+/* ---- simulated annealing (games/tangled/tangled_anneal.c) ---- */
 
 struct tg_anneal_params {
 	uint32_t reads;
@@ -79,7 +79,7 @@ struct tg_anneal_params {
 int tg_anneal_correlations(const struct az_tangled_graph *g, const uint8_t *labels,
 			   const struct tg_anneal_params *p, double *corr);
 
-/* ---- colourings up to symmetry (games/tangled_graphs.c) ---- */
+/* ---- colourings up to symmetry (games/tangled/tangled_graphs.c) ---- */
 
 /* A symmetry of the colourings: automorphism perm (edge map emap) followed by a gauge flip g
  * (g[v] = +-1) that turns green into purple and back on every edge with g[u] g[v] = -1. The

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "games/game.h"
-#include "shm/rng.h"
+#include "base/rng.h"
 
 /* Evaluator context: the game and the playouts' RNG. One per search (not thread-safe). */
 struct az_rollout {

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* The process roles of a run: self-play / arena workers (run/worker.c) and the trainer process
+ * (run/trainer_proc.c). Each runs in its own process, started by the supervisor
+ * (run/supervise.h), and reports through the control area (run/control.h). Each takes its own
+ * parameter struct, so any program (azrun, azbench) can run them without azrun's CLI. */
+#ifndef AZ_RUN_ROLES_H
+#define AZ_RUN_ROLES_H
+
+#include <stdint.h>
+
+#include "gpu/backend.h"
+#include "shm/segment.h"
+
+/* What a self-play or arena worker needs (azrun fills it from its configuration). */
+struct az_worker_params {
+	const char *game;          /* game name; Tangled configured before the fork */
+	uint32_t games_per_worker; /* G: games kept in flight by one worker */
+	uint32_t sims;             /* simulations per move */
+	uint32_t leaves;           /* K: leaves in flight per game (virtual loss) */
+	uint64_t seed;             /* run seed; per game streams are derived from it */
+	float c_puct, dir_alpha, dir_eps;
+	uint32_t temp_plies;       /* self-play: tau = 1 for the first N plies, then greedy */
+	uint32_t arena_temp_plies; /* arena: opening plies sampled at tau = 1 */
+	uint32_t spin;             /* ring wait: polls before the futex sleep */
+};
+
+enum az_worker_mode { AZ_WORKER_SELFPLAY = 0, AZ_WORKER_ARENA = 1 };
+
+/* Play games of the current phase through ring `worker` of seg until ctl->games_target games
+ * have been claimed and finished. Self-play writes every finished game to replay_path (io_uring
+ * writer); the arena adds results to the control area. Returns 0 or a negative errno. */
+int az_worker_run(const struct az_worker_params *wp, struct az_seg *seg, uint32_t worker,
+		  enum az_worker_mode mode, uint32_t iteration, const char *replay_path);
+
+/* The trainer process's hyper-parameters (azrun fills them from its configuration). */
+struct az_trainer_proc_params {
+	const char *game;
+	enum az_backend_kind backend; /* AZ_BACKEND_CUDA trains on the GPU, anything else on the CPU */
+	uint32_t train_batch;         /* minibatch size */
+	float train_epochs;           /* passes over the window per iteration */
+	uint32_t train_steps_max;     /* cap on the steps of one iteration */
+	float lr, l2;
+	uint64_t seed;
+};
+
+struct az_train_job {
+	const struct az_trainer_proc_params *tp;
+	uint32_t iteration;
+	const char *init_path;  /* checkpoint to continue from */
+	const char *out_path;   /* candidate checkpoint to write */
+	char **replay_paths;    /* segment files of the window */
+	uint32_t n_replay;
+};
+
+struct az_train_report {
+	double policy_loss;
+	double value_loss;
+	uint64_t samples;   /* records in the window */
+	uint32_t steps;
+	int32_t error;
+};
+
+/* Load the window, train, write the candidate. Returns 0 or -errno with a message in err. */
+int az_train_run(const struct az_train_job *job, struct az_train_report *rep, char *err,
+		 size_t errlen);
+
+#endif
