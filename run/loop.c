@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: MIT */
+/* The iteration loop (run/loop.h). */
+#include "run/loop.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "net/checkpoint.h"
+#include "train/replay.h"
+
+#define MAX_RESTARTS 16 /* per phase; more means something is systematically wrong */
+
+/* ---- progress ---- */
+
+static void write_progress(struct az_run_loop *r, const struct az_phase *ph, uint64_t done,
+			   uint64_t total, double evals_per_s)
+{
+	struct az_rundir_progress p = {
+		.pid = (long)getpid(), .iteration = ph ? ph->iteration : r->completed,
+		.iterations = r->p.iterations, .phase = ph ? ph->name : "done",
+		.phase_started = ph ? (double)time(NULL) - (az_now() - ph->t0) : (double)time(NULL),
+		.done = done, .total = total, .evals_per_s = evals_per_s};
+	az_rundir_progress_write(r->p.out, &p);
+}
+
+static void phase_tick(struct az_phase *ph)
+{
+	struct az_run_loop *r = ph->arg;
+	double now = az_now();
+	if (!ph->workers) {
+		if (now - r->last_progress >= 1.0) {
+			r->last_progress = now;
+			write_progress(r, ph, 0, 1, 0.0);
+		}
+		return;
+	}
+	char extra[64];
+	struct az_pipeline_counters c;
+	az_pipeline_sample(&r->pl, &c);
+	/* Relaxed: display only. */
+	uint64_t total = atomic_load_explicit(&r->pl.ctl->games_target, memory_order_relaxed);
+	double el = now - ph->t0, eps = el > 0 ? (double)c.evals / el : 0.0;
+	snprintf(extra, sizeof(extra), "games, %.0f evals/s", eps);
+	r->bar.total = total;
+	az_progress_update(&r->bar, c.games, extra);
+	if (now - r->last_progress >= 1.0) {
+		r->last_progress = now;
+		write_progress(r, ph, c.games, total, eps);
+	}
+}
+
+/* ---- phases ---- */
+
+static int worker_child(struct az_phase *ph, uint32_t i)
+{
+	struct az_run_loop *r = ph->arg;
+	char path[AZ_RUNDIR_PATH_MAX];
+	az_rundir_replay_path(path, sizeof(path), r->p.out, ph->iteration, i, ph->attempt[i]);
+	int rc = az_worker_run(&r->p.worker, &r->pl.seg, i, r->mode, ph->iteration, path);
+	if (rc < 0)
+		fprintf(stderr, "worker %u: failed: %s\n", i, strerror(-rc));
+	return rc;
+}
+
+static int trainer_child(struct az_phase *ph, uint32_t i)
+{
+	struct az_run_loop *r = ph->arg;
+	struct az_train_report *rep = (struct az_train_report *)(r->job + 1);
+	char err[512];
+	(void)i;
+	int rc = az_train_run(r->job, rep, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "trainer: %s\n", err);
+	return rc;
+}
+
+/* A worker killed mid-write leaves a torn record and the records of the game it was writing at
+ * the end of its file: drop them now, while the phase's files are still ours, and say so. */
+static void cut_torn_tail(struct az_run_loop *r, uint32_t it, uint32_t worker, uint32_t attempt)
+{
+	char path[AZ_RUNDIR_PATH_MAX], err[512];
+	struct az_replay_buf b;
+	size_t dropped = 0;
+	az_rundir_replay_path(path, sizeof(path), r->p.out, it, worker, attempt);
+	if (access(path, F_OK) != 0)
+		return; /* died before it created the file */
+	az_replay_buf_init(&b, r->p.g->features, r->p.g->actions);
+	long n = az_replay_load_file(path, &b, 1, &dropped, err, sizeof(err));
+	az_replay_buf_free(&b);
+	if (n < 0)
+		az_log("azrun: %s", err);
+	else if (dropped)
+		az_log("azrun: %s: truncated a torn tail of %zu bytes (the game the dead worker was "
+		       "writing); %ld whole-game records kept", path, dropped, n);
+}
+
+static void phase_init(struct az_run_loop *r, const char *name, uint32_t it, uint32_t n, int workers)
+{
+	struct az_phase *ph = &r->ph;
+	memset(ph, 0, sizeof(*ph));
+	ph->name = name;
+	ph->child_name = workers ? "worker" : "trainer";
+	ph->iteration = it;
+	ph->n = n;
+	ph->workers = workers;
+	ph->max_restarts = MAX_RESTARTS;
+	ph->child = workers ? worker_child : trainer_child;
+	ph->arg = r;
+	ph->tick = phase_tick;
+}
+
+static int run_phase(struct az_run_loop *r)
+{
+	int rc = az_phase_start(&r->pl, &r->ph);
+	int wrc = az_phase_wait(&r->pl, &r->ph);
+	az_progress_end(&r->bar);
+	return rc < 0 ? rc : wrc;
+}
+
+static int run_workers(struct az_run_loop *r, enum az_worker_mode mode, uint32_t it, uint64_t games,
+		       const char *label)
+{
+	phase_init(r, label, it, r->p.workers, 1);
+	r->mode = mode;
+	az_pipeline_reset_phase(&r->pl, games);
+	az_progress_begin(&r->bar, label, games, r->p.quiet);
+	int rc = run_phase(r);
+	if (mode == AZ_WORKER_SELFPLAY)
+		for (uint32_t i = 0; i < r->ph.ntorn; i++)
+			cut_torn_tail(r, it, r->ph.torn_worker[i], r->ph.torn_attempt[i]);
+	/* Relaxed: every worker has been reaped (waitpid orders their writes). */
+	int werr = atomic_load_explicit(&r->pl.ctl->worker_error, memory_order_relaxed);
+	if (rc == 0 && werr < 0) {
+		az_log("azrun: a worker reported %s", strerror(-werr));
+		rc = werr;
+	}
+	return rc;
+}
+
+static int run_trainer(struct az_run_loop *r, uint32_t it, const char *cand,
+		       struct az_train_report *out)
+{
+	char **paths = NULL;
+	uint32_t n = 0;
+	int rc = az_rundir_replay_window(r->p.out, it, r->p.window, &paths, &n);
+	if (rc < 0)
+		return rc;
+	/* The report comes back through an anonymous shared page. */
+	size_t sz = sizeof(struct az_train_job) + sizeof(struct az_train_report);
+	void *mem = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		rc = -errno;
+		goto out;
+	}
+	r->job = mem;
+	*r->job = (struct az_train_job){.tp = &r->p.train, .iteration = it,
+					.init_path = r->latest, .out_path = cand,
+					.replay_paths = paths, .n_replay = n};
+	phase_init(r, "train", it, 1, 0);
+	az_progress_begin(&r->bar, "train", 1, 1);
+	rc = run_phase(r);
+	*out = *(struct az_train_report *)(r->job + 1);
+	munmap(mem, sz);
+	r->job = NULL;
+out:
+	for (uint32_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return rc;
+}
+
+/* ---- one iteration ---- */
+
+struct iter_stats {
+	double selfplay_s, train_s, arena_s;
+	struct az_pipeline_counters sp; /* self-play's counters */
+	double score;
+	int promoted;
+	struct az_train_report tr;
+	uint64_t wins, draws, losses;
+};
+
+static int selfplay_phase(struct az_run_loop *r, uint32_t it, struct iter_stats *st)
+{
+	double t0 = az_now();
+	int rc = run_workers(r, AZ_WORKER_SELFPLAY, it, r->p.games_per_iter, "selfplay");
+	st->selfplay_s = az_now() - t0;
+	az_pipeline_sample(&r->pl, &st->sp);
+	if (rc == 0)
+		az_info("iter %u selfplay: %llu games, %llu positions, %.1fs, %.0f evals/s, "
+			"mean batch %.1f", it, (unsigned long long)st->sp.games,
+			(unsigned long long)st->sp.positions, st->selfplay_s,
+			(double)st->sp.evals / (st->selfplay_s > 0 ? st->selfplay_s : 1),
+			st->sp.batches ? (double)st->sp.evals / (double)st->sp.batches : 0.0);
+	return rc;
+}
+
+static int arena_phase(struct az_run_loop *r, uint32_t it, const char *cand, struct iter_stats *st)
+{
+	double t0 = az_now();
+	int rc = az_pipeline_serve_model(&r->pl, AZ_MODEL_CANDIDATE, cand);
+	if (rc == 0)
+		rc = run_workers(r, AZ_WORKER_ARENA, it, r->p.arena_games, "arena");
+	st->arena_s = az_now() - t0;
+	if (rc < 0)
+		return rc;
+	struct az_pipeline_counters c;
+	az_pipeline_sample(&r->pl, &c);
+	st->wins = c.arena_wins;
+	st->draws = c.arena_draws;
+	st->losses = c.arena_losses;
+	uint64_t n = st->wins + st->draws + st->losses;
+	st->score = n ? ((double)st->wins + 0.5 * (double)st->draws) / (double)n : 0.0;
+	/* The threshold is a float (0.55f is slightly above 0.55): compare with a tolerance so an
+	 * exact 22/40 promotes. */
+	st->promoted = st->score >= (double)r->p.arena_threshold - 1e-6;
+	az_info("iter %u arena: candidate %llu-%llu-%llu (W-D-L) score %.3f -> %s", it,
+		(unsigned long long)st->wins, (unsigned long long)st->draws,
+		(unsigned long long)st->losses, st->score, st->promoted ? "promoted" : "kept best");
+	return 0;
+}
+
+static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_stats *st)
+{
+	char line[1024], err[512];
+	double sp = st->selfplay_s > 0 ? st->selfplay_s : 1;
+	const struct az_pipeline_counters *c = &st->sp;
+	snprintf(line, sizeof(line),
+		 "{\"iteration\": %u, \"games\": %llu, \"positions\": %llu, "
+		 "\"policy_loss\": %.5f, \"value_loss\": %.5f, \"arena_score\": %.4f, "
+		 "\"promoted\": %s, \"arena_wins\": %llu, \"arena_draws\": %llu, "
+		 "\"arena_losses\": %llu, \"evals_per_s\": %.1f, \"sims_per_s\": %.1f, "
+		 "\"mean_batch\": %.2f, \"ring_occupancy\": %.2f, \"train_samples\": %llu, "
+		 "\"train_steps\": %u, \"selfplay_s\": %.3f, \"train_s\": %.3f, "
+		 "\"arena_s\": %.3f, \"best_iteration\": %u}",
+		 it, (unsigned long long)c->games, (unsigned long long)c->positions,
+		 st->tr.policy_loss, st->tr.value_loss, st->score, st->promoted ? "true" : "false",
+		 (unsigned long long)st->wins, (unsigned long long)st->draws,
+		 (unsigned long long)st->losses, (double)c->evals / sp, (double)c->sims / sp,
+		 c->batches ? (double)c->evals / (double)c->batches : 0.0,
+		 c->occ_n ? (double)c->occ_sum / (double)c->occ_n : 0.0,
+		 (unsigned long long)st->tr.samples, st->tr.steps, st->selfplay_s, st->train_s,
+		 st->arena_s, r->best_iteration);
+	int rc = az_rundir_metrics_commit(r->p.out, it - 1, line, err, sizeof(err));
+	if (rc < 0)
+		az_log("azrun: %s", err);
+	return rc;
+}
+
+static int save_state(struct az_run_loop *r)
+{
+	char err[512];
+	struct az_rundir_state st = {.completed = r->completed, .best_iteration = r->best_iteration};
+	int rc = az_rundir_state_save(r->p.out, &st, err, sizeof(err));
+	if (rc < 0)
+		az_log("azrun: %s", err);
+	return rc;
+}
+
+static int copy_file(const char *from, const char *to, char *err, size_t errlen)
+{
+	char *data;
+	size_t len;
+	int rc = az_read_file(from, &data, &len);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", from, strerror(-rc));
+		return rc;
+	}
+	rc = az_write_file_atomic(to, data, len, err, errlen);
+	free(data);
+	return rc;
+}
+
+static int iteration(struct az_run_loop *r, uint32_t it)
+{
+	struct iter_stats st;
+	char cand[AZ_RUNDIR_PATH_MAX], err[512];
+	memset(&st, 0, sizeof(st));
+	az_rundir_checkpoint_path(cand, sizeof(cand), r->p.out, it);
+	int rc = selfplay_phase(r, it, &st);
+	if (rc < 0)
+		return rc;
+	double t0 = az_now();
+	rc = run_trainer(r, it, cand, &st.tr);
+	st.train_s = az_now() - t0;
+	if (rc < 0)
+		return rc;
+	az_info("iter %u train: %u steps on %llu samples, policy loss %.4f, value loss %.4f, "
+		"%.1fs", it, st.tr.steps, (unsigned long long)st.tr.samples, st.tr.policy_loss,
+		st.tr.value_loss, st.train_s);
+	rc = arena_phase(r, it, cand, &st);
+	if (rc < 0)
+		return rc;
+	if (st.promoted) {
+		rc = copy_file(cand, r->best, err, sizeof(err));
+		if (rc < 0) {
+			az_log("azrun: %s", err);
+			return rc;
+		}
+		r->best_iteration = it;
+		rc = az_pipeline_serve_model(&r->pl, AZ_MODEL_BEST, r->best);
+		if (rc < 0)
+			return rc;
+	}
+	snprintf(r->latest, sizeof(r->latest), "%s", cand);
+	rc = write_metrics(r, it, &st);
+	if (rc < 0)
+		return rc;
+	r->completed = it;
+	return save_state(r);
+}
+
+int az_run_iterate(struct az_run_loop *r)
+{
+	int rc = 0;
+	for (uint32_t it = r->completed + 1; rc == 0 && it <= r->p.iterations; it++) {
+		rc = iteration(r, it);
+		if (az_sv_interrupted() && rc == 0)
+			rc = -EINTR;
+	}
+	return rc;
+}
+
+/* ---- setup ---- */
+
+/* A checkpoint the run depends on must load and be a network of this run's game and
+ * architecture. Returns 0 or -EINVAL / -ENOENT with a one-line message. */
+static int check_checkpoint(const struct az_run_loop *r, const char *path, char *err, size_t errlen)
+{
+	struct az_model *m;
+	char e[512];
+	const struct az_game *g = r->p.g;
+	int rc = az_ckpt_load(path, &m, e, sizeof(e));
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot resume: %s", e);
+		return rc == -ENOENT ? -ENOENT : -EINVAL;
+	}
+	const struct az_arch *a = &m->arch;
+	if (strcmp(m->game, g->name) != 0)
+		snprintf(err, errlen, "cannot resume: %s is a %s network, but the run plays %s", path,
+			 m->game, g->name);
+	else if (a->inputs != g->features || a->actions != g->actions ||
+		 a->hidden != r->p.hidden || a->blocks != r->p.blocks)
+		snprintf(err, errlen, "cannot resume: %s has architecture %ux%u (%u inputs, %u "
+			 "actions), but run.json says %ux%u (%u, %u)", path, a->hidden, a->blocks,
+			 a->inputs, a->actions, r->p.hidden, r->p.blocks, g->features, g->actions);
+	else
+		rc = 1;
+	az_model_destroy(m);
+	return rc == 1 ? 0 : -EINVAL;
+}
+
+int az_run_check_resume(struct az_run_loop *r, char *err, size_t errlen)
+{
+	struct az_rundir_state st;
+	int rc = az_rundir_state_load(r->p.out, &st, err, errlen);
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	r->completed = st.completed;
+	r->best_iteration = st.best_iteration;
+	az_rundir_path(r->best, sizeof(r->best), r->p.out, AZ_RUNDIR_BEST);
+	if (r->completed == 0 && access(r->best, F_OK) != 0)
+		return 0; /* stopped before its first network was saved: starts over */
+	rc = check_checkpoint(r, r->best, err, errlen);
+	if (rc == 0 && r->completed) {
+		char latest[AZ_RUNDIR_PATH_MAX];
+		az_rundir_checkpoint_path(latest, sizeof(latest), r->p.out, r->completed);
+		rc = check_checkpoint(r, latest, err, errlen);
+	}
+	return rc;
+}
+
+int az_run_prepare_models(struct az_run_loop *r, int resume)
+{
+	char err[512];
+	const struct az_game *g = r->p.g;
+	az_rundir_path(r->best, sizeof(r->best), r->p.out, AZ_RUNDIR_BEST);
+	if (resume) {
+		/* az_run_check_resume() has validated state.json and the checkpoints. */
+		az_rundir_drop_replay_after(r->p.out, r->completed);
+		if (az_rundir_metrics_commit(r->p.out, r->completed, NULL, err, sizeof(err)) < 0)
+			az_log("azrun: %s", err);
+		if (r->completed)
+			az_rundir_checkpoint_path(r->latest, sizeof(r->latest), r->p.out,
+						  r->completed);
+		else
+			snprintf(r->latest, sizeof(r->latest), "%s", r->best);
+		if (access(r->best, R_OK) == 0 && access(r->latest, R_OK) == 0) {
+			az_info("azrun: resuming %s after iteration %u (best from iteration %u)",
+				r->p.out, r->completed, r->best_iteration);
+			return 0;
+		}
+		if (r->completed) {
+			az_log("azrun: cannot resume: %s or %s is missing", r->best, r->latest);
+			return -ENOENT;
+		}
+	}
+	struct az_arch a = {.inputs = g->features, .hidden = r->p.hidden, .blocks = r->p.blocks,
+			    .actions = g->actions};
+	struct az_model *m;
+	int rc = az_model_create(&a, &m);
+	if (rc < 0)
+		return rc;
+	az_model_init_random(m, r->p.seed);
+	snprintf(m->game, sizeof(m->game), "%s", g->name);
+	snprintf(m->game_options, sizeof(m->game_options), "%s",
+		 r->p.game_options ? r->p.game_options : "");
+	m->iteration = 0;
+	char first[AZ_RUNDIR_PATH_MAX];
+	az_rundir_checkpoint_path(first, sizeof(first), r->p.out, 0);
+	rc = az_ckpt_save(first, m, err, sizeof(err)); /* the untrained baseline, kept */
+	if (rc == 0)
+		rc = az_ckpt_save(r->best, m, err, sizeof(err));
+	az_model_destroy(m);
+	if (rc < 0) {
+		az_log("azrun: %s", err);
+		return rc;
+	}
+	snprintf(r->latest, sizeof(r->latest), "%s", r->best);
+	r->completed = 0;
+	r->best_iteration = 0;
+	return save_state(r);
+}
+
+int az_run_start(struct az_run_loop *r)
+{
+	return az_pipeline_start(&r->pl, &r->p.pipeline, r->best);
+}
+
+void az_run_finish(struct az_run_loop *r)
+{
+	az_pipeline_stop(&r->pl);
+	write_progress(r, NULL, r->completed, r->p.iterations, 0.0);
+}

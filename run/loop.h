@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* The AlphaZero iteration loop: self-play -> train on the replay window -> arena (candidate vs
+ * best, promoted at a score >= the threshold) -> checkpoint, metrics, state; over a run
+ * directory (run/rundir.h) and a supervised pipeline (run/supervise.h). azrun fills
+ * struct az_run_params from its configuration; nothing here sees the command line. */
+#ifndef AZ_RUN_LOOP_H
+#define AZ_RUN_LOOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/util.h"
+#include "games/game.h"
+#include "run/roles.h"
+#include "run/rundir.h"
+#include "run/supervise.h"
+
+struct az_run_params {
+	const char *out;              /* the run directory */
+	const struct az_game *g;      /* configured before anything forks */
+	uint32_t iterations;          /* run up to this iteration */
+	uint32_t workers;             /* worker processes per phase (= rings) */
+	uint32_t games_per_iter;      /* self-play games per iteration */
+	uint32_t arena_games;
+	float arena_threshold;        /* promote at score >= this */
+	uint32_t window;              /* replay window, in iterations */
+	uint32_t hidden, blocks;      /* architecture of a new run's networks */
+	uint64_t seed;
+	const char *game_options;     /* recorded in checkpoints ("graph=3;variant=free" or "") */
+	int quiet;                    /* no progress bars */
+	struct az_worker_params worker;
+	struct az_trainer_proc_params train;
+	struct az_pipeline_params pipeline;
+};
+
+/* One run in progress. Lives in static storage of the orchestrator (children read it after
+ * fork). */
+struct az_run_loop {
+	struct az_run_params p;
+	struct az_pipeline pl;
+	uint32_t completed;      /* last completed iteration */
+	uint32_t best_iteration; /* iteration whose candidate is best (0: the random init) */
+	char best[AZ_RUNDIR_PATH_MAX];
+	char latest[AZ_RUNDIR_PATH_MAX];
+	struct az_phase ph;      /* the phase in progress */
+	enum az_worker_mode mode;   /* its workers' mode */
+	struct az_train_job *job;   /* the trainer's job (shared page; the report follows it) */
+	struct az_progress bar;     /* its progress bar */
+	double last_progress;       /* az_now() of the last progress.json */
+};
+
+/* Before anything in the run directory is touched: is it a run that can be continued (state,
+ * best and latest checkpoint load and match the game and architecture)? Sets r->completed and
+ * r->best_iteration. Returns 0 or -EINVAL / -ENOENT with a one-line message in err. */
+int az_run_check_resume(struct az_run_loop *r, char *err, size_t errlen);
+
+/* First start (resume = 0): a random network is iteration 0's checkpoint and the first best.
+ * Resume: drop replay files and metrics lines of iterations that never completed, pick up the
+ * best and latest networks. Returns 0 or -errno (logged). */
+int az_run_prepare_models(struct az_run_loop *r, int resume);
+
+/* Start the pipeline (segment + inference process serving the best network). 0 or -errno. */
+int az_run_start(struct az_run_loop *r);
+
+/* Run iterations completed+1 .. p.iterations; stops after the current one on SIGINT/SIGTERM.
+ * Returns 0, -EINTR, -ECHILD (a process failed, logged) or -errno. What is complete stays
+ * intact in the run directory whatever happens. */
+int az_run_iterate(struct az_run_loop *r);
+
+/* Stop the pipeline and write the final progress.json. */
+void az_run_finish(struct az_run_loop *r);
+
+#endif

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/* The run directory (`--out DIR`): the one module that names its files and reads and writes the
+ * small ones. docs/run-directory.md describes the format for users.
+ *
+ *   DIR/run.json                          effective configuration (written by tools/config.c)
+ *   DIR/state.json                        {"completed": N, "best_iteration": B}; written last
+ *   DIR/best.safetensors                  the network that plays self-play games
+ *   DIR/checkpoints/iter-NNNN.safetensors the network trained in iteration N (0: random init)
+ *   DIR/replay/iter-NNNN-wWW.rpl          self-play records of iteration N from worker W
+ *   DIR/replay/iter-NNNN-wWW-rA.rpl       ... from its A-th restart
+ *   DIR/metrics.jsonl                     one JSON object per completed iteration
+ *   DIR/progress.json                     the phase in progress (for `azrun status`)
+ *   DIR/azrun.lock                        flock of the one azrun using DIR
+ *   DIR/azrun.log                         the log
+ *
+ * Every write goes to a temporary name, is fsynced and renamed (base/util.h). */
+#ifndef AZ_RUN_RUNDIR_H
+#define AZ_RUN_RUNDIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AZ_RUNDIR_PATH_MAX 1024
+
+/* The files of a run directory that have one fixed name. */
+enum az_rundir_file {
+	AZ_RUNDIR_CONFIG,   /* run.json */
+	AZ_RUNDIR_STATE,    /* state.json */
+	AZ_RUNDIR_BEST,     /* best.safetensors */
+	AZ_RUNDIR_METRICS,  /* metrics.jsonl */
+	AZ_RUNDIR_PROGRESS, /* progress.json */
+	AZ_RUNDIR_LOCK,     /* azrun.lock */
+	AZ_RUNDIR_LOG,      /* azrun.log */
+	AZ_RUNDIR_CHECKPOINTS, /* checkpoints/ */
+	AZ_RUNDIR_REPLAY,      /* replay/ */
+	AZ_RUNDIR_NFILES
+};
+
+/* The name of file f inside a run directory ("state.json"). */
+const char *az_rundir_name(enum az_rundir_file f);
+
+/* "<dir>/<name of f>" into buf (AZ_RUNDIR_PATH_MAX bytes is always enough for a dir that
+ * azrun accepted). */
+void az_rundir_path(char *buf, size_t len, const char *dir, enum az_rundir_file f);
+
+/* "<dir>/checkpoints/iter-NNNN.safetensors": the candidate trained in `iteration`. */
+void az_rundir_checkpoint_path(char *buf, size_t len, const char *dir, uint32_t iteration);
+
+/* "<dir>/replay/iter-NNNN-wWW.rpl" for attempt 0, "...-wWW-rA.rpl" for restart A. */
+void az_rundir_replay_path(char *buf, size_t len, const char *dir, uint32_t iteration,
+			   uint32_t worker, uint32_t attempt);
+
+/* Parses a replay file name (no directory): 1 and the iteration when it is one
+ * ("iter-NNNN-wWW[...].rpl"), 0 otherwise. */
+int az_rundir_replay_iteration(const char *name, uint32_t *iteration);
+
+/* The replay files of iterations (it - window, it], as malloc'd paths (*paths[*n], free each
+ * and the array). Returns 0 or -errno. */
+int az_rundir_replay_window(const char *dir, uint32_t it, uint32_t window, char ***paths,
+			    uint32_t *n);
+
+/* Remove the replay files of iterations after `completed` (a crash mid-iteration). */
+void az_rundir_drop_replay_after(const char *dir, uint32_t completed);
+
+/* state.json. */
+struct az_rundir_state {
+	uint32_t completed;      /* last completed iteration (0: none) */
+	uint32_t best_iteration; /* iteration whose candidate is best.safetensors (0: random init) */
+};
+
+/* Write state.json (atomic replace). 0 or -errno with a message in err. */
+int az_rundir_state_save(const char *dir, const struct az_rundir_state *st, char *err,
+			 size_t errlen);
+
+/* Read state.json. 0, -ENOENT when it does not exist (st zeroed), -EINVAL when it is damaged
+ * (message in err). */
+int az_rundir_state_load(const char *dir, struct az_rundir_state *st, char *err, size_t errlen);
+
+/* Rewrite metrics.jsonl keeping the lines of iterations <= keep, then append `line` (a JSON
+ * object without newline; may be NULL). Atomic replace: a crash leaves the old or the new file.
+ * 0 or -errno with a message in err. */
+int az_rundir_metrics_commit(const char *dir, uint32_t keep, const char *line, char *err,
+			     size_t errlen);
+
+/* What progress.json says (written by the orchestrator about once a second). */
+struct az_rundir_progress {
+	long pid;
+	uint32_t iteration, iterations;
+	const char *phase;     /* "selfplay" | "train" | "arena" | "done" */
+	double phase_started;  /* unix seconds */
+	uint64_t done, total;  /* games (or steps) of the phase */
+	double evals_per_s;
+};
+
+/* Write progress.json; best effort (errors ignored: it is only for `azrun status`). */
+void az_rundir_progress_write(const char *dir, const struct az_rundir_progress *p);
+
+/* Create dir, checkpoints/ and replay/ and take the run's lock (flock on azrun.lock, held
+ * until the process and its children exit; the pid is written into it). Returns 0, -EBUSY
+ * when another process holds it, or -errno; message in err either way. */
+int az_rundir_create_locked(const char *dir, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/* Process supervision for a pipeline (run/supervise.h). */
+#include "run/supervise.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/az_assert.h"
+#include "base/util.h"
+#include "shm/slot.h"
+
+static volatile sig_atomic_t interrupted; /* set by the SIGINT/SIGTERM handler only */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+void az_sv_install_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGXFSZ, SIG_IGN);
+}
+
+int az_sv_interrupted(void)
+{
+	return interrupted != 0;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000 * 1000};
+	nanosleep(&ts, NULL);
+}
+
+pid_t az_sv_spawn(int (*fn)(void *), void *arg, const char *name)
+{
+	pid_t parent = getpid();
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(3); /* the parent died before prctl: nobody supervises us */
+	signal(SIGINT, SIG_IGN); /* the supervisor decides when children stop */
+	signal(SIGTERM, SIG_DFL);
+	if (name)
+		prctl(PR_SET_NAME, name);
+	_exit(fn(arg) < 0 ? 1 : 0);
+}
+
+int az_sv_reap(pid_t pid, double timeout_s)
+{
+	double t0 = az_now();
+	int st, cut = 0;
+	for (;;) {
+		pid_t p = waitpid(pid, &st, WNOHANG);
+		if (p == pid)
+			return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -ECHILD;
+		if (p < 0 && errno != EINTR)
+			return -ECHILD;
+		if (interrupted && !cut) {
+			timeout_s = az_now() - t0 + 2; /* Ctrl-C: 2 s more, then kill */
+			cut = 1;
+		}
+		if (az_now() - t0 > timeout_s) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			return -ECHILD;
+		}
+		sleep_ms(5);
+	}
+}
+
+/* ---- the inference process ---- */
+
+static int server_child(void *arg)
+{
+	struct az_pipeline *pl = arg;
+	return az_infer_serve(&pl->seg, &pl->pp.infer);
+}
+
+static int spawn_server(struct az_pipeline *pl)
+{
+	pid_t pid = az_sv_spawn(server_child, pl, "az-infer");
+	if (pid < 0) {
+		pl->server = 0;
+		az_log("azrun: fork failed: %s", strerror((int)-pid));
+		return (int)pid;
+	}
+	pl->server = pid;
+	return 0;
+}
+
+static void log_exit(const char *what, int st)
+{
+	az_log("azrun: the inference process exited (%s %d)%s",
+	       WIFSIGNALED(st) ? "signal" : "status",
+	       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), what);
+}
+
+int az_pipeline_server_died(struct az_pipeline *pl, int st)
+{
+	log_exit("", st);
+	pl->server = 0;
+	if (interrupted)
+		return -EINTR;
+	if (++pl->server_restarts > pl->pp.max_server_restarts) {
+		if (pl->pp.max_server_restarts)
+			az_log("azrun: the inference process died %u times; giving up",
+			       pl->server_restarts - 1);
+		return -ECHILD;
+	}
+	int rc = spawn_server(pl);
+	if (rc < 0)
+		return rc;
+	/* It reloads every model whose generation it has not seen (all of them), and serves the
+	 * requests left unserved by its predecessor: the rings keep their counters. */
+	az_log("azrun: restarted the inference process (pid %ld)", (long)pl->server);
+	return 0;
+}
+
+int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *pp,
+		      const char *best_path)
+{
+	memset(pl, 0, sizeof(*pl));
+	pl->pp = *pp;
+	struct az_slot_layout lay;
+	az_slot_layout_init(&lay, pp->infer.features, pp->infer.actions);
+	struct az_seg_params sp = {.nrings = pp->rings, .capacity = pp->ring_capacity,
+				   .slot_bytes = lay.bytes,
+				   .ctl_bytes = (uint32_t)sizeof(struct az_ctl_shm)};
+	char name[64], stale[512];
+	if (pp->reap_stale) {
+		int n = az_seg_reap_stale(stale, sizeof(stale));
+		if (n > 0)
+			az_info("azrun: removed %d shared-memory segment(s) left by dead runs: %s", n,
+				stale);
+	}
+	az_seg_name(name, sizeof(name), pp->seg_tag);
+	int rc = az_seg_create(&pl->seg, name, &sp);
+	if (rc < 0) {
+		az_log("azrun: cannot create shared memory %s: %s", name, strerror(-rc));
+		return rc;
+	}
+	pl->ctl = az_seg_ctl(&pl->seg);
+	rc = spawn_server(pl);
+	if (rc == 0 && best_path)
+		rc = az_pipeline_serve_model(pl, AZ_MODEL_BEST, best_path);
+	return rc;
+}
+
+int az_pipeline_serve_model(struct az_pipeline *pl, enum az_model_slot s, const char *path)
+{
+	struct az_ctl_shm *c = pl->ctl;
+	snprintf(c->model_path[s], AZ_CTL_PATH_MAX, "%s", path);
+	/* Relaxed read of our own counter (only the supervisor writes model_gen). */
+	uint32_t gen = atomic_load_explicit(&c->model_gen[s], memory_order_relaxed) + 1;
+	/* C1: publishes model_path[s]; pairs with C1' in the inference process (infer/server.c). */
+	atomic_store_explicit(&c->model_gen[s], gen, memory_order_release);
+	double t0 = az_now();
+	/* C2': pairs with C2 in the inference process; model_err is valid after it. */
+	while (atomic_load_explicit(&c->model_ack[s], memory_order_acquire) != gen) {
+		if (interrupted)
+			return -EINTR;
+		int st;
+		if (pl->server > 0 && waitpid(pl->server, &st, WNOHANG) == pl->server) {
+			/* Died while loading: its successor loads every slot and acknowledges the
+			 * current generations, so keep waiting. */
+			log_exit(" while loading a model", st);
+			pl->server = 0;
+			if (++pl->server_restarts > pl->pp.max_server_restarts) {
+				az_log("azrun: the inference process died %u times; giving up",
+				       pl->server_restarts - 1);
+				return -ECHILD;
+			}
+			int rc = spawn_server(pl);
+			if (rc < 0)
+				return rc;
+			az_log("azrun: restarted the inference process (pid %ld)", (long)pl->server);
+		}
+		if (az_now() - t0 > 120 || pl->server <= 0) {
+			az_log("azrun: the inference process did not load %s", path);
+			return -ETIMEDOUT;
+		}
+		sleep_ms(2);
+	}
+	int err = atomic_load_explicit(&c->model_err[s], memory_order_relaxed);
+	if (err < 0)
+		az_log("azrun: the inference process could not load %s: %s", path, strerror(-err));
+	return err;
+}
+
+void az_pipeline_stop(struct az_pipeline *pl)
+{
+	if (pl->server > 0) {
+		/* Release: pairs with the inference loop's acquire load of stop. */
+		atomic_store_explicit(&pl->ctl->stop, 1, memory_order_release);
+		double t0 = az_now();
+		while (waitpid(pl->server, NULL, WNOHANG) == 0) {
+			if (az_now() - t0 > 5) {
+				kill(pl->server, SIGKILL);
+				waitpid(pl->server, NULL, 0);
+				break;
+			}
+			sleep_ms(5);
+		}
+		pl->server = 0;
+	}
+	if (pl->seg.base)
+		az_seg_destroy(&pl->seg);
+	pl->ctl = NULL;
+}
+
+void az_pipeline_reset_phase(struct az_pipeline *pl, uint64_t games)
+{
+	struct az_ctl_shm *c = pl->ctl;
+	/* Relaxed: no worker of this phase exists yet; fork orders these stores before them. */
+	atomic_store_explicit(&c->games_target, games, memory_order_relaxed);
+	_Atomic uint64_t *zero[] = {
+		&c->next_game, &c->games_done, &c->positions, &c->moves, &c->sims,
+		&c->occupancy_sum, &c->occupancy_samples, &c->arena_wins, &c->arena_draws,
+		&c->arena_losses, &c->evals, &c->batches};
+	for (size_t i = 0; i < AZ_ARRAY_LEN(zero); i++)
+		atomic_store_explicit(zero[i], 0, memory_order_relaxed);
+	atomic_store_explicit(&c->worker_error, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->phase_stop, 0, memory_order_relaxed);
+}
+
+void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counters *s)
+{
+	struct az_ctl_shm *c = pl->ctl;
+	/* Relaxed loads: statistics; exact once their writers are reaped (waitpid orders them). */
+	s->evals = atomic_load_explicit(&c->evals, memory_order_relaxed);
+	s->batches = atomic_load_explicit(&c->batches, memory_order_relaxed);
+	s->forward_ns = atomic_load_explicit(&c->forward_ns, memory_order_relaxed);
+	s->games = atomic_load_explicit(&c->games_done, memory_order_relaxed);
+	s->positions = atomic_load_explicit(&c->positions, memory_order_relaxed);
+	s->moves = atomic_load_explicit(&c->moves, memory_order_relaxed);
+	s->sims = atomic_load_explicit(&c->sims, memory_order_relaxed);
+	s->occ_sum = atomic_load_explicit(&c->occupancy_sum, memory_order_relaxed);
+	s->occ_n = atomic_load_explicit(&c->occupancy_samples, memory_order_relaxed);
+	s->arena_wins = atomic_load_explicit(&c->arena_wins, memory_order_relaxed);
+	s->arena_draws = atomic_load_explicit(&c->arena_draws, memory_order_relaxed);
+	s->arena_losses = atomic_load_explicit(&c->arena_losses, memory_order_relaxed);
+	s->worker_error = atomic_load_explicit(&c->worker_error, memory_order_relaxed);
+}
+
+/* ---- one phase ---- */
+
+struct child_arg {
+	struct az_phase *ph;
+	uint32_t i;
+};
+
+static int phase_child(void *arg)
+{
+	struct child_arg *ca = arg;
+	return ca->ph->child(ca->ph, ca->i);
+}
+
+/* Start (or restart) child i of the phase. */
+static int phase_spawn(struct az_pipeline *pl, struct az_phase *ph, uint32_t i)
+{
+	char name[16];
+	struct child_arg ca = {ph, i};
+	if (ph->workers) {
+		/* Relaxed: the new worker does not exist yet; fork orders these stores. */
+		atomic_store_explicit(&pl->ctl->worker_claimed[i], 0, memory_order_relaxed);
+		atomic_store_explicit(&pl->ctl->worker_done[i], 0, memory_order_relaxed);
+		snprintf(name, sizeof(name), "az-worker-%u", i);
+	} else {
+		snprintf(name, sizeof(name), "az-%s", ph->child_name);
+	}
+	pid_t pid = az_sv_spawn(phase_child, &ca, name);
+	if (pid < 0) {
+		ph->pids[i] = 0;
+		az_log("azrun: fork failed: %s", strerror((int)-pid));
+		return (int)pid;
+	}
+	ph->pids[i] = pid;
+	return 0;
+}
+
+int az_phase_start(struct az_pipeline *pl, struct az_phase *ph)
+{
+	AZ_ASSERT(ph->n <= AZ_CTL_MAX_WORKERS);
+	ph->pl = pl;
+	ph->t0 = az_now();
+	ph->restarts = 0;
+	ph->stopping = 0;
+	ph->ntorn = 0;
+	int rc = 0;
+	for (uint32_t i = 0; i < ph->n; i++) {
+		ph->pids[i] = 0;
+		ph->attempt[i] = 0;
+	}
+	for (uint32_t i = 0; i < ph->n && rc == 0; i++)
+		rc = phase_spawn(pl, ph, i);
+	if (rc < 0) { /* fork failed: stop what started; az_phase_wait reaps it */
+		ph->stopping = 1;
+		for (uint32_t i = 0; i < ph->n; i++)
+			if (ph->pids[i] > 0)
+				kill(ph->pids[i], SIGTERM);
+	}
+	return rc;
+}
+
+/* Child i of the phase exited with status st. Returns 0 (finished, or restarted) or an error. */
+static int phase_reap(struct az_pipeline *pl, struct az_phase *ph, uint32_t i, int st)
+{
+	ph->pids[i] = 0;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	if (ph->stopping)
+		return 0; /* we asked it to stop; the reason is reported already */
+	if (WIFEXITED(st) || interrupted) /* it reported an error itself: do not loop on it */
+		return -ECHILD;
+	const char *who = ph->child_name;
+	if (++ph->restarts > ph->max_restarts) {
+		az_log("azrun: %s died%s (signal %d)%s", who, ph->max_restarts ? " again" : "",
+		       WTERMSIG(st), ph->max_restarts ? "; too many restarts" : "");
+		return -ECHILD;
+	}
+	if (ph->workers) {
+		/* Its unfinished games are dropped (the replay store keeps whole games only) and
+		 * handed back to the phase so the iteration still plays its full count. */
+		struct az_ctl_shm *c = pl->ctl;
+		uint64_t lost = atomic_load_explicit(&c->worker_claimed[i], memory_order_relaxed) -
+				atomic_load_explicit(&c->worker_done[i], memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->games_target, lost, memory_order_relaxed);
+		if (ph->ntorn < AZ_PHASE_MAX_TORN) {
+			ph->torn_worker[ph->ntorn] = i;
+			ph->torn_attempt[ph->ntorn++] = ph->attempt[i];
+		}
+		ph->attempt[i]++;
+		az_log("azrun: worker %u died (signal %d); %llu unfinished games dropped; "
+		       "restarting it", i, WTERMSIG(st), (unsigned long long)lost);
+	} else {
+		ph->attempt[i]++;
+		az_log("azrun: the %s died (signal %d); restarting it", who, WTERMSIG(st));
+	}
+	return phase_spawn(pl, ph, i);
+}
+
+/* One supervision step: reap what exited (restarting within the budgets), and on SIGINT or a
+ * failure tell the children to stop. Returns the number of children still alive; *rc keeps
+ * the first error. */
+static uint32_t phase_step(struct az_pipeline *pl, struct az_phase *ph, int *rc)
+{
+	for (;;) {
+		int st;
+		pid_t p = waitpid(-1, &st, WNOHANG);
+		if (p <= 0)
+			break;
+		if (p == pl->server) {
+			int src = az_pipeline_server_died(pl, st);
+			if (*rc == 0 && src != -EINTR)
+				*rc = src;
+			continue;
+		}
+		for (uint32_t i = 0; i < ph->n; i++) {
+			if (ph->pids[i] != p)
+				continue;
+			int prc = phase_reap(pl, ph, i, st);
+			if (*rc == 0)
+				*rc = prc;
+		}
+	}
+	if ((interrupted || *rc < 0) && !ph->stopping) {
+		ph->stopping = 1;
+		for (uint32_t i = 0; i < ph->n; i++)
+			if (ph->pids[i] > 0)
+				kill(ph->pids[i], SIGTERM);
+		if (!*rc)
+			*rc = -EINTR;
+	}
+	uint32_t left = 0;
+	for (uint32_t i = 0; i < ph->n; i++)
+		left += ph->pids[i] > 0;
+	return left;
+}
+
+int az_phase_wait(struct az_pipeline *pl, struct az_phase *ph)
+{
+	int rc = 0;
+	while (phase_step(pl, ph, &rc) > 0) {
+		if (ph->tick)
+			ph->tick(ph);
+		sleep_ms(20);
+	}
+	return rc;
+}
+
+int az_phase_watch(struct az_pipeline *pl, struct az_phase *ph, double seconds)
+{
+	int rc = 0;
+	double end = az_now() + seconds;
+	while (az_now() < end) {
+		uint32_t left = phase_step(pl, ph, &rc);
+		if (rc < 0 || left < ph->n)
+			return rc < 0 ? rc : -ECHILD;
+		if (ph->tick)
+			ph->tick(ph);
+		sleep_ms(20);
+	}
+	return 0;
+}
+
+int az_phase_stop(struct az_pipeline *pl, struct az_phase *ph, double timeout_s)
+{
+	int rc = 0;
+	if (!pl->ctl)
+		return 0;
+	ph->stopping = 1;
+	/* Release: pairs with the workers' acquire load of phase_stop (run/worker.c). */
+	atomic_store_explicit(&pl->ctl->phase_stop, 1, memory_order_release);
+	for (uint32_t i = 0; i < ph->n; i++) {
+		if (ph->pids[i] > 0 && az_sv_reap(ph->pids[i], timeout_s) < 0)
+			rc = -ECHILD;
+		ph->pids[i] = 0;
+	}
+	return rc;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/* Starting and supervising the processes of a pipeline: the shared-memory segment and the
+ * inference process (struct az_pipeline), the model hand-over to it, and one phase's children
+ * (struct az_phase: self-play or arena workers, or the trainer) with their restart policy.
+ * azrun's iteration loop (run/loop.h) and `azbench pipeline` both start and stop processes
+ * through this file; nothing else forks.
+ *
+ * Children die with their parent (PR_SET_PDEATHSIG) and ignore SIGINT: the supervisor decides
+ * when they stop (SIGTERM, or phase_stop in the control area). Single-threaded: call everything
+ * from the supervising process's main thread. */
+#ifndef AZ_RUN_SUPERVISE_H
+#define AZ_RUN_SUPERVISE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "infer/server.h"
+#include "run/control.h"
+#include "shm/segment.h"
+
+/* SIGINT and SIGTERM set the interrupted flag (az_sv_interrupted), SIGXFSZ is ignored (a file
+ * size limit surfaces as EFBIG from write()). Call once in the supervising process. */
+void az_sv_install_signals(void);
+
+/* Nonzero once SIGINT or SIGTERM arrived. */
+int az_sv_interrupted(void);
+
+/* Fork a child named `name` (prctl PR_SET_NAME, at most 15 characters) that dies with its
+ * parent and exits with status 0 when fn returns >= 0, 1 otherwise. Returns the child's pid in
+ * the parent, or -errno when fork failed. */
+pid_t az_sv_spawn(int (*fn)(void *), void *arg, const char *name);
+
+/* Wait up to timeout_s seconds for pid to exit, then SIGKILL it. Returns 0 when it exited with
+ * status 0, -ECHILD otherwise (killed, failed, or timed out). */
+int az_sv_reap(pid_t pid, double timeout_s);
+
+/* ---- the segment and the inference process ---- */
+
+struct az_pipeline_params {
+	uint32_t rings;          /* one single-producer ring per worker */
+	uint32_t ring_capacity;  /* slots per ring, a power of two */
+	struct az_infer_config infer;
+	const char *seg_tag;     /* segment name tag: /az-<uid>-<pid>-<tag> */
+	int reap_stale;          /* first remove the segments of dead runs (and log them) */
+	uint32_t max_server_restarts; /* restarts of a dead inference process; 0: a death fails */
+};
+
+struct az_pipeline {
+	struct az_pipeline_params pp;
+	struct az_seg seg;
+	struct az_ctl_shm *ctl;  /* the control area, inside seg */
+	pid_t server;            /* 0 when not running */
+	uint32_t server_restarts;
+};
+
+/* Create the segment and fork the inference process; then serve best_path in the best model
+ * slot (NULL: serve nothing yet). Returns 0 or -errno (logged); az_pipeline_stop() cleans up
+ * either way. */
+int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *pp,
+		      const char *best_path);
+
+/* Point model slot s at the checkpoint at path and wait until the inference process has loaded
+ * it (it is restarted if it dies meanwhile, within max_server_restarts). Returns 0, the load
+ * error (-errno, logged), -EINTR after SIGINT/SIGTERM or -ETIMEDOUT (two minutes). */
+int az_pipeline_serve_model(struct az_pipeline *pl, enum az_model_slot s, const char *path);
+
+/* The inference process exited with wait status st (the caller reaped it): log it and restart
+ * it when the budget allows. Returns 0 (restarted) or -ECHILD. */
+int az_pipeline_server_died(struct az_pipeline *pl, int st);
+
+/* Ask the inference process to stop (5 s, then SIGKILL), reap it, destroy the segment. Safe to
+ * call on a pipeline that never started. */
+void az_pipeline_stop(struct az_pipeline *pl);
+
+/* Zero the control area's per-phase counters and set the phase's games target. Only while no
+ * worker runs (fork orders these stores before anything the next workers do). */
+void az_pipeline_reset_phase(struct az_pipeline *pl, uint64_t games_target);
+
+/* A snapshot of the control area's counters (relaxed loads: exact once every writer has been
+ * reaped, a little stale otherwise). */
+struct az_pipeline_counters {
+	uint64_t evals, batches, forward_ns;   /* inference process */
+	uint64_t games, positions, moves, sims; /* workers */
+	uint64_t occ_sum, occ_n;               /* ring occupancy samples */
+	uint64_t arena_wins, arena_draws, arena_losses;
+	int32_t worker_error;
+};
+void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counters *c);
+
+/* ---- one phase's children ---- */
+
+#define AZ_PHASE_MAX_TORN 64
+
+struct az_phase {
+	/* set by the caller */
+	const char *name;        /* "selfplay" | "arena" | "train" | ... (progress, messages) */
+	const char *child_name;  /* "worker" | "trainer": messages and process names (az-NAME) */
+	uint32_t iteration;
+	uint32_t n;              /* children, at most AZ_CTL_MAX_WORKERS */
+	int workers;             /* 1: children are ring workers (child i uses ring i); a dead one's
+				  * unfinished games are handed back to the phase */
+	uint32_t max_restarts;   /* restarts of dead children in this phase; 0: a death fails */
+	/* Runs in child i (attempt 0 first, then one more per restart). Returns 0 or -errno. */
+	int (*child)(struct az_phase *ph, uint32_t i);
+	void *arg;
+	/* Called about every 20 ms while az_phase_wait supervises (progress); may be NULL. */
+	void (*tick)(struct az_phase *ph);
+
+	/* kept by the supervisor */
+	pid_t pids[AZ_CTL_MAX_WORKERS];
+	uint32_t attempt[AZ_CTL_MAX_WORKERS];
+	uint32_t restarts;
+	int stopping;            /* told to stop: deaths are expected, not restarted */
+	/* starts of workers that died (their files may end in a torn record) */
+	uint32_t torn_worker[AZ_PHASE_MAX_TORN], torn_attempt[AZ_PHASE_MAX_TORN];
+	uint32_t ntorn;
+	double t0;               /* az_now() at az_phase_start */
+	struct az_pipeline *pl;
+};
+
+/* Fork the phase's n children. On a fork failure the started ones are sent SIGTERM (reap them
+ * with az_phase_wait). Returns 0 or -errno. */
+int az_phase_start(struct az_pipeline *pl, struct az_phase *ph);
+
+/* Supervise until every child has exited: restart the dead (within max_restarts), restart the
+ * inference process if it dies, stop everything on SIGINT/SIGTERM or a failure (SIGTERM to the
+ * children). Returns 0, -ECHILD (a child failed), -EINTR or -errno. */
+int az_phase_wait(struct az_pipeline *pl, struct az_phase *ph);
+
+/* Supervise for at most `seconds` while the children play an open-ended phase: returns 0 when
+ * the time is up with every child alive, -ECHILD when one died, -EINTR on SIGINT/SIGTERM. */
+int az_phase_watch(struct az_pipeline *pl, struct az_phase *ph, double seconds);
+
+/* End the phase early: set phase_stop (workers abandon unfinished games and exit) and reap
+ * every child (SIGKILL after timeout_s). Returns 0 or -ECHILD when one did not exit cleanly. */
+int az_phase_stop(struct az_pipeline *pl, struct az_phase *ph, double timeout_s);
+
+#endif
