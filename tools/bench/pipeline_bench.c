@@ -7,13 +7,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +26,8 @@
 #include "tools/bench/infer_bench.h"
 #include "tools/config.h"
 #include "run/roles.h"
+#include "run/supervise.h"
+#include "base/util.h"
 
 #define MAX_GAMES 2
 #define MAX_LIST 8
@@ -40,24 +39,11 @@
 #define CEILING_S 0.25     /* per distinct batch size of the ceiling measurement */
 #define PATH_LEN 1024
 
-static volatile sig_atomic_t interrupted; /* set by the SIGINT/SIGTERM handler only */
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
+#define interrupted az_sv_interrupted()
 
 static double now_s(void)
 {
-	return (double)az_bench_now_ns() * 1e-9;
-}
-
-static void sleep_s(double s)
-{
-	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
-
-	nanosleep(&ts, NULL);
+	return az_now();
 }
 
 /* ---- options ---- */
@@ -200,53 +186,7 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 	return 0;
 }
 
-/* ---- child processes ---- */
-
-/* Fork a child that dies with the parent and ignores Ctrl-C (the parent tears down). Returns
- * the pid in the parent, 0 in the child, -errno on failure. */
-static pid_t fork_child(void)
-{
-	pid_t parent = getpid();
-
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid > 0)
-		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(3);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_DFL);
-	return 0;
-}
-
-/* Wait for pid up to timeout seconds (less after Ctrl-C), then SIGKILL it. Returns 0 when it
- * exited with status 0, -ECHILD otherwise. */
-static int reap(pid_t pid, double timeout)
-{
-	double t0 = now_s();
-	int st, cut = 0;
-
-	for (;;) {
-		pid_t p = waitpid(pid, &st, WNOHANG);
-		if (p == pid)
-			return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -ECHILD;
-		if (p < 0 && errno != EINTR)
-			return -ECHILD;
-		if (interrupted && !cut) {
-			timeout = now_s() - t0 + 2; /* Ctrl-C: 2 s more, then kill */
-			cut = 1;
-		}
-		if (now_s() - t0 > timeout) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			return -ECHILD;
-		}
-		sleep_s(0.005);
-	}
-}
+/* ---- child processes: forked and reaped by run/supervise.h ---- */
 
 /* One game's fixed context: defaults, network, checkpoint. */
 struct game_ctx {
@@ -374,6 +314,20 @@ out:
 	return rc;
 }
 
+struct serial_job {
+	const struct game_ctx *gc;
+	enum az_backend_kind kind;
+	double seconds;
+	struct serial_result *res;
+};
+
+static int serial_main(void *arg)
+{
+	struct serial_job *j = arg;
+	j->res->rc = serial_child(j->gc, j->kind, j->seconds, j->res);
+	return j->res->rc;
+}
+
 /* Run fn-like work in a forked child writing into an anonymous shared page. */
 static void *shared_page(size_t bytes)
 {
@@ -391,12 +345,9 @@ static int run_serial(const struct game_ctx *gc, enum az_backend_kind kind, doub
 		return -ENOMEM;
 	memset(res, 0, sizeof(*res));
 	res->rc = -ECHILD;
-	pid_t pid = fork_child();
-	if (pid == 0) {
-		res->rc = serial_child(gc, kind, seconds, res);
-		_exit(res->rc < 0 ? 1 : 0);
-	}
-	int rc = pid < 0 ? (int)pid : reap(pid, seconds + 120);
+	struct serial_job job = {gc, kind, seconds, res};
+	pid_t pid = az_sv_spawn(serial_main, &job, "az-serial");
+	int rc = pid < 0 ? (int)pid : az_sv_reap(pid, seconds + 120);
 	*out = *res;
 	munmap(res, sizeof(*res));
 	if (rc == 0 && out->rc < 0)
@@ -412,6 +363,23 @@ struct ceiling_result {
 	double eps[MAX_CONFIGS];
 };
 
+struct ceiling_job {
+	const struct game_ctx *gc;
+	enum az_backend_kind kind;
+	const uint32_t *batches;
+	int n;
+	struct ceiling_result *res;
+};
+
+static int ceiling_main(void *arg)
+{
+	struct ceiling_job *j = arg;
+	openblas_set_num_threads(1);
+	j->res->rc = az_bench_infer_measure(j->kind, &j->gc->arch, j->batches, j->n, CEILING_S,
+					    j->res->eps, j->res->why, sizeof(j->res->why));
+	return j->res->rc;
+}
+
 static int run_ceiling(const struct game_ctx *gc, enum az_backend_kind kind,
 		       const uint32_t *batches, int n, double *eps, char *why, size_t whylen)
 {
@@ -421,14 +389,9 @@ static int run_ceiling(const struct game_ctx *gc, enum az_backend_kind kind,
 		return -ENOMEM;
 	memset(res, 0, sizeof(*res));
 	res->rc = -ECHILD;
-	pid_t pid = fork_child();
-	if (pid == 0) {
-		openblas_set_num_threads(1);
-		res->rc = az_bench_infer_measure(kind, &gc->arch, batches, n, CEILING_S, res->eps,
-						 res->why, sizeof(res->why));
-		_exit(res->rc < 0 ? 1 : 0);
-	}
-	int rc = pid < 0 ? (int)pid : reap(pid, n * CEILING_S * 4 + 120);
+	struct ceiling_job job = {gc, kind, batches, n, res};
+	pid_t pid = az_sv_spawn(ceiling_main, &job, "az-ceiling");
+	int rc = pid < 0 ? (int)pid : az_sv_reap(pid, n * CEILING_S * 4 + 120);
 	if (rc == 0 && res->rc < 0)
 		rc = res->rc;
 	memcpy(eps, res->eps, sizeof(double) * (size_t)n);
@@ -444,171 +407,60 @@ struct counters {
 	uint64_t evals, batches, forward_ns, games, occ_sum, occ_n;
 };
 
-static void sample(struct az_ctl_shm *c, struct counters *s)
+static void sample(const struct az_pipeline *pl, struct counters *s)
 {
-	s->t = now_s();
-	/* Relaxed loads: statistics counters; a sample a little stale only blurs the window. */
-	s->evals = atomic_load_explicit(&c->evals, memory_order_relaxed);
-	s->batches = atomic_load_explicit(&c->batches, memory_order_relaxed);
-	s->forward_ns = atomic_load_explicit(&c->forward_ns, memory_order_relaxed);
-	s->games = atomic_load_explicit(&c->games_done, memory_order_relaxed);
-	s->occ_sum = atomic_load_explicit(&c->occupancy_sum, memory_order_relaxed);
-	s->occ_n = atomic_load_explicit(&c->occupancy_samples, memory_order_relaxed);
+	struct az_pipeline_counters c;
+	az_pipeline_sample(pl, &c);
+	*s = (struct counters){.t = now_s(), .evals = c.evals, .batches = c.batches,
+			       .forward_ns = c.forward_ns, .games = c.games, .occ_sum = c.occ_sum,
+			       .occ_n = c.occ_n};
 }
 
 struct pipe_result {
 	double seconds, evals_per_s, sims_per_s, games_per_min, mean_batch, occupancy, busy;
 };
 
+/* One configuration's processes: the pipeline (segment + inference process) and one open-ended
+ * self-play phase, started and stopped by run/supervise.h as azrun's are. */
 struct pipe_run {
 	const struct game_ctx *gc;
 	struct az_config cfg;
-	struct az_seg seg;
-	struct az_ctl_shm *ctl;
-	pid_t server;
-	pid_t workers[256];
-	uint32_t nworkers;
+	struct az_worker_params wp;
+	struct az_pipeline pl;
+	struct az_phase ph;
 	char dir[PATH_LEN];
 };
 
-/* Point model slot s of the inference process at path and wait until it has loaded it: the
- * protocol of azrun's serve_model() (tools/azrun.c), duplicated here. */
-static int serve_model(struct pipe_run *pr, uint32_t s, const char *path)
+static int bench_worker(struct az_phase *ph, uint32_t i)
 {
-	struct az_ctl_shm *c = pr->ctl;
+	struct pipe_run *pr = ph->arg;
+	char path[PATH_LEN + 64];
 
-	snprintf(c->model_path[s], AZ_CTL_PATH_MAX, "%s", path);
-	/* Relaxed read of our own counter (only this process writes model_gen). */
-	uint32_t gen = atomic_load_explicit(&c->model_gen[s], memory_order_relaxed) + 1;
-	/* C1: publishes model_path[s]; pairs with C1' in the inference process (infer/server.c). */
-	atomic_store_explicit(&c->model_gen[s], gen, memory_order_release);
-	double t0 = now_s();
-	/* C2': pairs with C2 in the inference process; model_err is valid after it. */
-	while (atomic_load_explicit(&c->model_ack[s], memory_order_acquire) != gen) {
-		if (now_s() - t0 > 120 || waitpid(pr->server, NULL, WNOHANG) != 0)
-			return -ETIMEDOUT;
-		sleep_s(0.002);
-	}
-	return atomic_load_explicit(&c->model_err[s], memory_order_relaxed);
+	snprintf(path, sizeof(path), "%s/%s-w%ug%u-%02u.rpl", pr->dir, pr->gc->g->name,
+		 pr->cfg.workers, pr->cfg.games_per_worker, i);
+	int rc = az_worker_run(&pr->wp, &pr->pl.seg, i, AZ_WORKER_SELFPLAY, 1, path);
+	if (rc < 0)
+		fprintf(stderr, "azbench pipeline: worker %u: %s\n", i, strerror(-rc));
+	return rc;
 }
 
-static int start_server(struct pipe_run *pr, int verbose)
+static int start_pipeline(struct pipe_run *pr, int verbose)
 {
-	struct az_slot_layout lay;
 	const struct az_config *cfg = &pr->cfg;
-	char name[64];
-
-	az_slot_layout_init(&lay, pr->gc->g->features, pr->gc->g->actions);
-	struct az_seg_params sp = { .nrings = cfg->workers, .capacity = cfg->ring_capacity,
-				    .slot_bytes = lay.bytes,
-				    .ctl_bytes = (uint32_t)sizeof(struct az_ctl_shm) };
-	az_seg_name(name, sizeof(name), "bench");
-	int rc = az_seg_create(&pr->seg, name, &sp);
+	struct az_pipeline_params pp = {
+		.rings = cfg->workers, .ring_capacity = cfg->ring_capacity, .seg_tag = "bench",
+		.infer = {.backend = cfg->backend, .features = pr->gc->g->features,
+			  .actions = pr->gc->g->actions, .max_batch = cfg->max_batch,
+			  .deadline_us = cfg->deadline_us, .spin = cfg->spin,
+			  .log_fd = verbose ? STDERR_FILENO : -1}};
+	int rc = az_pipeline_start(&pr->pl, &pp, pr->gc->ckpt);
 	if (rc < 0)
 		return rc;
-	pr->ctl = az_seg_ctl(&pr->seg);
-	pr->server = fork_child();
-	if (pr->server == 0) {
-		struct az_infer_config ic = {
-			.backend = cfg->backend,
-			.features = pr->gc->g->features,
-			.actions = pr->gc->g->actions,
-			.max_batch = cfg->max_batch,
-			.deadline_us = cfg->deadline_us,
-			.spin = cfg->spin,
-			.log_fd = verbose ? STDERR_FILENO : -1,
-		};
-		openblas_set_num_threads(1);
-		_exit(az_infer_serve(&pr->seg, &ic) < 0 ? 1 : 0);
-	}
-	if (pr->server < 0)
-		return (int)pr->server;
-	return serve_model(pr, AZ_MODEL_BEST, pr->gc->ckpt);
-}
-
-static void stop_server(struct pipe_run *pr)
-{
-	if (pr->server > 0) {
-		/* Release: pairs with the inference loop's acquire load of stop. */
-		atomic_store_explicit(&pr->ctl->stop, 1, memory_order_release);
-		reap(pr->server, 5);
-		pr->server = 0;
-	}
-	if (pr->seg.base)
-		az_seg_destroy(&pr->seg);
-}
-
-static int start_workers(struct pipe_run *pr)
-{
-	/* Plain store: no worker exists yet; fork orders it before anything they do. */
-	pr->ctl->games_target = UINT64_MAX / 2;
-	for (uint32_t i = 0; i < pr->cfg.workers; i++) {
-		char path[PATH_LEN + 64];
-
-		snprintf(path, sizeof(path), "%s/%s-w%ug%u-%02u.rpl", pr->dir, pr->gc->g->name,
-			 pr->cfg.workers, pr->cfg.games_per_worker, i);
-		pid_t pid = fork_child();
-		if (pid == 0) {
-			struct az_worker_params wp;
-			az_config_worker_params(&pr->cfg, &wp);
-			int rc = az_worker_run(&wp, &pr->seg, i, AZ_WORKER_SELFPLAY, 1, path);
-			if (rc < 0)
-				fprintf(stderr, "azbench pipeline: worker %u: %s\n", i,
-					strerror(-rc));
-			_exit(rc < 0 ? 1 : 0);
-		}
-		if (pid < 0)
-			return (int)pid;
-		pr->workers[pr->nworkers++] = pid;
-	}
-	return 0;
-}
-
-/* Nonzero when a worker has exited (they only stop on phase_stop) or the server has; the dead
- * child is reaped and forgotten. */
-static int someone_died(struct pipe_run *pr)
-{
-	for (uint32_t i = 0; i < pr->nworkers; i++) {
-		if (pr->workers[i] > 0 && waitpid(pr->workers[i], NULL, WNOHANG) != 0) {
-			pr->workers[i] = 0;
-			return 1;
-		}
-	}
-	if (waitpid(pr->server, NULL, WNOHANG) != 0) {
-		pr->server = 0;
-		return 1;
-	}
-	return 0;
-}
-
-/* Sleep `seconds` in short ticks, watching the children. 0, -ECHILD or -EINTR. */
-static int watch(struct pipe_run *pr, double seconds)
-{
-	double end = now_s() + seconds;
-
-	while (now_s() < end) {
-		if (interrupted)
-			return -EINTR;
-		if (someone_died(pr))
-			return -ECHILD;
-		sleep_s(0.02);
-	}
-	return 0;
-}
-
-static int stop_workers(struct pipe_run *pr)
-{
-	int rc = 0;
-
-	if (!pr->ctl)
-		return 0;
-	/* Release: pairs with the workers' acquire load of phase_stop (run/worker.c). */
-	atomic_store_explicit(&pr->ctl->phase_stop, 1, memory_order_release);
-	for (uint32_t i = 0; i < pr->nworkers; i++)
-		if (pr->workers[i] > 0 && reap(pr->workers[i], 30) < 0)
-			rc = -ECHILD;
-	pr->nworkers = 0;
-	return rc;
+	pr->ph = (struct az_phase){.name = "selfplay", .child_name = "worker", .iteration = 1,
+				   .n = cfg->workers, .workers = 1, .child = bench_worker,
+				   .arg = pr};
+	az_pipeline_reset_phase(&pr->pl, UINT64_MAX / 2); /* open-ended: stopped by phase_stop */
+	return az_phase_start(&pr->pl, &pr->ph);
 }
 
 static void measure_window(const struct counters *a, const struct counters *b,
@@ -629,7 +481,7 @@ static void measure_window(const struct counters *a, const struct counters *b,
 static int run_config(const struct game_ctx *gc, const struct pipe_opts *o, const char *dir,
 		      uint32_t W, uint32_t G, double measure, struct pipe_result *res)
 {
-	struct pipe_run pr;
+	static struct pipe_run pr;
 	struct counters a, b;
 
 	memset(&pr, 0, sizeof(pr));
@@ -637,44 +489,43 @@ static int run_config(const struct game_ctx *gc, const struct pipe_opts *o, cons
 	pr.cfg = gc->cfg;
 	pr.cfg.workers = W;
 	pr.cfg.games_per_worker = G;
+	az_config_worker_params(&pr.cfg, &pr.wp);
 	snprintf(pr.dir, sizeof(pr.dir), "%s", dir);
-	int rc = start_server(&pr, o->verbose);
-	if (rc < 0) {
+	int rc = start_pipeline(&pr, o->verbose);
+	if (rc < 0 && !pr.ph.n) {
 		fprintf(stderr, "azbench pipeline: the inference process did not start: %s\n",
 			strerror(-rc));
 		goto out;
 	}
-	rc = start_workers(&pr);
 	/* Warm-up: the first evaluation (trees, rings and caches alive), then WARM_S more. */
 	double t0 = now_s();
-	while (rc == 0 && atomic_load_explicit(&pr.ctl->evals, memory_order_relaxed) == 0) {
-		rc = watch(&pr, 0.01); /* relaxed load above: a counter, polled */
+	while (rc == 0 && atomic_load_explicit(&pr.pl.ctl->evals, memory_order_relaxed) == 0) {
+		rc = az_phase_watch(&pr.pl, &pr.ph, 0.01); /* relaxed load above: a counter, polled */
 		if (rc == 0 && now_s() - t0 > 60)
 			rc = -ETIMEDOUT;
 	}
 	if (rc == 0)
-		rc = watch(&pr, WARM_S);
-	sample(pr.ctl, &a);
+		rc = az_phase_watch(&pr.pl, &pr.ph, WARM_S);
+	sample(&pr.pl, &a);
 	if (rc == 0)
-		rc = watch(&pr, measure);
-	sample(pr.ctl, &b);
-	int rc2 = stop_workers(&pr);
+		rc = az_phase_watch(&pr.pl, &pr.ph, measure);
+	sample(&pr.pl, &b);
+	int rc2 = az_phase_stop(&pr.pl, &pr.ph, 30);
 	rc = rc ? rc : rc2;
 	if (rc == 0) {
-		/* Relaxed: every worker has been reaped (waitpid orders their writes). Workers add
-		 * their simulations once, at exit; their share per evaluation scales the window. */
-		uint64_t sims = atomic_load_explicit(&pr.ctl->sims, memory_order_relaxed);
-		uint64_t evals = atomic_load_explicit(&pr.ctl->evals, memory_order_relaxed);
-		int32_t werr = atomic_load_explicit(&pr.ctl->worker_error, memory_order_relaxed);
+		/* Every worker has been reaped (waitpid orders their writes). Workers add their
+		 * simulations once, at exit; their share per evaluation scales the window. */
+		struct az_pipeline_counters c;
+		az_pipeline_sample(&pr.pl, &c);
 		measure_window(&a, &b, res);
-		res->sims_per_s = evals ? res->evals_per_s * (double)sims / (double)evals : 0.0;
-		rc = werr;
+		res->sims_per_s = c.evals ? res->evals_per_s * (double)c.sims / (double)c.evals : 0.0;
+		rc = c.worker_error;
 	}
 	if (rc == -ECHILD)
 		fprintf(stderr, "azbench pipeline: a worker or the inference process failed\n");
 out:
-	stop_workers(&pr);
-	stop_server(&pr);
+	az_phase_stop(&pr.pl, &pr.ph, 30);
+	az_pipeline_stop(&pr.pl);
 	return rc;
 }
 
@@ -989,7 +840,6 @@ int az_bench_pipeline(int argc, char **argv)
 	struct pipe_opts o;
 	struct az_bench_table t = { 0 };
 	static struct rec rec;
-	struct sigaction sa, old_int, old_term;
 	char dir[PATH_LEN];
 	const char *tmp = getenv("TMPDIR");
 	int rc = parse(&o, argc, argv);
@@ -1002,13 +852,8 @@ int az_bench_pipeline(int argc, char **argv)
 		return 1;
 	}
 	openblas_set_num_threads(1);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	az_sv_install_signals();
 	rc = sweep(&o, dir, &t, &rec);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
 	remove_dir(dir);
 	if (rc == -EINTR) {
 		fprintf(stderr, "azbench pipeline: interrupted\n");
