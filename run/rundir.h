@@ -100,4 +100,23 @@ void az_rundir_progress_write(const char *dir, const struct az_rundir_progress *
  * when another process holds it, or -errno; message in err either way. */
 int az_rundir_create_locked(const char *dir, char *err, size_t errlen);
 
+/* What az_rundir_verify found. */
+struct az_rundir_check {
+	/* Called once per finding: damaged = 1 for damage, 0 for a note; may be NULL. */
+	void (*report)(void *ctx, int damaged, const char *msg);
+	void *ctx;
+	long checkpoints, replay_files, records, games_bad, problems;
+	long metrics_lines;
+	size_t dropped;  /* bytes after the last whole game, over all replay files */
+	long completed; /* from state.json; -1 when it could not be read */
+};
+
+/* Check a run directory of game g end to end: state.json parses and its last checkpoint
+ * exists; every checkpoint loads (header, shapes, CRC) and is a network of g; every replay
+ * segment's header and record checksums, whole games only (a torn tail is damage in a
+ * completed iteration, a note otherwise); metrics.jsonl has one object per completed
+ * iteration. Returns 0 when intact, 1 when something is damaged (counted in t->problems). */
+struct az_game;
+int az_rundir_verify(const char *dir, const struct az_game *g, struct az_rundir_check *t);
+
 #endif

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "run/runinfo.h"
 #include "tools/subcommands.h"
 #include "base/util.h"
 

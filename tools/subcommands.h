@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* azrun's read-only subcommands on a run directory: `azrun status` (tools/status.c) and
- * `azrun report` (tools/report.c), plus the run-directory reader both share. */
+ * `azrun report` (tools/report.c); both read the run directory through run/runinfo.h. */
 #ifndef AZ_TOOLS_SUBCOMMANDS_H
 #define AZ_TOOLS_SUBCOMMANDS_H
 
@@ -14,51 +14,6 @@
  * Return the process exit code: 0 success, 1 failure (message on stderr), 2 usage error. */
 int az_status_main(int argc, char **argv);
 int az_report_main(int argc, char **argv);
-
-/* ---- shared by status.c and report.c (defined in status.c) ---- */
-
-/* One line of metrics.jsonl. Numbers absent from the line are NAN. */
-struct az_metric_row {
-	double iteration, games, positions, policy_loss, value_loss;
-	double arena_score, arena_wins, arena_draws, arena_losses;
-	double evals_per_s, mean_batch, ring_occupancy;
-	double selfplay_s, train_s, arena_s;
-	int promoted;
-};
-
-/* What a run directory says about its run. */
-struct az_run_info {
-	char game[32];
-	uint32_t iterations;      /* target (run.json; progress.json while running); 0 unknown */
-	double arena_threshold;   /* run.json, default 0.55 */
-	uint32_t completed;       /* state.json (0 when absent) */
-	uint32_t best_iteration;
-	struct az_metric_row *rows; /* metrics.jsonl sorted by iteration, malloc'd */
-	size_t nrows;
-	/* DIR/progress.json, written by azrun about once per second while it runs */
-	int have_progress;
-	int running;              /* progress.json present, its pid alive, phase not "done" */
-	long pid;
-	uint32_t iteration;       /* iteration in progress */
-	char phase[16];           /* "selfplay" | "train" | "arena" | "done" */
-	double phase_started;     /* unix seconds */
-	double done, total;       /* games (or steps) of the phase */
-	double evals_per_s;
-	double updated;           /* unix seconds of the last write */
-};
-
-/* Read DIR/run.json, state.json, metrics.jsonl (unparsable lines skipped) and progress.json.
- * Returns 0, or -ENOENT when DIR has no run.json (not a run directory) / -ENOMEM, with a
- * message in err. Free with az_run_info_free(). */
-int az_run_info_load(const char *dir, struct az_run_info *ri, char *err, size_t errlen);
-void az_run_info_free(struct az_run_info *ri);
-
-/* Elo estimates from the arena scores (candidate against the best network of the time):
- * d = 400 * log10(s / (1 - s)), s clamped to [0.01, 0.99] (so |d| <= 798); the candidate of
- * row i is rated best + d, and a promoted candidate's rating becomes the best's. Ratings are
- * relative to the first network (iteration 0, rating 0). Fills best[n] (the best network's
- * rating after row i) and cand[n] (row i's candidate; NAN without an arena score). */
-void az_elo_estimate(const struct az_metric_row *rows, size_t n, double *best, double *cand);
 
 /* Option parsing of both subcommands: --out DIR or one positional DIR; --help calls help().
  * Returns 0, 1 after --help, or -EINVAL (message printed). */

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/* Reading a run directory for display (run/runinfo.h): run.json, state.json, metrics.jsonl and
+ * progress.json, as `azrun status` and `azrun report` show them. */
+#include "run/runinfo.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "base/util.h"
+#include "run/rundir.h"
+
+/* A number that run.json may store as a string ("12") and the other files as a number. */
+static double num(const cJSON *obj, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (cJSON_IsNumber(it))
+		return it->valuedouble;
+	if (cJSON_IsString(it) && it->valuestring[0]) {
+		char *end;
+		double v = strtod(it->valuestring, &end);
+		if (!*end)
+			return v;
+	}
+	return NAN;
+}
+
+static cJSON *parse_file(const char *dir, const char *name)
+{
+	char path[AZ_RUNDIR_PATH_MAX], *text = NULL;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (az_read_file(path, &text, NULL) < 0)
+		return NULL;
+	cJSON *j = cJSON_Parse(text);
+	free(text);
+	return j;
+}
+
+static void row_from_json(const cJSON *j, struct az_metric_row *r)
+{
+	r->iteration = num(j, "iteration");
+	r->games = num(j, "games");
+	r->positions = num(j, "positions");
+	r->policy_loss = num(j, "policy_loss");
+	r->value_loss = num(j, "value_loss");
+	r->arena_score = num(j, "arena_score");
+	r->arena_wins = num(j, "arena_wins");
+	r->arena_draws = num(j, "arena_draws");
+	r->arena_losses = num(j, "arena_losses");
+	r->evals_per_s = num(j, "evals_per_s");
+	r->mean_batch = num(j, "mean_batch");
+	r->ring_occupancy = num(j, "ring_occupancy");
+	r->selfplay_s = num(j, "selfplay_s");
+	r->train_s = num(j, "train_s");
+	r->arena_s = num(j, "arena_s");
+	r->promoted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "promoted"));
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	double x = ((const struct az_metric_row *)a)->iteration;
+	double y = ((const struct az_metric_row *)b)->iteration;
+	return (x > y) - (x < y);
+}
+
+/* metrics.jsonl: one object per line; a line that is not one (a torn write) is skipped. */
+static int load_metrics(const char *dir, struct az_run_info *ri)
+{
+	char path[AZ_RUNDIR_PATH_MAX], *text = NULL;
+	az_rundir_path(path, sizeof(path), dir, AZ_RUNDIR_METRICS);
+	if (az_read_file(path, &text, NULL) < 0)
+		return 0; /* no iteration completed yet */
+	size_t cap = 16;
+	ri->rows = malloc(cap * sizeof(*ri->rows));
+	int rc = ri->rows ? 0 : -ENOMEM;
+	for (char *s = text, *nl; rc == 0 && *s; s = nl ? nl + 1 : s + strlen(s)) {
+		nl = strchr(s, '\n');
+		cJSON *j = cJSON_ParseWithLength(s, nl ? (size_t)(nl - s) : strlen(s));
+		if (!cJSON_IsObject(j) || isnan(num(j, "iteration"))) {
+			cJSON_Delete(j);
+			continue;
+		}
+		if (ri->nrows == cap) {
+			struct az_metric_row *nr = realloc(ri->rows, 2 * cap * sizeof(*nr));
+			if (!nr) {
+				rc = -ENOMEM;
+				cJSON_Delete(j);
+				break;
+			}
+			ri->rows = nr;
+			cap *= 2;
+		}
+		row_from_json(j, &ri->rows[ri->nrows++]);
+		cJSON_Delete(j);
+	}
+	free(text);
+	if (rc == 0)
+		qsort(ri->rows, ri->nrows, sizeof(*ri->rows), cmp_rows);
+	return rc;
+}
+
+static int pid_alive(long pid)
+{
+	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+static void load_progress(const char *dir, struct az_run_info *ri)
+{
+	cJSON *j = parse_file(dir, az_rundir_name(AZ_RUNDIR_PROGRESS));
+	const cJSON *ph = j ? cJSON_GetObjectItemCaseSensitive(j, "phase") : NULL;
+	if (!cJSON_IsObject(j) || !cJSON_IsString(ph)) {
+		cJSON_Delete(j);
+		return;
+	}
+	double pid = num(j, "pid"), it = num(j, "iteration"), its = num(j, "iterations");
+	ri->have_progress = 1;
+	ri->pid = isnan(pid) ? 0 : (long)pid;
+	ri->iteration = isnan(it) ? 0 : (uint32_t)it;
+	if (!isnan(its) && its > 0)
+		ri->iterations = (uint32_t)its;
+	snprintf(ri->phase, sizeof(ri->phase), "%s", ph->valuestring);
+	ri->phase_started = num(j, "phase_started");
+	ri->done = num(j, "done");
+	ri->total = num(j, "total");
+	ri->evals_per_s = num(j, "evals_per_s");
+	ri->updated = num(j, "updated");
+	ri->running = strcmp(ri->phase, "done") != 0 && pid_alive(ri->pid);
+	cJSON_Delete(j);
+}
+
+int az_run_info_load(const char *dir, struct az_run_info *ri, char *err, size_t errlen)
+{
+	memset(ri, 0, sizeof(*ri));
+	ri->arena_threshold = 0.55;
+	cJSON *run = parse_file(dir, az_rundir_name(AZ_RUNDIR_CONFIG));
+	if (!cJSON_IsObject(run)) {
+		snprintf(err, errlen, "%s is not a run directory (no readable run.json)", dir);
+		cJSON_Delete(run);
+		return -ENOENT;
+	}
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(run, "game");
+	snprintf(ri->game, sizeof(ri->game), "%s", cJSON_IsString(g) ? g->valuestring : "?");
+	double its = num(run, "iterations"), thr = num(run, "arena-threshold");
+	ri->iterations = isnan(its) ? 0 : (uint32_t)its;
+	if (!isnan(thr))
+		ri->arena_threshold = thr;
+	cJSON_Delete(run);
+	cJSON *st = parse_file(dir, az_rundir_name(AZ_RUNDIR_STATE));
+	double c = num(st, "completed"), b = num(st, "best_iteration");
+	ri->completed = isnan(c) ? 0 : (uint32_t)c;
+	ri->best_iteration = isnan(b) ? 0 : (uint32_t)b;
+	cJSON_Delete(st);
+	load_progress(dir, ri);
+	if (load_metrics(dir, ri) < 0) {
+		snprintf(err, errlen, "out of memory reading %s/metrics.jsonl", dir);
+		az_run_info_free(ri);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void az_run_info_free(struct az_run_info *ri)
+{
+	free(ri->rows);
+	ri->rows = NULL;
+	ri->nrows = 0;
+}
+
+void az_elo_estimate(const struct az_metric_row *rows, size_t n, double *best, double *cand)
+{
+	double elo = 0;
+	for (size_t i = 0; i < n; i++) {
+		double s = rows[i].arena_score;
+		cand[i] = NAN;
+		if (!isnan(s)) {
+			s = s < 0.01 ? 0.01 : s > 0.99 ? 0.99 : s;
+			cand[i] = elo + 400.0 * log10(s / (1.0 - s));
+			if (rows[i].promoted)
+				elo = cand[i];
+		}
+		best[i] = elo;
+	}
+}
+
