@@ -5,9 +5,9 @@
 #include "train/train_backend.h"
 
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
+
+#include "base/az_err.h"
 
 struct az_train_backend {
 	const struct az_train_backend_ops *ops;
@@ -64,38 +64,29 @@ const struct az_train_backend_ops az_train_cpu_ops = {
 
 /* ---- dispatch ---- */
 
-static void say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || whylen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
-
 /* The table for a request, or NULL with why filled (CUDA asked for but not usable). */
 static const struct az_train_backend_ops *pick(enum az_backend_kind kind, char *why,
 					       size_t whylen)
 {
+#ifdef AZ_HAVE_CUDA
+	const char *no_cuda = "no CUDA device visible";
+#else
+	const char *no_cuda = "built without CUDA";
+#endif
+
 	switch (kind) {
 	case AZ_BACKEND_AUTO:
-		say(why, whylen, "cpu: auto (the GPU trainer runs only when asked for)");
+		az_set_err(why, whylen, "cpu: auto (the GPU trainer runs only when asked for)");
 		return &az_train_cpu_ops;
 	case AZ_BACKEND_CPU:
-		say(why, whylen, "cpu: requested");
+		az_set_err(why, whylen, "cpu: requested");
 		return &az_train_cpu_ops;
 	case AZ_BACKEND_CUDA:
 		if (!az_cuda_available()) {
-#ifdef AZ_HAVE_CUDA
-			say(why, whylen, "cuda requested but unavailable: no CUDA device visible");
-#else
-			say(why, whylen, "cuda requested but unavailable: built without CUDA");
-#endif
+			az_set_err(why, whylen, "cuda requested but unavailable: %s", no_cuda);
 			return NULL;
 		}
-		say(why, whylen, "cuda: requested");
+		az_set_err(why, whylen, "cuda: requested");
 		return &az_train_cuda_ops;
 	}
 	return NULL;
@@ -109,7 +100,7 @@ int az_train_backend_create(enum az_backend_kind kind, struct az_model *m,
 	struct az_train_backend *b;
 	int ret;
 
-	say(why, whylen, "invalid arguments");
+	az_set_err(why, whylen, "invalid arguments");
 	if (!out || !m || !p || max_batch == 0 || (unsigned)kind > AZ_BACKEND_CUDA)
 		return -EINVAL;
 	ops = pick(kind, why, whylen);
