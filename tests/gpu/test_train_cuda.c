@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The GPU trainer (the device code of gpu/cuda_train.h, and the cuda table of
- * train/train_backend.h) against the CPU trainer (train/trainer.h): same model, same minibatches; loss terms, the full gradient and the
- * parameters after Adam and SGD steps agree within fp32 tolerance. Outputs are poisoned with NaN
- * first. Exits 77 (skipped) without a CUDA device. */
+ * train/train_backend.h) against the CPU trainer (train/trainer.h): same model, same minibatches;
+ * loss terms, the full gradient and the parameters after Adam and SGD steps agree within fp32
+ * tolerance, and load/sync round-trip the parameters. Outputs are poisoned with NaN first. Exits
+ * 77 (skipped) without a CUDA device. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -156,6 +157,12 @@ static void steps_agree(enum az_optim optim)
 	poison(mg->params, mg->n_params * 4);
 	assert_int_equal(az_train_backend_sync(tg), 0);
 	check_params(mg->params, mc->params, 1e-5, "params after 3 steps");
+	/* load then sync round-trips the model's parameters through the device unchanged. */
+	memcpy(mg->params, mc->params, mg->n_params * 4);
+	assert_int_equal(az_train_backend_load(tg), 0);
+	poison(mg->params, mg->n_params * 4);
+	assert_int_equal(az_train_backend_sync(tg), 0);
+	assert_memory_equal(mg->params, mc->params, mg->n_params * 4);
 	az_train_backend_destroy(tg);
 	az_train_cpu_destroy(tc);
 	az_model_destroy(mg);
