@@ -12,9 +12,9 @@ int az_cuda_available(void)
 	return 0;
 }
 
-int az_cuda_trainer_create(const struct az_arch *a, const float *params,
-			   const struct az_cuda_optim *o, uint32_t max_batch,
-			   struct az_cuda_trainer **out)
+int az_cuda_train_dev_create(const struct az_arch *a, const float *params,
+			     const struct az_cuda_optim *o, uint32_t max_batch,
+			     struct az_cuda_train_dev **out)
 {
 	(void)a;
 	(void)params;
@@ -24,13 +24,13 @@ int az_cuda_trainer_create(const struct az_arch *a, const float *params,
 	return -ENODEV;
 }
 
-void az_cuda_trainer_destroy(struct az_cuda_trainer *t)
+void az_cuda_train_dev_destroy(struct az_cuda_train_dev *t)
 {
 	(void)t;
 }
 
-int az_cuda_trainer_step(struct az_cuda_trainer *t, uint32_t batch, const float *x,
-			 const float *pi, const float *z, struct az_cuda_loss *loss)
+int az_cuda_train_dev_step(struct az_cuda_train_dev *t, uint32_t batch, const float *x,
+			   const float *pi, const float *z, struct az_cuda_loss *loss)
 {
 	(void)t;
 	(void)batch;
@@ -41,20 +41,27 @@ int az_cuda_trainer_step(struct az_cuda_trainer *t, uint32_t batch, const float 
 	return -ENODEV;
 }
 
-int az_cuda_trainer_grad(struct az_cuda_trainer *t, uint32_t batch, const float *x,
-			 const float *pi, const float *z, float *grad, struct az_cuda_loss *loss)
+int az_cuda_train_dev_grad(struct az_cuda_train_dev *t, uint32_t batch, const float *x,
+			   const float *pi, const float *z, float *grad, struct az_cuda_loss *loss)
 {
 	(void)grad;
-	return az_cuda_trainer_step(t, batch, x, pi, z, loss);
+	return az_cuda_train_dev_step(t, batch, x, pi, z, loss);
 }
 
-int az_cuda_trainer_eval(struct az_cuda_trainer *t, uint32_t batch, const float *x,
-			 const float *pi, const float *z, struct az_cuda_loss *loss)
+int az_cuda_train_dev_eval(struct az_cuda_train_dev *t, uint32_t batch, const float *x,
+			   const float *pi, const float *z, struct az_cuda_loss *loss)
 {
-	return az_cuda_trainer_step(t, batch, x, pi, z, loss);
+	return az_cuda_train_dev_step(t, batch, x, pi, z, loss);
 }
 
-int az_cuda_trainer_params(struct az_cuda_trainer *t, float *params)
+int az_cuda_train_dev_download_params(struct az_cuda_train_dev *t, float *params)
+{
+	(void)t;
+	(void)params;
+	return -ENODEV;
+}
+
+int az_cuda_train_dev_upload_params(struct az_cuda_train_dev *t, const float *params)
 {
 	(void)t;
 	(void)params;

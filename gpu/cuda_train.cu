@@ -21,7 +21,7 @@ extern "C" {
 
 enum run_mode { RUN_EVAL, RUN_GRAD, RUN_STEP };
 
-struct az_cuda_trainer {
+struct az_cuda_train_dev {
 	struct az_arch arch;
 	uint32_t max_batch;
 	size_t n_params;
@@ -43,7 +43,7 @@ struct az_cuda_trainer {
 	double *h_scal;           /* pinned [3] */
 };
 
-static void free_all(struct az_cuda_trainer *t)
+static void free_all(struct az_cuda_train_dev *t)
 {
 	void *dev[] = { t->w, t->g, t->m1, t->m2, t->decay, t->x, t->pi, t->z, t->acts.trunk,
 			t->acts.inner, t->acts.logits, t->acts.value, t->ws.dh, t->ws.dg,
@@ -62,7 +62,7 @@ static void free_all(struct az_cuda_trainer *t)
 }
 
 /* 1 on every weight matrix, 0 on biases: where the L2 term applies. */
-static int upload_decay(struct az_cuda_trainer *t)
+static int upload_decay(struct az_cuda_train_dev *t)
 {
 	uint8_t *mask = (uint8_t *)calloc(t->n_params, 1);
 	uint32_t n = az_model_tensor_count(&t->arch);
@@ -83,7 +83,7 @@ out:
 	return ret;
 }
 
-static int alloc_all(struct az_cuda_trainer *t)
+static int alloc_all(struct az_cuda_train_dev *t)
 {
 	size_t B = t->max_batch, D = t->arch.inputs, H = t->arch.hidden, R = t->arch.blocks;
 	size_t A = t->arch.actions, P = t->n_params, f = sizeof(float), d = sizeof(double);
@@ -124,7 +124,7 @@ out:
 }
 
 /* Forward + loss (+ backward) (+ update) of one minibatch, then the loss download. */
-static void run(struct az_cuda_trainer *t, enum run_mode mode, uint32_t batch, const float *x,
+static void run(struct az_cuda_train_dev *t, enum run_mode mode, uint32_t batch, const float *x,
 		const float *pi, const float *z, struct az_cuda_loss *loss)
 {
 	size_t f = sizeof(float), D = t->arch.inputs, A = t->arch.actions;
@@ -186,7 +186,7 @@ static void run(struct az_cuda_trainer *t, enum run_mode mode, uint32_t batch, c
 	}
 }
 
-static int check(const struct az_cuda_trainer *t, uint32_t batch, const float *x,
+static int check(const struct az_cuda_train_dev *t, uint32_t batch, const float *x,
 		 const float *pi, const float *z)
 {
 	return t && x && pi && z && batch > 0 && batch <= t->max_batch ? 0 : -EINVAL;
@@ -194,11 +194,11 @@ static int check(const struct az_cuda_trainer *t, uint32_t batch, const float *x
 
 extern "C" {
 
-int az_cuda_trainer_create(const struct az_arch *a, const float *params,
-			   const struct az_cuda_optim *o, uint32_t max_batch,
-			   struct az_cuda_trainer **out)
+int az_cuda_train_dev_create(const struct az_arch *a, const float *params,
+			     const struct az_cuda_optim *o, uint32_t max_batch,
+			     struct az_cuda_train_dev **out)
 {
-	struct az_cuda_trainer *t;
+	struct az_cuda_train_dev *t;
 	int ret = 0;
 
 	if (!a || !params || !o || !out || max_batch == 0 || !a->inputs || !a->hidden ||
@@ -206,7 +206,7 @@ int az_cuda_trainer_create(const struct az_arch *a, const float *params,
 		return -EINVAL;
 	if (!az_cuda_available())
 		return -ENODEV;
-	t = (struct az_cuda_trainer *)calloc(1, sizeof(*t));
+	t = (struct az_cuda_train_dev *)calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	az_cuda_note_init();
@@ -237,7 +237,7 @@ err_free:
 	return ret;
 }
 
-void az_cuda_trainer_destroy(struct az_cuda_trainer *t)
+void az_cuda_train_dev_destroy(struct az_cuda_train_dev *t)
 {
 	if (!t)
 		return;
@@ -246,8 +246,8 @@ void az_cuda_trainer_destroy(struct az_cuda_trainer *t)
 	free(t);
 }
 
-int az_cuda_trainer_step(struct az_cuda_trainer *t, uint32_t batch, const float *x,
-			 const float *pi, const float *z, struct az_cuda_loss *loss)
+int az_cuda_train_dev_step(struct az_cuda_train_dev *t, uint32_t batch, const float *x,
+			   const float *pi, const float *z, struct az_cuda_loss *loss)
 {
 	if (check(t, batch, x, pi, z))
 		return -EINVAL;
@@ -255,8 +255,8 @@ int az_cuda_trainer_step(struct az_cuda_trainer *t, uint32_t batch, const float 
 	return 0;
 }
 
-int az_cuda_trainer_grad(struct az_cuda_trainer *t, uint32_t batch, const float *x,
-			 const float *pi, const float *z, float *grad, struct az_cuda_loss *loss)
+int az_cuda_train_dev_grad(struct az_cuda_train_dev *t, uint32_t batch, const float *x,
+			   const float *pi, const float *z, float *grad, struct az_cuda_loss *loss)
 {
 	if (check(t, batch, x, pi, z))
 		return -EINVAL;
@@ -267,8 +267,8 @@ int az_cuda_trainer_grad(struct az_cuda_trainer *t, uint32_t batch, const float 
 	return 0;
 }
 
-int az_cuda_trainer_eval(struct az_cuda_trainer *t, uint32_t batch, const float *x,
-			 const float *pi, const float *z, struct az_cuda_loss *loss)
+int az_cuda_train_dev_eval(struct az_cuda_train_dev *t, uint32_t batch, const float *x,
+			   const float *pi, const float *z, struct az_cuda_loss *loss)
 {
 	if (check(t, batch, x, pi, z) || !loss)
 		return -EINVAL;
@@ -276,13 +276,24 @@ int az_cuda_trainer_eval(struct az_cuda_trainer *t, uint32_t batch, const float 
 	return 0;
 }
 
-int az_cuda_trainer_params(struct az_cuda_trainer *t, float *params)
+int az_cuda_train_dev_download_params(struct az_cuda_train_dev *t, float *params)
 {
 	if (!t || !params)
 		return -EINVAL;
 	AZ_CUDA_FATAL(cudaStreamSynchronize(t->stream));
 	AZ_CUDA_FATAL(cudaMemcpy(params, t->w, t->n_params * sizeof(float),
 				 cudaMemcpyDeviceToHost));
+	return 0;
+}
+
+int az_cuda_train_dev_upload_params(struct az_cuda_train_dev *t, const float *params)
+{
+	if (!t || !params)
+		return -EINVAL;
+	/* Steady state: a failed copy is fatal, as for every other call after create. */
+	AZ_CUDA_FATAL(cudaStreamSynchronize(t->stream));
+	AZ_CUDA_FATAL(cudaMemcpy(t->w, params, t->n_params * sizeof(float),
+				 cudaMemcpyHostToDevice));
 	return 0;
 }
 

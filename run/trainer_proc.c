@@ -13,8 +13,7 @@
 #include "base/rng.h"
 #include "run/roles.h"
 #include "train/replay.h"
-#include "train/trainer.h"
-#include "train/trainer_cuda.h"
+#include "train/train_backend.h"
 
 /* Copy record r of the window into row i of the minibatch, transformed by a random symmetry. */
 static void sample_row(const struct az_game *g, const struct az_replay_buf *b, size_t r,
@@ -43,13 +42,6 @@ static long load_window(const struct az_train_job *job, struct az_replay_buf *bu
 	return (long)buf->count;
 }
 
-/* The GPU trainer runs only for an explicit --backend cuda: auto keeps the CPU trainer until the
- * GPU trainer's parity test (tests/gpu/test_train_cuda.c) has passed on a device (docs/gpu.md). */
-static int train_on_cuda(const struct az_trainer_proc_params *cfg)
-{
-	return cfg->backend == AZ_BACKEND_CUDA;
-}
-
 int az_train_run(const struct az_train_job *job, struct az_train_report *rep, char *err,
 		 size_t errlen)
 {
@@ -57,8 +49,7 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 	const struct az_game *g = az_game_find(cfg->game);
 	struct az_replay_buf buf;
 	struct az_model *m = NULL;
-	struct az_trainer *tr = NULL;
-	struct az_trainer_cuda *tg = NULL;
+	struct az_train_backend *tb = NULL;
 	float *x = NULL, *pi = NULL, *z = NULL;
 	int rc;
 	memset(rep, 0, sizeof(*rep));
@@ -78,16 +69,15 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 	tp.lr = cfg->lr;
 	tp.l2 = cfg->l2;
 	uint32_t B = cfg->train_batch;
-	if (train_on_cuda(cfg)) {
-		rc = az_trainer_cuda_create(m, &tp, B, &tg);
-		if (rc < 0)
-			snprintf(err, errlen, "trainer: cannot train on the GPU (%s)",
-				 strerror(-rc));
-	} else {
-		rc = az_trainer_create(m, &tp, B, &tr);
-	}
-	if (rc < 0)
+	/* AZ_BACKEND_AUTO trains on the CPU: the GPU trainer runs only for an explicit --backend
+	 * cuda (train/train_backend.h). */
+	char why[128];
+	rc = az_train_backend_create(cfg->backend, m, &tp, B, &tb, why, sizeof(why));
+	if (rc < 0) {
+		snprintf(err, errlen, "trainer: cannot create the training backend: %s (%s)", why,
+			 strerror(-rc));
 		goto out;
+	}
 	x = malloc(sizeof(float) * B * g->features);
 	pi = malloc(sizeof(float) * B * g->actions);
 	z = malloc(sizeof(float) * B);
@@ -114,8 +104,7 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 		struct az_loss loss;
 		/* The GPU trainer opens its own forward/backward/step ranges inside this one. */
 		AZ_NVTX_PUSH("train_step");
-		rc = tg ? az_trainer_cuda_step(tg, B, x, pi, z, &loss)
-			: az_trainer_step(tr, B, x, pi, z, &loss);
+		rc = az_train_backend_step(tb, B, x, pi, z, &loss);
 		AZ_NVTX_POP();
 		if (rc < 0)
 			goto out;
@@ -130,16 +119,14 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 	rep->samples = (uint64_t)count;
 	rep->steps = steps;
 	m->iteration = job->iteration;
-	rc = tg ? az_trainer_cuda_sync(tg) : 0; /* the GPU holds the trained weights */
+	rc = az_train_backend_sync(tb); /* a GPU trainer holds the trained weights */
 	if (rc == 0)
 		rc = az_ckpt_save(job->out_path, m, err, errlen);
 out:
 	free(x);
 	free(pi);
 	free(z);
-	if (tr)
-		az_trainer_destroy(tr);
-	az_trainer_cuda_destroy(tg);
+	az_train_backend_destroy(tb);
 	if (m)
 		az_model_destroy(m);
 	az_replay_buf_free(&buf);

@@ -22,7 +22,7 @@ struct az_train_ws {
 	float *buf;     /* owned storage of the five arrays above */
 };
 
-struct az_trainer {
+struct az_train_cpu {
 	struct az_model *m;
 	struct az_train_params p;
 	uint32_t max_batch;
@@ -263,10 +263,10 @@ int az_train_loss_grad(const struct az_model *m, uint32_t batch, const float *x,
 
 /* ---- optimiser ---- */
 
-int az_trainer_create(struct az_model *m, const struct az_train_params *p, uint32_t max_batch,
-		      struct az_trainer **out)
+int az_train_cpu_create(struct az_model *m, const struct az_train_params *p, uint32_t max_batch,
+			struct az_train_cpu **out)
 {
-	struct az_trainer *t;
+	struct az_train_cpu *t;
 	int ret = -ENOMEM;
 
 	if (!m || !p || !out || max_batch == 0 || !(p->lr > 0.0f) ||
@@ -301,7 +301,7 @@ err_free:
 	return ret;
 }
 
-void az_trainer_destroy(struct az_trainer *t)
+void az_train_cpu_destroy(struct az_train_cpu *t)
 {
 	if (!t)
 		return;
@@ -313,7 +313,7 @@ void az_trainer_destroy(struct az_trainer *t)
 }
 
 /* Adam (Kingma and Ba 2015, Algorithm 1) with bias-corrected moments. */
-static void adam_update(struct az_trainer *t)
+static void adam_update(struct az_train_cpu *t)
 {
 	const struct az_train_params *p = &t->p;
 	float *w = t->m->params;
@@ -333,7 +333,7 @@ static void adam_update(struct az_trainer *t)
 }
 
 /* SGD with (heavy-ball) momentum: v = mu v + g; w -= lr v. */
-static void sgd_update(struct az_trainer *t)
+static void sgd_update(struct az_train_cpu *t)
 {
 	float *w = t->m->params;
 
@@ -343,8 +343,8 @@ static void sgd_update(struct az_trainer *t)
 	}
 }
 
-int az_trainer_step(struct az_trainer *t, uint32_t batch, const float *x, const float *pi,
-		    const float *z, struct az_loss *loss)
+int az_train_cpu_step(struct az_train_cpu *t, uint32_t batch, const float *x, const float *pi,
+		      const float *z, struct az_loss *loss)
 {
 	int ret;
 
@@ -361,8 +361,8 @@ int az_trainer_step(struct az_trainer *t, uint32_t batch, const float *x, const 
 	return 0;
 }
 
-int az_trainer_eval(struct az_trainer *t, uint32_t batch, const float *x, const float *pi,
-		    const float *z, struct az_loss *loss)
+int az_train_cpu_eval(struct az_train_cpu *t, uint32_t batch, const float *x, const float *pi,
+		      const float *z, struct az_loss *loss)
 {
 	if (!t || !x || !pi || !z || !loss || batch == 0 || batch > t->max_batch)
 		return -EINVAL;

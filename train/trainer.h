@@ -42,19 +42,26 @@ int az_train_loss_grad(const struct az_model *m, uint32_t batch, const float *x,
 		       const float *z, float l2, struct az_train_ws *ws, float *grad,
 		       struct az_loss *loss);
 
-/* An optimiser bound to one model. */
-struct az_trainer;
-int az_trainer_create(struct az_model *m, const struct az_train_params *p, uint32_t max_batch,
-		      struct az_trainer **out);
-void az_trainer_destroy(struct az_trainer *t);
+/* ---- the CPU trainer: an optimiser bound to one model (train/trainer.c) ----
+ * The reference implementation behind the "cpu" table of train/train_backend.h, which is how
+ * processes and tools train; called directly by the tests of the maths. It updates m->params in
+ * place, so the model is always current. One thread uses a trainer at a time. */
+struct az_train_cpu;
+
+/* Bind an optimiser to m (borrowed: m must outlive the trainer) for minibatches of up to max_batch
+ * rows; the moments start at zero. Returns 0, -EINVAL (NULL arguments, max_batch 0, lr <= 0, an
+ * unknown optimiser) or -ENOMEM. */
+int az_train_cpu_create(struct az_model *m, const struct az_train_params *p, uint32_t max_batch,
+			struct az_train_cpu **out);
+void az_train_cpu_destroy(struct az_train_cpu *t); /* NULL: no-op; the model is not freed */
 
 /* One optimisation step on a minibatch (shapes as az_train_loss_grad). Returns 0 or -EINVAL
- * (batch > max_batch). *loss (may be NULL) receives the loss before the step. */
-int az_trainer_step(struct az_trainer *t, uint32_t batch, const float *x, const float *pi,
-		    const float *z, struct az_loss *loss);
+ * (batch 0 or > max_batch). *loss (may be NULL) receives the loss before the step. */
+int az_train_cpu_step(struct az_train_cpu *t, uint32_t batch, const float *x, const float *pi,
+		      const float *z, struct az_loss *loss);
 
-/* Loss without a step (evaluation). */
-int az_trainer_eval(struct az_trainer *t, uint32_t batch, const float *x, const float *pi,
-		    const float *z, struct az_loss *loss);
+/* Loss without a step (evaluation; loss must not be NULL). Returns 0 or -EINVAL. */
+int az_train_cpu_eval(struct az_train_cpu *t, uint32_t batch, const float *x, const float *pi,
+		      const float *z, struct az_loss *loss);
 
 #endif

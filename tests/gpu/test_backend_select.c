@@ -80,13 +80,13 @@ static void test_gpu_trainer_needs_device(void **state)
 {
 	const struct az_cuda_optim o = { .adam = 1, .lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f,
 					 .eps = 1e-8f };
-	struct az_cuda_trainer *t = NULL;
+	struct az_cuda_train_dev *t = NULL;
 	float params[1] = { 0 };
 
 	(void)state;
 	if (az_cuda_available())
 		skip();
-	assert_int_equal(az_cuda_trainer_create(&arch, params, &o, 4, &t), -ENODEV);
+	assert_int_equal(az_cuda_train_dev_create(&arch, params, &o, 4, &t), -ENODEV);
 	assert_null(t);
 }
 

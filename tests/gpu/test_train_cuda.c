@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The GPU trainer (gpu/cuda_train.h, train/trainer_cuda.h) against the CPU trainer
- * (train/trainer.h): same model, same minibatches; loss terms, the full gradient and the
- * parameters after Adam and SGD steps agree within fp32 tolerance. Outputs are poisoned with NaN
- * first. Exits 77 (skipped) without a CUDA device. */
+/* The GPU trainer (the device code of gpu/cuda_train.h, and the cuda table of
+ * train/train_backend.h) against the CPU trainer (train/trainer.h): same model, same minibatches;
+ * loss terms, the full gradient and the parameters after Adam and SGD steps agree within fp32
+ * tolerance, and load/sync round-trip the parameters. Outputs are poisoned with NaN first. Exits
+ * 77 (skipped) without a CUDA device. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -20,8 +21,8 @@
 #include "net/model.h"
 #include "base/rng.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "train/train_backend.h"
 #include "train/trainer.h"
-#include "train/trainer_cuda.h"
 
 #define B 13
 
@@ -96,7 +97,7 @@ static void test_loss_and_gradient(void **state)
 	struct az_model *m = random_model(&arch, 21);
 	struct az_cuda_optim o = { .adam = 1, .lr = 1e-3f, .l2 = 1e-4f, .beta1 = 0.9f,
 				   .beta2 = 0.999f, .eps = 1e-8f };
-	struct az_cuda_trainer *t = NULL;
+	struct az_cuda_train_dev *t = NULL;
 	struct az_cuda_loss gl;
 	struct az_loss cl;
 	struct batch b;
@@ -105,10 +106,10 @@ static void test_loss_and_gradient(void **state)
 	(void)state;
 	make_batch(&b, 22);
 	assert_int_equal(az_train_loss_grad(m, B, b.x, b.pi, b.z, o.l2, NULL, gc, &cl), 0);
-	assert_int_equal(az_cuda_trainer_create(&arch, m->params, &o, B, &t), 0);
+	assert_int_equal(az_cuda_train_dev_create(&arch, m->params, &o, B, &t), 0);
 	poison(gg, m->n_params * 4);
 	poison(&gl, sizeof(gl));
-	assert_int_equal(az_cuda_trainer_grad(t, B, b.x, b.pi, b.z, gg, &gl), 0);
+	assert_int_equal(az_cuda_train_dev_grad(t, B, b.x, b.pi, b.z, gg, &gl), 0);
 	const double got[3] = { gl.policy, gl.value, gl.l2 };
 	const double want[3] = { cl.policy, cl.value, cl.l2 };
 
@@ -116,46 +117,54 @@ static void test_loss_and_gradient(void **state)
 	check_params(gg, gc, 1e-5, "gradient");
 	/* Evaluation returns the same loss and leaves the weights alone. */
 	poison(&gl, sizeof(gl));
-	assert_int_equal(az_cuda_trainer_eval(t, B, b.x, b.pi, b.z, &gl), 0);
+	assert_int_equal(az_cuda_train_dev_eval(t, B, b.x, b.pi, b.z, &gl), 0);
 	assert_true(fabs(gl.policy - cl.policy) <= 1e-5 * fmax(1.0, cl.policy));
 	poison(gg, m->n_params * 4);
-	assert_int_equal(az_cuda_trainer_params(t, gg), 0);
+	assert_int_equal(az_cuda_train_dev_download_params(t, gg), 0);
 	assert_memory_equal(gg, m->params, m->n_params * 4);
-	assert_int_equal(az_cuda_trainer_grad(t, B + 1, b.x, b.pi, b.z, NULL, &gl), -EINVAL);
-	az_cuda_trainer_destroy(t);
+	assert_int_equal(az_cuda_train_dev_grad(t, B + 1, b.x, b.pi, b.z, NULL, &gl), -EINVAL);
+	az_cuda_train_dev_destroy(t);
 	az_model_destroy(m);
 	free(gc);
 	free(gg);
 }
 
-/* Three optimiser steps through the train/ wrapper on both trainers. */
+/* Three optimiser steps on both trainers: the CPU trainer directly, the GPU one through the
+ * training ops table. */
 static void steps_agree(enum az_optim optim)
 {
 	struct az_model *mc = random_model(&arch, 31), *mg = copy_model(mc);
 	struct az_train_params p;
-	struct az_trainer *tc = NULL;
-	struct az_trainer_cuda *tg = NULL;
+	struct az_train_cpu *tc = NULL;
+	struct az_train_backend *tg = NULL;
 
 	az_train_params_default(&p);
 	p.optim = optim;
 	p.lr = optim == AZ_OPTIM_ADAM ? 1e-3f : 1e-2f;
-	assert_int_equal(az_trainer_create(mc, &p, B, &tc), 0);
-	assert_int_equal(az_trainer_cuda_create(mg, &p, B, &tg), 0);
+	assert_int_equal(az_train_cpu_create(mc, &p, B, &tc), 0);
+	assert_int_equal(az_train_backend_create(AZ_BACKEND_CUDA, mg, &p, B, &tg, NULL, 0), 0);
+	assert_string_equal(az_train_backend_name(tg), "cuda");
 	for (int s = 0; s < 3; s++) {
 		struct batch b;
 		struct az_loss lc, lg;
 
 		make_batch(&b, 40 + (uint64_t)s);
 		poison(&lg, sizeof(lg));
-		assert_int_equal(az_trainer_step(tc, B, b.x, b.pi, b.z, &lc), 0);
-		assert_int_equal(az_trainer_cuda_step(tg, B, b.x, b.pi, b.z, &lg), 0);
+		assert_int_equal(az_train_cpu_step(tc, B, b.x, b.pi, b.z, &lc), 0);
+		assert_int_equal(az_train_backend_step(tg, B, b.x, b.pi, b.z, &lg), 0);
 		check_loss(&lg, &lc);
 	}
 	poison(mg->params, mg->n_params * 4);
-	assert_int_equal(az_trainer_cuda_sync(tg), 0);
+	assert_int_equal(az_train_backend_sync(tg), 0);
 	check_params(mg->params, mc->params, 1e-5, "params after 3 steps");
-	az_trainer_cuda_destroy(tg);
-	az_trainer_destroy(tc);
+	/* load then sync round-trips the model's parameters through the device unchanged. */
+	memcpy(mg->params, mc->params, mg->n_params * 4);
+	assert_int_equal(az_train_backend_load(tg), 0);
+	poison(mg->params, mg->n_params * 4);
+	assert_int_equal(az_train_backend_sync(tg), 0);
+	assert_memory_equal(mg->params, mc->params, mg->n_params * 4);
+	az_train_backend_destroy(tg);
+	az_train_cpu_destroy(tc);
 	az_model_destroy(mg);
 	az_model_destroy(mc);
 }

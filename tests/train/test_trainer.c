@@ -64,14 +64,14 @@ static void test_params_default(void **state)
 
 /* Train full-batch for steps steps; returns the loss reported by the last step. Checks that each
  * step's reported loss is the loss before that step (it matches eval just before it). */
-static struct az_loss train(struct az_trainer *t, const struct data *d, int steps)
+static struct az_loss train(struct az_train_cpu *t, const struct data *d, int steps)
 {
 	struct az_loss pre, rep = { 0 };
 
 	for (int s = 0; s < steps; s++) {
 		if (s % 50 == 0)
-			assert_int_equal(az_trainer_eval(t, N, d->x, d->pi, d->z, &pre), 0);
-		assert_int_equal(az_trainer_step(t, N, d->x, d->pi, d->z, &rep), 0);
+			assert_int_equal(az_train_cpu_eval(t, N, d->x, d->pi, d->z, &pre), 0);
+		assert_int_equal(az_train_cpu_step(t, N, d->x, d->pi, d->z, &rep), 0);
 		if (s % 50 == 0)
 			assert_true(rep.total == pre.total);
 	}
@@ -82,7 +82,7 @@ static void test_adam_fits(void **state)
 {
 	struct az_model *m = new_model();
 	struct az_train_params p;
-	struct az_trainer *t = NULL;
+	struct az_train_cpu *t = NULL;
 	struct az_loss first, last;
 	struct data d;
 
@@ -90,17 +90,17 @@ static void test_adam_fits(void **state)
 	make_data(&d);
 	az_train_params_default(&p);
 	p.lr = 1e-2f;
-	assert_int_equal(az_trainer_create(m, &p, N, &t), 0);
-	assert_int_equal(az_trainer_eval(t, N, d.x, d.pi, d.z, &first), 0);
+	assert_int_equal(az_train_cpu_create(m, &p, N, &t), 0);
+	assert_int_equal(az_train_cpu_eval(t, N, d.x, d.pi, d.z, &first), 0);
 	/* An untrained net starts near a uniform policy and a zero value. */
 	assert_true(fabsf(first.policy - logf(A)) < 0.1f);
 	assert_true(first.value > 0.8f && first.value < 1.2f);
 	train(t, &d, 300);
-	assert_int_equal(az_trainer_eval(t, N, d.x, d.pi, d.z, &last), 0);
+	assert_int_equal(az_train_cpu_eval(t, N, d.x, d.pi, d.z, &last), 0);
 	assert_true(last.total < 0.3f * first.total);
 	assert_true(last.policy < 0.3f * first.policy);
 	assert_true(last.value < 0.3f * first.value);
-	az_trainer_destroy(t);
+	az_train_cpu_destroy(t);
 	az_model_destroy(m);
 }
 
@@ -108,7 +108,7 @@ static void test_sgd_momentum_decreases(void **state)
 {
 	struct az_model *m = new_model();
 	struct az_train_params p;
-	struct az_trainer *t = NULL;
+	struct az_train_cpu *t = NULL;
 	struct az_loss first, last;
 	struct data d;
 
@@ -118,12 +118,12 @@ static void test_sgd_momentum_decreases(void **state)
 	p.optim = AZ_OPTIM_SGD;
 	p.lr = 0.02f;
 	p.momentum = 0.9f;
-	assert_int_equal(az_trainer_create(m, &p, N, &t), 0);
-	assert_int_equal(az_trainer_eval(t, N, d.x, d.pi, d.z, &first), 0);
+	assert_int_equal(az_train_cpu_create(m, &p, N, &t), 0);
+	assert_int_equal(az_train_cpu_eval(t, N, d.x, d.pi, d.z, &first), 0);
 	train(t, &d, 150);
-	assert_int_equal(az_trainer_eval(t, N, d.x, d.pi, d.z, &last), 0);
+	assert_int_equal(az_train_cpu_eval(t, N, d.x, d.pi, d.z, &last), 0);
 	assert_true(last.total < 0.3f * first.total);
-	az_trainer_destroy(t);
+	az_train_cpu_destroy(t);
 	az_model_destroy(m);
 }
 
@@ -142,20 +142,20 @@ static void test_update_rules(void **state)
 		float *w0 = malloc(n * sizeof(float)), *w1 = malloc(n * sizeof(float));
 		float *g0 = malloc(n * sizeof(float)), *g1 = malloc(n * sizeof(float));
 		struct az_train_params p;
-		struct az_trainer *t = NULL;
+		struct az_train_cpu *t = NULL;
 		struct az_loss l;
 
 		assert_true(w0 && w1 && g0 && g1);
 		az_train_params_default(&p);
 		p.optim = kinds[k];
 		p.lr = 0.01f;
-		assert_int_equal(az_trainer_create(m, &p, N, &t), 0);
+		assert_int_equal(az_train_cpu_create(m, &p, N, &t), 0);
 		memcpy(w0, m->params, n * sizeof(float));
 		assert_int_equal(az_train_loss_grad(m, N, d.x, d.pi, d.z, p.l2, NULL, g0, &l), 0);
-		assert_int_equal(az_trainer_step(t, N, d.x, d.pi, d.z, NULL), 0);
+		assert_int_equal(az_train_cpu_step(t, N, d.x, d.pi, d.z, NULL), 0);
 		memcpy(w1, m->params, n * sizeof(float));
 		assert_int_equal(az_train_loss_grad(m, N, d.x, d.pi, d.z, p.l2, NULL, g1, &l), 0);
-		assert_int_equal(az_trainer_step(t, N, d.x, d.pi, d.z, NULL), 0);
+		assert_int_equal(az_train_cpu_step(t, N, d.x, d.pi, d.z, NULL), 0);
 		for (size_t i = 0; i < n; i++) {
 			double want1, want2;
 
@@ -177,7 +177,7 @@ static void test_update_rules(void **state)
 				fail_msg("optim %d param %zu: %g %g want %g %g", kinds[k], i, w1[i],
 					 m->params[i], want1, want2);
 		}
-		az_trainer_destroy(t);
+		az_train_cpu_destroy(t);
 		az_model_destroy(m);
 		free(g1);
 		free(g0);
@@ -190,7 +190,7 @@ static void test_eval_and_limits(void **state)
 {
 	struct az_model *m = new_model();
 	struct az_train_params p;
-	struct az_trainer *t = NULL;
+	struct az_train_cpu *t = NULL;
 	struct az_loss l1, l2;
 	struct data d;
 	size_t bytes = m->n_params * sizeof(float);
@@ -201,24 +201,24 @@ static void test_eval_and_limits(void **state)
 	make_data(&d);
 	az_train_params_default(&p);
 	p.lr = 0.0f;
-	assert_int_equal(az_trainer_create(m, &p, N, &t), -EINVAL);
+	assert_int_equal(az_train_cpu_create(m, &p, N, &t), -EINVAL);
 	az_train_params_default(&p);
-	assert_int_equal(az_trainer_create(m, &p, 0, &t), -EINVAL);
-	assert_int_equal(az_trainer_create(m, &p, N / 2, &t), 0);
+	assert_int_equal(az_train_cpu_create(m, &p, 0, &t), -EINVAL);
+	assert_int_equal(az_train_cpu_create(m, &p, N / 2, &t), 0);
 
 	memcpy(copy, m->params, bytes);
-	assert_int_equal(az_trainer_step(t, N / 2 + 1, d.x, d.pi, d.z, &l1), -EINVAL);
-	assert_int_equal(az_trainer_eval(t, N / 2 + 1, d.x, d.pi, d.z, &l1), -EINVAL);
-	assert_int_equal(az_trainer_step(t, 0, d.x, d.pi, d.z, &l1), -EINVAL);
+	assert_int_equal(az_train_cpu_step(t, N / 2 + 1, d.x, d.pi, d.z, &l1), -EINVAL);
+	assert_int_equal(az_train_cpu_eval(t, N / 2 + 1, d.x, d.pi, d.z, &l1), -EINVAL);
+	assert_int_equal(az_train_cpu_step(t, 0, d.x, d.pi, d.z, &l1), -EINVAL);
 	assert_memory_equal(copy, m->params, bytes); /* rejected steps do not touch the weights */
-	assert_int_equal(az_trainer_eval(t, N / 2, d.x, d.pi, d.z, &l1), 0);
-	assert_int_equal(az_trainer_eval(t, N / 2, d.x, d.pi, d.z, &l2), 0);
+	assert_int_equal(az_train_cpu_eval(t, N / 2, d.x, d.pi, d.z, &l1), 0);
+	assert_int_equal(az_train_cpu_eval(t, N / 2, d.x, d.pi, d.z, &l2), 0);
 	assert_memory_equal(copy, m->params, bytes); /* eval does not either */
 	assert_true(l1.total == l2.total);
 	assert_true(l1.l2 > 0.0f); /* default l2 = 1e-4 is applied */
-	assert_int_equal(az_trainer_step(t, N / 2, d.x, d.pi, d.z, NULL), 0);
+	assert_int_equal(az_train_cpu_step(t, N / 2, d.x, d.pi, d.z, NULL), 0);
 	assert_memory_not_equal(copy, m->params, bytes);
-	az_trainer_destroy(t);
+	az_train_cpu_destroy(t);
 	az_model_destroy(m);
 	free(copy);
 }

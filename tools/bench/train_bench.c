@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* `azbench train`: training samples per second of the C trainer (az_trainer_step: forward,
- * backprop, Adam) for the default network of each game at several batch sizes, next to PyTorch
- * on the same network, loss, batch and optimiser with one CPU thread when torch is importable
- * (tools/bench/torch_train_bench.py, run as a child process). */
+/* `azbench train`: training samples per second of the C trainer (the cpu training backend of
+ * train/train_backend.h: forward, backprop, Adam) for the default network of each game at several
+ * batch sizes, next to PyTorch on the same network, loss, batch and optimiser with one CPU thread
+ * when torch is importable (tools/bench/torch_train_bench.py, run as a child process). */
 #include <cblas.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -22,7 +22,7 @@
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 #include "tools/config.h"
-#include "train/trainer.h"
+#include "train/train_backend.h"
 
 #define MAX_GAMES 2
 #define MAX_BATCHES 8
@@ -196,7 +196,7 @@ static int measure_c(struct point *pt, double seconds)
 	const struct az_arch *a = &pt->arch;
 	uint32_t B = pt->batch;
 	struct az_model *m = NULL;
-	struct az_trainer *tr = NULL;
+	struct az_train_backend *tr = NULL;
 	struct az_train_params tp;
 	float *x = malloc(sizeof(float) * B * a->inputs);
 	float *pi = malloc(sizeof(float) * B * a->actions);
@@ -212,16 +212,16 @@ static int measure_c(struct point *pt, double seconds)
 	az_train_params_default(&tp);
 	tp.lr = pt->lr;
 	tp.l2 = pt->l2;
-	rc = az_trainer_create(m, &tp, B, &tr);
+	rc = az_train_backend_create(AZ_BACKEND_CPU, m, &tp, B, &tr, NULL, 0);
 	if (rc < 0)
 		goto out;
 	fill_batch(a, B, x, pi, z);
 	for (int i = 0; i < 3 && rc == 0; i++) /* warm-up: caches, first-touch pages */
-		rc = az_trainer_step(tr, B, x, pi, z, NULL);
+		rc = az_train_backend_step(tr, B, x, pi, z, NULL);
 	uint64_t steps = 0;
 	double t0 = now_s(), el = 0;
 	while (rc == 0 && (steps < 2 || el < seconds)) {
-		rc = az_trainer_step(tr, B, x, pi, z, NULL);
+		rc = az_train_backend_step(tr, B, x, pi, z, NULL);
 		steps++;
 		el = now_s() - t0;
 	}
@@ -230,8 +230,7 @@ static int measure_c(struct point *pt, double seconds)
 		pt->c_step_s = el / steps;
 	}
 out:
-	if (tr)
-		az_trainer_destroy(tr);
+	az_train_backend_destroy(tr);
 	az_model_destroy(m);
 	free(x);
 	free(pi);
