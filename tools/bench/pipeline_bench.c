@@ -24,20 +24,11 @@
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 #include "tools/bench/infer_bench.h"
+#include "tools/bench/pipeline_impl.h"
 #include "tools/config.h"
 #include "run/roles.h"
 #include "run/supervise.h"
 #include "base/util.h"
-
-#define MAX_GAMES 2
-#define MAX_LIST 8
-#define MAX_CONFIGS (MAX_GAMES * MAX_LIST * MAX_LIST)
-#define DEFAULT_SECONDS 60.0
-#define MIN_MEASURE_S 1.0  /* per configuration, after warm-up, when the budget allows */
-#define WARM_S 0.3         /* after the first evaluation: trees and rings reach steady state */
-#define OVERHEAD_S 0.4     /* per configuration: forks, checkpoint load, teardown (estimate) */
-#define CEILING_S 0.25     /* per distinct batch size of the ceiling measurement */
-#define PATH_LEN 1024
 
 #define interrupted az_sv_interrupted()
 
@@ -184,220 +175,6 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 		return 2;
 	}
 	return 0;
-}
-
-/* ---- child processes: forked and reaped by run/supervise.h ---- */
-
-/* One game's fixed context: defaults, network, checkpoint. */
-struct game_ctx {
-	const struct az_game *g;
-	struct az_config cfg; /* azrun's defaults for the game, with the bench's overrides */
-	struct az_arch arch;
-	char net[32];
-	char ckpt[PATH_LEN];
-};
-
-/* ---- the serial baseline (in a child: a CUDA context must not be inherited by forks) ---- */
-
-struct serial_result {
-	int32_t rc;
-	char why[128];
-	double seconds;
-	uint64_t evals, sims, moves, games;
-};
-
-struct serial_eval_ctx {
-	const struct az_game *g;
-	struct az_backend *be;
-	float x[4096];
-	float logits[AZ_GAME_ACTIONS_MAX];
-	uint8_t mask[AZ_GAME_ACTIONS_MAX];
-	uint64_t evals;
-};
-
-/* One leaf, batch 1, straight through the backend: what a worker + the inference process do for
- * a leaf, without rings or batching. */
-static int serial_eval(void *ctx, const void *state, float *policy, float *value)
-{
-	struct serial_eval_ctx *c = ctx;
-	float v;
-
-	c->g->encode(state, c->x);
-	c->g->legal(state, c->mask);
-	int rc = az_backend_forward(c->be, 0, 1, c->x, c->logits, &v);
-	if (rc < 0)
-		return rc;
-	az_masked_softmax(c->logits, c->mask, c->g->actions, policy);
-	*value = v;
-	c->evals++;
-	return 0;
-}
-
-/* Self-play games as a worker plays them (noise, temperature, tree reuse), one at a time. */
-static int serial_games(const struct game_ctx *gc, struct serial_eval_ctx *ec, double seconds,
-			struct serial_result *res)
-{
-	const struct az_game *g = gc->g;
-	const struct az_config *cfg = &gc->cfg;
-	struct az_mcts_params mp;
-	struct az_tree *t;
-	uint8_t state[AZ_GAME_STATE_MAX];
-
-	az_mcts_params_default(&mp, g);
-	mp.c_puct = cfg->c_puct;
-	mp.dir_alpha = cfg->dir_alpha;
-	mp.dir_eps = cfg->dir_eps;
-	mp.seed = cfg->seed;
-	g->init(state);
-	int rc = az_tree_create(g, &mp, state, &t);
-	if (rc < 0)
-		return rc;
-	az_tree_set_noise(t, 1);
-	double t0 = now_s(), end = t0 + seconds;
-	while (rc == 0 && now_s() < end) {
-		g->init(state);
-		az_tree_reset(t, state);
-		for (uint32_t ply = 0; rc == 0; ply++) {
-			uint32_t before = az_tree_root_visits(t);
-			float v;
-
-			rc = az_mcts_search(t, cfg->sims, serial_eval, ec);
-			if (rc < 0)
-				break;
-			res->sims += az_tree_root_visits(t) - before;
-			int a = az_tree_pick(t, ply < cfg->temp_plies ? 1.0f : 0.0f);
-			AZ_ASSERT(a >= 0);
-			g->apply(state, a);
-			res->moves++;
-			if (g->terminal(state, &v)) {
-				res->games++;
-				break;
-			}
-			AZ_ASSERT(az_tree_advance(t, a) == 0);
-			if (now_s() >= end)
-				break;
-		}
-	}
-	res->seconds = now_s() - t0;
-	res->evals = ec->evals;
-	az_tree_destroy(t);
-	return rc;
-}
-
-static int serial_child(const struct game_ctx *gc, enum az_backend_kind kind, double seconds,
-			struct serial_result *res)
-{
-	struct serial_eval_ctx *ec = calloc(1, sizeof(*ec));
-	struct az_model *m = NULL;
-	char err[256];
-	int rc = -ENOMEM;
-
-	if (!ec)
-		return rc;
-	openblas_set_num_threads(1);
-	AZ_ASSERT(gc->g->features <= AZ_ARRAY_LEN(ec->x));
-	ec->g = gc->g;
-	rc = az_ckpt_load(gc->ckpt, &m, err, sizeof(err));
-	if (rc < 0) {
-		snprintf(res->why, sizeof(res->why), "%s", err);
-		goto out;
-	}
-	rc = az_backend_create(kind, &m->arch, 1, &ec->be, res->why, sizeof(res->why));
-	if (rc == 0)
-		rc = az_backend_load(ec->be, 0, m);
-	if (rc == 0)
-		rc = serial_games(gc, ec, seconds, res);
-	az_backend_destroy(ec->be);
-	az_model_destroy(m);
-out:
-	free(ec);
-	return rc;
-}
-
-struct serial_job {
-	const struct game_ctx *gc;
-	enum az_backend_kind kind;
-	double seconds;
-	struct serial_result *res;
-};
-
-static int serial_main(void *arg)
-{
-	struct serial_job *j = arg;
-	j->res->rc = serial_child(j->gc, j->kind, j->seconds, j->res);
-	return j->res->rc;
-}
-
-/* Run fn-like work in a forked child writing into an anonymous shared page. */
-static void *shared_page(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static int run_serial(const struct game_ctx *gc, enum az_backend_kind kind, double seconds,
-		      struct serial_result *out)
-{
-	struct serial_result *res = shared_page(sizeof(*res));
-
-	if (!res)
-		return -ENOMEM;
-	memset(res, 0, sizeof(*res));
-	res->rc = -ECHILD;
-	struct serial_job job = {gc, kind, seconds, res};
-	pid_t pid = az_sv_spawn(serial_main, &job, "az-serial");
-	int rc = pid < 0 ? (int)pid : az_sv_reap(pid, seconds + 120);
-	*out = *res;
-	munmap(res, sizeof(*res));
-	if (rc == 0 && out->rc < 0)
-		rc = out->rc;
-	return rc;
-}
-
-/* ---- the ceiling at the achieved batch sizes (also in a child) ---- */
-
-struct ceiling_result {
-	int32_t rc;
-	char why[128];
-	double eps[MAX_CONFIGS];
-};
-
-struct ceiling_job {
-	const struct game_ctx *gc;
-	enum az_backend_kind kind;
-	const uint32_t *batches;
-	int n;
-	struct ceiling_result *res;
-};
-
-static int ceiling_main(void *arg)
-{
-	struct ceiling_job *j = arg;
-	openblas_set_num_threads(1);
-	j->res->rc = az_bench_infer_measure(j->kind, &j->gc->arch, j->batches, j->n, CEILING_S,
-					    j->res->eps, j->res->why, sizeof(j->res->why));
-	return j->res->rc;
-}
-
-static int run_ceiling(const struct game_ctx *gc, enum az_backend_kind kind,
-		       const uint32_t *batches, int n, double *eps, char *why, size_t whylen)
-{
-	struct ceiling_result *res = shared_page(sizeof(*res));
-
-	if (!res)
-		return -ENOMEM;
-	memset(res, 0, sizeof(*res));
-	res->rc = -ECHILD;
-	struct ceiling_job job = {gc, kind, batches, n, res};
-	pid_t pid = az_sv_spawn(ceiling_main, &job, "az-ceiling");
-	int rc = pid < 0 ? (int)pid : az_sv_reap(pid, n * CEILING_S * 4 + 120);
-	if (rc == 0 && res->rc < 0)
-		rc = res->rc;
-	memcpy(eps, res->eps, sizeof(double) * (size_t)n);
-	snprintf(why, whylen, "%s", res->why);
-	munmap(res, sizeof(*res));
-	return rc;
 }
 
 /* ---- one pipeline configuration ---- */
@@ -698,7 +475,7 @@ static int game_ceilings(const struct game_ctx *gc, int gi, struct config *cf, i
 			batches[nb++] = b;
 		idx[i] = j;
 	}
-	int rc = run_ceiling(gc, kind, batches, nb, eps, why, sizeof(why));
+	int rc = az_pipeline_run_ceiling(gc, kind, batches, nb, eps, why, sizeof(why));
 	if (rc < 0)
 		return rc;
 	*serial_ceiling = sr->rc == 0 ? eps[0] : 0;
@@ -774,7 +551,7 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 			return rc;
 		az_bench_progress(&o->common, "pipeline: %s %s serial baseline, %.1fs\n",
 				  o->games[gi], gcs[gi].net, measure);
-		rc = run_serial(&gcs[gi], o->backend, measure, &sr[gi]);
+		rc = az_pipeline_run_serial(&gcs[gi], o->backend, measure, &sr[gi]);
 		if (rc < 0 && interrupted)
 			return -EINTR;
 		if (rc < 0) {
