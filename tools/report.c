@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/spawn.h"
 #include "run/runinfo.h"
 #include "tools/subcommands.h"
 #include "base/util.h"
@@ -177,27 +177,9 @@ static int find_gnuplot(const char *given, char *out, size_t len)
 /* Run gnuplot plots.gp in rdir, output to rdir/gnuplot.log. Returns its exit status or -errno. */
 static int run_gnuplot(const char *gnuplot, const char *rdir)
 {
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		if (chdir(rdir) < 0)
-			_exit(126);
-		int fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-			close(fd);
-		}
-		execl(gnuplot, "gnuplot", "plots.gp", (char *)NULL);
-		_exit(127);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	char *argv[] = {(char *)gnuplot, "plots.gp", NULL};
+	struct az_spawn_opts o = {.cwd = rdir, .log_path = "gnuplot.log"};
+	return az_spawn_wait(argv, &o);
 }
 
 static void html_escape(FILE *f, const char *s)

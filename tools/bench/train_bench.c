@@ -8,17 +8,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "games/game.h"
 #include "base/az_assert.h"
 #include "base/rng.h"
+#include "base/spawn.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 #include "tools/config.h"
@@ -245,60 +243,11 @@ out:
  * or -errno (-ETIMEDOUT after `timeout` seconds: the child is killed). */
 static int run_capture(char *const argv[], char *out, size_t cap, double timeout)
 {
-	int fd[2];
-	size_t len = 0;
-	int st;
-
-	if (pipe(fd) < 0)
-		return -errno;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fd[0]);
-		close(fd[1]);
-		return -errno;
-	}
-	if (pid == 0) {
-		dup2(fd[1], STDOUT_FILENO);
-		dup2(fd[1], STDERR_FILENO);
-		close(fd[0]);
-		close(fd[1]);
-		setenv("OPENBLAS_NUM_THREADS", "1", 1);
-		setenv("OMP_NUM_THREADS", "1", 1);
-		setenv("MKL_NUM_THREADS", "1", 1);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(fd[1]);
-	double end = now_s() + timeout;
-	int rc = 0;
-	for (;;) {
-		struct pollfd p = { .fd = fd[0], .events = POLLIN };
-		int left_ms = (int)((end - now_s()) * 1000);
-
-		if (left_ms <= 0) {
-			rc = -ETIMEDOUT;
-			break;
-		}
-		if (poll(&p, 1, left_ms) <= 0)
-			continue; /* timeout (checked above) or EINTR */
-		char buf[4096];
-		ssize_t n = read(fd[0], buf, sizeof(buf));
-		if (n <= 0)
-			break; /* EOF: the child closed stdout (exiting) */
-		size_t take = (size_t)n < cap - 1 - len ? (size_t)n : cap - 1 - len;
-		memcpy(out + len, buf, take);
-		len += take;
-	}
-	out[len] = '\0';
-	close(fd[0]);
-	if (rc == -ETIMEDOUT)
-		kill(pid, SIGKILL);
-	if (waitpid(pid, &st, 0) < 0)
-		return -errno;
-	if (rc < 0)
-		return rc;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	static const char *const env[] = {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
+					  "MKL_NUM_THREADS=1", NULL};
+	struct az_spawn_opts o = {.capture = out, .capture_len = cap, .timeout_s = timeout,
+				  .env = env};
+	return az_spawn_wait(argv, &o);
 }
 
 struct torch_side {
