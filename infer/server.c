@@ -123,20 +123,20 @@ static int create_backend(struct server *sv, const struct az_arch *a, char *why,
 	return az_backend_create_ops(sv->cfg->backend_ops, a, sv->cfg->max_batch, &sv->be);
 }
 
-/* Load model slot s from the path azrun published. Creates the backend on first use (the
+/* Load model slot `model` from the path azrun published. Creates the backend on first use (the
  * architecture is only known from the first checkpoint). */
-static int load_model(struct server *sv, uint32_t s, uint32_t gen)
+static int load_model(struct server *sv, uint32_t model, uint32_t gen)
 {
 	char err[512], why[256];
 	struct az_model *m = NULL;
-	int rc = az_ckpt_load(sv->ctl->model_path[s], &m, err, sizeof(err));
+	int rc = az_ckpt_load(sv->ctl->model_path[model], &m, err, sizeof(err));
 	if (rc < 0) {
 		infer_log(sv, LOG_ERROR, "inference: %s\n", err);
 		return rc;
 	}
 	if (m->arch.inputs != sv->lay.features || m->arch.actions != sv->lay.actions) {
 		infer_log(sv, LOG_ERROR, "inference: %s: network input/action sizes do not match "
-			  "the game\n", sv->ctl->model_path[s]);
+			  "the game\n", sv->ctl->model_path[model]);
 		rc = -EINVAL;
 		goto out;
 	}
@@ -156,10 +156,10 @@ static int load_model(struct server *sv, uint32_t s, uint32_t gen)
 		sv->arch = m->arch;
 		enable_slot_path(sv);
 	}
-	rc = az_backend_load(sv->be, s, m);
+	rc = az_backend_load(sv->be, model, m);
 	if (rc == 0) {
-		sv->loaded[s] = 1;
-		sv->loaded_gen[s] = gen;
+		sv->loaded[model] = 1;
+		sv->loaded_gen[model] = gen;
 	}
 out:
 	az_model_destroy(m);
@@ -169,10 +169,10 @@ out:
 /* 1 when azrun announced a model the server has not loaded yet. */
 static int models_changed(struct server *sv)
 {
-	for (uint32_t s = 0; s < AZ_MODEL_SLOTS; s++)
-		/* C1': as in poll_models(), which reloads the slot after this. */
-		if (atomic_load_explicit(&sv->ctl->model_gen[s], memory_order_acquire) !=
-		    sv->loaded_gen[s])
+	for (uint32_t model = 0; model < AZ_MODEL_SLOTS; model++)
+		/* C1': as in poll_models(), which reloads the model slot after this. */
+		if (atomic_load_explicit(&sv->ctl->model_gen[model], memory_order_acquire) !=
+		    sv->loaded_gen[model])
 			return 1;
 	return 0;
 }
@@ -180,18 +180,19 @@ static int models_changed(struct server *sv)
 /* Reload any model slot whose generation azrun bumped. */
 static int poll_models(struct server *sv)
 {
-	for (uint32_t s = 0; s < AZ_MODEL_SLOTS; s++) {
+	for (uint32_t model = 0; model < AZ_MODEL_SLOTS; model++) {
 		/* C1': pairs with C1 in azrun (model_path written before model_gen). */
-		uint32_t gen = atomic_load_explicit(&sv->ctl->model_gen[s], memory_order_acquire);
-		if (gen == sv->loaded_gen[s])
+		uint32_t gen =
+			atomic_load_explicit(&sv->ctl->model_gen[model], memory_order_acquire);
+		if (gen == sv->loaded_gen[model])
 			continue;
-		int rc = load_model(sv, s, gen);
+		int rc = load_model(sv, model, gen);
 		if (rc < 0)
-			sv->loaded_gen[s] = gen; /* do not retry a broken file in a loop */
+			sv->loaded_gen[model] = gen; /* do not retry a broken file in a loop */
 		/* Relaxed: model_err is published by the release store of model_ack below. */
-		atomic_store_explicit(&sv->ctl->model_err[s], rc, memory_order_relaxed);
+		atomic_store_explicit(&sv->ctl->model_err[model], rc, memory_order_relaxed);
 		/* C2: pairs with C2' in azrun's wait for the acknowledgement. */
-		atomic_store_explicit(&sv->ctl->model_ack[s], gen, memory_order_release);
+		atomic_store_explicit(&sv->ctl->model_ack[model], gen, memory_order_release);
 	}
 	return 0;
 }

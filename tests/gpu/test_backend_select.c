@@ -79,7 +79,8 @@ static void test_cpu_slot_fallback(void **state)
 		void *slot = seg + off[i];
 
 		fill_uniform(az_slot_features(slot, &l), arch.inputs, &rng, -1, 1);
-		memcpy(x + i * arch.inputs, az_slot_features(slot, &l), arch.inputs * sizeof(float));
+		memcpy(x + i * arch.inputs, az_slot_features(slot, &l),
+		       arch.inputs * sizeof(float));
 		for (uint32_t a = 0; a < arch.actions; a++)
 			az_slot_legal(slot, &l)[a] = (uint8_t)((a + i) % 3 != 0);
 		az_slot_hdr(slot)->status = 9;

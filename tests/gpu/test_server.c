@@ -125,7 +125,7 @@ static void produce_and_check(struct az_seg *seg, const struct expect *e)
 				struct az_slot_hdr *h = az_slot_hdr(slot);
 
 				h->model = e[t].model;
-				h->tag = t;
+				h->game = t;
 				h->status = 9;
 				h->value = NAN; /* poison: the server must overwrite both */
 				memcpy(az_slot_features(slot, &l), e[t].x, sizeof(e[t].x));
@@ -135,7 +135,7 @@ static void produce_and_check(struct az_seg *seg, const struct expect *e)
 				progressed = 1;
 			}
 			while ((slot = az_ring_result(&rings[i], NULL))) {
-				uint32_t t = az_slot_hdr(slot)->tag;
+				uint32_t t = az_slot_hdr(slot)->game;
 
 				assert_true(t / PER_RING == i && t < NREQ);
 				check_response(slot, &l, &e[t]);
