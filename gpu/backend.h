@@ -113,7 +113,11 @@ int az_backend_forward_slots(struct az_backend *b, uint32_t model, uint32_t n,
  * yet (block == 0 only), -EINVAL for a bad stream. block != 0 waits. */
 int az_backend_wait_slots(struct az_backend *b, uint32_t stream, int block);
 
+/* The ops table's name ("cpu", "cuda", ...), or "none" for NULL. Static storage. */
 const char *az_backend_name(const struct az_backend *b);
+
+/* Unregister the segment (if registered), then free the backend and all its memory. The caller
+ * must have waited for every stream of the slot path. NULL is a no-op. */
 void az_backend_destroy(struct az_backend *b);
 
 /* 1 when the CUDA backend is compiled in and a device is visible (gpu/cuda_util.cu). Safe to call
