@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "base/nvtx.h"
 #include "gpu/cuda_kernels.h"
 #include "shm/slot.h"
 
@@ -377,12 +378,18 @@ static int staged_forward_slots(struct az_backend *b, uint32_t model, uint32_t n
 	uint8_t *base = b->host_base;
 	int ret;
 
+	/* The NVTX ranges of the staging path (docs/profiling.md): gather, forward, publish. */
+	AZ_NVTX_PUSH("gather");
 	for (uint32_t i = 0; i < n; i++)
 		memcpy(b->x + (size_t)i * l->features,
 		       az_slot_features(base + slot_offsets[i], l), sizeof(float) * l->features);
+	AZ_NVTX_POP();
+	AZ_NVTX_PUSH("forward");
 	ret = b->ops->forward(b->ctx, model, n, b->x, b->logits, b->value);
+	AZ_NVTX_POP();
 	if (ret)
 		return ret;
+	AZ_NVTX_PUSH("publish");
 	for (uint32_t i = 0; i < n; i++) {
 		void *slot = base + slot_offsets[i];
 		struct az_slot_hdr *h = az_slot_hdr(slot);
@@ -392,6 +399,7 @@ static int staged_forward_slots(struct az_backend *b, uint32_t model, uint32_t n
 		h->value = b->value[i];
 		h->status = 0;
 	}
+	AZ_NVTX_POP();
 	return 0;
 }
 
