@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Backend dispatch (auto/cpu/cuda selection, argument checks, slot bookkeeping) and the cpu
- * backend's ops table, which wraps the reference forward pass of gpu/cpu_forward.c.
+/* Backend dispatch (auto/cpu/cuda selection, argument checks, model bookkeeping), the slot path
+ * for backends without their own forward_slots (staging fallback), and the cpu backend's ops
+ * table, which wraps the reference forward pass of gpu/cpu_forward.c.
  * A backend handle is used by one thread at a time (the server thread that owns it). */
 #include "gpu/backend.h"
 
@@ -11,6 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "base/nvtx.h"
 #include "gpu/cuda_kernels.h"
 #include "shm/slot.h"
 
@@ -22,6 +24,10 @@ struct az_backend {
 	uint8_t loaded[AZ_BACKEND_MODELS];
 	void *host_base; /* registered for the slot path, or NULL */
 	size_t host_size;
+	int zero_copy; /* host_base is registered with the backend's own register_host */
+	/* staging fallback of the slot path: x[max_batch, inputs], logits[max_batch, actions],
+	 * value[max_batch]; allocated at create (no allocation on the steady-state path) */
+	float *x, *logits, *value;
 };
 
 /* The scatter kernel writes these header fields at fixed offsets (gpu/cuda_gather.cu). */
@@ -85,10 +91,10 @@ err_destroy:
 	return ret;
 }
 
-static int cpu_load(void *ctx, uint32_t slot, const struct az_model *m)
+static int cpu_load(void *ctx, uint32_t model, const struct az_model *m)
 {
 	struct cpu_ctx *c = ctx;
-	struct az_model *dst = c->models[slot];
+	struct az_model *dst = c->models[model];
 
 	memcpy(dst->params, m->params, dst->n_params * sizeof(float));
 	memcpy(dst->game, m->game, sizeof(dst->game));
@@ -96,11 +102,11 @@ static int cpu_load(void *ctx, uint32_t slot, const struct az_model *m)
 	return 0;
 }
 
-static int cpu_forward(void *ctx, uint32_t slot, uint32_t batch, const float *x, float *logits,
+static int cpu_forward(void *ctx, uint32_t model, uint32_t batch, const float *x, float *logits,
 		       float *value)
 {
 	struct cpu_ctx *c = ctx;
-	const struct az_model *m = c->models[slot];
+	const struct az_model *m = c->models[model];
 
 	az_model_forward(m, batch, x, &c->acts);
 	memcpy(logits, c->acts.logits, (size_t)batch * m->arch.actions * sizeof(float));
@@ -186,6 +192,58 @@ static const struct az_backend_ops *pick(enum az_backend_kind kind, char *why, s
 	return NULL;
 }
 
+static void backend_free(struct az_backend *b)
+{
+	free(b->x);
+	free(b->logits);
+	free(b->value);
+	free(b);
+}
+
+/* The handle and its staging buffers, without a backend context yet. */
+static int backend_alloc(const struct az_arch *a, uint32_t max_batch, struct az_backend **out)
+{
+	struct az_backend *b;
+
+	if (!a || max_batch == 0 || !a->inputs || !a->hidden || !a->actions)
+		return -EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->arch = *a;
+	b->max_batch = max_batch;
+	b->x = malloc((size_t)max_batch * a->inputs * sizeof(float));
+	b->logits = malloc((size_t)max_batch * a->actions * sizeof(float));
+	b->value = malloc((size_t)max_batch * sizeof(float));
+	if (!b->x || !b->logits || !b->value) {
+		backend_free(b);
+		return -ENOMEM;
+	}
+	*out = b;
+	return 0;
+}
+
+int az_backend_create_ops(const struct az_backend_ops *ops, const struct az_arch *a,
+			  uint32_t max_batch, struct az_backend **out)
+{
+	struct az_backend *b;
+	int ret;
+
+	if (!ops || !out)
+		return -EINVAL;
+	ret = backend_alloc(a, max_batch, &b);
+	if (ret)
+		return ret;
+	b->ops = ops;
+	ret = ops->create(a, max_batch, &b->ctx);
+	if (ret) {
+		backend_free(b);
+		return ret;
+	}
+	*out = b;
+	return 0;
+}
+
 int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32_t max_batch,
 		      struct az_backend **out, char *why, size_t whylen)
 {
@@ -193,15 +251,11 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 	int ret;
 
 	say(why, whylen, "invalid arguments");
-	if (!out || !a || max_batch == 0 || (unsigned)kind > AZ_BACKEND_CUDA)
+	if (!out || (unsigned)kind > AZ_BACKEND_CUDA)
 		return -EINVAL;
-	if (!a->inputs || !a->hidden || !a->actions)
-		return -EINVAL;
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	b->arch = *a;
-	b->max_batch = max_batch;
+	ret = backend_alloc(a, max_batch, &b);
+	if (ret)
+		return ret;
 	b->ops = pick(kind, why, whylen);
 	if (!b->ops) {
 		ret = -ENODEV;
@@ -239,7 +293,7 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 	return 0;
 
 err_free:
-	free(b);
+	backend_free(b);
 	return ret;
 }
 
@@ -249,74 +303,114 @@ static int same_arch(const struct az_arch *x, const struct az_arch *y)
 	       x->actions == y->actions;
 }
 
-int az_backend_load(struct az_backend *b, uint32_t slot, const struct az_model *m)
+int az_backend_load(struct az_backend *b, uint32_t model, const struct az_model *m)
 {
 	int ret;
 
-	if (!b || !m || slot >= AZ_BACKEND_MODELS || !same_arch(&b->arch, &m->arch) ||
+	if (!b || !m || model >= AZ_BACKEND_MODELS || !same_arch(&b->arch, &m->arch) ||
 	    m->n_params != az_model_param_count(&b->arch))
 		return -EINVAL;
-	ret = b->ops->load(b->ctx, slot, m);
+	ret = b->ops->load(b->ctx, model, m);
 	if (ret)
 		return ret;
-	b->loaded[slot] = 1;
+	b->loaded[model] = 1;
 	return 0;
 }
 
-int az_backend_forward(struct az_backend *b, uint32_t slot, uint32_t batch, const float *x,
+int az_backend_forward(struct az_backend *b, uint32_t model, uint32_t batch, const float *x,
 		       float *logits, float *value)
 {
-	if (!b || slot >= AZ_BACKEND_MODELS || !b->loaded[slot] || batch > b->max_batch)
+	if (!b || model >= AZ_BACKEND_MODELS || !b->loaded[model] || batch > b->max_batch)
 		return -EINVAL;
 	if (batch == 0)
 		return 0;
 	if (!x || !logits || !value)
 		return -EINVAL;
-	return b->ops->forward(b->ctx, slot, batch, x, logits, value);
+	return b->ops->forward(b->ctx, model, batch, x, logits, value);
 }
 
-/* ---- zero-copy slot path ---- */
+/* ---- slot path: the backend's own (zero copy) or the staging fallback ---- */
 
 int az_backend_register_host(struct az_backend *b, void *base, size_t size)
 {
-	int ret;
+	int ret = 0;
 
 	if (!b || !base || size == 0 || b->host_base)
 		return -EINVAL;
-	if (!b->ops->register_host)
-		return 0; /* nothing to do: the backend reads host memory anyway */
-	ret = b->ops->register_host(b->ctx, base, size);
-	if (ret)
-		return ret;
+	if (b->ops->forward_slots && b->ops->register_host) {
+		ret = b->ops->register_host(b->ctx, base, size);
+		b->zero_copy = ret == 0;
+	}
+	/* Registered either way: after a device failure the staging fallback reads host memory. */
 	b->host_base = base;
 	b->host_size = size;
-	return 0;
+	return ret;
 }
 
 void az_backend_unregister_host(struct az_backend *b)
 {
 	if (!b || !b->host_base)
 		return;
-	b->ops->unregister_host(b->ctx);
+	if (b->zero_copy)
+		b->ops->unregister_host(b->ctx);
+	b->zero_copy = 0;
 	b->host_base = NULL;
 	b->host_size = 0;
 }
 
 uint32_t az_backend_slot_streams(const struct az_backend *b)
 {
-	if (!b || !b->host_base || !b->ops->forward_slots)
+	if (!b || !b->host_base)
 		return 0;
-	return b->ops->slot_streams;
+	return b->zero_copy ? b->ops->slot_streams : 1;
 }
 
-int az_backend_forward_slots(struct az_backend *b, uint32_t slot, uint32_t n,
+int az_backend_zero_copy(const struct az_backend *b)
+{
+	return b && b->zero_copy;
+}
+
+/* The staging fallback: gather the n requests' features, forward() them, write the masked
+ * softmax, value and status 0 into each ring slot. Complete on return (one synchronous stream). */
+static int staged_forward_slots(struct az_backend *b, uint32_t model, uint32_t n,
+				const uint64_t *slot_offsets, const struct az_slot_layout *l)
+{
+	uint8_t *base = b->host_base;
+	int ret;
+
+	/* The NVTX ranges of the staging path (docs/profiling.md): gather, forward, publish. */
+	AZ_NVTX_PUSH("gather");
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(b->x + (size_t)i * l->features,
+		       az_slot_features(base + slot_offsets[i], l), sizeof(float) * l->features);
+	AZ_NVTX_POP();
+	AZ_NVTX_PUSH("forward");
+	ret = b->ops->forward(b->ctx, model, n, b->x, b->logits, b->value);
+	AZ_NVTX_POP();
+	if (ret)
+		return ret;
+	AZ_NVTX_PUSH("publish");
+	for (uint32_t i = 0; i < n; i++) {
+		void *slot = base + slot_offsets[i];
+		struct az_slot_hdr *h = az_slot_hdr(slot);
+
+		az_masked_softmax(b->logits + (size_t)i * l->actions, az_slot_legal(slot, l),
+				  l->actions, az_slot_policy(slot, l));
+		h->value = b->value[i];
+		h->status = 0;
+	}
+	AZ_NVTX_POP();
+	return 0;
+}
+
+int az_backend_forward_slots(struct az_backend *b, uint32_t model, uint32_t n,
 			     const uint64_t *slot_offsets, const struct az_slot_layout *l,
 			     uint32_t stream)
 {
 	struct az_slot_layout want;
 
-	if (!b || stream >= az_backend_slot_streams(b) || slot >= AZ_BACKEND_MODELS ||
-	    !b->loaded[slot] || n == 0 || n > b->max_batch || !slot_offsets || !l)
+	if (!b || stream >= az_backend_slot_streams(b) || model >= AZ_BACKEND_MODELS ||
+	    !b->loaded[model] || n == 0 || n > b->max_batch || !slot_offsets || !l)
 		return -EINVAL;
 	az_slot_layout_init(&want, b->arch.inputs, b->arch.actions);
 	if (memcmp(&want, l, sizeof(want)) != 0 || want.bytes > b->host_size)
@@ -325,13 +419,17 @@ int az_backend_forward_slots(struct az_backend *b, uint32_t slot, uint32_t n,
 	for (uint32_t i = 0; i < n; i++)
 		if (slot_offsets[i] > b->host_size - want.bytes)
 			return -EINVAL;
-	return b->ops->forward_slots(b->ctx, slot, n, slot_offsets, l, stream);
+	if (!b->zero_copy)
+		return staged_forward_slots(b, model, n, slot_offsets, l);
+	return b->ops->forward_slots(b->ctx, model, n, slot_offsets, l, stream);
 }
 
 int az_backend_wait_slots(struct az_backend *b, uint32_t stream, int block)
 {
 	if (!b || stream >= az_backend_slot_streams(b))
 		return -EINVAL;
+	if (!b->zero_copy)
+		return 1; /* the staging fallback completes every batch before returning */
 	return b->ops->wait_slots(b->ctx, stream, block);
 }
 
@@ -346,5 +444,5 @@ void az_backend_destroy(struct az_backend *b)
 		return;
 	az_backend_unregister_host(b);
 	b->ops->destroy(b->ctx);
-	free(b);
+	backend_free(b);
 }

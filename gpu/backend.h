@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Inference backends behind one ops table: "cpu" (OpenBLAS, always built, the reference) and
  * "cuda" (cuBLAS + kernels, built when nvcc is present, usable when a device is). A backend holds
- * up to AZ_BACKEND_MODELS models (slot 0: best, slot 1: candidate in the arena). */
+ * up to AZ_BACKEND_MODELS models, indexed by model slot (0: best, 1: candidate in the arena; see
+ * enum az_model_slot in run/control.h). Ring slots (request records in shm) are a different
+ * thing: they are only ever passed as byte offsets (slot_offsets). */
 #ifndef AZ_BACKEND_H
 #define AZ_BACKEND_H
 
@@ -24,18 +26,20 @@ struct az_slot_layout; /* shm/slot.h */
 struct az_backend_ops {
 	const char *name;
 	int (*create)(const struct az_arch *a, uint32_t max_batch, void **ctx);
-	int (*load)(void *ctx, uint32_t slot, const struct az_model *m);
+	int (*load)(void *ctx, uint32_t model, const struct az_model *m);
 	/* x[B, D] host memory in, logits[B, A] and value[B] host memory out. */
-	int (*forward)(void *ctx, uint32_t slot, uint32_t batch, const float *x, float *logits,
+	int (*forward)(void *ctx, uint32_t model, uint32_t batch, const float *x, float *logits,
 		       float *value);
 	void (*destroy)(void *ctx);
 	/* Optional (NULL when absent): one line about the device and settings for the log. */
 	void (*describe)(void *ctx, char *buf, size_t len);
-	/* Optional zero-copy slot path (all NULL and slot_streams 0 in the cpu backend). Arguments
-	 * are checked by gpu/backend.c before these are called. */
+	/* Optional zero-copy slot path (all NULL and slot_streams 0 in the cpu backend; then
+	 * gpu/backend.c supplies the slot path itself: gather, forward(), masked softmax, scatter,
+	 * on one synchronous stream). Arguments are checked by gpu/backend.c before these are
+	 * called. */
 	int (*register_host)(void *ctx, void *base, size_t size);
 	void (*unregister_host)(void *ctx);
-	int (*forward_slots)(void *ctx, uint32_t slot, uint32_t n, const uint64_t *slot_offsets,
+	int (*forward_slots)(void *ctx, uint32_t model, uint32_t n, const uint64_t *slot_offsets,
 			     const struct az_slot_layout *l, uint32_t stream);
 	int (*wait_slots)(void *ctx, uint32_t stream, int block);
 	uint32_t slot_streams;
@@ -53,38 +57,55 @@ int az_backend_parse(const char *text, enum az_backend_kind *kind);
 int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32_t max_batch,
 		      struct az_backend **out, char *why, size_t whylen);
 
-/* Copy the weights of m (same arch) into model slot `slot`. Returns 0 or -EINVAL/-ENOMEM. */
-int az_backend_load(struct az_backend *b, uint32_t slot, const struct az_model *m);
+/* Create a backend on a caller-supplied ops table (a stand-in in tests, a meta-backend); ops must
+ * outlive the backend. Returns 0, -EINVAL (bad arguments) or what ops->create returns. */
+int az_backend_create_ops(const struct az_backend_ops *ops, const struct az_arch *a,
+			  uint32_t max_batch, struct az_backend **out);
 
-/* Forward batch <= max_batch rows through model `slot`. Returns 0 or -EINVAL (slot not loaded
- * or batch too large). */
-int az_backend_forward(struct az_backend *b, uint32_t slot, uint32_t batch, const float *x,
+/* Copy the weights of m (same arch) into model slot `model` (< AZ_BACKEND_MODELS). Returns 0 or
+ * -EINVAL/-ENOMEM. */
+int az_backend_load(struct az_backend *b, uint32_t model, const struct az_model *m);
+
+/* Forward batch <= max_batch rows through model slot `model`: x[batch, inputs] in,
+ * logits[batch, actions] and value[batch] out, all host memory owned by the caller. Returns 0 or
+ * -EINVAL (model not loaded or batch too large). */
+int az_backend_forward(struct az_backend *b, uint32_t model, uint32_t batch, const float *x,
 		       float *logits, float *value);
 
-/* ---- zero-copy slot path (optional; infer/server.c uses it when slot_streams > 0) ----
- * The caller registers the mapped ring segment once (after attach), then submits batches as slot
- * offsets from its base: the backend reads features and legal masks from the slots and writes the
- * masked-softmax policy, value and status 0 into them, on one of slot_streams streams, in
- * submission order per stream. Results may be published only after az_backend_wait_slots() has
- * reported the stream complete. Unregister before detaching (az_backend_destroy does it too). */
+/* ---- slot path (every backend; infer/server.c has no other) ----
+ * The caller registers the mapped ring segment once (after attach), then submits batches as ring
+ * slot offsets from its base: the backend reads features and legal masks from the slots and
+ * writes the masked-softmax policy, value and status 0 into them, on one of slot_streams streams,
+ * in submission order per stream. Results may be published only after az_backend_wait_slots()
+ * has reported the stream complete. Unregister before detaching (az_backend_destroy does it too).
+ * A backend with its own forward_slots (cuda) reads the slots in place (zero copy); for one
+ * without (cpu), or when the device registration failed, this layer supplies the path: gather
+ * into a staging buffer, forward(), masked softmax and scatter into the slots, synchronously, on
+ * one stream (the batch is complete when az_backend_forward_slots() returns). */
 
-/* Register [base, base + size) (page-locked and mapped for the device). A backend without the
- * path does nothing and returns 0. Returns 0, -EINVAL (already registered, bad arguments),
- * -ENOMEM or -ENODEV; after a failure the slot path stays off and forward() still works. */
+/* Register [base, base + size) for the slot path (page-locked and mapped for the device when the
+ * backend reads slots in place). Returns 0, or -EINVAL (already registered, bad arguments);
+ * -ENOMEM or -ENODEV when the device registration failed: the segment is then registered for the
+ * staging fallback, so the slot path still works (through host copies). */
 int az_backend_register_host(struct az_backend *b, void *base, size_t size);
 
 /* Undo az_backend_register_host after the device finished with the segment (no-op when none). */
 void az_backend_unregister_host(struct az_backend *b);
 
-/* Streams of the slot path: 0 when the backend has none or no memory is registered. */
+/* Streams of the slot path: 0 when no memory is registered, 1 for the staging fallback, the
+ * backend's slot_streams when it reads the slots in place. */
 uint32_t az_backend_slot_streams(const struct az_backend *b);
 
-/* Submit n (1 <= n <= max_batch) requests of model `slot` on stream `stream`: slot_offsets[i] is
- * the byte offset of request i's slot from the registered base; l must be the layout of the
- * backend's arch (az_slot_layout_init(inputs, actions)). Returns at once (asynchronous). Returns
- * 0, or -EINVAL (model not loaded, n, stream, layout or an offset out of range, nothing
- * registered); -EINVAL leaves the slots untouched. */
-int az_backend_forward_slots(struct az_backend *b, uint32_t slot, uint32_t n,
+/* 1 when the registered segment is read in place by the device (the backend's own
+ * forward_slots), 0 for the staging fallback or when nothing is registered. */
+int az_backend_zero_copy(const struct az_backend *b);
+
+/* Submit n (1 <= n <= max_batch) requests of model slot `model` on stream `stream`:
+ * slot_offsets[i] is the byte offset of request i's ring slot from the registered base; l must be
+ * the layout of the backend's arch (az_slot_layout_init(inputs, actions)). Asynchronous on a
+ * zero-copy backend (returns at once). Returns 0, or -EINVAL (model not loaded, n, stream, layout
+ * or an offset out of range, nothing registered); -EINVAL leaves the slots untouched. */
+int az_backend_forward_slots(struct az_backend *b, uint32_t model, uint32_t n,
 			     const uint64_t *slot_offsets, const struct az_slot_layout *l,
 			     uint32_t stream);
 
@@ -92,7 +113,11 @@ int az_backend_forward_slots(struct az_backend *b, uint32_t slot, uint32_t n,
  * yet (block == 0 only), -EINVAL for a bad stream. block != 0 waits. */
 int az_backend_wait_slots(struct az_backend *b, uint32_t stream, int block);
 
+/* The ops table's name ("cpu", "cuda", ...), or "none" for NULL. Static storage. */
 const char *az_backend_name(const struct az_backend *b);
+
+/* Unregister the segment (if registered), then free the backend and all its memory. The caller
+ * must have waited for every stream of the slot path. NULL is a no-op. */
 void az_backend_destroy(struct az_backend *b);
 
 /* 1 when the CUDA backend is compiled in and a device is visible (gpu/cuda_util.cu). Safe to call

@@ -281,20 +281,20 @@ static void cuda_describe(void *ctx, char *buf, size_t len)
 
 /* ---- the staging path ---- */
 
-static int cuda_load(void *ctx, uint32_t slot, const struct az_model *m)
+static int cuda_load(void *ctx, uint32_t model, const struct az_model *m)
 {
 	struct cuda_ctx *c = (struct cuda_ctx *)ctx;
 
 	/* Batches in flight may still read the old weights: let them finish first. The copy runs
 	 * on the legacy stream, which the non-blocking pipes do not wait for: synchronise again. */
 	AZ_CUDA_FATAL(cudaDeviceSynchronize());
-	AZ_CUDA_FATAL(cudaMemcpy(c->d_params[slot], m->params, c->n_params * sizeof(float),
+	AZ_CUDA_FATAL(cudaMemcpy(c->d_params[model], m->params, c->n_params * sizeof(float),
 				 cudaMemcpyHostToDevice));
 	AZ_CUDA_FATAL(cudaDeviceSynchronize());
 	return 0;
 }
 
-static int cuda_forward(void *ctx, uint32_t slot, uint32_t batch, const float *x, float *logits,
+static int cuda_forward(void *ctx, uint32_t model, uint32_t batch, const float *x, float *logits,
 			float *value)
 {
 	struct cuda_ctx *c = (struct cuda_ctx *)ctx;
@@ -309,7 +309,7 @@ static int cuda_forward(void *ctx, uint32_t slot, uint32_t batch, const float *x
 	AZ_CUDA_FATAL(cudaMemcpyAsync(p->x, c->h_x, nx * f, cudaMemcpyHostToDevice, p->stream));
 	AZ_NVTX_POP();
 	AZ_NVTX_PUSH("net"); /* nested in the server's "forward" */
-	az_cuda_net_forward(p->blas, p->stream, c->math, &c->arch, c->d_params[slot], batch, p->x,
+	az_cuda_net_forward(p->blas, p->stream, c->math, &c->arch, c->d_params[model], batch, p->x,
 			    &p->acts);
 	AZ_NVTX_POP();
 	AZ_NVTX_PUSH("D2H");
@@ -359,32 +359,32 @@ static void cuda_unregister_host(void *ctx)
 
 /* l equals the layout of c->geom (checked by gpu/backend.c); the geometry was computed at create
  * because the CUDA graphs bake it in. */
-static int cuda_forward_slots(void *ctx, uint32_t slot, uint32_t n, const uint64_t *offsets,
+static int cuda_forward_slots(void *ctx, uint32_t model, uint32_t n, const uint64_t *offsets,
 			      const struct az_slot_layout *l, uint32_t stream)
 {
 	struct cuda_ctx *c = (struct cuda_ctx *)ctx;
 	struct pipe *p = &c->pipes[stream];
-	uint64_t *h = p->h_desc[slot];
+	uint64_t *h = p->h_desc[model];
 
 	(void)l;
 	AZ_NVTX_PUSH("H2D");
 	/* The descriptor's previous copy (this pipe's previous batch of this model) must have run
 	 * before its source is rewritten; the server has normally waited for it already. */
-	if (p->recorded[slot])
-		AZ_CUDA_FATAL(cudaEventSynchronize(p->ev[slot]));
+	if (p->recorded[model])
+		AZ_CUDA_FATAL(cudaEventSynchronize(p->ev[model]));
 	h[0] = n;
 	h[1] = c->dev_base;
 	memcpy(h + AZ_CUDA_DESC_HEAD, offsets, (size_t)n * sizeof(uint64_t));
 	AZ_NVTX_POP();
 	AZ_NVTX_PUSH("forward");
 	if (c->use_graphs)
-		AZ_CUDA_FATAL(cudaGraphLaunch(p->graph[slot][bucket_for(c, n)], p->stream));
+		AZ_CUDA_FATAL(cudaGraphLaunch(p->graph[model][bucket_for(c, n)], p->stream));
 	else
-		enqueue_batch(c, p, (int)slot, n);
-	AZ_CUDA_FATAL(cudaEventRecord(p->ev[slot], p->stream));
+		enqueue_batch(c, p, (int)model, n);
+	AZ_CUDA_FATAL(cudaEventRecord(p->ev[model], p->stream));
 	AZ_NVTX_POP();
-	p->recorded[slot] = true;
-	p->last = (int)slot;
+	p->recorded[model] = true;
+	p->last = (int)model;
 	return 0;
 }
 

@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* The inference server loop: collect a batch from all rings, gather inputs, group rows by model,
- * run the backend, scatter masked-softmax policies and values back into the slots, serve.
+/* The inference server loop: collect a batch from all rings, group rows by model, hand each
+ * model's ring slots to the backend's slot path (gather, forward, masked softmax and scatter
+ * happen there), wait for completion, serve.
  *
- * Two paths. Staging (every backend; the only one of the cpu backend): the batch's features are
- * copied into x, the backend's forward() returns logits and values, the softmax is written into
- * the slots here. Zero-copy (a backend with forward_slots, i.e. cuda, once the segment is
- * registered): the server only builds slot offsets; the device gathers from the slots and
- * scatters the results into them. Up to two batches are in flight on two streams: while batch k
- * computes, the server collects the requests that arrived since (beyond those in flight) and
- * submits them as batch k+1, then waits for batch k's event and serves it. A ring's in-flight
- * requests are always the prefix [served, served + taken) of its pending range, and batches are
- * served in submission order, so az_ring_serve() still releases exactly the slots written. */
+ * One path for every backend. The server only builds ring slot offsets; the backend layer
+ * (gpu/backend.c) reads the slots in place on a zero-copy backend (cuda, once the segment is
+ * registered) or through its staging fallback (cpu: one synchronous stream). With two streams,
+ * up to two batches are in flight: while batch k computes, the server takes the requests that
+ * arrived since (after those in flight: az_ring_take() with skip = taken) and submits them as
+ * batch k+1, then waits for batch k and serves it. A ring's in-flight requests are always the
+ * prefix [served, served + taken) of its pending range, and batches are served in submission
+ * order, so az_ring_serve() still releases exactly the slots written. */
 #include "infer/server.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +27,12 @@
 #include "base/nvtx.h"
 #include "shm/slot.h"
 
-#define PIPES 2 /* batches in flight on the zero-copy path */
+#define PIPES 2 /* batches in flight at most */
 
 /* One batch submitted to the backend's slot path and not yet served. */
 struct pipe_batch {
 	int busy;
+	int submitted; /* some forward_slots call on `stream` was accepted (wait for it) */
 	uint32_t stream;
 	int nruns;
 	struct az_run *runs; /* [2 * nrings] */
@@ -49,17 +51,14 @@ struct server {
 	struct az_arch arch;
 	uint32_t loaded_gen[AZ_MODEL_SLOTS];
 	int loaded[AZ_MODEL_SLOTS];
-	struct az_run *runs;
-	void **slots;  /* [max_batch] slot pointers of the batch, in run order */
-	uint32_t *rows; /* [max_batch] slot indices of one model's rows */
-	float *x, *logits, *value;
-	/* zero-copy path: streams > 0 once the backend has it and the segment is registered */
+	void **slots;  /* [max_batch] ring slot pointers of the batch, in run order */
+	/* streams of the slot path (at most PIPES): > 0 once a backend exists */
 	uint32_t streams;
 	struct pipe_batch pipe[PIPES];
 	uint32_t cur;      /* the oldest batch in flight (when any is) */
 	uint32_t *taken;   /* [nrings] requests of each ring inside in-flight batches */
-	uint64_t *offsets; /* [max_batch] slot offsets from the segment base */
-	uint8_t *model_of; /* [max_batch] model of each batch row, read once */
+	uint64_t *offsets; /* [max_batch] ring slot offsets from the segment base */
+	uint8_t *model_of; /* [max_batch] model slot of each batch row, read once */
 	uint32_t rr;       /* round-robin cursor of collect_more() */
 };
 
@@ -70,11 +69,21 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void logf_fd(int fd, const char *fmt, const char *a, const char *b)
+enum log_level { LOG_ERROR, LOG_INFO };
+
+/* The server's only output: one printf-style line to cfg->log_fd (none when it is -1); LOG_INFO
+ * lines are dropped when cfg->quiet. */
+__attribute__((format(printf, 3, 4))) static void infer_log(const struct server *sv,
+							     enum log_level level,
+							     const char *fmt, ...)
 {
-	if (fd < 0)
+	va_list ap;
+
+	if (sv->cfg->log_fd < 0 || (level == LOG_INFO && sv->cfg->quiet))
 		return;
-	dprintf(fd, fmt, a, b);
+	va_start(ap, fmt);
+	vdprintf(sv->cfg->log_fd, fmt, ap);
+	va_end(ap);
 }
 
 static int same_arch(const struct az_arch *a, const struct az_arch *b)
@@ -83,45 +92,51 @@ static int same_arch(const struct az_arch *a, const struct az_arch *b)
 	       a->actions == b->actions;
 }
 
-/* Register the segment with a new backend; the zero-copy path is used when that works. A
- * backend without the path (cpu) registers nothing and keeps the staging path silently. */
+/* Register the segment with a new backend for the slot path: zero copy when the backend reads
+ * slots in place, else (cpu, or a failed device registration) the backend layer's staging
+ * fallback, silently for a backend that never had zero copy. */
 static void enable_slot_path(struct server *sv)
 {
-	char msg[64];
 	/* Whole pages: the mapping covers them (mmap rounds up); page-locking works on pages. */
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t size = (sv->seg->size + page - 1) / page * page;
 	int rc = az_backend_register_host(sv->be, sv->seg->base, size);
-	sv->streams = 0;
-	if (rc < 0) {
-		snprintf(msg, sizeof(msg), "%d", rc);
-		logf_fd(sv->cfg->log_fd, "inference: zero-copy feed unavailable (register: %s); "
-			"%s\n", msg, "using staging copies");
-		return;
-	}
 	uint32_t n = az_backend_slot_streams(sv->be);
+
 	sv->streams = n < PIPES ? n : PIPES;
-	if (sv->streams) {
-		snprintf(msg, sizeof(msg), "%u stream(s)", sv->streams);
-		logf_fd(sv->cfg->quiet ? -1 : sv->cfg->log_fd,
-			"inference: zero-copy feed: segment registered, %s%s\n", msg, "");
-	}
+	AZ_ASSERT(sv->streams > 0); /* registered: for the fallback even when the device failed */
+	if (rc < 0)
+		infer_log(sv, LOG_ERROR, "inference: zero-copy feed unavailable (register: %d); "
+			  "using staging copies\n", rc);
+	else if (az_backend_zero_copy(sv->be))
+		infer_log(sv, LOG_INFO, "inference: zero-copy feed: segment registered, "
+			  "%u stream(s)\n", sv->streams);
 }
 
-/* Load model slot s from the path azrun published. Creates the backend on first use (the
+/* The configured backend, or the caller's ops table when one is given (tests). */
+static int create_backend(struct server *sv, const struct az_arch *a, char *why, size_t len)
+{
+	if (!sv->cfg->backend_ops)
+		return az_backend_create(sv->cfg->backend, a, sv->cfg->max_batch, &sv->be, why,
+					 len);
+	snprintf(why, len, "%s: supplied by the caller", sv->cfg->backend_ops->name);
+	return az_backend_create_ops(sv->cfg->backend_ops, a, sv->cfg->max_batch, &sv->be);
+}
+
+/* Load model slot `model` from the path azrun published. Creates the backend on first use (the
  * architecture is only known from the first checkpoint). */
-static int load_model(struct server *sv, uint32_t s, uint32_t gen)
+static int load_model(struct server *sv, uint32_t model, uint32_t gen)
 {
 	char err[512], why[256];
 	struct az_model *m = NULL;
-	int rc = az_ckpt_load(sv->ctl->model_path[s], &m, err, sizeof(err));
+	int rc = az_ckpt_load(sv->ctl->model_path[model], &m, err, sizeof(err));
 	if (rc < 0) {
-		logf_fd(sv->cfg->log_fd, "inference: %s%s\n", err, "");
+		infer_log(sv, LOG_ERROR, "inference: %s\n", err);
 		return rc;
 	}
 	if (m->arch.inputs != sv->lay.features || m->arch.actions != sv->lay.actions) {
-		logf_fd(sv->cfg->log_fd, "inference: %s: %s\n", sv->ctl->model_path[s],
-			"network input/action sizes do not match the game");
+		infer_log(sv, LOG_ERROR, "inference: %s: network input/action sizes do not match "
+			  "the game\n", sv->ctl->model_path[model]);
 		rc = -EINVAL;
 		goto out;
 	}
@@ -134,19 +149,17 @@ static int load_model(struct server *sv, uint32_t s, uint32_t gen)
 		memset(sv->loaded, 0, sizeof(sv->loaded));
 	}
 	if (!sv->be) {
-		rc = az_backend_create(sv->cfg->backend, &m->arch, sv->cfg->max_batch, &sv->be, why,
-				       sizeof(why));
-		logf_fd(rc < 0 || !sv->cfg->quiet ? sv->cfg->log_fd : -1, "inference: backend %s%s\n",
-			why, "");
+		rc = create_backend(sv, &m->arch, why, sizeof(why));
+		infer_log(sv, rc < 0 ? LOG_ERROR : LOG_INFO, "inference: backend %s\n", why);
 		if (rc < 0)
 			goto out;
 		sv->arch = m->arch;
 		enable_slot_path(sv);
 	}
-	rc = az_backend_load(sv->be, s, m);
+	rc = az_backend_load(sv->be, model, m);
 	if (rc == 0) {
-		sv->loaded[s] = 1;
-		sv->loaded_gen[s] = gen;
+		sv->loaded[model] = 1;
+		sv->loaded_gen[model] = gen;
 	}
 out:
 	az_model_destroy(m);
@@ -156,10 +169,10 @@ out:
 /* 1 when azrun announced a model the server has not loaded yet. */
 static int models_changed(struct server *sv)
 {
-	for (uint32_t s = 0; s < AZ_MODEL_SLOTS; s++)
-		/* C1': as in poll_models(), which reloads the slot after this. */
-		if (atomic_load_explicit(&sv->ctl->model_gen[s], memory_order_acquire) !=
-		    sv->loaded_gen[s])
+	for (uint32_t model = 0; model < AZ_MODEL_SLOTS; model++)
+		/* C1': as in poll_models(), which reloads the model slot after this. */
+		if (atomic_load_explicit(&sv->ctl->model_gen[model], memory_order_acquire) !=
+		    sv->loaded_gen[model])
 			return 1;
 	return 0;
 }
@@ -167,98 +180,26 @@ static int models_changed(struct server *sv)
 /* Reload any model slot whose generation azrun bumped. */
 static int poll_models(struct server *sv)
 {
-	for (uint32_t s = 0; s < AZ_MODEL_SLOTS; s++) {
+	for (uint32_t model = 0; model < AZ_MODEL_SLOTS; model++) {
 		/* C1': pairs with C1 in azrun (model_path written before model_gen). */
-		uint32_t gen = atomic_load_explicit(&sv->ctl->model_gen[s], memory_order_acquire);
-		if (gen == sv->loaded_gen[s])
+		uint32_t gen =
+			atomic_load_explicit(&sv->ctl->model_gen[model], memory_order_acquire);
+		if (gen == sv->loaded_gen[model])
 			continue;
-		int rc = load_model(sv, s, gen);
+		int rc = load_model(sv, model, gen);
 		if (rc < 0)
-			sv->loaded_gen[s] = gen; /* do not retry a broken file in a loop */
+			sv->loaded_gen[model] = gen; /* do not retry a broken file in a loop */
 		/* Relaxed: model_err is published by the release store of model_ack below. */
-		atomic_store_explicit(&sv->ctl->model_err[s], rc, memory_order_relaxed);
+		atomic_store_explicit(&sv->ctl->model_err[model], rc, memory_order_relaxed);
 		/* C2: pairs with C2' in azrun's wait for the acknowledgement. */
-		atomic_store_explicit(&sv->ctl->model_ack[s], gen, memory_order_release);
+		atomic_store_explicit(&sv->ctl->model_ack[model], gen, memory_order_release);
 	}
 	return 0;
 }
 
-/* Evaluate the rows of model `s` among the n batch slots; unknown models get status 1. */
-static void eval_model(struct server *sv, uint32_t s, uint32_t n)
-{
-	const struct az_slot_layout *l = &sv->lay;
-	uint32_t m = 0;
-	AZ_NVTX_PUSH("gather");
-	for (uint32_t i = 0; i < n; i++) {
-		struct az_slot_hdr *h = az_slot_hdr(sv->slots[i]);
-		if (h->model != s)
-			continue;
-		memcpy(sv->x + (size_t)m * l->features, az_slot_features(sv->slots[i], l),
-		       sizeof(float) * l->features);
-		sv->rows[m++] = i;
-	}
-	AZ_NVTX_POP();
-	if (m == 0)
-		return;
-	AZ_NVTX_PUSH("forward");
-	int rc = (sv->be && sv->loaded[s])
-			 ? az_backend_forward(sv->be, s, m, sv->x, sv->logits, sv->value)
-			 : -EINVAL;
-	AZ_NVTX_POP();
-	AZ_NVTX_PUSH("publish");
-	for (uint32_t k = 0; k < m; k++) {
-		void *slot = sv->slots[sv->rows[k]];
-		struct az_slot_hdr *h = az_slot_hdr(slot);
-		if (rc < 0) {
-			h->status = 1;
-			h->value = 0.0f;
-			continue;
-		}
-		az_masked_softmax(sv->logits + (size_t)k * l->actions, az_slot_legal(slot, l),
-				  l->actions, az_slot_policy(slot, l));
-		h->value = sv->value[k];
-		h->status = 0;
-	}
-	AZ_NVTX_POP();
-}
-
-/* One collected batch: gather slot pointers, evaluate per model, serve every ring. */
-static void serve_batch(struct server *sv, uint32_t nruns, uint32_t total)
-{
-	uint32_t n = 0;
-	for (uint32_t r = 0; r < nruns; r++)
-		for (uint32_t k = 0; k < sv->runs[r].count; k++)
-			sv->slots[n++] = az_ring_slot(&sv->rings[sv->runs[r].ring],
-						      sv->runs[r].first + k);
-	AZ_ASSERT(n == total);
-	uint64_t t0 = now_ns();
-	for (uint32_t i = 0; i < n; i++) {
-		struct az_slot_hdr *h = az_slot_hdr(sv->slots[i]);
-		if (h->model >= AZ_MODEL_SLOTS) { /* untrusted peer input */
-			h->status = 1;
-			h->value = 0.0f;
-		}
-	}
-	for (uint32_t s = 0; s < AZ_MODEL_SLOTS; s++)
-		eval_model(sv, s, n);
-	uint64_t t1 = now_ns();
-	/* A ring's runs are adjacent and in sequence order, so serving up to the end of each run
-	 * in order releases exactly the slots written above. */
-	AZ_NVTX_PUSH("publish");
-	for (uint32_t r = 0; r < nruns; r++)
-		az_ring_serve(&sv->rings[sv->runs[r].ring], sv->runs[r].first + sv->runs[r].count);
-	AZ_NVTX_POP();
-	/* Relaxed: statistics only. */
-	atomic_fetch_add_explicit(&sv->ctl->evals, n, memory_order_relaxed);
-	atomic_fetch_add_explicit(&sv->ctl->batches, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&sv->ctl->forward_ns, t1 - t0, memory_order_relaxed);
-}
-
-/* ---- zero-copy path ---- */
-
 /* Submit the batch of pb's runs (n requests): offsets per model, one forward_slots per model on
- * pb's stream. Rows the device will not answer (bad model id, model not loaded) get status 1
- * here, before the batch is served. */
+ * pb's stream. Rows the backend will not answer (bad model id, model not loaded, no backend yet)
+ * get status 1 here, before the batch is served. */
 static void submit(struct server *sv, struct pipe_batch *pb)
 {
 	uint32_t n = 0;
@@ -277,22 +218,25 @@ static void submit(struct server *sv, struct pipe_batch *pb)
 	AZ_ASSERT(n == pb->n);
 	AZ_NVTX_POP();
 	pb->busy = 1;
+	pb->submitted = 0;
 	pb->t0 = now_ns();
-	for (uint32_t s = 0; s <= AZ_MODEL_SLOTS; s++) {
+	for (uint32_t model = 0; model <= AZ_MODEL_SLOTS; model++) {
 		uint32_t m = 0;
 		int rc = -EINVAL;
-		uint8_t want = s < AZ_MODEL_SLOTS ? (uint8_t)s : UINT8_MAX;
+		uint8_t want = model < AZ_MODEL_SLOTS ? (uint8_t)model : UINT8_MAX;
 		for (uint32_t i = 0; i < n; i++)
 			if (sv->model_of[i] == want)
 				sv->offsets[m++] = (uint64_t)((uint8_t *)sv->slots[i] -
 							      (uint8_t *)sv->seg->base);
 		if (m == 0)
 			continue;
-		if (s < AZ_MODEL_SLOTS && sv->loaded[s])
-			rc = az_backend_forward_slots(sv->be, s, m, sv->offsets, &sv->lay,
+		if (model < AZ_MODEL_SLOTS && sv->loaded[model])
+			rc = az_backend_forward_slots(sv->be, model, m, sv->offsets, &sv->lay,
 						      pb->stream);
-		if (rc == 0)
+		if (rc == 0) {
+			pb->submitted = 1;
 			continue;
+		}
 		for (uint32_t i = 0; i < n; i++) {
 			if (sv->model_of[i] != want)
 				continue;
@@ -303,11 +247,21 @@ static void submit(struct server *sv, struct pipe_batch *pb)
 	}
 }
 
-/* Wait for pb's batch on the device, then publish it. */
+/* 1 when pb's batch has completed on the backend (block != 0: wait for it). */
+static int batch_done(struct server *sv, const struct pipe_batch *pb, int block)
+{
+	if (!pb->submitted)
+		return 1; /* every row was answered with status 1 in submit() */
+	int rc = az_backend_wait_slots(sv->be, pb->stream, block);
+	AZ_ASSERT(rc == 0 || rc == 1);
+	return rc;
+}
+
+/* Wait for pb's batch on the backend, then publish it. */
 static void finish(struct server *sv, struct pipe_batch *pb)
 {
 	AZ_NVTX_PUSH("D2H");
-	int rc = az_backend_wait_slots(sv->be, pb->stream, 1);
+	int rc = batch_done(sv, pb, 1);
 	AZ_NVTX_POP();
 	AZ_ASSERT(rc == 1);
 	AZ_NVTX_PUSH("publish");
@@ -334,41 +288,34 @@ static uint32_t beyond(const struct server *sv, uint32_t i)
 }
 
 /* While `busy` computes, take the requests that arrived since into pb's runs: poll until
- * max_batch are waiting, the busy batch completed, or `spin` polls passed. Returns the count. */
+ * max_batch are waiting, the busy batch completed, or `spin` polls passed. Rings are visited
+ * round-robin from the one after the last ring taken from, each once. Returns the count. */
 static uint32_t collect_more(struct server *sv, struct pipe_batch *pb,
 			     const struct pipe_batch *busy)
 {
-	uint32_t budget = sv->cfg->max_batch, total = 0, taken = 0;
+	uint32_t budget = sv->cfg->max_batch, total = 0, taken = 0, start = sv->rr;
 	AZ_NVTX_PUSH("wait");
 	for (uint32_t polls = 0;; polls++) {
 		total = 0;
 		for (uint32_t i = 0; i < sv->nrings && total < budget; i++)
 			total += beyond(sv, i);
-		if (total >= budget || polls >= sv->cfg->spin ||
-		    az_backend_wait_slots(sv->be, busy->stream, 0) == 1)
+		if (total >= budget || polls >= sv->cfg->spin || batch_done(sv, busy, 0) == 1)
 			break;
 	}
 	AZ_NVTX_POP();
 	pb->nruns = 0;
+	/* `start` is fixed before the loop: moving the cursor inside it would skip rings or visit
+	 * one twice (taking its slots twice). */
 	for (uint32_t k = 0; k < sv->nrings && taken < budget; k++) {
-		uint32_t i = (sv->rr + k) % sv->nrings, n = beyond(sv, i);
-		struct az_ring *r = &sv->rings[i];
+		uint32_t i = (start + k) % sv->nrings;
+		struct az_ring_span span[2];
+		/* After the requests of ring i already in flight (A1 inside az_ring_take()). */
+		uint32_t n = az_ring_take(&sv->rings[i], sv->taken[i], budget - taken, span);
 		if (n == 0)
 			continue;
-		if (n > budget - taken)
-			n = budget - taken;
-		/* Relaxed: `served` is written only by this process (az_ring_serve), so the load
-		 * returns our own last store. The acquire of `published` in az_ring_pending() (A1)
-		 * made the request bytes visible. */
-		uint64_t first = atomic_load_explicit(&r->shm->served, memory_order_relaxed) +
-				 sv->taken[i];
-		uint32_t idx = (uint32_t)(first & r->mask);
-		uint32_t part = r->capacity - idx < n ? r->capacity - idx : n;
-		/* A run never wraps the slot array: split at the end, as az_batch_collect does. */
-		pb->runs[pb->nruns++] = (struct az_run){ .ring = i, .count = part, .first = first };
-		if (part < n)
+		for (int h = 0; h < 2 && span[h].count; h++)
 			pb->runs[pb->nruns++] = (struct az_run){
-				.ring = i, .count = n - part, .first = first + part };
+				.ring = i, .count = span[h].count, .first = span[h].first };
 		taken += n;
 		sv->rr = i + 1;
 	}
@@ -386,10 +333,10 @@ static void drain(struct server *sv)
 	}
 }
 
-/* One round of the zero-copy path: with nothing in flight, block for a batch (deadline and all)
- * and submit it; else submit what arrived meanwhile on the other stream, then publish the
- * oldest batch. Model changes wait until nothing is in flight. */
-static void slots_round(struct server *sv, const struct az_batch_params *bp)
+/* One round of the loop: with nothing in flight, block for a batch (deadline and all) and
+ * submit it; else submit what arrived meanwhile on the other stream, then publish the oldest
+ * batch. Model changes wait until nothing is in flight. */
+static void serve_round(struct server *sv, const struct az_batch_params *bp)
 {
 	struct pipe_batch *old = &sv->pipe[sv->cur];
 	struct pipe_batch *next = &sv->pipe[(sv->cur + 1) % PIPES];
@@ -429,17 +376,11 @@ static int server_init(struct server *sv, struct az_seg *seg, const struct az_in
 		return -EPROTO;
 	size_t B = cfg->max_batch;
 	sv->rings = calloc(sv->nrings, sizeof(*sv->rings));
-	sv->runs = calloc(2 * (size_t)sv->nrings, sizeof(*sv->runs));
 	sv->slots = calloc(B, sizeof(*sv->slots));
-	sv->rows = calloc(B, sizeof(*sv->rows));
-	sv->x = malloc(B * cfg->features * sizeof(float));
-	sv->logits = malloc(B * cfg->actions * sizeof(float));
-	sv->value = malloc(B * sizeof(float));
 	sv->taken = calloc(sv->nrings, sizeof(*sv->taken));
 	sv->offsets = calloc(B, sizeof(*sv->offsets));
 	sv->model_of = calloc(B, 1);
-	if (!sv->rings || !sv->runs || !sv->slots || !sv->rows || !sv->x || !sv->logits ||
-	    !sv->value || !sv->taken || !sv->offsets || !sv->model_of)
+	if (!sv->rings || !sv->slots || !sv->taken || !sv->offsets || !sv->model_of)
 		return -ENOMEM;
 	for (uint32_t k = 0; k < PIPES; k++) {
 		sv->pipe[k].stream = k;
@@ -467,12 +408,7 @@ static void server_fini(struct server *sv)
 	free(sv->offsets);
 	free(sv->model_of);
 	free(sv->rings);
-	free(sv->runs);
 	free(sv->slots);
-	free(sv->rows);
-	free(sv->x);
-	free(sv->logits);
-	free(sv->value);
 }
 
 int az_infer_serve(struct az_seg *seg, const struct az_infer_config *cfg)
@@ -490,20 +426,8 @@ int az_infer_serve(struct az_seg *seg, const struct az_infer_config *cfg)
 		.idle_timeout_us = 20000, /* wake up to notice model changes and stop requests */
 	};
 	/* Acquire: pairs with azrun's release store of stop (nothing else is read after it). */
-	while (!atomic_load_explicit(&sv.ctl->stop, memory_order_acquire)) {
-		if (sv.streams) {
-			slots_round(&sv, &bp);
-			continue;
-		}
-		poll_models(&sv);
-		uint32_t total = 0;
-		AZ_NVTX_PUSH("wait");
-		int nruns = az_batch_collect(sv.rings, sv.nrings, &bp, sv.runs, 2 * sv.nrings,
-					     &total);
-		AZ_NVTX_POP();
-		if (nruns > 0)
-			serve_batch(&sv, (uint32_t)nruns, total);
-	}
+	while (!atomic_load_explicit(&sv.ctl->stop, memory_order_acquire))
+		serve_round(&sv, &bp);
 out:
 	server_fini(&sv);
 	return rc;

@@ -19,6 +19,9 @@ struct az_infer_config {
 	uint32_t spin;        /* polls before sleeping on the doorbell */
 	int log_fd;           /* where to write one line about the backend choice; -1 for none */
 	int quiet;            /* only errors go to log_fd */
+	/* Optional: serve on this ops table instead of `backend` (a stand-in in tests); it must
+	 * outlive the call. NULL: az_backend_create(backend). */
+	const struct az_backend_ops *backend_ops;
 };
 
 /* Serve until the control area's `stop` is set. Runs in its own process (forked by azrun).

@@ -9,12 +9,20 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "gpu/backend.h"
 #include "shm/ring.h"
 
 #define AZ_CTL_PATH_MAX 512
 #define AZ_CTL_MAX_WORKERS 256
 
-enum az_model_slot { AZ_MODEL_BEST = 0, AZ_MODEL_CANDIDATE = 1, AZ_MODEL_SLOTS = 2 };
+/* Model slots: which network a request asks for (the slot header's `model`), and the index of a
+ * model in the backend. One count for both: the backend holds every model slot azrun serves. */
+enum az_model_slot {
+	AZ_MODEL_BEST = 0,
+	AZ_MODEL_CANDIDATE = 1,
+	AZ_MODEL_SLOTS = AZ_BACKEND_MODELS,
+};
+_Static_assert(AZ_MODEL_CANDIDATE < AZ_MODEL_SLOTS, "the backend holds the candidate too");
 
 struct az_ctl_shm {
 	/* ---- written by azrun only ---- */

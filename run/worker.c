@@ -111,8 +111,8 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 			continue; /* claimed slot stays unpublished and is reused */
 		struct az_slot_hdr *h = az_slot_hdr(slot);
 		h->model = model_for(w, gm);
-		h->tag = (uint32_t)(gm - w->games);
-		h->aux = w->leaf.node;
+		h->game = (uint32_t)(gm - w->games);
+		h->node = w->leaf.node;
 		h->status = 0;
 		AZ_NVTX_PUSH("encode");
 		w->g->encode(w->leaf.state, az_slot_features(slot, l));
@@ -182,9 +182,9 @@ static int drain_results(struct worker *w)
 	void *slot;
 	while ((slot = az_ring_result(&w->ring, NULL)) != NULL) {
 		struct az_slot_hdr *h = az_slot_hdr(slot);
-		uint32_t tag = h->tag, node = h->aux;
-		AZ_ASSERT(tag < w->ngames); /* our own cookie: a mismatch is a protocol bug */
-		struct wgame *gm = &w->games[tag];
+		uint32_t game = h->game, node = h->node;
+		AZ_ASSERT(game < w->ngames); /* our own cookie: a mismatch is a protocol bug */
+		struct wgame *gm = &w->games[game];
 		if (h->status != 0)
 			/* Relaxed: read by azrun after waitpid. Model not loaded: azrun reports it. */
 			atomic_store_explicit(&w->ctl->worker_error, -EPROTO, memory_order_relaxed);

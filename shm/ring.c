@@ -30,9 +30,9 @@
  *
  * Acquire/release pairs (each end is labelled in the code):
  *
- *   R1 az_ring_publish():  store-release published   -> A1 az_batch_collect(), az_ring_pending()
- *                                                        (load_published()), az_ring_attach():
- *                                                        load-acquire published.
+ *   R1 az_ring_publish():  store-release published   -> A1 az_batch_collect(), az_ring_take(),
+ *                                                        az_ring_pending() (load_published()),
+ *                                                        az_ring_attach(): load-acquire published.
  *        The request bytes written into the slot are visible to the consumer.
  *   R2 az_ring_serve():    store-release served      -> A2 az_ring_result(), wait_result(),
  *                                                        attach (refresh_served()): load-acquire.
@@ -484,26 +484,47 @@ static uint32_t wait_pending(struct az_ring *rings, uint32_t nrings, uint32_t ne
 	return total;
 }
 
+uint32_t az_ring_take(const struct az_ring *r, uint32_t skip, uint32_t max,
+		      struct az_ring_span span[2])
+{
+	uint64_t s;
+	/* A1 (in load_published()): pairs with R1 in az_ring_publish(); the request bytes of every
+	 * slot below the published count loaded here are visible to us. */
+	uint32_t n = pending_pub(r, 0, &s), idx, first_part;
+
+	span[0] = (struct az_ring_span){ .first = s + skip, .count = 0 };
+	span[1] = (struct az_ring_span){ .first = s + skip, .count = 0 };
+	if (n <= skip)
+		return 0;
+	n -= skip;
+	if (n > max)
+		n = max;
+	idx = (uint32_t)((s + skip) & r->mask);
+	first_part = r->capacity - idx < n ? r->capacity - idx : n;
+	span[0].count = first_part;
+	span[1] = (struct az_ring_span){ .first = s + skip + first_part, .count = n - first_part };
+	return n;
+}
+
 /* Append ring i's pending requests (at most `budget`) as one or two runs. Returns the number
  * taken. */
 static uint32_t take_ring(const struct az_ring *r, uint32_t i, uint32_t budget,
 			  struct az_run *runs, uint32_t max_runs, uint32_t *nruns)
 {
-	uint64_t s;
-	uint32_t n = pending_pub(r, 0, &s), idx, first_part;
+	struct az_ring_span span[2];
+	uint32_t n;
 
-	if (n > budget)
-		n = budget;
-	if (n == 0 || *nruns >= max_runs)
+	if (*nruns >= max_runs)
 		return 0;
-	idx = (uint32_t)(s & r->mask);
-	first_part = r->capacity - idx < n ? r->capacity - idx : n;
-	runs[*nruns] = (struct az_run){ .ring = i, .count = first_part, .first = s };
-	(*nruns)++;
-	if (first_part == n || *nruns >= max_runs)
-		return first_part;
-	runs[*nruns] = (struct az_run){ .ring = i, .count = n - first_part, .first = s + first_part };
-	(*nruns)++;
+	n = az_ring_take(r, 0, budget, span);
+	if (n == 0)
+		return 0;
+	runs[(*nruns)++] = (struct az_run){ .ring = i, .count = span[0].count,
+					    .first = span[0].first };
+	if (span[1].count == 0 || *nruns >= max_runs)
+		return span[0].count;
+	runs[(*nruns)++] = (struct az_run){ .ring = i, .count = span[1].count,
+					    .first = span[1].first };
 	return n;
 }
 

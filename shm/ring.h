@@ -116,13 +116,30 @@ int az_ring_wait_result(struct az_ring *r, const struct az_wait *w);
 
 /* ---- consumer side (one process: the inference server) ---- */
 
-/* A contiguous run of requests in one ring: slots first .. first + count - 1 (never wraps the
- * slot array, so the run is contiguous in memory). */
+/* A span of ring slots, by sequence number: first .. first + count - 1. A span never wraps the
+ * slot array, so its slots are contiguous in memory (az_ring_slot(r, first) onwards). */
+struct az_ring_span {
+	uint64_t first;
+	uint32_t count;
+};
+
+/* A span of ring slots in ring number `ring` of a ring set (what az_batch_collect returns). */
 struct az_run {
 	uint32_t ring;
 	uint32_t count;
 	uint64_t first;
 };
+
+/* Take up to `max` waiting requests after the first `skip` ones (those the caller already took
+ * and has not served yet): the range [served + skip, published), cut to `max` requests and split
+ * where it wraps the slot array into span[0] and span[1] (span[1].count is 0 when it does not
+ * wrap; both counts are 0 when nothing waits beyond skip). Returns the number taken
+ * (span[0].count + span[1].count). One acquire load of published (A1): the request bytes of the
+ * taken slots are visible afterwards. Consumer only. Taken requests are answered in sequence
+ * order with az_ring_serve(); nothing is marked in the ring, so taking again with the same skip
+ * returns the same slots. */
+uint32_t az_ring_take(const struct az_ring *r, uint32_t skip, uint32_t max,
+		      struct az_ring_span span[2]);
 
 /* Batch collection over all rings. Waits for the first request (spin, then futex on the
  * doorbell, up to idle_timeout_us; 0 = forever), then keeps polling until max_batch requests are

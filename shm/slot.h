@@ -8,12 +8,13 @@
 
 /* Fixed 64-byte slot header; the payload areas follow at offsets given by az_slot_layout. */
 struct az_slot_hdr {
-	uint32_t model;   /* request: model slot to evaluate with (0 best, 1 candidate) */
-	uint32_t tag;     /* request: producer cookie, returned untouched (game index etc.) */
+	uint32_t model;   /* request: model slot to evaluate with (0 best, 1 candidate; not a ring
+			   * slot: see enum az_model_slot in run/control.h) */
+	uint32_t game;    /* request: the producer's game index, returned untouched */
 	uint32_t n_legal; /* request: number of legal moves (nonzero entries in the mask) */
 	uint32_t status;  /* response: 0 ok, nonzero: the server could not evaluate (bad model id) */
 	float value;      /* response: value head for the side to move, in [-1, 1] */
-	uint32_t aux;     /* request: free for the producer (e.g. node index) */
+	uint32_t node;    /* request: the producer's tree node of the leaf, returned untouched */
 	uint8_t pad[40];
 };
 _Static_assert(sizeof(struct az_slot_hdr) == 64, "slot header is one cache line");

@@ -2,9 +2,10 @@
 /* The inference server end to end: a forked az_infer_serve() drains three real shm rings fed by
  * this process; every response (masked-softmax policy, value, status) is checked against the CPU
  * reference forward pass. Requests for an unloaded model or a bad model id must come back with
- * status 1. Run as `test_server` (cpu backend, the staging path; label unit) and as
- * `test_server cuda` (label gpu: the zero-copy path with two streams and CUDA graphs, then again
- * with AZ_CUDA_GRAPHS=0; exits 77 without a device). */
+ * status 1. Run as `test_server` (label unit: the cpu backend through the backend layer's staging
+ * fallback, then a stand-in backend with asynchronous completion and two streams, so the
+ * pipelined path runs everywhere) and as `test_server cuda` (label gpu: the zero-copy path with
+ * two streams and CUDA graphs, then again with AZ_CUDA_GRAPHS=0; exits 77 without a device). */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -124,7 +125,7 @@ static void produce_and_check(struct az_seg *seg, const struct expect *e)
 				struct az_slot_hdr *h = az_slot_hdr(slot);
 
 				h->model = e[t].model;
-				h->tag = t;
+				h->game = t;
 				h->status = 9;
 				h->value = NAN; /* poison: the server must overwrite both */
 				memcpy(az_slot_features(slot, &l), e[t].x, sizeof(e[t].x));
@@ -134,7 +135,7 @@ static void produce_and_check(struct az_seg *seg, const struct expect *e)
 				progressed = 1;
 			}
 			while ((slot = az_ring_result(&rings[i], NULL))) {
-				uint32_t t = az_slot_hdr(slot)->tag;
+				uint32_t t = az_slot_hdr(slot)->game;
 
 				assert_true(t / PER_RING == i && t < NREQ);
 				check_response(slot, &l, &e[t]);
@@ -177,8 +178,125 @@ static void serve_model(struct az_ctl_shm *ctl, const char *path)
 	assert_int_equal(atomic_load_explicit(&ctl->model_err[0], memory_order_relaxed), 0);
 }
 
+/* ---- a backend stand-in with asynchronous completion (as CUDA's) on any machine ----
+ * forward_slots only queues the batch; the results are computed (by an inner cpu backend's slot
+ * path) when wait_slots finds the batch "done": ASYNC_US after its submission, or at once when
+ * asked to block. Two streams, so the server pipelines and takes requests after those in flight
+ * (collect_more) with several rings. */
+#define ASYNC_US 300
+#define ASYNC_STREAMS 2
+
+struct async_batch {
+	uint32_t model, n;
+	uint64_t offsets[16];
+};
+
+struct async_ctx {
+	struct az_backend *inner;
+	struct az_slot_layout l;
+	struct async_batch q[ASYNC_STREAMS][AZ_BACKEND_MODELS]; /* one per model per batch */
+	uint32_t nq[ASYNC_STREAMS];
+	double submitted_at[ASYNC_STREAMS];
+};
+
+static int async_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
+{
+	struct async_ctx *c = calloc(1, sizeof(*c));
+	char why[128];
+
+	if (!c || max_batch > 16)
+		return -EINVAL;
+	int rc = az_backend_create(AZ_BACKEND_CPU, a, max_batch, &c->inner, why, sizeof(why));
+
+	if (rc < 0) {
+		free(c);
+		return rc;
+	}
+	*ctx = c;
+	return 0;
+}
+
+static int async_load(void *ctx, uint32_t model, const struct az_model *m)
+{
+	return az_backend_load(((struct async_ctx *)ctx)->inner, model, m);
+}
+
+static int async_forward(void *ctx, uint32_t model, uint32_t batch, const float *x,
+			 float *logits, float *value)
+{
+	return az_backend_forward(((struct async_ctx *)ctx)->inner, model, batch, x, logits, value);
+}
+
+static void async_destroy(void *ctx)
+{
+	struct async_ctx *c = ctx;
+
+	az_backend_destroy(c->inner);
+	free(c);
+}
+
+static int async_register_host(void *ctx, void *base, size_t size)
+{
+	return az_backend_register_host(((struct async_ctx *)ctx)->inner, base, size);
+}
+
+static void async_unregister_host(void *ctx)
+{
+	az_backend_unregister_host(((struct async_ctx *)ctx)->inner);
+}
+
+static int async_forward_slots(void *ctx, uint32_t model, uint32_t n,
+			       const uint64_t *slot_offsets, const struct az_slot_layout *l,
+			       uint32_t stream)
+{
+	struct async_ctx *c = ctx;
+
+	assert_true(c->nq[stream] < AZ_BACKEND_MODELS); /* waited for before the next batch */
+	struct async_batch *q = &c->q[stream][c->nq[stream]++];
+
+	q->model = model;
+	q->n = n;
+	memcpy(q->offsets, slot_offsets, n * sizeof(*slot_offsets));
+	c->l = *l;
+	c->submitted_at[stream] = now_s();
+	return 0;
+}
+
+static int async_wait_slots(void *ctx, uint32_t stream, int block)
+{
+	struct async_ctx *c = ctx;
+
+	if (c->nq[stream] == 0)
+		return 1;
+	if (!block && now_s() - c->submitted_at[stream] < ASYNC_US * 1e-6)
+		return 0;
+	for (uint32_t k = 0; k < c->nq[stream]; k++) {
+		const struct async_batch *q = &c->q[stream][k];
+
+		assert_int_equal(az_backend_forward_slots(c->inner, q->model, q->n, q->offsets,
+							  &c->l, 0), 0);
+		assert_int_equal(az_backend_wait_slots(c->inner, 0, 1), 1);
+	}
+	c->nq[stream] = 0;
+	return 1;
+}
+
+static const struct az_backend_ops async_ops = {
+	.name = "cpu-async-standin",
+	.create = async_create,
+	.load = async_load,
+	.forward = async_forward,
+	.destroy = async_destroy,
+	.register_host = async_register_host,
+	.unregister_host = async_unregister_host,
+	.forward_slots = async_forward_slots,
+	.wait_slots = async_wait_slots,
+	.slot_streams = ASYNC_STREAMS,
+};
+
 /* One server lifetime; returns what it logged. */
-static char *run_server(const struct az_model *m, const struct expect *e, const char *ckpt)
+static char *run_server(const struct az_model *m, const struct expect *e, const char *ckpt,
+			const struct az_backend_ops *ops)
 {
 	struct az_slot_layout l;
 	struct az_seg seg;
@@ -200,7 +318,7 @@ static char *run_server(const struct az_model *m, const struct expect *e, const 
 	if (pid == 0) {
 		struct az_infer_config ic = { .backend = backend, .features = D, .actions = A,
 					      .max_batch = 16, .deadline_us = 200, .spin = 64,
-					      .log_fd = fds[1] };
+					      .log_fd = fds[1], .backend_ops = ops };
 
 		/* A failed check ends the parent without a stop request: die with it. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -227,36 +345,75 @@ static char *run_server(const struct az_model *m, const struct expect *e, const 
 	return log;
 }
 
-static void test_serve(void **state)
+/* A checkpoint of a random model in a fresh directory, with its requests and answers. */
+struct fixture {
+	struct az_model *m;
+	struct expect *e;
+	char dir[64], ckpt[128];
+};
+
+static void fx_setup(struct fixture *f)
 {
-	struct az_model *m = random_model(&arch, 5);
-	struct expect *e = make_requests(m);
-	char dir[] = "/tmp/az-test-server-XXXXXX", ckpt[128], err[256];
+	char err[256];
+
+	f->m = random_model(&arch, 5);
+	f->e = make_requests(f->m);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/az-test-server-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->ckpt, sizeof(f->ckpt), "%s/m.safetensors", f->dir);
+	snprintf(f->m->game, sizeof(f->m->game), "test");
+	assert_int_equal(az_ckpt_save(f->ckpt, f->m, err, sizeof(err)), 0);
+}
+
+static void fx_teardown(struct fixture *f)
+{
+	unlink(f->ckpt);
+	rmdir(f->dir);
+	free(f->e);
+	az_model_destroy(f->m);
+}
+
+/* Regression (layout issue, collect_more): with several rings and a backend that completes
+ * later, the server takes requests after those in flight, round-robin over the rings. The
+ * cursor used to move inside the loop that indexed with it, so rings were skipped or visited
+ * twice, slots were taken twice and served past `published` (an assertion in az_ring_serve). */
+static void test_serve_async_rings(void **state)
+{
+	struct fixture f;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(ckpt, sizeof(ckpt), "%s/m.safetensors", dir);
-	snprintf(m->game, sizeof(m->game), "test");
-	assert_int_equal(az_ckpt_save(ckpt, m, err, sizeof(err)), 0);
+	fx_setup(&f);
+	char *log = run_server(f.m, f.e, f.ckpt, &async_ops);
 
-	char *log = run_server(m, e, ckpt);
+	assert_non_null(strstr(log, "backend cpu-async-standin"));
+	assert_non_null(strstr(log, "zero-copy feed: segment registered, 2 stream(s)"));
+	fx_teardown(&f);
+}
+
+static void test_serve(void **state)
+{
+	struct fixture f;
+
+	(void)state;
+	fx_setup(&f);
+	struct az_model *m = f.m;
+	struct expect *e = f.e;
+	const char *ckpt = f.ckpt;
+	char *log = run_server(m, e, ckpt, NULL);
 
 	if (backend == AZ_BACKEND_CUDA) {
 		/* The zero-copy path was taken, with graphs; then again without graphs. */
 		assert_non_null(strstr(log, "zero-copy feed: segment registered"));
 		assert_non_null(strstr(log, "CUDA graphs for"));
 		setenv("AZ_CUDA_GRAPHS", "0", 1);
-		log = run_server(m, e, ckpt);
+		log = run_server(m, e, ckpt, NULL);
 		unsetenv("AZ_CUDA_GRAPHS");
 		assert_non_null(strstr(log, "zero-copy feed: segment registered"));
 		assert_non_null(strstr(log, "no CUDA graphs"));
 	} else {
 		assert_null(strstr(log, "zero-copy"));
 	}
-	unlink(ckpt);
-	rmdir(dir);
-	free(e);
-	az_model_destroy(m);
+	fx_teardown(&f);
 }
 
 int main(int argc, char **argv)
@@ -270,6 +427,7 @@ int main(int argc, char **argv)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_serve),
+		cmocka_unit_test(test_serve_async_rings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the SPSC request ring (shm/ring.c) in process-local memory: geometry, full and
- * empty rings, counter wrap-around past 2^64, untrusted peer counters, batch collection. */
+ * empty rings, counter wrap-around past 2^64, untrusted peer counters, batch collection, taking
+ * spans after those already taken. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -551,6 +552,73 @@ static void test_wait_result(void **state)
 	fx_teardown(&f);
 }
 
+/* az_ring_take(): spans after the ones already taken, split where they wrap the slot array. */
+static void test_take_after_taken(void **state)
+{
+	struct fixture f;
+	struct az_ring_span sp[2];
+	struct az_ring *c;
+
+	(void)state;
+	fx_setup(&f, 1, 8, 0);
+	c = &f.cons[0];
+	assert_int_equal(az_ring_take(c, 0, 8, sp), 0);
+	assert_true(sp[0].count == 0 && sp[1].count == 0);
+	for (uint64_t i = 0; i < 6; i++)
+		push(&f.prod[0], i);
+	/* The first batch takes 4; the next one starts after them. */
+	assert_int_equal(az_ring_take(c, 0, 4, sp), 4);
+	assert_true(sp[0].first == 0 && sp[0].count == 4 && sp[1].count == 0);
+	assert_int_equal(az_ring_take(c, 4, 8, sp), 2);
+	assert_true(sp[0].first == 4 && sp[0].count == 2 && sp[1].count == 0);
+	/* Nothing beyond what was taken (skip == pending, and skip past pending). */
+	assert_int_equal(az_ring_take(c, 6, 8, sp), 0);
+	assert_int_equal(az_ring_take(c, 7, 8, sp), 0);
+	/* Taking marks nothing: the same skip returns the same slots. */
+	assert_int_equal(az_ring_take(c, 4, 1, sp), 1);
+	assert_true(sp[0].first == 4 && sp[0].count == 1);
+	answer_all(c);
+	for (uint64_t i = 0; i < 6; i++)
+		pop_expect(&f.prod[0], i, i);
+	/* Slots 6, 7, 0, 1, 2 pending: with 1 taken, the rest wraps the slot array. */
+	for (uint64_t i = 6; i < 11; i++)
+		push(&f.prod[0], i);
+	assert_int_equal(az_ring_take(c, 1, 8, sp), 4);
+	assert_true(sp[0].first == 7 && sp[0].count == 1);
+	assert_true(sp[1].first == 8 && sp[1].count == 3);
+	assert_true((sp[1].first & c->mask) == 0);
+	/* max cuts the second part. */
+	assert_int_equal(az_ring_take(c, 1, 2, sp), 2);
+	assert_true(sp[0].first == 7 && sp[0].count == 1);
+	assert_true(sp[1].first == 8 && sp[1].count == 1);
+	/* Serving the first taken request moves the window: skip counts from served. */
+	az_ring_serve(c, 7);
+	assert_int_equal(az_ring_take(c, 0, 8, sp), 4);
+	assert_true(sp[0].first == 7 && sp[0].count == 1 && sp[1].count == 3);
+	fx_teardown(&f);
+}
+
+/* az_ring_take() across 2^64 and the end of the slot array at once. */
+static void test_take_wrap_2_64(void **state)
+{
+	struct fixture f;
+	struct az_ring_span sp[2];
+	uint64_t start = UINT64_MAX - 4; /* slot index 3 of 8 */
+
+	(void)state;
+	fx_setup(&f, 1, 8, start);
+	for (uint64_t i = 0; i < 8; i++)
+		push(&f.prod[0], i);
+	/* Two taken; the remaining six run from slot 5 to the end (3) and on from slot 0 (3). */
+	assert_int_equal(az_ring_take(&f.cons[0], 2, 16, sp), 6);
+	assert_true(sp[0].first == start + 2 && sp[0].count == 3);
+	assert_true(sp[1].first == 0 && sp[1].count == 3);
+	answer_all(&f.cons[0]);
+	for (uint64_t i = 0; i < 8; i++)
+		pop_expect(&f.prod[0], start + i, i);
+	fx_teardown(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -568,6 +636,8 @@ int main(void)
 		cmocka_unit_test(test_collect_timeouts),
 		cmocka_unit_test(test_collect_wakes),
 		cmocka_unit_test(test_wait_result),
+		cmocka_unit_test(test_take_after_taken),
+		cmocka_unit_test(test_take_wrap_2_64),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
