@@ -2,7 +2,7 @@
 /* Inference backends behind one ops table: "cpu" (OpenBLAS, always built, the reference) and
  * "cuda" (cuBLAS + kernels, built when nvcc is present, usable when a device is). A backend holds
  * up to AZ_BACKEND_MODELS models, indexed by model slot (0: best, 1: candidate in the arena; see
- * enum az_model_slot in run/control.h). Ring slots (request records in shm) are a different
+ * enum az_model_slot in infer/control.h). Ring slots (request records in shm) are a different
  * thing: they are only ever passed as byte offsets (slot_offsets). */
 #ifndef AZ_BACKEND_H
 #define AZ_BACKEND_H

@@ -23,7 +23,7 @@
 
 #include "net/checkpoint.h"
 #include "base/az_assert.h"
-#include "run/control.h"
+#include "infer/control.h"
 #include "base/nvtx.h"
 #include "shm/slot.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The inference process: drains every worker's ring in batches, evaluates the requested model on
  * the backend, writes policy and value back into the request slots and marks them served.
- * Model changes are announced through the control area (run/control.h). */
+ * Model changes are announced through the control area (infer/control.h). */
 #ifndef AZ_SERVER_H
 #define AZ_SERVER_H
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The process roles of a run: self-play / arena workers (run/worker.c) and the trainer process
  * (run/trainer_proc.c). Each runs in its own process, started by the supervisor
- * (run/supervise.h), and reports through the control area (run/control.h). Each takes its own
+ * (run/supervise.h), and reports through the control area (infer/control.h). Each takes its own
  * parameter struct, so any program (azrun, azbench) can run them without azrun's CLI. */
 #ifndef AZ_RUN_ROLES_H
 #define AZ_RUN_ROLES_H

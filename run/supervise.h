@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #include "infer/server.h"
-#include "run/control.h"
+#include "infer/control.h"
 #include "shm/segment.h"
 
 /* SIGINT and SIGTERM set the interrupted flag (az_sv_interrupted), SIGXFSZ is ignored (a file

@@ -9,7 +9,7 @@
 #include "games/game.h"
 #include "mcts/mcts.h"
 #include "base/az_assert.h"
-#include "run/control.h"
+#include "infer/control.h"
 #include "base/nvtx.h"
 #include "shm/slot.h"
 #include "run/roles.h"

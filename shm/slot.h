@@ -9,7 +9,7 @@
 /* Fixed 64-byte slot header; the payload areas follow at offsets given by az_slot_layout. */
 struct az_slot_hdr {
 	uint32_t model;   /* request: model slot to evaluate with (0 best, 1 candidate; not a ring
-			   * slot: see enum az_model_slot in run/control.h) */
+			   * slot: see enum az_model_slot in infer/control.h) */
 	uint32_t game;    /* request: the producer's game index, returned untouched */
 	uint32_t n_legal; /* request: number of legal moves (nonzero entries in the mask) */
 	uint32_t status;  /* response: 0 ok, nonzero: the server could not evaluate (bad model id) */

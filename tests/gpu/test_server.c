@@ -27,7 +27,7 @@
 #include "net/checkpoint.h"
 #include "net/model.h"
 #include "infer/server.h"
-#include "run/control.h"
+#include "infer/control.h"
 #include "base/rng.h"
 #include "shm/segment.h"
 #include "shm/slot.h"

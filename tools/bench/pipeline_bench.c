@@ -19,7 +19,7 @@
 #include "infer/server.h"
 #include "mcts/mcts.h"
 #include "base/az_assert.h"
-#include "run/control.h"
+#include "infer/control.h"
 #include "shm/slot.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The run's control area inside the segment: how azrun (the orchestrator) tells the inference
- * process which checkpoints to serve and when to stop, how workers claim games, and where every
+/* The run's control area inside the segment (it lives with the inference process, its main
+ * reader; the supervisor in run/ and the workers include it from above): how the supervisor
+ * (run/supervise.c) tells the inference process which checkpoints to serve and when to stop, how workers claim games, and where every
  * process adds its counters. Lives at az_seg_ctl(); cold path only (nothing here is touched per
  * leaf except the stats, which are relaxed counters). */
 #ifndef AZ_CONTROL_H
