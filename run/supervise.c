@@ -113,9 +113,10 @@ static void log_exit(const char *what, int st)
 	       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), what);
 }
 
-int az_pipeline_server_died(struct az_pipeline *pl, int st)
+/* The inference process exited (status st, reaped) `what`: restart it within the budget. */
+static int server_died(struct az_pipeline *pl, int st, const char *what)
 {
-	log_exit("", st);
+	log_exit(what, st);
 	pl->server = 0;
 	if (interrupted)
 		return -EINTR;
@@ -132,6 +133,11 @@ int az_pipeline_server_died(struct az_pipeline *pl, int st)
 	 * requests left unserved by its predecessor: the rings keep their counters. */
 	az_log("azrun: restarted the inference process (pid %ld)", (long)pl->server);
 	return 0;
+}
+
+int az_pipeline_server_died(struct az_pipeline *pl, int st)
+{
+	return server_died(pl, st, "");
 }
 
 int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *pp,
@@ -181,17 +187,9 @@ int az_pipeline_serve_model(struct az_pipeline *pl, enum az_model_slot s, const 
 		if (pl->server > 0 && waitpid(pl->server, &st, WNOHANG) == pl->server) {
 			/* Died while loading: its successor loads every slot and acknowledges the
 			 * current generations, so keep waiting. */
-			log_exit(" while loading a model", st);
-			pl->server = 0;
-			if (++pl->server_restarts > pl->pp.max_server_restarts) {
-				az_log("azrun: the inference process died %u times; giving up",
-				       pl->server_restarts - 1);
-				return -ECHILD;
-			}
-			int rc = spawn_server(pl);
+			int rc = server_died(pl, st, " while loading a model");
 			if (rc < 0)
 				return rc;
-			az_log("azrun: restarted the inference process (pid %ld)", (long)pl->server);
 		}
 		if (az_now() - t0 > 120 || pl->server <= 0) {
 			az_log("azrun: the inference process did not load %s", path);
