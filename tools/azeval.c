@@ -334,8 +334,8 @@ static void print_share(const char *what, long ok, long n, int json, int last)
 
 struct eval_opts {
 	const char *game, *ckpt, *positions, *labelled, *vs;
-	const char *graph_file, *variant, *adjudicator; /* tangled */
-	long graph;
+	const char *graph_file, *variant, *adjudicator; /* tangled (NULL: not given) */
+	long graph;                                     /* tangled, 0: not given */
 	long sims, games;
 	int json;
 	float c_puct;
@@ -421,10 +421,12 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 				rc = -EINVAL;
 			}
 			break;
-		case 'G':
-			rc = num_arg("graph", optarg, 1, 1000, &v);
+		case 'G': {
+			const struct az_game_opt *go = &az_game_desc_tangled.opts[AZ_TANGLED_OPT_GRAPH];
+			rc = num_arg("graph", optarg, go->lo, go->hi, &v);
 			o->graph = (long)v;
 			break;
+		}
 		case 'F': o->graph_file = optarg; break;
 		case 'V': o->variant = optarg; break;
 		case 'A': o->adjudicator = optarg; break;
@@ -442,6 +444,23 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 		rc = -EINVAL;
 	}
 	return rc;
+}
+
+/* The Tangled options given here, over the checkpoint's (the game validates them). */
+static int set_tangled_opts(struct az_config *gc, const struct eval_opts *o, char *err,
+			    size_t errlen)
+{
+	char graph[24];
+	snprintf(graph, sizeof(graph), "%ld", o->graph);
+	const char *given[AZ_TANGLED_OPTS] = {
+		[AZ_TANGLED_OPT_GRAPH] = o->graph ? graph : NULL, [AZ_TANGLED_OPT_GRAPH_FILE] = o->graph_file,
+		[AZ_TANGLED_OPT_VARIANT] = o->variant,
+		[AZ_TANGLED_OPT_ADJUDICATOR] = o->adjudicator ? o->adjudicator : ""};
+	for (int i = 0; i < AZ_TANGLED_OPTS; i++)
+		if (given[i] && az_config_set(gc, az_game_desc_tangled.opts[i].name, given[i], err,
+					      errlen) < 0)
+			return -EINVAL;
+	return 0;
 }
 
 /* Load the checkpoint and check it is a network for g. Returns 0, or 2 after a message. */
@@ -495,14 +514,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (o.graph)
-		gc.graph = (uint32_t)o.graph;
-	if (o.graph_file)
-		snprintf(gc.graph_file, sizeof(gc.graph_file), "%s", o.graph_file);
-	if (o.variant)
-		snprintf(gc.variant, sizeof(gc.variant), "%s", o.variant);
-	snprintf(gc.adjudicator, sizeof(gc.adjudicator), "%s", o.adjudicator ? o.adjudicator : "");
-	if (az_config_game(&gc, &g, gerr, sizeof(gerr)) < 0) {
+	if (set_tangled_opts(&gc, &o, gerr, sizeof(gerr)) < 0 ||
+	    az_config_game(&gc, &g, gerr, sizeof(gerr)) < 0) {
 		fprintf(stderr, "azeval: %s\n", gerr);
 		return 2;
 	}

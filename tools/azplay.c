@@ -80,16 +80,6 @@ static int net_eval(void *arg, const void *state, float *policy, float *value)
 	return 0;
 }
 
-/* Name of a side as the game's board shows it. */
-static const char *side_name(const struct az_game *g, int side)
-{
-	if (g == &az_game_tictactoe || g == &az_game_connect4)
-		return side ? "O" : "X";
-	if (strcmp(g->name, "tangled") == 0)
-		return side ? "Blue" : "Red";
-	return side ? "second player" : "first player";
-}
-
 static const char *who(const struct play *p, int side)
 {
 	int seat = side == p->agent_side ? 0 : 1;
@@ -229,14 +219,20 @@ static int parse_args(struct opts *o, int argc, char **argv)
 				rc = -EINVAL;
 			}
 			break;
-		case 'G': rc = parse_u32("graph", optarg, 1, 1000, &graph); break;
-		case 'V':
-			o->fixed = !strcmp(optarg, "fixed");
-			if (!o->fixed && strcmp(optarg, "free") != 0) {
+		case 'G': {
+			const struct az_game_opt *go = &az_game_desc_tangled.opts[AZ_TANGLED_OPT_GRAPH];
+			rc = parse_u32("graph", optarg, (uint32_t)go->lo, (uint32_t)go->hi, &graph);
+			break;
+		}
+		case 'V': {
+			enum az_tangled_variant var = AZ_TANGLED_FREE;
+			if (az_tangled_variant_parse(optarg, &var) < 0) {
 				fprintf(stderr, "azplay: --variant: free or fixed\n");
 				rc = -EINVAL;
 			}
+			o->fixed = var == AZ_TANGLED_FIXED;
 			break;
+		}
 		case 'h': usage("azplay"); return 1;
 		default: fprintf(stderr, "azplay: see --help\n"); return -EINVAL;
 		}
@@ -271,10 +267,13 @@ static int setup_tangled(const struct opts *o, const char *recorded)
 	az_config_defaults(&c, "tangled");
 	/* The graph and variant the checkpoint was trained on, unless given here. */
 	int rc = az_config_apply_game_options(&c, recorded, err, sizeof(err));
-	if (o->graph)
-		c.graph = (uint32_t)o->graph;
-	if (o->fixed)
-		snprintf(c.variant, sizeof(c.variant), "fixed");
+	if (rc == 0 && o->graph) {
+		char v[16];
+		snprintf(v, sizeof(v), "%d", o->graph);
+		rc = az_config_set(&c, "graph", v, err, sizeof(err));
+	}
+	if (rc == 0 && o->fixed)
+		rc = az_config_set(&c, "variant", "fixed", err, sizeof(err));
 	c.seed = o->seed;
 	if (rc == 0)
 		rc = az_config_game(&c, &g, err, sizeof(err));
@@ -410,7 +409,7 @@ static int human_move(struct play *p, const void *st, int side)
 	list_legal(p, st, legal, sizeof(legal));
 	p->g->legal(st, mask);
 	for (;;) {
-		printf("your move as %s (legal: %s; 'quit' to stop): ", side_name(p->g, side),
+		printf("your move as %s (legal: %s; 'quit' to stop): ", az_game_side_name(p->g, side),
 		       legal);
 		fflush(stdout);
 		if (!fgets(line, sizeof(line), stdin)) {
@@ -452,7 +451,7 @@ static int search_move(struct play *p, struct player *pl, int side)
 		return rc;
 	}
 	az_tree_visit_policy(pl->tree, pi);
-	printf("%s (%s): value %+.2f, top moves:", kind_names[pl->kind], side_name(g, side),
+	printf("%s (%s): value %+.2f, top moves:", kind_names[pl->kind], az_game_side_name(g, side),
 	       (double)az_tree_root_value(pl->tree));
 	uint8_t shown[AZ_GAME_ACTIONS_MAX] = {0};
 	for (int k = 0; k < TOP_MOVES; k++) {
@@ -510,7 +509,7 @@ static int play_game(struct play *p, int *outcome)
 	for (int s = 0; s < 2; s++)
 		if (p->pl[s].tree)
 			az_tree_reset(p->pl[s].tree, st);
-	printf("%s (%s) vs %s (%s)\n", who(p, 0), side_name(g, 0), who(p, 1), side_name(g, 1));
+	printf("%s (%s) vs %s (%s)\n", who(p, 0), az_game_side_name(g, 0), who(p, 1), az_game_side_name(g, 1));
 	g->format(st, board, sizeof(board));
 	fputs(board, stdout);
 	while (!g->terminal(st, &v)) {
@@ -526,7 +525,7 @@ static int play_game(struct play *p, int *outcome)
 			return a;
 		char mv[16];
 		g->format_action(a, mv, sizeof(mv));
-		printf("%s (%s) plays %s\n", who(p, side), side_name(g, side), mv);
+		printf("%s (%s) plays %s\n", who(p, side), az_game_side_name(g, side), mv);
 		g->apply(st, a);
 		for (int s = 0; s < 2; s++) /* tree reuse; an unknown child starts afresh */
 			if (p->pl[s].tree && az_tree_advance(p->pl[s].tree, a) < 0)
@@ -541,7 +540,7 @@ static int play_game(struct play *p, int *outcome)
 		return 0;
 	}
 	int winner = v > 0 ? mover : 1 - mover;
-	printf("result: %s wins (%s)\n", side_name(g, winner), who(p, winner));
+	printf("result: %s wins (%s)\n", az_game_side_name(g, winner), who(p, winner));
 	*outcome = winner == p->agent_side ? 1 : -1;
 	return 0;
 }
