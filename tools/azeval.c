@@ -17,29 +17,15 @@
 #include "mcts/mcts.h"
 #include "base/rng.h"
 #include "tools/config.h"
+#include "eval/net_eval.h"
 #include "eval/positions.h"
 #include "eval/rollout.h"
 
+/* The network evaluator (eval/net_eval.h): net.mask holds the last position's legal moves. */
 struct eval_ctx {
 	const struct az_game *g;
-	struct az_backend *be;
-	float x[4096];
-	float logits[AZ_GAME_ACTIONS_MAX];
-	uint8_t mask[AZ_GAME_ACTIONS_MAX];
+	struct az_net_eval net;
 };
-
-/* Network evaluation of one position: masked policy and value for the side to move. */
-static int net_eval(void *arg, const void *state, float *policy, float *value)
-{
-	struct eval_ctx *c = arg;
-	c->g->encode(state, c->x);
-	int rc = az_backend_forward(c->be, 0, 1, c->x, c->logits, value);
-	if (rc < 0)
-		return rc;
-	c->g->legal(state, c->mask);
-	az_masked_softmax(c->logits, c->mask, c->g->actions, policy);
-	return 0;
-}
 
 static void usage(const char *prog)
 {
@@ -142,17 +128,17 @@ static int agent_move(struct eval_ctx *c, struct az_tree *t, const void *state, 
 {
 	if (sims == 0) {
 		float pol[AZ_GAME_ACTIONS_MAX], v;
-		int rc = net_eval(c, state, pol, &v);
+		int rc = az_net_eval(&c->net, state, pol, &v);
 		if (rc < 0)
 			return rc;
 		int a = -1;
 		for (uint32_t i = 0; i < c->g->actions; i++)
-			if (c->mask[i] && (a < 0 || pol[i] > pol[a]))
+			if (c->net.mask[i] && (a < 0 || pol[i] > pol[a]))
 				a = (int)i;
 		return a;
 	}
 	az_tree_reset(t, state);
-	int rc = az_mcts_search(t, sims < 2 ? 2 : sims, net_eval, c);
+	int rc = az_mcts_search(t, sims < 2 ? 2 : sims, az_net_eval, &c->net);
 	return rc < 0 ? rc : az_tree_pick(t, 0.0f);
 }
 
@@ -290,7 +276,7 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims, float 
 		t->positions++;
 		if (pos.has_score) {
 			float pol[AZ_GAME_ACTIONS_MAX], v;
-			rc = net_eval(c, pos.state, pol, &v);
+			rc = az_net_eval(&c->net, pos.state, pol, &v);
 			int ok = sign_of(v, t->draw_band) == sign_of(pos.score, 0.0);
 			t->values_labelled++;
 			t->values_ok += ok;
@@ -531,24 +517,31 @@ int main(int argc, char **argv)
 	if ((rc = load_network(&o, g, &m)) != 0)
 		return rc;
 	static struct eval_ctx c;
+	struct az_backend *be = NULL;
 	char err[512];
 	c.g = g;
-	rc = az_backend_create(o.kind, &m->arch, 1, &c.be, err, sizeof(err));
+	rc = az_backend_create(o.kind, &m->arch, 1, &be, err, sizeof(err));
 	if (rc == 0)
-		rc = az_backend_load(c.be, 0, m);
+		rc = az_backend_load(be, 0, m);
+	if (rc == 0 && (rc = az_net_eval_init(&c.net, g, be)) < 0)
+		snprintf(err, sizeof(err), "out of memory");
 	az_model_destroy(m);
 	if (rc < 0) {
 		fprintf(stderr, "azeval: backend: %s\n", err);
+		if (be)
+			az_backend_destroy(be);
 		return rc == -ENODEV ? 2 : 1;
 	}
 	if (o.vs) {
 		rc = run_matches(&c, o.vs, o.games, (uint32_t)o.sims, o.seed, o.json);
-		az_backend_destroy(c.be);
+		az_net_eval_fini(&c.net);
+		az_backend_destroy(be);
 		return rc < 0 ? 1 : 0;
 	}
 	struct tally t = {.draw_band = o.draw_band};
 	rc = eval_file(&c, o.positions, (uint32_t)o.sims, o.c_puct, &t);
-	az_backend_destroy(c.be);
+	az_net_eval_fini(&c.net);
+	az_backend_destroy(be);
 	if (rc < 0)
 		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
 	if (o.json) {

@@ -17,6 +17,7 @@
 #include "mcts/mcts.h"
 #include "base/rng.h"
 #include "tools/config.h"
+#include "eval/net_eval.h"
 #include "eval/rollout.h"
 
 #define TOP_MOVES 5
@@ -24,15 +25,6 @@
 enum kind { K_HUMAN, K_AGENT, K_RANDOM, K_ROLLOUT };
 
 static const char *const kind_names[] = {"human", "agent", "random", "rollout"};
-
-/* The network evaluator (as in azeval): masked policy and value for the side to move. */
-struct net {
-	const struct az_game *g;
-	struct az_backend *be;
-	float *x;                        /* [D] */
-	float logits[AZ_GAME_ACTIONS_MAX];
-	uint8_t mask[AZ_GAME_ACTIONS_MAX];
-};
 
 struct player {
 	enum kind kind;
@@ -59,7 +51,8 @@ struct opts {
 struct play {
 	const struct az_game *g;
 	struct opts o;
-	struct net net;
+	struct az_net_eval net; /* the agent's evaluator (eval/net_eval.h) */
+	struct az_backend *be;
 	struct player pl[2];  /* indexed by seat; seat 0 is the agent, seat 1 its opponent */
 	int agent_side;       /* the side (0 first, 1 second) the agent's seat plays this game */
 	struct az_rng rng;    /* the random player's moves */
@@ -67,18 +60,6 @@ struct play {
 };
 
 enum { MOVE_QUIT = -1000, MOVE_EOF = -1001 };
-
-static int net_eval(void *arg, const void *state, float *policy, float *value)
-{
-	struct net *n = arg;
-	n->g->encode(state, n->x);
-	int rc = az_backend_forward(n->be, 0, 1, n->x, n->logits, value);
-	if (rc < 0)
-		return rc;
-	n->g->legal(state, n->mask);
-	az_masked_softmax(n->logits, n->mask, n->g->actions, policy);
-	return 0;
-}
 
 static const char *who(const struct play *p, int side)
 {
@@ -315,15 +296,11 @@ static int load_net(struct play *p)
 		az_model_destroy(m);
 		return 2;
 	}
-	p->net.g = p->g;
-	p->net.x = calloc(p->g->features, sizeof(float));
-	int rc = p->net.x ? 0 : -ENOMEM;
+	int rc = az_backend_create(p->o.backend, &m->arch, 1, &p->be, err, sizeof(err));
 	if (rc == 0)
-		rc = az_backend_create(p->o.backend, &m->arch, 1, &p->net.be, err, sizeof(err));
-	else
+		rc = az_backend_load(p->be, 0, m);
+	if (rc == 0 && (rc = az_net_eval_init(&p->net, p->g, p->be)) < 0)
 		snprintf(err, sizeof(err), "out of memory");
-	if (rc == 0)
-		rc = az_backend_load(p->net.be, 0, m);
 	az_model_destroy(m);
 	if (rc < 0) {
 		fprintf(stderr, "azplay: backend: %s\n", err);
@@ -346,7 +323,7 @@ static int make_players(struct play *p)
 	for (int s = 0; s < 2; s++) {
 		struct player *pl = &p->pl[s];
 		if (pl->kind == K_AGENT) {
-			pl->eval = net_eval;
+			pl->eval = az_net_eval;
 			pl->eval_ctx = &p->net;
 		} else if (pl->kind == K_ROLLOUT) {
 			az_rollout_init(&pl->rollout, p->g, p->o.seed * 2 + 1);
@@ -586,8 +563,8 @@ int main(int argc, char **argv)
 	for (int s = 0; s < 2; s++)
 		if (p.pl[s].tree)
 			az_tree_destroy(p.pl[s].tree);
-	if (p.net.be)
-		az_backend_destroy(p.net.be);
-	free(p.net.x);
+	az_net_eval_fini(&p.net);
+	if (p.be)
+		az_backend_destroy(p.be);
 	return rc;
 }

@@ -128,6 +128,7 @@ static union az_game_opt_value *game_values(const struct az_config *c,
 	}
 	return NULL;
 }
+
 /* Canonical game name ("ttt" -> "tictactoe"), or NULL. */
 static const char *game_name(const char *name)
 {
@@ -140,43 +141,25 @@ int az_config_defaults(struct az_config *c, const char *game)
 	const struct az_game_desc *d = az_game_desc_find(game ? game : "tictactoe");
 	if (!d)
 		return -EINVAL;
-	memset(c, 0, sizeof(*c));
+	const struct az_game_defaults *g = &d->defaults;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	*c = (struct az_config){
+		.workers = cores > 0 ? (uint32_t)cores : 1, .games_per_worker = 128, .leaves = 2,
+		.seed = 1, .backend = AZ_BACKEND_AUTO, .c_puct = 1.5f, .dir_eps = 0.25f,
+		.arena_threshold = 0.55f, .train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
+		.max_batch = 256, .deadline_us = 200, .spin = 200,
+		/* the game's own, from its descriptor */
+		.iterations = g->iterations, .games_per_iter = g->games_per_iter, .sims = g->sims,
+		.dir_alpha = g->dir_alpha, .temp_plies = g->temp_plies, .arena_games = g->arena_games,
+		.arena_temp_plies = g->arena_temp_plies, .hidden = g->hidden, .blocks = g->blocks,
+		.train_epochs = g->train_epochs, .train_steps_max = g->train_steps_max,
+		.window = g->window, .lr = g->lr};
 	snprintf(c->game, sizeof(c->game), "%s", d->name);
 	all_opts();
 	for (size_t i = 0; i < nopts; i++)
 		if (gopts[i])
 			az_game_opt_default(gopts[i],
 					    (union az_game_opt_value *)((char *)c + opts[i].off));
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	c->workers = cores > 0 ? (uint32_t)cores : 1;
-	c->games_per_worker = 128;
-	c->leaves = 2;
-	c->seed = 1;
-	c->backend = AZ_BACKEND_AUTO;
-	c->c_puct = 1.5f;
-	c->dir_eps = 0.25f;
-	c->arena_threshold = 0.55f;
-	c->train_batch = 128;
-	c->l2 = 1e-4f;
-	c->ring_capacity = 256;
-	c->max_batch = 256;
-	c->deadline_us = 200;
-	c->spin = 200;
-	/* The game's own (its descriptor's) */
-	const struct az_game_defaults *g = &d->defaults;
-	c->iterations = g->iterations;
-	c->games_per_iter = g->games_per_iter;
-	c->sims = g->sims;
-	c->dir_alpha = g->dir_alpha;
-	c->temp_plies = g->temp_plies;
-	c->arena_games = g->arena_games;
-	c->arena_temp_plies = g->arena_temp_plies;
-	c->hidden = g->hidden;
-	c->blocks = g->blocks;
-	c->train_epochs = g->train_epochs;
-	c->train_steps_max = g->train_steps_max;
-	c->window = g->window;
-	c->lr = g->lr;
 	return 0;
 }
 
