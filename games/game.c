@@ -4,7 +4,6 @@
 #include "games/game.h"
 
 #include <ctype.h>
-#include <math.h>
 #include <stdlib.h>
 #include <errno.h>
 #include <stdio.h>
@@ -146,14 +145,6 @@ const struct az_game *az_game_desc_game(const struct az_game_desc *d)
 	return d->game ? d->game : d->configured ? d->configured() : NULL;
 }
 
-int az_game_opt_find(const struct az_game_desc *d, const char *name)
-{
-	for (uint32_t i = 0; i < d->nopts; i++)
-		if (strcmp(d->opts[i].name, name) == 0)
-			return (int)i;
-	return -1;
-}
-
 void az_game_opt_default(const struct az_game_opt *o, union az_game_opt_value *v)
 {
 	memset(v, 0, sizeof(*v));
@@ -163,33 +154,4 @@ void az_game_opt_default(const struct az_game_opt *o, union az_game_opt_value *v
 		v->f32 = strtof(o->def, NULL);
 	else
 		snprintf(v->str, o->size, "%s", o->def);
-}
-
-int az_game_opt_parse(const struct az_game_opt *o, const char *text, union az_game_opt_value *v,
-		      char *err, size_t errlen)
-{
-	char *end;
-	double x;
-
-	if (o->type == AZ_GAME_OPT_STR) {
-		if (strlen(text) >= o->size) {
-			snprintf(err, errlen, "value too long (at most %u characters)", o->size - 1);
-			return -EINVAL;
-		}
-		snprintf(v->str, o->size, "%s", text);
-		return 0;
-	}
-	errno = 0;
-	x = strtod(text, &end);
-	if (errno || end == text || *end || !isfinite(x) || !(x >= o->lo && x <= o->hi) ||
-	    (o->type == AZ_GAME_OPT_U32 && x != floor(x))) {
-		snprintf(err, errlen, "expected a %s in [%g, %g]",
-			 o->type == AZ_GAME_OPT_U32 ? "whole number" : "number", o->lo, o->hi);
-		return -EINVAL;
-	}
-	if (o->type == AZ_GAME_OPT_U32)
-		v->u32 = (uint32_t)x;
-	else
-		v->f32 = (float)x;
-	return 0;
 }

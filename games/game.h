@@ -75,7 +75,8 @@ struct az_game_opt {
 	uint32_t size;              /* STR: longest value + 1 (<= AZ_GAME_OPT_LEN) */
 	const char *arg, *help;     /* "N", "tangled: numbered graph ..." */
 	const char *def;            /* default, as text */
-	double lo, hi;              /* U32/F32: the range the tools accept */
+	double lo, hi;              /* U32/F32: the range the tools (azeval, azplay, aztangled)
+	                             * accept; azrun leaves the checks to configure() */
 	int recorded;               /* part of the configuration a checkpoint records */
 };
 
@@ -105,16 +106,8 @@ struct az_game_desc {
 /* The descriptor's game object (NULL when configured at run time and not configured yet). */
 const struct az_game *az_game_desc_game(const struct az_game_desc *d);
 
-/* Index of option `name` in d->opts, or -1. */
-int az_game_opt_find(const struct az_game_desc *d, const char *name);
-
 /* Set v to the default of o. */
 void az_game_opt_default(const struct az_game_opt *o, union az_game_opt_value *v);
-
-/* Parse text into v by o's type, checking o's range for numbers. 0, or -EINVAL with why in
- * err ("expected a number in [1, 1000]", "value too long (at most 255 characters)"). */
-int az_game_opt_parse(const struct az_game_opt *o, const char *text, union az_game_opt_value *v,
-		      char *err, size_t errlen);
 
 extern const struct az_game_desc az_game_desc_tictactoe;
 extern const struct az_game_desc az_game_desc_connect4;

@@ -486,7 +486,8 @@ static int play_game(struct play *p, int *outcome)
 	for (int s = 0; s < 2; s++)
 		if (p->pl[s].tree)
 			az_tree_reset(p->pl[s].tree, st);
-	printf("%s (%s) vs %s (%s)\n", who(p, 0), az_game_side_name(g, 0), who(p, 1), az_game_side_name(g, 1));
+	printf("%s (%s) vs %s (%s)\n", who(p, 0), az_game_side_name(g, 0), who(p, 1),
+	       az_game_side_name(g, 1));
 	g->format(st, board, sizeof(board));
 	fputs(board, stdout);
 	while (!g->terminal(st, &v)) {
