@@ -80,9 +80,9 @@ static const struct opt config_opt =
 	 "options override it)", 0};
 
 /* Every option: base_opts, then each registered game's options (stored in game_opt[]), then
- * config_opt. Built once, on first use. */
+ * config_opt. Built once, on first use (the tools parse options on one thread). */
 static struct opt opts[AZ_ARRAY_LEN(base_opts) + AZ_GAME_OPTS_MAX + 1];
-static const struct az_game_opt *gopts[AZ_ARRAY_LEN(opts)]; /* opts[i] is a game's: its own */
+static const struct az_game_opt *gopts[AZ_ARRAY_LEN(opts)]; /* behind opts[i], or NULL */
 static size_t nopts;
 
 static const struct opt *all_opts(void)
