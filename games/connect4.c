@@ -226,4 +226,17 @@ const struct az_game az_game_connect4 = {
 	.format = c4_format,
 	.format_action = c4_format_action,
 	.parse_action = c4_parse_action,
+	.sides = { "X", "O" },
+	.not_notation = "not a column (1-7)",
+	.illegal = "column full",
+};
+
+const struct az_game_desc az_game_desc_connect4 = {
+	.name = "connect4",
+	.alias = "c4",
+	.game = &az_game_connect4,
+	.defaults = { .iterations = 10, .games_per_iter = 200, .sims = 100, .temp_plies = 8,
+		      .arena_games = 40, .arena_temp_plies = 4, .hidden = 128, .blocks = 3,
+		      .train_steps_max = 2000, .window = 5, .dir_alpha = 1.0f,
+		      .train_epochs = 2.0f, .lr = 1e-3f },
 };

@@ -1,55 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* The game registry (lookup by name) and the positions-file move-string player shared by the
- * tools and the tests. */
+/* What every game shares: the positions-file move-string player used by the tools and the
+ * tests, side names, and the game options of the descriptors (the registry is games/registry.c). */
 #include "games/game.h"
-#include "games/tangled/tangled.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-static const struct {
-	const char *name;
-	const struct az_game *game;
-} registry[] = {
-	{ "tictactoe", &az_game_tictactoe },
-	{ "ttt", &az_game_tictactoe },
-	{ "connect4", &az_game_connect4 },
-	{ "c4", &az_game_connect4 },
-};
-
-const struct az_game *az_game_find(const char *name)
-{
-	if (!name)
-		return NULL;
-	/* configured at run time by az_tangled_setup(); NULL until then */
-	if (strcmp(name, "tangled") == 0)
-		return az_tangled_game();
-	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++)
-		if (strcmp(registry[i].name, name) == 0)
-			return registry[i].game;
-	return NULL;
-}
-
-const char *az_game_names(void)
-{
-	return "tictactoe,connect4,tangled";
-}
-
 /* Words for the error messages: what a move is called and why a well-formed one is refused. */
 static void move_words(const struct az_game *g, const char **notation, const char **illegal)
 {
-	if (g == &az_game_tictactoe) {
-		*notation = "not a cell (1-9)";
-		*illegal = "cell occupied";
-	} else if (g == &az_game_connect4) {
-		*notation = "not a column (1-7)";
-		*illegal = "column full";
-	} else {
-		*notation = "not a move";
-		*illegal = "illegal move";
-	}
+	*notation = g->not_notation ? g->not_notation : "not a move";
+	*illegal = g->illegal ? g->illegal : "illegal move";
+}
+
+const char *az_game_side_name(const struct az_game *g, int side)
+{
+	if (g->sides[side ? 1 : 0])
+		return g->sides[side ? 1 : 0];
+	return side ? "second player" : "first player";
 }
 
 /* Whether the one-character move text is in the game's notation at all (whatever the position):
@@ -165,4 +136,22 @@ int az_game_play_moves(const struct az_game *g, void *state, const char *moves, 
 		g->apply(state, a);
 	}
 	return n;
+}
+
+/* ---- descriptors and their options ---- */
+
+const struct az_game *az_game_desc_game(const struct az_game_desc *d)
+{
+	return d->game ? d->game : d->configured ? d->configured() : NULL;
+}
+
+void az_game_opt_default(const struct az_game_opt *o, union az_game_opt_value *v)
+{
+	memset(v, 0, sizeof(*v));
+	if (o->type == AZ_GAME_OPT_U32)
+		v->u32 = (uint32_t)strtoul(o->def, NULL, 10);
+	else if (o->type == AZ_GAME_OPT_F32)
+		v->f32 = strtof(o->def, NULL);
+	else
+		snprintf(v->str, o->size, "%s", o->def);
 }

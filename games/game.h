@@ -41,12 +41,90 @@ struct az_game {
 	int (*format_action)(int action, char *buf, size_t len);
 	/* Parse one action in that notation; returns the action or -EINVAL (unknown or illegal). */
 	int (*parse_action)(const void *state, const char *text);
+	/* Words for people (NULL: "first player"/"second player", "not a move", "illegal move"):
+	 * the sides as the board shows them ("X", "O"), why a text is not a move at all ("not a
+	 * cell (1-9)") and why a well-formed move is refused ("cell occupied"). */
+	const char *sides[2];
+	const char *not_notation;
+	const char *illegal;
 };
+
+/* Name of side 0 (first player) or 1 as the board shows it. */
+const char *az_game_side_name(const struct az_game *g, int side);
+
+/* ---- game descriptors (one per game, in the game's own files; listed in games/registry.c) ---- */
+
+/* azrun's defaults for a game (tools/config.c copies them into its configuration). */
+struct az_game_defaults {
+	uint32_t iterations, games_per_iter, sims, temp_plies;
+	uint32_t arena_games, arena_temp_plies;
+	uint32_t hidden, blocks, train_steps_max, window;
+	float dir_alpha, train_epochs, lr;
+};
+
+/* A game option (Tangled: --graph, --variant ...), declared by its game. The tools take it as
+ * "--NAME ARG"; azrun saves it in run.json under NAME. */
+enum az_game_opt_type { AZ_GAME_OPT_U32, AZ_GAME_OPT_F32, AZ_GAME_OPT_STR };
+
+#define AZ_GAME_OPT_LEN 256 /* longest string value + 1 */
+#define AZ_GAME_OPTS_MAX 8  /* options of all registered games together */
+
+struct az_game_opt {
+	const char *name;           /* "graph" */
+	enum az_game_opt_type type;
+	uint32_t size;              /* STR: longest value + 1 (<= AZ_GAME_OPT_LEN) */
+	const char *arg, *help;     /* "N", "tangled: numbered graph ..." */
+	const char *def;            /* default, as text */
+	double lo, hi;              /* U32/F32: the range the tools (azeval, azplay, aztangled)
+	                             * accept; azrun leaves the checks to configure() */
+	int recorded;               /* part of the configuration a checkpoint records */
+};
+
+union az_game_opt_value {
+	uint32_t u32;
+	float f32;
+	char str[AZ_GAME_OPT_LEN];
+};
+
+struct az_game_desc {
+	const char *name;           /* canonical name, as --game takes it and checkpoints record */
+	const char *alias;          /* short name ("ttt") or NULL */
+	/* The game object; NULL for a game configured at run time, which sets `configured`. */
+	const struct az_game *game;
+	const struct az_game *(*configured)(void); /* NULL until configure() succeeded */
+	struct az_game_defaults defaults;
+	const struct az_game_opt *opts; /* nopts options (NULL, 0: none) */
+	uint32_t nopts;
+	/* Validate the option values v[nopts] and configure the game (once per process, before
+	 * forking). 0, or -EINVAL / -ENOENT / -ENOMEM with a message in err. NULL: nothing to do. */
+	int (*configure)(const union az_game_opt_value *v, uint64_t seed, char *err,
+			 size_t errlen);
+	/* The configuration a checkpoint records ("graph=3;variant=free"); NULL: "". */
+	void (*record)(const union az_game_opt_value *v, char *buf, size_t n);
+};
+
+/* The descriptor's game object (NULL when configured at run time and not configured yet). */
+const struct az_game *az_game_desc_game(const struct az_game_desc *d);
+
+/* Set v to the default of o. */
+void az_game_opt_default(const struct az_game_opt *o, union az_game_opt_value *v);
+
+extern const struct az_game_desc az_game_desc_tictactoe;
+extern const struct az_game_desc az_game_desc_connect4;
 
 extern const struct az_game az_game_tictactoe;
 extern const struct az_game az_game_connect4;
 
-/* Game by name, or NULL. */
+/* ---- the registry (games/registry.c, library az_game_registry: links every game) ---- */
+
+/* The registered descriptors, NULL-terminated, in registration order. */
+extern const struct az_game_desc *const az_game_registry[];
+
+/* Descriptor by name or alias, or NULL. */
+const struct az_game_desc *az_game_desc_find(const char *name);
+
+/* Game by name or alias, or NULL (also NULL for a game configured at run time and not yet
+ * configured: Tangled before az_tangled_setup()). */
 const struct az_game *az_game_find(const char *name);
 
 /* Comma-separated list of the known game names (static string). */

@@ -200,4 +200,20 @@ const struct az_game az_game_tictactoe = {
 	.format = ttt_format,
 	.format_action = ttt_format_action,
 	.parse_action = ttt_parse_action,
+	.sides = { "X", "O" },
+	.not_notation = "not a cell (1-9)",
+	.illegal = "cell occupied",
+};
+
+const struct az_game_desc az_game_desc_tictactoe = {
+	.name = "tictactoe",
+	.alias = "ttt",
+	.game = &az_game_tictactoe,
+	/* Good tic-tac-toe networks mostly draw each other: 100 arena games with 4 random opening
+	 * plies let a better candidate show it (measured: raw-policy accuracy 94-97 % over seeds
+	 * 1-5, against 90-95 % with 40 games and 2 plies). */
+	.defaults = { .iterations = 20, .games_per_iter = 500, .sims = 64, .temp_plies = 4,
+		      .arena_games = 100, .arena_temp_plies = 4, .hidden = 64, .blocks = 2,
+		      .train_steps_max = 1500, .window = 4, .dir_alpha = 1.0f,
+		      .train_epochs = 4.0f, .lr = 2e-3f },
 };

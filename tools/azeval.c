@@ -17,29 +17,15 @@
 #include "mcts/mcts.h"
 #include "base/rng.h"
 #include "tools/config.h"
+#include "eval/net_eval.h"
 #include "eval/positions.h"
 #include "eval/rollout.h"
 
+/* The network evaluator (eval/net_eval.h): net.mask holds the last position's legal moves. */
 struct eval_ctx {
 	const struct az_game *g;
-	struct az_backend *be;
-	float x[4096];
-	float logits[AZ_GAME_ACTIONS_MAX];
-	uint8_t mask[AZ_GAME_ACTIONS_MAX];
+	struct az_net_eval net;
 };
-
-/* Network evaluation of one position: masked policy and value for the side to move. */
-static int net_eval(void *arg, const void *state, float *policy, float *value)
-{
-	struct eval_ctx *c = arg;
-	c->g->encode(state, c->x);
-	int rc = az_backend_forward(c->be, 0, 1, c->x, c->logits, value);
-	if (rc < 0)
-		return rc;
-	c->g->legal(state, c->mask);
-	az_masked_softmax(c->logits, c->mask, c->g->actions, policy);
-	return 0;
-}
 
 static void usage(const char *prog)
 {
@@ -142,17 +128,17 @@ static int agent_move(struct eval_ctx *c, struct az_tree *t, const void *state, 
 {
 	if (sims == 0) {
 		float pol[AZ_GAME_ACTIONS_MAX], v;
-		int rc = net_eval(c, state, pol, &v);
+		int rc = az_net_eval(&c->net, state, pol, &v);
 		if (rc < 0)
 			return rc;
 		int a = -1;
 		for (uint32_t i = 0; i < c->g->actions; i++)
-			if (c->mask[i] && (a < 0 || pol[i] > pol[a]))
+			if (c->net.mask[i] && (a < 0 || pol[i] > pol[a]))
 				a = (int)i;
 		return a;
 	}
 	az_tree_reset(t, state);
-	int rc = az_mcts_search(t, sims < 2 ? 2 : sims, net_eval, c);
+	int rc = az_mcts_search(t, sims < 2 ? 2 : sims, az_net_eval, &c->net);
 	return rc < 0 ? rc : az_tree_pick(t, 0.0f);
 }
 
@@ -290,7 +276,7 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims, float 
 		t->positions++;
 		if (pos.has_score) {
 			float pol[AZ_GAME_ACTIONS_MAX], v;
-			rc = net_eval(c, pos.state, pol, &v);
+			rc = az_net_eval(&c->net, pos.state, pol, &v);
 			int ok = sign_of(v, t->draw_band) == sign_of(pos.score, 0.0);
 			t->values_labelled++;
 			t->values_ok += ok;
@@ -334,8 +320,8 @@ static void print_share(const char *what, long ok, long n, int json, int last)
 
 struct eval_opts {
 	const char *game, *ckpt, *positions, *labelled, *vs;
-	const char *graph_file, *variant, *adjudicator; /* tangled */
-	long graph;
+	const char *graph_file, *variant, *adjudicator; /* tangled (NULL: not given) */
+	long graph;                                     /* tangled, 0: not given */
 	long sims, games;
 	int json;
 	float c_puct;
@@ -421,10 +407,12 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 				rc = -EINVAL;
 			}
 			break;
-		case 'G':
-			rc = num_arg("graph", optarg, 1, 1000, &v);
+		case 'G': {
+			const struct az_game_opt *go = &az_game_desc_tangled.opts[AZ_TANGLED_OPT_GRAPH];
+			rc = num_arg("graph", optarg, go->lo, go->hi, &v);
 			o->graph = (long)v;
 			break;
+		}
 		case 'F': o->graph_file = optarg; break;
 		case 'V': o->variant = optarg; break;
 		case 'A': o->adjudicator = optarg; break;
@@ -442,6 +430,23 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 		rc = -EINVAL;
 	}
 	return rc;
+}
+
+/* The Tangled options given here, over the checkpoint's (the game validates them). */
+static int set_tangled_opts(struct az_config *gc, const struct eval_opts *o, char *err,
+			    size_t errlen)
+{
+	char graph[24];
+	snprintf(graph, sizeof(graph), "%ld", o->graph);
+	const char *given[AZ_TANGLED_OPTS] = {
+		[AZ_TANGLED_OPT_GRAPH] = o->graph ? graph : NULL, [AZ_TANGLED_OPT_GRAPH_FILE] = o->graph_file,
+		[AZ_TANGLED_OPT_VARIANT] = o->variant,
+		[AZ_TANGLED_OPT_ADJUDICATOR] = o->adjudicator ? o->adjudicator : ""};
+	for (int i = 0; i < AZ_TANGLED_OPTS; i++)
+		if (given[i] && az_config_set(gc, az_game_desc_tangled.opts[i].name, given[i], err,
+					      errlen) < 0)
+			return -EINVAL;
+	return 0;
 }
 
 /* Load the checkpoint and check it is a network for g. Returns 0, or 2 after a message. */
@@ -495,14 +500,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (o.graph)
-		gc.graph = (uint32_t)o.graph;
-	if (o.graph_file)
-		snprintf(gc.graph_file, sizeof(gc.graph_file), "%s", o.graph_file);
-	if (o.variant)
-		snprintf(gc.variant, sizeof(gc.variant), "%s", o.variant);
-	snprintf(gc.adjudicator, sizeof(gc.adjudicator), "%s", o.adjudicator ? o.adjudicator : "");
-	if (az_config_game(&gc, &g, gerr, sizeof(gerr)) < 0) {
+	if (set_tangled_opts(&gc, &o, gerr, sizeof(gerr)) < 0 ||
+	    az_config_game(&gc, &g, gerr, sizeof(gerr)) < 0) {
 		fprintf(stderr, "azeval: %s\n", gerr);
 		return 2;
 	}
@@ -518,24 +517,31 @@ int main(int argc, char **argv)
 	if ((rc = load_network(&o, g, &m)) != 0)
 		return rc;
 	static struct eval_ctx c;
+	struct az_backend *be = NULL;
 	char err[512];
 	c.g = g;
-	rc = az_backend_create(o.kind, &m->arch, 1, &c.be, err, sizeof(err));
+	rc = az_backend_create(o.kind, &m->arch, 1, &be, err, sizeof(err));
 	if (rc == 0)
-		rc = az_backend_load(c.be, 0, m);
+		rc = az_backend_load(be, 0, m);
+	if (rc == 0 && (rc = az_net_eval_init(&c.net, g, be)) < 0)
+		snprintf(err, sizeof(err), "out of memory");
 	az_model_destroy(m);
 	if (rc < 0) {
 		fprintf(stderr, "azeval: backend: %s\n", err);
+		if (be)
+			az_backend_destroy(be);
 		return rc == -ENODEV ? 2 : 1;
 	}
 	if (o.vs) {
 		rc = run_matches(&c, o.vs, o.games, (uint32_t)o.sims, o.seed, o.json);
-		az_backend_destroy(c.be);
+		az_net_eval_fini(&c.net);
+		az_backend_destroy(be);
 		return rc < 0 ? 1 : 0;
 	}
 	struct tally t = {.draw_band = o.draw_band};
 	rc = eval_file(&c, o.positions, (uint32_t)o.sims, o.c_puct, &t);
-	az_backend_destroy(c.be);
+	az_net_eval_fini(&c.net);
+	az_backend_destroy(be);
 	if (rc < 0)
 		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
 	if (o.json) {

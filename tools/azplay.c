@@ -17,6 +17,7 @@
 #include "mcts/mcts.h"
 #include "base/rng.h"
 #include "tools/config.h"
+#include "eval/net_eval.h"
 #include "eval/rollout.h"
 
 #define TOP_MOVES 5
@@ -24,15 +25,6 @@
 enum kind { K_HUMAN, K_AGENT, K_RANDOM, K_ROLLOUT };
 
 static const char *const kind_names[] = {"human", "agent", "random", "rollout"};
-
-/* The network evaluator (as in azeval): masked policy and value for the side to move. */
-struct net {
-	const struct az_game *g;
-	struct az_backend *be;
-	float *x;                        /* [D] */
-	float logits[AZ_GAME_ACTIONS_MAX];
-	uint8_t mask[AZ_GAME_ACTIONS_MAX];
-};
 
 struct player {
 	enum kind kind;
@@ -59,7 +51,8 @@ struct opts {
 struct play {
 	const struct az_game *g;
 	struct opts o;
-	struct net net;
+	struct az_net_eval net; /* the agent's evaluator (eval/net_eval.h) */
+	struct az_backend *be;
 	struct player pl[2];  /* indexed by seat; seat 0 is the agent, seat 1 its opponent */
 	int agent_side;       /* the side (0 first, 1 second) the agent's seat plays this game */
 	struct az_rng rng;    /* the random player's moves */
@@ -67,28 +60,6 @@ struct play {
 };
 
 enum { MOVE_QUIT = -1000, MOVE_EOF = -1001 };
-
-static int net_eval(void *arg, const void *state, float *policy, float *value)
-{
-	struct net *n = arg;
-	n->g->encode(state, n->x);
-	int rc = az_backend_forward(n->be, 0, 1, n->x, n->logits, value);
-	if (rc < 0)
-		return rc;
-	n->g->legal(state, n->mask);
-	az_masked_softmax(n->logits, n->mask, n->g->actions, policy);
-	return 0;
-}
-
-/* Name of a side as the game's board shows it. */
-static const char *side_name(const struct az_game *g, int side)
-{
-	if (g == &az_game_tictactoe || g == &az_game_connect4)
-		return side ? "O" : "X";
-	if (strcmp(g->name, "tangled") == 0)
-		return side ? "Blue" : "Red";
-	return side ? "second player" : "first player";
-}
 
 static const char *who(const struct play *p, int side)
 {
@@ -229,14 +200,20 @@ static int parse_args(struct opts *o, int argc, char **argv)
 				rc = -EINVAL;
 			}
 			break;
-		case 'G': rc = parse_u32("graph", optarg, 1, 1000, &graph); break;
-		case 'V':
-			o->fixed = !strcmp(optarg, "fixed");
-			if (!o->fixed && strcmp(optarg, "free") != 0) {
+		case 'G': {
+			const struct az_game_opt *go = &az_game_desc_tangled.opts[AZ_TANGLED_OPT_GRAPH];
+			rc = parse_u32("graph", optarg, (uint32_t)go->lo, (uint32_t)go->hi, &graph);
+			break;
+		}
+		case 'V': {
+			enum az_tangled_variant var = AZ_TANGLED_FREE;
+			if (az_tangled_variant_parse(optarg, &var) < 0) {
 				fprintf(stderr, "azplay: --variant: free or fixed\n");
 				rc = -EINVAL;
 			}
+			o->fixed = var == AZ_TANGLED_FIXED;
 			break;
+		}
 		case 'h': usage("azplay"); return 1;
 		default: fprintf(stderr, "azplay: see --help\n"); return -EINVAL;
 		}
@@ -271,10 +248,13 @@ static int setup_tangled(const struct opts *o, const char *recorded)
 	az_config_defaults(&c, "tangled");
 	/* The graph and variant the checkpoint was trained on, unless given here. */
 	int rc = az_config_apply_game_options(&c, recorded, err, sizeof(err));
-	if (o->graph)
-		c.graph = (uint32_t)o->graph;
-	if (o->fixed)
-		snprintf(c.variant, sizeof(c.variant), "fixed");
+	if (rc == 0 && o->graph) {
+		char v[16];
+		snprintf(v, sizeof(v), "%d", o->graph);
+		rc = az_config_set(&c, "graph", v, err, sizeof(err));
+	}
+	if (rc == 0 && o->fixed)
+		rc = az_config_set(&c, "variant", "fixed", err, sizeof(err));
 	c.seed = o->seed;
 	if (rc == 0)
 		rc = az_config_game(&c, &g, err, sizeof(err));
@@ -316,15 +296,11 @@ static int load_net(struct play *p)
 		az_model_destroy(m);
 		return 2;
 	}
-	p->net.g = p->g;
-	p->net.x = calloc(p->g->features, sizeof(float));
-	int rc = p->net.x ? 0 : -ENOMEM;
+	int rc = az_backend_create(p->o.backend, &m->arch, 1, &p->be, err, sizeof(err));
 	if (rc == 0)
-		rc = az_backend_create(p->o.backend, &m->arch, 1, &p->net.be, err, sizeof(err));
-	else
+		rc = az_backend_load(p->be, 0, m);
+	if (rc == 0 && (rc = az_net_eval_init(&p->net, p->g, p->be)) < 0)
 		snprintf(err, sizeof(err), "out of memory");
-	if (rc == 0)
-		rc = az_backend_load(p->net.be, 0, m);
 	az_model_destroy(m);
 	if (rc < 0) {
 		fprintf(stderr, "azplay: backend: %s\n", err);
@@ -347,7 +323,7 @@ static int make_players(struct play *p)
 	for (int s = 0; s < 2; s++) {
 		struct player *pl = &p->pl[s];
 		if (pl->kind == K_AGENT) {
-			pl->eval = net_eval;
+			pl->eval = az_net_eval;
 			pl->eval_ctx = &p->net;
 		} else if (pl->kind == K_ROLLOUT) {
 			az_rollout_init(&pl->rollout, p->g, p->o.seed * 2 + 1);
@@ -410,7 +386,7 @@ static int human_move(struct play *p, const void *st, int side)
 	list_legal(p, st, legal, sizeof(legal));
 	p->g->legal(st, mask);
 	for (;;) {
-		printf("your move as %s (legal: %s; 'quit' to stop): ", side_name(p->g, side),
+		printf("your move as %s (legal: %s; 'quit' to stop): ", az_game_side_name(p->g, side),
 		       legal);
 		fflush(stdout);
 		if (!fgets(line, sizeof(line), stdin)) {
@@ -452,7 +428,7 @@ static int search_move(struct play *p, struct player *pl, int side)
 		return rc;
 	}
 	az_tree_visit_policy(pl->tree, pi);
-	printf("%s (%s): value %+.2f, top moves:", kind_names[pl->kind], side_name(g, side),
+	printf("%s (%s): value %+.2f, top moves:", kind_names[pl->kind], az_game_side_name(g, side),
 	       (double)az_tree_root_value(pl->tree));
 	uint8_t shown[AZ_GAME_ACTIONS_MAX] = {0};
 	for (int k = 0; k < TOP_MOVES; k++) {
@@ -510,7 +486,8 @@ static int play_game(struct play *p, int *outcome)
 	for (int s = 0; s < 2; s++)
 		if (p->pl[s].tree)
 			az_tree_reset(p->pl[s].tree, st);
-	printf("%s (%s) vs %s (%s)\n", who(p, 0), side_name(g, 0), who(p, 1), side_name(g, 1));
+	printf("%s (%s) vs %s (%s)\n", who(p, 0), az_game_side_name(g, 0), who(p, 1),
+	       az_game_side_name(g, 1));
 	g->format(st, board, sizeof(board));
 	fputs(board, stdout);
 	while (!g->terminal(st, &v)) {
@@ -526,7 +503,7 @@ static int play_game(struct play *p, int *outcome)
 			return a;
 		char mv[16];
 		g->format_action(a, mv, sizeof(mv));
-		printf("%s (%s) plays %s\n", who(p, side), side_name(g, side), mv);
+		printf("%s (%s) plays %s\n", who(p, side), az_game_side_name(g, side), mv);
 		g->apply(st, a);
 		for (int s = 0; s < 2; s++) /* tree reuse; an unknown child starts afresh */
 			if (p->pl[s].tree && az_tree_advance(p->pl[s].tree, a) < 0)
@@ -541,7 +518,7 @@ static int play_game(struct play *p, int *outcome)
 		return 0;
 	}
 	int winner = v > 0 ? mover : 1 - mover;
-	printf("result: %s wins (%s)\n", side_name(g, winner), who(p, winner));
+	printf("result: %s wins (%s)\n", az_game_side_name(g, winner), who(p, winner));
 	*outcome = winner == p->agent_side ? 1 : -1;
 	return 0;
 }
@@ -587,8 +564,8 @@ int main(int argc, char **argv)
 	for (int s = 0; s < 2; s++)
 		if (p.pl[s].tree)
 			az_tree_destroy(p.pl[s].tree);
-	if (p.net.be)
-		az_backend_destroy(p.net.be);
-	free(p.net.x);
+	az_net_eval_fini(&p.net);
+	if (p.be)
+		az_backend_destroy(p.be);
 	return rc;
 }

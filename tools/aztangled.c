@@ -215,6 +215,8 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* --graph and --epsilon as the game declares them (games/tangled/tangled_options.c) */
+	const struct az_game_opt *gopt = az_game_desc_tangled.opts;
 	struct az_tangled_options o;
 	struct az_tangled_graph *g;
 	struct ctx c = { 0 };
@@ -228,7 +230,8 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_GRAPH:
-			if (number("--graph", optarg, 1, 1000, &x))
+			if (number("--graph", optarg, gopt[AZ_TANGLED_OPT_GRAPH].lo,
+				   gopt[AZ_TANGLED_OPT_GRAPH].hi, &x))
 				return 2;
 			o.graph = (int)x;
 			break;
@@ -239,7 +242,8 @@ int main(int argc, char **argv)
 			o.adjudicator = optarg;
 			break;
 		case OPT_EPS:
-			if (number("--epsilon", optarg, 0, 1e9, &o.epsilon))
+			if (number("--epsilon", optarg, gopt[AZ_TANGLED_OPT_EPSILON].lo,
+				   gopt[AZ_TANGLED_OPT_EPSILON].hi, &o.epsilon))
 				return 2;
 			break;
 		case OPT_JSON:

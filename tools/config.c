@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "games/game.h"
-#include "games/tangled/tangled.h"
 #include "run/roles.h"
 #include "base/az_assert.h"
 #include "base/util.h"
@@ -34,9 +33,9 @@ struct opt {
 };
 
 #define F(field) offsetof(struct az_config, field)
-static const struct opt opts[] = {
+static const struct opt base_opts[] = {
 	{"game", T_STR, F(game), sizeof(((struct az_config *)0)->game), "NAME",
-	 "game: tictactoe | connect4 | tangled", 1},
+	 NULL /* "game: tictactoe | connect4 | tangled", from the registry */, 1},
 	{"out", T_STR, F(out), sizeof(((struct az_config *)0)->out), "DIR",
 	 "run directory (created; required)", 1},
 	{"iterations", T_U32, F(iterations), 0, "N", "self-play/train/arena iterations", 1},
@@ -72,101 +71,95 @@ static const struct opt opts[] = {
 	{"resume", T_FLAG, F(resume), 0, NULL, "continue the run in --out after its last "
 	 "completed iteration, with its saved configuration", 0},
 	{"quiet", T_FLAG, F(quiet), 0, NULL, "no progress output", 0},
-	{"graph", T_U32, F(graph), 0, "N", "tangled: numbered graph (docs/tangled.md; 3 = K4)", 1},
-	{"graph-file", T_STR, F(graph_file), sizeof(((struct az_config *)0)->graph_file), "FILE",
-	 "tangled: edge-list file instead of --graph", 1},
-	{"variant", T_STR, F(variant), sizeof(((struct az_config *)0)->variant), "V",
-	 "tangled: free | fixed (token vertices given)", 1},
-	{"adjudicator", T_STR, F(adjudicator), sizeof(((struct az_config *)0)->adjudicator), "A",
-	 "tangled: table | exact | exact-krylov | anneal (default: table on K3/K4)", 1},
-	{"epsilon", T_F32, F(epsilon), 0, "E", "tangled: draw band of the adjudicated score", 1},
+};
+
+/* After the games' options (registry order), as --help has always listed it. */
+static const struct opt config_opt =
 	{"config", T_STR, F(config), sizeof(((struct az_config *)0)->config), "FILE",
 	 "read options from an INI file (key = value, keys as the long options; command-line "
-	 "options override it)", 0},
-};
+	 "options override it)", 0};
+
+/* Every option: base_opts, then each registered game's options (stored in game_opt[]), then
+ * config_opt. Built once, on first use (the tools parse options on one thread). */
+static struct opt opts[AZ_ARRAY_LEN(base_opts) + AZ_GAME_OPTS_MAX + 1];
+static const struct az_game_opt *gopts[AZ_ARRAY_LEN(opts)]; /* behind opts[i], or NULL */
+static size_t nopts;
+
+static const struct opt *all_opts(void)
+{
+	static const enum opt_type types[] = {
+		[AZ_GAME_OPT_U32] = T_U32, [AZ_GAME_OPT_F32] = T_F32, [AZ_GAME_OPT_STR] = T_STR};
+	static char game_help[200] = "game:";
+	size_t k = 0;
+
+	if (nopts)
+		return opts;
+	for (size_t i = 0, n = strlen(game_help); az_game_registry[i]; i++)
+		n += (size_t)snprintf(game_help + n, sizeof(game_help) - n, "%s %s", i ? " |" : "",
+				      az_game_registry[i]->name);
+	for (size_t i = 0; i < AZ_ARRAY_LEN(base_opts); i++)
+		opts[nopts++] = base_opts[i];
+	opts[0].help = game_help;
+	for (size_t d = 0; az_game_registry[d]; d++) {
+		const struct az_game_desc *g = az_game_registry[d];
+		for (uint32_t i = 0; i < g->nopts; i++, k++) {
+			const struct az_game_opt *go = &g->opts[i];
+			AZ_ASSERT(k < AZ_GAME_OPTS_MAX);
+			gopts[nopts] = go;
+			opts[nopts++] = (struct opt){go->name, types[go->type],
+				F(game_opt) + k * sizeof(union az_game_opt_value), go->size, go->arg,
+				go->help, 1};
+		}
+	}
+	opts[nopts++] = config_opt;
+	return opts;
+}
 #undef F
 
-/* Canonical game name, or NULL. Tangled is known before az_tangled_setup() configures it. */
+/* The game's option values in c->game_opt (registry order), or NULL for an unknown game. */
+static union az_game_opt_value *game_values(const struct az_config *c,
+					    const struct az_game_desc *d)
+{
+	size_t k = 0;
+	for (size_t i = 0; az_game_registry[i]; i++) {
+		if (az_game_registry[i] == d)
+			return (union az_game_opt_value *)&c->game_opt[k];
+		k += az_game_registry[i]->nopts;
+	}
+	return NULL;
+}
+
+/* Canonical game name ("ttt" -> "tictactoe"), or NULL. */
 static const char *game_name(const char *name)
 {
-	const struct az_game *g = az_game_find(name);
-	if (g)
-		return g->name;
-	return strcmp(name, "tangled") == 0 ? "tangled" : NULL;
+	const struct az_game_desc *d = az_game_desc_find(name);
+	return d ? d->name : NULL;
 }
 
 int az_config_defaults(struct az_config *c, const char *game)
 {
-	const char *name = game_name(game ? game : "tictactoe");
-	if (!name)
+	const struct az_game_desc *d = az_game_desc_find(game ? game : "tictactoe");
+	if (!d)
 		return -EINVAL;
-	memset(c, 0, sizeof(*c));
-	snprintf(c->game, sizeof(c->game), "%s", name);
-	c->graph = 3;
-	snprintf(c->variant, sizeof(c->variant), "free");
-	c->epsilon = 0.5f;
+	const struct az_game_defaults *g = &d->defaults;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	c->workers = cores > 0 ? (uint32_t)cores : 1;
-	c->games_per_worker = 128;
-	c->leaves = 2;
-	c->seed = 1;
-	c->backend = AZ_BACKEND_AUTO;
-	c->c_puct = 1.5f;
-	c->dir_eps = 0.25f;
-	c->arena_threshold = 0.55f;
-	c->train_batch = 128;
-	c->l2 = 1e-4f;
-	c->ring_capacity = 256;
-	c->max_batch = 256;
-	c->deadline_us = 200;
-	c->spin = 200;
-	if (strcmp(name, "tangled") == 0) {
-		/* K4 by default: 8 plies, 22 actions, 82,367 reachable states. */
-		c->iterations = 20;
-		c->games_per_iter = 400;
-		c->sims = 64;
-		c->dir_alpha = 0.5f;
-		c->temp_plies = 3;
-		c->arena_games = 100;
-		c->arena_temp_plies = 2;
-		c->hidden = 64;
-		c->blocks = 2;
-		c->train_epochs = 4.0f;
-		c->train_steps_max = 1500;
-		c->window = 4;
-		c->lr = 2e-3f;
-	} else if (strcmp(name, "tictactoe") == 0) {
-		c->iterations = 20;
-		c->games_per_iter = 500;
-		c->sims = 64;
-		c->dir_alpha = 1.0f;
-		c->temp_plies = 4;
-		/* Good tic-tac-toe networks mostly draw each other: 100 games with 4 random opening
-		 * plies let a better candidate show it (measured: raw-policy accuracy 94-97 % over
-		 * seeds 1-5, against 90-95 % with 40 games and 2 plies). */
-		c->arena_games = 100;
-		c->arena_temp_plies = 4;
-		c->hidden = 64;
-		c->blocks = 2;
-		c->train_epochs = 4.0f;
-		c->train_steps_max = 1500;
-		c->window = 4;
-		c->lr = 2e-3f;
-	} else {
-		c->iterations = 10;
-		c->games_per_iter = 200;
-		c->sims = 100;
-		c->dir_alpha = 1.0f;
-		c->temp_plies = 8;
-		c->arena_games = 40;
-		c->arena_temp_plies = 4;
-		c->hidden = 128;
-		c->blocks = 3;
-		c->train_epochs = 2.0f;
-		c->train_steps_max = 2000;
-		c->window = 5;
-		c->lr = 1e-3f;
-	}
+	*c = (struct az_config){
+		.workers = cores > 0 ? (uint32_t)cores : 1, .games_per_worker = 128, .leaves = 2,
+		.seed = 1, .backend = AZ_BACKEND_AUTO, .c_puct = 1.5f, .dir_eps = 0.25f,
+		.arena_threshold = 0.55f, .train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
+		.max_batch = 256, .deadline_us = 200, .spin = 200,
+		/* the game's own, from its descriptor */
+		.iterations = g->iterations, .games_per_iter = g->games_per_iter, .sims = g->sims,
+		.dir_alpha = g->dir_alpha, .temp_plies = g->temp_plies, .arena_games = g->arena_games,
+		.arena_temp_plies = g->arena_temp_plies, .hidden = g->hidden, .blocks = g->blocks,
+		.train_epochs = g->train_epochs, .train_steps_max = g->train_steps_max,
+		.window = g->window, .lr = g->lr};
+	snprintf(c->game, sizeof(c->game), "%s", d->name);
+	all_opts();
+	for (size_t i = 0; i < nopts; i++)
+		if (gopts[i])
+			az_game_opt_default(gopts[i],
+					    (union az_game_opt_value *)((char *)c + opts[i].off));
 	return 0;
 }
 
@@ -187,21 +180,27 @@ static void show_value(const struct az_config *c, const struct opt *o, char *buf
 	}
 }
 
+#define MAX_GAMES 8 /* registered games whose defaults --help shows */
+
 /* One option's line of --help: the text wrapped at 100 columns, then its default(s). */
 static void usage_line(const struct opt *o, const struct az_config *d, int nd)
 {
-	char left[64], v[3][64], def[200] = "";
+	char left[64], v[MAX_GAMES][64], def[200] = "";
 	snprintf(left, sizeof(left), "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-	for (int k = 0; k < nd; k++)
+	int same = 1;
+	for (int k = 0; k < nd; k++) {
 		show_value(&d[k], o, v[k], sizeof(v[k]));
-	int same = strcmp(v[0], v[1]) == 0 && strcmp(v[1], v[2]) == 0;
+		same = same && strcmp(v[k], v[0]) == 0;
+	}
 	if (o->type == T_FLAG || !v[0][0] || o->off == offsetof(struct az_config, game) ||
 	    o->off == offsetof(struct az_config, workers))
 		; /* flags, empty strings and derived values have no default worth printing */
 	else if (same)
 		snprintf(def, sizeof(def), " (default %s)", v[0]);
 	else
-		snprintf(def, sizeof(def), " (default %s / %s / %s)", v[0], v[1], v[2]);
+		for (int k = 0, n = 0; k < nd; k++)
+			n += snprintf(def + n, sizeof(def) - (size_t)n, "%s%s%s", k ? " / " : " (default ",
+				      v[k], k + 1 == nd ? ")" : "");
 	char text[600];
 	snprintf(text, sizeof(text), "%s%s", o->help, def);
 	const char *t = text;
@@ -225,10 +224,14 @@ static void usage_line(const struct opt *o, const struct az_config *d, int nd)
 
 void az_config_usage(const char *prog)
 {
-	struct az_config d[3];
-	az_config_defaults(&d[0], "tictactoe");
-	az_config_defaults(&d[1], "connect4");
-	az_config_defaults(&d[2], "tangled");
+	static struct az_config d[MAX_GAMES];
+	char names[200] = "";
+	int nd = 0;
+	for (size_t n = 0; az_game_registry[nd] && nd < MAX_GAMES; nd++) {
+		az_config_defaults(&d[nd], az_game_registry[nd]->name);
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", nd ? " / " : "",
+				      az_game_registry[nd]->name);
+	}
 	printf("Usage: %s --game GAME --out DIR [options]\n"
 	       "       %s --resume --out DIR [options]\n"
 	       "       azrun status --out DIR     progress of a running or finished run\n"
@@ -238,10 +241,10 @@ void az_config_usage(const char *prog)
 	       "inference process -> trainer -> arena -> checkpoints in DIR. With --resume, the\n"
 	       "saved configuration is reused; options given with it apply from the next\n"
 	       "iteration on (the game and the architecture cannot change).\n\n"
-	       "Options (defaults for tictactoe / connect4 / tangled where they differ):\n",
-	       prog, prog);
-	for (size_t i = 0; i < AZ_ARRAY_LEN(opts); i++)
-		usage_line(&opts[i], d, 3);
+	       "Options (defaults for %s where they differ):\n",
+	       prog, prog, names);
+	for (size_t i = 0; i < nopts; i++)
+		usage_line(&opts[i], d, nd);
 	printf("  %-26s %s\n\nExamples:\n"
 	       "  %s --game tictactoe --out runs/ttt\n"
 	       "  %s --game connect4 --out runs/c4 --iterations 2\n"
@@ -411,7 +414,8 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 
 static const struct opt *find_opt(const char *name)
 {
-	for (size_t i = 0; i < AZ_ARRAY_LEN(opts); i++)
+	all_opts();
+	for (size_t i = 0; i < nopts; i++)
 		if (strcmp(opts[i].name, name) == 0)
 			return &opts[i];
 	return NULL;
@@ -611,10 +615,11 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 
 int az_config_save(const struct az_config *c, const char *path, char *err, size_t errlen)
 {
+	all_opts();
 	cJSON *root = cJSON_CreateObject();
 	if (!root)
 		return -ENOMEM;
-	for (size_t i = 0; i < AZ_ARRAY_LEN(opts); i++) {
+	for (size_t i = 0; i < nopts; i++) {
 		char v[600];
 		if (!opts[i].saved)
 			continue;
@@ -650,7 +655,7 @@ int az_config_load(struct az_config *c, const char *path, char *err, size_t errl
 		return -EINVAL;
 	}
 	rc = 0;
-	for (size_t i = 0; i < AZ_ARRAY_LEN(opts) && rc == 0; i++) {
+	for (size_t i = 0; i < nopts && rc == 0; i++) {
 		cJSON *it = cJSON_GetObjectItem(root, opts[i].name);
 		if (!opts[i].saved || !cJSON_IsString(it))
 			continue;
@@ -664,33 +669,27 @@ int az_config_load(struct az_config *c, const char *path, char *err, size_t errl
 	return rc;
 }
 
+int az_config_set(struct az_config *c, const char *name, const char *value, char *err,
+		  size_t errlen)
+{
+	const struct opt *o = find_opt(name);
+	if (!o) {
+		snprintf(err, errlen, "unknown option '--%s'", name);
+		return -EINVAL;
+	}
+	return set_value(c, o, value, err, errlen);
+}
+
 int az_config_game(const struct az_config *c, const struct az_game **g, char *err,
 		   size_t errlen)
 {
-	if (strcmp(c->game, "tangled") == 0) {
-		struct az_tangled_options o;
-		az_tangled_options_default(&o);
-		o.graph = (int)c->graph;
-		o.graph_file = c->graph_file[0] ? c->graph_file : NULL;
-		if (strcmp(c->variant, "free") == 0) {
-			o.variant = AZ_TANGLED_FREE;
-		} else if (strcmp(c->variant, "fixed") == 0) {
-			o.variant = AZ_TANGLED_FIXED;
-		} else {
-			snprintf(err, errlen, "--variant: free or fixed, not '%s'", c->variant);
-			return -EINVAL;
-		}
-		o.adjudicator = c->adjudicator[0] ? c->adjudicator : NULL;
-		o.epsilon = c->epsilon;
-		o.seed = c->seed;
-		char e[400];
-		int rc = az_tangled_setup(&o, e, sizeof(e));
-		if (rc < 0) {
-			snprintf(err, errlen, "tangled: %s", e);
+	const struct az_game_desc *d = az_game_desc_find(c->game);
+	if (d && d->configure) {
+		int rc = d->configure(game_values(c, d), c->seed, err, errlen);
+		if (rc < 0)
 			return rc;
-		}
 	}
-	*g = az_game_find(c->game);
+	*g = d ? az_game_desc_game(d) : NULL;
 	if (!*g) {
 		snprintf(err, errlen, "--game: unknown game '%s'", c->game);
 		return -EINVAL;
@@ -700,13 +699,10 @@ int az_config_game(const struct az_config *c, const struct az_game **g, char *er
 
 void az_config_game_options(const struct az_config *c, char *buf, size_t n)
 {
+	const struct az_game_desc *d = az_game_desc_find(c->game);
 	buf[0] = 0;
-	if (strcmp(c->game, "tangled") != 0)
-		return;
-	if (c->graph_file[0])
-		snprintf(buf, n, "graph-file=%s;variant=%s", c->graph_file, c->variant);
-	else
-		snprintf(buf, n, "graph=%u;variant=%s", c->graph, c->variant);
+	if (d && d->record)
+		d->record(game_values(c, d), buf, n);
 }
 
 int az_config_apply_game_options(struct az_config *c, const char *text, char *err,
@@ -721,9 +717,7 @@ int az_config_apply_game_options(struct az_config *c, const char *text, char *er
 			continue;
 		*eq = 0;
 		const struct opt *o = find_opt(kv);
-		if (!o || (o->off != offsetof(struct az_config, graph) &&
-			   o->off != offsetof(struct az_config, graph_file) &&
-			   o->off != offsetof(struct az_config, variant)))
+		if (!o || !gopts[o - opts] || !gopts[o - opts]->recorded)
 			continue; /* written by a newer version: not ours to judge */
 		char e[300];
 		if (set_value(c, o, eq + 1, e, sizeof(e)) < 0) {

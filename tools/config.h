@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "games/game.h"
 #include "gpu/backend.h"
 
 struct az_config {
@@ -41,12 +42,9 @@ struct az_config {
 	uint32_t max_batch;
 	uint32_t deadline_us;
 	uint32_t spin;
-	/* tangled */
-	uint32_t graph;
-	char graph_file[256];
-	char variant[8];
-	char adjudicator[32];
-	float epsilon;
+	/* the options the registered games declare (Tangled: graph, graph-file, variant,
+	 * adjudicator, epsilon), in registry order; see az_config_game_opt() */
+	union az_game_opt_value game_opt[AZ_GAME_OPTS_MAX];
 	int resume;
 	int quiet;
 	char config[512]; /* --config FILE (not saved: run.json holds its effect) */
@@ -55,6 +53,11 @@ struct az_config {
 /* Fill defaults for `game` (NULL: tic-tac-toe). Returns 0 or -EINVAL for an unknown game. */
 int az_config_defaults(struct az_config *c, const char *game);
 
+/* Set option `name` (azrun's long option without "--", a game's option included) from text,
+ * with the checks of the command line. Returns 0, or -EINVAL with a message in err. */
+int az_config_set(struct az_config *c, const char *name, const char *value, char *err,
+		  size_t errlen);
+
 /* Parse azrun's command line into c (defaults for the chosen game first, then options).
  * Returns 0, 1 when --help was printed, or -EINVAL with a message in err. */
 int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_t errlen);
@@ -62,7 +65,6 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 /* Resolve c->game to its game object, configuring Tangled (graph, variant, adjudicator) first.
  * Call once per process before az_game_find(c->game) is used, and before forking. Returns 0 or
  * -EINVAL / -ENOENT with a message in err. */
-struct az_game;
 int az_config_game(const struct az_config *c, const struct az_game **g, char *err,
 		   size_t errlen);
 

@@ -450,6 +450,7 @@ int az_tangled_setup(const struct az_tangled_options *o, char *err, size_t errle
 		.format = tangled_format,
 		.format_action = tangled_format_action,
 		.parse_action = tangled_parse_action,
+		.sides = { "Red", "Blue" },
 	};
 	tg.ready = 1;
 	return 0;

@@ -7,6 +7,7 @@
  *
  * Sections and the files implementing them:
  *   game, options, setup, state checks ........ games/tangled/tangled.c
+ *   descriptor, the tools' options ............ games/tangled/tangled_options.c
  *   graphs, edge-list files, automorphisms ..... games/tangled/tangled_graphs.c
  *   adjudicators and their caches .............. games/tangled/tangled_table.c (front, cache, file),
  *       games/tangled/tangled_exact.c (dense Schrodinger), games/tangled/tangled_krylov.c (sparse Schrodinger),
@@ -74,6 +75,29 @@ int az_tangled_setup(const struct az_tangled_options *o, char *err, size_t errle
 
 /* The configured game (NULL before a successful az_tangled_setup()). */
 const struct az_game *az_tangled_game(void);
+
+/* ==== the descriptor and the tools' options (games/tangled/tangled_options.c) ==== */
+
+/* Tangled's descriptor (games/game.h): its options, in this order, are the ones every tool
+ * takes (azrun, azeval, azplay; aztangled uses the ranges of graph and epsilon). */
+enum {
+	AZ_TANGLED_OPT_GRAPH,       /* U32, default 3 */
+	AZ_TANGLED_OPT_GRAPH_FILE,  /* STR, default "" (none) */
+	AZ_TANGLED_OPT_VARIANT,     /* STR, "free" | "fixed" */
+	AZ_TANGLED_OPT_ADJUDICATOR, /* STR, default "" (the graph's default) */
+	AZ_TANGLED_OPT_EPSILON,     /* F32, default 0.5 */
+	AZ_TANGLED_OPTS
+};
+extern const struct az_game_desc az_game_desc_tangled;
+
+/* "free" / "fixed" into *v: 0, or -EINVAL for anything else. */
+int az_tangled_variant_parse(const char *text, enum az_tangled_variant *v);
+
+/* Validate the option values v[AZ_TANGLED_OPTS] and configure the game (az_tangled_setup()
+ * with the given seed): the descriptor's configure(). 0, or -EINVAL ("--variant: free or fixed,
+ * not 'x'") / -ENOENT / -ENOMEM with a message in err ("tangled: ..." for setup failures). */
+int az_tangled_configure(const union az_game_opt_value *v, uint64_t seed, char *err,
+			 size_t errlen);
 
 /* ==== graphs (games/tangled/tangled_graphs.c) ==== */
 

@@ -14,27 +14,9 @@
 #include <cmocka.h>
 
 #include "games/game.h"
+#include "tests/games/perft.h"
 
 static const struct az_game *G = &az_game_connect4;
-
-static uint64_t perft(const uint8_t *state, int depth)
-{
-	uint8_t child[AZ_GAME_STATE_MAX], mask[7];
-	uint64_t n = 0;
-
-	if (depth == 0)
-		return 1;
-	if (!G->legal(state, mask))
-		return 0;
-	for (int a = 0; a < 7; a++) {
-		if (!mask[a])
-			continue;
-		memcpy(child, state, G->state_bytes);
-		G->apply(child, a);
-		n += perft(child, depth - 1);
-	}
-	return n;
-}
 
 static void play(uint8_t *state, const char *moves)
 {
@@ -65,7 +47,7 @@ static void test_perft(void **unused)
 
 	G->init(s);
 	for (int d = 0; d < 8; d++)
-		assert_int_equal(perft(s, d), expect[d]);
+		assert_int_equal(perft(G, s, d), expect[d]);
 }
 
 static void expect_win(const char *moves, int to_move)
