@@ -2,6 +2,8 @@
 /* azbench output helpers: rows of ordered key/value pairs rendered as a table, JSON lines, CSV
  * or a gnuplot PNG, the common options, and sample statistics. */
 #include "games/game.h"
+#include "gpu/backend.h"
+#include "net/model.h"
 #include "tools/bench/bench_common.h"
 
 #include <errno.h>
@@ -58,6 +60,81 @@ int az_bench_common_opt(struct az_bench_opts *o, int code, const char *arg)
 	default:
 		return 0;
 	}
+}
+
+int az_bench_parse_argv(const struct az_bench_argv *p, int argc, char **argv)
+{
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", p->longopts, NULL)) != -1) {
+		int r = az_bench_common_opt(p->common, c, optarg);
+
+		if (r < 0)
+			return 2;
+		if (r == 1)
+			continue;
+		if (c == 'h') {
+			p->usage(stdout);
+			return 1;
+		}
+		if (c == '?' || c == ':') {
+			p->usage(stderr);
+			return 2;
+		}
+		r = p->opt(p->mode_opts, c, optarg);
+		if (r == -ENOENT)
+			p->usage(stderr);
+		if (r < 0)
+			return 2;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "azbench %s: unexpected argument '%s'\n", p->mode, argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+int az_bench_opt_games(const char *mode, const char *arg, const char **games, int *n)
+{
+	int rc = az_bench_parse_games(arg, games, n);
+
+	if (rc < 0)
+		fprintf(stderr, "azbench %s: unknown game '%s' (%s or all)\n", mode, arg,
+			az_game_names());
+	return rc;
+}
+
+int az_bench_opt_list(const char *mode, const char *opt, const char *arg, uint32_t *out, int *n,
+		      int max, uint32_t hi)
+{
+	int rc = az_bench_parse_u32_list(arg, out, max, 1, hi);
+
+	if (rc < 0) {
+		fprintf(stderr, "azbench %s: %s wants up to %d values in [1, %u], got '%s'\n", mode,
+			opt, max, hi, arg);
+		return rc;
+	}
+	*n = rc;
+	return 0;
+}
+
+int az_bench_opt_net(const char *mode, const char *arg, uint32_t *hidden, uint32_t *blocks)
+{
+	int rc = az_arch_parse(arg, hidden, blocks);
+
+	if (rc < 0)
+		fprintf(stderr, "azbench %s: --net wants HxR, e.g. 64x2\n", mode);
+	return rc < 0 ? -EINVAL : 0;
+}
+
+int az_bench_opt_backend(const char *mode, const char *arg, enum az_backend_kind *kind)
+{
+	int rc = az_backend_parse(arg, kind);
+
+	if (rc < 0)
+		fprintf(stderr, "azbench %s: --backend: auto, cpu or cuda\n", mode);
+	return rc < 0 ? -EINVAL : 0;
 }
 
 int az_bench_parse_u32_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi)

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gpu/backend.h"
+
 #define AZ_BENCH_MAX_FIELDS 24
 #define AZ_BENCH_KEY_MAX 32
 #define AZ_BENCH_STR_MAX 48
@@ -77,6 +79,39 @@ extern const char az_bench_common_help[];
 /* Apply one getopt_long result to o. Returns 1 when code is a common option, 0 when it is not
  * (the mode handles it), -EINVAL for a bad value (a message went to stderr). */
 int az_bench_common_opt(struct az_bench_opts *o, int code, const char *arg);
+
+/* How one mode parses its command line with az_bench_parse_argv(). */
+struct az_bench_argv {
+	const char *mode;                  /* "infer", ...: names the mode in messages */
+	const struct option *longopts;     /* the mode's, ending in AZ_BENCH_COMMON_LONGOPTS */
+	struct az_bench_opts *common;      /* where the common options go */
+	void (*usage)(FILE *out);          /* --help (stdout) and bad usage (stderr) */
+	/* One option that is neither common nor --help: returns 0, -EINVAL after a message on
+	 * stderr, or -ENOENT for a code it does not know (then usage goes to stderr). */
+	int (*opt)(void *mode_opts, int code, const char *arg);
+	void *mode_opts;                   /* passed to opt */
+};
+
+/* Run getopt_long over argv (from optind 1; "-h" is --help): common options into p->common,
+ * the rest to p->opt; a non-option argument is rejected. Returns 0 to run, 1 after --help, 2 on
+ * bad usage (a message went to stderr). The mode sets its defaults first. */
+int az_bench_parse_argv(const struct az_bench_argv *p, int argc, char **argv);
+
+/* Option values with their messages: each prints "azbench <mode>: ..." on stderr and returns
+ * -EINVAL for a bad value, 0 otherwise. */
+
+/* --game (az_bench_parse_games()). */
+int az_bench_opt_games(const char *mode, const char *arg, const char **games, int *n);
+
+/* A list option opt of up to max values in [1, hi] into out[0..*n); *n is kept on error. */
+int az_bench_opt_list(const char *mode, const char *opt, const char *arg, uint32_t *out, int *n,
+		      int max, uint32_t hi);
+
+/* --net HxR (az_arch_parse()). */
+int az_bench_opt_net(const char *mode, const char *arg, uint32_t *hidden, uint32_t *blocks);
+
+/* --backend auto | cpu | cuda (az_backend_parse()). */
+int az_bench_opt_backend(const char *mode, const char *arg, enum az_backend_kind *kind);
 
 /* Parse "a,b,c" into out[0..max-1] (each in [lo, hi]). Returns the count (>= 1) or -EINVAL
  * (empty, malformed, out of range or more than max items). */

@@ -135,6 +135,26 @@ static void usage(FILE *out)
 }
 
 
+/* One infer option (az_bench_argv.opt). */
+static int parse_opt(void *mode_opts, int c, const char *arg)
+{
+	struct infer_opts *o = mode_opts;
+
+	switch (c) {
+	case 'g':
+		return az_bench_opt_games("infer", arg, o->games, &o->ngames);
+	case 'b':
+		return az_bench_opt_list("infer", "--batches", arg, o->batches, &o->nbatches,
+					 MAX_BATCHES, 65536);
+	case 'k':
+		return az_bench_opt_backend("infer", arg, &o->backend);
+	case 'n':
+		return az_bench_opt_net("infer", arg, &o->hidden, &o->blocks);
+	default:
+		return -ENOENT;
+	}
+}
+
 /* Returns 0 to run, 1 after --help, 2 on bad usage. */
 static int parse(struct infer_opts *o, int argc, char **argv)
 {
@@ -147,63 +167,17 @@ static int parse(struct infer_opts *o, int argc, char **argv)
 		AZ_BENCH_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	const struct az_bench_argv p = {
+		.mode = "infer", .longopts = longopts, .common = &o->common,
+		.usage = usage, .opt = parse_opt, .mode_opts = o,
+	};
 
 	memset(o, 0, sizeof(*o));
 	o->common.seconds = DEFAULT_SECONDS;
 	az_bench_parse_games("all", o->games, &o->ngames);
 	for (o->nbatches = 0; o->nbatches <= 10; o->nbatches++)
 		o->batches[o->nbatches] = 1u << o->nbatches;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		int r = az_bench_common_opt(&o->common, c, optarg);
-
-		if (r < 0)
-			return 2;
-		if (r == 1)
-			continue;
-		switch (c) {
-		case 'g':
-			if (az_bench_parse_games(optarg, o->games, &o->ngames) < 0) {
-				fprintf(stderr, "azbench infer: unknown game '%s' (%s or all)\n",
-					optarg, az_game_names());
-				return 2;
-			}
-			break;
-		case 'b':
-			o->nbatches = az_bench_parse_u32_list(optarg, o->batches, MAX_BATCHES, 1,
-							      65536);
-			if (o->nbatches < 0) {
-				fprintf(stderr, "azbench infer: --batches wants up to %d sizes in "
-					"[1, 65536], got '%s'\n", MAX_BATCHES, optarg);
-				return 2;
-			}
-			break;
-		case 'k':
-			if (az_backend_parse(optarg, &o->backend) < 0) {
-				fprintf(stderr, "azbench infer: --backend: auto, cpu or cuda\n");
-				return 2;
-			}
-			break;
-		case 'n':
-			if (az_arch_parse(optarg, &o->hidden, &o->blocks) < 0) {
-				fprintf(stderr, "azbench infer: --net wants HxR, e.g. 64x2\n");
-				return 2;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "azbench infer: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	return 0;
+	return az_bench_parse_argv(&p, argc, argv);
 }
 
 /* The network a game trains by default (tools/config.c), unless --net overrides it. */
