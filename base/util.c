@@ -132,11 +132,37 @@ int az_mkdir_p(const char *path)
 	return 0;
 }
 
-double az_now(void)
+uint64_t az_now_ns(void)
 {
 	struct timespec ts;
+
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double az_now(void)
+{
+	return (double)az_now_ns() * 1e-9;
+}
+
+int az_parse_u32(const char *s, const char **end, uint32_t *out)
+{
+	uint64_t v = 0;
+	const char *p = s;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (uint64_t)(*p - '0');
+		if (v > UINT32_MAX)
+			return -EINVAL;
+	}
+	if (end)
+		*end = p;
+	else if (*p)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
 }
 
 static FILE *log_file;

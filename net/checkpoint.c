@@ -336,24 +336,6 @@ static cJSON *parse_header(const struct ckpt_file *f, char *err, size_t errlen)
 	return root;
 }
 
-/* Strict decimal u32: digits only, no sign, no junk, no overflow. */
-static int parse_u32(const char *s, uint32_t *out)
-{
-	uint64_t v = 0;
-
-	if (!s || !*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > UINT32_MAX)
-			return -EINVAL;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
-
 /* A metadata string as quoted in a message: at most 40 bytes, control bytes as '?', so that a
  * hostile file cannot break the one-line message (buf holds at least 48 bytes). */
 static const char *shown(const char *v, char *buf)
@@ -404,11 +386,11 @@ static int parse_metadata(const struct ckpt_file *f, const cJSON *root, struct c
 			f->name, shown(meta_str(meta, "format"), q));
 		return -EINVAL;
 	}
-	if (parse_u32(meta_str(meta, "inputs"), &cm->arch.inputs) < 0 ||
-	    parse_u32(meta_str(meta, "hidden"), &cm->arch.hidden) < 0 ||
-	    parse_u32(meta_str(meta, "blocks"), &cm->arch.blocks) < 0 ||
-	    parse_u32(meta_str(meta, "actions"), &cm->arch.actions) < 0 ||
-	    parse_u32(meta_str(meta, "iteration"), &cm->iteration) < 0) {
+	if (az_parse_u32(meta_str(meta, "inputs"), NULL, &cm->arch.inputs) < 0 ||
+	    az_parse_u32(meta_str(meta, "hidden"), NULL, &cm->arch.hidden) < 0 ||
+	    az_parse_u32(meta_str(meta, "blocks"), NULL, &cm->arch.blocks) < 0 ||
+	    az_parse_u32(meta_str(meta, "actions"), NULL, &cm->arch.actions) < 0 ||
+	    az_parse_u32(meta_str(meta, "iteration"), NULL, &cm->iteration) < 0) {
 		az_set_err(err, errlen, "checkpoint %s: metadata inputs/hidden/blocks/actions/"
 			"iteration must be decimal integers", f->name);
 		return -EINVAL;

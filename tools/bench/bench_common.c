@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/az_assert.h"
+#include "base/util.h"
 
 extern char **environ; /* POSIX: the environment posix_spawnp passes on */
 
@@ -141,19 +142,15 @@ int az_bench_parse_u32_list(const char *s, uint32_t *out, int max, uint32_t lo, 
 {
 	int n = 0;
 
-	if (!s || !*s)
+	if (!s)
 		return -EINVAL;
 	for (;;) {
-		unsigned long long v;
-		char *end;
+		const char *end;
+		uint32_t v;
 
-		if (*s < '0' || *s > '9')
+		if (az_parse_u32(s, &end, &v) < 0 || v < lo || v > hi || n >= max)
 			return -EINVAL;
-		errno = 0;
-		v = strtoull(s, &end, 10);
-		if (errno || end == s || v < lo || v > hi || n >= max)
-			return -EINVAL;
-		out[n++] = (uint32_t)v;
+		out[n++] = v;
 		if (*end == '\0')
 			return n;
 		if (*end != ',')
@@ -700,10 +697,7 @@ void az_bench_progress(const struct az_bench_opts *o, const char *fmt, ...)
 
 uint64_t az_bench_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return az_now_ns();
 }
 
 static int u32_cmp(const void *a, const void *b)

@@ -12,6 +12,7 @@
 #include "games/game.h"
 #include "base/az_assert.h"
 #include "base/rng.h"
+#include "base/util.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 #include "tools/bench/infer_bench.h"
@@ -21,11 +22,6 @@
 #define MAX_GAMES 2
 #define DEFAULT_SECONDS 10.0
 #define REPEATS 5 /* slices per batch size; the fastest counts */
-
-static double now_s(void)
-{
-	return (double)az_bench_now_ns() * 1e-9;
-}
 
 /* Time forward passes at one batch size: the best of REPEATS equal slices of `seconds`, so
  * that other load on the machine (a ceiling is what the backend can do) blurs it less. Returns
@@ -39,12 +35,12 @@ static double time_batch(struct az_backend *be, uint32_t batch, double seconds, 
 		AZ_ASSERT(az_backend_forward(be, 0, batch, x, logits, value) == 0);
 	for (int r = 0; r < REPEATS; r++) {
 		uint64_t iters = 0;
-		double t0 = now_s(), el = 0;
+		double t0 = az_now(), el = 0;
 
 		while (iters < 2 || el < seconds / REPEATS) {
 			AZ_ASSERT(az_backend_forward(be, 0, batch, x, logits, value) == 0);
 			iters++;
-			el = now_s() - t0;
+			el = az_now() - t0;
 		}
 		double eps = (double)iters * batch / el;
 		best = eps > best ? eps : best;
