@@ -518,6 +518,10 @@ static void test_replace_atomic(void **state)
 	assert_int_equal(count_files(), 1);
 	assert_int_equal(az_ckpt_load(path, &back, NULL, 0), 0);
 	assert_int_equal(back->iteration, 18);
+	assert_true(az_arch_equal(&back->arch, &b->arch));
+	back->arch.blocks++;
+	assert_false(az_arch_equal(&back->arch, &b->arch));
+	back->arch.blocks--;
 	assert_memory_equal(back->params, b->params, b->n_params * sizeof(float));
 	az_model_destroy(back);
 	az_model_destroy(a);
