@@ -68,34 +68,35 @@ static void test_create_invalid(void **unused)
 
 /* ---- tactics with the network-free evaluator ---- */
 
+/* 200 simulations from the tic-tac-toe position after moves; the pick must be want and the
+ * tree sound. Returns the tree (the caller destroys it). */
+static struct az_tree *ttt_pick(const char *moves, int want)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct az_tree *t = ttt_tree(moves, s);
+
+	assert_int_equal(search(t, ttt, 200), 0);
+	assert_int_equal(az_tree_pick(t, 0.0f), want);
+	assert_tree_ok(t);
+	return t;
+}
+
 /* X: 1 2, O: 4 5; X to move wins at 3 (O threatens 6). */
 static void test_win_in_one(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX];
-	struct az_tree *t;
+	struct az_tree *t = ttt_pick("1425", 2);
 
 	(void)unused;
-	t = ttt_tree("1425", s);
-	assert_int_equal(search(t, ttt, 200), 0);
 	assert_int_equal(az_tree_root_visits(t), 200);
-	assert_int_equal(az_tree_pick(t, 0.0f), 2);
 	assert_true(az_tree_root_value(t) > 0.5f); /* won position: positive for the side to move */
-	assert_tree_ok(t);
 	az_tree_destroy(t);
 }
 
 /* X: 1 2, O: 5; O to move must block at 3 (action 2): X has no other threat, O none at all. */
 static void test_block(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX];
-	struct az_tree *t;
-
 	(void)unused;
-	t = ttt_tree("152", s);
-	assert_int_equal(search(t, ttt, 200), 0);
-	assert_int_equal(az_tree_pick(t, 0.0f), 2);
-	assert_tree_ok(t);
-	az_tree_destroy(t);
+	az_tree_destroy(ttt_pick("152", 2));
 }
 
 /* Connect Four, 2000 simulations: X (to move) completes column 1; O blocks X's column 1. */
