@@ -63,40 +63,7 @@ int az_bench_common_opt(struct az_bench_opts *o, int code, const char *arg)
 	}
 }
 
-int az_bench_parse_argv(const struct az_bench_argv *p, int argc, char **argv)
-{
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", p->longopts, NULL)) != -1) {
-		int r = az_bench_common_opt(p->common, c, optarg);
-
-		if (r < 0)
-			return 2;
-		if (r == 1)
-			continue;
-		if (c == 'h') {
-			p->usage(stdout);
-			return 1;
-		}
-		if (c == '?' || c == ':') {
-			p->usage(stderr);
-			return 2;
-		}
-		r = p->opt(p->mode_opts, c, optarg);
-		if (r == -ENOENT)
-			p->usage(stderr);
-		if (r < 0)
-			return 2;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "azbench %s: unexpected argument '%s'\n", p->mode, argv[optind]);
-		return 2;
-	}
-	return 0;
-}
-
-int az_bench_opt_games(const char *mode, const char *arg, const char **games, int *n)
+static int opt_games(const char *mode, const char *arg, const char **games, int *n)
 {
 	int rc = az_bench_parse_games(arg, games, n);
 
@@ -120,22 +87,68 @@ int az_bench_opt_list(const char *mode, const char *opt, const char *arg, uint32
 	return 0;
 }
 
-int az_bench_opt_net(const char *mode, const char *arg, uint32_t *hidden, uint32_t *blocks)
+/* One shared mode option, else p->opt's answer (-ENOENT without one). */
+static int mode_opt(const struct az_bench_argv *p, int code, const char *arg)
 {
-	int rc = az_arch_parse(arg, hidden, blocks);
-
-	if (rc < 0)
-		fprintf(stderr, "azbench %s: --net wants HxR, e.g. 64x2\n", mode);
-	return rc < 0 ? -EINVAL : 0;
+	switch (code) {
+	case AZ_BENCH_OPT_GAME:
+		if (!p->games)
+			break;
+		return opt_games(p->mode, arg, p->games, p->ngames);
+	case AZ_BENCH_OPT_BATCHES:
+		if (!p->batches)
+			break;
+		return az_bench_opt_list(p->mode, "--batches", arg, p->batches, p->nbatches,
+					 p->max_batches, 65536);
+	case AZ_BENCH_OPT_NET:
+		if (!p->hidden)
+			break;
+		if (az_arch_parse(arg, p->hidden, p->blocks) < 0) {
+			fprintf(stderr, "azbench %s: --net wants HxR, e.g. 64x2\n", p->mode);
+			return -EINVAL;
+		}
+		return 0;
+	case AZ_BENCH_OPT_BACKEND:
+		if (!p->backend)
+			break;
+		if (az_backend_parse(arg, p->backend) < 0) {
+			fprintf(stderr, "azbench %s: --backend: auto, cpu or cuda\n", p->mode);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	return p->opt ? p->opt(p->mode_opts, code, arg) : -ENOENT;
 }
 
-int az_bench_opt_backend(const char *mode, const char *arg, enum az_backend_kind *kind)
+int az_bench_parse_argv(const struct az_bench_argv *p, int argc, char **argv)
 {
-	int rc = az_backend_parse(arg, kind);
+	int c;
 
-	if (rc < 0)
-		fprintf(stderr, "azbench %s: --backend: auto, cpu or cuda\n", mode);
-	return rc < 0 ? -EINVAL : 0;
+	if (p->games)
+		az_bench_parse_games("all", p->games, p->ngames);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", p->longopts, NULL)) != -1) {
+		int r = az_bench_common_opt(p->common, c, optarg);
+
+		if (r < 0)
+			return 2;
+		if (r == 1)
+			continue;
+		if (c == 'h' || c == AZ_BENCH_OPT_HELP) {
+			p->usage(stdout);
+			return 1;
+		}
+		r = c == '?' || c == ':' ? -ENOENT : mode_opt(p, c, optarg);
+		if (r == -ENOENT)
+			p->usage(stderr);
+		if (r < 0)
+			return 2;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "azbench %s: unexpected argument '%s'\n", p->mode, argv[optind]);
+		return 2;
+	}
+	return 0;
 }
 
 int az_bench_parse_u32_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi)

@@ -131,46 +131,23 @@ static void usage(FILE *out)
 }
 
 
-/* One infer option (az_bench_argv.opt). */
-static int parse_opt(void *mode_opts, int c, const char *arg)
-{
-	struct infer_opts *o = mode_opts;
-
-	switch (c) {
-	case 'g':
-		return az_bench_opt_games("infer", arg, o->games, &o->ngames);
-	case 'b':
-		return az_bench_opt_list("infer", "--batches", arg, o->batches, &o->nbatches,
-					 MAX_BATCHES, 65536);
-	case 'k':
-		return az_bench_opt_backend("infer", arg, &o->backend);
-	case 'n':
-		return az_bench_opt_net("infer", arg, &o->hidden, &o->blocks);
-	default:
-		return -ENOENT;
-	}
-}
-
 /* Returns 0 to run, 1 after --help, 2 on bad usage. */
 static int parse(struct infer_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "game", required_argument, NULL, 'g' },
-		{ "batches", required_argument, NULL, 'b' },
-		{ "backend", required_argument, NULL, 'k' },
-		{ "net", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		AZ_BENCH_COMMON_LONGOPTS,
+		AZ_BENCH_LONGOPT_GAME, AZ_BENCH_LONGOPT_BATCHES, AZ_BENCH_LONGOPT_BACKEND,
+		AZ_BENCH_LONGOPT_NET,  AZ_BENCH_LONGOPT_HELP,    AZ_BENCH_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct az_bench_argv p = {
-		.mode = "infer", .longopts = longopts, .common = &o->common,
-		.usage = usage, .opt = parse_opt, .mode_opts = o,
+		.mode = "infer", .longopts = longopts, .common = &o->common, .usage = usage,
+		.games = o->games, .ngames = &o->ngames, .backend = &o->backend,
+		.batches = o->batches, .nbatches = &o->nbatches, .max_batches = MAX_BATCHES,
+		.hidden = &o->hidden, .blocks = &o->blocks,
 	};
 
 	memset(o, 0, sizeof(*o));
 	o->common.seconds = DEFAULT_SECONDS;
-	az_bench_parse_games("all", o->games, &o->ngames);
 	for (o->nbatches = 0; o->nbatches <= 10; o->nbatches++)
 		o->batches[o->nbatches] = 1u << o->nbatches;
 	return az_bench_parse_argv(&p, argc, argv);

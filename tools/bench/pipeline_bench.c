@@ -105,7 +105,7 @@ static void usage(FILE *out)
 		az_bench_common_help, DEFAULT_SECONDS, MIN_MEASURE_S);
 }
 
-/* One pipeline option (az_bench_argv.opt). */
+/* A pipeline option that az_bench_parse_argv() does not handle (az_bench_argv.opt). */
 static int parse_opt(void *mode_opts, int c, const char *arg)
 {
 	struct pipe_opts *o = mode_opts;
@@ -113,8 +113,6 @@ static int parse_opt(void *mode_opts, int c, const char *arg)
 	int n = 0;
 
 	switch (c) {
-	case 'g':
-		return az_bench_opt_games("pipeline", arg, o->games, &o->ngames);
 	case 'w':
 		return az_bench_opt_list("pipeline", "--workers", arg, o->workers, &o->nworkers,
 					 MAX_LIST, 256);
@@ -128,8 +126,6 @@ static int parse_opt(void *mode_opts, int c, const char *arg)
 			return -EINVAL;
 		*(c == 's' ? &o->sims : &o->leaves) = one[0];
 		return 0;
-	case 'k':
-		return az_bench_opt_backend("pipeline", arg, &o->backend);
 	case 'v':
 		o->verbose = 1;
 		return 0;
@@ -142,25 +138,25 @@ static int parse_opt(void *mode_opts, int c, const char *arg)
 static int parse(struct pipe_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "game", required_argument, NULL, 'g' },
+		AZ_BENCH_LONGOPT_GAME,
 		{ "workers", required_argument, NULL, 'w' },
 		{ "games-per-worker", required_argument, NULL, 'G' },
 		{ "sims", required_argument, NULL, 's' },
 		{ "leaves", required_argument, NULL, 'K' },
-		{ "backend", required_argument, NULL, 'k' },
+		AZ_BENCH_LONGOPT_BACKEND,
 		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
+		AZ_BENCH_LONGOPT_HELP,
 		AZ_BENCH_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct az_bench_argv p = {
-		.mode = "pipeline", .longopts = longopts, .common = &o->common,
-		.usage = usage, .opt = parse_opt, .mode_opts = o,
+		.mode = "pipeline", .longopts = longopts, .common = &o->common, .usage = usage,
+		.games = o->games, .ngames = &o->ngames, .backend = &o->backend,
+		.opt = parse_opt, .mode_opts = o,
 	};
 
 	memset(o, 0, sizeof(*o));
 	o->common.seconds = DEFAULT_SECONDS;
-	az_bench_parse_games("all", o->games, &o->ngames);
 	o->nworkers = az_bench_parse_u32_list("1,2,4,8,16", o->workers, MAX_LIST, 1, 256);
 	o->ngpw = az_bench_parse_u32_list("4,16", o->gpw, MAX_LIST, 1, 4096);
 	return az_bench_parse_argv(&p, argc, argv);

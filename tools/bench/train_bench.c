@@ -79,19 +79,12 @@ static void usage(FILE *out)
 		az_bench_common_help, DEFAULT_SECONDS);
 }
 
-/* One train option (az_bench_argv.opt). */
+/* A train option that az_bench_parse_argv() does not handle (az_bench_argv.opt). */
 static int parse_opt(void *mode_opts, int c, const char *arg)
 {
 	struct train_opts *o = mode_opts;
 
 	switch (c) {
-	case 'g':
-		return az_bench_opt_games("train", arg, o->games, &o->ngames);
-	case 'b':
-		return az_bench_opt_list("train", "--batches", arg, o->batches, &o->nbatches,
-					 MAX_BATCHES, 65536);
-	case 'n':
-		return az_bench_opt_net("train", arg, &o->hidden, &o->blocks);
 	case 'p':
 		o->python = arg;
 		return 0;
@@ -110,24 +103,25 @@ static int parse_opt(void *mode_opts, int c, const char *arg)
 static int parse(struct train_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "game", required_argument, NULL, 'g' },
-		{ "batches", required_argument, NULL, 'b' },
-		{ "net", required_argument, NULL, 'n' },
+		AZ_BENCH_LONGOPT_GAME,
+		AZ_BENCH_LONGOPT_BATCHES,
+		AZ_BENCH_LONGOPT_NET,
 		{ "python", required_argument, NULL, 'p' },
 		{ "torch-script", required_argument, NULL, 's' },
 		{ "no-torch", no_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
+		AZ_BENCH_LONGOPT_HELP,
 		AZ_BENCH_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct az_bench_argv p = {
-		.mode = "train", .longopts = longopts, .common = &o->common,
-		.usage = usage, .opt = parse_opt, .mode_opts = o,
+		.mode = "train", .longopts = longopts, .common = &o->common, .usage = usage,
+		.games = o->games, .ngames = &o->ngames,
+		.batches = o->batches, .nbatches = &o->nbatches, .max_batches = MAX_BATCHES,
+		.hidden = &o->hidden, .blocks = &o->blocks, .opt = parse_opt, .mode_opts = o,
 	};
 
 	memset(o, 0, sizeof(*o));
 	o->common.seconds = DEFAULT_SECONDS;
-	az_bench_parse_games("all", o->games, &o->ngames);
 	o->nbatches = az_bench_parse_u32_list("32,128,512", o->batches, MAX_BATCHES, 1, 65536);
 	return az_bench_parse_argv(&p, argc, argv);
 }
