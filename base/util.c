@@ -78,7 +78,7 @@ int az_write_file_atomic(const char *path, const void *data, size_t len, char *e
 	}
 	int rc = fsync_dir_of(path);
 	if (rc < 0)
-		snprintf(err, errlen, "%s: fsync of the directory failed (%s)", path, strerror(-rc));
+		snprintf(err, errlen, "%s: directory fsync failed (%s)", path, strerror(-rc));
 	return rc;
 }
 
