@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,14 +12,27 @@
 #include <time.h>
 #include <unistd.h>
 
+/* fsync the directory holding path so that a rename into it is durable. */
 static int fsync_dir_of(const char *path)
 {
-	char copy[1024];
-	snprintf(copy, sizeof(copy), "%s", path);
-	int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd, rc = 0;
+
+	if (!slash)
+		dir = strdup(".");
+	else if (slash == path)
+		dir = strdup("/");
+	else
+		dir = strndup(path, (size_t)(slash - path));
+	if (!dir)
+		return -ENOMEM;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
 	if (fd < 0)
 		return -errno;
-	int rc = fsync(fd) < 0 ? -errno : 0;
+	if (fsync(fd) < 0 && errno != EINVAL) /* some filesystems cannot fsync a directory */
+		rc = -errno;
 	close(fd);
 	return rc;
 }
@@ -30,7 +42,7 @@ int az_write_file_atomic(const char *path, const void *data, size_t len, char *e
 {
 	char tmp[1100];
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		int e = errno;
 		snprintf(err, errlen, "%s: cannot create (%s)", tmp, strerror(e));
@@ -64,7 +76,10 @@ int az_write_file_atomic(const char *path, const void *data, size_t len, char *e
 		unlink(tmp);
 		return -e;
 	}
-	return fsync_dir_of(path);
+	int rc = fsync_dir_of(path);
+	if (rc < 0)
+		snprintf(err, errlen, "%s: directory fsync failed (%s)", path, strerror(-rc));
+	return rc;
 }
 
 int az_read_file(const char *path, char **data, size_t *len)
@@ -117,11 +132,37 @@ int az_mkdir_p(const char *path)
 	return 0;
 }
 
-double az_now(void)
+uint64_t az_now_ns(void)
 {
 	struct timespec ts;
+
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double az_now(void)
+{
+	return (double)az_now_ns() * 1e-9;
+}
+
+int az_parse_u32(const char *s, const char **end, uint32_t *out)
+{
+	uint64_t v = 0;
+	const char *p = s;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (uint64_t)(*p - '0');
+		if (v > UINT32_MAX)
+			return -EINVAL;
+	}
+	if (end)
+		*end = p;
+	else if (*p)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
 }
 
 static FILE *log_file;

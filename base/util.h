@@ -18,8 +18,16 @@ int az_read_file(const char *path, char **data, size_t *len);
 /* mkdir -p with mode 0755. Returns 0 or -errno. */
 int az_mkdir_p(const char *path);
 
-/* Monotonic seconds. */
+/* Monotonic clock (CLOCK_MONOTONIC) in nanoseconds: for intervals and deadlines, any thread. */
+uint64_t az_now_ns(void);
+
+/* The same clock in seconds. */
 double az_now(void);
+
+/* Strict decimal u32: one or more digits and no sign, space or overflow. With end NULL the whole
+ * string must be the number; otherwise the number stops at the first non-digit and *end points
+ * there. Returns 0 with the value in *out, or -EINVAL (*out untouched). */
+int az_parse_u32(const char *s, const char **end, uint32_t *out);
 
 /* Log to stderr and (when az_log_open was called) to the run's log file, with a timestamp. */
 void az_log_open(const char *path);

@@ -5,6 +5,7 @@
  * loading trusts nothing in the file and says what is wrong and where. */
 #include "net/checkpoint.h"
 #include "base/az_err.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -163,66 +164,32 @@ err_json:
 	return rc;
 }
 
-static int write_all(int fd, const void *p, size_t len)
+/* The whole file in a new buffer (*out, caller frees, *len bytes): the 8-byte header length, the
+ * header, then the tensors in table order. Returns 0 or -ENOMEM. */
+static int file_bytes(const struct az_model *m, const struct az_tensor *t, uint32_t n,
+		      const char *hdr, size_t hlen, unsigned char **out, size_t *len)
 {
-	const char *b = p;
+	size_t size = 8 + hlen;
+	unsigned char *b, *p;
 
-	while (len > 0) {
-		ssize_t k = write(fd, b, len);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		b += k;
-		len -= (size_t)k;
-	}
-	return 0;
-}
-
-/* Length, header, tensors, fsync: everything that goes into the temp file. */
-static int write_file(int fd, const struct az_model *m, const struct az_tensor *t, uint32_t n,
-		      const char *hdr, size_t hlen)
-{
-	unsigned char len8[8];
-	int rc;
-
-	for (int i = 0; i < 8; i++)
-		len8[i] = (unsigned char)((uint64_t)hlen >> (8 * i));
-	rc = write_all(fd, len8, sizeof(len8));
-	if (rc == 0)
-		rc = write_all(fd, hdr, hlen);
-	for (uint32_t i = 0; i < n && rc == 0; i++)
-		rc = write_all(fd, m->params + t[i].offset,
-			       (size_t)t[i].rows * t[i].cols * sizeof(float));
-	if (rc == 0 && fsync(fd) < 0)
-		rc = -errno;
-	return rc;
-}
-
-/* fsync the directory holding path so that the rename itself is durable. */
-static int fsync_parent(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir;
-	int fd, rc = 0;
-
-	if (!slash)
-		dir = strdup(".");
-	else if (slash == path)
-		dir = strdup("/");
-	else
-		dir = strndup(path, (size_t)(slash - path));
-	if (!dir)
+	for (uint32_t i = 0; i < n; i++)
+		size += (size_t)t[i].rows * t[i].cols * sizeof(float);
+	b = malloc(size);
+	if (!b)
 		return -ENOMEM;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0 && errno != EINVAL) /* some filesystems cannot fsync a directory */
-		rc = -errno;
-	close(fd);
-	return rc;
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)((uint64_t)hlen >> (8 * i));
+	memcpy(b + 8, hdr, hlen);
+	p = b + 8 + hlen;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t bytes = (size_t)t[i].rows * t[i].cols * sizeof(float);
+
+		memcpy(p, m->params + t[i].offset, bytes);
+		p += bytes;
+	}
+	*out = b;
+	*len = size;
+	return 0;
 }
 
 /* Content hash: crc32 over the tensors' bytes in az_model_tensor() order. */
@@ -239,10 +206,10 @@ static uint32_t tensors_crc(const struct az_model *m, const struct az_tensor *t,
 int az_ckpt_save(const char *path, const struct az_model *m, char *err, size_t errlen)
 {
 	struct az_tensor *t = NULL;
-	char *hdr = NULL, *tmp = NULL;
-	const char *what;
-	size_t hlen = 0, tmplen;
-	int n, fd, rc;
+	unsigned char *bytes = NULL;
+	char *hdr = NULL;
+	size_t hlen = 0, len = 0;
+	int n, rc;
 
 	if (!path || !m || !m->params) {
 		az_set_err(err, errlen, "checkpoint: no path or no model");
@@ -259,40 +226,15 @@ int az_ckpt_save(const char *path, const struct az_model *m, char *err, size_t e
 		az_set_err(err, errlen, "checkpoint %s: out of memory building the header", path);
 		goto err_tensors;
 	}
-	tmplen = strlen(path) + 32;
-	tmp = malloc(tmplen);
-	if (!tmp) {
-		rc = -ENOMEM;
+	rc = file_bytes(m, t, (uint32_t)n, hdr, hlen, &bytes, &len);
+	if (rc < 0) {
 		az_set_err(err, errlen, "checkpoint %s: out of memory", path);
 		goto err_header;
 	}
-	snprintf(tmp, tmplen, "%s.tmp.%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = -errno;
-		az_set_err(err, errlen, "checkpoint %s: cannot create %s: %s", path, tmp,
-			strerror(errno));
-		goto err_tmpname;
-	}
-	what = "write";
-	rc = write_file(fd, m, t, (uint32_t)n, hdr, hlen);
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, path) < 0) {
-		rc = -errno;
-		what = "rename";
-	}
-	if (rc < 0) {
-		az_set_err(err, errlen, "checkpoint %s: %s failed: %s", path, what, strerror(-rc));
-		unlink(tmp);
-		goto err_tmpname;
-	}
-	rc = fsync_parent(path);
-	if (rc < 0)
-		az_set_err(err, errlen, "checkpoint %s: fsync of the directory failed: %s", path,
-			strerror(-rc));
-err_tmpname:
-	free(tmp);
+	/* Temp file, fsync, rename, fsync of the directory: a reader sees the old file or the
+	 * new one, never a torn one. */
+	rc = az_write_file_atomic(path, bytes, len, err, errlen);
+	free(bytes);
 err_header:
 	free(hdr);
 err_tensors:
@@ -318,51 +260,25 @@ static int read_whole(const char *path, unsigned char **buf, size_t *size, char 
 		      size_t errlen)
 {
 	struct stat st;
-	unsigned char *b;
-	size_t got = 0, n;
-	int fd, rc = 0;
+	char *data;
+	int rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (stat(path, &st) < 0) {
 		rc = -errno;
 		az_set_err(err, errlen, "checkpoint %s: %s", path, strerror(errno));
 		return rc;
 	}
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		az_set_err(err, errlen, "checkpoint %s: stat failed: %s", path, strerror(errno));
-		goto err_close;
-	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = -EINVAL;
 		az_set_err(err, errlen, "checkpoint %s: not a regular file", path);
-		goto err_close;
+		return -EINVAL;
 	}
-	n = (size_t)st.st_size;
-	b = malloc(n ? n : 1);
-	if (!b) {
-		rc = -ENOMEM;
-		az_set_err(err, errlen, "checkpoint %s: out of memory (%zu bytes)", path, n);
-		goto err_close;
+	rc = az_read_file(path, &data, size);
+	if (rc < 0) {
+		az_set_err(err, errlen, "checkpoint %s: read failed: %s", path, strerror(-rc));
+		return rc;
 	}
-	while (got < n) {
-		ssize_t k = read(fd, b + got, n - got);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			rc = k < 0 ? -errno : -EINVAL;
-			az_set_err(err, errlen, "checkpoint %s: read failed at byte %zu: %s", path,
-				got, k < 0 ? strerror(errno) : "file shrank");
-			free(b);
-			goto err_close;
-		}
-		got += (size_t)k;
-	}
-	*buf = b;
-	*size = n;
-err_close:
-	close(fd);
-	return rc;
+	*buf = (unsigned char *)data;
+	return 0;
 }
 
 /* The 8-byte length and the header's bounds. */
@@ -420,24 +336,6 @@ static cJSON *parse_header(const struct ckpt_file *f, char *err, size_t errlen)
 	return root;
 }
 
-/* Strict decimal u32: digits only, no sign, no junk, no overflow. */
-static int parse_u32(const char *s, uint32_t *out)
-{
-	uint64_t v = 0;
-
-	if (!s || !*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > UINT32_MAX)
-			return -EINVAL;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
-
 /* A metadata string as quoted in a message: at most 40 bytes, control bytes as '?', so that a
  * hostile file cannot break the one-line message (buf holds at least 48 bytes). */
 static const char *shown(const char *v, char *buf)
@@ -488,11 +386,11 @@ static int parse_metadata(const struct ckpt_file *f, const cJSON *root, struct c
 			f->name, shown(meta_str(meta, "format"), q));
 		return -EINVAL;
 	}
-	if (parse_u32(meta_str(meta, "inputs"), &cm->arch.inputs) < 0 ||
-	    parse_u32(meta_str(meta, "hidden"), &cm->arch.hidden) < 0 ||
-	    parse_u32(meta_str(meta, "blocks"), &cm->arch.blocks) < 0 ||
-	    parse_u32(meta_str(meta, "actions"), &cm->arch.actions) < 0 ||
-	    parse_u32(meta_str(meta, "iteration"), &cm->iteration) < 0) {
+	if (az_parse_u32(meta_str(meta, "inputs"), NULL, &cm->arch.inputs) < 0 ||
+	    az_parse_u32(meta_str(meta, "hidden"), NULL, &cm->arch.hidden) < 0 ||
+	    az_parse_u32(meta_str(meta, "blocks"), NULL, &cm->arch.blocks) < 0 ||
+	    az_parse_u32(meta_str(meta, "actions"), NULL, &cm->arch.actions) < 0 ||
+	    az_parse_u32(meta_str(meta, "iteration"), NULL, &cm->iteration) < 0) {
 		az_set_err(err, errlen, "checkpoint %s: metadata inputs/hidden/blocks/actions/"
 			"iteration must be decimal integers", f->name);
 		return -EINVAL;

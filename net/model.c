@@ -180,6 +180,12 @@ static int parse_u32(const char *s, const char *end, uint32_t *v)
 	return 0;
 }
 
+int az_arch_equal(const struct az_arch *a, const struct az_arch *b)
+{
+	return a->inputs == b->inputs && a->hidden == b->hidden && a->blocks == b->blocks &&
+	       a->actions == b->actions;
+}
+
 int az_arch_parse(const char *text, uint32_t *hidden, uint32_t *blocks)
 {
 	if (!text || !hidden || !blocks)

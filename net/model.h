@@ -58,6 +58,10 @@ void az_model_destroy(struct az_model *m);
  * residual block and the heads are scaled down so an untrained net starts near uniform. */
 void az_model_init_random(struct az_model *m, uint64_t seed);
 
+/* 1 when a and b describe the same network (inputs, width, blocks, actions), else 0: the test
+ * for whether a model's parameters fit a backend or a server built for another architecture. */
+int az_arch_equal(const struct az_arch *a, const struct az_arch *b);
+
 /* Parse "HxR" style text ("64x2": hidden 64, 2 blocks). Returns 0 or -EINVAL. */
 int az_arch_parse(const char *text, uint32_t *hidden, uint32_t *blocks);
 

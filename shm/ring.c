@@ -104,6 +104,7 @@
 #include <unistd.h>
 
 #include "base/az_assert.h"
+#include "base/util.h"
 #include "shm/ring.h"
 
 /* ---- layout pins (DPDK): the shm structs are an ABI between processes ---- */
@@ -149,10 +150,7 @@ static void cpu_relax(uint32_t i)
 
 static uint64_t now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	return az_now_ns() / 1000u;
 }
 
 /* FUTEX_WAIT on a shared (not private) word for at most us microseconds. Every outcome (woken,

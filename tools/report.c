@@ -246,29 +246,34 @@ static const char *const cols[] = {"iteration", "policy loss", "value loss", "ar
 				   "self-play s", "train s", "arena s"};
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
 
-static int write_html(const char *path, const char *dir, const struct az_run_info *ri,
-		      const double *best, int with_plots)
+/* What both pages show. */
+struct page {
+	const char *dir;
+	const struct az_run_info *ri;
+	const double *best;
+	int with_plots;
+	char lines[5][256]; /* summary_lines() */
+};
+
+static void html_page(FILE *f, const struct page *pg)
 {
-	char lines[5][256];
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	summary_lines(ri, best, lines);
+	const struct az_run_info *ri = pg->ri;
+
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>RingZero report: ", f);
-	html_escape(f, dir);
+	html_escape(f, pg->dir);
 	fputs("</title>\n<style>body{font-family:sans-serif;max-width:1000px;margin:auto}"
 	      "img{max-width:100%}table{border-collapse:collapse}"
 	      "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style>\n"
 	      "</head><body>\n<h1>RingZero run report</h1>\n<p><code>", f);
-	html_escape(f, dir);
+	html_escape(f, pg->dir);
 	fputs("</code></p>\n<ul>\n", f);
 	for (int i = 0; i < 5; i++) {
 		fputs("<li>", f);
-		html_escape(f, lines[i]);
+		html_escape(f, pg->lines[i]);
 		fputs("</li>\n", f);
 	}
 	fputs("</ul>\n", f);
-	for (size_t i = 0; with_plots && i < NPLOTS; i++)
+	for (size_t i = 0; pg->with_plots && i < NPLOTS; i++)
 		fprintf(f, "<h2>%s</h2>\n<p>%s</p>\n<p><a href=\"%s\"><img src=\"%s\" alt=\"%s\">"
 			"</a></p>\n", plots[i].title, plots[i].caption, plots[i].file,
 			plots[i].file, plots[i].title);
@@ -277,25 +282,20 @@ static int write_html(const char *path, const char *dir, const struct az_run_inf
 		fprintf(f, "<th>%s</th>", cols[i]);
 	fputs("</tr>\n", f);
 	for (size_t i = 0; i < ri->nrows; i++)
-		table_row(f, &ri->rows[i], best[i], 0);
+		table_row(f, &ri->rows[i], pg->best[i], 0);
 	fputs("</table>\n<p>Data: <a href=\"data.tsv\">data.tsv</a>, plot script: "
 	      "<a href=\"plots.gp\">plots.gp</a>. Made by <code>azrun report</code>.</p>\n"
 	      "</body></html>\n", f);
-	return fclose(f) == 0 ? 0 : -EIO;
 }
 
-static int write_md(const char *path, const char *dir, const struct az_run_info *ri,
-		    const double *best, int with_plots)
+static void md_page(FILE *f, const struct page *pg)
 {
-	char lines[5][256];
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	summary_lines(ri, best, lines);
-	fprintf(f, "# RingZero run report\n\n`%s`\n\n", dir);
+	const struct az_run_info *ri = pg->ri;
+
+	fprintf(f, "# RingZero run report\n\n`%s`\n\n", pg->dir);
 	for (int i = 0; i < 5; i++)
-		fprintf(f, "- %s\n", lines[i]);
-	for (size_t i = 0; with_plots && i < NPLOTS; i++)
+		fprintf(f, "- %s\n", pg->lines[i]);
+	for (size_t i = 0; pg->with_plots && i < NPLOTS; i++)
 		fprintf(f, "\n## %s\n\n%s\n\n![%s](%s)\n", plots[i].title, plots[i].caption,
 			plots[i].title, plots[i].file);
 	fprintf(f, "\n%s\n\n## Iterations\n\n|", elo_note);
@@ -306,8 +306,19 @@ static int write_md(const char *path, const char *dir, const struct az_run_info 
 		fputs("---:|", f);
 	fputc('\n', f);
 	for (size_t i = 0; i < ri->nrows; i++)
-		table_row(f, &ri->rows[i], best[i], 1);
+		table_row(f, &ri->rows[i], pg->best[i], 1);
 	fputs("\nData: [data.tsv](data.tsv), plot script: [plots.gp](plots.gp).\n", f);
+}
+
+/* Write path with body. Returns 0 or -errno. */
+static int write_page(const char *path, void (*body)(FILE *f, const struct page *pg),
+		      const struct page *pg)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	body(f, pg);
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
@@ -358,7 +369,7 @@ static int make_plots(const char *rdir, const struct az_run_info *ri, const doub
 int az_report_main(int argc, char **argv)
 {
 	const char *dir, *gnuplot = NULL;
-	char err[1400], rdir[PATH_LEN], path[PATH_LEN + 16];
+	char rdir[PATH_LEN], path[PATH_LEN + 16];
 	struct az_run_info ri;
 	/* --gnuplot PATH is ours; strip it before the shared --out parsing. */
 	char *args[64];
@@ -372,13 +383,9 @@ int az_report_main(int argc, char **argv)
 			args[n++] = argv[i];
 	}
 	args[n] = NULL;
-	int rc = az_subcommand_parse_dir(n, args, &dir, report_usage);
-	if (rc)
-		return rc > 0 ? 0 : 2;
-	if (az_run_info_load(dir, &ri, err, sizeof(err)) < 0) {
-		fprintf(stderr, "azrun report: %s\n", err);
-		return 2; /* not a run directory: bad input */
-	}
+	int rc = az_subcommand_open_run(n, args, report_usage, &dir, &ri);
+	if (rc >= 0)
+		return rc;
 	snprintf(rdir, sizeof(rdir), "%s/report", dir);
 	double *best = calloc(ri.nrows + 1, 2 * sizeof(double));
 	rc = best ? az_mkdir_p(rdir) : -ENOMEM;
@@ -396,11 +403,14 @@ int az_report_main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	struct page pg = { .dir = dir, .ri = &ri, .best = best, .with_plots = ri.nrows > 0 };
+
+	summary_lines(&ri, best, pg.lines);
 	snprintf(path, sizeof(path), "%s/index.html", rdir);
-	rc = write_html(path, dir, &ri, best, ri.nrows > 0);
+	rc = write_page(path, html_page, &pg);
 	if (rc == 0) {
 		snprintf(path, sizeof(path), "%s/report.md", rdir);
-		rc = write_md(path, dir, &ri, best, ri.nrows > 0);
+		rc = write_page(path, md_page, &pg);
 	}
 	if (rc < 0) {
 		fprintf(stderr, "azrun report: cannot write %s: %s\n", path, strerror(-rc));

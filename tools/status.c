@@ -196,18 +196,28 @@ int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help
 	return 0;
 }
 
+int az_subcommand_open_run(int argc, char **argv, void (*help)(void), const char **dir,
+			   struct az_run_info *ri)
+{
+	char err[1400];
+	int rc = az_subcommand_parse_dir(argc, argv, dir, help);
+
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	if (az_run_info_load(*dir, ri, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azrun %s: %s\n", argv[0], err);
+		return 2; /* not a run directory: bad input */
+	}
+	return -1;
+}
+
 int az_status_main(int argc, char **argv)
 {
 	const char *dir;
-	char err[1400];
 	struct az_run_info ri;
-	int rc = az_subcommand_parse_dir(argc, argv, &dir, status_usage);
-	if (rc)
-		return rc > 0 ? 0 : 2;
-	if (az_run_info_load(dir, &ri, err, sizeof(err)) < 0) {
-		fprintf(stderr, "azrun status: %s\n", err);
-		return 2; /* not a run directory: bad input */
-	}
+	int rc = az_subcommand_open_run(argc, argv, status_usage, &dir, &ri);
+	if (rc >= 0)
+		return rc;
 	printf("run:        %s (%s)\n", dir, ri.game);
 	if (ri.running) {
 		print_live(&ri);

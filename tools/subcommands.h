@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct az_run_info;
+
 /* Entry points. argv[0] is the subcommand's name ("status", "report"), options follow:
  * azrun dispatches `azrun status ARGS...` as az_status_main(argc - 1, argv + 1). Both accept
  * --out DIR (or DIR as the one positional argument) and --help. They only read the run
@@ -18,6 +20,13 @@ int az_report_main(int argc, char **argv);
 /* Option parsing of both subcommands: --out DIR or one positional DIR; --help calls help().
  * Returns 0, 1 after --help, or -EINVAL (message printed). */
 int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help)(void));
+
+/* az_subcommand_parse_dir(), then az_run_info_load() of DIR into *ri. Returns -1 when the
+ * subcommand goes on (*ri loaded: az_run_info_free() it), else the exit code to return: 0 after
+ * --help, 2 for bad usage or a DIR that is not a run directory (message printed, naming the
+ * subcommand argv[0]). */
+int az_subcommand_open_run(int argc, char **argv, void (*help)(void), const char **dir,
+			   struct az_run_info *ri);
 
 /* Seconds as "12.3s", "4m05s" or "2h03m" into buf. */
 void az_format_duration(double s, char *buf, size_t len);

@@ -15,29 +15,11 @@
 #include <cmocka.h>
 
 #include "tests/fuzz/fuzz.h"
+#include "tests/test_util.h"
 
 #ifndef AZ_FUZZ_CORPUS
 #error "AZ_FUZZ_CORPUS (the corpus directory) must be defined"
 #endif
-
-static uint8_t *read_all(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	long n;
-
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*size = (size_t)n;
-	return buf;
-}
 
 static void test_corpus(void **state)
 {
@@ -55,7 +37,7 @@ static void test_corpus(void **state)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", AZ_FUZZ_CORPUS, e->d_name);
-		data = read_all(path, &size);
+		data = az_test_read_file(path, &size);
 		if (getenv("AZ_FUZZ_VERBOSE")) /* names the input before a crash */
 			fprintf(stderr, "%s\n", path);
 		az_fuzz_verdict = -1;

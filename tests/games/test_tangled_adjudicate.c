@@ -18,17 +18,10 @@
 
 #include <cmocka.h>
 
+#include "base/util.h"
 #include "games/tangled/tangled_impl.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static struct az_tangled_graph G;
 static struct az_tangled_adj *exact_table[4]; /* graphs 2 and 3, built once */
@@ -435,13 +428,13 @@ static void test_k4_timing(void **st)
 {
 	struct az_tangled_adj_stats s;
 	struct az_tangled_adj *a;
-	double t0 = now(), t;
+	double t0 = az_now(), t;
 	int cnt[3];
 
 	(void)st;
 	a = make_adj(3, "exact", 0, 0);
 	count_outcomes(a, -1, -1, cnt);
-	t = now() - t0;
+	t = az_now() - t0;
 	az_tangled_adj_stats(a, &s);
 	print_message("all 8748 K4 terminal states, exact: %.2f s, %llu evolutions "
 		      "(729 colourings, %d automorphisms x gauge flips)\n", t,

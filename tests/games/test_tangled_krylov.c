@@ -15,17 +15,10 @@
 
 #include <cmocka.h>
 
+#include "base/util.h"
 #include "games/tangled/tangled_impl.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
-
-static double wall(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static double cpu(void)
 {
@@ -90,7 +83,7 @@ static void test_petersen(void **st)
 	struct az_tangled_adj *a = NULL;
 	struct az_tangled_outcome out;
 	struct az_tangled_graph g;
-	double t0 = wall(), c0 = cpu();
+	double t0 = az_now(), c0 = cpu();
 	char err[256] = "";
 
 	(void)st;
@@ -100,7 +93,7 @@ static void test_petersen(void **st)
 	assert_int_equal(az_tangled_adj_create(&g, &o, &a, err, sizeof(err)), 0);
 	assert_int_equal(az_tangled_adj_judge(a, state, 0.5, &out), 0);
 	print_message("Petersen, one state, exact-krylov: %.2f s wall, %.2f s CPU; score %+.4f, "
-		      "F =", wall() - t0, cpu() - c0, out.score);
+		      "F =", az_now() - t0, cpu() - c0, out.score);
 	for (int k = 0; k < 10; k++) {
 		print_message(" %.4f", out.influence[k]);
 		assert_true(fabs(out.influence[k]) <= 9.0);

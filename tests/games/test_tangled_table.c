@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "games/tangled/tangled_impl.h"
+#include "tests/test_util.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 
@@ -28,25 +29,13 @@ static struct az_tangled_graph G;
 static int make_dir(void **st)
 {
 	(void)st;
-	snprintf(dir, sizeof(dir), "/tmp/az_tangled_cacheXXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return az_test_tmpdir_make(dir, sizeof(dir), "/tmp/az_tangled_cacheXXXXXX", NULL, 0, NULL);
 }
 
 static int remove_dir(void **st)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[512];
-
 	(void)st;
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.') {
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			unlink(p);
-		}
-	if (d)
-		closedir(d);
-	rmdir(dir);
+	az_test_tmpdir_remove(dir);
 	return 0;
 }
 

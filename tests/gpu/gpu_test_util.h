@@ -7,11 +7,23 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/backend.h"
 #include "net/model.h"
 #include "base/rng.h"
+
+/* First step of a gpu-labelled test's main(): exit 77 (ctest: Skipped) when no CUDA device is
+ * visible, so that CPU-only machines stay green. */
+static inline void skip_without_cuda(void)
+{
+	if (!az_cuda_available()) {
+		fprintf(stderr, "no CUDA device: skipped\n");
+		exit(77);
+	}
+}
 
 /* Uniform in [lo, hi). */
 static inline void fill_uniform(float *p, size_t n, struct az_rng *rng, double lo, double hi)
@@ -33,6 +45,15 @@ static inline void *xmalloc(size_t bytes)
 	assert_non_null(p);
 	return p;
 }
+
+/* free() each of n host buffers. FREE_ALL(a, b, ...) frees its arguments. */
+static inline void free_each(void *const *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i]);
+}
+#define FREE_ALL(...) \
+	free_each((void *[]){ __VA_ARGS__ }, sizeof((void *[]){ __VA_ARGS__ }) / sizeof(void *))
 
 /* got within tol * max(1, |want|) of want, element by element; NaN fails. */
 static inline void check_close_tol(const float *got, const float *want, size_t n, double tol,
@@ -127,6 +148,23 @@ static inline void dev_to(void *host, const void *d, size_t bytes)
 {
 	assert_int_equal(az_cuda_sync(), 0);
 	assert_int_equal(az_cuda_copy(host, d, bytes), 0);
+}
+
+/* az_cuda_dev_free() each of n device buffers; DEV_FREE_ALL(a, b, ...) frees its arguments. */
+static inline void dev_free_each(void *const *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		az_cuda_dev_free(d[i]);
+}
+#define DEV_FREE_ALL(...) \
+	dev_free_each((void *[]){ __VA_ARGS__ }, sizeof((void *[]){ __VA_ARGS__ }) / sizeof(void *))
+
+/* dev_to() n floats of d into got (scratch of n floats), then check_close_tol() against want. */
+static inline void check_dev(float *got, const float *d, const float *want, size_t n, double tol,
+			     const char *what)
+{
+	dev_to(got, d, n * sizeof(float));
+	check_close_tol(got, want, n, tol, what);
 }
 #endif
 

@@ -85,31 +85,23 @@ static void compare_arch(const struct az_arch *a, uint64_t seed, double tol, int
 	free(x);
 }
 
-static void test_small(void **state)
+/* One fp32 parity test: an architecture and a seed (cmocka initial state). */
+struct fp32_case {
+	struct az_arch a;
+	uint64_t seed;
+};
+static struct fp32_case small = { { .inputs = 9, .hidden = 16, .blocks = 3, .actions = 7 }, 1 };
+static struct fp32_case no_blocks = { { .inputs = 5, .hidden = 8, .blocks = 0, .actions = 3 }, 2 };
+static struct fp32_case connect4_size = {
+	{ .inputs = 126, .hidden = 64, .blocks = 2, .actions = 7 }, 3
+};
+
+static void test_fp32(void **state)
 {
-	const struct az_arch a = { .inputs = 9, .hidden = 16, .blocks = 3, .actions = 7 };
+	const struct fp32_case *c = *state;
 
-	(void)state;
 	unsetenv("AZ_CUDA_MATH"); /* fp32, even after a failed test left it set */
-	compare_arch(&a, 1, 1e-5, 0);
-}
-
-static void test_no_blocks(void **state)
-{
-	const struct az_arch a = { .inputs = 5, .hidden = 8, .blocks = 0, .actions = 3 };
-
-	(void)state;
-	unsetenv("AZ_CUDA_MATH"); /* fp32, even after a failed test left it set */
-	compare_arch(&a, 2, 1e-5, 0);
-}
-
-static void test_connect4_size(void **state)
-{
-	const struct az_arch a = { .inputs = 126, .hidden = 64, .blocks = 2, .actions = 7 };
-
-	(void)state;
-	unsetenv("AZ_CUDA_MATH"); /* fp32, even after a failed test left it set */
-	compare_arch(&a, 3, 1e-5, 0);
+	compare_arch(&c->a, c->seed, 1e-5, 0);
 }
 
 static void test_tensor_core_modes(void **state)
@@ -278,14 +270,11 @@ static void test_slots_direct(void **state)
 
 int main(void)
 {
-	if (!az_cuda_available()) {
-		fprintf(stderr, "no CUDA device: skipped\n");
-		return 77;
-	}
+	skip_without_cuda();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_small),
-		cmocka_unit_test(test_no_blocks),
-		cmocka_unit_test(test_connect4_size),
+		{ "test_small", test_fp32, NULL, NULL, &small },
+		{ "test_no_blocks", test_fp32, NULL, NULL, &no_blocks },
+		{ "test_connect4_size", test_fp32, NULL, NULL, &connect4_size },
 		cmocka_unit_test(test_tensor_core_modes),
 		cmocka_unit_test(test_slots_graphs),
 		cmocka_unit_test(test_slots_direct),

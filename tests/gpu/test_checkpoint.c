@@ -22,6 +22,7 @@
 #include "net/checkpoint.h"
 #include "net/model.h"
 #include "base/rng.h"
+#include "tests/test_util.h"
 
 static const struct az_arch arch = {.inputs = 42, .hidden = 16, .blocks = 2, .actions = 7};
 
@@ -32,29 +33,13 @@ static char path[128];
 
 static int setup(void **state)
 {
-	strcpy(dir, "/tmp/az-ckpt-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(path, sizeof(path), "%s/best.safetensors", dir);
-	return 0;
+	return az_test_tmpdir_make(dir, sizeof(dir), "/tmp/az-ckpt-XXXXXX", path, sizeof(path),
+				   "best.safetensors");
 }
 
 static int teardown(void **state)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[512];
-
-	if (d) {
-		while ((e = readdir(d)) != NULL) {
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-				snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-				unlink(p);
-			}
-		}
-		closedir(d);
-	}
-	rmdir(dir);
+	az_test_tmpdir_remove(dir);
 	return 0;
 }
 
@@ -75,32 +60,14 @@ static struct az_model *make_model(const struct az_arch *a, uint64_t seed)
 	return m;
 }
 
-static unsigned char *read_file(const char *p, size_t *len)
+/* Save make_model(&arch, seed) to path and return the file's bytes (the caller frees them). */
+static unsigned char *saved_bytes(uint64_t seed, size_t *len)
 {
-	FILE *f = fopen(p, "rb");
-	unsigned char *buf;
-	long n;
+	struct az_model *m = make_model(&arch, seed);
 
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
-static void write_file(const char *p, const void *buf, size_t len)
-{
-	FILE *f = fopen(p, "wb");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
+	assert_int_equal(az_ckpt_save(path, m, NULL, 0), 0);
+	az_model_destroy(m);
+	return az_test_read_file(path, len);
 }
 
 static uint64_t header_len(const unsigned char *buf)
@@ -141,7 +108,6 @@ static void expect_load_error(const char *p, int rc, const char *what)
 /* Save a model, then rewrite the header through mutate() keeping the data area as it is. */
 static void save_mutated(void (*mutate)(cJSON *root))
 {
-	struct az_model *m = make_model(&arch, 3);
 	unsigned char *buf, len8[8];
 	size_t len, padded, raw;
 	uint64_t h;
@@ -149,9 +115,7 @@ static void save_mutated(void (*mutate)(cJSON *root))
 	char *text;
 	FILE *f;
 
-	assert_int_equal(az_ckpt_save(path, m, NULL, 0), 0);
-	az_model_destroy(m);
-	buf = read_file(path, &len);
+	buf = saved_bytes(3, &len);
 	h = header_len(buf);
 	root = cJSON_ParseWithLength((const char *)buf + 8, (size_t)h);
 	assert_non_null(root);
@@ -243,7 +207,7 @@ static void test_layout(void **state)
 	cJSON *root, *meta;
 
 	assert_int_equal(az_ckpt_save(path, m, NULL, 0), 0);
-	buf = read_file(path, &len);
+	buf = az_test_read_file(path, &len);
 	h = header_len(buf);
 	assert_int_equal(h % 8, 0);
 	assert_int_equal(8 + h + m->n_params * sizeof(float), len);
@@ -275,14 +239,11 @@ static void test_layout(void **state)
 
 static void test_truncated(void **state)
 {
-	struct az_model *m = make_model(&arch, 7);
 	char cut_path[192];
 	unsigned char *buf;
 	size_t len, h, cuts[9];
 
-	assert_int_equal(az_ckpt_save(path, m, NULL, 0), 0);
-	az_model_destroy(m);
-	buf = read_file(path, &len);
+	buf = saved_bytes(7, &len);
 	h = (size_t)header_len(buf);
 	cuts[0] = 0;
 	cuts[1] = 3;
@@ -295,7 +256,7 @@ static void test_truncated(void **state)
 	cuts[8] = len - 1;
 	snprintf(cut_path, sizeof(cut_path), "%s/cut.safetensors", dir);
 	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
-		write_file(cut_path, buf, cuts[i]);
+		az_test_write_file(cut_path, buf, cuts[i]);
 		expect_load_error(cut_path, -EINVAL, "truncated");
 	}
 	free(buf);
@@ -303,15 +264,12 @@ static void test_truncated(void **state)
 
 static void test_corrupt_data(void **state)
 {
-	struct az_model *m = make_model(&arch, 9);
 	unsigned char *buf;
 	size_t len;
 
-	assert_int_equal(az_ckpt_save(path, m, NULL, 0), 0);
-	az_model_destroy(m);
-	buf = read_file(path, &len);
+	buf = saved_bytes(9, &len);
 	buf[8 + header_len(buf) + (len - 8 - header_len(buf)) / 2] ^= 0x10;
-	write_file(path, buf, len);
+	az_test_write_file(path, buf, len);
 	expect_load_error(path, -EINVAL, "hash");
 	free(buf);
 }
@@ -328,26 +286,23 @@ static void write_junk_padded(const unsigned char *buf, size_t len)
 	memcpy(out + 8, buf + 8, (size_t)h);
 	memcpy(out + 8 + h, "   #    ", 8);
 	memcpy(out + 16 + h, buf + 8 + h, len - 8 - (size_t)h);
-	write_file(path, out, len + 8);
+	az_test_write_file(path, out, len + 8);
 	free(out);
 }
 
 static void test_corrupt_header(void **state)
 {
-	struct az_model *m = make_model(&arch, 11);
 	unsigned char *buf;
 	size_t len;
 
-	assert_int_equal(az_ckpt_save(path, m, NULL, 0), 0);
-	az_model_destroy(m);
-	buf = read_file(path, &len);
+	buf = saved_bytes(11, &len);
 
 	buf[8] = 'x'; /* not JSON */
-	write_file(path, buf, len);
+	az_test_write_file(path, buf, len);
 	expect_load_error(path, -EINVAL, "JSON");
 
 	buf[8] = '['; /* JSON, but not an object */
-	write_file(path, buf, len);
+	az_test_write_file(path, buf, len);
 	expect_load_error(path, -EINVAL, "JSON");
 
 	buf[8] = '{';
@@ -355,7 +310,7 @@ static void test_corrupt_header(void **state)
 	expect_load_error(path, -EINVAL, "garbage");
 
 	buf[7] = 0x01; /* header length of 2^56 bytes */
-	write_file(path, buf, len);
+	az_test_write_file(path, buf, len);
 	expect_load_error(path, -EINVAL, "limit");
 	free(buf);
 }
@@ -510,17 +465,14 @@ static void test_bad_tables(void **state)
 
 static void test_trailing_bytes(void **state)
 {
-	struct az_model *m = make_model(&arch, 15);
 	unsigned char *buf;
 	size_t len;
 
-	assert_int_equal(az_ckpt_save(path, m, NULL, 0), 0);
-	az_model_destroy(m);
-	buf = read_file(path, &len);
+	buf = saved_bytes(15, &len);
 	buf = realloc(buf, len + 4);
 	assert_non_null(buf);
 	memset(buf + len, 0, 4);
-	write_file(path, buf, len + 4);
+	az_test_write_file(path, buf, len + 4);
 	expect_load_error(path, -EINVAL, "trailing");
 	free(buf);
 }
@@ -548,7 +500,7 @@ static void test_save_bad_dir(void **state)
 	/* A regular file where a directory should be (root ignores permission bits, so this is
 	 * the portable "unwritable directory"). */
 	snprintf(p, sizeof(p), "%s/file", dir);
-	write_file(p, "x", 1);
+	az_test_write_file(p, "x", 1);
 	snprintf(p, sizeof(p), "%s/file/x.safetensors", dir);
 	assert_int_equal(az_ckpt_save(p, m, err, sizeof(err)), -ENOTDIR);
 	assert_int_equal(stat(p, &st), -1);
@@ -566,6 +518,10 @@ static void test_replace_atomic(void **state)
 	assert_int_equal(count_files(), 1);
 	assert_int_equal(az_ckpt_load(path, &back, NULL, 0), 0);
 	assert_int_equal(back->iteration, 18);
+	assert_true(az_arch_equal(&back->arch, &b->arch));
+	back->arch.blocks++;
+	assert_false(az_arch_equal(&back->arch, &b->arch));
+	back->arch.blocks--;
 	assert_memory_equal(back->params, b->params, b->n_params * sizeof(float));
 	az_model_destroy(back);
 	az_model_destroy(a);

@@ -51,16 +51,11 @@ static void test_bias_act(void **state)
 							    : v;
 		}
 		az_cuda_bias_act(dy, db, rows, cols, act, NULL);
-		poison(got, n * 4);
-		dev_to(got, dy, n * 4);
-		check_close_tol(got, want, n, TOL, "bias_act");
+		check_dev(got, dy, want, n, TOL, "bias_act");
 		az_cuda_dev_free(dy);
 		az_cuda_dev_free(db);
 	}
-	free(y);
-	free(b);
-	free(want);
-	free(got);
+	FREE_ALL(y, b, want, got);
 }
 
 static void test_residual_relu(void **state)
@@ -81,17 +76,9 @@ static void test_residual_relu(void **state)
 	float *dout = dev_from(out, n * 4), *dh = dev_from(h, n * 4), *db = dev_from(b, cols * 4);
 
 	az_cuda_residual_relu(dout, dh, db, rows, cols, NULL);
-	poison(got, n * 4);
-	dev_to(got, dout, n * 4);
-	check_close_tol(got, want, n, TOL, "residual_relu");
-	az_cuda_dev_free(dout);
-	az_cuda_dev_free(dh);
-	az_cuda_dev_free(db);
-	free(out);
-	free(h);
-	free(b);
-	free(want);
-	free(got);
+	check_dev(got, dout, want, n, TOL, "residual_relu");
+	DEV_FREE_ALL(dout, dh, db);
+	FREE_ALL(out, h, b, want, got);
 }
 
 static void test_relu_grad_colsum(void **state)
@@ -111,8 +98,7 @@ static void test_relu_grad_colsum(void **state)
 	float *d_y = dev_from(y, n * 4), *d_dy = dev_from(dy, n * 4), *d_g = dev_poisoned(n * 4);
 
 	az_cuda_relu_grad(d_y, d_dy, d_g, n, NULL);
-	dev_to(got, d_g, n * 4);
-	check_close_tol(got, want, n, 0.0, "relu_grad");
+	check_dev(got, d_g, want, n, 0.0, "relu_grad");
 
 	/* Column sums, in row order: the CPU trainer's loop. */
 	float *d_c = dev_poisoned(cols * 4);
@@ -125,16 +111,8 @@ static void test_relu_grad_colsum(void **state)
 	az_cuda_colsum(d_dy, rows, cols, d_c, NULL);
 	dev_to(cg, d_c, cols * 4);
 	check_close_tol(cg, cw, cols, 1e-6, "colsum");
-	az_cuda_dev_free(d_y);
-	az_cuda_dev_free(d_dy);
-	az_cuda_dev_free(d_g);
-	az_cuda_dev_free(d_c);
-	free(y);
-	free(dy);
-	free(want);
-	free(got);
-	free(cw);
-	free(cg);
+	DEV_FREE_ALL(d_y, d_dy, d_g, d_c);
+	FREE_ALL(y, dy, want, got, cw, cg);
 }
 
 /* Rows with the edge cases first (no legal move, one, all -inf, a NaN logit that is illegal),
@@ -172,16 +150,10 @@ static void test_masked_softmax(void **state)
 	uint8_t *dm = dev_from(legal, n);
 
 	az_cuda_masked_softmax(dl, dm, rows, A, dp, NULL);
-	dev_to(got, dp, n * 4);
-	check_close_tol(got, want, n, TOL, "masked_softmax");
+	check_dev(got, dp, want, n, TOL, "masked_softmax");
 	assert_true(got[A + A / 2] == 1.0f); /* the single legal move */
-	az_cuda_dev_free(dl);
-	az_cuda_dev_free(dp);
-	az_cuda_dev_free(dm);
-	free(logits);
-	free(want);
-	free(got);
-	free(legal);
+	DEV_FREE_ALL(dl, dp, dm);
+	FREE_ALL(logits, want, got, legal);
 }
 
 /* The loss terms of train/trainer.c, per row. */
@@ -259,10 +231,7 @@ static void test_policy_value_loss(void **state)
 
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		az_cuda_dev_free(bufs[i]);
-	free(lg);
-	free(pi);
-	free(dl_w);
-	free(dl_g);
+	FREE_ALL(lg, pi, dl_w, dl_g);
 }
 
 /* A fake ring segment of 16 slots in page-aligned host memory, registered and mapped: gather 5 of
@@ -346,11 +315,7 @@ static void test_gather_scatter(void **state)
 		assert_true(h->value == value[row]);
 	}
 	az_cuda_host_unregister(seg);
-	az_cuda_dev_free(d_desc);
-	az_cuda_dev_free(d_x);
-	az_cuda_dev_free(d_lg);
-	az_cuda_dev_free(d_v);
-	az_cuda_dev_free(d_tmp);
+	DEV_FREE_ALL(d_desc, d_x, d_lg, d_v, d_tmp);
 	free(seg);
 }
 
@@ -387,8 +352,7 @@ static void test_optimisers(void **state)
 			sq_w += (double)w[i] * w[i];
 		}
 	}
-	dev_to(got, dg, n * 4);
-	check_close_tol(got, g, n, 1e-7, "l2_grad");
+	check_dev(got, dg, g, n, 1e-7, "l2_grad");
 	dev_to(&sq_g, d_sq, 8);
 	check_close_f64(&sq_g, &sq_w, 1, 1e-12, "sumsq");
 
@@ -399,12 +363,9 @@ static void test_optimisers(void **state)
 		v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
 		w[i] -= step * m[i] / (sqrtf(v[i]) + eps);
 	}
-	dev_to(got, dw, n * 4);
-	check_close_tol(got, w, n, 1e-7, "adam w");
-	dev_to(got, dm, n * 4);
-	check_close_tol(got, m, n, 1e-7, "adam m");
-	dev_to(got, dv, n * 4);
-	check_close_tol(got, v, n, 1e-7, "adam v");
+	check_dev(got, dw, w, n, 1e-7, "adam w");
+	check_dev(got, dm, m, n, 1e-7, "adam m");
+	check_dev(got, dv, v, n, 1e-7, "adam v");
 
 	/* SGD with momentum (m as the velocity) */
 	az_cuda_sgd(dw, dg, dm, n, mu, lr, NULL);
@@ -412,26 +373,17 @@ static void test_optimisers(void **state)
 		m[i] = mu * m[i] + g[i];
 		w[i] -= lr * m[i];
 	}
-	dev_to(got, dw, n * 4);
-	check_close_tol(got, w, n, 1e-7, "sgd w");
+	check_dev(got, dw, w, n, 1e-7, "sgd w");
 	void *bufs[] = { dw, dg, dm, dv, ddecay, d_part, d_sq };
 
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		az_cuda_dev_free(bufs[i]);
-	free(w);
-	free(g);
-	free(m);
-	free(v);
-	free(got);
-	free(decay);
+	FREE_ALL(w, g, m, v, got, decay);
 }
 
 int main(void)
 {
-	if (!az_cuda_available()) {
-		fprintf(stderr, "no CUDA device: skipped\n");
-		return 77;
-	}
+	skip_without_cuda();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bias_act),
 		cmocka_unit_test(test_residual_relu),

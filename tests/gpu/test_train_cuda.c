@@ -183,10 +183,7 @@ static void test_sgd_steps(void **state)
 
 int main(void)
 {
-	if (!az_cuda_available()) {
-		fprintf(stderr, "no CUDA device: skipped\n");
-		return 77;
-	}
+	skip_without_cuda();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_loss_and_gradient),
 		cmocka_unit_test(test_adam_steps),

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the PUCT search: tactics on tic-tac-toe with a network-free evaluator, virtual
- * loss and in-flight bookkeeping, root noise, tree reuse, move choice and a golden self-play
- * transcript (tests/data/golden/ttt_selfplay.txt; AZ_GOLDEN_UPDATE=1 rewrites it). */
+/* Unit tests of the PUCT search: parameters, tactics on tic-tac-toe with a network-free
+ * evaluator, root noise, tree reuse, move choice and a golden self-play transcript
+ * (tests/data/golden/ttt_selfplay.txt; AZ_GOLDEN_UPDATE=1 rewrites it). Virtual loss and
+ * in-flight leaves: test_mcts_vloss.c. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -14,158 +15,11 @@
 
 #include <cmocka.h>
 
-#include "games/game.h"
-#include "mcts/mcts.h"
-#include "mcts/mcts_impl.h"
+#include "tests/mcts/mcts_test_util.h"
 
 #ifndef AZ_GOLDEN_DIR
 #define AZ_GOLDEN_DIR "tests/data/golden"
 #endif
-
-static const struct az_game *const ttt = &az_game_tictactoe;
-
-/* ---- a forced-move game: `left` plies to go, only action 0 is ever legal ---- */
-
-struct chain_state {
-	uint8_t left;
-	uint8_t to_move;
-};
-
-static void chain_init(void *state)
-{
-	struct chain_state *s = state;
-
-	s->left = 4;
-	s->to_move = 0;
-}
-
-static int chain_to_move(const void *state)
-{
-	return ((const struct chain_state *)state)->to_move;
-}
-
-static int chain_legal(const void *state, uint8_t *mask)
-{
-	const struct chain_state *s = state;
-
-	mask[0] = s->left > 0;
-	mask[1] = 0;
-	return mask[0];
-}
-
-static void chain_apply(void *state, int action)
-{
-	struct chain_state *s = state;
-
-	assert_int_equal(action, 0);
-	s->left--;
-	s->to_move ^= 1;
-}
-
-static int chain_terminal(const void *state, float *value)
-{
-	const struct chain_state *s = state;
-
-	if (s->left)
-		return 0;
-	if (value)
-		*value = -1.0f; /* whoever made the last move won */
-	return 1;
-}
-
-static const struct az_game chain_game = {
-	.name = "chain",
-	.state_bytes = sizeof(struct chain_state),
-	.actions = 2,
-	.features = 1,
-	.symmetries = 1,
-	.max_plies = 255,
-	.init = chain_init,
-	.to_move = chain_to_move,
-	.legal = chain_legal,
-	.apply = chain_apply,
-	.terminal = chain_terminal,
-};
-
-/* ---- helpers ---- */
-
-struct eval_ctx {
-	const struct az_game *g;
-	int calls;
-	int fail_after; /* return -EIO on this call (1-based); 0 never */
-};
-
-/* Uniform over all A entries (illegal ones included, the tree must drop them), value 0. */
-static int eval_uniform(void *ctx, const void *state, float *policy, float *value)
-{
-	struct eval_ctx *e = ctx;
-
-	(void)state;
-	e->calls++;
-	if (e->fail_after && e->calls == e->fail_after)
-		return -EIO;
-	for (uint32_t a = 0; a < e->g->actions; a++)
-		policy[a] = 1.0f / (float)e->g->actions;
-	*value = 0.0f;
-	return 0;
-}
-
-static struct az_tree *make_tree(const struct az_game *g, const void *root, uint64_t seed,
-				 float eps)
-{
-	struct az_mcts_params p;
-	struct az_tree *t = NULL;
-
-	az_mcts_params_default(&p, g);
-	p.seed = seed;
-	p.dir_eps = eps;
-	assert_int_equal(az_tree_create(g, &p, root, &t), 0);
-	assert_non_null(t);
-	return t;
-}
-
-static void ttt_position(const char *moves, void *state)
-{
-	char err[128];
-
-	assert_true(az_game_play_moves(ttt, state, moves, err, sizeof(err)) >= 0);
-}
-
-static void assert_tree_ok(const struct az_tree *t)
-{
-	uint32_t bad = UINT32_MAX;
-	int r = az_tree_check(t, &bad);
-
-	if (r)
-		fail_msg("tree invariant broken at node %u", bad);
-}
-
-static int search(struct az_tree *t, const struct az_game *g, uint32_t sims)
-{
-	struct eval_ctx e = { .g = g };
-
-	return az_mcts_search(t, sims, eval_uniform, &e);
-}
-
-/* Whether playing a at state ends the game with a win for the player who played it. */
-static int wins_at_once(const struct az_game *g, const void *state, int a)
-{
-	uint8_t s[AZ_GAME_STATE_MAX];
-	float v;
-
-	memcpy(s, state, g->state_bytes);
-	g->apply(s, a);
-	return g->terminal(s, &v) && v < 0.0f;
-}
-
-static uint32_t sum_u32(const uint32_t *x, uint32_t n)
-{
-	uint32_t s = 0;
-
-	for (uint32_t i = 0; i < n; i++)
-		s += x[i];
-	return s;
-}
 
 /* ---- parameters and arguments ---- */
 
@@ -214,36 +68,35 @@ static void test_create_invalid(void **unused)
 
 /* ---- tactics with the network-free evaluator ---- */
 
+/* 200 simulations from the tic-tac-toe position after moves; the pick must be want and the
+ * tree sound. Returns the tree (the caller destroys it). */
+static struct az_tree *ttt_pick(const char *moves, int want)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct az_tree *t = ttt_tree(moves, s);
+
+	assert_int_equal(search(t, ttt, 200), 0);
+	assert_int_equal(az_tree_pick(t, 0.0f), want);
+	assert_tree_ok(t);
+	return t;
+}
+
 /* X: 1 2, O: 4 5; X to move wins at 3 (O threatens 6). */
 static void test_win_in_one(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX];
-	struct az_tree *t;
+	struct az_tree *t = ttt_pick("1425", 2);
 
 	(void)unused;
-	ttt_position("1425", s);
-	t = make_tree(ttt, s, 1, 0.0f);
-	assert_int_equal(search(t, ttt, 200), 0);
 	assert_int_equal(az_tree_root_visits(t), 200);
-	assert_int_equal(az_tree_pick(t, 0.0f), 2);
 	assert_true(az_tree_root_value(t) > 0.5f); /* won position: positive for the side to move */
-	assert_tree_ok(t);
 	az_tree_destroy(t);
 }
 
 /* X: 1 2, O: 5; O to move must block at 3 (action 2): X has no other threat, O none at all. */
 static void test_block(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX];
-	struct az_tree *t;
-
 	(void)unused;
-	ttt_position("152", s);
-	t = make_tree(ttt, s, 1, 0.0f);
-	assert_int_equal(search(t, ttt, 200), 0);
-	assert_int_equal(az_tree_pick(t, 0.0f), 2);
-	assert_tree_ok(t);
-	az_tree_destroy(t);
+	az_tree_destroy(ttt_pick("152", 2));
 }
 
 /* Connect Four, 2000 simulations: X (to move) completes column 1; O blocks X's column 1. */
@@ -319,8 +172,7 @@ static void test_terminal_root(void **unused)
 	struct az_tree *t;
 
 	(void)unused;
-	ttt_position("14253", s); /* X completes 1-2-3 */
-	t = make_tree(ttt, s, 1, 0.0f);
+	t = ttt_tree("14253", s); /* X completes 1-2-3 */
 	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_TERMINAL);
 	assert_int_equal(leaf.node, 0);
 	assert_int_equal(search(t, ttt, 10), 0);
@@ -329,201 +181,6 @@ static void test_terminal_root(void **unused)
 	assert_int_equal(az_tree_inflight(t), 0);
 	assert_int_equal(az_tree_pick(t, 0.0f), -EINVAL);
 	assert_int_equal(az_tree_advance(t, 5), -EINVAL);
-	az_tree_destroy(t);
-}
-
-/* ---- virtual loss ---- */
-
-static void test_vloss_distinct_leaves(void **unused)
-{
-	uint8_t s[AZ_GAME_STATE_MAX];
-	float uniform[AZ_GAME_ACTIONS_MAX];
-	uint32_t visits[AZ_GAME_ACTIONS_MAX];
-	struct az_leaf leaf[9];
-	struct az_tree *t;
-
-	(void)unused;
-	for (int a = 0; a < 9; a++)
-		uniform[a] = 1.0f / 9.0f;
-	ttt->init(s);
-	t = make_tree(ttt, s, 1, 0.0f);
-	assert_int_equal(search(t, ttt, 1), 0); /* expands the root */
-	assert_int_equal(az_tree_root_children(t, visits, NULL, NULL), 9);
-
-	for (int k = 0; k < 9; k++) {
-		assert_int_equal(az_tree_select(t, &leaf[k]), AZ_SELECT_EVAL);
-		/* Equal scores and priors: the lowest action first, so leaf k played cell k. */
-		assert_int_equal(leaf[k].state[k], 1);
-		for (int j = 0; j < k; j++)
-			assert_int_not_equal(leaf[k].node, leaf[j].node);
-		assert_int_equal(az_tree_inflight(t), k + 1);
-		assert_int_equal(az_tree_root_visits(t), 1); /* in flight is not completed */
-		assert_tree_ok(t);
-	}
-	/* Every root child is now in flight: the root's K+1st selection finds only busy leaves. */
-	assert_int_equal(az_tree_select(t, &leaf[0]), AZ_SELECT_BUSY);
-	assert_int_equal(az_tree_inflight(t), 9);
-	assert_tree_ok(t);
-
-	for (int k = 8; k >= 0; k--)
-		az_tree_expand(t, leaf[k].node, uniform, 0.0f);
-	assert_int_equal(az_tree_inflight(t), 0);
-	assert_tree_ok(t); /* all virtual loss gone, N = 1 + sum N(children) everywhere */
-	az_tree_root_children(t, visits, NULL, NULL);
-	assert_int_equal(az_tree_root_visits(t), 10);
-	assert_int_equal(az_tree_root_visits(t), sum_u32(visits, 9) + 1);
-	for (int a = 0; a < 9; a++)
-		assert_int_equal(visits[a], 1);
-	az_tree_destroy(t);
-}
-
-/* Virtual loss must outweigh a strong prior: root priors 0.8 on the centre, 0.025 elsewhere.
- * Leaf 1 is the centre; without the -vloss in Q, or without the in-flight visit in N(s,a), the
- * centre would still score highest (busy); with both it scores
- * -1 + 1.5 * 0.8 * sqrt(2) / 2 = -0.15 < 1.5 * 0.025 * sqrt(2) = 0.053, so leaf 2 is cell 1
- * (lowest index among equals); leaf 3: centre -1 + 1.5 * 0.8 * sqrt(3) / 2 = 0.039 against
- * 1.5 * 0.025 * sqrt(3) = 0.065 for cell 2. A 4th descent (N + vl = 4 at the root) scores the
- * centre -1 + 1.5 * 0.8 * 2 / 2 = 0.2 against 0.075 and finds it busy. */
-static void test_vloss_steers(void **unused)
-{
-	uint8_t s[AZ_GAME_STATE_MAX];
-	float pol[9];
-	struct az_leaf root, leaf[3];
-	struct az_tree *t;
-
-	(void)unused;
-	for (int a = 0; a < 9; a++)
-		pol[a] = a == 4 ? 0.8f : 0.025f;
-	ttt->init(s);
-	t = make_tree(ttt, s, 1, 0.0f);
-	assert_int_equal(az_tree_select(t, &root), AZ_SELECT_EVAL);
-	az_tree_expand(t, root.node, pol, 0.0f);
-	for (int k = 0; k < 3; k++)
-		assert_int_equal(az_tree_select(t, &leaf[k]), AZ_SELECT_EVAL);
-	assert_int_equal(leaf[0].state[4], 1);
-	assert_int_equal(leaf[1].state[0], 1);
-	assert_int_equal(leaf[2].state[1], 1);
-	assert_int_equal(az_tree_inflight(t), 3);
-	assert_int_equal(az_tree_select(t, &root), AZ_SELECT_BUSY);
-	assert_int_equal(root.node, leaf[0].node);
-	assert_tree_ok(t);
-	for (int k = 0; k < 3; k++)
-		az_tree_expand(t, leaf[k].node, pol, 0.0f);
-	assert_tree_ok(t);
-	az_tree_destroy(t);
-}
-
-/* First-play urgency: with fpu -1 an unvisited child looks lost, so after the first child
- * returns value 0 the search stays on it; with fpu +1 every child is tried before any repeat. */
-static void test_fpu(void **unused)
-{
-	uint8_t s[AZ_GAME_STATE_MAX];
-	uint32_t visits[9];
-	struct az_mcts_params p;
-	struct az_tree *t;
-
-	(void)unused;
-	ttt->init(s);
-	az_mcts_params_default(&p, ttt);
-	p.fpu = -1.0f;
-	assert_int_equal(az_tree_create(ttt, &p, s, &t), 0);
-	assert_int_equal(search(t, ttt, 10), 0);
-	az_tree_root_children(t, visits, NULL, NULL);
-	assert_int_equal(visits[0], 9);
-	az_tree_destroy(t);
-
-	p.fpu = 1.0f;
-	assert_int_equal(az_tree_create(ttt, &p, s, &t), 0);
-	assert_int_equal(search(t, ttt, 10), 0);
-	az_tree_root_children(t, visits, NULL, NULL);
-	for (int a = 0; a < 9; a++)
-		assert_int_equal(visits[a], 1);
-	az_tree_destroy(t);
-}
-
-/* Random interleaving of selects and out-of-order expands with up to 8 leaves in flight. */
-static void test_vloss_interleaved(void **unused)
-{
-	uint8_t s[AZ_GAME_STATE_MAX];
-	float pol[AZ_GAME_ACTIONS_MAX] = { 0 };
-	struct az_leaf pending[8];
-	uint32_t npend = 0, completed = 0, x = 12345;
-	struct az_tree *t;
-
-	(void)unused;
-	ttt->init(s);
-	t = make_tree(ttt, s, 9, 0.25f);
-	az_tree_set_noise(t, 1);
-	for (int step = 0; step < 3000; step++) {
-		x = x * 1103515245u + 12345u;
-		if (npend < 8 && ((x >> 16) & 3) != 0) {
-			int r = az_tree_select(t, &pending[npend]);
-
-			assert_true(r >= 0);
-			if (r == AZ_SELECT_EVAL)
-				npend++;
-			else if (r == AZ_SELECT_TERMINAL)
-				completed++;
-		} else if (npend) {
-			uint32_t i = (x >> 8) % npend;
-
-			for (int a = 0; a < 9; a++)
-				pol[a] = (float)((x >> a) & 7);
-			az_tree_expand(t, pending[i].node, pol, (float)((int)(x % 3) - 1));
-			pending[i] = pending[--npend];
-			completed++;
-		}
-		assert_int_equal(az_tree_inflight(t), npend);
-		assert_int_equal(az_tree_root_visits(t), completed);
-		if (step % 97 == 0)
-			assert_tree_ok(t);
-	}
-	while (npend) {
-		az_tree_expand(t, pending[npend - 1].node, pol, 0.0f);
-		npend--;
-	}
-	assert_tree_ok(t);
-	assert_true(az_tree_node_count(t) > 1024); /* the arena has grown */
-	az_tree_destroy(t);
-}
-
-/* A leaf in flight at the end of a forced chain: the second descent is BUSY and leaves no
- * virtual loss behind. */
-static void test_busy_chain(void **unused)
-{
-	struct chain_state s;
-	float pol[2] = { 1.0f, 0.0f };
-	struct az_leaf a, b;
-	struct az_tree *t;
-
-	(void)unused;
-	chain_init(&s);
-	t = make_tree(&chain_game, &s, 1, 0.0f);
-	assert_int_equal(az_tree_select(t, &a), AZ_SELECT_EVAL);
-	assert_int_equal(a.node, 0);
-	assert_int_equal(az_tree_select(t, &b), AZ_SELECT_BUSY); /* the root itself in flight */
-	az_tree_expand(t, a.node, pol, 0.5f);
-	assert_float_equal(az_tree_root_value(t), 0.5f, 1e-6);
-
-	assert_int_equal(az_tree_select(t, &a), AZ_SELECT_EVAL);
-	assert_int_not_equal(a.node, 0);
-	assert_int_equal(((struct chain_state *)a.state)->left, 3);
-	for (int i = 0; i < 3; i++) {
-		assert_int_equal(az_tree_select(t, &b), AZ_SELECT_BUSY);
-		assert_int_equal(b.node, a.node);
-		assert_int_equal(az_tree_inflight(t), 1);
-		assert_tree_ok(t); /* root vl == 1: only the real in-flight leaf */
-	}
-	az_tree_expand(t, a.node, pol, 0.0f);
-	assert_int_equal(az_tree_inflight(t), 0);
-	assert_int_equal(az_tree_root_visits(t), 2);
-	assert_tree_ok(t);
-
-	/* Down to the terminal end: the mover of the last ply wins, so the first player (who
-	 * makes plies 1 and 3) loses a 4-ply chain. */
-	assert_int_equal(search(t, &chain_game, 50), 0);
-	assert_tree_ok(t);
-	assert_true(az_tree_root_value(t) < -0.5f);
 	az_tree_destroy(t);
 }
 
@@ -537,8 +194,7 @@ static void test_policy_normalised(void **unused)
 	struct az_tree *t;
 
 	(void)unused;
-	ttt_position("15", s); /* cells 1 and 5 taken */
-	t = make_tree(ttt, s, 1, 0.0f);
+	t = ttt_tree("15", s); /* cells 1 and 5 taken */
 	for (int a = 0; a < 9; a++)
 		pol[a] = 0.0f;
 	pol[0] = 5.0f;	/* illegal: ignored */
@@ -871,11 +527,6 @@ int main(void)
 		cmocka_unit_test(test_win_in_one_all_positions),
 		cmocka_unit_test(test_connect4_tactics),
 		cmocka_unit_test(test_terminal_root),
-		cmocka_unit_test(test_vloss_distinct_leaves),
-		cmocka_unit_test(test_vloss_steers),
-		cmocka_unit_test(test_fpu),
-		cmocka_unit_test(test_vloss_interleaved),
-		cmocka_unit_test(test_busy_chain),
 		cmocka_unit_test(test_policy_normalised),
 		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_advance_reuse),

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "base/util.h"
 #include "shm/ring.h"
 
 #define MAX_RINGS 4
@@ -29,10 +30,7 @@ struct fixture {
 
 static uint64_t now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	return az_now_ns() / 1000u;
 }
 
 static void sleep_us(long us)

@@ -28,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "base/util.h"
 #include "shm/ring.h"
 #include "base/rng.h"
 
@@ -125,19 +126,11 @@ long __wrap_syscall(long nr, ...)
 	return rc;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void spin_ns(uint64_t ns)
 {
-	uint64_t end = now_ns() + ns;
+	uint64_t end = az_now_ns() + ns;
 
-	while (now_ns() < end)
+	while (az_now_ns() < end)
 		;
 }
 
@@ -237,11 +230,11 @@ static int send_one(struct az_ring *r, uint64_t tag, uint32_t spin, uint64_t del
 		return -1;
 	slot[0] = tag;
 	slot[2] = delay_ns;
-	t0 = now_ns();
+	t0 = az_now_ns();
 	az_ring_publish(r);
 	if (az_ring_wait_result(r, &w) != 0)
 		return -1;
-	dt = now_ns() - t0;
+	dt = az_now_ns() - t0;
 	slot = az_ring_result(r, NULL);
 	st->errors += !slot || slot[1] != (tag ^ 0xa5a5a5a5a5a5a5a5ull);
 	az_ring_release(r);
@@ -375,11 +368,11 @@ static void *collect_once(void *p)
 	struct az_batch_params bp = { .max_batch = 1, .spin = 0 };
 	struct az_ring r;
 	struct az_run run;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = az_now_ns();
 
 	assert_int_equal(az_ring_attach(&r, g->ring, &g->bell), 0);
 	a->nr = az_batch_collect(&r, 1, &bp, &run, 1, &a->total);
-	a->ns = now_ns() - t0;
+	a->ns = az_now_ns() - t0;
 	return NULL;
 }
 

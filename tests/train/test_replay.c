@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "base/rng.h"
+#include "tests/test_util.h"
 #include "train/replay.h"
 
 #define HDR 32
@@ -29,29 +30,13 @@ static char path[128];
 
 static int setup(void **state)
 {
-	strcpy(dir, "/tmp/az-replay-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(path, sizeof(path), "%s/seg-000.azr", dir);
-	return 0;
+	return az_test_tmpdir_make(dir, sizeof(dir), "/tmp/az-replay-XXXXXX", path, sizeof(path),
+				   "seg-000.azr");
 }
 
 static int teardown(void **state)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[512];
-
-	if (d) {
-		while ((e = readdir(d)) != NULL) {
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-				snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-				unlink(p);
-			}
-		}
-		closedir(d);
-	}
-	rmdir(dir);
+	az_test_tmpdir_remove(dir);
 	return 0;
 }
 

@@ -78,53 +78,53 @@ static struct az_loss train(struct az_train_cpu *t, const struct data *d, int st
 	return rep;
 }
 
-static void test_adam_fits(void **state)
+/* Train a fresh model with p, full-batch, for steps steps: the loss before (*first) and after
+ * (*last) the training. */
+static void fit(const struct az_train_params *p, int steps, struct az_loss *first,
+		struct az_loss *last)
 {
 	struct az_model *m = new_model();
-	struct az_train_params p;
 	struct az_train_cpu *t = NULL;
-	struct az_loss first, last;
 	struct data d;
 
-	(void)state;
 	make_data(&d);
-	az_train_params_default(&p);
-	p.lr = 1e-2f;
-	assert_int_equal(az_train_cpu_create(m, &p, N, &t), 0);
-	assert_int_equal(az_train_cpu_eval(t, N, d.x, d.pi, d.z, &first), 0);
-	/* An untrained net starts near a uniform policy and a zero value. */
-	assert_true(fabsf(first.policy - logf(A)) < 0.1f);
-	assert_true(first.value > 0.8f && first.value < 1.2f);
-	train(t, &d, 300);
-	assert_int_equal(az_train_cpu_eval(t, N, d.x, d.pi, d.z, &last), 0);
-	assert_true(last.total < 0.3f * first.total);
-	assert_true(last.policy < 0.3f * first.policy);
-	assert_true(last.value < 0.3f * first.value);
+	assert_int_equal(az_train_cpu_create(m, p, N, &t), 0);
+	assert_int_equal(az_train_cpu_eval(t, N, d.x, d.pi, d.z, first), 0);
+	train(t, &d, steps);
+	assert_int_equal(az_train_cpu_eval(t, N, d.x, d.pi, d.z, last), 0);
 	az_train_cpu_destroy(t);
 	az_model_destroy(m);
 }
 
-static void test_sgd_momentum_decreases(void **state)
+static void test_adam_fits(void **state)
 {
-	struct az_model *m = new_model();
 	struct az_train_params p;
-	struct az_train_cpu *t = NULL;
 	struct az_loss first, last;
-	struct data d;
 
 	(void)state;
-	make_data(&d);
+	az_train_params_default(&p);
+	p.lr = 1e-2f;
+	fit(&p, 300, &first, &last);
+	/* An untrained net starts near a uniform policy and a zero value. */
+	assert_true(fabsf(first.policy - logf(A)) < 0.1f);
+	assert_true(first.value > 0.8f && first.value < 1.2f);
+	assert_true(last.total < 0.3f * first.total);
+	assert_true(last.policy < 0.3f * first.policy);
+	assert_true(last.value < 0.3f * first.value);
+}
+
+static void test_sgd_momentum_decreases(void **state)
+{
+	struct az_train_params p;
+	struct az_loss first, last;
+
+	(void)state;
 	az_train_params_default(&p);
 	p.optim = AZ_OPTIM_SGD;
 	p.lr = 0.02f;
 	p.momentum = 0.9f;
-	assert_int_equal(az_train_cpu_create(m, &p, N, &t), 0);
-	assert_int_equal(az_train_cpu_eval(t, N, d.x, d.pi, d.z, &first), 0);
-	train(t, &d, 150);
-	assert_int_equal(az_train_cpu_eval(t, N, d.x, d.pi, d.z, &last), 0);
+	fit(&p, 150, &first, &last);
 	assert_true(last.total < 0.3f * first.total);
-	az_train_cpu_destroy(t);
-	az_model_destroy(m);
 }
 
 /* Two steps of each optimiser against the update rules written out from the gradients that

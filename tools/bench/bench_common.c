@@ -2,6 +2,8 @@
 /* azbench output helpers: rows of ordered key/value pairs rendered as a table, JSON lines, CSV
  * or a gnuplot PNG, the common options, and sample statistics. */
 #include "games/game.h"
+#include "gpu/backend.h"
+#include "net/model.h"
 #include "tools/bench/bench_common.h"
 
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/az_assert.h"
+#include "base/util.h"
 
 extern char **environ; /* POSIX: the environment posix_spawnp passes on */
 
@@ -60,23 +63,107 @@ int az_bench_common_opt(struct az_bench_opts *o, int code, const char *arg)
 	}
 }
 
+static int opt_games(const char *mode, const char *arg, const char **games, int *n)
+{
+	int rc = az_bench_parse_games(arg, games, n);
+
+	if (rc < 0)
+		fprintf(stderr, "azbench %s: unknown game '%s' (%s or all)\n", mode, arg,
+			az_game_names());
+	return rc;
+}
+
+int az_bench_opt_list(const char *mode, const char *opt, const char *arg, uint32_t *out, int *n,
+		      int max, uint32_t hi)
+{
+	int rc = az_bench_parse_u32_list(arg, out, max, 1, hi);
+
+	if (rc < 0) {
+		fprintf(stderr, "azbench %s: %s wants up to %d values in [1, %u], got '%s'\n", mode,
+			opt, max, hi, arg);
+		return rc;
+	}
+	*n = rc;
+	return 0;
+}
+
+/* One shared mode option, else p->opt's answer (-ENOENT without one). */
+static int mode_opt(const struct az_bench_argv *p, int code, const char *arg)
+{
+	switch (code) {
+	case AZ_BENCH_OPT_GAME:
+		if (!p->games)
+			break;
+		return opt_games(p->mode, arg, p->games, p->ngames);
+	case AZ_BENCH_OPT_BATCHES:
+		if (!p->batches)
+			break;
+		return az_bench_opt_list(p->mode, "--batches", arg, p->batches, p->nbatches,
+					 p->max_batches, 65536);
+	case AZ_BENCH_OPT_NET:
+		if (!p->hidden)
+			break;
+		if (az_arch_parse(arg, p->hidden, p->blocks) < 0) {
+			fprintf(stderr, "azbench %s: --net wants HxR, e.g. 64x2\n", p->mode);
+			return -EINVAL;
+		}
+		return 0;
+	case AZ_BENCH_OPT_BACKEND:
+		if (!p->backend)
+			break;
+		if (az_backend_parse(arg, p->backend) < 0) {
+			fprintf(stderr, "azbench %s: --backend: auto, cpu or cuda\n", p->mode);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	return p->opt ? p->opt(p->mode_opts, code, arg) : -ENOENT;
+}
+
+int az_bench_parse_argv(const struct az_bench_argv *p, int argc, char **argv)
+{
+	int c;
+
+	if (p->games)
+		az_bench_parse_games("all", p->games, p->ngames);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", p->longopts, NULL)) != -1) {
+		int r = az_bench_common_opt(p->common, c, optarg);
+
+		if (r < 0)
+			return 2;
+		if (r == 1)
+			continue;
+		if (c == 'h' || c == AZ_BENCH_OPT_HELP) {
+			p->usage(stdout);
+			return 1;
+		}
+		r = c == '?' || c == ':' ? -ENOENT : mode_opt(p, c, optarg);
+		if (r == -ENOENT)
+			p->usage(stderr);
+		if (r < 0)
+			return 2;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "azbench %s: unexpected argument '%s'\n", p->mode, argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
 int az_bench_parse_u32_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi)
 {
 	int n = 0;
 
-	if (!s || !*s)
+	if (!s)
 		return -EINVAL;
 	for (;;) {
-		unsigned long long v;
-		char *end;
+		const char *end;
+		uint32_t v;
 
-		if (*s < '0' || *s > '9')
+		if (az_parse_u32(s, &end, &v) < 0 || v < lo || v > hi || n >= max)
 			return -EINVAL;
-		errno = 0;
-		v = strtoull(s, &end, 10);
-		if (errno || end == s || v < lo || v > hi || n >= max)
-			return -EINVAL;
-		out[n++] = (uint32_t)v;
+		out[n++] = v;
 		if (*end == '\0')
 			return n;
 		if (*end != ',')
@@ -623,10 +710,7 @@ void az_bench_progress(const struct az_bench_opts *o, const char *fmt, ...)
 
 uint64_t az_bench_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return az_now_ns();
 }
 
 static int u32_cmp(const void *a, const void *b)

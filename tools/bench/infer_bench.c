@@ -12,6 +12,7 @@
 #include "games/game.h"
 #include "base/az_assert.h"
 #include "base/rng.h"
+#include "base/util.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 #include "tools/bench/infer_bench.h"
@@ -21,11 +22,6 @@
 #define MAX_GAMES 2
 #define DEFAULT_SECONDS 10.0
 #define REPEATS 5 /* slices per batch size; the fastest counts */
-
-static double now_s(void)
-{
-	return (double)az_bench_now_ns() * 1e-9;
-}
 
 /* Time forward passes at one batch size: the best of REPEATS equal slices of `seconds`, so
  * that other load on the machine (a ceiling is what the backend can do) blurs it less. Returns
@@ -39,12 +35,12 @@ static double time_batch(struct az_backend *be, uint32_t batch, double seconds, 
 		AZ_ASSERT(az_backend_forward(be, 0, batch, x, logits, value) == 0);
 	for (int r = 0; r < REPEATS; r++) {
 		uint64_t iters = 0;
-		double t0 = now_s(), el = 0;
+		double t0 = az_now(), el = 0;
 
 		while (iters < 2 || el < seconds / REPEATS) {
 			AZ_ASSERT(az_backend_forward(be, 0, batch, x, logits, value) == 0);
 			iters++;
-			el = now_s() - t0;
+			el = az_now() - t0;
 		}
 		double eps = (double)iters * batch / el;
 		best = eps > best ? eps : best;
@@ -139,71 +135,22 @@ static void usage(FILE *out)
 static int parse(struct infer_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "game", required_argument, NULL, 'g' },
-		{ "batches", required_argument, NULL, 'b' },
-		{ "backend", required_argument, NULL, 'k' },
-		{ "net", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		AZ_BENCH_COMMON_LONGOPTS,
+		AZ_BENCH_LONGOPT_GAME, AZ_BENCH_LONGOPT_BATCHES, AZ_BENCH_LONGOPT_BACKEND,
+		AZ_BENCH_LONGOPT_NET,  AZ_BENCH_LONGOPT_HELP,    AZ_BENCH_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	const struct az_bench_argv p = {
+		.mode = "infer", .longopts = longopts, .common = &o->common, .usage = usage,
+		.games = o->games, .ngames = &o->ngames, .backend = &o->backend,
+		.batches = o->batches, .nbatches = &o->nbatches, .max_batches = MAX_BATCHES,
+		.hidden = &o->hidden, .blocks = &o->blocks,
+	};
 
 	memset(o, 0, sizeof(*o));
 	o->common.seconds = DEFAULT_SECONDS;
-	az_bench_parse_games("all", o->games, &o->ngames);
 	for (o->nbatches = 0; o->nbatches <= 10; o->nbatches++)
 		o->batches[o->nbatches] = 1u << o->nbatches;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		int r = az_bench_common_opt(&o->common, c, optarg);
-
-		if (r < 0)
-			return 2;
-		if (r == 1)
-			continue;
-		switch (c) {
-		case 'g':
-			if (az_bench_parse_games(optarg, o->games, &o->ngames) < 0) {
-				fprintf(stderr, "azbench infer: unknown game '%s' (%s or all)\n",
-					optarg, az_game_names());
-				return 2;
-			}
-			break;
-		case 'b':
-			o->nbatches = az_bench_parse_u32_list(optarg, o->batches, MAX_BATCHES, 1,
-							      65536);
-			if (o->nbatches < 0) {
-				fprintf(stderr, "azbench infer: --batches wants up to %d sizes in "
-					"[1, 65536], got '%s'\n", MAX_BATCHES, optarg);
-				return 2;
-			}
-			break;
-		case 'k':
-			if (az_backend_parse(optarg, &o->backend) < 0) {
-				fprintf(stderr, "azbench infer: --backend: auto, cpu or cuda\n");
-				return 2;
-			}
-			break;
-		case 'n':
-			if (az_arch_parse(optarg, &o->hidden, &o->blocks) < 0) {
-				fprintf(stderr, "azbench infer: --net wants HxR, e.g. 64x2\n");
-				return 2;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "azbench infer: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	return 0;
+	return az_bench_parse_argv(&p, argc, argv);
 }
 
 /* The network a game trains by default (tools/config.c), unless --net overrides it. */

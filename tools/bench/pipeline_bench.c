@@ -82,99 +82,61 @@ static void usage(FILE *out)
 		az_bench_common_help, DEFAULT_SECONDS, MIN_MEASURE_S);
 }
 
-static int parse_list(const char *opt, const char *arg, uint32_t *out, int *n, uint32_t hi)
+/* A pipeline option that az_bench_parse_argv() does not handle (az_bench_argv.opt). */
+static int parse_opt(void *mode_opts, int c, const char *arg)
 {
-	*n = az_bench_parse_u32_list(arg, out, MAX_LIST, 1, hi);
-	if (*n < 0) {
-		fprintf(stderr, "azbench pipeline: %s wants up to %d values in [1, %u], got '%s'\n",
-			opt, MAX_LIST, hi, arg);
-		return -EINVAL;
-	}
-	return 0;
-}
+	struct pipe_opts *o = mode_opts;
+	uint32_t one[MAX_LIST];
+	int n = 0;
 
-static int parse_games(const char *s, const char **games, int *n)
-{
-	int rc = az_bench_parse_games(s, games, n);
-	if (rc < 0)
-		fprintf(stderr, "azbench pipeline: unknown game '%s' (%s or all)\n", s,
-			az_game_names());
-	return rc;
+	switch (c) {
+	case 'w':
+		return az_bench_opt_list("pipeline", "--workers", arg, o->workers, &o->nworkers,
+					 MAX_LIST, 256);
+	case 'G':
+		return az_bench_opt_list("pipeline", "--games-per-worker", arg, o->gpw, &o->ngpw,
+					 MAX_LIST, 4096);
+	case 's':
+	case 'K':
+		if (az_bench_opt_list("pipeline", c == 's' ? "--sims" : "--leaves", arg, one, &n,
+				      MAX_LIST, 100000) < 0 || n != 1)
+			return -EINVAL;
+		*(c == 's' ? &o->sims : &o->leaves) = one[0];
+		return 0;
+	case 'v':
+		o->verbose = 1;
+		return 0;
+	default:
+		return -ENOENT;
+	}
 }
 
 /* Returns 0 to run, 1 after --help, 2 on bad usage. */
 static int parse(struct pipe_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "game", required_argument, NULL, 'g' },
+		AZ_BENCH_LONGOPT_GAME,
 		{ "workers", required_argument, NULL, 'w' },
 		{ "games-per-worker", required_argument, NULL, 'G' },
 		{ "sims", required_argument, NULL, 's' },
 		{ "leaves", required_argument, NULL, 'K' },
-		{ "backend", required_argument, NULL, 'k' },
+		AZ_BENCH_LONGOPT_BACKEND,
 		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
+		AZ_BENCH_LONGOPT_HELP,
 		AZ_BENCH_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	uint32_t one[MAX_LIST];
-	int c, n, rc;
+	const struct az_bench_argv p = {
+		.mode = "pipeline", .longopts = longopts, .common = &o->common, .usage = usage,
+		.games = o->games, .ngames = &o->ngames, .backend = &o->backend,
+		.opt = parse_opt, .mode_opts = o,
+	};
 
 	memset(o, 0, sizeof(*o));
 	o->common.seconds = DEFAULT_SECONDS;
-	parse_games("all", o->games, &o->ngames);
-	parse_list("--workers", "1,2,4,8,16", o->workers, &o->nworkers, 256);
-	parse_list("--games-per-worker", "4,16", o->gpw, &o->ngpw, 4096);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		int r = az_bench_common_opt(&o->common, c, optarg);
-
-		if (r < 0)
-			return 2;
-		if (r == 1)
-			continue;
-		switch (c) {
-		case 'g':
-			if (parse_games(optarg, o->games, &o->ngames) < 0)
-				return 2;
-			break;
-		case 'w':
-			if (parse_list("--workers", optarg, o->workers, &o->nworkers, 256) < 0)
-				return 2;
-			break;
-		case 'G':
-			if (parse_list("--games-per-worker", optarg, o->gpw, &o->ngpw, 4096) < 0)
-				return 2;
-			break;
-		case 's':
-		case 'K':
-			rc = parse_list(c == 's' ? "--sims" : "--leaves", optarg, one, &n, 100000);
-			if (rc < 0 || n != 1)
-				return 2;
-			*(c == 's' ? &o->sims : &o->leaves) = one[0];
-			break;
-		case 'k':
-			if (az_backend_parse(optarg, &o->backend) < 0) {
-				fprintf(stderr, "azbench pipeline: --backend: auto, cpu or cuda\n");
-				return 2;
-			}
-			break;
-		case 'v':
-			o->verbose = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "azbench pipeline: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	return 0;
+	o->nworkers = az_bench_parse_u32_list("1,2,4,8,16", o->workers, MAX_LIST, 1, 256);
+	o->ngpw = az_bench_parse_u32_list("4,16", o->gpw, MAX_LIST, 1, 4096);
+	return az_bench_parse_argv(&p, argc, argv);
 }
 
 /* ---- one pipeline configuration ---- */

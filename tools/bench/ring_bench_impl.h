@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Private to azbench ring: one measurement of one configuration (harness in
- * tools/bench/ring_bench_run.c, transports in tools/bench/ring_bench_xport.c), driven by the sweep
- * and report in tools/bench/ring_bench.c. */
+ * tools/bench/ring_bench_run.c, transports in tools/bench/ring_bench_xport.c and
+ * tools/bench/ring_bench_ipc.c), driven by the sweep and report in tools/bench/ring_bench.c. */
 #ifndef AZ_RING_BENCH_IMPL_H
 #define AZ_RING_BENCH_IMPL_H
 
@@ -93,7 +93,7 @@ struct rb_ctx {
 	size_t ring_stride;
 	struct az_ring ring;       /* producer: its ring */
 	struct az_ring rings[RB_MAX_PRODUCERS]; /* consumer: all rings */
-	int fd[RB_MAX_PRODUCERS][4]; /* pipes, sockets: see P_WR.. in ring_bench_xport.c */
+	int fd[RB_MAX_PRODUCERS][4]; /* pipes, sockets: see P_WR.. in ring_bench_ipc.c */
 	mqd_t mq_req;
 	mqd_t mq_resp[RB_MAX_PRODUCERS];
 	uint8_t *tx;               /* process-local request being built */
@@ -114,7 +114,39 @@ struct rb_ops {
 };
 
 /* The transports, indexed by enum rb_transport (ring_bench_xport.c). */
-extern const struct rb_ops rb_ops_of[RB_NTRANSPORTS];
+extern const struct rb_ops *const rb_ops_of[RB_NTRANSPORTS];
+
+/* ---- between the transport files (ring_bench_xport.c, ring_bench_ipc.c) ---- */
+
+/* Every message starts with this header; its last 8 bytes repeat seq (the tail), so that a
+ * response proves the whole message made the trip. */
+struct rb_msg {
+	uint64_t seq;
+	uint64_t stamp; /* producer's clock when the request's batch started */
+	uint32_t producer;
+	uint32_t kind; /* RB_MSG_REQ, or RB_MSG_BYE: a producer is finished (message queues) */
+	uint64_t resp; /* written by the consumer: answer() in ring_bench_xport.c */
+};
+enum { RB_MSG_REQ = 0, RB_MSG_BYE = 1 };
+_Static_assert(sizeof(struct rb_msg) + 8 <= 64, "header and tail fit the smallest message");
+
+/* Build request seq of producer id in c->tx (the payload between header and tail never
+ * changes). */
+void rb_msg_fill(struct rb_ctx *c, uint32_t id, uint64_t seq, uint64_t stamp, uint32_t kind);
+
+/* Consumer: answer the request held in buf (bytes long), in place. */
+void rb_msg_serve(uint8_t *buf, uint32_t bytes);
+
+/* Producer: is buf the response to request (id, seq, stamp)? 1 or 0. */
+int rb_msg_ok(const uint8_t *buf, uint32_t bytes, uint32_t id, uint64_t seq, uint64_t stamp);
+
+/* Producer id of a round-trip transport (ops->send and ops->recv): publish a batch, wait for
+ * every reply, repeat until the end time, recording each round trip in c->ctl->prod[id]. */
+void rb_producer_rtt(struct rb_ctx *c, const struct rb_ops *ops, uint32_t id);
+
+/* Pipes and Unix sockets; POSIX message queues (ring_bench_ipc.c). */
+extern const struct rb_ops rb_ops_fd;
+extern const struct rb_ops rb_ops_mq;
 
 /* Anonymous MAP_SHARED memory (inherited across fork), zeroed; NULL when mmap fails. */
 void *rb_map_shared(size_t bytes);

@@ -223,7 +223,7 @@ static int check_cfg(const struct rb_cfg *cfg)
 
 void rb_measure(const struct rb_cfg *cfg, const int *cpus, int ncpus, struct rb_result *res)
 {
-	const struct rb_ops *ops = &rb_ops_of[cfg->transport < RB_NTRANSPORTS ? cfg->transport : 0];
+	const struct rb_ops *ops = rb_ops_of[cfg->transport < RB_NTRANSPORTS ? cfg->transport : 0];
 	struct rb_ctx *c;
 
 	memset(res, 0, sizeof(*res));

@@ -77,85 +77,51 @@ static void usage(FILE *out)
 		az_bench_common_help, DEFAULT_SECONDS);
 }
 
-static int parse_games(const char *s, const char **games, int *n)
+/* A train option that az_bench_parse_argv() does not handle (az_bench_argv.opt). */
+static int parse_opt(void *mode_opts, int c, const char *arg)
 {
-	int rc = az_bench_parse_games(s, games, n);
-	if (rc < 0)
-		fprintf(stderr, "azbench train: unknown game '%s' (%s or all)\n", s,
-			az_game_names());
-	return rc;
+	struct train_opts *o = mode_opts;
+
+	switch (c) {
+	case 'p':
+		o->python = arg;
+		return 0;
+	case 's':
+		o->script = arg;
+		return 0;
+	case 'T':
+		o->no_torch = 1;
+		return 0;
+	default:
+		return -ENOENT;
+	}
 }
 
 /* Returns 0 to run, 1 after --help, 2 on bad usage. */
 static int parse(struct train_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "game", required_argument, NULL, 'g' },
-		{ "batches", required_argument, NULL, 'b' },
-		{ "net", required_argument, NULL, 'n' },
+		AZ_BENCH_LONGOPT_GAME,
+		AZ_BENCH_LONGOPT_BATCHES,
+		AZ_BENCH_LONGOPT_NET,
 		{ "python", required_argument, NULL, 'p' },
 		{ "torch-script", required_argument, NULL, 's' },
 		{ "no-torch", no_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
+		AZ_BENCH_LONGOPT_HELP,
 		AZ_BENCH_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	const struct az_bench_argv p = {
+		.mode = "train", .longopts = longopts, .common = &o->common, .usage = usage,
+		.games = o->games, .ngames = &o->ngames,
+		.batches = o->batches, .nbatches = &o->nbatches, .max_batches = MAX_BATCHES,
+		.hidden = &o->hidden, .blocks = &o->blocks, .opt = parse_opt, .mode_opts = o,
+	};
 
 	memset(o, 0, sizeof(*o));
 	o->common.seconds = DEFAULT_SECONDS;
-	parse_games("all", o->games, &o->ngames);
 	o->nbatches = az_bench_parse_u32_list("32,128,512", o->batches, MAX_BATCHES, 1, 65536);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		int r = az_bench_common_opt(&o->common, c, optarg);
-
-		if (r < 0)
-			return 2;
-		if (r == 1)
-			continue;
-		switch (c) {
-		case 'g':
-			if (parse_games(optarg, o->games, &o->ngames) < 0)
-				return 2;
-			break;
-		case 'b':
-			o->nbatches = az_bench_parse_u32_list(optarg, o->batches, MAX_BATCHES, 1,
-							      65536);
-			if (o->nbatches < 0) {
-				fprintf(stderr, "azbench train: --batches wants up to %d sizes in "
-					"[1, 65536], got '%s'\n", MAX_BATCHES, optarg);
-				return 2;
-			}
-			break;
-		case 'n':
-			if (az_arch_parse(optarg, &o->hidden, &o->blocks) < 0) {
-				fprintf(stderr, "azbench train: --net wants HxR, e.g. 64x2\n");
-				return 2;
-			}
-			break;
-		case 'p':
-			o->python = optarg;
-			break;
-		case 's':
-			o->script = optarg;
-			break;
-		case 'T':
-			o->no_torch = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "azbench train: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	return 0;
+	return az_bench_parse_argv(&p, argc, argv);
 }
 
 /* ---- one measurement point ---- */

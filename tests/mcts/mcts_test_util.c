@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by the mcts test executables: a forced-move game, a network-free evaluator and tree
+ * helpers that fail the test on any error. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/mcts/mcts_test_util.h"
+
+const struct az_game *const ttt = &az_game_tictactoe;
+
+/* ---- the forced-move game ---- */
+
+void chain_init(void *state)
+{
+	struct chain_state *s = state;
+
+	s->left = 4;
+	s->to_move = 0;
+}
+
+static int chain_to_move(const void *state)
+{
+	return ((const struct chain_state *)state)->to_move;
+}
+
+static int chain_legal(const void *state, uint8_t *mask)
+{
+	const struct chain_state *s = state;
+
+	mask[0] = s->left > 0;
+	mask[1] = 0;
+	return mask[0];
+}
+
+static void chain_apply(void *state, int action)
+{
+	struct chain_state *s = state;
+
+	assert_int_equal(action, 0);
+	s->left--;
+	s->to_move ^= 1;
+}
+
+static int chain_terminal(const void *state, float *value)
+{
+	const struct chain_state *s = state;
+
+	if (s->left)
+		return 0;
+	if (value)
+		*value = -1.0f; /* whoever made the last move won */
+	return 1;
+}
+
+const struct az_game chain_game = {
+	.name = "chain",
+	.state_bytes = sizeof(struct chain_state),
+	.actions = 2,
+	.features = 1,
+	.symmetries = 1,
+	.max_plies = 255,
+	.init = chain_init,
+	.to_move = chain_to_move,
+	.legal = chain_legal,
+	.apply = chain_apply,
+	.terminal = chain_terminal,
+};
+
+/* ---- evaluator and tree helpers ---- */
+
+int eval_uniform(void *ctx, const void *state, float *policy, float *value)
+{
+	struct eval_ctx *e = ctx;
+
+	(void)state;
+	e->calls++;
+	if (e->fail_after && e->calls == e->fail_after)
+		return -EIO;
+	for (uint32_t a = 0; a < e->g->actions; a++)
+		policy[a] = 1.0f / (float)e->g->actions;
+	*value = 0.0f;
+	return 0;
+}
+
+struct az_tree *make_tree(const struct az_game *g, const void *root, uint64_t seed, float eps)
+{
+	struct az_mcts_params p;
+	struct az_tree *t = NULL;
+
+	az_mcts_params_default(&p, g);
+	p.seed = seed;
+	p.dir_eps = eps;
+	assert_int_equal(az_tree_create(g, &p, root, &t), 0);
+	assert_non_null(t);
+	return t;
+}
+
+void ttt_position(const char *moves, void *state)
+{
+	char err[128];
+
+	assert_true(az_game_play_moves(ttt, state, moves, err, sizeof(err)) >= 0);
+}
+
+struct az_tree *ttt_tree(const char *moves, void *state)
+{
+	ttt_position(moves, state);
+	return make_tree(ttt, state, 1, 0.0f);
+}
+
+void assert_tree_ok(const struct az_tree *t)
+{
+	uint32_t bad = UINT32_MAX;
+	int r = az_tree_check(t, &bad);
+
+	if (r)
+		fail_msg("tree invariant broken at node %u", bad);
+}
+
+int search(struct az_tree *t, const struct az_game *g, uint32_t sims)
+{
+	struct eval_ctx e = { .g = g };
+
+	return az_mcts_search(t, sims, eval_uniform, &e);
+}
+
+int wins_at_once(const struct az_game *g, const void *state, int a)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	float v;
+
+	memcpy(s, state, g->state_bytes);
+	g->apply(s, a);
+	return g->terminal(s, &v) && v < 0.0f;
+}
+
+uint32_t sum_u32(const uint32_t *x, uint32_t n)
+{
+	uint32_t s = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		s += x[i];
+	return s;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the mcts test executables (tests/mcts/mcts_test_util.c): a forced-move
+ * game, a network-free evaluator and tree helpers that fail the test on any error. Include
+ * after <cmocka.h>. */
+#ifndef AZ_MCTS_TEST_UTIL_H
+#define AZ_MCTS_TEST_UTIL_H
+
+#include <stdint.h>
+
+#include "games/game.h"
+#include "mcts/mcts.h"
+#include "mcts/mcts_impl.h"
+
+/* Tic-tac-toe, the game most tests search. */
+extern const struct az_game *const ttt;
+
+/* A forced-move game: `left` plies to go (4 after chain_init), only action 0 is ever legal,
+ * and whoever makes the last move wins. */
+struct chain_state {
+	uint8_t left;
+	uint8_t to_move;
+};
+extern const struct az_game chain_game;
+void chain_init(void *state);
+
+/* The evaluator's context: counts calls and can fail one. */
+struct eval_ctx {
+	const struct az_game *g;
+	int calls;
+	int fail_after; /* return -EIO on this call (1-based); 0 never */
+};
+
+/* Uniform over all A entries (illegal ones included, the tree must drop them), value 0. */
+int eval_uniform(void *ctx, const void *state, float *policy, float *value);
+
+/* A tree over root with the default parameters but this seed and root-noise weight eps. */
+struct az_tree *make_tree(const struct az_game *g, const void *root, uint64_t seed, float eps);
+
+/* The tic-tac-toe position after moves ("1425": squares 1-9). */
+void ttt_position(const char *moves, void *state);
+
+/* ttt_position(moves, state), then make_tree(ttt, state, 1, 0.0f): seed 1, no root noise. */
+struct az_tree *ttt_tree(const char *moves, void *state);
+
+/* Fail the test when az_tree_check() finds a broken invariant. */
+void assert_tree_ok(const struct az_tree *t);
+
+/* sims simulations with eval_uniform. Returns az_mcts_search()'s result. */
+int search(struct az_tree *t, const struct az_game *g, uint32_t sims);
+
+/* Whether playing a at state ends the game with a win for the player who played it. */
+int wins_at_once(const struct az_game *g, const void *state, int a);
+
+uint32_t sum_u32(const uint32_t *x, uint32_t n);
+
+#endif

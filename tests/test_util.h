@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the cmocka tests: a scratch directory per test and whole-file read/write that
+ * fail the test (cmocka asserts) on any I/O error. Include after <cmocka.h>. */
+#ifndef AZ_TEST_UTIL_H
+#define AZ_TEST_UTIL_H
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Create a fresh directory from template tmpl ("/tmp/az-x-XXXXXX") into dir[0..len), and, when
+ * name is not NULL, put "<dir>/<name>" into path[0..plen). Returns 0, or -1 when mkdtemp fails
+ * (a cmocka setup function's failure value). */
+static inline int az_test_tmpdir_make(char *dir, size_t len, const char *tmpl, char *path,
+				      size_t plen, const char *name)
+{
+	snprintf(dir, len, "%s", tmpl);
+	if (!mkdtemp(dir))
+		return -1;
+	if (name)
+		snprintf(path, plen, "%s/%s", dir, name);
+	return 0;
+}
+
+/* Remove dir and the plain files in it (one level: the tests make no subdirectories). */
+static inline void az_test_tmpdir_remove(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[512];
+
+	if (d) {
+		while ((e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+				snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+				unlink(p);
+			}
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* The whole of file p in a malloc'ed buffer with one spare byte (the caller frees it); its
+ * length in *len. Fails the test when p cannot be read. */
+static inline unsigned char *az_test_read_file(const char *p, size_t *len)
+{
+	FILE *f = fopen(p, "rb");
+	unsigned char *buf;
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* Replace file p with buf[0..len). Fails the test on any error. */
+static inline void az_test_write_file(const char *p, const void *buf, size_t len)
+{
+	FILE *f = fopen(p, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+#endif
