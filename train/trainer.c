@@ -87,14 +87,38 @@ void az_train_ws_destroy(struct az_train_ws *ws)
 
 /* ---- loss ---- */
 
+/* Sum of squares of every weight tensor (biases are not decayed); when grad is not NULL, also
+ * grad += 2 * l2 * w on those tensors. */
+static double l2_pass(const struct az_model *m, float l2, float *grad)
+{
+	uint32_t n = az_model_tensor_count(&m->arch);
+	double sq = 0.0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct az_tensor t;
+
+		az_model_tensor(&m->arch, i, &t);
+		if (t.ndim != 2)
+			continue;
+		const float *w = m->params + t.offset;
+
+		for (size_t k = 0; k < (size_t)t.rows * t.cols; k++) {
+			sq += (double)w[k] * w[k];
+			if (grad)
+				grad[t.offset + k] += 2.0f * l2 * w[k];
+		}
+	}
+	return sq;
+}
+
 /* Forward pass plus the three loss terms. With want_grad, also the loss gradient w.r.t. the
  * logits (ws->dlogits) and the value pre-activation (ws->dpre), each already divided by B. */
 static void forward_loss(const struct az_model *m, uint32_t batch, const float *x,
 			 const float *pi, const float *z, float l2, struct az_train_ws *ws,
 			 int want_grad, struct az_loss *loss)
 {
-	uint32_t A = m->arch.actions, n = az_model_tensor_count(&m->arch);
-	double ce = 0.0, se = 0.0, sq = 0.0, inv_b = 1.0 / batch;
+	uint32_t A = m->arch.actions;
+	double ce = 0.0, se = 0.0, sq, inv_b = 1.0 / batch;
 
 	az_model_forward(m, batch, x, &ws->acts);
 	for (uint32_t b = 0; b < batch; b++) {
@@ -122,17 +146,7 @@ static void forward_loss(const struct az_model *m, uint32_t batch, const float *
 		if (want_grad)
 			ws->dpre[b] = (float)(2.0 * d * (1.0 - v * v) * inv_b);
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		struct az_tensor t;
-
-		az_model_tensor(&m->arch, i, &t);
-		if (t.ndim != 2)
-			continue;
-		const float *w = m->params + t.offset;
-
-		for (size_t k = 0; k < (size_t)t.rows * t.cols; k++)
-			sq += (double)w[k] * w[k];
-	}
+	sq = l2_pass(m, 0.0f, NULL);
 	loss->policy = (float)(ce * inv_b);
 	loss->value = (float)(se * inv_b);
 	loss->l2 = (float)(l2 * sq);
@@ -218,20 +232,7 @@ static void backprop(const struct az_model *m, uint32_t batch, const float *x,
 /* grad += 2 * l2 * w on every weight tensor (biases are not decayed). */
 static void l2_grad(const struct az_model *m, float l2, float *grad)
 {
-	uint32_t n = az_model_tensor_count(&m->arch);
-
-	for (uint32_t i = 0; i < n; i++) {
-		struct az_tensor t;
-
-		az_model_tensor(&m->arch, i, &t);
-		if (t.ndim != 2)
-			continue;
-		const float *w = m->params + t.offset;
-		float *g = grad + t.offset;
-
-		for (size_t k = 0; k < (size_t)t.rows * t.cols; k++)
-			g[k] += 2.0f * l2 * w[k];
-	}
+	l2_pass(m, l2, grad);
 }
 
 int az_train_loss_grad(const struct az_model *m, uint32_t batch, const float *x, const float *pi,

@@ -18,16 +18,6 @@
 
 static const struct az_game *G = &az_game_connect4;
 
-static void play(uint8_t *state, const char *moves)
-{
-	char err[128] = "";
-	int n = az_game_play_moves(G, state, moves, err, sizeof(err));
-
-	if (n < 0)
-		fail_msg("play_moves(%s): %s", moves, err);
-	assert_int_equal(n, strcmp(moves, "-") ? (int)strlen(moves) : 0);
-}
-
 static void test_descriptor(void **unused)
 {
 	assert_string_equal(G->name, "connect4");
@@ -56,13 +46,13 @@ static void expect_win(const char *moves, int to_move)
 	char prefix[64];
 	float v = 99.0f;
 
-	play(s, moves);
+	play(G, s, moves);
 	assert_int_equal(G->terminal(s, &v), 1);
 	assert_true(v == -1.0f); /* the side to move has lost */
 	assert_int_equal(G->to_move(s), to_move);
 	assert_int_equal(G->legal(s, mask), 0);
 	snprintf(prefix, sizeof(prefix), "%.*s", (int)strlen(moves) - 1, moves);
-	play(s, prefix);
+	play(G, s, prefix);
 	assert_int_equal(G->terminal(s, &v), 0);
 	assert_int_equal(G->legal(s, mask), 7);
 }
@@ -84,10 +74,10 @@ static void test_no_false_wins(void **unused)
 
 	/* X: rows 3-5 of column 1 and row 0 of column 2, adjacent bits if a column had no
 	 * sentinel row */
-	play(s, "21313115151");
+	play(G, s, "21313115151");
 	assert_int_equal(G->terminal(s, NULL), 0);
 	/* three and a gap */
-	play(s, "1727375");
+	play(G, s, "1727375");
 	assert_int_equal(G->terminal(s, NULL), 0);
 }
 
@@ -163,7 +153,7 @@ static void test_full_column(void **unused)
 	uint8_t s[AZ_GAME_STATE_MAX], mask[7];
 	char err[128] = "";
 
-	play(s, "444444");
+	play(G, s, "444444");
 	assert_int_equal(G->legal(s, mask), 6);
 	assert_int_equal(mask[3], 0);
 	assert_int_equal(G->parse_action(s, "4"), -EINVAL);
@@ -184,7 +174,7 @@ static void test_draw(void **unused)
 	float v = 99.0f;
 
 	assert_int_equal(strlen(moves), 42);
-	play(s, moves);
+	play(G, s, moves);
 	assert_int_equal(G->terminal(s, &v), 1);
 	assert_true(v == 0.0f);
 	assert_int_equal(G->legal(s, mask), 0);
@@ -200,7 +190,7 @@ static void test_format_encode(void **unused)
 	char buf[256];
 	int ones = 0, n;
 
-	play(s, "443");
+	play(G, s, "443");
 	n = G->format(s, buf, sizeof(buf));
 	assert_int_equal(n, (int)strlen(buf));
 	assert_string_equal(buf, ". . . . . . .\n"
@@ -273,8 +263,8 @@ static void test_mirror(void **unused)
 		moves[len] = '\0';
 		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
 		mirror(moves, mmoves);
-		play(s, len ? moves : "-");
-		play(m, len ? mmoves : "-");
+		play(G, s, len ? moves : "-");
+		play(G, m, len ? mmoves : "-");
 		G->encode(s, f);
 		G->encode(m, fm);
 		G->symmetry(1, f, fs, NULL, NULL);

@@ -39,16 +39,6 @@ static void count_games(const uint8_t *state, uint64_t games[3])
 	}
 }
 
-static void play(uint8_t *state, const char *moves)
-{
-	char err[128] = "";
-	int n = az_game_play_moves(G, state, moves, err, sizeof(err));
-
-	if (n < 0)
-		fail_msg("play_moves(%s): %s", moves, err);
-	assert_int_equal(n, strcmp(moves, "-") ? (int)strlen(moves) : 0);
-}
-
 static void test_descriptor(void **unused)
 {
 	assert_string_equal(G->name, "tictactoe");
@@ -90,7 +80,7 @@ static void expect_result(const char *moves, int to_move, float value)
 	char prefix[16];
 	float v = 99.0f;
 
-	play(s, moves);
+	play(G, s, moves);
 	assert_int_equal(G->terminal(s, &v), 1);
 	assert_true(v == value);
 	assert_int_equal(G->terminal(s, NULL), 1);
@@ -101,7 +91,7 @@ static void expect_result(const char *moves, int to_move, float value)
 		assert_int_equal(mask[a], 0);
 	/* one move earlier the game was still on */
 	snprintf(prefix, sizeof(prefix), "%.*s", (int)strlen(moves) - 1, moves);
-	play(before, prefix);
+	play(G, before, prefix);
 	assert_int_equal(G->terminal(before, &v), 0);
 	assert_true(G->legal(before, mask) > 0);
 }
@@ -126,17 +116,17 @@ static void test_format(void **unused)
 	char buf[128], small[8];
 	int n;
 
-	play(s, "519");
+	play(G, s, "519");
 	n = G->format(s, buf, sizeof(buf));
 	assert_string_equal(buf, "O . .\n. X .\n. . X\nO to move\n");
 	assert_int_equal(n, (int)strlen(buf));
-	play(s, "51");
+	play(G, s, "51");
 	G->format(s, buf, sizeof(buf));
 	assert_string_equal(buf, "O . .\n. X .\n. . .\nX to move\n");
-	play(s, "123546879");
+	play(G, s, "123546879");
 	G->format(s, buf, sizeof(buf));
 	assert_string_equal(buf, "X O X\nX O O\nO X X\ndraw\n");
-	play(s, "14253");
+	play(G, s, "14253");
 	G->format(s, buf, sizeof(buf));
 	assert_string_equal(buf, "X X X\nO O .\n. . .\nX wins\n");
 	/* snprintf rules: truncated, NUL-terminated, full length returned */
@@ -160,10 +150,10 @@ static void test_notation(void **unused)
 	assert_int_equal(G->parse_action(s, "10"), -EINVAL);
 	assert_int_equal(G->parse_action(s, "x"), -EINVAL);
 	assert_int_equal(G->parse_action(s, ""), -EINVAL);
-	play(s, "5");
+	play(G, s, "5");
 	assert_int_equal(G->parse_action(s, "5"), -EINVAL); /* occupied */
 	assert_int_equal(G->parse_action(s, "6"), 5);
-	play(s, "14253");
+	play(G, s, "14253");
 	assert_int_equal(G->parse_action(s, "9"), -EINVAL); /* game over */
 }
 
@@ -208,7 +198,7 @@ static void visit(void *ctx, const void *state, const char *moves)
 	uint8_t s[AZ_GAME_STATE_MAX];
 
 	/* the reported path leads to the reported state */
-	play(s, moves);
+	play(G, s, moves);
 	assert_memory_equal(s, state, G->state_bytes);
 	c->states++;
 	c->terminal += G->terminal(state, NULL);
@@ -352,7 +342,7 @@ static void check_symmetric(void *ctx, const void *state, const char *moves)
 		for (size_t i = 0; i < n; i++)
 			tm[i] = (char)('1' + sc->perms[k][moves[i] - '1']);
 		tm[n] = '\0';
-		play(t, n ? tm : "-");
+		play(G, t, n ? tm : "-");
 		G->encode(t, ft);
 		G->symmetry(k, f, fs, NULL, NULL);
 		assert_memory_equal(fs, ft, sizeof(fs));
