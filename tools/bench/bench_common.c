@@ -46,17 +46,13 @@ int az_bench_common_opt(struct az_bench_opts *o, int code, const char *arg)
 			return -EINVAL;
 		}
 		return 1;
-	case AZ_BENCH_OPT_CSV:
-		o->csv = arg;
-		return 1;
-	case AZ_BENCH_OPT_JSON:
-		o->json = 1;
-		return 1;
+	case AZ_BENCH_OPT_CSV: /* file names */
 	case AZ_BENCH_OPT_PLOT:
-		o->plot = arg;
+		*(code == AZ_BENCH_OPT_CSV ? &o->csv : &o->plot) = arg;
 		return 1;
+	case AZ_BENCH_OPT_JSON: /* flags */
 	case AZ_BENCH_OPT_QUIET:
-		o->quiet = 1;
+		*(code == AZ_BENCH_OPT_JSON ? &o->json : &o->quiet) = 1;
 		return 1;
 	default:
 		return 0;
