@@ -35,7 +35,7 @@ struct pipe_batch {
 	int submitted; /* some forward_slots call on `stream` was accepted (wait for it) */
 	uint32_t stream;
 	int nruns;
-	struct az_run *runs; /* [2 * nrings] */
+	struct az_batch_span *runs; /* [2 * nrings] */
 	uint32_t n;
 	uint64_t t0;
 };
@@ -205,7 +205,7 @@ static void submit(struct server *sv, struct pipe_batch *pb)
 	uint32_t n = 0;
 	AZ_NVTX_PUSH("gather");
 	for (int r = 0; r < pb->nruns; r++) {
-		const struct az_run *run = &pb->runs[r];
+		const struct az_batch_span *run = &pb->runs[r];
 		for (uint32_t k = 0; k < run->count; k++) {
 			void *slot = az_ring_slot(&sv->rings[run->ring], run->first + k);
 			/* Untrusted peer input: read once. */
@@ -268,7 +268,7 @@ static void finish(struct server *sv, struct pipe_batch *pb)
 	/* Batches are served in submission order and a ring's runs within one are in sequence
 	 * order, so each serve releases exactly this batch's slots of that ring. */
 	for (int r = 0; r < pb->nruns; r++) {
-		const struct az_run *run = &pb->runs[r];
+		const struct az_batch_span *run = &pb->runs[r];
 		az_ring_serve(&sv->rings[run->ring], run->first + run->count);
 		sv->taken[run->ring] -= run->count;
 	}
@@ -314,7 +314,7 @@ static uint32_t collect_more(struct server *sv, struct pipe_batch *pb,
 		if (n == 0)
 			continue;
 		for (int h = 0; h < 2 && span[h].count; h++)
-			pb->runs[pb->nruns++] = (struct az_run){
+			pb->runs[pb->nruns++] = (struct az_batch_span){
 				.ring = i, .count = span[h].count, .first = span[h].first };
 		taken += n;
 		sv->rr = i + 1;
@@ -384,7 +384,7 @@ static int server_init(struct server *sv, struct az_seg *seg, const struct az_in
 		return -ENOMEM;
 	for (uint32_t k = 0; k < PIPES; k++) {
 		sv->pipe[k].stream = k;
-		sv->pipe[k].runs = calloc(2 * (size_t)sv->nrings, sizeof(struct az_run));
+		sv->pipe[k].runs = calloc(2 * (size_t)sv->nrings, sizeof(struct az_batch_span));
 		if (!sv->pipe[k].runs)
 			return -ENOMEM;
 	}

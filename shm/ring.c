@@ -507,7 +507,7 @@ uint32_t az_ring_take(const struct az_ring *r, uint32_t skip, uint32_t max,
 /* Append ring i's pending requests (at most `budget`) as one or two runs. Returns the number
  * taken. */
 static uint32_t take_ring(const struct az_ring *r, uint32_t i, uint32_t budget,
-			  struct az_run *runs, uint32_t max_runs, uint32_t *nruns)
+			  struct az_batch_span *runs, uint32_t max_runs, uint32_t *nruns)
 {
 	struct az_ring_span span[2];
 	uint32_t n;
@@ -517,17 +517,17 @@ static uint32_t take_ring(const struct az_ring *r, uint32_t i, uint32_t budget,
 	n = az_ring_take(r, 0, budget, span);
 	if (n == 0)
 		return 0;
-	runs[(*nruns)++] = (struct az_run){ .ring = i, .count = span[0].count,
+	runs[(*nruns)++] = (struct az_batch_span){ .ring = i, .count = span[0].count,
 					    .first = span[0].first };
 	if (span[1].count == 0 || *nruns >= max_runs)
 		return span[0].count;
-	runs[(*nruns)++] = (struct az_run){ .ring = i, .count = span[1].count,
+	runs[(*nruns)++] = (struct az_batch_span){ .ring = i, .count = span[1].count,
 					    .first = span[1].first };
 	return n;
 }
 
 int az_batch_collect(struct az_ring *rings, uint32_t nrings, const struct az_batch_params *p,
-		     struct az_run *runs, uint32_t max_runs, uint32_t *total)
+		     struct az_batch_span *runs, uint32_t max_runs, uint32_t *total)
 {
 	uint64_t idle_deadline = UINT64_MAX, t0;
 	uint32_t nruns = 0, taken = 0, k, start;

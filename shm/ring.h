@@ -124,7 +124,7 @@ struct az_ring_span {
 };
 
 /* A span of ring slots in ring number `ring` of a ring set (what az_batch_collect returns). */
-struct az_run {
+struct az_batch_span {
 	uint32_t ring;
 	uint32_t count;
 	uint64_t first;
@@ -155,7 +155,7 @@ struct az_batch_params {
 	uint32_t idle_timeout_us;
 };
 int az_batch_collect(struct az_ring *rings, uint32_t nrings, const struct az_batch_params *p,
-		     struct az_run *runs, uint32_t max_runs, uint32_t *total);
+		     struct az_batch_span *runs, uint32_t max_runs, uint32_t *total);
 
 /* Mark requests below `upto` served (store-release of `served`) and wake the producer when it
  * sleeps. Consumer only; upto must not exceed the published count it observed. */

@@ -252,7 +252,7 @@ static void test_wrap_2_64(void **state)
 {
 	struct fixture f;
 	struct az_batch_params bp = { .max_batch = 16, .deadline_us = 0, .spin = 0 };
-	struct az_run runs[4];
+	struct az_batch_span runs[4];
 	uint32_t total;
 	uint64_t start = UINT64_MAX - 2; /* slot index 5 of 8; wraps after 3 requests */
 
@@ -346,7 +346,7 @@ static void test_pending(void **state)
 	fx_teardown(&f);
 }
 
-static uint32_t sum_counts(const struct az_run *runs, int n)
+static uint32_t sum_counts(const struct az_batch_span *runs, int n)
 {
 	uint32_t s = 0;
 
@@ -355,7 +355,7 @@ static uint32_t sum_counts(const struct az_run *runs, int n)
 	return s;
 }
 
-static void serve_runs(struct fixture *f, const struct az_run *runs, int n)
+static void serve_runs(struct fixture *f, const struct az_batch_span *runs, int n)
 {
 	for (int i = 0; i < n; i++)
 		az_ring_serve(&f->cons[runs[i].ring], runs[i].first + runs[i].count);
@@ -365,7 +365,7 @@ static void test_collect_max_batch(void **state)
 {
 	struct fixture f;
 	struct az_batch_params bp = { .max_batch = 7, .deadline_us = 0, .spin = 4 };
-	struct az_run runs[8];
+	struct az_batch_span runs[8];
 	uint32_t total = 0;
 	int n;
 
@@ -400,7 +400,7 @@ static void test_collect_wrapped(void **state)
 {
 	struct fixture f;
 	struct az_batch_params bp = { .max_batch = 8, .deadline_us = 0, .spin = 0 };
-	struct az_run runs[4];
+	struct az_batch_span runs[4];
 	uint32_t total;
 
 	(void)state;
@@ -427,7 +427,7 @@ static void test_collect_round_robin(void **state)
 {
 	struct fixture f;
 	struct az_batch_params bp = { .max_batch = 2, .deadline_us = 0, .spin = 0 };
-	struct az_run runs[4];
+	struct az_batch_span runs[4];
 	uint32_t total;
 
 	(void)state;
@@ -457,7 +457,7 @@ static void test_collect_timeouts(void **state)
 	struct fixture f;
 	struct az_batch_params bp = { .max_batch = 8, .deadline_us = 5000, .spin = 16,
 				      .idle_timeout_us = 3000 };
-	struct az_run runs[4];
+	struct az_batch_span runs[4];
 	uint32_t total = 99;
 	uint64_t t0, dt;
 
@@ -511,7 +511,7 @@ static void test_collect_wakes(void **state)
 	struct fixture f;
 	struct az_batch_params bp = { .max_batch = 1, .spin = 0, .idle_timeout_us = 0 };
 	struct waker w = { &f, 0 };
-	struct az_run runs[2];
+	struct az_batch_span runs[2];
 	uint32_t total;
 	pthread_t t;
 

@@ -147,7 +147,7 @@ static uint32_t consumer_run(struct az_seg *seg)
 	};
 	uint64_t next[W] = { 0 }, served = 0;
 	struct az_ring rings[W];
-	struct az_run runs[2 * W];
+	struct az_batch_span runs[2 * W];
 	uint32_t errors = 0, total;
 	struct az_rng rng;
 
@@ -164,7 +164,7 @@ static uint32_t consumer_run(struct az_seg *seg)
 		if (nr == 0 && atomic_load_explicit(&ctl->done, memory_order_acquire) == W)
 			break;
 		for (int k = 0; k < nr; k++) {
-			struct az_run *run = &runs[k];
+			struct az_batch_span *run = &runs[k];
 			struct az_ring *r = &rings[run->ring];
 
 			errors += run->first != next[run->ring];

@@ -196,7 +196,7 @@ static uint32_t consumer_run(void)
 	if (az_ring_attach(&r, g->ring, &g->bell) != 0)
 		return 1;
 	for (;;) {
-		struct az_run run;
+		struct az_batch_span run;
 		uint64_t *slot;
 		int nr = az_batch_collect(&r, 1, &bp, &run, 1, &total);
 
@@ -367,7 +367,7 @@ static void *collect_once(void *p)
 	struct collect_arg *a = p;
 	struct az_batch_params bp = { .max_batch = 1, .spin = 0 };
 	struct az_ring r;
-	struct az_run run;
+	struct az_batch_span run;
 	uint64_t t0 = az_now_ns();
 
 	assert_int_equal(az_ring_attach(&r, g->ring, &g->bell), 0);

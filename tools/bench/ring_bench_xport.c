@@ -264,7 +264,7 @@ static void ring_consumer(struct rb_ctx *c)
 	struct az_batch_params bp = { .max_batch = P * c->batch, .deadline_us = 0,
 				      .spin = c->cfg.wait == RB_SPIN ? SPIN_POLLS : 0,
 				      .idle_timeout_us = IDLE_US };
-	struct az_run runs[2 * RB_MAX_PRODUCERS];
+	struct az_batch_span runs[2 * RB_MAX_PRODUCERS];
 
 	for (;;) {
 		int nr = az_batch_collect(c->rings, P, &bp, runs, 2 * P, &total), k;
@@ -346,7 +346,7 @@ static void stream_consumer(struct rb_ctx *c)
 	struct az_batch_params bp = { .max_batch = c->cfg.capacity, .deadline_us = 0,
 				      .spin = SPIN_POLLS, .idle_timeout_us = IDLE_US };
 	uint32_t bytes = c->cfg.slot_bytes, total;
-	struct az_run runs[2];
+	struct az_batch_span runs[2];
 
 	for (;;) {
 		int nr = az_batch_collect(c->rings, 1, &bp, runs, 2, &total);
