@@ -9,19 +9,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/az_assert.h"
+#include "base/spawn.h"
 #include "base/util.h"
 
-extern char **environ; /* POSIX: the environment posix_spawnp passes on */
 
 #define MAX_COLS 64
 #define CELL_MAX 64
@@ -561,23 +559,12 @@ out:
 static int run_gnuplot(const char *script, const char *log)
 {
 	char *argv[] = { "gnuplot", (char *)script, NULL };
-	posix_spawn_file_actions_t fa;
-	int rc, status = 0;
-	pid_t pid;
+	struct az_spawn_opts o = { .log_path = log };
+	int st = az_spawn_wait(argv, &o);
 
-	if (posix_spawn_file_actions_init(&fa))
-		return -ENOMEM;
-	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc)
-		return rc == ENOENT ? -ENOENT : -rc;
-	if (waitpid(pid, &status, 0) != pid)
-		return -errno;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		return -ENOENT; /* the shell-less spawn could not exec it */
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+	if (st == 127)
+		return -ENOENT; /* could not exec it: not installed */
+	return st < 0 ? st : st == 0 ? 0 : -EIO;
 }
 
 static void read_log_into(const char *log, char *err, size_t errlen)
