@@ -6,6 +6,7 @@
 #ifndef AZ_RUN_ROLES_H
 #define AZ_RUN_ROLES_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "gpu/backend.h"
@@ -50,6 +51,14 @@ struct az_train_job {
 	const char *out_path;   /* candidate checkpoint to write */
 	char **replay_paths;    /* segment files of the window */
 	uint32_t n_replay;
+	/* Steps taken and planned, for azrun's progress bar (NULL: not reported). The trainer
+	 * stores, the orchestrator loads, both relaxed: display only, and the report is read
+	 * after waitpid. */
+	struct az_train_progress *progress;
+};
+
+struct az_train_progress {
+	_Atomic uint32_t done, total;
 };
 
 struct az_train_report {

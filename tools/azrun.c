@@ -138,7 +138,15 @@ int main(int argc, char **argv)
 		       rc == -ECHILD ? "a process failed (see above)" : strerror(-rc), cfg.out);
 		return 1;
 	}
-	az_info("azrun: done, %u iterations in %.1fs; best network: %s (iteration %u)",
-	       r.completed, az_now() - t0, r.best, r.best_iteration);
+	char took[32];
+	az_format_duration(az_now() - t0, took, sizeof(took));
+	if (r.first > 1) /* resumed: this azrun ran iterations first..completed */
+		az_info("azrun: done, %u iteration%s (%u-%u) in %s after resuming, %u in all; best "
+			"network: %s (iteration %u)", r.completed - r.first + 1,
+			r.completed == r.first ? "" : "s", r.first, r.completed, took, r.completed,
+			r.best, r.best_iteration);
+	else
+		az_info("azrun: done, %u iteration%s in %s; best network: %s (iteration %u)",
+			r.completed, r.completed == 1 ? "" : "s", took, r.best, r.best_iteration);
 	return 0;
 }

@@ -19,18 +19,6 @@
 
 #define ARENA_ROWS_SHOWN 20
 
-void az_format_duration(double s, char *buf, size_t len)
-{
-	if (isnan(s) || s < 0)
-		snprintf(buf, len, "?");
-	else if (s < 60)
-		snprintf(buf, len, "%.1fs", s);
-	else if (s < 3600)
-		snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-	else
-		snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-}
-
 /* ---- azrun status ---- */
 
 static double sum_of(const struct az_run_info *ri, size_t off, size_t *count)
