@@ -213,18 +213,7 @@ static int find_gnuplot(const char *given, char *out, size_t len)
 		snprintf(out, len, "%s", given);
 		return access(out, X_OK) == 0 ? 0 : -ENOENT;
 	}
-	const char *path = getenv("PATH");
-	if (!path)
-		path = "/usr/bin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-		snprintf(out, len, "%.*s/gnuplot", (int)n, path);
-		struct stat sb;
-		if (n && stat(out, &sb) == 0 && S_ISREG(sb.st_mode) && access(out, X_OK) == 0)
-			return 0;
-		path += n + (path[n] == ':');
-	}
-	return -ENOENT;
+	return az_spawn_find("gnuplot", out, len);
 }
 
 /* Run gnuplot plots.gp in rdir, output to rdir/gnuplot.log. Returns its exit status or -errno. */

@@ -250,6 +250,7 @@ int az_bench_infer(int argc, char **argv)
 		.xkey = "batch",
 		.ykey = "evals_per_s",
 		.series = { "game", "net", NULL },
+		.series_fmt = { NULL, "net %s" },
 		.logx = 1,
 		.logy = 1,
 		.keep = keep_all,
