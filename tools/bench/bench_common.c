@@ -441,19 +441,23 @@ void az_bench_print_json(const struct az_bench_table *t, FILE *out)
 		az_bench_print_json_row(&t->rows[i], out);
 }
 
+void az_bench_put_quoted(FILE *f, const char *s, char q)
+{
+	fputc(q, f);
+	for (; *s; s++) {
+		if (*s == q)
+			fputc(q, f);
+		fputc(*s, f);
+	}
+	fputc(q, f);
+}
+
 static void csv_cell(const char *s, FILE *out)
 {
-	if (!strpbrk(s, ",\"\n\r")) {
+	if (!strpbrk(s, ",\"\n\r"))
 		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
+	else
+		az_bench_put_quoted(out, s, '"');
 }
 
 int az_bench_write_csv(const struct az_bench_table *t, const char *path, char *err,

@@ -171,6 +171,9 @@ void az_bench_print_table(const struct az_bench_table *t, const char *const *col
 void az_bench_print_json(const struct az_bench_table *t, FILE *out);
 void az_bench_print_json_row(const struct az_bench_row *r, FILE *out);
 
+/* s between two q characters, each q inside doubled (CSV's '"', gnuplot's '\''). */
+void az_bench_put_quoted(FILE *f, const char *s, char q);
+
 /* CSV with a header line (RFC 4180 quoting). Returns 0 or -errno (message in err). */
 int az_bench_write_csv(const struct az_bench_table *t, const char *path, char *err,
 		       size_t errlen);

@@ -30,13 +30,7 @@ static int point_cmp(const void *a, const void *b)
 /* gnuplot single-quoted string: a quote is doubled. */
 static void gp_quoted(FILE *f, const char *s)
 {
-	fputc('\'', f);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', f);
-		fputc(*s, f);
-	}
-	fputc('\'', f);
+	az_bench_put_quoted(f, s, '\'');
 }
 
 static size_t collect_points(const struct az_bench_table *t, const struct az_bench_plot_spec *ps,
