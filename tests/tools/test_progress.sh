@@ -15,9 +15,9 @@ tiny=(--game tictactoe --workers 2 --games-per-worker 4 --games-per-iter 8 --sim
 "$AZRUN" "${tiny[@]}" --out "$T/r" --iterations 2 2> "$T/log1"
 ts='^[0-2][0-9]:[0-5][0-9]:[0-5][0-9] '
 grep -Eq "${ts}iter 1 selfplay: " "$T/log1" || fail "no time stamp: $(head -3 "$T/log1")"
-grep -Eq "${ts}iter 1/2 done in [0-9.]+s; eta [0-9.]+s for the 1 iteration left$" "$T/log1" \
+grep -Eq "${ts}iter 1/2 done in [0-9.hms]+; eta [0-9.hms]+ for the 1 iteration left$" "$T/log1" \
 	|| fail "no ETA after iteration 1: $(cat "$T/log1")"
-grep -Eq "${ts}azrun: done, 2 iterations in [0-9.]+s; best network" "$T/log1" \
+grep -Eq "${ts}azrun: done, 2 iterations in [0-9.hms]+; best network" "$T/log1" \
 	|| fail "final line: $(tail -1 "$T/log1")"
 # The log file has the date too.
 grep -Eq '^20[0-9]{2}-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-5][0-9] iter 2 arena: ' \
@@ -27,9 +27,9 @@ grep -Eq '^20[0-9]{2}-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-5][0-9] iter
 
 # Resumed: the final line says which iterations this azrun ran and how many the run has.
 "$AZRUN" "${tiny[@]}" --out "$T/r" --iterations 5 --resume 2> "$T/log2"
-grep -Eq "${ts}azrun: done, 3 iterations \\(3-5\\) in [0-9.]+s after resuming, 5 in all; " \
+grep -Eq "${ts}azrun: done, 3 iterations \\(3-5\\) in [0-9.hms]+ after resuming, 5 in all; " \
 	"$T/log2" || fail "resumed final line: $(tail -1 "$T/log2")"
-grep -Eq "${ts}iter 3/5 done in [0-9.]+s; eta [0-9.]+s for the 2 iterations left$" "$T/log2" \
+grep -Eq "${ts}iter 3/5 done in [0-9.hms]+; eta [0-9.hms]+ for the 2 iterations left$" "$T/log2" \
 	|| fail "resumed ETA: $(cat "$T/log2")"
 # metrics.jsonl marks the first iteration after the resume (azrun report draws it).
 [ "$(grep -c '"resumed": true' "$T/r/metrics.jsonl")" -eq 1 ] \
