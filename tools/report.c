@@ -241,8 +241,10 @@ static void html_escape(FILE *f, const char *s)
 static void summary_lines(const struct az_run_info *ri, const double *best, char lines[5][256])
 {
 	double games = 0, pos = 0, sp = 0, tr = 0, ar = 0;
+	unsigned resumes = 0;
 	for (size_t i = 0; i < ri->nrows; i++) {
 		const struct az_metric_row *r = &ri->rows[i];
+		resumes += (unsigned)r->resumed;
 		games += isnan(r->games) ? 0 : r->games;
 		pos += isnan(r->positions) ? 0 : r->positions;
 		sp += isnan(r->selfplay_s) ? 0 : r->selfplay_s;
@@ -253,8 +255,12 @@ static void summary_lines(const struct az_run_info *ri, const double *best, char
 	az_format_duration(sp, a, sizeof(a));
 	az_format_duration(tr, b, sizeof(b));
 	az_format_duration(ar, c, sizeof(c));
-	snprintf(lines[0], 256, "Game %s; %zu of %u iterations complete%s.", ri->game, ri->nrows,
-		 ri->iterations, ri->running ? " (the run is still in progress)" : "");
+	char res[64] = "";
+	if (resumes)
+		snprintf(res, sizeof(res), "; resumed %u time%s (dashed lines in the plots)", resumes,
+			 resumes == 1 ? "" : "s");
+	snprintf(lines[0], 256, "Game %s; %zu of %u iterations complete%s%s.", ri->game,
+		 ri->nrows, ri->iterations, res, ri->running ? " (the run is still in progress)" : "");
 	snprintf(lines[1], 256, "Best network: iteration %u, estimated %+.0f Elo over the "
 		 "first network.", ri->best_iteration, ri->nrows ? best[ri->nrows - 1] : 0.0);
 	snprintf(lines[2], 256, "Self-play: %.0f games, %.0f positions.", games, pos);

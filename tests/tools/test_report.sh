@@ -31,6 +31,7 @@ grep -q "^set arrow 1 from 1.5, graph 0 to 1.5, graph 1 nohead" "$R/plots.gp" \
 	|| fail "no resume line in the histogram"
 [ "$(grep -c "title 'resumed (--resume)'" "$R/plots.gp")" -eq 5 ] || fail "resume key missing"
 ! grep -Eq 'set key (outside bottom|below)' "$R/plots.gp" || fail "the key shares the x label row"
+grep -q 'resumed 1 time (dashed lines in the plots)' "$R/report.md" || fail "summary: no resume"
 # What gnuplot drew: print each plot's axis ranges after it.
 cd "$R"
 awk '{print} /^plot /{p=1} p && !/\\$/ {
