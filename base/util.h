@@ -51,4 +51,10 @@ void az_progress_begin(struct az_progress *p, const char *phase, uint64_t total,
 void az_progress_update(struct az_progress *p, uint64_t done, const char *extra);
 void az_progress_end(struct az_progress *p);
 
+/* "s" unless n is 1, for counts in messages: printf("%u iteration%s", n, az_plural(n)). */
+static inline const char *az_plural(unsigned long long n)
+{
+	return n == 1 ? "" : "s";
+}
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/az_assert.h"
+#include "base/version.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 
@@ -40,6 +41,10 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("azbench %s\n", az_version());
+		return 0;
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

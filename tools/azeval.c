@@ -16,6 +16,7 @@
 #include "net/checkpoint.h"
 #include "mcts/mcts.h"
 #include "base/rng.h"
+#include "base/version.h"
 #include "tools/config.h"
 #include "eval/net_eval.h"
 #include "eval/positions.h"
@@ -478,6 +479,8 @@ static int load_network(const struct eval_opts *o, const struct az_game *g, stru
 int main(int argc, char **argv)
 {
 	struct eval_opts o;
+	if (az_version_option(argc, argv, "azeval"))
+		return 0;
 	int rc = parse_args(argc, argv, &o);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;

@@ -16,6 +16,7 @@
 #include "net/checkpoint.h"
 #include "mcts/mcts.h"
 #include "base/rng.h"
+#include "base/version.h"
 #include "tools/config.h"
 #include "eval/net_eval.h"
 #include "eval/rollout.h"
@@ -551,6 +552,8 @@ static int play_all(struct play *p)
 int main(int argc, char **argv)
 {
 	static struct play p;
+	if (az_version_option(argc, argv, "azplay"))
+		return 0;
 	int rc = parse_args(&p.o, argc, argv);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "games/tangled/tangled.h"
+#include "base/version.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 #define MAX_ENTRIES (AZ_TANGLED_MAX_VERTICES + AZ_TANGLED_MAX_EDGES)
@@ -198,6 +199,8 @@ static int number(const char *opt, const char *arg, double lo, double hi, double
 
 int main(int argc, char **argv)
 {
+	if (az_version_option(argc, argv, "aztangled"))
+		return 0;
 	static const struct option longopts[] = {
 		{ "graph", required_argument, NULL, OPT_GRAPH },
 		{ "graph-file", required_argument, NULL, OPT_GRAPH_FILE },
