@@ -46,7 +46,11 @@ static const struct opt base_opts[] = {
 	{"games-per-iter", T_U32, F(games_per_iter), 0, "N", "self-play games per iteration", 1},
 	{"sims", T_U32, F(sims), 0, "N", "MCTS simulations per move", 1},
 	{"leaves", T_U32, F(leaves), 0, "K", "leaves in flight per game (virtual loss)", 1},
-	{"seed", T_U64, F(seed), 0, "S", "random seed", 1},
+	{"seed", T_U64, F(seed), 0, "S", "random seed: the first network, search noise and training "
+	 "samples; games still depend on timing (batching, workers) unless --deterministic", 1},
+	{"deterministic", T_FLAG, F(deterministic), 0, NULL, "the same --seed gives bit-identical "
+	 "checkpoints: one worker, batches of one position, CPU backend, each search round awaits "
+	 "all its results (slower; implies --workers 1 --max-batch 1 --backend cpu)", 1},
 	{"backend", T_BACKEND, F(backend), 0, "B", "inference backend: auto | cpu | cuda", 1},
 	{"c-puct", T_F32, F(c_puct), 0, "C", "PUCT exploration constant", 1},
 	{"dirichlet-alpha", T_F32, F(dir_alpha), 0, "A", "root Dirichlet noise alpha", 1},
@@ -336,9 +340,17 @@ static int set_value(struct az_config *c, const struct opt *o, const char *v, ch
 		if (az_backend_parse(v, (enum az_backend_kind *)p) < 0)
 			goto bad;
 		return 0;
-	case T_FLAG:
-		*(int *)p = 1;
-		return 0;
+	case T_FLAG: { /* "" (a command-line flag), or a file's / run.json's on | off */
+		static const char *const words[] = {"off", "0", "no", "false", "", "on", "1", "yes",
+						    "true"};
+		for (size_t i = 0; i < AZ_ARRAY_LEN(words); i++)
+			if (!strcmp(v, words[i])) {
+				*(int *)p = i >= 4;
+				return 0;
+			}
+		why = "expected on or off";
+		goto bad;
+	}
 	}
 bad:
 	snprintf(err, errlen, "--%s: invalid value '%s' (%s)", o->name, quoted(v, q, sizeof(q)),
@@ -621,6 +633,15 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 			return rc;
 	}
 	c->resume = resume;
+	if (c->deterministic) {
+		if (c->backend == AZ_BACKEND_CUDA) {
+			snprintf(err, errlen, "--deterministic runs on the CPU backend; drop --backend "
+				 "cuda");
+			return -EINVAL;
+		}
+		c->backend = AZ_BACKEND_CPU;
+		c->workers = c->max_batch = 1;
+	}
 	int rc = validate(c, err, errlen);
 	if (rc == 0 && !game && !resume) {
 		/* Checked last, so that a bad value is named first. */
@@ -754,7 +775,8 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 		.game = c->game, .games_per_worker = c->games_per_worker, .sims = c->sims,
 		.leaves = c->leaves, .seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
 		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies,
-		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin};
+		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin,
+		.lockstep = c->deterministic};
 }
 
 void az_config_train_params(const struct az_config *c, struct az_trainer_proc_params *tp)
