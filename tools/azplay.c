@@ -92,7 +92,7 @@ static void usage(const char *prog)
 	       "                      colours, first in game 1 (default 1)\n"
 	       "  --seed S            random seed (default 1)\n"
 	       "  --c-puct C          PUCT constant (default 1.5)\n"
-	       "  --backend B         auto | cpu | cuda (default cpu)\n"
+	       "  --backend B         auto | cpu | cuda (default auto: cuda when visible)\n"
 	       "  --graph N           tangled: numbered graph (docs/tangled.md; default: the\n"
 	       "                      checkpoint's, else 3, K4)\n"
 	       "  --variant V         tangled: free | fixed tokens (default free)\n\n"
@@ -163,7 +163,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	};
 	uint32_t graph = 0;
 	*o = (struct opts){.human = 0, .opponent = K_AGENT, .sims = 200, .games = 1,
-			   .c_puct = 1.5f, .seed = 1, .backend = AZ_BACKEND_CPU};
+			   .c_puct = 1.5f, .seed = 1, .backend = AZ_BACKEND_AUTO};
 	int c, rc = 0;
 	while (rc == 0 && (c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {

@@ -214,7 +214,12 @@ check "azeval positions: illegal best move" "badbest.txt:1" "$AZEVAL" --checkpoi
 	--positions "$T/badbest.txt"
 check "azeval positions: game already over" "over.txt:1" "$AZEVAL" --checkpoint "$C" \
 	--positions "$T/over.txt"
-check "azeval --write-labelled unwritable" "$T/file" "$AZEVAL" --write-labelled "$T/file/x"
+check "azeval --write-labelled unwritable" "$T/file" "$AZEVAL" --game tictactoe \
+	--write-labelled "$T/file/x"
+check "azeval --positions with --vs" "--positions and --vs" "$AZEVAL" --checkpoint "$C" \
+	--positions "$P" --vs random
+check "azeval no game, no checkpoint" "--game GAME is required.*tictactoe" "$AZEVAL" \
+	--write-labelled "$T/x.txt"
 
 echo "bad input: $cases cases, $failures failed"
 [ $failures -eq 0 ]
