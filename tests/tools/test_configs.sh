@@ -35,6 +35,12 @@ for ini in "$SRC"/configs/*.ini; do
 		fail "$name: run.json does not record version $version"
 	grep -aFq "\"version\":\"$version\"" "$T/$name/checkpoints/iter-0001.safetensors" ||
 		fail "$name: checkpoint metadata does not record version $version"
+	# Counts of one are singular.
+	grep -q ", 1 worker x 4 games, 8 sims, .* 1 iteration -> " "$T/$name/azrun.log" ||
+		fail "$name: start line not singular: $(grep -m1 'azrun: ' "$T/$name/azrun.log")"
+	"$AZRUN" verify --out "$T/$name" > "$T/verify" || fail "$name: verify found problems"
+	grep -q ", 1 replay file with .*, 1 metrics line, 0 problems$" "$T/verify" ||
+		fail "$name: verify line not singular: $(cat "$T/verify")"
 done
 
 # The README's --config example points at a shipped file.
