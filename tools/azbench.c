@@ -31,7 +31,8 @@ static void usage(FILE *out)
 {
 	size_t i;
 
-	fprintf(out, "Usage: azbench MODE [options]\n       azbench MODE --help\n\nModes:\n");
+	fprintf(out, "Usage: azbench MODE [options]\n       azbench MODE --help\n"
+		"       azbench --version\n\nModes:\n");
 	for (i = 0; i < AZ_ARRAY_LEN(modes); i++)
 		fprintf(out, "  %-10s %s\n", modes[i].name, modes[i].help);
 	fprintf(out, "\nOptions every mode accepts:\n%s", az_bench_common_help);

@@ -55,6 +55,7 @@ static void usage(const char *prog)
 	       "                       against random (uniform legal moves) or rollout (MCTS\n"
 	       "                       with random playouts, same --sims) and report W/D/L\n"
 	       "  --seed S             seed of the opponents (default 1)\n"
+	       "  --version            print the version and exit\n"
 	       "  --write-labelled F   write every reachable non-terminal position with its exact\n"
 	       "                       score and optimal moves (built-in solver; tic-tac-toe)\n"
 	       "  --draw-band X        value-head outputs with |v| <= X count as a predicted draw\n"
@@ -536,8 +537,9 @@ int main(int argc, char **argv)
 	if (o.labelled)
 		return write_labelled(g, o.labelled);
 	if (!o.ckpt || (!o.positions && !o.vs)) {
-		fprintf(stderr, "azeval: --checkpoint and --positions (or --vs) are required "
-			"(see --help)\n");
+		fprintf(stderr, "azeval: %s (see --help)\n", o.ckpt ?
+			"what to measure: --positions FILE or --vs random|rollout" :
+			"--checkpoint FILE is required");
 		return 2;
 	}
 	openblas_set_num_threads(1);

@@ -55,6 +55,7 @@ static void usage(const char *prog)
 	       "  --beta-max B         last beta (default 3)\n"
 	       "  --seed S             simulated annealing seed (default 0)\n"
 	       "  --cache-dir D        keep results per colouring in a cache file in D\n"
+	       "  --version            print the version and exit\n"
 	       "  --help               this text\n\n"
 	       "Exit status: 0 all states adjudicated; 2 usage error or an invalid state (wrong\n"
 	       "length, value out of range, not terminal: reported on stderr, the other states\n"
