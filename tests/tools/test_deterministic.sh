@@ -9,7 +9,8 @@ AZRUN=$1
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-tiny=(--deterministic --games-per-worker 8 --games-per-iter 16 --sims 16 --arena-games 4 --quiet)
+tiny=(--games-per-worker 8 --games-per-iter 16 --sims 16 --arena-games 4 --quiet)
+printf '[azrun]\ndeterministic = on\n' > "$T/det.ini"
 
 # same A B: every checkpoint and replay file of run A equals run B's, byte for byte.
 same() {
@@ -22,8 +23,12 @@ same() {
 }
 
 for g in tictactoe connect4; do
+	# Run a asks on the command line, run b in a config file; both resume once.
+	"$AZRUN" --game $g --out "$T/$g-a" --iterations 2 --seed 7 --workers 4 --deterministic \
+		"${tiny[@]}"
+	"$AZRUN" --game $g --out "$T/$g-b" --iterations 2 --seed 7 --config "$T/det.ini" \
+		"${tiny[@]}"
 	for r in a b; do
-		"$AZRUN" --game $g --out "$T/$g-$r" --iterations 2 --seed 7 --workers 4 "${tiny[@]}"
 		"$AZRUN" --resume --out "$T/$g-$r" --iterations 3 --quiet
 	done
 	[ -s "$T/$g-a/checkpoints/iter-0003.safetensors" ] || fail "$g: no third checkpoint"
@@ -35,7 +40,7 @@ for g in tictactoe connect4; do
 done
 
 # Another seed: other games, so the comparison above can fail.
-"$AZRUN" --game tictactoe --out "$T/other" --iterations 1 --seed 8 "${tiny[@]}"
+"$AZRUN" --game tictactoe --out "$T/other" --iterations 1 --seed 8 --deterministic "${tiny[@]}"
 if cmp -s "$T/other/replay/iter-0001-w00.rpl" "$T/tictactoe-a/replay/iter-0001-w00.rpl"; then
 	fail "seeds 7 and 8 played the same games"
 fi
@@ -45,4 +50,10 @@ set +e
 set -e
 [ $rc -eq 2 ] && grep -q "CPU backend" "$T/err" && [ ! -e "$T/cuda" ] ||
 	fail "--deterministic --backend cuda not refused"
+# --help says what --seed alone fixes and what it does not.
+"$AZRUN" --help > "$T/help"
+grep -A3 -- "--seed S" "$T/help" | tr -s ' \n' ' ' > "$T/seed"
+grep -q "games still depend on timing .* unless --deterministic" "$T/seed" ||
+	fail "--help does not say what --seed alone guarantees: $(cat "$T/seed")"
+grep -q -- "--deterministic .*bit-identical" "$T/help" || fail "--help lacks --deterministic"
 echo "deterministic: identical checkpoints and replay for tictactoe and connect4"
