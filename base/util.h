@@ -60,4 +60,10 @@ void az_progress_format(const struct az_progress *p, uint64_t done, const char *
 /* Seconds as "4.2s", "3m07s" or "2h05m"; "?" for a negative or NAN value. */
 void az_format_duration(double s, char *buf, size_t len);
 
+/* "s" unless n is 1, for counts in messages: printf("%u iteration%s", n, az_plural(n)). */
+static inline const char *az_plural(unsigned long long n)
+{
+	return n == 1 ? "" : "s";
+}
+
 #endif

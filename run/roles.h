@@ -23,6 +23,8 @@ struct az_worker_params {
 	uint32_t temp_plies;       /* self-play: tau = 1 for the first N plies, then greedy */
 	uint32_t arena_temp_plies; /* arena: opening plies sampled at tau = 1 */
 	uint32_t spin;             /* ring wait: polls before the futex sleep */
+	int lockstep;              /* rounds: every game submits, then all results are awaited
+				    * before any tree moves on (azrun --deterministic) */
 };
 
 enum az_worker_mode { AZ_WORKER_SELFPLAY = 0, AZ_WORKER_ARENA = 1 };

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "games/tangled/tangled.h"
+#include "base/version.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 #define MAX_ENTRIES (AZ_TANGLED_MAX_VERTICES + AZ_TANGLED_MAX_EDGES)
@@ -54,6 +55,7 @@ static void usage(const char *prog)
 	       "  --beta-max B         last beta (default 3)\n"
 	       "  --seed S             simulated annealing seed (default 0)\n"
 	       "  --cache-dir D        keep results per colouring in a cache file in D\n"
+	       "  --version            print the version and exit\n"
 	       "  --help               this text\n\n"
 	       "Exit status: 0 all states adjudicated; 2 usage error or an invalid state (wrong\n"
 	       "length, value out of range, not terminal: reported on stderr, the other states\n"
@@ -198,6 +200,8 @@ static int number(const char *opt, const char *arg, double lo, double hi, double
 
 int main(int argc, char **argv)
 {
+	if (az_version_option(argc, argv, "aztangled"))
+		return 0;
 	static const struct option longopts[] = {
 		{ "graph", required_argument, NULL, OPT_GRAPH },
 		{ "graph-file", required_argument, NULL, OPT_GRAPH_FILE },

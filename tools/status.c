@@ -162,15 +162,18 @@ int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help
 	};
 	int c;
 	optind = 1;
+	opterr = 0; /* one line in azrun's style below, not getopt's own */
 	*dir = NULL;
-	while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
 		if (c == 'o') {
 			*dir = optarg;
 		} else if (c == 'h') {
 			help();
 			return 1;
 		} else {
-			fprintf(stderr, "azrun %s: see --help\n", argv[0]);
+			fprintf(stderr, c == ':' ? "azrun %s: %s needs a value DIR (see --help)\n" :
+				"azrun %s: unknown option '%s' (see --help)\n", argv[0],
+				argv[optind - 1]);
 			return -EINVAL;
 		}
 	}

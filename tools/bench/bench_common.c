@@ -61,9 +61,18 @@ static int opt_games(const char *mode, const char *arg, const char **games, int 
 {
 	int rc = az_bench_parse_games(arg, games, n);
 
-	if (rc < 0)
-		fprintf(stderr, "azbench %s: unknown game '%s' (%s or all)\n", mode, arg,
-			az_game_names());
+	if (rc < 0) {
+		/* The games azbench can run: those usable without configuration (Tangled needs a
+		 * graph set up first), not the whole registry. */
+		char names[256] = "";
+		for (size_t i = 0, k = 0; az_game_registry[i]; i++)
+			if (az_game_find(az_game_registry[i]->name))
+				k += (size_t)snprintf(names + k, sizeof(names) - k, "%s, ",
+						      az_game_registry[i]->name);
+		fprintf(stderr, "azbench %s: %s '%s' (benchmarked games: %sor all)\n", mode,
+			az_game_desc_find(arg) ? "no benchmark for game" : "unknown game", arg,
+			names);
+	}
 	return rc;
 }
 
