@@ -49,6 +49,16 @@ struct az_game {
 	const char *illegal;
 };
 
+/* Designated initialisers for a game whose functions are named <prefix>_<member>:
+ * AZ_GAME_RULES(ttt) sets .init = ttt_init through .terminal = ttt_terminal (what search needs);
+ * AZ_GAME_IO(ttt) sets .encode, .symmetry, .format, .format_action and .parse_action. */
+#define AZ_GAME_RULES(prefix)                                                                  \
+	.init = prefix##_init, .to_move = prefix##_to_move, .legal = prefix##_legal,           \
+	.apply = prefix##_apply, .terminal = prefix##_terminal
+#define AZ_GAME_IO(prefix)                                                                     \
+	.encode = prefix##_encode, .symmetry = prefix##_symmetry, .format = prefix##_format,   \
+	.format_action = prefix##_format_action, .parse_action = prefix##_parse_action
+
 /* Name of side 0 (first player) or 1 as the board shows it. */
 const char *az_game_side_name(const struct az_game *g, int side);
 

@@ -65,11 +65,7 @@ const struct az_game chain_game = {
 	.features = 1,
 	.symmetries = 1,
 	.max_plies = 255,
-	.init = chain_init,
-	.to_move = chain_to_move,
-	.legal = chain_legal,
-	.apply = chain_apply,
-	.terminal = chain_terminal,
+	AZ_GAME_RULES(chain),
 };
 
 /* ---- evaluator and tree helpers ---- */
