@@ -111,6 +111,26 @@ static double l2_pass(const struct az_model *m, float l2, float *grad)
 	return sq;
 }
 
+double az_train_policy_xent(const float *lg, const float *tp, uint32_t A, double inv_b,
+			    float *dl)
+{
+	double max = lg[0], lse = 0.0, mass = 0.0, cross = 0.0;
+
+	for (uint32_t i = 1; i < A; i++)
+		max = lg[i] > max ? lg[i] : max;
+	for (uint32_t i = 0; i < A; i++)
+		lse += exp(lg[i] - max);
+	lse = max + log(lse);
+	for (uint32_t i = 0; i < A; i++) {
+		cross += tp[i] * (lg[i] - lse);
+		mass += tp[i];
+	}
+	/* d/dlogit_i of -sum_a pi_a log softmax_a = softmax_i * sum(pi) - pi_i. */
+	for (uint32_t i = 0; dl && i < A; i++)
+		dl[i] = (float)((exp(lg[i] - lse) * mass - tp[i]) * inv_b);
+	return -cross;
+}
+
 /* Forward pass plus the three loss terms. With want_grad, also the loss gradient w.r.t. the
  * logits (ws->dlogits) and the value pre-activation (ws->dpre), each already divided by B. */
 static void forward_loss(const struct az_model *m, uint32_t batch, const float *x,
@@ -122,23 +142,10 @@ static void forward_loss(const struct az_model *m, uint32_t batch, const float *
 
 	az_model_forward(m, batch, x, &ws->acts);
 	for (uint32_t b = 0; b < batch; b++) {
-		const float *lg = ws->acts.logits + (size_t)b * A, *tp = pi + (size_t)b * A;
-		double max = lg[0], lse = 0.0, mass = 0.0, cross = 0.0;
+		size_t row = (size_t)b * A;
 
-		for (uint32_t i = 1; i < A; i++)
-			max = lg[i] > max ? lg[i] : max;
-		for (uint32_t i = 0; i < A; i++)
-			lse += exp(lg[i] - max);
-		lse = max + log(lse);
-		for (uint32_t i = 0; i < A; i++) {
-			cross += tp[i] * (lg[i] - lse);
-			mass += tp[i];
-		}
-		ce -= cross;
-		/* d/dlogit_i of -sum_a pi_a log softmax_a = softmax_i * sum(pi) - pi_i. */
-		for (uint32_t i = 0; want_grad && i < A; i++)
-			ws->dlogits[(size_t)b * A + i] =
-				(float)((exp(lg[i] - lse) * mass - tp[i]) * inv_b);
+		ce += az_train_policy_xent(ws->acts.logits + row, pi + row, A, inv_b,
+					   want_grad ? ws->dlogits + row : NULL);
 
 		double v = ws->acts.value[b], d = v - z[b];
 
