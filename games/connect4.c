@@ -181,9 +181,7 @@ static int c4_format(const void *state, char *buf, size_t len)
 
 static int c4_format_action(int action, char *buf, size_t len)
 {
-	if (action < 0 || action >= COLS)
-		return -EINVAL;
-	return snprintf(buf, len, "%c", '1' + action);
+	return az_game_format_digit(action, COLS, buf, len);
 }
 
 /* One digit '1'..'7', surrounding blanks allowed; with a state, the column must have room and
@@ -191,16 +189,10 @@ static int c4_format_action(int action, char *buf, size_t len)
 static int c4_parse_action(const void *state, const char *text)
 {
 	struct c4_state s;
-	int a;
+	int a = az_game_parse_digit(text, COLS);
 
-	while (*text == ' ' || *text == '\t')
-		text++;
-	if (text[0] < '1' || text[0] > '7')
-		return -EINVAL;
-	a = text[0] - '1';
-	for (text++; *text; text++)
-		if (*text != ' ' && *text != '\t' && *text != '\n' && *text != '\r')
-			return -EINVAL;
+	if (a < 0)
+		return a;
 	if (state) {
 		load(state, &s);
 		if (s.result || ((s.stones[0] | s.stones[1]) & TOP(a)))

@@ -23,6 +23,28 @@ const char *az_game_side_name(const struct az_game *g, int side)
 	return side ? "second player" : "first player";
 }
 
+int az_game_format_digit(int action, int n, char *buf, size_t len)
+{
+	if (action < 0 || action >= n)
+		return -EINVAL;
+	return snprintf(buf, len, "%c", '1' + action);
+}
+
+int az_game_parse_digit(const char *text, int n)
+{
+	int a;
+
+	while (*text == ' ' || *text == '\t')
+		text++;
+	if (text[0] < '1' || text[0] >= '1' + n)
+		return -EINVAL;
+	a = text[0] - '1';
+	for (text++; *text; text++)
+		if (*text != ' ' && *text != '\t' && *text != '\n' && *text != '\r')
+			return -EINVAL;
+	return a;
+}
+
 /* Whether the one-character move text is in the game's notation at all (whatever the position):
  * some action formats to exactly that text. */
 static int in_notation(const struct az_game *g, const char *text)

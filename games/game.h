@@ -59,6 +59,13 @@ struct az_game {
 	.encode = prefix##_encode, .symmetry = prefix##_symmetry, .format = prefix##_format,   \
 	.format_action = prefix##_format_action, .parse_action = prefix##_parse_action
 
+/* The one-digit move notation of tic-tac-toe and Connect Four: action a of n (n <= 9) is the
+ * digit '1' + a. az_game_format_digit writes it into buf[len] and returns snprintf's count, or
+ * -EINVAL for an action outside [0, n). az_game_parse_digit reads one such digit, blanks around
+ * it allowed, and returns the action, or -EINVAL for any other text (legality is the game's). */
+int az_game_format_digit(int action, int n, char *buf, size_t len);
+int az_game_parse_digit(const char *text, int n);
+
 /* Name of side 0 (first player) or 1 as the board shows it. */
 const char *az_game_side_name(const struct az_game *g, int side);
 

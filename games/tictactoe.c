@@ -158,9 +158,7 @@ static int ttt_format(const void *state, char *buf, size_t len)
 
 static int ttt_format_action(int action, char *buf, size_t len)
 {
-	if (action < 0 || action >= N)
-		return -EINVAL;
-	return snprintf(buf, len, "%c", '1' + action);
+	return az_game_format_digit(action, N, buf, len);
 }
 
 /* One digit '1'..'9', surrounding blanks allowed; with a state, the cell must be free and the
@@ -168,17 +166,9 @@ static int ttt_format_action(int action, char *buf, size_t len)
 static int ttt_parse_action(const void *state, const char *text)
 {
 	const struct ttt_state *s = state;
-	int a;
+	int a = az_game_parse_digit(text, N);
 
-	while (*text == ' ' || *text == '\t')
-		text++;
-	if (text[0] < '1' || text[0] > '9')
-		return -EINVAL;
-	a = text[0] - '1';
-	for (text++; *text; text++)
-		if (*text != ' ' && *text != '\t' && *text != '\n' && *text != '\r')
-			return -EINVAL;
-	if (s && (s->result || s->cell[a]))
+	if (a < 0 || (s && (s->result || s->cell[a])))
 		return -EINVAL;
 	return a;
 }
