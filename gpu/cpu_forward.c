@@ -18,15 +18,13 @@ int az_acts_create(const struct az_arch *a, uint32_t max_batch, struct az_acts *
 	memset(acts, 0, sizeof(*acts));
 	acts->max_batch = max_batch;
 	acts->trunk = calloc(R + 1, sizeof(float *));
-	if (!acts->trunk)
-		goto err;
 	/* R may be 0; keep inner non-NULL so "allocated" has one meaning. */
 	acts->inner = calloc(R ? R : 1, sizeof(float *));
-	if (!acts->inner)
-		goto err;
 	acts->buf = calloc((2 * R + 1) * B * H + B * A + B, sizeof(float));
-	if (!acts->buf)
-		goto err;
+	if (!acts->trunk || !acts->inner || !acts->buf) {
+		az_acts_destroy(acts);
+		return -ENOMEM;
+	}
 
 	float *p = acts->buf;
 
@@ -37,10 +35,6 @@ int az_acts_create(const struct az_arch *a, uint32_t max_batch, struct az_acts *
 	acts->logits = p;
 	acts->value = p + B * A;
 	return 0;
-
-err:
-	az_acts_destroy(acts);
-	return -ENOMEM;
 }
 
 void az_acts_destroy(struct az_acts *acts)

@@ -56,11 +56,12 @@ int az_train_ws_create(const struct az_arch *a, uint32_t max_batch, struct az_tr
 		return -ENOMEM;
 	ws->arch = *a;
 	ws->max_batch = max_batch;
-	if (az_acts_create(a, max_batch, &ws->acts))
-		goto err_free_ws;
 	ws->buf = calloc(3 * B * H + B * A + B, sizeof(float));
-	if (!ws->buf)
-		goto err_destroy_acts;
+	/* ws is zeroed: az_train_ws_destroy frees whatever of it exists */
+	if (!ws->buf || az_acts_create(a, max_batch, &ws->acts)) {
+		az_train_ws_destroy(ws);
+		return -ENOMEM;
+	}
 	ws->dh = ws->buf;
 	ws->dg = ws->dh + B * H;
 	ws->dt = ws->dg + B * H;
@@ -68,12 +69,6 @@ int az_train_ws_create(const struct az_arch *a, uint32_t max_batch, struct az_tr
 	ws->dpre = ws->dlogits + B * A;
 	*out = ws;
 	return 0;
-
-err_destroy_acts:
-	az_acts_destroy(&ws->acts);
-err_free_ws:
-	free(ws);
-	return -ENOMEM;
 }
 
 void az_train_ws_destroy(struct az_train_ws *ws)
@@ -275,7 +270,7 @@ int az_train_cpu_create(struct az_model *m, const struct az_train_params *p, uin
 			struct az_train_cpu **out)
 {
 	struct az_train_cpu *t;
-	int ret = -ENOMEM;
+	int ret;
 
 	if (!m || !p || !out || max_batch == 0 || !(p->lr > 0.0f) ||
 	    (p->optim != AZ_OPTIM_ADAM && p->optim != AZ_OPTIM_SGD))
@@ -287,26 +282,18 @@ int az_train_cpu_create(struct az_model *m, const struct az_train_params *p, uin
 	t->p = *p;
 	t->max_batch = max_batch;
 	ret = az_train_ws_create(&m->arch, max_batch, &t->ws);
-	if (ret)
-		goto err_free;
-	ret = -ENOMEM;
 	t->grad = calloc(m->n_params, sizeof(float));
 	t->mom1 = calloc(m->n_params, sizeof(float));
 	if (p->optim == AZ_OPTIM_ADAM)
 		t->mom2 = calloc(m->n_params, sizeof(float));
-	if (!t->grad || !t->mom1 || (p->optim == AZ_OPTIM_ADAM && !t->mom2))
-		goto err_free_state;
+	if (!ret && (!t->grad || !t->mom1 || (p->optim == AZ_OPTIM_ADAM && !t->mom2)))
+		ret = -ENOMEM;
+	if (ret) {
+		az_train_cpu_destroy(t); /* t is zeroed: frees whatever of it exists */
+		return ret;
+	}
 	*out = t;
 	return 0;
-
-err_free_state:
-	free(t->mom2);
-	free(t->mom1);
-	free(t->grad);
-	az_train_ws_destroy(t->ws);
-err_free:
-	free(t);
-	return ret;
 }
 
 void az_train_cpu_destroy(struct az_train_cpu *t)
