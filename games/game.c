@@ -45,9 +45,7 @@ int az_game_parse_digit(const char *text, int n)
 	return a;
 }
 
-/* Whether the one-character move text is in the game's notation at all (whatever the position):
- * some action formats to exactly that text. */
-static int in_notation(const struct az_game *g, const char *text)
+int az_game_in_notation(const struct az_game *g, const char *text)
 {
 	char buf[16];
 
@@ -108,7 +106,7 @@ static int play_dotted(const struct az_game *g, void *state, const char *moves, 
 		if (a < 0) {
 			if (err && errlen)
 				snprintf(err, errlen, "move %d ('%s'): %s", n, text,
-					 in_notation(g, text) ? illegal : notation);
+					 az_game_in_notation(g, text) ? illegal : notation);
 			return -EINVAL;
 		}
 		g->apply(state, a);
@@ -152,7 +150,7 @@ int az_game_play_moves(const struct az_game *g, void *state, const char *moves, 
 		a = isspace((unsigned char)moves[n]) ? -EINVAL : g->parse_action(state, text);
 		if (a < 0) {
 			move_error(err, errlen, n + 1, moves[n],
-				   in_notation(g, text) ? illegal : notation);
+				   az_game_in_notation(g, text) ? illegal : notation);
 			return -EINVAL;
 		}
 		g->apply(state, a);

@@ -66,6 +66,10 @@ struct az_game {
 int az_game_format_digit(int action, int n, char *buf, size_t len);
 int az_game_parse_digit(const char *text, int n);
 
+/* Whether text is some action's notation in game g, legal in a given position or not: some
+ * action formats (g->format_action) to exactly text. 1 or 0. */
+int az_game_in_notation(const struct az_game *g, const char *text);
+
 /* Name of side 0 (first player) or 1 as the board shows it. */
 const char *az_game_side_name(const struct az_game *g, int side);
 

@@ -359,16 +359,6 @@ static void list_legal(const struct play *p, const void *st, char *buf, size_t l
 	}
 }
 
-/* Whether text is some action's notation in this game (legal here or not). */
-static int in_notation(const struct az_game *g, const char *text)
-{
-	char mv[16];
-	for (uint32_t a = 0; a < g->actions; a++)
-		if (g->format_action((int)a, mv, sizeof(mv)) > 0 && strcmp(mv, text) == 0)
-			return 1;
-	return 0;
-}
-
 static char *trim(char *s)
 {
 	size_t n = strlen(s);
@@ -413,7 +403,7 @@ static int human_move(struct play *p, const void *st, int side)
 		if (a >= 0 && (uint32_t)a < p->g->actions && mask[a])
 			return a;
 		printf("illegal move '%s': %s; legal moves: %s\n", t,
-		       in_notation(p->g, t) ? "not legal in this position" :
+		       az_game_in_notation(p->g, t) ? "not legal in this position" :
 					      "not a move in this game's notation",
 		       legal);
 	}
