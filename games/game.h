@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define AZ_GAME_STATE_MAX 1024
 #define AZ_GAME_ACTIONS_MAX 512
@@ -69,6 +70,15 @@ int az_game_parse_digit(const char *text, int n);
 /* Whether text is some action's notation in game g, legal in a given position or not: some
  * action formats (g->format_action) to exactly text. 1 or 0. */
 int az_game_in_notation(const struct az_game *g, const char *text);
+
+/* The position after action in state: copies g->state_bytes of state into out (a different
+ * buffer) and applies the action there; state is not changed. action must be legal. */
+static inline void az_game_after(const struct az_game *g, const void *state, int action,
+				 void *out)
+{
+	memcpy(out, state, g->state_bytes);
+	g->apply(out, action);
+}
 
 /* Name of side 0 (first player) or 1 as the board shows it. */
 const char *az_game_side_name(const struct az_game *g, int side);

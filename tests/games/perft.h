@@ -26,8 +26,7 @@ static inline uint64_t perft(const struct az_game *g, const uint8_t *state, int 
 	for (uint32_t a = 0; a < g->actions; a++) {
 		if (!mask[a])
 			continue;
-		memcpy(child, state, g->state_bytes);
-		g->apply(child, (int)a);
+		az_game_after(g, state, (int)a, child);
 		n += perft(g, child, depth - 1);
 	}
 	return n;

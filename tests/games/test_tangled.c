@@ -419,8 +419,7 @@ static void census_fn(void *ctx, const void *state, const char *moves)
 	for (uint32_t a = 0; a < g->actions; a++) {
 		if (!mask[a])
 			continue;
-		memcpy(child, state, g->state_bytes);
-		g->apply(child, (int)a);
+		az_game_after(g, state, (int)a, child);
 		assert_int_equal(nonzero(child, (int)g->state_bytes), nz + 1);
 	}
 }
@@ -471,8 +470,7 @@ static void all_games(const struct az_game *g, uint8_t *s, int depth)
 	for (uint32_t a = 0; a < g->actions; a++) {
 		if (!mask[a])
 			continue;
-		memcpy(child, s, g->state_bytes);
-		g->apply(child, (int)a);
+		az_game_after(g, s, (int)a, child);
 		all_games(g, child, depth + 1);
 	}
 }

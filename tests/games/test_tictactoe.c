@@ -33,8 +33,7 @@ static void count_games(const uint8_t *state, uint64_t games[3])
 	for (int a = 0; a < 9; a++) {
 		if (!mask[a])
 			continue;
-		memcpy(child, state, G->state_bytes);
-		G->apply(child, a);
+		az_game_after(G, state, a, child);
 		count_games(child, games);
 	}
 }

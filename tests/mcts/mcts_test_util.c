@@ -131,8 +131,7 @@ int wins_at_once(const struct az_game *g, const void *state, int a)
 	uint8_t s[AZ_GAME_STATE_MAX];
 	float v;
 
-	memcpy(s, state, g->state_bytes);
-	g->apply(s, a);
+	az_game_after(g, state, a, s);
 	return g->terminal(s, &v) && v < 0.0f;
 }
 
