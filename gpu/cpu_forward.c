@@ -17,14 +17,14 @@ int az_acts_create(const struct az_arch *a, uint32_t max_batch, struct az_acts *
 
 	memset(acts, 0, sizeof(*acts));
 	acts->max_batch = max_batch;
-	acts->trunk = calloc(R + 1, sizeof(float *));
-	/* R may be 0; keep inner non-NULL so "allocated" has one meaning. */
-	acts->inner = calloc(R ? R : 1, sizeof(float *));
+	/* one pointer array: trunk's R + 1, then inner's R (inner is not NULL even when R = 0) */
+	acts->trunk = calloc(2 * R + 1, sizeof(float *));
 	acts->buf = calloc((2 * R + 1) * B * H + B * A + B, sizeof(float));
-	if (!acts->trunk || !acts->inner || !acts->buf) {
+	if (!acts->trunk || !acts->buf) {
 		az_acts_destroy(acts);
 		return -ENOMEM;
 	}
+	acts->inner = acts->trunk + R + 1;
 
 	float *p = acts->buf;
 
@@ -42,8 +42,7 @@ void az_acts_destroy(struct az_acts *acts)
 	if (!acts)
 		return;
 	free(acts->buf);
-	free(acts->inner);
-	free(acts->trunk);
+	free(acts->trunk); /* and inner, in the same array */
 	memset(acts, 0, sizeof(*acts));
 }
 

@@ -282,16 +282,17 @@ int az_train_cpu_create(struct az_model *m, const struct az_train_params *p, uin
 	t->p = *p;
 	t->max_batch = max_batch;
 	ret = az_train_ws_create(&m->arch, max_batch, &t->ws);
-	t->grad = calloc(m->n_params, sizeof(float));
-	t->mom1 = calloc(m->n_params, sizeof(float));
-	if (p->optim == AZ_OPTIM_ADAM)
-		t->mom2 = calloc(m->n_params, sizeof(float));
-	if (!ret && (!t->grad || !t->mom1 || (p->optim == AZ_OPTIM_ADAM && !t->mom2)))
+	/* one block: the gradient, the first moment, and for Adam the second */
+	t->grad = calloc((p->optim == AZ_OPTIM_ADAM ? 3 : 2) * m->n_params, sizeof(float));
+	if (!ret && !t->grad)
 		ret = -ENOMEM;
 	if (ret) {
 		az_train_cpu_destroy(t); /* t is zeroed: frees whatever of it exists */
 		return ret;
 	}
+	t->mom1 = t->grad + m->n_params;
+	if (p->optim == AZ_OPTIM_ADAM)
+		t->mom2 = t->mom1 + m->n_params;
 	*out = t;
 	return 0;
 }
@@ -300,9 +301,7 @@ void az_train_cpu_destroy(struct az_train_cpu *t)
 {
 	if (!t)
 		return;
-	free(t->mom2);
-	free(t->mom1);
-	free(t->grad);
+	free(t->grad); /* and the moments, in the same block */
 	az_train_ws_destroy(t->ws);
 	free(t);
 }
