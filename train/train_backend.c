@@ -68,11 +68,7 @@ const struct az_train_backend_ops az_train_cpu_ops = {
 static const struct az_train_backend_ops *pick(enum az_backend_kind kind, char *why,
 					       size_t whylen)
 {
-#ifdef AZ_HAVE_CUDA
-	const char *no_cuda = "no CUDA device visible";
-#else
-	const char *no_cuda = "built without CUDA";
-#endif
+	const char *no_cuda;
 
 	switch (kind) {
 	case AZ_BACKEND_AUTO:
@@ -82,7 +78,8 @@ static const struct az_train_backend_ops *pick(enum az_backend_kind kind, char *
 		az_set_err(why, whylen, "cpu: requested");
 		return &az_train_cpu_ops;
 	case AZ_BACKEND_CUDA:
-		if (!az_cuda_available()) {
+		no_cuda = az_cuda_unavailable();
+		if (no_cuda) {
 			az_set_err(why, whylen, "cuda requested but unavailable: %s", no_cuda);
 			return NULL;
 		}
