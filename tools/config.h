@@ -47,6 +47,7 @@ struct az_config {
 	union az_game_opt_value game_opt[AZ_GAME_OPTS_MAX];
 	int resume;
 	int quiet;
+	int mpi;          /* --mpi: one run across the ranks of an MPI job (not saved) */
 	char config[512]; /* --config FILE (not saved: run.json holds its effect) */
 };
 
