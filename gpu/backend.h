@@ -124,6 +124,10 @@ void az_backend_destroy(struct az_backend *b);
  * before fork(): unless this process already uses CUDA, the probe runs in a short-lived child,
  * so the caller's children can still initialise CUDA. The answer is cached. */
 int az_cuda_available(void);
+
+/* Why the CUDA backends cannot be used here, for messages: "built without CUDA" or "no CUDA
+ * device visible"; NULL when az_cuda_available() is 1. A static string. */
+const char *az_cuda_unavailable(void);
 extern const struct az_backend_ops az_backend_cpu_ops;
 extern const struct az_backend_ops az_backend_cuda_ops; /* only when built with CUDA */
 

@@ -90,6 +90,11 @@ int az_cuda_available(void)
 	return cached_available;
 }
 
+const char *az_cuda_unavailable(void)
+{
+	return az_cuda_available() ? NULL : "no CUDA device visible";
+}
+
 int az_cuda_math_env(void)
 {
 	const char *s = getenv("AZ_CUDA_MATH");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "base/version.h"
 #include "run/loop.h"
 #include "tools/config.h"
 #include "tools/subcommands.h"
@@ -79,8 +80,9 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 		}
 	}
 	if (c->resume && r->completed >= c->iterations) {
-		fprintf(stderr, "azrun: %s has completed %u of %u iterations; nothing to do (raise "
-			"--iterations to continue)\n", c->out, r->completed, c->iterations);
+		fprintf(stderr, "azrun: %s has completed %u of %u iteration%s; nothing to do (raise "
+			"--iterations to continue)\n", c->out, r->completed, c->iterations,
+			az_plural(c->iterations));
 		return 0;
 	}
 	rc = prepare_dir(c);
@@ -88,8 +90,9 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 		return rc == -EINVAL ? 2 : 1;
 	rc = az_run_prepare_models(r, c->resume);
 	if (rc == 0 && r->completed >= c->iterations) {
-		az_info("azrun: %s has completed %u of %u iterations; nothing to do (raise "
-		       "--iterations to continue)", c->out, r->completed, c->iterations);
+		az_info("azrun: %s has completed %u of %u iteration%s; nothing to do (raise "
+		       "--iterations to continue)", c->out, r->completed, c->iterations,
+		       az_plural(c->iterations));
 		return 0;
 	}
 #ifdef AZ_MPI_BUILD
@@ -99,26 +102,35 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 	if (rc == 0)
 		rc = az_run_start(r);
 	if (rc == 0)
-		az_info("azrun: %s, %u workers x %u games, %u sims, net %ux%u, %u iterations -> %s",
-		       g->name, c->workers, c->games_per_worker, c->sims, c->hidden,
-		       c->blocks, c->iterations, c->out);
+		az_info("azrun: %s, %u worker%s x %u game%s, %u sim%s, net %ux%u, %u iteration%s -> %s",
+		       g->name, c->workers, az_plural(c->workers), c->games_per_worker,
+		       az_plural(c->games_per_worker), c->sims, az_plural(c->sims), c->hidden,
+		       c->blocks, c->iterations, az_plural(c->iterations), c->out);
 	double t0 = az_now();
 	if (rc == 0)
 		rc = az_run_iterate(r);
 	az_run_finish(r);
 	if (rc == -EINTR) {
-		az_log("azrun: interrupted; %u iterations are complete, continue with --resume "
-		       "--out %s", r->completed, c->out);
+		az_log("azrun: interrupted; %u iteration%s complete, continue with --resume "
+		       "--out %s", r->completed, r->completed == 1 ? " is" : "s are", c->out);
 		return 130;
 	}
 	if (rc < 0) {
-		az_log("azrun: stopped after %u completed iterations: %s; what is complete is intact "
-		       "and --resume --out %s continues", r->completed,
+		az_log("azrun: stopped after %u completed iteration%s: %s; what is complete is "
+		       "intact and --resume --out %s continues", r->completed, az_plural(r->completed),
 		       rc == -ECHILD ? "a process failed (see above)" : strerror(-rc), c->out);
 		return 1;
 	}
-	az_info("azrun: done, %u iterations in %.1fs; best network: %s (iteration %u)",
-	       r->completed, az_now() - t0, r->best, r->best_iteration);
+	char took[32];
+	az_format_duration(az_now() - t0, took, sizeof(took));
+	if (r->first > 1) /* resumed: this azrun ran iterations first..completed */
+		az_info("azrun: done, %u iteration%s (%u-%u) in %s after resuming, %u in all; best "
+			"network: %s (iteration %u)", r->completed - r->first + 1,
+			r->completed == r->first ? "" : "s", r->first, r->completed, took, r->completed,
+			r->best, r->best_iteration);
+	else
+		az_info("azrun: done, %u iteration%s in %s; best network: %s (iteration %u)",
+			r->completed, r->completed == 1 ? "" : "s", took, r->best, r->best_iteration);
 	return 0;
 }
 
@@ -231,6 +243,8 @@ int main(int argc, char **argv)
 	static struct az_run_loop r; /* static: the forked children read it */
 	const struct az_game *g;
 	char options[256];
+	if (az_version_option(argc, argv, "azrun"))
+		return 0;
 	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
 		return az_verify_main(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "status") == 0)
