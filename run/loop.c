@@ -51,6 +51,8 @@ static void phase_tick(struct az_phase *ph)
 {
 	struct az_run_loop *r = ph->arg;
 	double now = az_now();
+	if (r->hooks && r->hooks->tick)
+		r->hooks->tick(r);
 	if (!ph->workers) {
 		train_tick(r, ph, now);
 		return;
@@ -166,6 +168,17 @@ static int run_workers(struct az_run_loop *r, enum az_worker_mode mode, uint32_t
 	return rc;
 }
 
+int az_run_play(struct az_run_loop *r, enum az_worker_mode mode, uint32_t it, uint64_t games)
+{
+	return run_workers(r, mode, it, games, mode == AZ_WORKER_SELFPLAY ? "selfplay" : "arena");
+}
+
+/* This process's share of a phase of `total` games (all of it on one machine). */
+static uint64_t share(struct az_run_loop *r, enum az_worker_mode mode, uint64_t total)
+{
+	return r->hooks ? r->hooks->share(r, mode, total) : total;
+}
+
 static int run_trainer(struct az_run_loop *r, uint32_t it, const char *cand,
 		       struct az_train_report *out)
 {
@@ -215,9 +228,14 @@ struct iter_stats {
 static int selfplay_phase(struct az_run_loop *r, uint32_t it, struct iter_stats *st)
 {
 	double t0 = az_now();
-	int rc = run_workers(r, AZ_WORKER_SELFPLAY, it, r->p.games_per_iter, "selfplay");
-	st->selfplay_s = az_now() - t0;
+	int rc = r->hooks ? r->hooks->selfplay_begin(r, it) : 0;
+	if (rc == 0)
+		rc = run_workers(r, AZ_WORKER_SELFPLAY, it,
+				 share(r, AZ_WORKER_SELFPLAY, r->p.games_per_iter), "selfplay");
 	az_pipeline_sample(&r->pl, &st->sp);
+	if (rc == 0 && r->hooks)
+		rc = r->hooks->selfplay_end(r, it, &st->sp);
+	st->selfplay_s = az_now() - t0;
 	if (rc == 0)
 		az_info("iter %u selfplay: %llu games, %llu positions, %.1fs, %.0f evals/s, "
 			"mean batch %.1f", it, (unsigned long long)st->sp.games,
@@ -230,14 +248,19 @@ static int selfplay_phase(struct az_run_loop *r, uint32_t it, struct iter_stats 
 static int arena_phase(struct az_run_loop *r, uint32_t it, const char *cand, struct iter_stats *st)
 {
 	double t0 = az_now();
-	int rc = az_pipeline_serve_model(&r->pl, AZ_MODEL_CANDIDATE, cand);
+	int rc = r->hooks ? r->hooks->arena_begin(r, it, cand) : 0;
 	if (rc == 0)
-		rc = run_workers(r, AZ_WORKER_ARENA, it, r->p.arena_games, "arena");
+		rc = az_pipeline_serve_model(&r->pl, AZ_MODEL_CANDIDATE, cand);
+	if (rc == 0)
+		rc = run_workers(r, AZ_WORKER_ARENA, it, share(r, AZ_WORKER_ARENA, r->p.arena_games),
+				 "arena");
+	struct az_pipeline_counters c;
+	az_pipeline_sample(&r->pl, &c);
+	if (rc == 0 && r->hooks)
+		rc = r->hooks->arena_end(r, it, &c);
 	st->arena_s = az_now() - t0;
 	if (rc < 0)
 		return rc;
-	struct az_pipeline_counters c;
-	az_pipeline_sample(&r->pl, &c);
 	st->wins = c.arena_wins;
 	st->draws = c.arena_draws;
 	st->losses = c.arena_losses;

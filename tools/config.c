@@ -76,6 +76,8 @@ static const struct opt base_opts[] = {
 	{"resume", T_FLAG, F(resume), 0, NULL, "continue the run in --out after its last "
 	 "completed iteration, with its saved configuration", 0},
 	{"quiet", T_FLAG, F(quiet), 0, NULL, "no progress output", 0},
+	{"mpi", T_FLAG, F(mpi), 0, NULL, "one run across the ranks of an MPI job: mpirun -np N "
+	 "azrun --mpi ... (docs/cluster.md)", 0},
 };
 
 /* After the games' options (registry order), as --help has always listed it. */

@@ -48,6 +48,7 @@ struct az_config {
 	int deterministic; /* --deterministic: lockstep workers, batches of 1 (see --help) */
 	int resume;
 	int quiet;
+	int mpi;          /* --mpi: one run across the ranks of an MPI job (not saved) */
 	char config[512]; /* --config FILE (not saved: run.json holds its effect) */
 };
 
