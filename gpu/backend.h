@@ -18,6 +18,7 @@ enum az_backend_kind {
 	AZ_BACKEND_AUTO = 0,
 	AZ_BACKEND_CPU = 1,
 	AZ_BACKEND_CUDA = 2,
+	AZ_BACKEND_CPU_ASYNC = 3, /* the cpu forward pass with the cuda backend's async contract */
 };
 
 struct az_backend;
@@ -45,7 +46,7 @@ struct az_backend_ops {
 	uint32_t slot_streams;
 };
 
-/* Parse "auto" | "cpu" | "cuda". Returns 0 or -EINVAL. */
+/* Parse "auto" | "cpu" | "cpu-async" | "cuda". Returns 0 or -EINVAL. */
 int az_backend_parse(const char *text, enum az_backend_kind *kind);
 
 /* Create a backend. AUTO picks cuda when built with CUDA and a device is present, else cpu; the
@@ -125,6 +126,11 @@ void az_backend_destroy(struct az_backend *b);
  * so the caller's children can still initialise CUDA. The answer is cached. */
 int az_cuda_available(void);
 extern const struct az_backend_ops az_backend_cpu_ops;
+/* "cpu-async" (gpu/cpu_async.c): the cpu forward pass behind the cuda backend's asynchronous
+ * slot contract, so the pipelined zero-copy server path runs on any machine: forward_slots
+ * queues the batch for a helper thread and returns; responses are in the slots only once
+ * wait_slots reports the stream complete; two streams, so two batches can be in flight. */
+extern const struct az_backend_ops az_backend_cpu_async_ops;
 extern const struct az_backend_ops az_backend_cuda_ops; /* only when built with CUDA */
 
 #endif
