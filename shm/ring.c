@@ -81,8 +81,9 @@
  * A waker stores its counter (S1/S3), and when it sees the announcement it clears it (so only one
  * waker pays for the syscall), bumps the word and FUTEX_WAKEs. The consumer's announcement says
  * what it waits for, and only that wakes it: a publish wakes AZ_BELL_WAKE_PUBLISH (no request
- * yet), a producer's wait mark (R7) wakes either (it has requests and waits for the producers to
- * stop; a publish alone cannot complete that). Whichever order the two run in,
+ * yet), a producer's wait mark (R7) wakes AZ_BELL_WAKE_BLOCK (it has requests and waits for the
+ * producers to stop; a publish alone does not complete that, a full batch found by publishes
+ * alone waits for the next mark or the deadline). Whichever order the two run in,
  * either step (3) sees the new counter or the waker sees the announcement and bumps the word after
  * step (1), so FUTEX_WAIT returns at once: no wake-up is lost. Every FUTEX_WAIT still carries a
  * relative timeout of at most NAP_MAX_US, so a waiter re-checks even if a peer died between its
@@ -321,19 +322,21 @@ void az_ring_publish(struct az_ring *r)
 	bell_ring(bell);
 }
 
-/* Store the producer's wait mark and wake a consumer sleeping on the doorbell for either reason
- * (a blocked or detached producer is what AZ_BELL_WAKE_BLOCK waits for). */
+/* Store the producer's wait mark and wake a consumer sleeping for producers to stop
+ * (AZ_BELL_WAKE_BLOCK). One waiting for its first request is left asleep: a mark adds none. */
 static void announce_wait(struct az_ring *r, uint64_t mark)
 {
 	struct az_doorbell_shm *bell = r->bell;
+	uint32_t expect = AZ_BELL_WAKE_BLOCK;
 
 	/* R7 + S5: pairs with A7 in producer_live() (seq_cst: with S2 in bell_sleep()). */
 	atomic_store_explicit(&r->shm->wait_mark, mark, memory_order_seq_cst);
 	/* S5: seq_cst, so an announcement ordered before our store cannot be missed. */
-	if (!atomic_load_explicit(&bell->sleeping, memory_order_seq_cst))
+	if (atomic_load_explicit(&bell->sleeping, memory_order_seq_cst) != expect)
 		return;
 	/* A4: pairs with R4 in bell_sleep(). Clearing the flag makes us the only waker. */
-	if (!atomic_exchange_explicit(&bell->sleeping, 0, memory_order_acquire))
+	if (!atomic_compare_exchange_strong_explicit(&bell->sleeping, &expect, 0,
+						     memory_order_acquire, memory_order_relaxed))
 		return;
 	bell_ring(bell);
 }
