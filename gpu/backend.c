@@ -164,7 +164,7 @@ static const struct az_backend_ops *pick(enum az_backend_kind kind, char *why, s
 {
 #ifdef AZ_HAVE_CUDA
 	int have_cuda = az_cuda_available();
-	const char *no_cuda = "no CUDA device visible";
+	const char *no_cuda = have_cuda ? "" : az_cuda_unavailable_reason();
 #else
 	int have_cuda = 0;
 	const char *no_cuda = "built without CUDA";
@@ -271,7 +271,7 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 		/* A visible device that fails to initialise still leaves the reference backend. */
 		say(why, whylen, "cpu: CUDA init failed (%s)",
 		    ret == -ENOMEM   ? "out of memory"
-		    : ret == -EINVAL ? "AZ_CUDA_MATH must be fp32, tf32 or bf16"
+		    : ret == -EINVAL ? "AZ_CUDA_MATH must be fp32, tf32 or bf16, AZ_CUDA_FEED gather or dma"
 				     : "device error");
 		b->ops = &az_backend_cpu_ops;
 		ret = b->ops->create(a, max_batch, &b->ctx);
@@ -280,7 +280,7 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 		if (ret == -ENOMEM)
 			say(why, whylen, "%s: out of memory", b->ops->name);
 		else if (ret == -EINVAL && b->ops != &az_backend_cpu_ops)
-			say(why, whylen, "%s: AZ_CUDA_MATH must be fp32, tf32 or bf16",
+			say(why, whylen, "%s: AZ_CUDA_MATH must be fp32, tf32 or bf16, AZ_CUDA_FEED gather or dma",
 			    b->ops->name);
 		else
 			say(why, whylen, "%s: init failed (%d)", b->ops->name, ret);

@@ -53,7 +53,9 @@ int az_backend_parse(const char *text, enum az_backend_kind *kind);
  * choice and the reason go to why[] (for cuda followed by the device and settings). CUDA requested
  * without a device: -ENODEV (why says so). The cuda backend reads AZ_CUDA_MATH = fp32 (default) |
  * tf32 | bf16, the GEMM precision (tensor-core paths; storage and kernels stay fp32; -EINVAL for
- * other text), and AZ_CUDA_GRAPHS=0 turns its CUDA graphs off (direct launches; for debugging).
+ * other text), AZ_CUDA_GRAPHS=0 turns its CUDA graphs off (direct launches; for debugging), and
+ * AZ_CUDA_FEED = gather (default: a kernel reads the mapped slots) | dma (one copy-engine
+ * cudaMemcpy2DAsync per run of contiguous slots; direct launches; -EINVAL for other text).
  * Returns 0, -ENODEV, -EINVAL or -ENOMEM. */
 int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32_t max_batch,
 		      struct az_backend **out, char *why, size_t whylen);
@@ -125,6 +127,11 @@ void az_backend_destroy(struct az_backend *b);
  * before fork(): unless this process already uses CUDA, the probe runs in a short-lived child,
  * so the caller's children can still initialise CUDA. The answer is cached. */
 int az_cuda_available(void);
+
+/* Why az_cuda_available() is 0, in words: the probe's CUDA error string ("cudaGetDeviceCount:
+ * CUDA driver version is insufficient for CUDA runtime version (error 35)"), "built without
+ * CUDA", or "" when a device is visible. Static storage. */
+const char *az_cuda_unavailable_reason(void);
 extern const struct az_backend_ops az_backend_cpu_ops;
 /* "cpu-async" (gpu/cpu_async.c): the cpu forward pass behind the cuda backend's asynchronous
  * slot contract, so the pipelined zero-copy server path runs on any machine: forward_slots

@@ -67,3 +67,8 @@ int az_cuda_train_dev_upload_params(struct az_cuda_train_dev *t, const float *pa
 	(void)params;
 	return -ENODEV;
 }
+
+const char *az_cuda_unavailable_reason(void)
+{
+	return "built without CUDA";
+}
