@@ -69,7 +69,7 @@ static void usage(FILE *out)
 		"  --phases N               runs of each finite phase per batching (default 3;\n"
 		"                           0: none): azrun's self-play of games-per-iter games\n"
 		"                           and its arena, adaptive vs fixed-deadline batching\n"
-		"  --backend B              auto | cpu | cuda (default auto)\n"
+		"  --backend B              auto | cpu | cpu-async | cuda (default auto)\n"
 		"  --verbose                the inference process logs its backend choice\n"
 		"  --help                   this text\n"
 		"%s\n"
