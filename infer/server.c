@@ -428,7 +428,13 @@ static void server_fini(struct server *sv)
 int az_infer_serve(struct az_seg *seg, const struct az_infer_config *cfg)
 {
 	struct server sv;
-	int rc = cfg->deadline_us > AZ_INFER_DEADLINE_MAX_US ? -EINVAL : server_init(&sv, seg, cfg);
+	if (cfg->deadline_us > AZ_INFER_DEADLINE_MAX_US) {
+		if (cfg->log_fd >= 0)
+			dprintf(cfg->log_fd, "inference: batch deadline %u us is above the maximum "
+				"%u us\n", cfg->deadline_us, AZ_INFER_DEADLINE_MAX_US);
+		return -EINVAL;
+	}
+	int rc = server_init(&sv, seg, cfg);
 	if (rc < 0)
 		goto out;
 	/* Relaxed: informational. */

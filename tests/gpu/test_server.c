@@ -409,6 +409,26 @@ static void test_serve_cpu_async(void **state)
 	fx_teardown(&f);
 }
 
+/* A batch deadline above the documented maximum is refused before anything is served. */
+static void test_serve_deadline_max(void **state)
+{
+	struct az_slot_layout l;
+	struct az_seg seg;
+	char name[64];
+
+	(void)state;
+	az_slot_layout_init(&l, D, A);
+	struct az_seg_params sp = { .nrings = 1, .capacity = CAPACITY, .slot_bytes = l.bytes,
+				    .ctl_bytes = (uint32_t)sizeof(struct az_ctl_shm) };
+	az_seg_name(name, sizeof(name), "test-server-deadline");
+	assert_int_equal(az_seg_create(&seg, name, &sp), 0);
+	struct az_infer_config ic = { .backend = AZ_BACKEND_CPU, .features = D, .actions = A,
+				      .max_batch = 16, .deadline_us = AZ_INFER_DEADLINE_MAX_US + 1,
+				      .spin = 64, .log_fd = -1 };
+	assert_int_equal(az_infer_serve(&seg, &ic), -EINVAL);
+	assert_int_equal(az_seg_destroy(&seg), 0);
+}
+
 static void test_serve(void **state)
 {
 	struct fixture f;
@@ -459,6 +479,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_serve),
 		cmocka_unit_test(test_serve_async_rings),
 		cmocka_unit_test(test_serve_cpu_async),
+		cmocka_unit_test(test_serve_deadline_max),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
