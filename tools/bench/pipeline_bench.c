@@ -624,7 +624,9 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 					 .sims_per_s = (double)s->sims / s->seconds,
 					 .games_per_min = (double)s->games / s->seconds * 60.0,
 					 .mean_batch = 1.0 };
-		const char *be = strncmp(s->why, "cuda", 4) == 0 ? "cuda" : "cpu";
+		const char *be = strncmp(s->why, "cuda", 4) == 0        ? "cuda"
+				 : strncmp(s->why, "cpu-async", 9) == 0 ? "cpu-async"
+									: "cpu";
 		double sc = 0;
 
 		rc = game_ceilings(&gcs[gi], gi, cf, n, o->backend, s, &sc);
