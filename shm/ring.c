@@ -41,8 +41,8 @@
  *   R3 az_ring_release():  store-release consumed    -> A3 az_ring_attach(): load-acquire consumed.
  *        A restarted producer (or a monitor) that reads consumed sees a slot state at least that
  *        recent. The consumer never reads consumed: R2/A2 alone protects slot reuse.
- *   R4 collect sleep:      store-release bell->sleeping = 1 -> A4 az_ring_publish(): acquire
- *        exchange of sleeping. Orders the consumer's read of bell->seq before any bump by a
+ *   R4 collect sleep:      store-release bell->sleeping = mode -> A4 bell_wake() (from
+ *        az_ring_publish() and announce_wait()): acquire compare-exchange of sleeping. Orders the consumer's read of bell->seq before any bump by a
  *        producer that saw it sleeping, so that bump always changes the value it waits on.
  *   S1 az_ring_publish():  seq_cst store published (also R1), then seq_cst load sleeping
  *   S2 bell_sleep():       seq_cst store sleeping = 1 (also R4), then seq_cst loads published
@@ -292,9 +292,19 @@ void *az_ring_claim(struct az_ring *r, uint64_t *seq)
 	return az_ring_slot(r, r->cached_published);
 }
 
-/* Wake the consumer asleep on the doorbell (the caller cleared its announcement). */
-static void bell_ring(struct az_doorbell_shm *bell)
+/* After the caller's seq_cst store (S1 or S5): wake the consumer when it announced a sleep on
+ * `mode`, clearing the announcement so that only one waker pays for the syscall. */
+static void bell_wake(struct az_doorbell_shm *bell, uint32_t mode)
 {
+	uint32_t expect = mode;
+
+	/* S1/S5: seq_cst, so an announcement ordered before the caller's store cannot be missed. */
+	if (atomic_load_explicit(&bell->sleeping, memory_order_seq_cst) != expect)
+		return;
+	/* A4: pairs with R4 in bell_sleep(). Clearing the flag makes us the only waker. */
+	if (!atomic_compare_exchange_strong_explicit(&bell->sleeping, &expect, 0,
+						     memory_order_acquire, memory_order_relaxed))
+		return;
 	/* Relaxed: the word carries no data, only "changed"; the syscall below orders it (the
 	 * kernel's futex_wake() has a full barrier before looking for waiters). */
 	atomic_fetch_add_explicit(&bell->seq, 1, memory_order_relaxed);
@@ -310,35 +320,17 @@ void az_ring_publish(struct az_ring *r)
 	/* R1 + S1: publish the request bytes (release part: pairs with A1 in load_published()) and
 	 * take part in the doorbell handshake (seq_cst: pairs with S2 in bell_sleep()). */
 	atomic_store_explicit(&r->shm->published, r->cached_published, memory_order_seq_cst);
-	/* S1: seq_cst, so an announcement ordered before our store cannot be missed. A consumer
-	 * waiting for producers to stop (AZ_BELL_WAKE_BLOCK) is not woken by a publish. */
-	uint32_t expect = AZ_BELL_WAKE_PUBLISH;
-	if (atomic_load_explicit(&bell->sleeping, memory_order_seq_cst) != expect)
-		return;
-	/* A4: pairs with R4 in bell_sleep(). Clearing the flag makes us the only waker. */
-	if (!atomic_compare_exchange_strong_explicit(&bell->sleeping, &expect, 0,
-						     memory_order_acquire, memory_order_relaxed))
-		return;
-	bell_ring(bell);
+	/* A consumer waiting for producers to stop (AZ_BELL_WAKE_BLOCK) is not woken by this. */
+	bell_wake(bell, AZ_BELL_WAKE_PUBLISH);
 }
 
 /* Store the producer's wait mark and wake a consumer sleeping for producers to stop
  * (AZ_BELL_WAKE_BLOCK). One waiting for its first request is left asleep: a mark adds none. */
 static void announce_wait(struct az_ring *r, uint64_t mark)
 {
-	struct az_doorbell_shm *bell = r->bell;
-	uint32_t expect = AZ_BELL_WAKE_BLOCK;
-
 	/* R7 + S5: pairs with A7 in producer_live() (seq_cst: with S2 in bell_sleep()). */
 	atomic_store_explicit(&r->shm->wait_mark, mark, memory_order_seq_cst);
-	/* S5: seq_cst, so an announcement ordered before our store cannot be missed. */
-	if (atomic_load_explicit(&bell->sleeping, memory_order_seq_cst) != expect)
-		return;
-	/* A4: pairs with R4 in bell_sleep(). Clearing the flag makes us the only waker. */
-	if (!atomic_compare_exchange_strong_explicit(&bell->sleeping, &expect, 0,
-						     memory_order_acquire, memory_order_relaxed))
-		return;
-	bell_ring(bell);
+	bell_wake(r->bell, AZ_BELL_WAKE_BLOCK);
 }
 
 void az_ring_detach(struct az_ring *r)
