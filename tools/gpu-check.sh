@@ -218,7 +218,8 @@ if step "configure (arch 90, -Werror)" "$out/build.log" 120 \
 	# ---- 3. NVTX ranges in a real trace ----
 	if command -v nsys >/dev/null 2>&1; then
 		step "nsys trace (azrun, tiny)" "$out/bench.log" 90 \
-			nsys profile -t nvtx,cuda -o "$out/trace" --force-overwrite true \
+			nsys profile -t nvtx,cuda --trace-fork-before-exec=true --sample=none \
+			-o "$out/trace" --force-overwrite true \
 			"$b90/tools/azrun" --game tictactoe --out "$out/nsys-run" --iterations 1 \
 			--games-per-iter 8 --arena-games 4 --sims 16 --backend cuda --quiet &&
 			step "nsys NVTX summary" "$out/bench.log" 60 \
