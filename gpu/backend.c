@@ -162,13 +162,7 @@ static void say(char *why, size_t whylen, const char *fmt, ...)
 /* The ops table for a request, or NULL with why filled (CUDA asked for but not usable). */
 static const struct az_backend_ops *pick(enum az_backend_kind kind, char *why, size_t whylen)
 {
-#ifdef AZ_HAVE_CUDA
-	int have_cuda = az_cuda_available();
-	const char *no_cuda = have_cuda ? "" : az_cuda_unavailable_reason();
-#else
-	int have_cuda = 0;
-	const char *no_cuda = "built without CUDA";
-#endif
+	const char *no_cuda = az_cuda_unavailable(); /* NULL: CUDA usable */
 
 	switch (kind) {
 	case AZ_BACKEND_CPU:
@@ -178,13 +172,13 @@ static const struct az_backend_ops *pick(enum az_backend_kind kind, char *why, s
 		say(why, whylen, "cpu-async: requested");
 		return &az_backend_cpu_async_ops;
 	case AZ_BACKEND_AUTO:
-		if (!have_cuda) {
+		if (no_cuda) {
 			say(why, whylen, "cpu: %s", no_cuda);
 			return &az_backend_cpu_ops;
 		}
 		/* fall through */
 	case AZ_BACKEND_CUDA:
-		if (!have_cuda) {
+		if (no_cuda) {
 			say(why, whylen, "cuda requested but unavailable: %s", no_cuda);
 			return NULL;
 		}

@@ -128,10 +128,12 @@ void az_backend_destroy(struct az_backend *b);
  * so the caller's children can still initialise CUDA. The answer is cached. */
 int az_cuda_available(void);
 
-/* Why az_cuda_available() is 0, in words: the probe's CUDA error string ("cudaGetDeviceCount:
- * CUDA driver version is insufficient for CUDA runtime version (error 35)"), "built without
- * CUDA", or "" when a device is visible. Static storage. */
-const char *az_cuda_unavailable_reason(void);
+/* Why the CUDA backends cannot be used here, for messages: "built without CUDA", or the
+ * device probe's CUDA error string ("cudaGetDeviceCount: CUDA driver version is insufficient
+ * for CUDA runtime version (error 35)", "... no CUDA-capable device is detected ..."), so "no
+ * device" and "driver too old" read differently; NULL when az_cuda_available() is 1. Static
+ * storage. */
+const char *az_cuda_unavailable(void);
 extern const struct az_backend_ops az_backend_cpu_ops;
 /* "cpu-async" (gpu/cpu_async.c): the cpu forward pass behind the cuda backend's asynchronous
  * slot contract, so the pipelined zero-copy server path runs on any machine: forward_slots

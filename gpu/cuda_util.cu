@@ -120,10 +120,10 @@ int az_cuda_available(void)
 	return cached_available;
 }
 
-const char *az_cuda_unavailable_reason(void)
+const char *az_cuda_unavailable(void)
 {
 	if (az_cuda_available())
-		return "";
+		return NULL;
 	return probe_reason[0] ? probe_reason : "no CUDA device visible";
 }
 

@@ -39,6 +39,7 @@ struct az_run_loop {
 	struct az_run_params p;
 	struct az_pipeline pl;
 	uint32_t completed;      /* last completed iteration */
+	uint32_t first;          /* the first iteration this azrun ran (> 1 after a resume) */
 	uint32_t best_iteration; /* iteration whose candidate is best (0: the random init) */
 	char best[AZ_RUNDIR_PATH_MAX];
 	char latest[AZ_RUNDIR_PATH_MAX];

@@ -224,6 +224,17 @@ static int worker_loop(struct worker *w)
 			}
 		}
 		progressed |= drain_results(w) > 0;
+		/* Lockstep: no tree moves on until the round's every result is in, so what each
+		 * search sees does not depend on when the inference process answered. */
+		while (w->cfg->lockstep && az_ring_inflight(&w->ring) > 0) {
+			int rc = az_ring_wait_result(&w->ring, &wait);
+			if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
+				return rc;
+			/* Acquire: as above; a stopped phase leaves its results to drain_stale(). */
+			if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
+				return 0;
+			drain_results(w);
+		}
 		/* Relaxed: statistics. */
 		atomic_fetch_add_explicit(&w->ctl->occupancy_sum, az_ring_inflight(&w->ring),
 					  memory_order_relaxed);

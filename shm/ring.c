@@ -42,8 +42,9 @@
  *        A restarted producer (or a monitor) that reads consumed sees a slot state at least that
  *        recent. The consumer never reads consumed: R2/A2 alone protects slot reuse.
  *   R4 collect sleep:      store-release bell->sleeping = mode -> A4 bell_wake() (from
- *        az_ring_publish() and announce_wait()): acquire compare-exchange of sleeping. Orders the consumer's read of bell->seq before any bump by a
- *        producer that saw it sleeping, so that bump always changes the value it waits on.
+ *        az_ring_publish() and announce_wait()): acquire compare-exchange of sleeping.
+ *        Orders the consumer's read of bell->seq before any bump by a producer that saw it
+ *        sleeping, so that bump always changes the value it waits on.
  *   S1 az_ring_publish():  seq_cst store published (also R1), then seq_cst load sleeping
  *   S2 bell_sleep():       seq_cst store sleeping = 1 (also R4), then seq_cst loads published
  *        Dekker handshake: the four accesses sit in the single total order of seq_cst
@@ -74,10 +75,11 @@
  * Waiting. Both sides first poll a bounded number of times (`spin`, with a CPU pause). The
  * producers yield the core every few polls; the consumer never does: when there are fewer cores
  * than processes, every producer waits on the consumer sooner or later, and a consumer that gives
- * its core to a producer delays all of them (the rule: the workers yield, not the server). Then they sleep on a 32-bit futex word in shared memory
- * (FUTEX_WAIT/FUTEX_WAKE without FUTEX_PRIVATE_FLAG: waiters and wakers are different
- * processes). A sleeper (1) reads the futex word, (2) announces itself (`sleeping` = 1, R4/R5),
- * (3) re-checks its condition with seq_cst loads (S2/S4), (4) FUTEX_WAITs for the word to change.
+ * its core to a producer delays all of them (the rule: the workers yield, not the server).
+ * Then both sleep on a 32-bit futex word in shared memory (FUTEX_WAIT/FUTEX_WAKE without
+ * FUTEX_PRIVATE_FLAG: waiters and wakers are different processes). A sleeper (1) reads the
+ * futex word, (2) announces itself (`sleeping` = its wake mode, R4/R5), (3) re-checks its
+ * condition with seq_cst loads (S2/S4), (4) FUTEX_WAITs for the word to change.
  * A waker stores its counter (S1/S3), and when it sees the announcement it clears it (so only one
  * waker pays for the syscall), bumps the word and FUTEX_WAKEs. The consumer's announcement says
  * what it waits for, and only that wakes it: a publish wakes AZ_BELL_WAKE_PUBLISH (no request

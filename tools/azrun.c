@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "base/version.h"
 #include "run/loop.h"
 #include "tools/config.h"
 #include "tools/subcommands.h"
@@ -67,6 +68,8 @@ int main(int argc, char **argv)
 	static struct az_run_loop r; /* static: the forked children read it */
 	const struct az_game *g;
 	char err[1024], options[256];
+	if (az_version_option(argc, argv, "azrun"))
+		return 0;
 	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
 		return az_verify_main(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "status") == 0)
@@ -104,8 +107,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (cfg.resume && r.completed >= cfg.iterations) {
-		fprintf(stderr, "azrun: %s has completed %u of %u iterations; nothing to do (raise "
-			"--iterations to continue)\n", cfg.out, r.completed, cfg.iterations);
+		fprintf(stderr, "azrun: %s has completed %u of %u iteration%s; nothing to do (raise "
+			"--iterations to continue)\n", cfg.out, r.completed, cfg.iterations,
+			az_plural(cfg.iterations));
 		return 0;
 	}
 	rc = prepare_dir(&cfg);
@@ -113,32 +117,42 @@ int main(int argc, char **argv)
 		return rc == -EINVAL ? 2 : 1;
 	rc = az_run_prepare_models(&r, cfg.resume);
 	if (rc == 0 && r.completed >= cfg.iterations) {
-		az_info("azrun: %s has completed %u of %u iterations; nothing to do (raise "
-		       "--iterations to continue)", cfg.out, r.completed, cfg.iterations);
+		az_info("azrun: %s has completed %u of %u iteration%s; nothing to do (raise "
+		       "--iterations to continue)", cfg.out, r.completed, cfg.iterations,
+		       az_plural(cfg.iterations));
 		return 0;
 	}
 	if (rc == 0)
 		rc = az_run_start(&r);
 	if (rc == 0)
-		az_info("azrun: %s, %u workers x %u games, %u sims, net %ux%u, %u iterations -> %s",
-		       g->name, cfg.workers, cfg.games_per_worker, cfg.sims, cfg.hidden,
-		       cfg.blocks, cfg.iterations, cfg.out);
+		az_info("azrun: %s, %u worker%s x %u game%s, %u sim%s, net %ux%u, %u iteration%s -> %s",
+		       g->name, cfg.workers, az_plural(cfg.workers), cfg.games_per_worker,
+		       az_plural(cfg.games_per_worker), cfg.sims, az_plural(cfg.sims), cfg.hidden,
+		       cfg.blocks, cfg.iterations, az_plural(cfg.iterations), cfg.out);
 	double t0 = az_now();
 	if (rc == 0)
 		rc = az_run_iterate(&r);
 	az_run_finish(&r);
 	if (rc == -EINTR) {
-		az_log("azrun: interrupted; %u iterations are complete, continue with --resume "
-		       "--out %s", r.completed, cfg.out);
+		az_log("azrun: interrupted; %u iteration%s complete, continue with --resume "
+		       "--out %s", r.completed, r.completed == 1 ? " is" : "s are", cfg.out);
 		return 130;
 	}
 	if (rc < 0) {
-		az_log("azrun: stopped after %u completed iterations: %s; what is complete is intact "
-		       "and --resume --out %s continues", r.completed,
+		az_log("azrun: stopped after %u completed iteration%s: %s; what is complete is "
+		       "intact and --resume --out %s continues", r.completed, az_plural(r.completed),
 		       rc == -ECHILD ? "a process failed (see above)" : strerror(-rc), cfg.out);
 		return 1;
 	}
-	az_info("azrun: done, %u iterations in %.1fs; best network: %s (iteration %u)",
-	       r.completed, az_now() - t0, r.best, r.best_iteration);
+	char took[32];
+	az_format_duration(az_now() - t0, took, sizeof(took));
+	if (r.first > 1) /* resumed: this azrun ran iterations first..completed */
+		az_info("azrun: done, %u iteration%s (%u-%u) in %s after resuming, %u in all; best "
+			"network: %s (iteration %u)", r.completed - r.first + 1,
+			r.completed == r.first ? "" : "s", r.first, r.completed, took, r.completed,
+			r.best, r.best_iteration);
+	else
+		az_info("azrun: done, %u iteration%s in %s; best network: %s (iteration %u)",
+			r.completed, r.completed == 1 ? "" : "s", took, r.best, r.best_iteration);
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include "run/roles.h"
 #include "base/az_assert.h"
 #include "base/util.h"
+#include "base/version.h"
 
 enum opt_type { T_U32, T_U64, T_F32, T_STR, T_BACKEND, T_FLAG };
 
@@ -46,7 +47,11 @@ static const struct opt base_opts[] = {
 	{"games-per-iter", T_U32, F(games_per_iter), 0, "N", "self-play games per iteration", 1},
 	{"sims", T_U32, F(sims), 0, "N", "MCTS simulations per move", 1},
 	{"leaves", T_U32, F(leaves), 0, "K", "leaves in flight per game (virtual loss)", 1},
-	{"seed", T_U64, F(seed), 0, "S", "random seed", 1},
+	{"seed", T_U64, F(seed), 0, "S", "random seed: the first network, search noise and training "
+	 "samples; games still depend on timing (batching, workers) unless --deterministic", 1},
+	{"deterministic", T_FLAG, F(deterministic), 0, NULL, "the same --seed gives bit-identical "
+	 "checkpoints: one worker, batches of one position, CPU backend, each search round awaits "
+	 "all its results (slower; implies --workers 1 --max-batch 1 --backend cpu)", 1},
 	{"backend", T_BACKEND, F(backend), 0, "B", "inference backend: auto | cpu | cpu-async | cuda", 1},
 	{"c-puct", T_F32, F(c_puct), 0, "C", "PUCT exploration constant", 1},
 	{"dirichlet-alpha", T_F32, F(dir_alpha), 0, "A", "root Dirichlet noise alpha", 1},
@@ -247,6 +252,7 @@ void az_config_usage(const char *prog)
 	       prog, prog, names);
 	for (size_t i = 0; i < nopts; i++)
 		usage_line(&opts[i], d, nd);
+	printf("  %-26s %s\n", "--version", "print the version and exit");
 	printf("  %-26s %s\n\nExamples:\n"
 	       "  %s --game tictactoe --out runs/ttt\n"
 	       "  %s --game connect4 --out runs/c4 --iterations 2\n"
@@ -336,9 +342,17 @@ static int set_value(struct az_config *c, const struct opt *o, const char *v, ch
 		if (az_backend_parse(v, (enum az_backend_kind *)p) < 0)
 			goto bad;
 		return 0;
-	case T_FLAG:
-		*(int *)p = 1;
-		return 0;
+	case T_FLAG: { /* "" (a command-line flag), or a file's / run.json's on | off */
+		static const char *const words[] = {"off", "0", "no", "false", "", "on", "1", "yes",
+						    "true"};
+		for (size_t i = 0; i < AZ_ARRAY_LEN(words); i++)
+			if (!strcmp(v, words[i])) {
+				*(int *)p = i >= 4;
+				return 0;
+			}
+		why = "expected on or off";
+		goto bad;
+	}
 	}
 bad:
 	snprintf(err, errlen, "--%s: invalid value '%s' (%s)", o->name, quoted(v, q, sizeof(q)),
@@ -362,6 +376,7 @@ static const char *zero_count(const struct az_config *c)
 		{c->arena_games, "--arena-games must be at least 1"},
 		{c->hidden, "--hidden must be at least 1"},
 		{c->train_batch, "--train-batch must be at least 1"},
+		{c->train_steps_max, "--train-steps-max must be at least 1"},
 		{c->window, "--window must be at least 1"},
 		{c->max_batch, "--max-batch must be at least 1"},
 	};
@@ -391,10 +406,14 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 		what = "--leaves: at most 256";
 	else if (c->games_per_worker > MAX_GAMES_PER_WORKER)
 		what = "--games-per-worker: at most 4096";
-	else if (c->hidden > MAX_HIDDEN || c->blocks > MAX_BLOCKS)
-		what = "--hidden: at most 8192, --blocks: at most 128";
-	else if (c->train_batch > MAX_BATCH || c->max_batch > MAX_BATCH)
-		what = "--train-batch and --max-batch: at most 65536";
+	else if (c->hidden > MAX_HIDDEN)
+		what = "--hidden: at most 8192";
+	else if (c->blocks > MAX_BLOCKS)
+		what = "--blocks: at most 128";
+	else if (c->train_batch > MAX_BATCH)
+		what = "--train-batch: at most 65536";
+	else if (c->max_batch > MAX_BATCH)
+		what = "--max-batch: at most 65536";
 	else if (c->deadline_us > AZ_INFER_DEADLINE_MAX_US)
 		what = "--batch-deadline-us: at most 1000000 (1 s); the batch starts early anyway "
 		       "once every worker waits";
@@ -403,14 +422,18 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 		what = "--ring-capacity must be a power of two from 2 to 65536";
 	else if (!(c->arena_threshold >= 0 && c->arena_threshold <= 1))
 		what = "--arena-threshold must be in [0, 1]";
-	else if (!(c->dir_eps >= 0 && c->dir_eps <= 1) || !(c->dir_alpha > 0) ||
-		 !isfinite(c->dir_alpha))
-		what = "--dirichlet-eps must be in [0, 1] and --dirichlet-alpha > 0";
+	else if (!(c->dir_eps >= 0 && c->dir_eps <= 1))
+		what = "--dirichlet-eps must be in [0, 1]";
+	else if (!(c->dir_alpha > 0) || !isfinite(c->dir_alpha))
+		what = "--dirichlet-alpha must be > 0";
 	else if (!(c->c_puct >= 0) || !isfinite(c->c_puct))
 		what = "--c-puct must be >= 0";
-	else if (!(c->lr > 0) || !(c->l2 >= 0) || !(c->train_epochs > 0) || !isfinite(c->lr) ||
-		 !isfinite(c->l2) || !isfinite(c->train_epochs))
-		what = "--lr and --train-epochs must be > 0 and --l2 >= 0";
+	else if (!(c->lr > 0) || !isfinite(c->lr))
+		what = "--lr must be > 0";
+	else if (!(c->train_epochs > 0) || !isfinite(c->train_epochs))
+		what = "--train-epochs must be > 0";
+	else if (!(c->l2 >= 0) || !isfinite(c->l2))
+		what = "--l2 must be >= 0";
 	if (!what)
 		return 0;
 	snprintf(err, errlen, "%s", what);
@@ -615,7 +638,23 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 			return rc;
 	}
 	c->resume = resume;
-	return validate(c, err, errlen);
+	if (c->deterministic) {
+		if (c->backend == AZ_BACKEND_CUDA) {
+			snprintf(err, errlen, "--deterministic runs on the CPU backend; drop --backend "
+				 "cuda");
+			return -EINVAL;
+		}
+		c->backend = AZ_BACKEND_CPU;
+		c->workers = c->max_batch = 1;
+	}
+	int rc = validate(c, err, errlen);
+	if (rc == 0 && !game && !resume) {
+		/* Checked last, so that a bad value is named first. */
+		snprintf(err, errlen, "--game GAME is required (%s), or --resume --out DIR",
+			 az_game_names());
+		return -EINVAL;
+	}
+	return rc;
 }
 
 int az_config_save(const struct az_config *c, const char *path, char *err, size_t errlen)
@@ -631,6 +670,8 @@ int az_config_save(const struct az_config *c, const char *path, char *err, size_
 		show_value(c, &opts[i], v, sizeof(v));
 		cJSON_AddStringToObject(root, opts[i].name, v);
 	}
+	/* The build that wrote it (not an option: az_config_load ignores it). */
+	cJSON_AddStringToObject(root, "version", az_version());
 	char *text = cJSON_Print(root);
 	cJSON_Delete(root);
 	if (!text)
@@ -740,7 +781,8 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 		.sims = c->sims,
 		.leaves = c->leaves, .seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
 		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies,
-		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin};
+		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin,
+		.lockstep = c->deterministic};
 }
 
 void az_config_train_params(const struct az_config *c, struct az_trainer_proc_params *tp)

@@ -123,4 +123,12 @@ for bad in "infer --batches 0" "pipeline --game chess" "train --seconds -1" "inf
 	set -e
 	[ $rc -eq 2 ] && [ -s "$T/err" ] || fail "azbench $bad: exit $rc, expected 2 and a message"
 done
+# A registered game azbench cannot run is refused, and the games offered are the runnable ones.
+set +e
+"$AZBENCH" infer --game tangled > /dev/null 2> "$T/err"; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "no benchmark for game 'tangled'" "$T/err" ||
+	fail "infer --game tangled: exit $rc, $(cat "$T/err")"
+sed 's/.*(benchmarked games:/(/' "$T/err" | grep -q tangled &&
+	fail "infer --game tangled lists tangled as valid: $(cat "$T/err")"
 echo "azbench modes: all checks passed"

@@ -98,6 +98,19 @@ for p in sys.argv[1:]:
     assert r["positions"] == 4520, r
     assert 0 < r["move_accuracy"] <= 1 and 0 <= r["value_sign_accuracy"] <= 1, r
 PY
+# Without --game, azeval plays the checkpoint's game; '#' lines are comments; without a draw
+# band the headline value accuracy scores decisive positions only (a draw cannot be predicted).
+printf '# comment\n- 0\n  # indented comment\n1 0\n15 1\n152 -1\n' > "$T/mixed.txt"
+"$AZEVAL" --checkpoint "$T/ttt/best.safetensors" --positions "$T/mixed.txt" --json > "$T/m0.json"
+"$AZEVAL" --checkpoint "$T/ttt/best.safetensors" --positions "$T/mixed.txt" --json \
+	--draw-band 0.5 > "$T/m5.json"
+python3 - "$T/m0.json" "$T/m5.json" <<'PY'
+import json, sys
+r0, r5 = (json.load(open(p)) for p in sys.argv[1:])
+assert r0["positions"] == 4 and r0["value_scored"] == 2, r0
+assert r0["value_sign_accuracy"] == r0["decisive_sign_accuracy"], r0
+assert r5["positions"] == 4 and r5["value_scored"] == 4, r5
+PY
 for vs in random rollout; do
 	"$AZEVAL" --game tictactoe --checkpoint "$T/ttt/best.safetensors" --vs $vs --games 4 \
 		--sims 4 --json > "$T/vs.json"

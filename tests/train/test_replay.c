@@ -25,20 +25,7 @@
 
 #define HDR 32
 
-static char dir[64];
-static char path[128];
-
-static int setup(void **state)
-{
-	return az_test_tmpdir_make(dir, sizeof(dir), "/tmp/az-replay-XXXXXX", path, sizeof(path),
-				   "seg-000.azr");
-}
-
-static int teardown(void **state)
-{
-	az_test_tmpdir_remove(dir);
-	return 0;
-}
+AZ_TEST_TMPDIR_FIXTURE("/tmp/az-replay-XXXXXX", "seg-000.azr")
 
 /* Everything that was written, to compare the load against. */
 struct expect {

@@ -166,12 +166,6 @@ static void game_arch(const struct infer_opts *o, const char *game, struct az_ar
 	a->blocks = o->hidden ? o->blocks : cfg.blocks;
 }
 
-static int keep_all(const struct az_bench_row *r, void *arg)
-{
-	(void)arg;
-	return az_bench_row_get(r, "evals_per_s") != NULL;
-}
-
 /* Smallest batch reaching 90% of the best throughput of one game's rows. */
 static void knee(const struct infer_opts *o, const double *eps, uint32_t *batch, double *best)
 {
@@ -250,9 +244,9 @@ int az_bench_infer(int argc, char **argv)
 		.xkey = "batch",
 		.ykey = "evals_per_s",
 		.series = { "game", "net", NULL },
+		.series_fmt = { NULL, "net %s" },
 		.logx = 1,
 		.logy = 1,
-		.keep = keep_all,
 	};
 	rc = az_bench_emit(&t, &o.common, &ps);
 	az_bench_recommend(&o.common, text, &rec);

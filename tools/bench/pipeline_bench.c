@@ -692,6 +692,7 @@ int az_bench_pipeline(int argc, char **argv)
 		.xkey = "workers",
 		.ykey = "evals_per_s",
 		.series = { "game", "G", NULL },
+		.series_fmt = { NULL, "G=%s games per worker" },
 		.logx = 1,
 		.keep = keep_pipeline,
 	};
