@@ -38,8 +38,8 @@ elif mode == "pipeline":
     assert p["workers"] == int(sys.argv[3]) and p["G"] == 4, p
     # The finite phases (--phases 1): self-play and arena, adaptive and fixed-deadline.
     phase = {r["setup"]: r for r in rows if "/" in r["setup"]}
-    assert sorted(phase) == ["arena/adaptive", "arena/fixed-deadline", "selfplay/adaptive",
-                             "selfplay/fixed-deadline"], rows
+    assert sorted(phase) == ["arena/adaptive", "arena/fixed", "selfplay/adaptive",
+                             "selfplay/fixed"], rows
     for r in phase.values():
         for k in ("evals_per_s", "sims_per_s", "mean_batch", "ring_occupancy", "seconds"):
             pos(r, k)

@@ -293,8 +293,8 @@ struct phase_set {
 };
 
 static const char *const phase_setup[2][2] = {
-	{ "selfplay/adaptive", "selfplay/fixed-deadline" },
-	{ "arena/adaptive", "arena/fixed-deadline" },
+	{ "selfplay/adaptive", "selfplay/fixed" },
+	{ "arena/adaptive", "arena/fixed" },
 };
 
 /* Run each phase o->phases times under both batchings, alternating which goes first, and keep
