@@ -36,6 +36,7 @@
 void az_cuda_fail(int status, int is_blas, const char *file, int line, const char *call);
 extern thread_local int az_cuda_capturing;      /* set around graph capture */
 extern thread_local int az_cuda_capture_failed; /* a check failed while capturing */
+extern thread_local char az_cuda_capture_error[160]; /* the first such failure: call: error */
 
 #define AZ_CUDA_FATAL(call) AZ_GPU_FATAL_(cudaError_t, call, #call, cudaSuccess, 0)
 #define AZ_CUBLAS_FATAL(call) AZ_GPU_FATAL_(cublasStatus_t, call, #call, CUBLAS_STATUS_SUCCESS, 1)

@@ -218,6 +218,7 @@ out:
 
 struct iter_stats {
 	double selfplay_s, train_s, arena_s;
+	double arena_evals_per_s; /* arena leaf evaluations per second of its games */
 	struct az_pipeline_counters sp; /* self-play's counters */
 	double score;
 	int promoted;
@@ -247,15 +248,20 @@ static int selfplay_phase(struct az_run_loop *r, uint32_t it, struct iter_stats 
 
 static int arena_phase(struct az_run_loop *r, uint32_t it, const char *cand, struct iter_stats *st)
 {
-	double t0 = az_now();
+	double t0 = az_now(), t1 = t0;
 	int rc = r->hooks ? r->hooks->arena_begin(r, it, cand) : 0;
 	if (rc == 0)
 		rc = az_pipeline_serve_model(&r->pl, AZ_MODEL_CANDIDATE, cand);
-	if (rc == 0)
+	if (rc == 0) {
+		t1 = az_now();
 		rc = run_workers(r, AZ_WORKER_ARENA, it, share(r, AZ_WORKER_ARENA, r->p.arena_games),
 				 "arena");
+	}
 	struct az_pipeline_counters c;
 	az_pipeline_sample(&r->pl, &c);
+	/* Over the games only, as evals_per_s is over self-play's (the model load is excluded). */
+	double games_s = az_now() - t1;
+	st->arena_evals_per_s = (double)c.evals / (games_s > 0 ? games_s : 1);
 	if (rc == 0 && r->hooks)
 		rc = r->hooks->arena_end(r, it, &c);
 	st->arena_s = az_now() - t0;
@@ -295,7 +301,8 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 "\"arena_losses\": %llu, \"evals_per_s\": %.1f, \"sims_per_s\": %.1f, "
 		 "\"mean_batch\": %.2f, \"ring_occupancy\": %.2f, \"train_samples\": %llu, "
 		 "\"train_steps\": %u, \"selfplay_s\": %.3f, \"train_s\": %.3f, "
-		 "\"arena_s\": %.3f, \"best_iteration\": %u, \"time\": %.3f%s}",
+		 "\"arena_s\": %.3f, \"arena_evals_per_s\": %.1f, \"best_iteration\": %u, "
+		 "\"time\": %.3f%s}",
 		 it, (unsigned long long)c->games, (unsigned long long)c->positions,
 		 st->tr.policy_loss, st->tr.value_loss, st->score, st->promoted ? "true" : "false",
 		 (unsigned long long)st->wins, (unsigned long long)st->draws,
@@ -303,7 +310,7 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 c->batches ? (double)c->evals / (double)c->batches : 0.0,
 		 c->occ_n ? (double)c->occ_sum / (double)c->occ_n : 0.0,
 		 (unsigned long long)st->tr.samples, st->tr.steps, st->selfplay_s, st->train_s,
-		 st->arena_s, r->best_iteration, wall_clock(),
+		 st->arena_s, st->arena_evals_per_s, r->best_iteration, wall_clock(),
 		 it == r->first && r->first > 1 ? ", \"resumed\": true" : "");
 	int rc = az_rundir_metrics_commit(r->p.out, it - 1, line, err, sizeof(err));
 	if (rc < 0)

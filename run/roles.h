@@ -16,6 +16,9 @@
 struct az_worker_params {
 	const char *game;          /* game name; Tangled configured before the fork */
 	uint32_t games_per_worker; /* G: games kept in flight by one worker */
+	/* W: workers of the phase (0: unknown). A worker keeps at most ceil(games/W) games in
+	 * flight, so a phase of fewer than W·G games (the arena) is shared by all W. */
+	uint32_t workers;
 	uint32_t sims;             /* simulations per move */
 	uint32_t leaves;           /* K: leaves in flight per game (virtual loss) */
 	uint64_t seed;             /* run seed; per game streams are derived from it */

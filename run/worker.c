@@ -288,6 +288,13 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	if (rc < 0)
 		return rc;
 	w->ngames = cfg->games_per_worker;
+	if (cfg->workers > 0) {
+		/* Relaxed: set by azrun before the fork (infer/control.h). */
+		uint64_t target = atomic_load_explicit(&w->ctl->games_target, memory_order_relaxed);
+		uint64_t share = (target + cfg->workers - 1) / cfg->workers;
+		if (share > 0 && share < w->ngames)
+			w->ngames = (uint32_t)share;
+	}
 	w->games = calloc(w->ngames, sizeof(*w->games));
 	if (!w->games)
 		return -ENOMEM;
@@ -359,6 +366,8 @@ int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32
 			rc = rc2;
 	}
 out:
+	if (w.ring.shm)
+		az_ring_detach(&w.ring); /* nothing more from us: the server need not wait for it */
 	worker_fini(&w);
 	return rc;
 }

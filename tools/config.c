@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "games/game.h"
+#include "infer/server.h"
 #include "run/roles.h"
 #include "base/az_assert.h"
 #include "base/util.h"
@@ -51,7 +52,7 @@ static const struct opt base_opts[] = {
 	{"deterministic", T_FLAG, F(deterministic), 0, NULL, "the same --seed gives bit-identical "
 	 "checkpoints: one worker, batches of one position, CPU backend, each search round awaits "
 	 "all its results (slower; implies --workers 1 --max-batch 1 --backend cpu)", 1},
-	{"backend", T_BACKEND, F(backend), 0, "B", "inference backend: auto | cpu | cuda", 1},
+	{"backend", T_BACKEND, F(backend), 0, "B", "inference backend: auto | cpu | cpu-async | cuda", 1},
 	{"c-puct", T_F32, F(c_puct), 0, "C", "PUCT exploration constant", 1},
 	{"dirichlet-alpha", T_F32, F(dir_alpha), 0, "A", "root Dirichlet noise alpha", 1},
 	{"dirichlet-eps", T_F32, F(dir_eps), 0, "E", "root Dirichlet noise weight", 1},
@@ -71,7 +72,8 @@ static const struct opt base_opts[] = {
 	{"ring-capacity", T_U32, F(ring_capacity), 0, "N", "slots per worker ring (power of 2)", 1},
 	{"max-batch", T_U32, F(max_batch), 0, "N", "largest inference batch", 1},
 	{"batch-deadline-us", T_U32, F(deadline_us), 0, "US",
-	 "wait for a fuller batch at most this long", 1},
+	 "wait for a fuller batch at most this long while some worker may still add to it "
+	 "(at most 1000000)", 1},
 	{"spin", T_U32, F(spin), 0, "N", "polls before sleeping on a futex", 1},
 	{"resume", T_FLAG, F(resume), 0, NULL, "continue the run in --out after its last "
 	 "completed iteration, with its saved configuration", 0},
@@ -179,7 +181,7 @@ static void show_value(const struct az_config *c, const struct opt *o, char *buf
 	case T_F32: snprintf(buf, n, "%g", (double)*(const float *)p); break;
 	case T_STR: snprintf(buf, n, "%s", p); break;
 	case T_BACKEND: {
-		static const char *names[] = {"auto", "cpu", "cuda"};
+		static const char *names[] = {"auto", "cpu", "cuda", "cpu-async"};
 		snprintf(buf, n, "%s", names[*(const enum az_backend_kind *)p]);
 		break;
 	}
@@ -414,6 +416,9 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 		what = "--train-batch: at most 65536";
 	else if (c->max_batch > MAX_BATCH)
 		what = "--max-batch: at most 65536";
+	else if (c->deadline_us > AZ_INFER_DEADLINE_MAX_US)
+		what = "--batch-deadline-us: at most 1000000 (1 s); the batch starts early anyway "
+		       "once every worker waits";
 	else if (c->ring_capacity < 2 || c->ring_capacity > MAX_RING ||
 		 (c->ring_capacity & (c->ring_capacity - 1)))
 		what = "--ring-capacity must be a power of two from 2 to 65536";
@@ -774,7 +779,8 @@ int az_config_apply_game_options(struct az_config *c, const char *text, char *er
 void az_config_worker_params(const struct az_config *c, struct az_worker_params *wp)
 {
 	*wp = (struct az_worker_params){
-		.game = c->game, .games_per_worker = c->games_per_worker, .sims = c->sims,
+		.game = c->game, .games_per_worker = c->games_per_worker, .workers = c->workers,
+		.sims = c->sims,
 		.leaves = c->leaves, .seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
 		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies,
 		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin,

@@ -63,6 +63,7 @@ static const struct az_train_backend_ops *pick(enum az_backend_kind kind, char *
 		az_set_err(why, whylen, "cpu: auto (the GPU trainer runs only when asked for)");
 		return &az_train_cpu_ops;
 	case AZ_BACKEND_CPU:
+	case AZ_BACKEND_CPU_ASYNC: /* an inference-side distinction: training is the cpu's */
 		az_set_err(why, whylen, "cpu: requested");
 		return &az_train_cpu_ops;
 	case AZ_BACKEND_CUDA:
@@ -86,7 +87,7 @@ int az_train_backend_create(enum az_backend_kind kind, struct az_model *m,
 	int ret;
 
 	az_set_err(why, whylen, "invalid arguments");
-	if (!out || !m || !p || max_batch == 0 || (unsigned)kind > AZ_BACKEND_CUDA)
+	if (!out || !m || !p || max_batch == 0 || (unsigned)kind > AZ_BACKEND_CPU_ASYNC)
 		return -EINVAL;
 	ops = pick(kind, why, whylen);
 	if (!ops)

@@ -13,7 +13,7 @@ tiny=(--workers 2 --games-per-worker 4 --games-per-iter 12 --sims 12 --arena-gam
 "$AZRUN" --game tictactoe --out "$T/ttt" --iterations 2 --seed 3 "${tiny[@]}" 2> "$T/log1"
 [ "$(wc -l < "$T/ttt/metrics.jsonl")" -eq 2 ] || fail "metrics.jsonl should have 2 lines"
 for k in iteration games positions policy_loss value_loss arena_score promoted evals_per_s \
-	mean_batch selfplay_s train_s arena_s; do
+	mean_batch selfplay_s train_s arena_s arena_evals_per_s; do
 	grep -q "\"$k\"" "$T/ttt/metrics.jsonl" || fail "metrics.jsonl lacks $k"
 done
 python3 - "$T/ttt/metrics.jsonl" <<'PY'
@@ -24,6 +24,7 @@ for r in rows:
     assert r["games"] == 12, r
     assert r["positions"] >= 12 * 5, r          # a tic-tac-toe game lasts 5..9 plies
     assert r["evals_per_s"] > 0 and r["mean_batch"] >= 1, r
+    assert r["arena_evals_per_s"] > 0, r
     assert 0 <= r["arena_score"] <= 1, r
 PY
 [ -s "$T/ttt/best.safetensors" ] || fail "no best.safetensors"
@@ -144,4 +145,11 @@ grep -q '"positions": 1000' "$T/c4.json" || fail "Test_L3_R1 did not load 1000 p
 	--positions "$T/k3.txt" --sims 4 --json > "$T/tg.json"
 grep -q '"positions": 559' "$T/tg.json" || fail "azeval on K3 labels"
 "$AZRUN" verify --out "$T/tg" > /dev/null || fail "verify of a tangled run"
+# Connect Four end to end on the cpu-async backend: the pipelined zero-copy server path.
+"$AZRUN" --game connect4 --out "$T/c4async" --iterations 1 --backend cpu-async --workers 2 \
+	--games-per-worker 4 --games-per-iter 12 --sims 12 --arena-games 4 2> "$T/log6" ||
+	fail "azrun --backend cpu-async"
+grep -q "backend cpu-async" "$T/log6" || fail "cpu-async: no backend line"
+grep -q "zero-copy feed: segment registered, 2 stream(s)" "$T/log6" || fail "cpu-async: not pipelined"
+[ "$(wc -l < "$T/c4async/metrics.jsonl")" -eq 1 ] || fail "cpu-async: metrics missing"
 echo "azrun/azeval integration: all checks passed"

@@ -98,6 +98,8 @@ check "azrun zero workers" "workers" "$AZRUN" --out "$N" --workers 0
 check "azrun too many workers" "workers" "$AZRUN" --out "$N" --workers 100000
 check "azrun ring not a power of two" "ring-capacity" "$AZRUN" --out "$N" --ring-capacity 48
 check "azrun huge network" "hidden" "$AZRUN" --out "$N" --hidden 100000
+check "azrun batch deadline above 1 s" "batch-deadline-us" "$AZRUN" --out "$N" \
+	--batch-deadline-us 4294967295
 check "azrun huge sims" "sims" "$AZRUN" --out "$N" --sims 99999999
 check "azrun nan learning rate" "lr" "$AZRUN" --out "$N" --lr nan
 check "azrun infinite c-puct" "c-puct" "$AZRUN" --out "$N" --c-puct inf

@@ -118,7 +118,7 @@ static void usage(FILE *out)
 		"the ceiling that `azbench pipeline` is judged against.\n\n"
 		"  --game NAME        tictactoe | connect4 | all (default all)\n"
 		"  --batches LIST     batch sizes, comma-separated (default 1,2,4,...,1024)\n"
-		"  --backend B        auto | cpu | cuda (default auto: cuda when visible)\n"
+		"  --backend B        auto | cpu | cpu-async | cuda (default auto: cuda when visible)\n"
 		"  --net HxR          width x residual blocks (default: the game's)\n"
 		"  --help             this text\n"
 		"%s\n"
