@@ -2,6 +2,7 @@
 /* azrun's options: one table drives --help, parsing, and the run.json round trip, so an option
  * added here is documented, parsed and saved in one place. */
 #include "tools/config.h"
+#include "tools/config_impl.h"
 
 #include <cjson/cJSON.h>
 #include <ini.h>
@@ -21,18 +22,6 @@
 #include "base/az_assert.h"
 #include "base/util.h"
 #include "base/version.h"
-
-enum opt_type { T_U32, T_U64, T_F32, T_STR, T_BACKEND, T_FLAG };
-
-struct opt {
-	const char *name;
-	enum opt_type type;
-	size_t off;
-	size_t size; /* for strings */
-	const char *arg;
-	const char *help;
-	int saved; /* written to run.json */
-};
 
 #define F(field) offsetof(struct az_config, field)
 static const struct opt base_opts[] = {
@@ -94,15 +83,17 @@ static struct opt opts[AZ_ARRAY_LEN(base_opts) + AZ_GAME_OPTS_MAX + 1];
 static const struct az_game_opt *gopts[AZ_ARRAY_LEN(opts)]; /* behind opts[i], or NULL */
 static size_t nopts;
 
-static const struct opt *all_opts(void)
+const struct opt *az_config_opts(size_t *count)
 {
 	static const enum opt_type types[] = {
 		[AZ_GAME_OPT_U32] = T_U32, [AZ_GAME_OPT_F32] = T_F32, [AZ_GAME_OPT_STR] = T_STR};
 	static char game_help[200] = "game:";
 	size_t k = 0;
 
-	if (nopts)
+	if (nopts) {
+		*count = nopts;
 		return opts;
+	}
 	for (size_t i = 0, n = strlen(game_help); az_game_registry[i]; i++)
 		n += (size_t)snprintf(game_help + n, sizeof(game_help) - n, "%s %s", i ? " |" : "",
 				      az_game_registry[i]->name);
@@ -121,6 +112,7 @@ static const struct opt *all_opts(void)
 		}
 	}
 	opts[nopts++] = config_opt;
+	*count = nopts;
 	return opts;
 }
 #undef F
@@ -164,7 +156,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.train_epochs = g->train_epochs, .train_steps_max = g->train_steps_max,
 		.window = g->window, .lr = g->lr};
 	snprintf(c->game, sizeof(c->game), "%s", d->name);
-	all_opts();
+	az_config_opts(&nopts);
 	for (size_t i = 0; i < nopts; i++)
 		if (gopts[i])
 			az_game_opt_default(gopts[i],
@@ -172,7 +164,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 	return 0;
 }
 
-static void show_value(const struct az_config *c, const struct opt *o, char *buf, size_t n)
+void az_config_show_value(const struct az_config *c, const struct opt *o, char *buf, size_t n)
 {
 	const char *p = (const char *)c + o->off;
 	switch (o->type) {
@@ -187,80 +179,6 @@ static void show_value(const struct az_config *c, const struct opt *o, char *buf
 	}
 	case T_FLAG: snprintf(buf, n, "%s", *(const int *)p ? "on" : "off"); break;
 	}
-}
-
-#define MAX_GAMES 8 /* registered games whose defaults --help shows */
-
-/* One option's line of --help: the text wrapped at 100 columns, then its default(s). */
-static void usage_line(const struct opt *o, const struct az_config *d, int nd)
-{
-	char left[64], v[MAX_GAMES][64], def[200] = "";
-	snprintf(left, sizeof(left), "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-	int same = 1;
-	for (int k = 0; k < nd; k++) {
-		show_value(&d[k], o, v[k], sizeof(v[k]));
-		same = same && strcmp(v[k], v[0]) == 0;
-	}
-	if (o->type == T_FLAG || !v[0][0] || o->off == offsetof(struct az_config, game) ||
-	    o->off == offsetof(struct az_config, workers))
-		; /* flags, empty strings and derived values have no default worth printing */
-	else if (same)
-		snprintf(def, sizeof(def), " (default %s)", v[0]);
-	else
-		for (int k = 0, n = 0; k < nd; k++)
-			n += snprintf(def + n, sizeof(def) - (size_t)n, "%s%s%s", k ? " / " : " (default ",
-				      v[k], k + 1 == nd ? ")" : "");
-	char text[600];
-	snprintf(text, sizeof(text), "%s%s", o->help, def);
-	const char *t = text;
-	int first = 1;
-	while (*t) {
-		size_t n = strlen(t);
-		if (n > 70) {
-			n = 70;
-			while (n > 0 && t[n] != ' ')
-				n--;
-			if (n == 0)
-				n = 70;
-		}
-		printf("  %-26s %.*s\n", first ? left : "", (int)n, t);
-		t += n;
-		while (*t == ' ')
-			t++;
-		first = 0;
-	}
-}
-
-void az_config_usage(const char *prog)
-{
-	static struct az_config d[MAX_GAMES];
-	char names[200] = "";
-	int nd = 0;
-	for (size_t n = 0; az_game_registry[nd] && nd < MAX_GAMES; nd++) {
-		az_config_defaults(&d[nd], az_game_registry[nd]->name);
-		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", nd ? " / " : "",
-				      az_game_registry[nd]->name);
-	}
-	printf("Usage: %s --game GAME --out DIR [options]\n"
-	       "       %s --resume --out DIR [options]\n"
-	       "       azrun status --out DIR     progress of a running or finished run\n"
-	       "       azrun report --out DIR     PNG plots + summary page in DIR/report/\n"
-	       "       azrun verify --out DIR     check every checkpoint, record and metrics line\n\n"
-	       "Trains an AlphaZero agent: self-play workers -> shared-memory rings -> one batched\n"
-	       "inference process -> trainer -> arena -> checkpoints in DIR. With --resume, the\n"
-	       "saved configuration is reused; options given with it apply from the next\n"
-	       "iteration on (the game and the architecture cannot change).\n\n"
-	       "Options (defaults for %s where they differ):\n",
-	       prog, prog, names);
-	for (size_t i = 0; i < nopts; i++)
-		usage_line(&opts[i], d, nd);
-	printf("  %-26s %s\n", "--version", "print the version and exit");
-	printf("  %-26s %s\n\nExamples:\n"
-	       "  %s --game tictactoe --out runs/ttt\n"
-	       "  %s --game connect4 --out runs/c4 --iterations 2\n"
-	       "  %s --game tangled --graph 3 --out runs/k4\n"
-	       "  %s --resume --out runs/ttt --iterations 30\n",
-	       "--help", "this text", prog, prog, prog, prog);
 }
 
 /* Upper bounds of validate(): far beyond useful settings, low enough that a typo is refused
@@ -388,6 +306,30 @@ static const char *zero_count(const struct az_config *c)
 	return NULL;
 }
 
+/* The first value above its cap, as its message; NULL when none is. */
+static const char *over_cap(const struct az_config *c)
+{
+	const struct {
+		uint32_t v, max;
+		const char *what;
+	} caps[] = {
+		{c->workers, 256, "--workers: at most 256"},
+		{c->sims, MAX_SIMS, "--sims: at most 1000000"},
+		{c->leaves, MAX_LEAVES, "--leaves: at most 256"},
+		{c->games_per_worker, MAX_GAMES_PER_WORKER, "--games-per-worker: at most 4096"},
+		{c->hidden, MAX_HIDDEN, "--hidden: at most 8192"},
+		{c->blocks, MAX_BLOCKS, "--blocks: at most 128"},
+		{c->train_batch, MAX_BATCH, "--train-batch: at most 65536"},
+		{c->max_batch, MAX_BATCH, "--max-batch: at most 65536"},
+		{c->deadline_us, AZ_INFER_DEADLINE_MAX_US, "--batch-deadline-us: at most 1000000 "
+		 "(1 s); the batch starts early anyway once every worker waits"},
+	};
+	for (size_t i = 0; i < AZ_ARRAY_LEN(caps); i++)
+		if (caps[i].v > caps[i].max)
+			return caps[i].what;
+	return NULL;
+}
+
 static int validate(const struct az_config *c, char *err, size_t errlen)
 {
 	const char *name = game_name(c->game);
@@ -400,25 +342,8 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 		what = "--out: path too long (at most 400 characters)";
 	else if (zero_count(c))
 		what = zero_count(c);
-	else if (c->workers > 256)
-		what = "--workers: at most 256";
-	else if (c->sims > MAX_SIMS)
-		what = "--sims: at most 1000000";
-	else if (c->leaves > MAX_LEAVES)
-		what = "--leaves: at most 256";
-	else if (c->games_per_worker > MAX_GAMES_PER_WORKER)
-		what = "--games-per-worker: at most 4096";
-	else if (c->hidden > MAX_HIDDEN)
-		what = "--hidden: at most 8192";
-	else if (c->blocks > MAX_BLOCKS)
-		what = "--blocks: at most 128";
-	else if (c->train_batch > MAX_BATCH)
-		what = "--train-batch: at most 65536";
-	else if (c->max_batch > MAX_BATCH)
-		what = "--max-batch: at most 65536";
-	else if (c->deadline_us > AZ_INFER_DEADLINE_MAX_US)
-		what = "--batch-deadline-us: at most 1000000 (1 s); the batch starts early anyway "
-		       "once every worker waits";
+	else if (over_cap(c))
+		what = over_cap(c);
 	else if (c->ring_capacity < 2 || c->ring_capacity > MAX_RING ||
 		 (c->ring_capacity & (c->ring_capacity - 1)))
 		what = "--ring-capacity must be a power of two from 2 to 65536";
@@ -444,7 +369,7 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 
 static const struct opt *find_opt(const char *name)
 {
-	all_opts();
+	az_config_opts(&nopts);
 	for (size_t i = 0; i < nopts; i++)
 		if (strcmp(opts[i].name, name) == 0)
 			return &opts[i];
@@ -545,7 +470,7 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 			       o->off == offsetof(struct az_config, blocks) ||
 			       o->off == offsetof(struct az_config, game))) {
 			char cur[64];
-			show_value(c, o, cur, sizeof(cur));
+			az_config_show_value(c, o, cur, sizeof(cur));
 			if (strcmp(cur, p->val[i]) != 0) {
 				snprintf(err, errlen, "--config %s: %s = %s, but the run being resumed "
 					 "has %s; the game and architecture of a run cannot change",
@@ -661,7 +586,7 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 
 int az_config_save(const struct az_config *c, const char *path, char *err, size_t errlen)
 {
-	all_opts();
+	az_config_opts(&nopts);
 	cJSON *root = cJSON_CreateObject();
 	if (!root)
 		return -ENOMEM;
@@ -669,7 +594,7 @@ int az_config_save(const struct az_config *c, const char *path, char *err, size_
 		char v[600];
 		if (!opts[i].saved)
 			continue;
-		show_value(c, &opts[i], v, sizeof(v));
+		az_config_show_value(c, &opts[i], v, sizeof(v));
 		cJSON_AddStringToObject(root, opts[i].name, v);
 	}
 	/* The build that wrote it (not an option: az_config_load ignores it). */
