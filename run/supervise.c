@@ -15,27 +15,38 @@
 #include "base/util.h"
 #include "shm/slot.h"
 
-static volatile sig_atomic_t interrupted; /* set by the SIGINT/SIGTERM handler only */
+static volatile sig_atomic_t interrupted; /* the first stop signal's number; set by on_signal */
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	interrupted = 1;
+	if (!interrupted)
+		interrupted = sig;
 }
+
+/* The signals that stop a run cleanly: ^C, kill, a closed terminal, a closed pipe (`azrun |
+ * head`). */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+#define N_STOP ((int)(sizeof(stop_signals) / sizeof(stop_signals[0])))
 
 void az_sv_install_signals(void)
 {
 	struct sigaction sa;
+	sigset_t set;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&set);
+	for (int i = 0; i < N_STOP; i++) {
+		sigaction(stop_signals[i], &sa, NULL);
+		sigaddset(&set, stop_signals[i]);
+	}
 	signal(SIGXFSZ, SIG_IGN);
+	/* Unblocked in case the parent left them blocked (then one is delivered here). */
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
 int az_sv_interrupted(void)
 {
-	return interrupted != 0;
+	return interrupted;
 }
 
 static void sleep_ms(long ms)
@@ -57,7 +68,12 @@ pid_t az_sv_spawn(int (*fn)(void *), void *arg, const char *name)
 	if (getppid() != parent)
 		_exit(3); /* the parent died before prctl: nobody supervises us */
 	signal(SIGINT, SIG_IGN); /* the supervisor decides when children stop */
+	signal(SIGHUP, SIG_IGN); /* the terminal's hangup reaches the whole group */
+	signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error (EPIPE), not a death */
 	signal(SIGTERM, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
 	if (name)
 		prctl(PR_SET_NAME, name);
 	_exit(fn(arg) < 0 ? 1 : 0);

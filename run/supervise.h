@@ -18,11 +18,14 @@
 #include "infer/control.h"
 #include "shm/segment.h"
 
-/* SIGINT and SIGTERM set the interrupted flag (az_sv_interrupted), SIGXFSZ is ignored (a file
- * size limit surfaces as EFBIG from write()). Call once in the supervising process. */
+/* SIGINT, SIGTERM, SIGHUP and SIGPIPE set the interrupted flag (az_sv_interrupted) and are
+ * unblocked (one that arrived while blocked counts now); SIGXFSZ is ignored (a file size limit
+ * surfaces as EFBIG from write()). Call once in the supervising process, first thing in main:
+ * a signal before it would be lost (a background job of a shell inherits SIGINT ignored).
+ * Children forked by az_sv_spawn ignore all but SIGTERM. */
 void az_sv_install_signals(void);
 
-/* Nonzero once SIGINT or SIGTERM arrived. */
+/* The number of the first stop signal that arrived (exit with 128 + it), or 0. */
 int az_sv_interrupted(void);
 
 /* Fork a child named `name` (prctl PR_SET_NAME, at most 15 characters) that dies with its
