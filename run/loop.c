@@ -89,7 +89,10 @@ static int worker_child(struct az_phase *ph, uint32_t i)
 	char path[AZ_RUNDIR_PATH_MAX];
 	az_rundir_replay_path(path, sizeof(path), r->p.out, ph->iteration, i, ph->attempt[i]);
 	int rc = az_worker_run(&r->p.worker, &r->pl.seg, i, r->mode, ph->iteration, path);
-	if (rc < 0)
+	if (rc == -EPROTO)
+		fprintf(stderr, "worker %u: stopped: the inference process answered that it has not "
+			"loaded the model asked for (see its error above)\n", i);
+	else if (rc < 0)
 		fprintf(stderr, "worker %u: failed: %s\n", i, strerror(-rc));
 	return rc;
 }

@@ -136,10 +136,14 @@ static int server_died(struct az_pipeline *pl, int st, const char *what)
 	pl->server = 0;
 	if (interrupted)
 		return -EINTR;
-	if (++pl->server_restarts > pl->pp.max_server_restarts) {
-		if (pl->pp.max_server_restarts)
+	pl->server_restarts++;
+	if (!az_sv_budget_take(&pl->server_budget, az_now())) {
+		if (pl->pp.max_server_restarts && pl->pp.restart_window_s > 0)
+			az_log("azrun: the inference process died %u times in %.0f s; giving up",
+			       pl->server_budget.max + 1, pl->pp.restart_window_s);
+		else if (pl->pp.max_server_restarts)
 			az_log("azrun: the inference process died %u times; giving up",
-			       pl->server_restarts - 1);
+			       pl->server_restarts);
 		return -ECHILD;
 	}
 	int rc = spawn_server(pl);
@@ -149,6 +153,22 @@ static int server_died(struct az_pipeline *pl, int st, const char *what)
 	 * requests left unserved by its predecessor: the rings keep their counters. */
 	az_log("azrun: restarted the inference process (pid %ld)", (long)pl->server);
 	return 0;
+}
+
+int az_sv_budget_take(struct az_sv_budget *b, double now)
+{
+	uint32_t max = b->max < AZ_SV_BUDGET_MAX ? b->max : AZ_SV_BUDGET_MAX;
+	if (max == 0)
+		return 0;
+	if (b->n >= max) {
+		/* The max-th most recent restart: still inside the window means one too many. */
+		double oldest = b->at[(b->n - max) % AZ_SV_BUDGET_MAX];
+		if (b->window_s <= 0 || now - oldest < b->window_s)
+			return 0;
+	}
+	b->at[b->n % AZ_SV_BUDGET_MAX] = now;
+	b->n++;
+	return 1;
 }
 
 int az_pipeline_server_died(struct az_pipeline *pl, int st)
@@ -161,6 +181,8 @@ int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *p
 {
 	memset(pl, 0, sizeof(*pl));
 	pl->pp = *pp;
+	pl->server_budget.max = pp->max_server_restarts;
+	pl->server_budget.window_s = pp->restart_window_s;
 	struct az_slot_layout lay;
 	az_slot_layout_init(&lay, pp->infer.features, pp->infer.actions);
 	struct az_seg_params sp = {.nrings = pp->rings, .capacity = pp->ring_capacity,

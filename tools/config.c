@@ -402,6 +402,9 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 		what = zero_count(c);
 	else if (c->workers > 256)
 		what = "--workers: at most 256";
+	else if (c->sims < 2)
+		what = "--sims: at least 2 (one simulation only expands the root, which leaves no "
+		       "visit counts to choose a move by)";
 	else if (c->sims > MAX_SIMS)
 		what = "--sims: at most 1000000";
 	else if (c->leaves > MAX_LEAVES)
