@@ -24,7 +24,8 @@ state_field() { jq -r ".$2" "$1/state.json" 2> /dev/null; }
 check_finished() {
 	local D=$1 b
 	"$AZRUN" verify --out "$D" > "$T/verify.out" || { cat "$T/verify.out"; fail "$D: verify"; }
-	grep -q " 0 problems, 0 leftovers" "$T/verify.out" || { cat "$T/verify.out"; fail "$D: leftovers"; }
+	grep -q " 0 problems, 0 leftovers" "$T/verify.out" ||
+		{ cat "$T/verify.out"; fail "$D: leftovers"; }
 	[ "$(state_field "$D" completed)" = "$ITERS" ] || fail "$D: state.json: $(cat "$D/state.json")"
 	b=$(state_field "$D" best_iteration)
 	cmp -s "$D/best.safetensors" "$D/checkpoints/iter-$(printf %04d "$b").safetensors" ||
@@ -37,7 +38,8 @@ check_finished() {
 	for i in $(seq 0 "$ITERS"); do
 		[ -f "$D/checkpoints/iter-$(printf %04d "$i").safetensors" ] || fail "$D: iteration $i lost"
 	done
-	[ -z "$(find "$D" -name '*.tmp*')" ] || fail "$D: temporary files left: $(find "$D" -name '*.tmp*')"
+	[ -z "$(find "$D" -name '*.tmp*')" ] ||
+		fail "$D: temporary files left: $(find "$D" -name '*.tmp*')"
 }
 
 "$AZRUN" "${args[@]}" --iterations "$ITERS" --out "$T/ref" 2> "$T/ref.log" ||

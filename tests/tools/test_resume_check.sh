@@ -85,7 +85,8 @@ D="$T/diverge"
 [ $? -eq 1 ] || { cat "$T/d.err"; fail "--lr 1e30 did not stop"; }
 grep -qi "diverged" "$T/d.err" || { cat "$T/d.err"; fail "--lr 1e30: no clear message"; }
 done_its=$(jq -r .completed "$D/state.json")
-[ "$( (cat "$D/metrics.jsonl" 2> /dev/null || true) | wc -l)" -eq "$done_its" ] || fail "metrics lines"
+lines=$( (cat "$D/metrics.jsonl" 2> /dev/null || true) | wc -l)
+[ "$lines" -eq "$done_its" ] || fail "$lines metrics lines for $done_its iterations"
 [ "$done_its" -eq 0 ] || jq -e . "$D/metrics.jsonl" > /dev/null || fail "invalid JSON in metrics"
 "$AZRUN" verify --out "$D" > /dev/null || fail "a diverged run fails verify"
 echo "divergence stopped before commit ($done_its iterations complete)"
