@@ -5,9 +5,9 @@
 # inference process cannot load. After each
 # trial the run directory is verified (every checksum, every checkpoint, metrics), and no shared
 # memory segment or process of the run may be left behind.
-# Usage: test_faults.sh AZRUN [TRIALS]
+# Usage: test_faults.sh AZRUN [TRIALS [FAIL_REALLOC_SO]]
 set -uo pipefail
-AZRUN=$1 TRIALS=${2:-3}
+AZRUN=$1 TRIALS=${2:-3} SHIM=${3:-}
 T=$(mktemp -d)
 trap 'pkill -9 -P $$ 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -131,6 +131,22 @@ grep -q "has not loaded the model" "$T/noload.log" ||
 	{ cat "$T/noload.log"; fail "failed model load: unclear"; }
 check_clean $pid
 survived[model-load]=1
+
+# 7. Out of memory in a worker's search tree (an LD_PRELOAD shim fails its large reallocs): the
+# worker stops with ENOMEM; it never publishes the leaf it could not add (which aborted on the
+# answer, signal 6, restart after restart).
+if [ -n "$SHIM" ]; then
+	D="$T/oom"
+	AZ_TEST_FAIL_REALLOC=65536 LD_PRELOAD="$SHIM" "$AZRUN" --game tictactoe --workers 1 \
+		--games-per-worker 8 --games-per-iter 16 --sims 800 --arena-games 4 --quiet \
+		--iterations 1 --out "$D" 2> "$T/oom.log"
+	rc=$?
+	[ $rc -eq 1 ] || { cat "$T/oom.log"; fail "worker out of memory: exit $rc, want 1"; }
+	grep -q "worker 0: failed: Cannot allocate memory" "$T/oom.log" ||
+		{ cat "$T/oom.log"; fail "worker out of memory: unclear"; }
+	grep -q "signal 6\|assertion" "$T/oom.log" && { cat "$T/oom.log"; fail "worker aborted"; }
+	survived[worker-oom]=1
+fi
 
 for k in "${!survived[@]}"; do echo "faults survived: $k ${survived[$k]}"; done
 echo "fault injection: all checks passed"
