@@ -133,6 +133,20 @@ int az_write_file_atomic(const char *path, const void *data, size_t len, char *e
 	return rc;
 }
 
+int az_copy_file_atomic(const char *from, const char *to, char *err, size_t errlen)
+{
+	char *data;
+	size_t len;
+	int rc = az_read_file(from, &data, &len);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", from, strerror(-rc));
+		return rc;
+	}
+	rc = az_write_file_atomic(to, data, len, err, errlen);
+	free(data);
+	return rc;
+}
+
 int az_write_file_replace(const char *path, const void *data, size_t len)
 {
 	char tmp[1100];

@@ -12,6 +12,9 @@
 int az_write_file_atomic(const char *path, const void *data, size_t len, char *err,
 			 size_t errlen);
 
+/* Copy file `from` over `to` with az_write_file_atomic. 0 or -errno with a message in err. */
+int az_copy_file_atomic(const char *from, const char *to, char *err, size_t errlen);
+
 /* Temp name and rename, without fsync: for status files (progress.json) whose loss in a crash
  * is harmless; not a crash point (az_fault_init). Returns 0 or -errno. */
 int az_write_file_replace(const char *path, const void *data, size_t len);

@@ -334,20 +334,6 @@ static int save_state(struct az_run_loop *r)
 	return rc;
 }
 
-static int copy_file(const char *from, const char *to, char *err, size_t errlen)
-{
-	char *data;
-	size_t len;
-	int rc = az_read_file(from, &data, &len);
-	if (rc < 0) {
-		snprintf(err, errlen, "%s: %s", from, strerror(-rc));
-		return rc;
-	}
-	rc = az_write_file_atomic(to, data, len, err, errlen);
-	free(data);
-	return rc;
-}
-
 /* The commit protocol (run/rundir.h, struct az_rundir_check): the candidate checkpoint and the
  * metrics line are prepared, state.json commits the iteration, then best.safetensors follows
  * the record. A kill before the commit leaves iteration it - 1 whole (resume rolls the rest
@@ -394,7 +380,7 @@ static int iteration(struct az_run_loop *r, uint32_t it)
 	}
 	snprintf(r->latest, sizeof(r->latest), "%s", cand);
 	if (st.promoted) {
-		rc = copy_file(cand, r->best, err, sizeof(err));
+		rc = az_copy_file_atomic(cand, r->best, err, sizeof(err));
 		if (rc < 0) {
 			az_log("azrun: %s (iteration %u is committed; --resume completes the copy)", err,
 			       it);

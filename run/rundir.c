@@ -355,17 +355,9 @@ int az_rundir_repair(const char *dir, const struct az_rundir_check *t,
 		say(ctx, msg);
 	}
 	if (t->best_stale) {
-		char *data;
-		size_t len;
 		az_rundir_checkpoint_path(p, sizeof(p), dir, t->best_iteration);
 		az_rundir_path(q, sizeof(q), dir, AZ_RUNDIR_BEST);
-		int rc = az_read_file(p, &data, &len);
-		if (rc < 0) {
-			snprintf(err, errlen, "%s: %s", p, strerror(-rc));
-			return rc;
-		}
-		rc = az_write_file_atomic(q, data, len, err, errlen);
-		free(data);
+		int rc = az_copy_file_atomic(p, q, err, errlen);
 		if (rc < 0)
 			return rc;
 		snprintf(msg, sizeof(msg), "completed the promotion: %s is now %s (iteration %u, "
