@@ -476,6 +476,9 @@ int az_run_prepare_models(struct az_run_loop *r, int resume)
 			az_log("azrun: resume: %s", err);
 			return rc;
 		}
+		if (r->check.metrics_lines > r->check.completed &&
+		    az_tb_write_run(r->p.out, err, sizeof(err)) < 0) /* its view of the lines */
+			az_log("azrun: warning: TensorBoard events not rewritten: %s", err);
 		az_rundir_checkpoint_path(r->latest, sizeof(r->latest), r->p.out, r->completed);
 		az_info("azrun: resuming %s after iteration %u (best from iteration %u)", r->p.out,
 			r->completed, r->best_iteration);

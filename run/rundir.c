@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "run/tbevents.h"
 
 static const char *const names[AZ_RUNDIR_NFILES] = {
 	[AZ_RUNDIR_CONFIG] = "run.json",
@@ -319,6 +320,7 @@ void az_rundir_drop_temps(const char *dir, void (*say)(void *ctx, const char *ms
 	drop_temps(dir, NULL, say, ctx);
 	drop_temps(dir, names[AZ_RUNDIR_CHECKPOINTS], say, ctx);
 	drop_temps(dir, names[AZ_RUNDIR_REPLAY], say, ctx);
+	drop_temps(dir, AZ_TB_DIR, say, ctx);
 }
 
 int az_rundir_repair(const char *dir, const struct az_rundir_check *t,

@@ -147,7 +147,7 @@ int az_rundir_verify(const char *dir, const struct az_game *g, struct az_rundir_
 /* Does a file name belong to an unfinished atomic write ("*.tmp.PID", "*.tmp")? */
 int az_rundir_is_temp(const char *name);
 
-/* Remove the temporary files of writes cut short in dir, checkpoints/ and replay/ (each
+/* Remove the temporary files of writes cut short in dir, checkpoints/, replay/ and tb/ (each
  * removal passed to say). */
 void az_rundir_drop_temps(const char *dir, void (*say)(void *ctx, const char *msg), void *ctx);
 

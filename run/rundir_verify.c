@@ -17,6 +17,7 @@
 #include "base/util.h"
 #include "games/game.h"
 #include "net/checkpoint.h"
+#include "run/tbevents.h"
 #include "train/replay.h"
 
 #define MAX_ITER 999999u /* state.json's bound on "completed" */
@@ -187,18 +188,21 @@ static void check_best(const char *out, const struct az_game *g, struct az_rundi
 	free(b);
 }
 
-/* The other files at the top: only temporary files are reported. */
-static void check_top(const char *out, struct az_rundir_check *t)
+/* The other files at the top and in tb/ (a view of metrics.jsonl, may be absent): only
+ * temporary files are reported. */
+static void check_temps(const char *out, const char *sub, struct az_rundir_check *t)
 {
-	char path[AZ_RUNDIR_PATH_MAX + 300];
-	DIR *d = opendir(out);
+	char dir[AZ_RUNDIR_PATH_MAX], path[AZ_RUNDIR_PATH_MAX + 300];
+	snprintf(dir, sizeof(dir), sub ? "%s/%s" : "%s", out, sub);
+	DIR *d = opendir(dir);
 	if (!d) {
-		say(t, 1, "%s: cannot open (%s)", out, strerror(errno));
+		if (!sub || errno != ENOENT)
+			say(t, 1, "%s: cannot open (%s)", dir, strerror(errno));
 		return;
 	}
 	for (struct dirent *e; (e = readdir(d)) != NULL;)
 		if (az_rundir_is_temp(e->d_name)) {
-			snprintf(path, sizeof(path), "%s/%s", out, e->d_name);
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 			note_temp(t, path);
 		}
 	closedir(d);
@@ -309,7 +313,8 @@ int az_rundir_verify(const char *out, const struct az_game *g, struct az_rundir_
 {
 	char path[AZ_RUNDIR_PATH_MAX];
 	check_state(out, t);
-	check_top(out, t);
+	check_temps(out, NULL, t);
+	check_temps(out, AZ_TB_DIR, t);
 	uint32_t top = check_checkpoints(out, g, t);
 	check_best(out, g, t);
 	check_replay(out, g, t);
