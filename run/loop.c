@@ -448,8 +448,9 @@ int az_run_check_resume(struct az_run_loop *r, char *err, size_t errlen)
 				      .hidden = r->p.hidden, .blocks = r->p.blocks};
 	az_rundir_verify(r->p.out, r->p.g, t);
 	if (t->problems) {
-		snprintf(err, errlen, "cannot resume: %s; nothing was changed (%ld problems: azrun "
-			 "verify --out %s lists them)", first, f.n, r->p.out);
+		snprintf(err, errlen, "cannot resume: %s; nothing was changed (%ld problem%s: azrun "
+			 "verify --out %s lists %s)", first, f.n, f.n == 1 ? "" : "s", r->p.out,
+			 f.n == 1 ? "it" : "them");
 		return -EINVAL;
 	}
 	r->completed = t->completed > 0 ? (uint32_t)t->completed : 0;
