@@ -5,13 +5,59 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* ---- the crash-point hook (tests only; see az_fault_init in base/util.h) ---- */
+
+struct fault_page {
+	_Atomic uint64_t points; /* write, fsync and rename calls so far, all processes */
+	uint64_t crash_at;       /* immutable after az_fault_init */
+	pid_t root;              /* immutable after az_fault_init: the process to kill */
+};
+
+static struct fault_page *fault;
+
+void az_fault_init(void)
+{
+	const char *s = getenv("AZ_CRASH_AT");
+	uint32_t n;
+	if (fault || !s || az_parse_u32(s, NULL, &n) < 0 || n == 0)
+		return;
+	void *mem = mmap(NULL, sizeof(*fault), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			 -1, 0);
+	if (mem == MAP_FAILED)
+		return;
+	fault = mem;
+	fault->crash_at = n;
+	fault->root = getpid();
+}
+
+/* Called before each write, fsync and rename of az_write_file_atomic: at the AZ_CRASH_AT-th
+ * call, over every process forked after az_fault_init, SIGKILL the root process (its children
+ * die with it, PR_SET_PDEATHSIG) and this one, as a power cut there would. */
+static void fault_point(const char *what, const char *path)
+{
+	if (!fault)
+		return;
+	/* Relaxed: a counter only; the processes that write files take turns (the supervisor
+	 * waits for the trainer before it writes), so no other memory is ordered by it. */
+	uint64_t n = atomic_fetch_add_explicit(&fault->points, 1, memory_order_relaxed) + 1;
+	if (n != fault->crash_at)
+		return;
+	fprintf(stderr, "az-fault: crash point %llu: before %s of %s\n", (unsigned long long)n,
+		what, path);
+	kill(fault->root, SIGKILL);
+	raise(SIGKILL);
+}
 
 /* fsync the directory holding path so that a rename into it is durable. */
 static int fsync_dir_of(const char *path)
@@ -52,6 +98,7 @@ int az_write_file_atomic(const char *path, const void *data, size_t len, char *e
 	const char *p = data;
 	size_t left = len;
 	while (left) {
+		fault_point("write", tmp);
 		ssize_t n = write(fd, p, left);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -65,22 +112,55 @@ int az_write_file_atomic(const char *path, const void *data, size_t len, char *e
 		p += n;
 		left -= (size_t)n;
 	}
+	fault_point("fsync", tmp);
 	if (fsync(fd) < 0 || close(fd) < 0) {
 		int e = errno;
 		snprintf(err, errlen, "%s: fsync failed (%s)", path, strerror(e));
 		unlink(tmp);
 		return -e;
 	}
+	fault_point("rename", path);
 	if (rename(tmp, path) < 0) {
 		int e = errno;
 		snprintf(err, errlen, "%s: rename failed (%s)", path, strerror(e));
 		unlink(tmp);
 		return -e;
 	}
+	fault_point("directory fsync", path);
 	int rc = fsync_dir_of(path);
 	if (rc < 0)
 		snprintf(err, errlen, "%s: directory fsync failed (%s)", path, strerror(-rc));
 	return rc;
+}
+
+int az_copy_file_atomic(const char *from, const char *to, char *err, size_t errlen)
+{
+	char *data;
+	size_t len;
+	int rc = az_read_file(from, &data, &len);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", from, strerror(-rc));
+		return rc;
+	}
+	rc = az_write_file_atomic(to, data, len, err, errlen);
+	free(data);
+	return rc;
+}
+
+int az_write_file_replace(const char *path, const void *data, size_t len)
+{
+	char tmp[1100];
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	FILE *f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	int bad = fwrite(data, 1, len, f) != len;
+	bad |= fclose(f) != 0;
+	if (bad || rename(tmp, path) < 0) {
+		unlink(tmp);
+		return -EIO;
+	}
+	return 0;
 }
 
 int az_read_file(const char *path, char **data, size_t *len)

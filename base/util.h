@@ -12,6 +12,20 @@
 int az_write_file_atomic(const char *path, const void *data, size_t len, char *err,
 			 size_t errlen);
 
+/* Copy file `from` over `to` with az_write_file_atomic. 0 or -errno with a message in err. */
+int az_copy_file_atomic(const char *from, const char *to, char *err, size_t errlen);
+
+/* Temp name and rename, without fsync: for status files (progress.json) whose loss in a crash
+ * is harmless; not a crash point (az_fault_init). Returns 0 or -errno. */
+int az_write_file_replace(const char *path, const void *data, size_t len);
+
+/* Crash-point testing, in the manner of SQLite's crash tests: with AZ_CRASH_AT=N in the
+ * environment, the N-th write, fsync, rename or directory fsync made by az_write_file_atomic
+ * (counted over this process and every child forked after this call) SIGKILLs this process and
+ * the caller of az_fault_init, after one "az-fault: crash point N: before ..." line on stderr.
+ * Without the variable nothing changes. Call once, first thing in main. */
+void az_fault_init(void);
+
 /* Read a whole file into a NUL-terminated malloc'd buffer (*data, caller frees). 0 or -errno. */
 int az_read_file(const char *path, char **data, size_t *len);
 

@@ -129,6 +129,9 @@ static int load_model(struct server *sv, uint32_t model, uint32_t gen)
 {
 	char err[512], why[256];
 	struct az_model *m = NULL;
+	/* Until this load succeeds the slot is not served (status 1), never with the weights of
+	 * the generation before. */
+	sv->loaded[model] = 0;
 	int rc = az_ckpt_load(sv->ctl->model_path[model], &m, err, sizeof(err));
 	if (rc < 0) {
 		infer_log(sv, LOG_ERROR, "inference: %s\n", err);

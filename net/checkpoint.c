@@ -9,6 +9,7 @@
 #include "base/version.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -207,8 +208,28 @@ static uint32_t tensors_crc(const struct az_model *m, const struct az_tensor *t,
 	return crc;
 }
 
+/* The first tensor of t[n] holding a NaN or an infinity, with its element index: 1 when there
+ * is one, 0 when every weight is finite. */
+static int find_nonfinite(const struct az_model *m, const struct az_tensor *t, uint32_t n,
+			  uint32_t *tensor, size_t *index)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const float *p = m->params + t[i].offset;
+		size_t cnt = (size_t)t[i].rows * t[i].cols;
+		for (size_t k = 0; k < cnt; k++)
+			if (!isfinite(p[k])) {
+				*tensor = i;
+				*index = k;
+				return 1;
+			}
+	}
+	return 0;
+}
+
 int az_ckpt_save(const char *path, const struct az_model *m, char *err, size_t errlen)
 {
+	uint32_t bad_t;
+	size_t bad_i;
 	struct az_tensor *t = NULL;
 	unsigned char *bytes = NULL;
 	char *hdr = NULL;
@@ -224,6 +245,14 @@ int az_ckpt_save(const char *path, const struct az_model *m, char *err, size_t e
 		az_set_err(err, errlen, "checkpoint %s: %s", path,
 			n == -ENOMEM ? "out of memory" : "model tensor table does not fit params");
 		return n;
+	}
+	if (find_nonfinite(m, t, (uint32_t)n, &bad_t, &bad_i)) {
+		/* A diverged network is never written: nothing could load it (see load). */
+		az_set_err(err, errlen, "checkpoint %s: not saved: tensor %s holds a non-finite "
+			"value (NaN or infinity) at element %zu; training diverged (lower --lr)",
+			path, t[bad_t].name, bad_i);
+		rc = -EINVAL;
+		goto err_tensors;
 	}
 	rc = build_header(m, t, (uint32_t)n, tensors_crc(m, t, (uint32_t)n), &hdr, &hlen);
 	if (rc < 0) {
@@ -618,6 +647,15 @@ static int load_tensors(const struct ckpt_file *f, const cJSON *root,
 		az_set_err(err, errlen, "checkpoint %s: content hash mismatch: header says "
 			"crc32:%08x, tensors hash to crc32:%08x (corrupt data)", f->name, cm->crc,
 			crc);
+		rc = -EINVAL;
+		goto err_model;
+	}
+	uint32_t bad_t;
+	size_t bad_i;
+	if (find_nonfinite(m, t, n, &bad_t, &bad_i)) {
+		az_set_err(err, errlen, "checkpoint %s: tensor %s holds a non-finite value (NaN or "
+			"infinity) at element %zu: a diverged network, refused", f->name,
+			t[bad_t].name, bad_i);
 		rc = -EINVAL;
 		goto err_model;
 	}

@@ -3,6 +3,7 @@
 #include "run/loop.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +89,10 @@ static int worker_child(struct az_phase *ph, uint32_t i)
 	char path[AZ_RUNDIR_PATH_MAX];
 	az_rundir_replay_path(path, sizeof(path), r->p.out, ph->iteration, i, ph->attempt[i]);
 	int rc = az_worker_run(&r->p.worker, &r->pl.seg, i, r->mode, ph->iteration, path);
-	if (rc < 0)
+	if (rc == -EPROTO)
+		fprintf(stderr, "worker %u: stopped: the inference process answered that it has not "
+			"loaded the model asked for (see its error above)\n", i);
+	else if (rc < 0)
 		fprintf(stderr, "worker %u: failed: %s\n", i, strerror(-rc));
 	return rc;
 }
@@ -330,20 +334,11 @@ static int save_state(struct az_run_loop *r)
 	return rc;
 }
 
-static int copy_file(const char *from, const char *to, char *err, size_t errlen)
-{
-	char *data;
-	size_t len;
-	int rc = az_read_file(from, &data, &len);
-	if (rc < 0) {
-		snprintf(err, errlen, "%s: %s", from, strerror(-rc));
-		return rc;
-	}
-	rc = az_write_file_atomic(to, data, len, err, errlen);
-	free(data);
-	return rc;
-}
-
+/* The commit protocol (run/rundir.h, struct az_rundir_check): the candidate checkpoint and the
+ * metrics line are prepared, state.json commits the iteration, then best.safetensors follows
+ * the record. A kill before the commit leaves iteration it - 1 whole (resume rolls the rest
+ * back); a kill after it leaves iteration it whole but for the copy of best, which resume
+ * completes. */
 static int iteration(struct az_run_loop *r, uint32_t it)
 {
 	struct iter_stats st;
@@ -361,26 +356,39 @@ static int iteration(struct az_run_loop *r, uint32_t it)
 	az_info("iter %u train: %u steps on %llu samples, policy loss %.4f, value loss %.4f, "
 		"%.1fs", it, st.tr.steps, (unsigned long long)st.tr.samples, st.tr.policy_loss,
 		st.tr.value_loss, st.train_s);
+	if (!isfinite(st.tr.policy_loss) || !isfinite(st.tr.value_loss)) {
+		az_log("azrun: iteration %u: training diverged (policy loss %g, value loss %g); "
+		       "nothing of it is committed; lower --lr and continue with --resume", it,
+		       (double)st.tr.policy_loss, (double)st.tr.value_loss);
+		return -EDOM;
+	}
 	rc = arena_phase(r, it, cand, &st);
 	if (rc < 0)
 		return rc;
-	if (st.promoted) {
-		rc = copy_file(cand, r->best, err, sizeof(err));
-		if (rc < 0) {
-			az_log("azrun: %s", err);
-			return rc;
-		}
-		r->best_iteration = it;
-		rc = az_pipeline_serve_model(&r->pl, AZ_MODEL_BEST, r->best);
-		if (rc < 0)
-			return rc;
+	uint32_t best_before = r->best_iteration;
+	if (st.promoted)
+		r->best_iteration = it; /* the metrics line and the record name the new best */
+	rc = write_metrics(r, it, &st);
+	if (rc == 0) {
+		r->completed = it;
+		rc = save_state(r); /* the commit */
+	}
+	if (rc < 0) {
+		r->completed = it - 1;
+		r->best_iteration = best_before;
+		return rc;
 	}
 	snprintf(r->latest, sizeof(r->latest), "%s", cand);
-	rc = write_metrics(r, it, &st);
-	if (rc < 0)
-		return rc;
-	r->completed = it;
-	return save_state(r);
+	if (st.promoted) {
+		rc = az_copy_file_atomic(cand, r->best, err, sizeof(err));
+		if (rc < 0) {
+			az_log("azrun: %s (iteration %u is committed; --resume completes the copy)", err,
+			       it);
+			return rc;
+		}
+		rc = az_pipeline_serve_model(&r->pl, AZ_MODEL_BEST, r->best);
+	}
+	return rc;
 }
 
 /* After an iteration: how long it took and when the run should end, from this azrun's mean. */
@@ -403,6 +411,8 @@ int az_run_iterate(struct az_run_loop *r)
 	double t0 = az_now();
 	r->first = r->completed + 1;
 	for (uint32_t it = r->first; rc == 0 && it <= r->p.iterations; it++) {
+		if (az_sv_interrupted())
+			return -EINTR; /* before it started: nothing of it is on disk */
 		double t = az_now();
 		rc = iteration(r, it);
 		if (rc == 0)
@@ -415,51 +425,43 @@ int az_run_iterate(struct az_run_loop *r)
 
 /* ---- setup ---- */
 
-/* A checkpoint the run depends on must load and be a network of this run's game and
- * architecture. Returns 0 or -EINVAL / -ENOENT with a one-line message. */
-static int check_checkpoint(const struct az_run_loop *r, const char *path, char *err, size_t errlen)
+/* The first damage az_rundir_verify reports, for a one-line refusal. */
+struct first_damage {
+	char *err;
+	size_t errlen;
+	long n;
+};
+
+static void keep_first_damage(void *ctx, int damaged, const char *msg)
 {
-	struct az_model *m;
-	char e[512];
-	const struct az_game *g = r->p.g;
-	int rc = az_ckpt_load(path, &m, e, sizeof(e));
-	if (rc < 0) {
-		snprintf(err, errlen, "cannot resume: %s", e);
-		return rc == -ENOENT ? -ENOENT : -EINVAL;
-	}
-	const struct az_arch *a = &m->arch;
-	if (strcmp(m->game, g->name) != 0)
-		snprintf(err, errlen, "cannot resume: %s is a %s network, but the run plays %s", path,
-			 m->game, g->name);
-	else if (a->inputs != g->features || a->actions != g->actions ||
-		 a->hidden != r->p.hidden || a->blocks != r->p.blocks)
-		snprintf(err, errlen, "cannot resume: %s has architecture %ux%u (%u inputs, %u "
-			 "actions), but run.json says %ux%u (%u, %u)", path, a->hidden, a->blocks,
-			 a->inputs, a->actions, r->p.hidden, r->p.blocks, g->features, g->actions);
-	else
-		rc = 1;
-	az_model_destroy(m);
-	return rc == 1 ? 0 : -EINVAL;
+	struct first_damage *f = ctx;
+	if (damaged && f->n++ == 0)
+		snprintf(f->err, f->errlen, "%s", msg);
 }
 
 int az_run_check_resume(struct az_run_loop *r, char *err, size_t errlen)
 {
-	struct az_rundir_state st;
-	int rc = az_rundir_state_load(r->p.out, &st, err, errlen);
-	if (rc < 0 && rc != -ENOENT)
-		return rc;
-	r->completed = st.completed;
-	r->best_iteration = st.best_iteration;
-	az_rundir_path(r->best, sizeof(r->best), r->p.out, AZ_RUNDIR_BEST);
-	if (r->completed == 0 && access(r->best, F_OK) != 0)
-		return 0; /* stopped before its first network was saved: starts over */
-	rc = check_checkpoint(r, r->best, err, errlen);
-	if (rc == 0 && r->completed) {
-		char latest[AZ_RUNDIR_PATH_MAX];
-		az_rundir_checkpoint_path(latest, sizeof(latest), r->p.out, r->completed);
-		rc = check_checkpoint(r, latest, err, errlen);
+	char first[768];
+	struct first_damage f = {first, sizeof(first), 0};
+	struct az_rundir_check *t = &r->check;
+	*t = (struct az_rundir_check){.report = keep_first_damage, .ctx = &f,
+				      .hidden = r->p.hidden, .blocks = r->p.blocks};
+	az_rundir_verify(r->p.out, r->p.g, t);
+	if (t->problems) {
+		snprintf(err, errlen, "cannot resume: %s; nothing was changed (%ld problem%s: azrun "
+			 "verify --out %s lists %s)", first, f.n, f.n == 1 ? "" : "s", r->p.out,
+			 f.n == 1 ? "it" : "them");
+		return -EINVAL;
 	}
-	return rc;
+	r->completed = t->completed > 0 ? (uint32_t)t->completed : 0;
+	r->best_iteration = t->completed >= 0 ? t->best_iteration : 0;
+	return 0;
+}
+
+static void log_repair(void *ctx, const char *msg)
+{
+	(void)ctx;
+	az_log("azrun: %s", msg);
 }
 
 int az_run_prepare_models(struct az_run_loop *r, int resume)
@@ -467,26 +469,28 @@ int az_run_prepare_models(struct az_run_loop *r, int resume)
 	char err[512];
 	const struct az_game *g = r->p.g;
 	az_rundir_path(r->best, sizeof(r->best), r->p.out, AZ_RUNDIR_BEST);
-	if (resume) {
-		/* az_run_check_resume() has validated state.json and the checkpoints. */
-		az_rundir_drop_replay_after(r->p.out, r->completed);
-		if (az_rundir_metrics_commit(r->p.out, r->completed, NULL, err, sizeof(err)) < 0)
-			az_log("azrun: %s", err);
-		if (r->completed)
-			az_rundir_checkpoint_path(r->latest, sizeof(r->latest), r->p.out,
-						  r->completed);
-		else
-			snprintf(r->latest, sizeof(r->latest), "%s", r->best);
-		if (access(r->best, R_OK) == 0 && access(r->latest, R_OK) == 0) {
-			az_info("azrun: resuming %s after iteration %u (best from iteration %u)",
-				r->p.out, r->completed, r->best_iteration);
-			return 0;
+	if (resume && r->check.completed >= 0) {
+		/* az_run_check_resume() found no damage: roll back or complete what lies beyond
+		 * the last committed iteration, then go on from it. */
+		int rc = az_rundir_repair(r->p.out, &r->check, log_repair, NULL, err, sizeof(err));
+		if (rc < 0) {
+			az_log("azrun: resume: %s", err);
+			return rc;
 		}
-		if (r->completed) {
-			az_log("azrun: cannot resume: %s or %s is missing", r->best, r->latest);
-			return -ENOENT;
-		}
+		if (r->check.metrics_lines > r->check.completed &&
+		    az_tb_write_run(r->p.out, err, sizeof(err)) < 0) /* its view of the lines */
+			az_log("azrun: warning: TensorBoard events not rewritten: %s", err);
+		az_rundir_checkpoint_path(r->latest, sizeof(r->latest), r->p.out, r->completed);
+		az_info("azrun: resuming %s after iteration %u (best from iteration %u)", r->p.out,
+			r->completed, r->best_iteration);
+		return 0;
 	}
+	if (resume) {
+		az_log("azrun: resume: %s has no state.json and no completed iteration; starting "
+		       "the run over", r->p.out);
+		az_rundir_drop_replay_after(r->p.out, 0);
+	}
+	az_rundir_drop_temps(r->p.out, log_repair, NULL); /* a first start killed in a write */
 	struct az_arch a = {.inputs = g->features, .hidden = r->p.hidden, .blocks = r->p.blocks,
 			    .actions = g->actions};
 	struct az_model *m;

@@ -70,16 +70,20 @@ struct az_run_loop {
 	struct az_progress bar;     /* its progress bar */
 	double last_progress;       /* az_now() of the last progress.json */
 	const struct az_run_hooks *hooks; /* NULL: one machine */
+	struct az_rundir_check check; /* what az_run_check_resume found */
 };
 
-/* Before anything in the run directory is touched: is it a run that can be continued (state,
- * best and latest checkpoint load and match the game and architecture)? Sets r->completed and
- * r->best_iteration. Returns 0 or -EINVAL / -ENOENT with a one-line message in err. */
+/* Before anything in the run directory is touched: is it a run that can be continued? The
+ * check is az_rundir_verify's, the one behind `azrun verify`: any damage it reports is
+ * refused. Sets r->completed, r->best_iteration and r->check. Returns 0 or -EINVAL with a
+ * one-line message in err (the first damage found). */
 int az_run_check_resume(struct az_run_loop *r, char *err, size_t errlen);
 
-/* First start (resume = 0): a random network is iteration 0's checkpoint and the first best.
- * Resume: drop replay files and metrics lines of iterations that never completed, pick up the
- * best and latest networks. Returns 0 or -errno (logged). */
+/* First start (resume = 0, or resume of a directory without state.json and without a
+ * completed iteration): a random network is iteration 0's checkpoint and the first best.
+ * Resume: roll back or complete what lies beyond the last committed iteration
+ * (az_rundir_repair, each action logged), pick up the best and latest networks. Returns 0 or
+ * -errno (logged). */
 int az_run_prepare_models(struct az_run_loop *r, int resume);
 
 /* Start the pipeline (segment + inference process serving the best network). 0 or -errno. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "run/tbevents.h"
 
 static const char *const names[AZ_RUNDIR_NFILES] = {
 	[AZ_RUNDIR_CONFIG] = "run.json",
@@ -99,8 +100,9 @@ int az_rundir_replay_window(const char *dir, uint32_t it, uint32_t window, char 
 	return 0;
 }
 
-void az_rundir_drop_replay_after(const char *dir, uint32_t completed)
+long az_rundir_drop_replay_after(const char *dir, uint32_t completed)
 {
+	long n = 0;
 	char rdir[AZ_RUNDIR_PATH_MAX], p[AZ_RUNDIR_PATH_MAX + 300];
 	az_rundir_path(rdir, sizeof(rdir), dir, AZ_RUNDIR_REPLAY);
 	DIR *d = opendir(rdir);
@@ -110,11 +112,12 @@ void az_rundir_drop_replay_after(const char *dir, uint32_t completed)
 		/* Any file that names a later iteration, torn ".tmp" leftovers included. */
 		if (sscanf(e->d_name, "iter-%4u-w%2u", &a, &w) == 2 && a > completed) {
 			snprintf(p, sizeof(p), "%s/%s", rdir, e->d_name);
-			unlink(p);
+			n += unlink(p) == 0;
 		}
 	}
 	if (d)
 		closedir(d);
+	return n;
 }
 
 int az_rundir_state_save(const char *dir, const struct az_rundir_state *st, char *err,
@@ -175,17 +178,27 @@ int az_rundir_metrics_commit(const char *dir, uint32_t keep, const char *line, c
 		return -ENOMEM;
 	}
 	size_t n = 0;
+	long lineno = 0;
 	for (char *s = old, *nl; s && *s; s = nl ? nl + 1 : s + strlen(s)) {
 		nl = strchr(s, '\n');
+		lineno++;
 		size_t l = nl ? (size_t)(nl - s) : strlen(s);
 		cJSON *j = cJSON_ParseWithLength(s, l);
 		cJSON *itv = j ? cJSON_GetObjectItem(j, "iteration") : NULL;
-		if (cJSON_IsNumber(itv) && itv->valuedouble <= keep) {
+		int ok = cJSON_IsNumber(itv);
+		if (ok && itv->valuedouble <= keep) {
 			memcpy(out + n, s, l);
 			n += l;
 			out[n++] = '\n';
 		}
 		cJSON_Delete(j);
+		if (!ok) {
+			snprintf(err, errlen, "%s: line %ld is not a metrics object; nothing written "
+				 "(azrun verify --out %s names the damage)", path, lineno, dir);
+			free(out);
+			free(old);
+			return -EINVAL;
+		}
 	}
 	if (line)
 		n += (size_t)sprintf(out + n, "%s\n", line);
@@ -197,7 +210,7 @@ int az_rundir_metrics_commit(const char *dir, uint32_t keep, const char *line, c
 
 void az_rundir_progress_write(const char *dir, const struct az_rundir_progress *p)
 {
-	char path[AZ_RUNDIR_PATH_MAX], text[512], err[256];
+	char path[AZ_RUNDIR_PATH_MAX], text[512];
 	az_rundir_path(path, sizeof(path), dir, AZ_RUNDIR_PROGRESS);
 	snprintf(text, sizeof(text),
 		 "{\"pid\": %ld, \"iteration\": %u, \"iterations\": %u, \"phase\": \"%s\", "
@@ -206,7 +219,7 @@ void az_rundir_progress_write(const char *dir, const struct az_rundir_progress *
 		 p->pid, p->iteration, p->iterations, p->phase, p->phase_started,
 		 (unsigned long long)p->done, (unsigned long long)p->total, p->evals_per_s,
 		 (long)time(NULL));
-	az_write_file_atomic(path, text, strlen(text), err, sizeof(err));
+	az_write_file_replace(path, text, strlen(text));
 }
 
 /* Why mkdir of p failed with rc, in words: names the deepest existing ancestor of p and what
@@ -257,15 +270,20 @@ int az_rundir_create_locked(const char *dir, char *err, size_t errlen)
 	 * file) and released by the kernel however it ends. The fd is kept open on purpose. */
 	az_rundir_path(p, sizeof(p), dir, AZ_RUNDIR_LOCK);
 	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "--out: cannot open %s for writing (%s); azrun needs a writable "
+			 "run directory", p, strerror(-rc));
+		return rc;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		char owner[32] = "?";
-		ssize_t n = fd >= 0 ? pread(fd, owner, sizeof(owner) - 1, 0) : -1;
+		ssize_t n = pread(fd, owner, sizeof(owner) - 1, 0);
 		if (n > 0)
 			owner[strcspn(owner, "\n")] = 0;
 		snprintf(err, errlen, "%s is in use by another azrun (pid %s); wait for it or stop "
 			 "it first", dir, n > 0 ? owner : "?");
-		if (fd >= 0)
-			close(fd);
+		close(fd);
 		return -EBUSY;
 	}
 	char pid[32];
@@ -274,5 +292,79 @@ int az_rundir_create_locked(const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "note: cannot record the pid in %s", p);
 	else
 		err[0] = 0;
+	return 0;
+}
+
+/* Remove the temporary files in dir/sub (sub NULL: dir itself). */
+static void drop_temps(const char *dir, const char *sub, void (*say)(void *, const char *),
+		       void *ctx)
+{
+	char d[AZ_RUNDIR_PATH_MAX], p[AZ_RUNDIR_PATH_MAX + 300], msg[AZ_RUNDIR_PATH_MAX + 400];
+	snprintf(d, sizeof(d), sub ? "%s/%s" : "%s", dir, sub);
+	DIR *dd = opendir(d);
+	for (struct dirent *e; dd && (e = readdir(dd)) != NULL;) {
+		if (!az_rundir_is_temp(e->d_name))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", d, e->d_name);
+		if (unlink(p) == 0) {
+			snprintf(msg, sizeof(msg), "removed %s (a write cut short)", p);
+			say(ctx, msg);
+		}
+	}
+	if (dd)
+		closedir(dd);
+}
+
+void az_rundir_drop_temps(const char *dir, void (*say)(void *ctx, const char *msg), void *ctx)
+{
+	drop_temps(dir, NULL, say, ctx);
+	drop_temps(dir, names[AZ_RUNDIR_CHECKPOINTS], say, ctx);
+	drop_temps(dir, names[AZ_RUNDIR_REPLAY], say, ctx);
+	drop_temps(dir, AZ_TB_DIR, say, ctx);
+}
+
+int az_rundir_repair(const char *dir, const struct az_rundir_check *t,
+		     void (*say)(void *ctx, const char *msg), void *ctx, char *err, size_t errlen)
+{
+	char p[AZ_RUNDIR_PATH_MAX], q[AZ_RUNDIR_PATH_MAX], msg[3 * AZ_RUNDIR_PATH_MAX];
+	if (t->problems || t->completed < 0) {
+		snprintf(err, errlen, "%s: damaged; not repaired (see azrun verify)", dir);
+		return -EINVAL;
+	}
+	uint32_t done = (uint32_t)t->completed;
+	az_rundir_drop_temps(dir, say, ctx);
+	/* Checkpoints of iterations that never committed (the next one would overwrite them,
+	 * but a shorter --iterations would leave them behind). */
+	for (uint32_t it = done + 1;; it++) {
+		az_rundir_checkpoint_path(p, sizeof(p), dir, it);
+		if (unlink(p) < 0)
+			break;
+		snprintf(msg, sizeof(msg), "rolled back %s (iteration %u never committed)", p, it);
+		say(ctx, msg);
+	}
+	long dropped = az_rundir_drop_replay_after(dir, done);
+	if (dropped > 0) {
+		snprintf(msg, sizeof(msg), "rolled back %ld replay files of iterations after %u",
+			 dropped, done);
+		say(ctx, msg);
+	}
+	if (t->metrics_lines > t->completed) {
+		int rc = az_rundir_metrics_commit(dir, done, NULL, err, errlen);
+		if (rc < 0)
+			return rc;
+		snprintf(msg, sizeof(msg), "rolled back %ld metrics lines of iterations after %u",
+			 t->metrics_lines - t->completed, done);
+		say(ctx, msg);
+	}
+	if (t->best_stale) {
+		az_rundir_checkpoint_path(p, sizeof(p), dir, t->best_iteration);
+		az_rundir_path(q, sizeof(q), dir, AZ_RUNDIR_BEST);
+		int rc = az_copy_file_atomic(p, q, err, errlen);
+		if (rc < 0)
+			return rc;
+		snprintf(msg, sizeof(msg), "completed the promotion: %s is now %s (iteration %u, "
+			 "as state.json says)", q, p, t->best_iteration);
+		say(ctx, msg);
+	}
 	return 0;
 }

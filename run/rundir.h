@@ -3,7 +3,8 @@
  * small ones. docs/run-directory.md describes the format for users.
  *
  *   DIR/run.json                          effective configuration (written by tools/config.c)
- *   DIR/state.json                        {"completed": N, "best_iteration": B}; written last
+ *   DIR/state.json                        {"completed": N, "best_iteration": B}: the commit
+ *                                         record (see struct az_rundir_check)
  *   DIR/best.safetensors                  the network that plays self-play games
  *   DIR/checkpoints/iter-NNNN.safetensors the network trained in iteration N (0: random init)
  *   DIR/replay/iter-NNNN-wWW.rpl          self-play records of iteration N from worker W
@@ -14,7 +15,8 @@
  *   DIR/azrun.log                         the log
  *   DIR/tb/events.out.tfevents.ringzero   the metrics for TensorBoard (run/tbevents.h)
  *
- * Every write goes to a temporary name, is fsynced and renamed (base/util.h). */
+ * Every write goes to a temporary name, is fsynced and renamed (base/util.h), but the replay
+ * files, which workers append to (train/replay.h), and progress.json (no fsync). */
 #ifndef AZ_RUN_RUNDIR_H
 #define AZ_RUN_RUNDIR_H
 
@@ -60,8 +62,9 @@ int az_rundir_replay_iteration(const char *name, uint32_t *iteration);
 int az_rundir_replay_window(const char *dir, uint32_t it, uint32_t window, char ***paths,
 			    uint32_t *n);
 
-/* Remove the replay files of iterations after `completed` (a crash mid-iteration). */
-void az_rundir_drop_replay_after(const char *dir, uint32_t completed);
+/* Remove the replay files of iterations after `completed` (a crash mid-iteration). Returns
+ * how many were removed. */
+long az_rundir_drop_replay_after(const char *dir, uint32_t completed);
 
 /* state.json. */
 struct az_rundir_state {
@@ -79,7 +82,8 @@ int az_rundir_state_load(const char *dir, struct az_rundir_state *st, char *err,
 
 /* Rewrite metrics.jsonl keeping the lines of iterations <= keep, then append `line` (a JSON
  * object without newline; may be NULL). Atomic replace: a crash leaves the old or the new file.
- * 0 or -errno with a message in err. */
+ * A line that does not parse is never dropped: -EINVAL, the file unchanged. 0 or -errno with a
+ * message in err. */
 int az_rundir_metrics_commit(const char *dir, uint32_t keep, const char *line, char *err,
 			     size_t errlen);
 
@@ -101,23 +105,58 @@ void az_rundir_progress_write(const char *dir, const struct az_rundir_progress *
  * when another process holds it, or -errno; message in err either way. */
 int az_rundir_create_locked(const char *dir, char *err, size_t errlen);
 
-/* What az_rundir_verify found. */
+/* The one integrity check behind `azrun verify` and `azrun --resume` (run/rundir_verify.c).
+ *
+ * The commit protocol of an iteration N (run/loop.c), each write atomic (temp name, fsync,
+ * rename, fsync of the directory):
+ *   1. replay/iter-N-*.rpl, checkpoints/iter-N.safetensors, the line of N in metrics.jsonl:
+ *      prepared, not yet part of the run;
+ *   2. state.json {"completed": N, "best_iteration": B}: the commit record;
+ *   3. best.safetensors := a copy of checkpoints/iter-B: derived from the record.
+ * A kill at any instant therefore leaves state.json naming the last whole iteration. What
+ * lies beyond it (files of iteration > completed, metrics lines after the completed ones,
+ * temporary files, a best.safetensors other than iter-B's) is a leftover that resume rolls
+ * back (removes) or completes (copies best); anything else wrong is damage, which resume
+ * refuses. */
 struct az_rundir_check {
-	/* Called once per finding: damaged = 1 for damage, 0 for a note; may be NULL. */
+	/* In: called once per finding, damaged = 1 for damage, 0 for a note or a leftover (may
+	 * be NULL); the architecture that run.json names (0: not checked). */
 	void (*report)(void *ctx, int damaged, const char *msg);
 	void *ctx;
+	uint32_t hidden, blocks;
+	/* Out. */
 	long checkpoints, replay_files, records, games_bad, problems;
 	long metrics_lines;
 	size_t dropped;  /* bytes after the last whole game, over all replay files */
-	long completed; /* from state.json; -1 when it could not be read */
+	long completed;  /* from state.json; -1 when missing or damaged */
+	uint32_t best_iteration; /* from state.json */
+	int state_missing;       /* no state.json (damage only when iterations completed) */
+	long repairs;            /* leftovers that resume rolls back or completes */
+	int best_stale;          /* best.safetensors is not checkpoints/iter-B's bytes */
 };
 
-/* Check a run directory of game g end to end: state.json parses and its last checkpoint
- * exists; every checkpoint loads (header, shapes, CRC) and is a network of g; every replay
- * segment's header and record checksums, whole games only (a torn tail is damage in a
- * completed iteration, a note otherwise); metrics.jsonl has one object per completed
- * iteration. Returns 0 when intact, 1 when something is damaged (counted in t->problems). */
+/* Check a run directory of game g end to end: state.json parses (or is missing with nothing
+ * completed); checkpoints iter-0..completed exist, load (header, shapes, CRC, finite values)
+ * and are networks of g and t's architecture; best.safetensors likewise; every replay segment
+ * of a completed iteration reads to its end with valid checksums; metrics.jsonl holds line k =
+ * iteration k for k = 1..completed. One report per damaged item, naming it. Returns 0 when
+ * there is no damage, 1 otherwise (counted in t->problems). t zeroed but for the inputs. */
 struct az_game;
 int az_rundir_verify(const char *dir, const struct az_game *g, struct az_rundir_check *t);
+
+/* Does a file name belong to an unfinished atomic write ("*.tmp.PID", "*.tmp")? */
+int az_rundir_is_temp(const char *name);
+
+/* Remove the temporary files of writes cut short in dir, checkpoints/, replay/ and tb/ (each
+ * removal passed to say). */
+void az_rundir_drop_temps(const char *dir, void (*say)(void *ctx, const char *msg), void *ctx);
+
+/* Roll back or complete what az_rundir_verify found beyond the last committed iteration
+ * (t->problems must be 0 and t->completed >= 0): remove temporary files, checkpoints, replay
+ * files and metrics lines of iterations after t->completed, and copy checkpoints/iter-B to
+ * best.safetensors when t->best_stale. Each action is passed to say(ctx, msg). Idempotent (a
+ * crash inside it is repaired by the next resume). 0 or -errno with a message in err. */
+int az_rundir_repair(const char *dir, const struct az_rundir_check *t,
+		     void (*say)(void *ctx, const char *msg), void *ctx, char *err, size_t errlen);
 
 #endif

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Checking a run directory end to end (run/rundir.h: az_rundir_verify). */
+/* Checking a run directory end to end (run/rundir.h: az_rundir_verify), the one check behind
+ * `azrun verify` and `azrun --resume`: what it calls damage, resume refuses; what it calls a
+ * leftover of an iteration that never committed, resume rolls back or completes
+ * (az_rundir_repair in run/rundir.c). */
 #include "run/rundir.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,146 +17,318 @@
 #include "base/util.h"
 #include "games/game.h"
 #include "net/checkpoint.h"
+#include "run/tbevents.h"
 #include "train/replay.h"
 
-static void say(struct az_rundir_check *t, int damaged, const char *fmt, const char *a,
-		const char *b, const char *c)
+#define MAX_ITER 999999u /* state.json's bound on "completed" */
+
+static void __attribute__((format(printf, 3, 4)))
+say(struct az_rundir_check *t, int damaged, const char *fmt, ...)
 {
 	char msg[2048];
-	snprintf(msg, sizeof(msg), fmt, a, b, c);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
 	if (damaged)
 		t->problems++;
 	if (t->report)
 		t->report(t->ctx, damaged, msg);
 }
 
-static void problem(struct az_rundir_check *t, const char *fmt, const char *a, const char *b)
+int az_rundir_is_temp(const char *name)
 {
-	say(t, 1, fmt, a, b, "");
+	size_t len = strlen(name);
+	return strstr(name, ".tmp.") != NULL || (len >= 4 && strcmp(name + len - 4, ".tmp") == 0);
 }
 
-static void check_dir(const char *out, const char *sub, const char *suffix,
-		      const struct az_game *g, struct az_rundir_check *t)
+/* "iter-NNNN.safetensors": 1 and N, or 0. */
+static int ckpt_iteration(const char *name, uint32_t *it)
 {
-	char dir[AZ_RUNDIR_PATH_MAX], path[AZ_RUNDIR_PATH_MAX + 300], err[512];
-	snprintf(dir, sizeof(dir), "%s/%s", out, sub);
+	unsigned a;
+	char tail[32];
+	if (sscanf(name, "iter-%6u%31s", &a, tail) != 2 || strcmp(tail, ".safetensors") != 0)
+		return 0;
+	*it = a;
+	return 1;
+}
+
+/* Is the network at path one of this run (game, architecture)? 0, or -1 after the report
+ * (damage, or a note when it never committed). */
+static int check_network(struct az_rundir_check *t, const char *path, int damage,
+			 const struct az_game *g)
+{
+	struct az_model *m;
+	char err[512];
+	if (az_ckpt_load(path, &m, err, sizeof(err)) < 0) {
+		say(t, damage, "%s", err);
+		return -1;
+	}
+	const struct az_arch *a = &m->arch;
+	int rc = 0;
+	if (strcmp(m->game, g->name) != 0 || a->inputs != g->features || a->actions != g->actions) {
+		say(t, damage, "%s: a %s network (%u inputs, %u actions), but the run plays %s", path,
+		    m->game, a->inputs, a->actions, g->name);
+		rc = -1;
+	} else if (t->hidden && (a->hidden != t->hidden || a->blocks != t->blocks)) {
+		say(t, damage, "%s: architecture %ux%u, but run.json says %ux%u", path, a->hidden,
+		    a->blocks, t->hidden, t->blocks);
+		rc = -1;
+	}
+	az_model_destroy(m);
+	return rc;
+}
+
+/* state.json: parses. Sets t->completed / t->best_iteration, or t->state_missing. */
+static void check_state(const char *out, struct az_rundir_check *t)
+{
+	char path[AZ_RUNDIR_PATH_MAX], err[512];
+	struct az_rundir_state st;
+	az_rundir_path(path, sizeof(path), out, AZ_RUNDIR_STATE);
+	int rc = az_rundir_state_load(out, &st, err, sizeof(err));
+	t->completed = -1;
+	if (rc == -ENOENT) {
+		t->state_missing = 1;
+	} else if (rc < 0) {
+		say(t, 1, "%s", err);
+	} else {
+		t->completed = st.completed;
+		t->best_iteration = st.best_iteration;
+	}
+}
+
+static void note_temp(struct az_rundir_check *t, const char *path)
+{
+	t->repairs++;
+	say(t, 0, "%s: the temporary file of a write cut short; resume removes it", path);
+}
+
+/* checkpoints/: every committed iteration's network is there, loads and is of this run; later
+ * ones never committed. Returns the highest iteration found (0: none). */
+static uint32_t check_checkpoints(const char *out, const struct az_game *g,
+				  struct az_rundir_check *t)
+{
+	char dir[AZ_RUNDIR_PATH_MAX], path[AZ_RUNDIR_PATH_MAX + 300];
+	az_rundir_path(dir, sizeof(dir), out, AZ_RUNDIR_CHECKPOINTS);
+	long want = t->completed >= 0 ? t->completed : -1;
+	unsigned char *seen = calloc((size_t)(want + 1) + 1, 1);
+	uint32_t top = 0;
+	DIR *d = opendir(dir);
+	if (!d || !seen) {
+		say(t, 1, "%s: cannot open (%s)", dir, seen ? strerror(errno) : "out of memory");
+		if (d)
+			closedir(d);
+		free(seen);
+		return 0;
+	}
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		uint32_t it;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (az_rundir_is_temp(e->d_name)) {
+			note_temp(t, path);
+			continue;
+		}
+		if (!ckpt_iteration(e->d_name, &it))
+			continue;
+		t->checkpoints++;
+		int committed = t->completed < 0 || (long)it <= t->completed;
+		if (!committed) {
+			t->repairs++;
+			say(t, 0, "%s: iteration %u never committed (state.json says %ld); resume "
+			    "removes it", path, it, t->completed);
+		}
+		if (check_network(t, path, committed, g) == 0 && committed) {
+			if (want >= 0)
+				seen[it] = 1;
+			if (it > top)
+				top = it;
+		}
+	}
+	closedir(d);
+	for (long k = 0; k <= want; k++)
+		if (!seen[k]) {
+			char ck[AZ_RUNDIR_PATH_MAX];
+			az_rundir_checkpoint_path(ck, sizeof(ck), out, (uint32_t)k);
+			if (access(ck, F_OK) != 0)
+				say(t, 1, "%s: missing, but state.json says iteration %ld is complete",
+				    ck, k);
+		}
+	free(seen);
+	return top;
+}
+
+/* best.safetensors: a network of this run, the same bytes as checkpoints/iter-B (B = state's
+ * best_iteration); other bytes are a promotion cut short, which resume completes. */
+static void check_best(const char *out, const struct az_game *g, struct az_rundir_check *t)
+{
+	char best[AZ_RUNDIR_PATH_MAX], ck[AZ_RUNDIR_PATH_MAX];
+	az_rundir_path(best, sizeof(best), out, AZ_RUNDIR_BEST);
+	if (access(best, F_OK) != 0) {
+		if (t->completed >= 0)
+			say(t, 1, "%s: missing (state.json says it is iteration %u's network)", best,
+			    t->best_iteration);
+		return;
+	}
+	t->checkpoints++;
+	if (check_network(t, best, 1, g) < 0 || t->completed < 0)
+		return;
+	az_rundir_checkpoint_path(ck, sizeof(ck), out, t->best_iteration);
+	char *a = NULL, *b = NULL;
+	size_t la = 0, lb = 0;
+	if (az_read_file(ck, &b, &lb) < 0) {
+		free(b);
+		return; /* reported by check_checkpoints */
+	}
+	if (az_read_file(best, &a, &la) == 0 && (la != lb || memcmp(a, b, la) != 0)) {
+		t->best_stale = 1;
+		t->repairs++;
+		say(t, 0, "%s is not %s (a promotion cut short); resume copies it there", best, ck);
+	}
+	free(a);
+	free(b);
+}
+
+/* The other files at the top and in tb/ (a view of metrics.jsonl, may be absent): only
+ * temporary files are reported. */
+static void check_temps(const char *out, const char *sub, struct az_rundir_check *t)
+{
+	char dir[AZ_RUNDIR_PATH_MAX], path[AZ_RUNDIR_PATH_MAX + 300];
+	snprintf(dir, sizeof(dir), sub ? "%s/%s" : "%s", out, sub);
 	DIR *d = opendir(dir);
 	if (!d) {
-		problem(t, "%s: cannot open (%s)", dir, strerror(errno));
+		if (!sub || errno != ENOENT)
+			say(t, 1, "%s: cannot open (%s)", dir, strerror(errno));
+		return;
+	}
+	for (struct dirent *e; (e = readdir(d)) != NULL;)
+		if (az_rundir_is_temp(e->d_name)) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			note_temp(t, path);
+		}
+	closedir(d);
+}
+
+static void check_replay(const char *out, const struct az_game *g, struct az_rundir_check *t)
+{
+	char dir[AZ_RUNDIR_PATH_MAX], path[AZ_RUNDIR_PATH_MAX + 300], err[512];
+	az_rundir_path(dir, sizeof(dir), out, AZ_RUNDIR_REPLAY);
+	DIR *d = opendir(dir);
+	if (!d) {
+		say(t, 1, "%s: cannot open (%s); the replay window of the next iterations is lost",
+		    dir, strerror(errno));
 		return;
 	}
 	for (struct dirent *e; (e = readdir(d)) != NULL;) {
-		size_t len = strlen(e->d_name), sl = strlen(suffix);
-		if (len < sl || strcmp(e->d_name + len - sl, suffix) != 0)
-			continue;
+		uint32_t it = 0;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (strcmp(suffix, ".safetensors") == 0) {
-			struct az_model *m;
-			t->checkpoints++;
-			if (az_ckpt_load(path, &m, err, sizeof(err)) < 0) {
-				problem(t, "%s%s", err, "");
-				continue;
-			}
-			if (strcmp(m->game, g->name) != 0)
-				problem(t, "%s: a %s network in a run of this game", path, m->game);
-			az_model_destroy(m);
-		} else {
-			struct az_replay_buf b;
-			size_t dropped = 0;
-			az_replay_buf_init(&b, g->features, g->actions);
-			long n = az_replay_load_file(path, &b, 0, &dropped, err, sizeof(err));
-			t->replay_files++;
-			if (n < 0)
-				problem(t, "%s%s", err, "");
-			else
-				t->records += n;
-			uint32_t it = 0;
-			az_rundir_replay_iteration(e->d_name, &it);
-			if (dropped && (long)it <= t->completed) {
-				/* azrun cuts a dead worker's torn tail at the end of the phase, so a
-				 * completed iteration's file must read to its end. */
-				char what[64];
-				snprintf(what, sizeof(what), "%zu bytes", dropped);
-				problem(t, "%s: damaged: the %s after the last valid record are lost",
-					path, what);
-			} else if (dropped) {
-				char what[64];
-				snprintf(what, sizeof(what), "%zu bytes", dropped);
-				say(t, 0, "%s: %s after the last whole game are ignored (an iteration "
-				    "that never completed)", path, what, "");
-			}
-			t->dropped += dropped;
-			az_replay_buf_free(&b);
+		if (az_rundir_is_temp(e->d_name)) {
+			note_temp(t, path);
+			continue;
 		}
+		if (!az_rundir_replay_iteration(e->d_name, &it))
+			continue;
+		int committed = t->completed < 0 || (long)it <= t->completed;
+		struct az_replay_buf b;
+		size_t dropped = 0;
+		az_replay_buf_init(&b, g->features, g->actions);
+		long n = az_replay_load_file(path, &b, 0, &dropped, err, sizeof(err));
+		az_replay_buf_free(&b);
+		t->replay_files++;
+		if (!committed) {
+			t->repairs++;
+			say(t, 0, "%s: of iteration %u, which never committed; resume removes it",
+			    path, it);
+			continue;
+		}
+		if (n < 0) {
+			say(t, 1, "%s", err);
+			continue;
+		}
+		t->records += n;
+		t->dropped += dropped;
+		/* azrun cuts a dead worker's torn tail at the end of the phase, so a completed
+		 * iteration's file must read to its end. */
+		if (dropped)
+			say(t, 1, "%s: damaged: the %zu bytes after the last valid record are lost",
+			    path, dropped);
 	}
 	closedir(d);
 }
 
+/* metrics.jsonl: line k is the object of iteration k, for k = 1..completed; lines after those
+ * belong to an iteration that never committed. Each damaged line is named once. Returns the
+ * number of lines of consecutive iterations from 1 (the evidence of completed iterations when
+ * state.json is missing). */
 static long check_metrics(const char *out, struct az_rundir_check *t)
 {
 	char path[AZ_RUNDIR_PATH_MAX], *text = NULL;
 	az_rundir_path(path, sizeof(path), out, AZ_RUNDIR_METRICS);
-	if (az_read_file(path, &text, NULL) < 0)
+	int rc = az_read_file(path, &text, NULL);
+	if (rc < 0) {
+		if (t->completed > 0 || rc != -ENOENT)
+			say(t, 1, "%s: %s, but state.json says %ld iterations are complete", path,
+			    strerror(-rc), t->completed);
 		return 0;
-	long lines = 0;
+	}
+	long lineno = 0, next = 1; /* the iteration the next good line should hold */
+	int bad = 0;
 	for (char *s = text, *nl; *s; s = nl ? nl + 1 : s + strlen(s)) {
 		nl = strchr(s, '\n');
 		size_t l = nl ? (size_t)(nl - s) : strlen(s);
+		lineno++;
+		t->metrics_lines++;
 		cJSON *j = cJSON_ParseWithLength(s, l);
-		lines++;
 		cJSON *it = j ? cJSON_GetObjectItem(j, "iteration") : NULL;
-		if (!cJSON_IsNumber(it) || it->valuedouble != (double)lines) {
-			char no[32];
-			snprintf(no, sizeof(no), "%ld", lines);
-			problem(t, "%s: line %s is not the metrics object of that iteration", path,
-				no);
-		}
+		double v = cJSON_IsNumber(it) ? it->valuedouble : -1;
 		cJSON_Delete(j);
+		if (!nl)
+			say(t, 1, "%s: line %ld is cut short (no newline)", path, lineno);
+		else if (v < 0)
+			say(t, 1, "%s: line %ld is not a metrics object (torn or garbage)", path,
+			    lineno);
+		else if (v != (double)next)
+			say(t, 1, "%s: line %ld holds iteration %.0f where iteration %ld belongs",
+			    path, lineno, v, next);
+		else if (t->completed >= 0 && next > t->completed) {
+			t->repairs++;
+			say(t, 0, "%s: line %ld is of iteration %ld, which never committed; resume "
+			    "removes it", path, lineno, next);
+			next++;
+			continue;
+		} else {
+			next++;
+			continue;
+		}
+		bad = 1;
+		next++; /* the damaged line stands for the iteration it should hold */
 	}
 	free(text);
-	return lines;
-}
-
-/* state.json: parses, and what it claims completed is on disk. */
-static void check_state(const char *out, struct az_rundir_check *t)
-{
-	char path[AZ_RUNDIR_PATH_MAX], ck[AZ_RUNDIR_PATH_MAX], *text = NULL;
-	t->completed = -1;
-	az_rundir_path(path, sizeof(path), out, AZ_RUNDIR_STATE);
-	if (az_read_file(path, &text, NULL) < 0) {
-		problem(t, "%s: missing or unreadable%s", path, "");
-		return;
-	}
-	cJSON *j = cJSON_Parse(text);
-	free(text);
-	cJSON *c = j ? cJSON_GetObjectItem(j, "completed") : NULL;
-	cJSON *b = j ? cJSON_GetObjectItem(j, "best_iteration") : NULL;
-	if (!cJSON_IsNumber(c) || !cJSON_IsNumber(b) || c->valuedouble < 0 ||
-	    b->valuedouble > c->valuedouble) {
-		problem(t, "%s: not a RingZero state file%s", path, "");
-	} else {
-		t->completed = (long)c->valuedouble;
-		az_rundir_checkpoint_path(ck, sizeof(ck), out, (uint32_t)t->completed);
-		if (t->completed > 0 && access(ck, R_OK) != 0)
-			problem(t, "%s says iteration %s is complete, but its checkpoint is missing",
-				path, ck);
-	}
-	cJSON_Delete(j);
+	if (t->completed >= 0 && next - 1 < t->completed && !bad)
+		say(t, 1, "%s: has the lines of iterations 1-%ld, but state.json says %ld are "
+		    "complete", path, next - 1, t->completed);
+	return bad ? 0 : next - 1;
 }
 
 int az_rundir_verify(const char *out, const struct az_game *g, struct az_rundir_check *t)
 {
+	char path[AZ_RUNDIR_PATH_MAX];
 	check_state(out, t);
-	check_dir(out, ".", ".safetensors", g, t);
-	check_dir(out, az_rundir_name(AZ_RUNDIR_CHECKPOINTS), ".safetensors", g, t);
-	check_dir(out, az_rundir_name(AZ_RUNDIR_REPLAY), ".rpl", g, t);
-	t->metrics_lines = check_metrics(out, t);
-	if (t->completed >= 0 && t->metrics_lines != t->completed) {
-		char a[32], b[32];
-		snprintf(a, sizeof(a), "%ld", t->metrics_lines);
-		snprintf(b, sizeof(b), "%ld", t->completed);
-		problem(t, "metrics.jsonl has %s lines, but state.json says %s iterations completed",
-			a, b);
+	check_temps(out, NULL, t);
+	check_temps(out, AZ_TB_DIR, t);
+	uint32_t top = check_checkpoints(out, g, t);
+	check_best(out, g, t);
+	check_replay(out, g, t);
+	long lines = check_metrics(out, t);
+	if (t->state_missing) {
+		az_rundir_path(path, sizeof(path), out, AZ_RUNDIR_STATE);
+		long done = lines > (long)top ? lines : (long)top;
+		if (done > 0)
+			say(t, 1, "%s: missing, but the directory holds completed iterations (up to "
+			    "%ld: checkpoints, metrics lines); restore it, or resume would overwrite "
+			    "them", path, done);
+		else
+			say(t, 0, "%s: missing; no iteration completed, so resume starts the run over",
+			    path);
 	}
 	return t->problems ? 1 : 0;
 }

@@ -15,27 +15,38 @@
 #include "base/util.h"
 #include "shm/slot.h"
 
-static volatile sig_atomic_t interrupted; /* set by the SIGINT/SIGTERM handler only */
+static volatile sig_atomic_t interrupted; /* the first stop signal's number; set by on_signal */
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	interrupted = 1;
+	if (!interrupted)
+		interrupted = sig;
 }
+
+/* The signals that stop a run cleanly: ^C, kill, a closed terminal, a closed pipe (`azrun |
+ * head`). */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+#define N_STOP ((int)(sizeof(stop_signals) / sizeof(stop_signals[0])))
 
 void az_sv_install_signals(void)
 {
 	struct sigaction sa;
+	sigset_t set;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&set);
+	for (int i = 0; i < N_STOP; i++) {
+		sigaction(stop_signals[i], &sa, NULL);
+		sigaddset(&set, stop_signals[i]);
+	}
 	signal(SIGXFSZ, SIG_IGN);
+	/* Unblocked in case the parent left them blocked (then one is delivered here). */
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
 int az_sv_interrupted(void)
 {
-	return interrupted != 0;
+	return interrupted;
 }
 
 static void sleep_ms(long ms)
@@ -57,7 +68,12 @@ pid_t az_sv_spawn(int (*fn)(void *), void *arg, const char *name)
 	if (getppid() != parent)
 		_exit(3); /* the parent died before prctl: nobody supervises us */
 	signal(SIGINT, SIG_IGN); /* the supervisor decides when children stop */
+	signal(SIGHUP, SIG_IGN); /* the terminal's hangup reaches the whole group */
+	signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error (EPIPE), not a death */
 	signal(SIGTERM, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
 	if (name)
 		prctl(PR_SET_NAME, name);
 	_exit(fn(arg) < 0 ? 1 : 0);
@@ -120,10 +136,14 @@ static int server_died(struct az_pipeline *pl, int st, const char *what)
 	pl->server = 0;
 	if (interrupted)
 		return -EINTR;
-	if (++pl->server_restarts > pl->pp.max_server_restarts) {
-		if (pl->pp.max_server_restarts)
+	pl->server_restarts++;
+	if (!az_sv_budget_take(&pl->server_budget, az_now())) {
+		if (pl->pp.max_server_restarts && pl->pp.restart_window_s > 0)
+			az_log("azrun: the inference process died %u times in %.0f s; giving up",
+			       pl->server_budget.max + 1, pl->pp.restart_window_s);
+		else if (pl->pp.max_server_restarts)
 			az_log("azrun: the inference process died %u times; giving up",
-			       pl->server_restarts - 1);
+			       pl->server_restarts);
 		return -ECHILD;
 	}
 	int rc = spawn_server(pl);
@@ -133,6 +153,22 @@ static int server_died(struct az_pipeline *pl, int st, const char *what)
 	 * requests left unserved by its predecessor: the rings keep their counters. */
 	az_log("azrun: restarted the inference process (pid %ld)", (long)pl->server);
 	return 0;
+}
+
+int az_sv_budget_take(struct az_sv_budget *b, double now)
+{
+	uint32_t max = b->max < AZ_SV_BUDGET_MAX ? b->max : AZ_SV_BUDGET_MAX;
+	if (max == 0)
+		return 0;
+	if (b->n >= max) {
+		/* The max-th most recent restart: still inside the window means one too many. */
+		double oldest = b->at[(b->n - max) % AZ_SV_BUDGET_MAX];
+		if (b->window_s <= 0 || now - oldest < b->window_s)
+			return 0;
+	}
+	b->at[b->n % AZ_SV_BUDGET_MAX] = now;
+	b->n++;
+	return 1;
 }
 
 int az_pipeline_server_died(struct az_pipeline *pl, int st)
@@ -145,6 +181,8 @@ int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *p
 {
 	memset(pl, 0, sizeof(*pl));
 	pl->pp = *pp;
+	pl->server_budget.max = pp->max_server_restarts;
+	pl->server_budget.window_s = pp->restart_window_s;
 	struct az_slot_layout lay;
 	az_slot_layout_init(&lay, pp->infer.features, pp->infer.actions);
 	struct az_seg_params sp = {.nrings = pp->rings, .capacity = pp->ring_capacity,

@@ -18,11 +18,14 @@
 #include "infer/control.h"
 #include "shm/segment.h"
 
-/* SIGINT and SIGTERM set the interrupted flag (az_sv_interrupted), SIGXFSZ is ignored (a file
- * size limit surfaces as EFBIG from write()). Call once in the supervising process. */
+/* SIGINT, SIGTERM, SIGHUP and SIGPIPE set the interrupted flag (az_sv_interrupted) and are
+ * unblocked (one that arrived while blocked counts now); SIGXFSZ is ignored (a file size limit
+ * surfaces as EFBIG from write()). Call once in the supervising process, first thing in main:
+ * a signal before it would be lost (a background job of a shell inherits SIGINT ignored).
+ * Children forked by az_sv_spawn ignore all but SIGTERM. */
 void az_sv_install_signals(void);
 
-/* Nonzero once SIGINT or SIGTERM arrived. */
+/* The number of the first stop signal that arrived (exit with 128 + it), or 0. */
 int az_sv_interrupted(void);
 
 /* Fork a child named `name` (prctl PR_SET_NAME, at most 15 characters) that dies with its
@@ -42,8 +45,26 @@ struct az_pipeline_params {
 	struct az_infer_config infer;
 	const char *seg_tag;     /* segment name tag: /az-<uid>-<pid>-<tag> */
 	int reap_stale;          /* first remove the segments of dead runs (and log them) */
-	uint32_t max_server_restarts; /* restarts of a dead inference process; 0: a death fails */
+	uint32_t max_server_restarts; /* restarts of a dead inference process within
+				       * restart_window_s (at most AZ_SV_BUDGET_MAX); 0: a death
+				       * fails */
+	double restart_window_s;      /* the window; 0: the life of the pipeline */
 };
+
+/* A restart budget: at most `max` restarts in any `window_s` seconds (a sliding window), so
+ * that crashes spread over a long run do not add up to its end. */
+#define AZ_SV_BUDGET_MAX 64
+struct az_sv_budget {
+	uint32_t max;       /* 0: no restart allowed */
+	double window_s;    /* 0: an infinite window (max restarts in all) */
+	double at[AZ_SV_BUDGET_MAX]; /* times of the last restarts, a ring */
+	uint32_t n;         /* restarts so far */
+};
+
+/* Take one restart at time now (seconds, any monotonic clock): 1 and recorded when fewer than
+ * max restarts happened in (now - window_s, now], 0 otherwise. max is clamped to
+ * AZ_SV_BUDGET_MAX. */
+int az_sv_budget_take(struct az_sv_budget *b, double now);
 
 struct az_pipeline {
 	struct az_pipeline_params pp;
@@ -51,6 +72,7 @@ struct az_pipeline {
 	struct az_ctl_shm *ctl;  /* the control area, inside seg */
 	pid_t server;            /* 0 when not running */
 	uint32_t server_restarts;
+	struct az_sv_budget server_budget;
 };
 
 /* Create the segment and fork the inference process; then serve best_path in the best model
@@ -60,7 +82,7 @@ int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *p
 		      const char *best_path);
 
 /* Point model slot s at the checkpoint at path and wait until the inference process has loaded
- * it (it is restarted if it dies meanwhile, within max_server_restarts). Returns 0, the load
+ * it (it is restarted if it dies meanwhile, within the restart budget). Returns 0, the load
  * error (-errno, logged), -EINTR after SIGINT/SIGTERM or -ETIMEDOUT (two minutes). */
 int az_pipeline_serve_model(struct az_pipeline *pl, enum az_model_slot s, const char *path);
 

@@ -89,7 +89,8 @@ static void start_game(struct worker *w, struct wgame *gm)
 }
 
 /* Submit leaves of gm's current tree until K are in flight, the ring is full or the move's
- * simulation budget is spoken for. Returns how many leaves were handled. */
+ * simulation budget is spoken for. Returns how many leaves were handled, or -ENOMEM when the
+ * tree cannot grow (nothing published for that selection). */
 static int submit_leaves(struct worker *w, struct wgame *gm)
 {
 	struct az_tree *t = cur_tree(w, gm);
@@ -103,6 +104,8 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 		AZ_NVTX_PUSH("select");
 		int rc = az_tree_select(t, &w->leaf);
 		AZ_NVTX_POP();
+		if (rc < 0)
+			return rc; /* -ENOMEM: no leaf (tree unchanged); the claimed slot stays ours */
 		if (rc == AZ_SELECT_BUSY)
 			break;
 		handled++;
@@ -175,7 +178,8 @@ static int make_move(struct worker *w, struct wgame *gm)
 	return 0;
 }
 
-/* Expand every leaf whose result is ready. Returns the number of results consumed. */
+/* Expand every leaf whose result is ready. Returns the number of results consumed, or -EPROTO
+ * at the first answer with a nonzero status (the inference process has no such model). */
 static int drain_results(struct worker *w)
 {
 	int n = 0;
@@ -185,9 +189,13 @@ static int drain_results(struct worker *w)
 		uint32_t game = h->game, node = h->node;
 		AZ_ASSERT(game < w->ngames); /* our own cookie: a mismatch is a protocol bug */
 		struct wgame *gm = &w->games[game];
-		if (h->status != 0)
-			/* Relaxed: read by azrun after waitpid. Model not loaded: azrun reports it. */
+		if (h->status != 0) {
+			/* Relaxed: read by azrun after waitpid. The model is not loaded: stop now
+			 * rather than expand leaves with a policy nobody wrote. */
 			atomic_store_explicit(&w->ctl->worker_error, -EPROTO, memory_order_relaxed);
+			az_ring_release(&w->ring);
+			return -EPROTO;
+		}
 		AZ_NVTX_PUSH("backup");
 		az_tree_expand(cur_tree(w, gm), node, az_slot_policy(slot, &w->lay), h->value);
 		AZ_NVTX_POP();
@@ -219,11 +227,17 @@ static int worker_loop(struct worker *w)
 				progressed = 1;
 			}
 			if (gm->active) {
-				progressed |= submit_leaves(w, gm) > 0;
+				int n = submit_leaves(w, gm);
+				if (n < 0)
+					return n;
+				progressed |= n > 0;
 				active++;
 			}
 		}
-		progressed |= drain_results(w) > 0;
+		int n = drain_results(w);
+		if (n < 0)
+			return n;
+		progressed |= n > 0;
 		/* Lockstep: no tree moves on until the round's every result is in, so what each
 		 * search sees does not depend on when the inference process answered. */
 		while (w->cfg->lockstep && az_ring_inflight(&w->ring) > 0) {
@@ -233,7 +247,9 @@ static int worker_loop(struct worker *w)
 			/* Acquire: as above; a stopped phase leaves its results to drain_stale(). */
 			if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
 				return 0;
-			drain_results(w);
+			rc = drain_results(w);
+			if (rc < 0)
+				return rc;
 		}
 		/* Relaxed: statistics. */
 		atomic_fetch_add_explicit(&w->ctl->occupancy_sum, az_ring_inflight(&w->ring),

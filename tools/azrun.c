@@ -33,7 +33,7 @@ static void run_params(const struct az_config *c, const struct az_game *g, const
 	az_config_train_params(c, &p->train);
 	p->pipeline = (struct az_pipeline_params){
 		.rings = c->workers, .ring_capacity = c->ring_capacity, .seg_tag = "run",
-		.reap_stale = 1, .max_server_restarts = 8,
+		.reap_stale = 1, .max_server_restarts = 8, .restart_window_s = 3600,
 		.infer = {.backend = c->backend, .features = g->features, .actions = g->actions,
 			  .max_batch = c->max_batch, .deadline_us = c->deadline_us, .spin = c->spin,
 			  .log_fd = STDERR_FILENO, .quiet = c->quiet}};
@@ -79,12 +79,14 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 			return 2;
 		}
 	}
-	if (c->resume && r->completed >= c->iterations) {
+	if (c->resume && r->completed >= c->iterations && !r->check.repairs) {
 		fprintf(stderr, "azrun: %s has completed %u of %u iteration%s; nothing to do (raise "
 			"--iterations to continue)\n", c->out, r->completed, c->iterations,
 			az_plural(c->iterations));
 		return 0;
 	}
+	if (az_sv_interrupted())
+		return 128 + az_sv_interrupted(); /* stopped before anything was written */
 	rc = prepare_dir(c);
 	if (rc < 0)
 		return rc == -EINVAL ? 2 : 1;
@@ -110,15 +112,18 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 	if (rc == 0)
 		rc = az_run_iterate(r);
 	az_run_finish(r);
-	if (rc == -EINTR) {
-		az_log("azrun: interrupted; %u iteration%s complete, continue with --resume "
-		       "--out %s", r->completed, r->completed == 1 ? " is" : "s are", c->out);
-		return 130;
+	if (az_sv_interrupted()) {
+		int sig = az_sv_interrupted();
+		az_log("azrun: stopped by %s; %u iteration%s complete, continue with --resume "
+		       "--out %s", strsignal(sig), r->completed, r->completed == 1 ? " is" : "s are",
+		       c->out);
+		return 128 + sig;
 	}
 	if (rc < 0) {
 		az_log("azrun: stopped after %u completed iteration%s: %s; what is complete is "
 		       "intact and --resume --out %s continues", r->completed, az_plural(r->completed),
-		       rc == -ECHILD ? "a process failed (see above)" : strerror(-rc), c->out);
+		       rc == -ECHILD ? "a process failed (see above)"
+		       : rc == -EDOM ? "training diverged (see above)" : strerror(-rc), c->out);
 		return 1;
 	}
 	char took[32];
@@ -258,6 +263,8 @@ int main(int argc, char **argv)
 		return exec_mpi(argv);
 #endif
 	}
+	az_sv_install_signals(); /* before anything else: no window in which a stop is lost */
+	az_fault_init();
 	int st = configure(&cfg, argc, argv);
 	if (st < 0)
 		st = setup(&cfg, &g, options, sizeof(options), &r.p);

@@ -344,6 +344,9 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 		what = zero_count(c);
 	else if (over_cap(c))
 		what = over_cap(c);
+	else if (c->sims < 2)
+		what = "--sims: at least 2 (one simulation only expands the root, which leaves no "
+		       "visit counts to choose a move by)";
 	else if (c->ring_capacity < 2 || c->ring_capacity > MAX_RING ||
 		 (c->ring_capacity & (c->ring_capacity - 1)))
 		what = "--ring-capacity must be a power of two from 2 to 65536";

@@ -50,12 +50,18 @@ int az_verify_main(int argc, char **argv)
 		fprintf(stderr, "azrun verify: %s\n", err);
 		return 2;
 	}
-	struct az_rundir_check t = {.report = print_line};
+	struct az_rundir_check t = {.report = print_line, .hidden = cfg.hidden,
+				    .blocks = cfg.blocks};
 	az_rundir_verify(out, g, &t);
 	long lines = t.metrics_lines;
 	printf("%s: %ld checkpoint%s, %ld replay file%s with %ld record%s, %ld metrics line%s, "
-	       "%ld problem%s\n", out, t.checkpoints, az_plural(t.checkpoints), t.replay_files,
+	       "%ld problem%s", out, t.checkpoints, az_plural(t.checkpoints), t.replay_files,
 	       az_plural(t.replay_files), t.records, az_plural(t.records), lines, az_plural(lines),
 	       t.problems, az_plural(t.problems));
+	if (t.repairs) /* the notes above that --resume acts on */
+		printf(", %ld leftover%s of an iteration that never committed (--resume rolls %s "
+		       "back or completes %s)", t.repairs, az_plural(t.repairs),
+		       t.repairs == 1 ? "it" : "them", t.repairs == 1 ? "it" : "them");
+	printf("\n");
 	return t.problems ? 1 : 0;
 }

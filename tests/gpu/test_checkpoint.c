@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <zlib.h>
 
 #include "net/checkpoint.h"
 #include "net/model.h"
@@ -30,7 +32,7 @@ static const struct az_arch arch = {.inputs = 42, .hidden = 16, .blocks = 2, .ac
 
 AZ_TEST_TMPDIR_FIXTURE("/tmp/az-ckpt-XXXXXX", "best.safetensors")
 
-/* A model with arbitrary bit patterns in every parameter (not just normal floats). */
+/* A model with arbitrary finite bit patterns in every parameter (subnormals, -0, huge). */
 static struct az_model *make_model(const struct az_arch *a, uint64_t seed)
 {
 	struct az_model *m = NULL;
@@ -40,6 +42,8 @@ static struct az_model *make_model(const struct az_arch *a, uint64_t seed)
 	az_rng_seed(&rng, seed);
 	for (size_t i = 0; i < m->n_params; i++) {
 		uint32_t bits = (uint32_t)az_rng_next(&rng);
+		if (((bits >> 23) & 0xff) == 0xff)
+			bits ^= 1u << 23; /* NaN/Inf -> a finite value: those are refused */
 		memcpy(&m->params[i], &bits, sizeof(bits));
 	}
 	snprintf(m->game, sizeof(m->game), "connect4");
@@ -464,6 +468,40 @@ static void test_trailing_bytes(void **state)
 	free(buf);
 }
 
+/* A diverged network: never saved; a file holding a NaN with a correct content hash (written
+ * by something else) is refused at load, naming the tensor. */
+static void test_nonfinite(void **state)
+{
+	struct az_model *m = make_model(&arch, 21);
+	char err[512];
+	(void)state;
+	m->params[3] = NAN;
+	assert_int_equal(az_ckpt_save(path, m, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "non-finite"));
+	assert_int_not_equal(access(path, F_OK), 0);
+	m->params[3] = 0.5f;
+	assert_int_equal(az_ckpt_save(path, m, NULL, 0), 0);
+	az_model_destroy(m);
+
+	size_t len;
+	unsigned char *buf = az_test_read_file(path, &len);
+	uint64_t h = header_len(buf);
+	float inf = INFINITY;
+	memcpy(buf + 8 + h + 5 * sizeof(float), &inf, sizeof(inf));
+	uint32_t crc = (uint32_t)crc32(0L, buf + 8 + h, (uInt)(len - 8 - h));
+	unsigned char *at = NULL;
+	char hex[9];
+	for (size_t i = 8; !at && i + 14 < 8 + h; i++)
+		if (memcmp(buf + i, "crc32:", 6) == 0)
+			at = buf + i;
+	assert_non_null(at);
+	snprintf(hex, sizeof(hex), "%08x", crc);
+	memcpy(at + 6, hex, 8);
+	az_test_write_file(path, buf, len);
+	free(buf);
+	expect_load_error(path, -EINVAL, "non-finite");
+}
+
 static void test_missing_file(void **state)
 {
 	char p[192];
@@ -554,6 +592,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corrupt_header, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trailing_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nonfinite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_save_bad_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replace_atomic, setup, teardown),

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Fault injection: SIGKILL of workers, of the inference process and of azrun itself at random
-# moments, SIGINT, a file-size limit (write errors) and an unwritable run directory. After each
+# moments, SIGINT, a file-size limit (write errors), an unwritable run directory and a model the
+# inference process cannot load. After each
 # trial the run directory is verified (every checksum, every checkpoint, metrics), and no shared
 # memory segment or process of the run may be left behind.
-# Usage: test_faults.sh AZRUN [TRIALS]
+# Usage: test_faults.sh AZRUN [TRIALS [FAIL_REALLOC_SO]]
 set -uo pipefail
-AZRUN=$1 TRIALS=${2:-3}
+AZRUN=$1 TRIALS=${2:-3} SHIM=${3:-}
 T=$(mktemp -d)
 trap 'pkill -9 -P $$ 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -107,6 +108,45 @@ survived[write-error]=1
 touch "$T/file"
 "$AZRUN" "${args[@]}" --out "$T/file/run" 2> "$T/err" && fail "ran under a regular file"
 grep -q "cannot create" "$T/err" || fail "unwritable directory: unclear error"
+
+# 6. A failed model load: the inference process dies during self-play and its successor cannot
+# load best.safetensors (damaged meanwhile). The workers must stop at once with a clear error,
+# not expand their leaves with policies nobody wrote until the phase ends.
+D="$T/noload"
+"$AZRUN" "${args[@]}" --games-per-iter 100000 --out "$D" --iterations 1 2> "$T/noload.log" &
+pid=$!
+for w in $(seq 1 100); do
+	grep -q '"phase": "selfplay"' "$D/progress.json" 2> /dev/null && break
+	sleep 0.1
+done
+sleep 0.3
+printf 'garbage' > "$D/best.safetensors"
+kill -9 "$(pgrep -P $pid -x az-infer | head -n1)"
+start=$(date +%s)
+wait $pid
+rc=$?
+[ $rc -eq 1 ] || { cat "$T/noload.log"; fail "failed model load: exit $rc, want 1"; }
+[ $(( $(date +%s) - start )) -le 10 ] || fail "failed model load: the phase ran on to its end"
+grep -q "has not loaded the model" "$T/noload.log" ||
+	{ cat "$T/noload.log"; fail "failed model load: unclear"; }
+check_clean $pid
+survived[model-load]=1
+
+# 7. Out of memory in a worker's search tree (an LD_PRELOAD shim fails its large reallocs): the
+# worker stops with ENOMEM; it never publishes the leaf it could not add (which aborted on the
+# answer, signal 6, restart after restart).
+if [ -n "$SHIM" ]; then
+	D="$T/oom"
+	AZ_TEST_FAIL_REALLOC=65536 LD_PRELOAD="$SHIM" "$AZRUN" --game tictactoe --workers 1 \
+		--games-per-worker 8 --games-per-iter 16 --sims 800 --arena-games 4 --quiet \
+		--iterations 1 --out "$D" 2> "$T/oom.log"
+	rc=$?
+	[ $rc -eq 1 ] || { cat "$T/oom.log"; fail "worker out of memory: exit $rc, want 1"; }
+	grep -q "worker 0: failed: Cannot allocate memory" "$T/oom.log" ||
+		{ cat "$T/oom.log"; fail "worker out of memory: unclear"; }
+	grep -q "signal 6\|assertion" "$T/oom.log" && { cat "$T/oom.log"; fail "worker aborted"; }
+	survived[worker-oom]=1
+fi
 
 for k in "${!survived[@]}"; do echo "faults survived: $k ${survived[$k]}"; done
 echo "fault injection: all checks passed"
