@@ -95,7 +95,7 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 	struct az_tree *t = cur_tree(w, gm);
 	const struct az_slot_layout *l = &w->lay;
 	int handled = 0;
-	while (az_tree_inflight(t) < w->cfg->leaves &&
+	while (az_tree_inflight(t) < w->cfg->leaves && !az_tree_root_proven(t, NULL) &&
 	       az_tree_root_visits(t) + az_tree_inflight(t) < w->cfg->sims) {
 		void *slot = az_ring_claim(&w->ring, NULL);
 		if (!slot)
@@ -212,7 +212,9 @@ static int worker_loop(struct worker *w)
 			if (!gm->active)
 				continue;
 			struct az_tree *t = cur_tree(w, gm);
-			if (az_tree_root_visits(t) >= w->cfg->sims && az_tree_inflight(t) == 0) {
+			/* A proven root (MCTS-Solver) needs no more simulations. */
+			if ((az_tree_root_visits(t) >= w->cfg->sims || az_tree_root_proven(t, NULL)) &&
+			    az_tree_inflight(t) == 0) {
 				int rc = make_move(w, gm);
 				if (rc < 0)
 					return rc;
