@@ -317,3 +317,33 @@ int az_c4_solver_move_outcomes(struct az_c4_solver *s, const void *state, int8_t
 	*outcome = best;
 	return 0;
 }
+
+int az_c4_threats(const void *state, unsigned *mine, unsigned *theirs)
+{
+	uint64_t w, t;
+	struct pos p;
+
+	if (load(state, &p) < 0)
+		return -EINVAL;
+	w = winning_cells(p.cur, p.mask) & playable(p.mask);
+	t = winning_cells(p.cur ^ p.mask, p.mask) & playable(p.mask);
+	*mine = *theirs = 0;
+	for (int c = 0; c < COLS; c++) {
+		*mine |= (w & COLUMN(c)) ? 1u << c : 0u;
+		*theirs |= (t & COLUMN(c)) ? 1u << c : 0u;
+	}
+	return 0;
+}
+
+int az_c4_solver_at_least(struct az_c4_solver *s, const void *state, int bound, int *yes)
+{
+	struct pos p;
+
+	if (load(state, &p) < 0)
+		return -EINVAL;
+	if (can_win_next(&p))
+		*yes = (CELLS + 1 - p.moves) / 2 >= bound;
+	else
+		*yes = negamax(s, &p, bound - 1, bound) >= bound;
+	return 0;
+}

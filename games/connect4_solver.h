@@ -36,6 +36,16 @@ int az_c4_solver_outcome(struct az_c4_solver *s, const void *state, int *outcome
 int az_c4_solver_move_outcomes(struct az_c4_solver *s, const void *state, int8_t out[7],
 			       int *outcome);
 
+/* Whether the score of state is at least `bound` (one null-window search: the cheapest
+ * question; bound 1 asks "a win?", bound 0 "at least a draw?"). Returns 0 with *yes set, or
+ * -EINVAL (game over). */
+int az_c4_solver_at_least(struct az_c4_solver *s, const void *state, int bound, int *yes);
+
+/* Immediate threats: bit c of *mine is set when the side to move wins at once in column c,
+ * bit c of *theirs when the opponent would (if it were its turn). Returns 0 or -EINVAL (game
+ * over). */
+int az_c4_threats(const void *state, unsigned *mine, unsigned *theirs);
+
 /* Positions searched since creation (for speed reports). */
 uint64_t az_c4_solver_nodes(const struct az_c4_solver *s);
 

@@ -287,6 +287,9 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	mp.c_puct = cfg->c_puct;
 	mp.dir_alpha = cfg->dir_alpha;
 	mp.dir_eps = cfg->dir_eps;
+	mp.solver = (int)cfg->solver;
+	mp.fpu_absolute = cfg->fpu_reduction < 0.0f;
+	mp.fpu_reduction = mp.fpu_absolute ? 0.0f : cfg->fpu_reduction;
 	uint8_t start[AZ_GAME_STATE_MAX];
 	w->g->init(start);
 	const struct az_game *g = w->g;
