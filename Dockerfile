@@ -12,6 +12,7 @@ FROM nvidia/cuda:13.0.0-devel-ubuntu24.04
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         build-essential cmake pkg-config clang libclang-rt-18-dev libopenblas-dev liburing-dev \
         libcmocka-dev libcjson-dev libinih-dev zlib1g-dev gnuplot-nox python3 liblapacke-dev \
+        libopenmpi-dev openmpi-bin \
     && rm -rf /var/lib/apt/lists/*
 
 # Build and test as an ordinary user: some tests check permission errors, which root bypasses.

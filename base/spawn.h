@@ -20,4 +20,8 @@ struct az_spawn_opts {
  * -errno (-ETIMEDOUT when it was killed after timeout_s). */
 int az_spawn_wait(char *const argv[], const struct az_spawn_opts *o);
 
+/* The first executable regular file "DIR/name" over the directories of $PATH (/usr/bin:/bin
+ * when unset) into out[0..len). Returns 0, or -ENOENT when there is none. */
+int az_spawn_find(const char *name, char *out, size_t len);
+
 #endif

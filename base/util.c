@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +176,7 @@ void az_log_open(const char *path)
 }
 
 static int log_quiet;
+static int progress_drawn; /* a bar is on stderr's current line */
 
 void az_log_set_quiet(int quiet)
 {
@@ -189,8 +191,11 @@ static void log_line(int to_stderr, const char *fmt, va_list ap)
 	localtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* The terminal gets the time of day (the date is in the log file); a progress bar drawn
+	 * on that line is cleared first. */
 	if (to_stderr)
-		fprintf(stderr, "%s\n", msg);
+		fprintf(stderr, "%s%s %s\n", progress_drawn ? "\r\033[K" : "", stamp + 11, msg);
+	progress_drawn = 0;
 	if (log_file) {
 		fprintf(log_file, "%s %s\n", stamp, msg);
 		fflush(log_file);
@@ -213,9 +218,9 @@ void az_info(const char *fmt, ...)
 	va_end(ap);
 }
 
-void az_progress_begin(struct az_progress *p, const char *phase, uint64_t total, int quiet)
+void az_progress_begin(struct az_progress *p, const char *label, uint64_t total, int quiet)
 {
-	p->phase = phase;
+	snprintf(p->label, sizeof(p->label), "%s", label);
 	p->total = total ? total : 1;
 	p->t0 = az_now();
 	p->last_draw = 0;
@@ -223,30 +228,54 @@ void az_progress_begin(struct az_progress *p, const char *phase, uint64_t total,
 	p->quiet = quiet;
 }
 
-void az_progress_update(struct az_progress *p, uint64_t done, const char *extra)
+void az_progress_format(const struct az_progress *p, uint64_t done, const char *extra,
+			double elapsed, char *buf, size_t len)
 {
-	double now = az_now();
-	if (p->quiet || !p->tty || now - p->last_draw < 0.2)
-		return;
-	p->last_draw = now;
-	enum { W = 30 };
-	char bar[W + 1];
-	uint64_t fill = done >= p->total ? W : done * W / p->total;
+	enum { W = 24 };
+	char bar[W + 1], el[32], eta[32];
+	uint64_t d = done < p->total ? done : p->total;
+	uint64_t fill = d * W / p->total;
 	for (int i = 0; i < W; i++)
 		bar[i] = i < (int)fill ? '#' : '-';
 	bar[W] = 0;
-	double el = now - p->t0;
-	double eta = done ? el * (double)(p->total - (done < p->total ? done : p->total)) /
-				    (double)done
-			  : 0;
-	fprintf(stderr, "\r%-9s [%s] %llu/%llu %s  %.0fs, eta %.0fs   ", p->phase, bar,
-		(unsigned long long)done, (unsigned long long)p->total, extra ? extra : "", el,
-		eta);
+	az_format_duration(elapsed, el, sizeof(el));
+	if (d)
+		az_format_duration(elapsed * (double)(p->total - d) / (double)d, eta, sizeof(eta));
+	else
+		snprintf(eta, sizeof(eta), "?");
+	snprintf(buf, len, "%s [%s] %llu/%llu%s%s  %s, eta %s", p->label, bar,
+		 (unsigned long long)done, (unsigned long long)p->total, extra ? " " : "",
+		 extra ? extra : "", el, eta);
+}
+
+void az_progress_update(struct az_progress *p, uint64_t done, const char *extra)
+{
+	double now = az_now();
+	char line[256];
+	if (p->quiet || !p->tty || now - p->last_draw < 0.2)
+		return;
+	p->last_draw = now;
+	az_progress_format(p, done, extra, now - p->t0, line, sizeof(line));
+	fprintf(stderr, "\r%s\033[K", line);
 	fflush(stderr);
+	progress_drawn = 1;
 }
 
 void az_progress_end(struct az_progress *p)
 {
-	if (!p->quiet && p->tty && p->last_draw > 0)
+	if (!p->quiet && p->tty && p->last_draw > 0 && progress_drawn)
 		fprintf(stderr, "\r\033[K");
+	progress_drawn = 0;
+}
+
+void az_format_duration(double s, char *buf, size_t len)
+{
+	if (isnan(s) || s < 0)
+		snprintf(buf, len, "?");
+	else if (s < 60)
+		snprintf(buf, len, "%.1fs", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%ldm%02lds", (long)s / 60, (long)s % 60);
+	else
+		snprintf(buf, len, "%ldh%02ldm", (long)s / 3600, (long)s / 60 % 60);
 }

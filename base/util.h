@@ -37,18 +37,33 @@ void az_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void az_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void az_log_set_quiet(int quiet);
 
-/* Progress of a phase: a bar redrawn in place on a terminal, nothing otherwise (the caller
- * logs one line when the phase ends). */
+/* Progress of a phase: a bar redrawn in place on a terminal ("iter 3/10 selfplay [###---]
+ * 6/12 games, 812 evals/s  4.1s, eta 4.0s"), nothing otherwise (the caller logs one line when
+ * the phase ends). An az_log/az_info line clears a bar drawn before it. One thread. */
 struct az_progress {
-	const char *phase;
+	char label[48];
 	uint64_t total;
 	double t0;
 	double last_draw;
 	int tty;
 	int quiet;
 };
-void az_progress_begin(struct az_progress *p, const char *phase, uint64_t total, int quiet);
+/* label is copied; total 0 counts as 1; quiet: draw nothing. */
+void az_progress_begin(struct az_progress *p, const char *label, uint64_t total, int quiet);
+/* Redraw with done of total (at most five times a second); extra follows the count. */
 void az_progress_update(struct az_progress *p, uint64_t done, const char *extra);
 void az_progress_end(struct az_progress *p);
+/* The bar's text after elapsed seconds into buf (what az_progress_update draws). */
+void az_progress_format(const struct az_progress *p, uint64_t done, const char *extra,
+			double elapsed, char *buf, size_t len);
+
+/* Seconds as "4.2s", "3m07s" or "2h05m"; "?" for a negative or NAN value. */
+void az_format_duration(double s, char *buf, size_t len);
+
+/* "s" unless n is 1, for counts in messages: printf("%u iteration%s", n, az_plural(n)). */
+static inline const char *az_plural(unsigned long long n)
+{
+	return n == 1 ? "" : "s";
+}
 
 #endif

@@ -147,8 +147,8 @@ int az_positions_parse_line(const struct az_game *g, const char *line, struct az
 	memcpy(text, line, len);
 	text[len] = '\0';
 	n = split(text, field);
-	if (n == 0)
-		return 0;
+	if (n == 0 || field[0][0] == '#')
+		return 0; /* empty, or a comment (as aztangled's files allow) */
 	if (n > FIELDS_MAX) {
 		az_set_err(err, errlen, "more than 3 fields (expected <moves> [<score> [<best>]])");
 		return -EINVAL;

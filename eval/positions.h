@@ -29,7 +29,8 @@ struct az_position {
  *          or "?" for unknown (has_score stays 0; lets a best field follow);
  *   best   optional, only after a score; comma-separated moves in the game's notation, each
  *          legal in the position.
- * Fields are separated by blanks (spaces, tabs); a line of blanks only is empty; a line with
+ * Fields are separated by blanks (spaces, tabs); a line of blanks only is empty, and so is a
+ * comment line, whose first non-blank byte is '#' (no move notation starts with it); a line with
  * more than three fields, or longer than AZ_POSITIONS_LINE_MAX, is malformed.
  * Returns 1 with *out filled, 0 for an empty line (*out untouched), or -EINVAL with a one-line
  * message in err naming the field and the problem ("moves: move 3 ('8'): column full",

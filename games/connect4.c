@@ -172,9 +172,7 @@ static int c4_format(const void *state, char *buf, size_t len)
 
 static int c4_format_action(int action, char *buf, size_t len)
 {
-	if (action < 0 || action >= COLS)
-		return -EINVAL;
-	return snprintf(buf, len, "%c", '1' + action);
+	return az_game_format_digit(action, COLS, buf, len);
 }
 
 /* One digit '1'..'7', surrounding blanks allowed; with a state, the column must have room and
@@ -182,16 +180,10 @@ static int c4_format_action(int action, char *buf, size_t len)
 static int c4_parse_action(const void *state, const char *text)
 {
 	struct c4_state s;
-	int a;
+	int a = az_game_parse_digit(text, COLS);
 
-	while (*text == ' ' || *text == '\t')
-		text++;
-	if (text[0] < '1' || text[0] > '7')
-		return -EINVAL;
-	a = text[0] - '1';
-	for (text++; *text; text++)
-		if (*text != ' ' && *text != '\t' && *text != '\n' && *text != '\r')
-			return -EINVAL;
+	if (a < 0)
+		return a;
 	if (state) {
 		load(state, &s);
 		if (s.result || ((s.stones[0] | s.stones[1]) & TOP(a)))
@@ -207,16 +199,8 @@ const struct az_game az_game_connect4 = {
 	.features = 2 * CELLS,
 	.symmetries = 2,
 	.max_plies = CELLS,
-	.init = c4_init,
-	.to_move = c4_to_move,
-	.legal = c4_legal,
-	.apply = c4_apply,
-	.terminal = c4_terminal,
-	.encode = c4_encode,
-	.symmetry = c4_symmetry,
-	.format = c4_format,
-	.format_action = c4_format_action,
-	.parse_action = c4_parse_action,
+	AZ_GAME_RULES(c4),
+	AZ_GAME_IO(c4),
 	.sides = { "X", "O" },
 	.not_notation = "not a column (1-7)",
 	.illegal = "column full",

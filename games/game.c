@@ -23,9 +23,29 @@ const char *az_game_side_name(const struct az_game *g, int side)
 	return side ? "second player" : "first player";
 }
 
-/* Whether the one-character move text is in the game's notation at all (whatever the position):
- * some action formats to exactly that text. */
-static int in_notation(const struct az_game *g, const char *text)
+int az_game_format_digit(int action, int n, char *buf, size_t len)
+{
+	if (action < 0 || action >= n)
+		return -EINVAL;
+	return snprintf(buf, len, "%c", '1' + action);
+}
+
+int az_game_parse_digit(const char *text, int n)
+{
+	int a;
+
+	while (*text == ' ' || *text == '\t')
+		text++;
+	if (text[0] < '1' || text[0] >= '1' + n)
+		return -EINVAL;
+	a = text[0] - '1';
+	for (text++; *text; text++)
+		if (*text != ' ' && *text != '\t' && *text != '\n' && *text != '\r')
+			return -EINVAL;
+	return a;
+}
+
+int az_game_in_notation(const struct az_game *g, const char *text)
 {
 	char buf[16];
 
@@ -86,7 +106,7 @@ static int play_dotted(const struct az_game *g, void *state, const char *moves, 
 		if (a < 0) {
 			if (err && errlen)
 				snprintf(err, errlen, "move %d ('%s'): %s", n, text,
-					 in_notation(g, text) ? illegal : notation);
+					 az_game_in_notation(g, text) ? illegal : notation);
 			return -EINVAL;
 		}
 		g->apply(state, a);
@@ -130,7 +150,7 @@ int az_game_play_moves(const struct az_game *g, void *state, const char *moves, 
 		a = isspace((unsigned char)moves[n]) ? -EINVAL : g->parse_action(state, text);
 		if (a < 0) {
 			move_error(err, errlen, n + 1, moves[n],
-				   in_notation(g, text) ? illegal : notation);
+				   az_game_in_notation(g, text) ? illegal : notation);
 			return -EINVAL;
 		}
 		g->apply(state, a);

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define AZ_GAME_STATE_MAX 1024
 #define AZ_GAME_ACTIONS_MAX 512
@@ -48,6 +49,36 @@ struct az_game {
 	const char *not_notation;
 	const char *illegal;
 };
+
+/* Designated initialisers for a game whose functions are named <prefix>_<member>:
+ * AZ_GAME_RULES(ttt) sets .init = ttt_init through .terminal = ttt_terminal (what search needs);
+ * AZ_GAME_IO(ttt) sets .encode, .symmetry, .format, .format_action and .parse_action. */
+#define AZ_GAME_RULES(prefix)                                                                  \
+	.init = prefix##_init, .to_move = prefix##_to_move, .legal = prefix##_legal,           \
+	.apply = prefix##_apply, .terminal = prefix##_terminal
+#define AZ_GAME_IO(prefix)                                                                     \
+	.encode = prefix##_encode, .symmetry = prefix##_symmetry, .format = prefix##_format,   \
+	.format_action = prefix##_format_action, .parse_action = prefix##_parse_action
+
+/* The one-digit move notation of tic-tac-toe and Connect Four: action a of n (n <= 9) is the
+ * digit '1' + a. az_game_format_digit writes it into buf[len] and returns snprintf's count, or
+ * -EINVAL for an action outside [0, n). az_game_parse_digit reads one such digit, blanks around
+ * it allowed, and returns the action, or -EINVAL for any other text (legality is the game's). */
+int az_game_format_digit(int action, int n, char *buf, size_t len);
+int az_game_parse_digit(const char *text, int n);
+
+/* Whether text is some action's notation in game g, legal in a given position or not: some
+ * action formats (g->format_action) to exactly text. 1 or 0. */
+int az_game_in_notation(const struct az_game *g, const char *text);
+
+/* The position after action in state: copies g->state_bytes of state into out (a different
+ * buffer) and applies the action there; state is not changed. action must be legal. */
+static inline void az_game_after(const struct az_game *g, const void *state, int action,
+				 void *out)
+{
+	memcpy(out, state, g->state_bytes);
+	g->apply(out, action);
+}
 
 /* Name of side 0 (first player) or 1 as the board shows it. */
 const char *az_game_side_name(const struct az_game *g, int side);

@@ -185,8 +185,7 @@ static int negamax(struct search *s, const void *state, uint32_t depth)
 	for (uint32_t a = 0; a < g->actions && best < 1; a++) {
 		if (!mask[a])
 			continue;
-		memcpy(child, state, g->state_bytes);
-		g->apply(child, (int)a);
+		az_game_after(g, state, (int)a, child);
 		ret = negamax(s, child, depth + 1);
 		if (ret < -1)
 			return ret;
@@ -221,8 +220,7 @@ int az_solve(const struct az_game *g, const void *state, uint8_t *optimal)
 	for (uint32_t a = 0; a < g->actions; a++) {
 		if (!mask[a])
 			continue;
-		memcpy(child, state, g->state_bytes);
-		g->apply(child, (int)a);
+		az_game_after(g, state, (int)a, child);
 		ret = negamax(&s, child, 1);
 		if (ret < -1)
 			goto out;
@@ -291,8 +289,7 @@ static int walk_from(struct walk *w, const void *state, uint32_t depth, size_t l
 		if (n <= 0 || (size_t)n >= w->moves_cap - at)
 			return -EINVAL;
 		n += (int)(at - len);
-		memcpy(child, state, g->state_bytes);
-		g->apply(child, (int)a);
+		az_game_after(g, state, (int)a, child);
 		ret = walk_from(w, child, depth + 1, len + (size_t)n);
 		if (ret)
 			return ret;

@@ -158,9 +158,7 @@ static int ttt_format(const void *state, char *buf, size_t len)
 
 static int ttt_format_action(int action, char *buf, size_t len)
 {
-	if (action < 0 || action >= N)
-		return -EINVAL;
-	return snprintf(buf, len, "%c", '1' + action);
+	return az_game_format_digit(action, N, buf, len);
 }
 
 /* One digit '1'..'9', surrounding blanks allowed; with a state, the cell must be free and the
@@ -168,17 +166,9 @@ static int ttt_format_action(int action, char *buf, size_t len)
 static int ttt_parse_action(const void *state, const char *text)
 {
 	const struct ttt_state *s = state;
-	int a;
+	int a = az_game_parse_digit(text, N);
 
-	while (*text == ' ' || *text == '\t')
-		text++;
-	if (text[0] < '1' || text[0] > '9')
-		return -EINVAL;
-	a = text[0] - '1';
-	for (text++; *text; text++)
-		if (*text != ' ' && *text != '\t' && *text != '\n' && *text != '\r')
-			return -EINVAL;
-	if (s && (s->result || s->cell[a]))
+	if (a < 0 || (s && (s->result || s->cell[a])))
 		return -EINVAL;
 	return a;
 }
@@ -190,16 +180,8 @@ const struct az_game az_game_tictactoe = {
 	.features = 2 * N,
 	.symmetries = 8,
 	.max_plies = N,
-	.init = ttt_init,
-	.to_move = ttt_to_move,
-	.legal = ttt_legal,
-	.apply = ttt_apply,
-	.terminal = ttt_terminal,
-	.encode = ttt_encode,
-	.symmetry = ttt_symmetry,
-	.format = ttt_format,
-	.format_action = ttt_format_action,
-	.parse_action = ttt_parse_action,
+	AZ_GAME_RULES(ttt),
+	AZ_GAME_IO(ttt),
 	.sides = { "X", "O" },
 	.not_notation = "not a cell (1-9)",
 	.illegal = "cell occupied",

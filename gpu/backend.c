@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/nvtx.h"
+#include "gpu/backend_impl.h"
 #include "gpu/cuda_kernels.h"
 #include "shm/slot.h"
 
@@ -133,6 +134,7 @@ int az_backend_parse(const char *text, enum az_backend_kind *kind)
 		{ "auto", AZ_BACKEND_AUTO },
 		{ "cpu", AZ_BACKEND_CPU },
 		{ "cuda", AZ_BACKEND_CUDA },
+		{ "cpu-async", AZ_BACKEND_CPU_ASYNC },
 	};
 
 	if (!text || !kind)
@@ -160,26 +162,23 @@ static void say(char *why, size_t whylen, const char *fmt, ...)
 /* The ops table for a request, or NULL with why filled (CUDA asked for but not usable). */
 static const struct az_backend_ops *pick(enum az_backend_kind kind, char *why, size_t whylen)
 {
-#ifdef AZ_HAVE_CUDA
-	int have_cuda = az_cuda_available();
-	const char *no_cuda = "no CUDA device visible";
-#else
-	int have_cuda = 0;
-	const char *no_cuda = "built without CUDA";
-#endif
+	const char *no_cuda = az_cuda_unavailable(); /* NULL: CUDA usable */
 
 	switch (kind) {
 	case AZ_BACKEND_CPU:
 		say(why, whylen, "cpu: requested");
 		return &az_backend_cpu_ops;
+	case AZ_BACKEND_CPU_ASYNC:
+		say(why, whylen, "cpu-async: requested");
+		return &az_backend_cpu_async_ops;
 	case AZ_BACKEND_AUTO:
-		if (!have_cuda) {
+		if (no_cuda) {
 			say(why, whylen, "cpu: %s", no_cuda);
 			return &az_backend_cpu_ops;
 		}
 		/* fall through */
 	case AZ_BACKEND_CUDA:
-		if (!have_cuda) {
+		if (no_cuda) {
 			say(why, whylen, "cuda requested but unavailable: %s", no_cuda);
 			return NULL;
 		}
@@ -251,7 +250,7 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 	int ret;
 
 	say(why, whylen, "invalid arguments");
-	if (!out || (unsigned)kind > AZ_BACKEND_CUDA)
+	if (!out || (unsigned)kind > AZ_BACKEND_CPU_ASYNC)
 		return -EINVAL;
 	ret = backend_alloc(a, max_batch, &b);
 	if (ret)
@@ -266,7 +265,7 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 		/* A visible device that fails to initialise still leaves the reference backend. */
 		say(why, whylen, "cpu: CUDA init failed (%s)",
 		    ret == -ENOMEM   ? "out of memory"
-		    : ret == -EINVAL ? "AZ_CUDA_MATH must be fp32, tf32 or bf16"
+		    : ret == -EINVAL ? "AZ_CUDA_MATH must be fp32, tf32 or bf16, AZ_CUDA_FEED gather or dma"
 				     : "device error");
 		b->ops = &az_backend_cpu_ops;
 		ret = b->ops->create(a, max_batch, &b->ctx);
@@ -275,7 +274,7 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 		if (ret == -ENOMEM)
 			say(why, whylen, "%s: out of memory", b->ops->name);
 		else if (ret == -EINVAL && b->ops != &az_backend_cpu_ops)
-			say(why, whylen, "%s: AZ_CUDA_MATH must be fp32, tf32 or bf16",
+			say(why, whylen, "%s: AZ_CUDA_MATH must be fp32, tf32 or bf16, AZ_CUDA_FEED gather or dma",
 			    b->ops->name);
 		else
 			say(why, whylen, "%s: init failed (%d)", b->ops->name, ret);
@@ -370,22 +369,20 @@ int az_backend_zero_copy(const struct az_backend *b)
 	return b && b->zero_copy;
 }
 
-/* The staging fallback: gather the n requests' features, forward() them, write the masked
- * softmax, value and status 0 into each ring slot. Complete on return (one synchronous stream). */
-static int staged_forward_slots(struct az_backend *b, uint32_t model, uint32_t n,
-				const uint64_t *slot_offsets, const struct az_slot_layout *l)
+int az_stage_forward_slots(const struct az_backend_ops *ops, void *ctx, uint8_t *base,
+			   uint32_t model, uint32_t n, const uint64_t *slot_offsets,
+			   const struct az_slot_layout *l, const struct az_stage_bufs *s)
 {
-	uint8_t *base = b->host_base;
 	int ret;
 
 	/* The NVTX ranges of the staging path (docs/profiling.md): gather, forward, publish. */
 	AZ_NVTX_PUSH("gather");
 	for (uint32_t i = 0; i < n; i++)
-		memcpy(b->x + (size_t)i * l->features,
+		memcpy(s->x + (size_t)i * l->features,
 		       az_slot_features(base + slot_offsets[i], l), sizeof(float) * l->features);
 	AZ_NVTX_POP();
 	AZ_NVTX_PUSH("forward");
-	ret = b->ops->forward(b->ctx, model, n, b->x, b->logits, b->value);
+	ret = ops->forward(ctx, model, n, s->x, s->logits, s->value);
 	AZ_NVTX_POP();
 	if (ret)
 		return ret;
@@ -394,13 +391,23 @@ static int staged_forward_slots(struct az_backend *b, uint32_t model, uint32_t n
 		void *slot = base + slot_offsets[i];
 		struct az_slot_hdr *h = az_slot_hdr(slot);
 
-		az_masked_softmax(b->logits + (size_t)i * l->actions, az_slot_legal(slot, l),
+		az_masked_softmax(s->logits + (size_t)i * l->actions, az_slot_legal(slot, l),
 				  l->actions, az_slot_policy(slot, l));
-		h->value = b->value[i];
+		h->value = s->value[i];
 		h->status = 0;
 	}
 	AZ_NVTX_POP();
 	return 0;
+}
+
+/* The staging fallback: one staged pass on the caller's thread. Complete on return (one
+ * synchronous stream). */
+static int staged_forward_slots(struct az_backend *b, uint32_t model, uint32_t n,
+				const uint64_t *slot_offsets, const struct az_slot_layout *l)
+{
+	struct az_stage_bufs s = { .x = b->x, .logits = b->logits, .value = b->value };
+
+	return az_stage_forward_slots(b->ops, b->ctx, b->host_base, model, n, slot_offsets, l, &s);
 }
 
 int az_backend_forward_slots(struct az_backend *b, uint32_t model, uint32_t n,

@@ -18,6 +18,7 @@ enum az_backend_kind {
 	AZ_BACKEND_AUTO = 0,
 	AZ_BACKEND_CPU = 1,
 	AZ_BACKEND_CUDA = 2,
+	AZ_BACKEND_CPU_ASYNC = 3, /* the cpu forward pass with the cuda backend's async contract */
 };
 
 struct az_backend;
@@ -45,14 +46,16 @@ struct az_backend_ops {
 	uint32_t slot_streams;
 };
 
-/* Parse "auto" | "cpu" | "cuda". Returns 0 or -EINVAL. */
+/* Parse "auto" | "cpu" | "cpu-async" | "cuda". Returns 0 or -EINVAL. */
 int az_backend_parse(const char *text, enum az_backend_kind *kind);
 
 /* Create a backend. AUTO picks cuda when built with CUDA and a device is present, else cpu; the
  * choice and the reason go to why[] (for cuda followed by the device and settings). CUDA requested
  * without a device: -ENODEV (why says so). The cuda backend reads AZ_CUDA_MATH = fp32 (default) |
  * tf32 | bf16, the GEMM precision (tensor-core paths; storage and kernels stay fp32; -EINVAL for
- * other text), and AZ_CUDA_GRAPHS=0 turns its CUDA graphs off (direct launches; for debugging).
+ * other text), AZ_CUDA_GRAPHS=0 turns its CUDA graphs off (direct launches; for debugging), and
+ * AZ_CUDA_FEED = gather (default: a kernel reads the mapped slots) | dma (one copy-engine
+ * cudaMemcpy2DAsync per run of contiguous slots; direct launches; -EINVAL for other text).
  * Returns 0, -ENODEV, -EINVAL or -ENOMEM. */
 int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32_t max_batch,
 		      struct az_backend **out, char *why, size_t whylen);
@@ -124,7 +127,19 @@ void az_backend_destroy(struct az_backend *b);
  * before fork(): unless this process already uses CUDA, the probe runs in a short-lived child,
  * so the caller's children can still initialise CUDA. The answer is cached. */
 int az_cuda_available(void);
+
+/* Why the CUDA backends cannot be used here, for messages: "built without CUDA", or the
+ * device probe's CUDA error string ("cudaGetDeviceCount: CUDA driver version is insufficient
+ * for CUDA runtime version (error 35)", "... no CUDA-capable device is detected ..."), so "no
+ * device" and "driver too old" read differently; NULL when az_cuda_available() is 1. Static
+ * storage. */
+const char *az_cuda_unavailable(void);
 extern const struct az_backend_ops az_backend_cpu_ops;
+/* "cpu-async" (gpu/cpu_async.c): the cpu forward pass behind the cuda backend's asynchronous
+ * slot contract, so the pipelined zero-copy server path runs on any machine: forward_slots
+ * queues the batch for a helper thread and returns; responses are in the slots only once
+ * wait_slots reports the stream complete; two streams, so two batches can be in flight. */
+extern const struct az_backend_ops az_backend_cpu_async_ops;
 extern const struct az_backend_ops az_backend_cuda_ops; /* only when built with CUDA */
 
 #endif

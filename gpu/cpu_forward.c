@@ -17,16 +17,14 @@ int az_acts_create(const struct az_arch *a, uint32_t max_batch, struct az_acts *
 
 	memset(acts, 0, sizeof(*acts));
 	acts->max_batch = max_batch;
-	acts->trunk = calloc(R + 1, sizeof(float *));
-	if (!acts->trunk)
-		goto err;
-	/* R may be 0; keep inner non-NULL so "allocated" has one meaning. */
-	acts->inner = calloc(R ? R : 1, sizeof(float *));
-	if (!acts->inner)
-		goto err;
+	/* one pointer array: trunk's R + 1, then inner's R (inner is not NULL even when R = 0) */
+	acts->trunk = calloc(2 * R + 1, sizeof(float *));
 	acts->buf = calloc((2 * R + 1) * B * H + B * A + B, sizeof(float));
-	if (!acts->buf)
-		goto err;
+	if (!acts->trunk || !acts->buf) {
+		az_acts_destroy(acts);
+		return -ENOMEM;
+	}
+	acts->inner = acts->trunk + R + 1;
 
 	float *p = acts->buf;
 
@@ -37,10 +35,6 @@ int az_acts_create(const struct az_arch *a, uint32_t max_batch, struct az_acts *
 	acts->logits = p;
 	acts->value = p + B * A;
 	return 0;
-
-err:
-	az_acts_destroy(acts);
-	return -ENOMEM;
 }
 
 void az_acts_destroy(struct az_acts *acts)
@@ -48,8 +42,7 @@ void az_acts_destroy(struct az_acts *acts)
 	if (!acts)
 		return;
 	free(acts->buf);
-	free(acts->inner);
-	free(acts->trunk);
+	free(acts->trunk); /* and inner, in the same array */
 	memset(acts, 0, sizeof(*acts));
 }
 

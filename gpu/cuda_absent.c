@@ -12,6 +12,11 @@ int az_cuda_available(void)
 	return 0;
 }
 
+const char *az_cuda_unavailable(void)
+{
+	return "built without CUDA";
+}
+
 int az_cuda_train_dev_create(const struct az_arch *a, const float *params,
 			     const struct az_cuda_optim *o, uint32_t max_batch,
 			     struct az_cuda_train_dev **out)

@@ -18,7 +18,13 @@
  * Errors: during create every CUDA/cuBLAS failure becomes -ENOMEM (allocation) or -ENODEV
  * (anything else); an unset or bad AZ_CUDA_MATH is handled at create (-EINVAL). After create a
  * device error is fatal (abort with file and line), as in ggml: azrun restarts the server. A
- * failed graph capture is not an error: the backend then launches the kernels directly. */
+ * failed graph capture is not an error: the backend then launches the kernels directly, and
+ * says why in its description line (which the server logs).
+ *
+ * Feeds (AZ_CUDA_FEED): "gather" (default) reads the features from the mapped slots with the
+ * gather kernel, one block per row, inside the graph; "dma" copies each run of contiguous slots
+ * with one cudaMemcpy2DAsync (source pitch: the slot size) on the copy engine, then launches
+ * the net and the scatter directly (the run structure changes per batch, so no graphs). */
 #include <string.h>
 
 #include "gpu/cuda_impl.cuh"
@@ -53,6 +59,8 @@ struct cuda_ctx {
 	size_t n_params;
 	int math;
 	bool use_graphs;
+	bool dma;                     /* AZ_CUDA_FEED=dma: copy-engine feed of slot runs */
+	char graph_why[192];          /* why there are no graphs (describe) */
 	struct az_cuda_slot_geom geom;
 	uint32_t bucket[MAX_BUCKETS]; /* ascending batch sizes, the last one max_batch */
 	uint32_t nbuckets;
@@ -178,19 +186,70 @@ static void enqueue_batch(struct cuda_ctx *c, struct pipe *p, int m, uint32_t ro
 			      p->stream);
 }
 
+/* One direct launch of every batch shape's work per pipe and model before any capture, so the
+ * first cuBLAS calls (handle and workspace set-up, heuristics) and the first launch of each
+ * kernel (lazy module loading) do not happen inside a capture. The descriptors say 0 rows: the
+ * gather writes zeros (padding), the scatter touches no slot, nothing reads the segment. */
+static void warm_up(struct cuda_ctx *c)
+{
+	for (int i = 0; i < NPIPES; i++) {
+		struct pipe *p = &c->pipes[i];
+
+		for (int m = 0; m < AZ_BACKEND_MODELS; m++) {
+			p->h_desc[m][0] = 0;
+			p->h_desc[m][1] = 0;
+			enqueue_batch(c, p, m, c->max_batch);
+			enqueue_batch(c, p, m, 1);
+		}
+		AZ_CUDA_FATAL(cudaStreamSynchronize(p->stream));
+	}
+}
+
+/* The dma feed: the descriptor (the scatter still writes through it), then one 2-D copy per
+ * run of contiguous slots (consecutive offsets one slot apart: a ring span of one model) from
+ * the registered host segment into x, rows of D floats out of slots of geom.bytes, on the copy
+ * engine; then the net and the scatter. */
+static void enqueue_batch_dma(struct cuda_ctx *c, struct pipe *p, int m, uint32_t rows,
+			      const uint64_t *off)
+{
+	size_t row_bytes = (size_t)c->arch.inputs * sizeof(float), pitch = c->geom.bytes;
+
+	AZ_CUDA_FATAL(cudaMemcpyAsync(p->d_desc[m], p->h_desc[m],
+				      (AZ_CUDA_DESC_HEAD + rows) * sizeof(uint64_t),
+				      cudaMemcpyHostToDevice, p->stream));
+	for (uint32_t i = 0; i < rows;) {
+		uint32_t k = 1;
+
+		while (i + k < rows && off[i + k] == off[i] + (uint64_t)k * pitch)
+			k++;
+		const uint8_t *src = (const uint8_t *)c->host_base + off[i] + c->geom.off_features;
+		AZ_CUDA_FATAL(cudaMemcpy2DAsync(p->x + (size_t)i * c->arch.inputs, row_bytes, src,
+						pitch, row_bytes, k, cudaMemcpyHostToDevice,
+						p->stream));
+		i += k;
+	}
+	az_cuda_net_forward(p->blas, p->stream, c->math, &c->arch, c->d_params[m], rows, p->x,
+			    &p->acts);
+	az_cuda_scatter_slots(p->d_desc[m], &c->geom, rows, p->acts.logits, p->acts.value, p->tmp,
+			      p->stream);
+}
+
 /* Capture one graph per (pipe, model, bucket). Returns 0, or -ENODEV when capture is not
- * possible here (the caller then launches directly): a failed check during capture is noted,
- * not fatal (az_cuda_fail). */
+ * possible here (the caller then launches directly), with the failed call and its CUDA error
+ * in c->graph_why: a failed check during capture is noted, not fatal (az_cuda_fail). */
 static int capture_graphs(struct cuda_ctx *c)
 {
+	const char *what = "";
+	cudaError_t e = cudaSuccess;
+
 	for (int i = 0; i < NPIPES; i++) {
 		struct pipe *p = &c->pipes[i];
 
 		for (int m = 0; m < AZ_BACKEND_MODELS; m++) {
 			for (uint32_t k = 0; k < c->nbuckets; k++) {
 				cudaGraph_t g = NULL;
-				cudaError_t e;
 
+				what = "cudaStreamBeginCapture";
 				e = cudaStreamBeginCapture(p->stream,
 							   cudaStreamCaptureModeThreadLocal);
 				if (e != cudaSuccess)
@@ -199,12 +258,14 @@ static int capture_graphs(struct cuda_ctx *c)
 				az_cuda_capture_failed = 0;
 				enqueue_batch(c, p, m, c->bucket[k]);
 				az_cuda_capturing = 0;
+				what = "cudaStreamEndCapture";
 				e = cudaStreamEndCapture(p->stream, &g);
 				if (e != cudaSuccess || az_cuda_capture_failed) {
 					if (g)
 						(void)cudaGraphDestroy(g);
 					goto fail;
 				}
+				what = "cudaGraphInstantiate";
 				e = cudaGraphInstantiate(&p->graph[m][k], g, 0);
 				(void)cudaGraphDestroy(g);
 				if (e != cudaSuccess)
@@ -215,6 +276,12 @@ static int capture_graphs(struct cuda_ctx *c)
 	return 0;
 
 fail:
+	if (az_cuda_capture_failed)
+		snprintf(c->graph_why, sizeof(c->graph_why), "graph capture failed: %s",
+			 az_cuda_capture_error);
+	else
+		snprintf(c->graph_why, sizeof(c->graph_why), "graph capture failed: %s: %s", what,
+			 cudaGetErrorString(e));
 	(void)cudaGetLastError();
 	return -ENODEV;
 }
@@ -224,10 +291,13 @@ static int cuda_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
 	struct cuda_ctx *c;
 	size_t B = max_batch, D = a->inputs, A = a->actions, f = sizeof(float);
 	const char *graphs = getenv("AZ_CUDA_GRAPHS");
+	const char *feed = getenv("AZ_CUDA_FEED");
 	cudaDeviceProp prop;
 	int ret = 0, dev = 0;
 
 	if (az_cuda_math_env() < 0)
+		return -EINVAL;
+	if (feed && strcmp(feed, "gather") != 0 && strcmp(feed, "dma") != 0)
 		return -EINVAL;
 	c = (struct cuda_ctx *)calloc(1, sizeof(*c));
 	if (!c)
@@ -237,7 +307,10 @@ static int cuda_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
 	c->max_batch = max_batch;
 	c->n_params = az_model_param_count(a);
 	c->math = az_cuda_math_env();
-	c->use_graphs = !(graphs && strcmp(graphs, "0") == 0);
+	c->dma = feed && strcmp(feed, "dma") == 0;
+	c->use_graphs = !(graphs && strcmp(graphs, "0") == 0) && !c->dma;
+	snprintf(c->graph_why, sizeof(c->graph_why), "%s",
+		 c->dma ? "AZ_CUDA_FEED=dma launches directly" : "AZ_CUDA_GRAPHS=0");
 	az_cuda_slot_geom_init(&c->geom, a->inputs, a->actions);
 	make_buckets(c);
 	AZ_CUDA_CHECK(cudaGetDevice(&dev), err_destroy);
@@ -256,6 +329,7 @@ static int cuda_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
 	AZ_CUDA_CHECK(cudaMallocHost((void **)&c->h_x, B * D * f), err_destroy);
 	AZ_CUDA_CHECK(cudaMallocHost((void **)&c->h_logits, B * A * f), err_destroy);
 	AZ_CUDA_CHECK(cudaMallocHost((void **)&c->h_value, B * f), err_destroy);
+	warm_up(c);
 	if (c->use_graphs && capture_graphs(c) < 0)
 		c->use_graphs = false;
 	AZ_CUDA_CHECK(cudaDeviceSynchronize(), err_destroy);
@@ -271,12 +345,14 @@ static void cuda_describe(void *ctx, char *buf, size_t len)
 {
 	struct cuda_ctx *c = (struct cuda_ctx *)ctx;
 
+	const char *feed = c->dma ? "dma feed" : "gather feed";
+
 	if (c->use_graphs)
-		snprintf(buf, len, "%s, %s GEMMs, %d streams, CUDA graphs for %u batch buckets",
-			 c->device, az_cuda_math_name(c->math), NPIPES, c->nbuckets);
+		snprintf(buf, len, "%s, %s GEMMs, %d streams, %s, CUDA graphs for %u batch buckets",
+			 c->device, az_cuda_math_name(c->math), NPIPES, feed, c->nbuckets);
 	else
-		snprintf(buf, len, "%s, %s GEMMs, %d streams, no CUDA graphs", c->device,
-			 az_cuda_math_name(c->math), NPIPES);
+		snprintf(buf, len, "%s, %s GEMMs, %d streams, %s, no CUDA graphs (%s)", c->device,
+			 az_cuda_math_name(c->math), NPIPES, feed, c->graph_why);
 }
 
 /* ---- the staging path ---- */
@@ -377,7 +453,9 @@ static int cuda_forward_slots(void *ctx, uint32_t model, uint32_t n, const uint6
 	memcpy(h + AZ_CUDA_DESC_HEAD, offsets, (size_t)n * sizeof(uint64_t));
 	AZ_NVTX_POP();
 	AZ_NVTX_PUSH("forward");
-	if (c->use_graphs)
+	if (c->dma)
+		enqueue_batch_dma(c, p, (int)model, n, offsets);
+	else if (c->use_graphs)
 		AZ_CUDA_FATAL(cudaGraphLaunch(p->graph[model][bucket_for(c, n)], p->stream));
 	else
 		enqueue_batch(c, p, (int)model, n);

@@ -15,20 +15,17 @@
 
 /* Init-time checks: set `ret` and jump to the cleanup label of the calling function. An
  * allocation failure is -ENOMEM, anything else -ENODEV (STYLE.md section 3). */
-#define AZ_CUDA_CHECK(call, label)                                                         \
+#define AZ_CUDA_CHECK(call, label)                                                          \
+	AZ_GPU_CHECK_(cudaError_t, call, cudaSuccess, cudaErrorMemoryAllocation, label)
+#define AZ_CUBLAS_CHECK(call, label)                                                        \
+	AZ_GPU_CHECK_(cublasStatus_t, call, CUBLAS_STATUS_SUCCESS, CUBLAS_STATUS_ALLOC_FAILED,    \
+		      label)
+/* Both, for a status of type `type` whose success is ok and allocation failure oom. */
+#define AZ_GPU_CHECK_(type, call, ok, oom, label)                                          \
 	do {                                                                               \
-		cudaError_t err_ = (call);                                                 \
-		if (err_ != cudaSuccess) {                                                 \
-			ret = err_ == cudaErrorMemoryAllocation ? -ENOMEM : -ENODEV;       \
-			goto label;                                                        \
-		}                                                                          \
-	} while (0)
-
-#define AZ_CUBLAS_CHECK(call, label)                                                       \
-	do {                                                                               \
-		cublasStatus_t st_ = (call);                                               \
-		if (st_ != CUBLAS_STATUS_SUCCESS) {                                        \
-			ret = st_ == CUBLAS_STATUS_ALLOC_FAILED ? -ENOMEM : -ENODEV;       \
+		type st_ = (call);                                                         \
+		if (st_ != (ok)) {                                                         \
+			ret = st_ == (oom) ? -ENOMEM : -ENODEV;                            \
 			goto label;                                                        \
 		}                                                                          \
 	} while (0)
@@ -39,19 +36,16 @@
 void az_cuda_fail(int status, int is_blas, const char *file, int line, const char *call);
 extern thread_local int az_cuda_capturing;      /* set around graph capture */
 extern thread_local int az_cuda_capture_failed; /* a check failed while capturing */
+extern thread_local char az_cuda_capture_error[160]; /* the first such failure: call: error */
 
-#define AZ_CUDA_FATAL(call)                                                                \
+#define AZ_CUDA_FATAL(call) AZ_GPU_FATAL_(cudaError_t, call, #call, cudaSuccess, 0)
+#define AZ_CUBLAS_FATAL(call) AZ_GPU_FATAL_(cublasStatus_t, call, #call, CUBLAS_STATUS_SUCCESS, 1)
+/* Both: text is the call as written, is_blas picks the error-string table. */
+#define AZ_GPU_FATAL_(type, call, text, ok, is_blas)                                       \
 	do {                                                                               \
-		cudaError_t err_ = (call);                                                 \
-		if (err_ != cudaSuccess)                                                   \
-			az_cuda_fail((int)err_, 0, __FILE__, __LINE__, #call);             \
-	} while (0)
-
-#define AZ_CUBLAS_FATAL(call)                                                              \
-	do {                                                                               \
-		cublasStatus_t st_ = (call);                                               \
-		if (st_ != CUBLAS_STATUS_SUCCESS)                                          \
-			az_cuda_fail((int)st_, 1, __FILE__, __LINE__, #call);              \
+		type st_ = (call);                                                         \
+		if (st_ != (ok))                                                           \
+			az_cuda_fail((int)st_, is_blas, __FILE__, __LINE__, text);         \
 	} while (0)
 
 /* After every launch: a bad configuration shows here, not at the next synchronisation. */

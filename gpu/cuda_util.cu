@@ -20,13 +20,20 @@ extern "C" {
 }
 
 static int cached_available = -1;
+/* Why no device is usable, from the probe (the CUDA error string): "" while unknown or usable. */
+static char probe_reason[160];
 
 thread_local int az_cuda_capturing = 0;
 thread_local int az_cuda_capture_failed = 0;
+thread_local char az_cuda_capture_error[160];
 
 void az_cuda_fail(int status, int is_blas, const char *file, int line, const char *call)
 {
 	if (az_cuda_capturing) {
+		if (!az_cuda_capture_failed)
+			snprintf(az_cuda_capture_error, sizeof(az_cuda_capture_error), "%s: %s",
+				 call, is_blas ? "cublas error"
+					       : cudaGetErrorString((cudaError_t)status));
 		az_cuda_capture_failed = 1;
 		(void)cudaGetLastError();
 		return;
@@ -39,30 +46,53 @@ void az_cuda_fail(int status, int is_blas, const char *file, int line, const cha
 	abort();
 }
 
+/* 1 when a device is visible; else 0 with probe_reason saying why, with the CUDA error string
+ * ("no CUDA-capable device is detected", "CUDA driver version is insufficient for CUDA runtime
+ * version", ...), so "no device" and "driver too old" read differently. */
 static int probe_here(void)
 {
 	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
 
-	if (cudaGetDeviceCount(&n) != cudaSuccess) {
-		/* No driver or no device: clear the error so it does not leak into later calls. */
+	if (e != cudaSuccess) {
+		snprintf(probe_reason, sizeof(probe_reason), "cudaGetDeviceCount: %s (error %d)",
+			 cudaGetErrorString(e), (int)e);
+		/* Clear the error so it does not leak into later calls. */
 		(void)cudaGetLastError();
 		return 0;
 	}
+	if (n == 0)
+		snprintf(probe_reason, sizeof(probe_reason), "cudaGetDeviceCount: 0 devices");
 	return n > 0;
 }
 
+/* probe_here() in a child; its reason comes back through a pipe. */
 static int probe_in_child(void)
 {
-	int status = 0;
-	pid_t pid = fork();
+	int status = 0, fds[2];
+	pid_t pid;
 
-	if (pid < 0)
+	if (pipe(fds) < 0)
 		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
 	if (pid == 0) {
 		/* Dies with the caller (a killed inference process leaves no probe behind). */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		_exit(probe_here() ? 0 : 1);
+		close(fds[0]);
+		int ok = probe_here();
+		ssize_t w = write(fds[1], probe_reason, strlen(probe_reason));
+		(void)w;
+		_exit(ok ? 0 : 1);
 	}
+	close(fds[1]);
+	ssize_t got = read(fds[0], probe_reason, sizeof(probe_reason) - 1);
+	probe_reason[got > 0 ? got : 0] = '\0';
+	close(fds[0]);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR)
 			return -1;
@@ -88,6 +118,13 @@ int az_cuda_available(void)
 		cached_available = r < 0 ? probe_here() : r;
 	}
 	return cached_available;
+}
+
+const char *az_cuda_unavailable(void)
+{
+	if (az_cuda_available())
+		return NULL;
+	return probe_reason[0] ? probe_reason : "no CUDA device visible";
 }
 
 int az_cuda_math_env(void)

@@ -287,8 +287,21 @@ static uint32_t beyond(const struct server *sv, uint32_t i)
 	return pending > sv->taken[i] ? pending - sv->taken[i] : 0;
 }
 
+/* 1 when some ring's producer may still add a request (az_ring_producer_live()); always 1 with
+ * the fixed-deadline baseline, which does not look. */
+static int any_live(const struct server *sv)
+{
+	if (sv->cfg->fixed_deadline)
+		return 1;
+	for (uint32_t i = 0; i < sv->nrings; i++)
+		if (az_ring_producer_live(&sv->rings[i]))
+			return 1;
+	return 0;
+}
+
 /* While `busy` computes, take the requests that arrived since into pb's runs: poll until
- * max_batch are waiting, the busy batch completed, or `spin` polls passed. Rings are visited
+ * max_batch are waiting, no producer can add more (each is blocked on a request already taken
+ * or waiting, or detached), the busy batch completed, or `spin` polls passed. Rings are visited
  * round-robin from the one after the last ring taken from, each once. Returns the count. */
 static uint32_t collect_more(struct server *sv, struct pipe_batch *pb,
 			     const struct pipe_batch *busy)
@@ -299,7 +312,8 @@ static uint32_t collect_more(struct server *sv, struct pipe_batch *pb,
 		total = 0;
 		for (uint32_t i = 0; i < sv->nrings && total < budget; i++)
 			total += beyond(sv, i);
-		if (total >= budget || polls >= sv->cfg->spin || batch_done(sv, busy, 0) == 1)
+		if (total >= budget || polls >= sv->cfg->spin || !any_live(sv) ||
+		    batch_done(sv, busy, 0) == 1)
 			break;
 	}
 	AZ_NVTX_POP();
@@ -414,6 +428,12 @@ static void server_fini(struct server *sv)
 int az_infer_serve(struct az_seg *seg, const struct az_infer_config *cfg)
 {
 	struct server sv;
+	if (cfg->deadline_us > AZ_INFER_DEADLINE_MAX_US) {
+		if (cfg->log_fd >= 0)
+			dprintf(cfg->log_fd, "inference: batch deadline %u us is above the maximum "
+				"%u us\n", cfg->deadline_us, AZ_INFER_DEADLINE_MAX_US);
+		return -EINVAL;
+	}
 	int rc = server_init(&sv, seg, cfg);
 	if (rc < 0)
 		goto out;
@@ -424,6 +444,7 @@ int az_infer_serve(struct az_seg *seg, const struct az_infer_config *cfg)
 		.deadline_us = cfg->deadline_us,
 		.spin = cfg->spin,
 		.idle_timeout_us = 20000, /* wake up to notice model changes and stop requests */
+		.fixed_deadline = cfg->fixed_deadline,
 	};
 	/* Acquire: pairs with azrun's release store of stop (nothing else is read after it). */
 	while (!atomic_load_explicit(&sv.ctl->stop, memory_order_acquire))

@@ -10,12 +10,20 @@
 #include "gpu/backend.h"
 #include "shm/segment.h"
 
+/* Largest batch deadline: 1 s. The deadline only bounds the wait for producers still computing;
+ * a longer one hides a stalled worker behind minutes-long batches. */
+#define AZ_INFER_DEADLINE_MAX_US 1000000u
+
 struct az_infer_config {
 	enum az_backend_kind backend;
 	uint32_t features;    /* D of the game (slot layout) */
 	uint32_t actions;     /* A of the game */
 	uint32_t max_batch;   /* largest batch handed to the backend */
-	uint32_t deadline_us; /* wait at most this long after the first request for a fuller batch */
+	/* Wait at most this long after the first request for a fuller batch, when some producer
+	 * may still add to it (the batch starts at once when none can: az_batch_collect()); at
+	 * most AZ_INFER_DEADLINE_MAX_US. */
+	uint32_t deadline_us;
+	uint32_t fixed_deadline; /* 1: the old batching (max_batch or the deadline), a baseline */
 	uint32_t spin;        /* polls before sleeping on the doorbell */
 	int log_fd;           /* where to write one line about the backend choice; -1 for none */
 	int quiet;            /* only errors go to log_fd */
@@ -25,7 +33,8 @@ struct az_infer_config {
 };
 
 /* Serve until the control area's `stop` is set. Runs in its own process (forked by azrun).
- * Returns 0 on a requested stop, or a negative errno when the backend cannot be created or a
+ * Returns 0 on a requested stop, -EINVAL for a deadline above AZ_INFER_DEADLINE_MAX_US, or a
+ * negative errno when the backend cannot be created or a
  * model cannot be loaded in a way that makes serving impossible (the message goes to log_fd). */
 int az_infer_serve(struct az_seg *seg, const struct az_infer_config *cfg);
 

@@ -6,6 +6,7 @@
 #include "net/checkpoint.h"
 #include "base/az_err.h"
 #include "base/util.h"
+#include "base/version.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -79,6 +80,9 @@ static int add_metadata(cJSON *root, const struct az_model *m, uint32_t crc)
 	rc |= add_meta_u32(meta, "iteration", m->iteration);
 	if (m->game_options[0] &&
 	    !cJSON_AddStringToObject(meta, "game_options", m->game_options))
+		return -ENOMEM;
+	/* The writing build (base/version.h); informational, not read back. */
+	if (!cJSON_AddStringToObject(meta, "version", az_version()))
 		return -ENOMEM;
 	snprintf(buf, sizeof(buf), "crc32:%08x", crc);
 	if (rc || !cJSON_AddStringToObject(meta, "content_hash", buf))

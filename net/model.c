@@ -105,14 +105,12 @@ int az_model_create(const struct az_arch *a, struct az_model **out)
 	m->arch = *a;
 	m->n_params = az_model_param_count(a);
 	m->params = calloc(m->n_params, sizeof(float));
-	if (!m->params)
-		goto err_free_model;
+	if (!m->params) {
+		free(m);
+		return -ENOMEM;
+	}
 	*out = m;
 	return 0;
-
-err_free_model:
-	free(m);
-	return -ENOMEM;
 }
 
 void az_model_destroy(struct az_model *m)

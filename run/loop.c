@@ -12,6 +12,7 @@
 
 #include "base/util.h"
 #include "net/checkpoint.h"
+#include "run/tbevents.h"
 #include "train/replay.h"
 
 #define MAX_RESTARTS 16 /* per phase; more means something is systematically wrong */
@@ -29,15 +30,31 @@ static void write_progress(struct az_run_loop *r, const struct az_phase *ph, uin
 	az_rundir_progress_write(r->p.out, &p);
 }
 
+/* The trainer's steps (run/roles.h): its bar and progress.json. */
+static void train_tick(struct az_run_loop *r, struct az_phase *ph, double now)
+{
+	struct az_train_progress *tp = r->job ? r->job->progress : NULL;
+	/* Relaxed: display only (run/roles.h). */
+	uint32_t done = tp ? atomic_load_explicit(&tp->done, memory_order_relaxed) : 0;
+	uint32_t total = tp ? atomic_load_explicit(&tp->total, memory_order_relaxed) : 0;
+	if (total) {
+		r->bar.total = total;
+		az_progress_update(&r->bar, done, "steps");
+	}
+	if (now - r->last_progress >= 1.0) {
+		r->last_progress = now;
+		write_progress(r, ph, done, total ? total : 1, 0.0);
+	}
+}
+
 static void phase_tick(struct az_phase *ph)
 {
 	struct az_run_loop *r = ph->arg;
 	double now = az_now();
+	if (r->hooks && r->hooks->tick)
+		r->hooks->tick(r);
 	if (!ph->workers) {
-		if (now - r->last_progress >= 1.0) {
-			r->last_progress = now;
-			write_progress(r, ph, 0, 1, 0.0);
-		}
+		train_tick(r, ph, now);
 		return;
 	}
 	char extra[64];
@@ -53,6 +70,14 @@ static void phase_tick(struct az_phase *ph)
 		r->last_progress = now;
 		write_progress(r, ph, c.games, total, eps);
 	}
+}
+
+/* Start the bar of a phase: "iter 3/10 selfplay". */
+static void bar_begin(struct az_run_loop *r, const char *phase, uint32_t it, uint64_t total)
+{
+	char label[48];
+	snprintf(label, sizeof(label), "iter %u/%u %s", it, r->p.iterations, phase);
+	az_progress_begin(&r->bar, label, total, r->p.quiet);
 }
 
 /* ---- phases ---- */
@@ -129,7 +154,7 @@ static int run_workers(struct az_run_loop *r, enum az_worker_mode mode, uint32_t
 	phase_init(r, label, it, r->p.workers, 1);
 	r->mode = mode;
 	az_pipeline_reset_phase(&r->pl, games);
-	az_progress_begin(&r->bar, label, games, r->p.quiet);
+	bar_begin(r, label, it, games);
 	int rc = run_phase(r);
 	if (mode == AZ_WORKER_SELFPLAY)
 		for (uint32_t i = 0; i < r->ph.ntorn; i++)
@@ -143,6 +168,17 @@ static int run_workers(struct az_run_loop *r, enum az_worker_mode mode, uint32_t
 	return rc;
 }
 
+int az_run_play(struct az_run_loop *r, enum az_worker_mode mode, uint32_t it, uint64_t games)
+{
+	return run_workers(r, mode, it, games, mode == AZ_WORKER_SELFPLAY ? "selfplay" : "arena");
+}
+
+/* This process's share of a phase of `total` games (all of it on one machine). */
+static uint64_t share(struct az_run_loop *r, enum az_worker_mode mode, uint64_t total)
+{
+	return r->hooks ? r->hooks->share(r, mode, total) : total;
+}
+
 static int run_trainer(struct az_run_loop *r, uint32_t it, const char *cand,
 		       struct az_train_report *out)
 {
@@ -151,8 +187,9 @@ static int run_trainer(struct az_run_loop *r, uint32_t it, const char *cand,
 	int rc = az_rundir_replay_window(r->p.out, it, r->p.window, &paths, &n);
 	if (rc < 0)
 		return rc;
-	/* The report comes back through an anonymous shared page. */
-	size_t sz = sizeof(struct az_train_job) + sizeof(struct az_train_report);
+	/* The report and the step counts come back through an anonymous shared page. */
+	size_t sz = sizeof(struct az_train_job) + sizeof(struct az_train_report) +
+		    sizeof(struct az_train_progress);
 	void *mem = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED) {
 		rc = -errno;
@@ -161,9 +198,11 @@ static int run_trainer(struct az_run_loop *r, uint32_t it, const char *cand,
 	r->job = mem;
 	*r->job = (struct az_train_job){.tp = &r->p.train, .iteration = it,
 					.init_path = r->latest, .out_path = cand,
-					.replay_paths = paths, .n_replay = n};
+					.replay_paths = paths, .n_replay = n,
+					.progress = (struct az_train_progress *)
+						((struct az_train_report *)(r->job + 1) + 1)};
 	phase_init(r, "train", it, 1, 0);
-	az_progress_begin(&r->bar, "train", 1, 1);
+	bar_begin(r, "train", it, 1);
 	rc = run_phase(r);
 	*out = *(struct az_train_report *)(r->job + 1);
 	munmap(mem, sz);
@@ -179,6 +218,7 @@ out:
 
 struct iter_stats {
 	double selfplay_s, train_s, arena_s;
+	double arena_evals_per_s; /* arena leaf evaluations per second of its games */
 	struct az_pipeline_counters sp; /* self-play's counters */
 	double score;
 	int promoted;
@@ -189,9 +229,14 @@ struct iter_stats {
 static int selfplay_phase(struct az_run_loop *r, uint32_t it, struct iter_stats *st)
 {
 	double t0 = az_now();
-	int rc = run_workers(r, AZ_WORKER_SELFPLAY, it, r->p.games_per_iter, "selfplay");
-	st->selfplay_s = az_now() - t0;
+	int rc = r->hooks ? r->hooks->selfplay_begin(r, it) : 0;
+	if (rc == 0)
+		rc = run_workers(r, AZ_WORKER_SELFPLAY, it,
+				 share(r, AZ_WORKER_SELFPLAY, r->p.games_per_iter), "selfplay");
 	az_pipeline_sample(&r->pl, &st->sp);
+	if (rc == 0 && r->hooks)
+		rc = r->hooks->selfplay_end(r, it, &st->sp);
+	st->selfplay_s = az_now() - t0;
 	if (rc == 0)
 		az_info("iter %u selfplay: %llu games, %llu positions, %.1fs, %.0f evals/s, "
 			"mean batch %.1f", it, (unsigned long long)st->sp.games,
@@ -203,15 +248,25 @@ static int selfplay_phase(struct az_run_loop *r, uint32_t it, struct iter_stats 
 
 static int arena_phase(struct az_run_loop *r, uint32_t it, const char *cand, struct iter_stats *st)
 {
-	double t0 = az_now();
-	int rc = az_pipeline_serve_model(&r->pl, AZ_MODEL_CANDIDATE, cand);
+	double t0 = az_now(), t1 = t0;
+	int rc = r->hooks ? r->hooks->arena_begin(r, it, cand) : 0;
 	if (rc == 0)
-		rc = run_workers(r, AZ_WORKER_ARENA, it, r->p.arena_games, "arena");
+		rc = az_pipeline_serve_model(&r->pl, AZ_MODEL_CANDIDATE, cand);
+	if (rc == 0) {
+		t1 = az_now();
+		rc = run_workers(r, AZ_WORKER_ARENA, it, share(r, AZ_WORKER_ARENA, r->p.arena_games),
+				 "arena");
+	}
+	struct az_pipeline_counters c;
+	az_pipeline_sample(&r->pl, &c);
+	/* Over the games only, as evals_per_s is over self-play's (the model load is excluded). */
+	double games_s = az_now() - t1;
+	st->arena_evals_per_s = (double)c.evals / (games_s > 0 ? games_s : 1);
+	if (rc == 0 && r->hooks)
+		rc = r->hooks->arena_end(r, it, &c);
 	st->arena_s = az_now() - t0;
 	if (rc < 0)
 		return rc;
-	struct az_pipeline_counters c;
-	az_pipeline_sample(&r->pl, &c);
 	st->wins = c.arena_wins;
 	st->draws = c.arena_draws;
 	st->losses = c.arena_losses;
@@ -226,6 +281,14 @@ static int arena_phase(struct az_run_loop *r, uint32_t it, const char *cand, str
 	return 0;
 }
 
+/* Unix time in seconds, for the metrics' "time" (TensorBoard's wall time). */
+static double wall_clock(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_stats *st)
 {
 	char line[1024], err[512];
@@ -238,7 +301,8 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 "\"arena_losses\": %llu, \"evals_per_s\": %.1f, \"sims_per_s\": %.1f, "
 		 "\"mean_batch\": %.2f, \"ring_occupancy\": %.2f, \"train_samples\": %llu, "
 		 "\"train_steps\": %u, \"selfplay_s\": %.3f, \"train_s\": %.3f, "
-		 "\"arena_s\": %.3f, \"best_iteration\": %u}",
+		 "\"arena_s\": %.3f, \"arena_evals_per_s\": %.1f, \"best_iteration\": %u, "
+		 "\"time\": %.3f%s}",
 		 it, (unsigned long long)c->games, (unsigned long long)c->positions,
 		 st->tr.policy_loss, st->tr.value_loss, st->score, st->promoted ? "true" : "false",
 		 (unsigned long long)st->wins, (unsigned long long)st->draws,
@@ -246,10 +310,13 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 c->batches ? (double)c->evals / (double)c->batches : 0.0,
 		 c->occ_n ? (double)c->occ_sum / (double)c->occ_n : 0.0,
 		 (unsigned long long)st->tr.samples, st->tr.steps, st->selfplay_s, st->train_s,
-		 st->arena_s, r->best_iteration);
+		 st->arena_s, st->arena_evals_per_s, r->best_iteration, wall_clock(),
+		 it == r->first && r->first > 1 ? ", \"resumed\": true" : "");
 	int rc = az_rundir_metrics_commit(r->p.out, it - 1, line, err, sizeof(err));
 	if (rc < 0)
 		az_log("azrun: %s", err);
+	else if (az_tb_write_run(r->p.out, err, sizeof(err)) < 0) /* a view: the run goes on */
+		az_log("azrun: warning: TensorBoard events not written: %s", err);
 	return rc;
 }
 
@@ -316,11 +383,30 @@ static int iteration(struct az_run_loop *r, uint32_t it)
 	return save_state(r);
 }
 
+/* After an iteration: how long it took and when the run should end, from this azrun's mean. */
+static void log_eta(const struct az_run_loop *r, uint32_t it, double t_it, double t_all)
+{
+	char a[32], b[32];
+	uint32_t left = r->p.iterations - it;
+	az_format_duration(t_it, a, sizeof(a));
+	az_format_duration(t_all / (double)(it - r->first + 1) * left, b, sizeof(b));
+	if (left)
+		az_info("iter %u/%u done in %s; eta %s for the %u iteration%s left", it,
+			r->p.iterations, a, b, left, left == 1 ? "" : "s");
+	else
+		az_info("iter %u/%u done in %s", it, r->p.iterations, a);
+}
+
 int az_run_iterate(struct az_run_loop *r)
 {
 	int rc = 0;
-	for (uint32_t it = r->completed + 1; rc == 0 && it <= r->p.iterations; it++) {
+	double t0 = az_now();
+	r->first = r->completed + 1;
+	for (uint32_t it = r->first; rc == 0 && it <= r->p.iterations; it++) {
+		double t = az_now();
 		rc = iteration(r, it);
+		if (rc == 0)
+			log_eta(r, it, az_now() - t, az_now() - t0);
 		if (az_sv_interrupted() && rc == 0)
 			rc = -EINTR;
 	}

@@ -33,12 +33,34 @@ struct az_run_params {
 	struct az_pipeline_params pipeline;
 };
 
+struct az_run_loop;
+
+/* Hooks of a run spread over several machines (run/mpi.h fills them; NULL for a single-node
+ * run). Each int-returning hook returns 0 or -errno, which fails the iteration. */
+struct az_run_hooks {
+	/* This process's share of a phase of `total` games. */
+	uint64_t (*share)(struct az_run_loop *r, enum az_worker_mode mode, uint64_t total);
+	/* Before this process's self-play of iteration it (tell the others to play). */
+	int (*selfplay_begin)(struct az_run_loop *r, uint32_t it);
+	/* After it: bring in the others' games (stored in the run directory) and add their
+	 * counts to sp. */
+	int (*selfplay_end)(struct az_run_loop *r, uint32_t it, struct az_pipeline_counters *sp);
+	/* Before the arena: hand the candidate checkpoint at cand to the others. */
+	int (*arena_begin)(struct az_run_loop *r, uint32_t it, const char *cand);
+	/* After this process's arena games: add the others' results to c. */
+	int (*arena_end)(struct az_run_loop *r, uint32_t it, struct az_pipeline_counters *c);
+	/* Every supervision tick of every phase (about 20 ms). */
+	void (*tick)(struct az_run_loop *r);
+	void *ctx;
+};
+
 /* One run in progress. Lives in static storage of the orchestrator (children read it after
  * fork). */
 struct az_run_loop {
 	struct az_run_params p;
 	struct az_pipeline pl;
 	uint32_t completed;      /* last completed iteration */
+	uint32_t first;          /* the first iteration this azrun ran (> 1 after a resume) */
 	uint32_t best_iteration; /* iteration whose candidate is best (0: the random init) */
 	char best[AZ_RUNDIR_PATH_MAX];
 	char latest[AZ_RUNDIR_PATH_MAX];
@@ -47,6 +69,7 @@ struct az_run_loop {
 	struct az_train_job *job;   /* the trainer's job (shared page; the report follows it) */
 	struct az_progress bar;     /* its progress bar */
 	double last_progress;       /* az_now() of the last progress.json */
+	const struct az_run_hooks *hooks; /* NULL: one machine */
 };
 
 /* Before anything in the run directory is touched: is it a run that can be continued (state,
@@ -66,6 +89,11 @@ int az_run_start(struct az_run_loop *r);
  * Returns 0, -EINTR, -ECHILD (a process failed, logged) or -errno. What is complete stays
  * intact in the run directory whatever happens. */
 int az_run_iterate(struct az_run_loop *r);
+
+/* Play one phase of `games` games of iteration `it` in `mode` with p.workers workers (the
+ * replay files go to p.out's replay/); the control area's counters hold its results. For a
+ * rank of an MPI run that is not the learner (run/mpi.c). Returns 0 or -errno / -ECHILD. */
+int az_run_play(struct az_run_loop *r, enum az_worker_mode mode, uint32_t it, uint64_t games);
 
 /* Stop the pipeline and write the final progress.json. */
 void az_run_finish(struct az_run_loop *r);

@@ -6,6 +6,7 @@
 #ifndef AZ_RUN_ROLES_H
 #define AZ_RUN_ROLES_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "gpu/backend.h"
@@ -15,6 +16,9 @@
 struct az_worker_params {
 	const char *game;          /* game name; Tangled configured before the fork */
 	uint32_t games_per_worker; /* G: games kept in flight by one worker */
+	/* W: workers of the phase (0: unknown). A worker keeps at most ceil(games/W) games in
+	 * flight, so a phase of fewer than W·G games (the arena) is shared by all W. */
+	uint32_t workers;
 	uint32_t sims;             /* simulations per move */
 	uint32_t leaves;           /* K: leaves in flight per game (virtual loss) */
 	uint64_t seed;             /* run seed; per game streams are derived from it */
@@ -24,6 +28,8 @@ struct az_worker_params {
 	uint32_t temp_plies;       /* self-play: tau = 1 for the first N plies, then greedy */
 	uint32_t arena_temp_plies; /* arena: opening plies sampled at tau = 1 */
 	uint32_t spin;             /* ring wait: polls before the futex sleep */
+	int lockstep;              /* rounds: every game submits, then all results are awaited
+				    * before any tree moves on (azrun --deterministic) */
 };
 
 enum az_worker_mode { AZ_WORKER_SELFPLAY = 0, AZ_WORKER_ARENA = 1 };
@@ -52,6 +58,14 @@ struct az_train_job {
 	const char *out_path;   /* candidate checkpoint to write */
 	char **replay_paths;    /* segment files of the window */
 	uint32_t n_replay;
+	/* Steps taken and planned, for azrun's progress bar (NULL: not reported). The trainer
+	 * stores, the orchestrator loads, both relaxed: display only, and the report is read
+	 * after waitpid. */
+	struct az_train_progress *progress;
+};
+
+struct az_train_progress {
+	_Atomic uint32_t done, total;
 };
 
 struct az_train_report {

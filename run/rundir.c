@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -208,6 +209,36 @@ void az_rundir_progress_write(const char *dir, const struct az_rundir_progress *
 	az_write_file_atomic(path, text, strlen(text), err, sizeof(err));
 }
 
+/* Why mkdir of p failed with rc, in words: names the deepest existing ancestor of p and what
+ * is wrong with it (not a directory; not writable; a file system that takes no new directories,
+ * such as /proc, where mkdir reports ENOENT for a parent that exists). */
+static void mkdir_failure(const char *p, int rc, char *err, size_t errlen)
+{
+	char a[AZ_RUNDIR_PATH_MAX];
+	struct stat st;
+	snprintf(a, sizeof(a), "%s", p);
+	while (stat(a, &st) < 0) {
+		char *s = strrchr(a, '/');
+		if (!s || s == a) {
+			snprintf(a, sizeof(a), "%s", s ? "/" : ".");
+			if (stat(a, &st) < 0)
+				st.st_mode = S_IFDIR;
+			break;
+		}
+		*s = 0;
+	}
+	if (!S_ISDIR(st.st_mode))
+		snprintf(err, errlen, "--out: cannot create %s: %s is not a directory", p, a);
+	else if (rc == -EACCES || rc == -EPERM || rc == -EROFS)
+		snprintf(err, errlen, "--out: cannot create %s: no permission to write in %s (%s)", p,
+			 a, strerror(-rc));
+	else if (rc == -ENOENT)
+		snprintf(err, errlen, "--out: cannot create %s: %s does not take new directories "
+			 "(a special file system?); choose a directory on an ordinary disk", p, a);
+	else
+		snprintf(err, errlen, "--out: cannot create %s: %s", p, strerror(-rc));
+}
+
 int az_rundir_create_locked(const char *dir, char *err, size_t errlen)
 {
 	char p[AZ_RUNDIR_PATH_MAX];
@@ -219,7 +250,7 @@ int az_rundir_create_locked(const char *dir, char *err, size_t errlen)
 		rc = az_mkdir_p(p);
 	}
 	if (rc < 0) {
-		snprintf(err, errlen, "--out: cannot create %s: %s", p, strerror(-rc));
+		mkdir_failure(p, rc, err, errlen);
 		return rc;
 	}
 	/* An flock held for the life of this process (and its children, which share the open

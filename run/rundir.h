@@ -12,6 +12,7 @@
  *   DIR/progress.json                     the phase in progress (for `azrun status`)
  *   DIR/azrun.lock                        flock of the one azrun using DIR
  *   DIR/azrun.log                         the log
+ *   DIR/tb/events.out.tfevents.ringzero   the metrics for TensorBoard (run/tbevents.h)
  *
  * Every write goes to a temporary name, is fsynced and renamed (base/util.h). */
 #ifndef AZ_RUN_RUNDIR_H

@@ -58,7 +58,9 @@ static void row_from_json(const cJSON *j, struct az_metric_row *r)
 	r->selfplay_s = num(j, "selfplay_s");
 	r->train_s = num(j, "train_s");
 	r->arena_s = num(j, "arena_s");
+	r->time = num(j, "time");
 	r->promoted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "promoted"));
+	r->resumed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "resumed"));
 }
 
 static int cmp_rows(const void *a, const void *b)

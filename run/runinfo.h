@@ -14,7 +14,9 @@ struct az_metric_row {
 	double arena_score, arena_wins, arena_draws, arena_losses;
 	double evals_per_s, mean_batch, ring_occupancy;
 	double selfplay_s, train_s, arena_s;
+	double time;  /* unix seconds when the iteration completed */
 	int promoted;
+	int resumed;  /* the first iteration of an azrun that resumed the run */
 };
 
 /* What a run directory says about its run. */

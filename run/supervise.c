@@ -242,19 +242,18 @@ void az_pipeline_reset_phase(struct az_pipeline *pl, uint64_t games)
 void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counters *s)
 {
 	struct az_ctl_shm *c = pl->ctl;
+	struct {
+		uint64_t *to;
+		_Atomic uint64_t *from;
+	} map[] = {
+		{&s->evals, &c->evals}, {&s->batches, &c->batches}, {&s->forward_ns, &c->forward_ns},
+		{&s->games, &c->games_done}, {&s->positions, &c->positions}, {&s->moves, &c->moves},
+		{&s->sims, &c->sims}, {&s->occ_sum, &c->occupancy_sum},
+		{&s->occ_n, &c->occupancy_samples}, {&s->arena_wins, &c->arena_wins},
+		{&s->arena_draws, &c->arena_draws}, {&s->arena_losses, &c->arena_losses}};
 	/* Relaxed loads: statistics; exact once their writers are reaped (waitpid orders them). */
-	s->evals = atomic_load_explicit(&c->evals, memory_order_relaxed);
-	s->batches = atomic_load_explicit(&c->batches, memory_order_relaxed);
-	s->forward_ns = atomic_load_explicit(&c->forward_ns, memory_order_relaxed);
-	s->games = atomic_load_explicit(&c->games_done, memory_order_relaxed);
-	s->positions = atomic_load_explicit(&c->positions, memory_order_relaxed);
-	s->moves = atomic_load_explicit(&c->moves, memory_order_relaxed);
-	s->sims = atomic_load_explicit(&c->sims, memory_order_relaxed);
-	s->occ_sum = atomic_load_explicit(&c->occupancy_sum, memory_order_relaxed);
-	s->occ_n = atomic_load_explicit(&c->occupancy_samples, memory_order_relaxed);
-	s->arena_wins = atomic_load_explicit(&c->arena_wins, memory_order_relaxed);
-	s->arena_draws = atomic_load_explicit(&c->arena_draws, memory_order_relaxed);
-	s->arena_losses = atomic_load_explicit(&c->arena_losses, memory_order_relaxed);
+	for (size_t i = 0; i < AZ_ARRAY_LEN(map); i++)
+		*map[i].to = atomic_load_explicit(map[i].from, memory_order_relaxed);
 	s->worker_error = atomic_load_explicit(&c->worker_error, memory_order_relaxed);
 }
 

@@ -89,6 +89,8 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 	uint32_t steps = steps_f > cfg->train_steps_max ? cfg->train_steps_max : (uint32_t)steps_f;
 	if (steps < 1)
 		steps = 1;
+	if (job->progress) /* Relaxed: display only (run/roles.h) */
+		atomic_store_explicit(&job->progress->total, steps, memory_order_relaxed);
 	struct az_rng rng;
 	az_rng_seed(&rng, cfg->seed * 31 + job->iteration);
 	/* Report the mean loss over the last quarter of the steps: the state the candidate ends in,
@@ -108,6 +110,8 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 		AZ_NVTX_POP();
 		if (rc < 0)
 			goto out;
+		if (job->progress) /* Relaxed: display only (run/roles.h) */
+			atomic_store_explicit(&job->progress->done, s + 1, memory_order_relaxed);
 		if (s >= tail || steps < 4) {
 			pl += loss.policy;
 			vl += loss.value;

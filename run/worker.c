@@ -226,6 +226,17 @@ static int worker_loop(struct worker *w)
 			}
 		}
 		progressed |= drain_results(w) > 0;
+		/* Lockstep: no tree moves on until the round's every result is in, so what each
+		 * search sees does not depend on when the inference process answered. */
+		while (w->cfg->lockstep && az_ring_inflight(&w->ring) > 0) {
+			int rc = az_ring_wait_result(&w->ring, &wait);
+			if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
+				return rc;
+			/* Acquire: as above; a stopped phase leaves its results to drain_stale(). */
+			if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
+				return 0;
+			drain_results(w);
+		}
 		/* Relaxed: statistics. */
 		atomic_fetch_add_explicit(&w->ctl->occupancy_sum, az_ring_inflight(&w->ring),
 					  memory_order_relaxed);
@@ -279,6 +290,13 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	if (rc < 0)
 		return rc;
 	w->ngames = cfg->games_per_worker;
+	if (cfg->workers > 0) {
+		/* Relaxed: set by azrun before the fork (infer/control.h). */
+		uint64_t target = atomic_load_explicit(&w->ctl->games_target, memory_order_relaxed);
+		uint64_t share = (target + cfg->workers - 1) / cfg->workers;
+		if (share > 0 && share < w->ngames)
+			w->ngames = (uint32_t)share;
+	}
 	w->games = calloc(w->ngames, sizeof(*w->games));
 	if (!w->games)
 		return -ENOMEM;
@@ -353,6 +371,8 @@ int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32
 			rc = rc2;
 	}
 out:
+	if (w.ring.shm)
+		az_ring_detach(&w.ring); /* nothing more from us: the server need not wait for it */
 	worker_fini(&w);
 	return rc;
 }

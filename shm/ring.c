@@ -41,9 +41,10 @@
  *   R3 az_ring_release():  store-release consumed    -> A3 az_ring_attach(): load-acquire consumed.
  *        A restarted producer (or a monitor) that reads consumed sees a slot state at least that
  *        recent. The consumer never reads consumed: R2/A2 alone protects slot reuse.
- *   R4 collect sleep:      store-release bell->sleeping = 1 -> A4 az_ring_publish(): acquire
- *        exchange of sleeping. Orders the consumer's read of bell->seq before any bump by a
- *        producer that saw it sleeping, so that bump always changes the value it waits on.
+ *   R4 collect sleep:      store-release bell->sleeping = mode -> A4 bell_wake() (from
+ *        az_ring_publish() and announce_wait()): acquire compare-exchange of sleeping.
+ *        Orders the consumer's read of bell->seq before any bump by a producer that saw it
+ *        sleeping, so that bump always changes the value it waits on.
  *   S1 az_ring_publish():  seq_cst store published (also R1), then seq_cst load sleeping
  *   S2 bell_sleep():       seq_cst store sleeping = 1 (also R4), then seq_cst loads published
  *        Dekker handshake: the four accesses sit in the single total order of seq_cst
@@ -58,16 +59,33 @@
  *   not model fences (GCC rejects them under -fsanitize=thread) and the cost is the same (one
  *   xchg per publish/serve on x86, stlr + ldar on arm64). Only the final check before sleeping
  *   uses seq_cst loads; ordinary polling uses the acquire loads A1/A2.
+ *   R7 announce_wait(): seq_cst store wait_mark (blocked or detached) -> A7 producer_live():
+ *        load-acquire (seq_cst in the final check before sleeping: S5 against S2, the same
+ *        Dekker handshake as S1/S2, so a consumer sleeping on AZ_BELL_WAKE_BLOCK is either
+ *        woken by the producer or sees its mark). The mark carries no data: a stale read only
+ *        starts a batch early (a smaller batch) or late (the deadline still ends the wait).
  *   (R6/A6, the segment header's magic, live in shm/segment.c.)
  *
- * Waiting. Both sides first poll a bounded number of times (`spin`, with a CPU pause, yielding
- * the core every few polls: on a machine with fewer cores than processes an unbounded spin
- * starves the very peer it waits for). Then they sleep on a 32-bit futex word in shared memory
- * (FUTEX_WAIT/FUTEX_WAKE without FUTEX_PRIVATE_FLAG: waiters and wakers are different
- * processes). A sleeper (1) reads the futex word, (2) announces itself (`sleeping` = 1, R4/R5),
- * (3) re-checks its condition with seq_cst loads (S2/S4), (4) FUTEX_WAITs for the word to change.
+ * Batches. The consumer runs a batch as soon as max_batch requests wait or no producer can add
+ * one: each producer says so in its wait mark (blocked on a result, with the published and
+ * served counts it saw; or detached), and the batch deadline is only an upper bound for the
+ * remaining case (some producer still computing). Waiting for more requests from producers that
+ * are all blocked on the ones already waiting would idle both sides until the deadline.
+ *
+ * Waiting. Both sides first poll a bounded number of times (`spin`, with a CPU pause). The
+ * producers yield the core every few polls; the consumer never does: when there are fewer cores
+ * than processes, every producer waits on the consumer sooner or later, and a consumer that gives
+ * its core to a producer delays all of them (the rule: the workers yield, not the server).
+ * Then both sleep on a 32-bit futex word in shared memory (FUTEX_WAIT/FUTEX_WAKE without
+ * FUTEX_PRIVATE_FLAG: waiters and wakers are different processes). A sleeper (1) reads the
+ * futex word, (2) announces itself (`sleeping` = its wake mode, R4/R5), (3) re-checks its
+ * condition with seq_cst loads (S2/S4), (4) FUTEX_WAITs for the word to change.
  * A waker stores its counter (S1/S3), and when it sees the announcement it clears it (so only one
- * waker pays for the syscall), bumps the word and FUTEX_WAKEs. Whichever order the two run in,
+ * waker pays for the syscall), bumps the word and FUTEX_WAKEs. The consumer's announcement says
+ * what it waits for, and only that wakes it: a publish wakes AZ_BELL_WAKE_PUBLISH (no request
+ * yet), a producer's wait mark (R7) wakes AZ_BELL_WAKE_BLOCK (it has requests and waits for the
+ * producers to stop; a publish alone does not complete that, a full batch found by publishes
+ * alone waits for the next mark or the deadline). Whichever order the two run in,
  * either step (3) sees the new counter or the waker sees the announcement and bumps the word after
  * step (1), so FUTEX_WAIT returns at once: no wake-up is lost. Every FUTEX_WAIT still carries a
  * relative timeout of at most NAP_MAX_US, so a waiter re-checks even if a peer died between its
@@ -137,13 +155,20 @@ static _Thread_local uint32_t rr_next;
 
 /* ---- helpers ---- */
 
-static void cpu_relax(uint32_t i)
+/* One CPU pause: the consumer's poll (it never gives its core away, see "Waiting"). */
+static void cpu_pause(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
 #elif defined(__aarch64__)
 	__asm__ __volatile__("yield");
 #endif
+}
+
+/* The producer's poll: a pause, and the core given up every SPIN_YIELD_EVERY polls. */
+static void cpu_relax(uint32_t i)
+{
+	cpu_pause();
 	if (i % SPIN_YIELD_EVERY == SPIN_YIELD_EVERY - 1)
 		sched_yield();
 }
@@ -215,6 +240,7 @@ int az_ring_init(void *mem, uint32_t capacity, uint32_t slot_bytes)
 	 * release store (R6 in segment.c), which orders all of these. */
 	atomic_store_explicit(&shm->published, 0, memory_order_relaxed);
 	atomic_store_explicit(&shm->consumed, 0, memory_order_relaxed);
+	atomic_store_explicit(&shm->wait_mark, AZ_RING_DETACHED, memory_order_relaxed);
 	atomic_store_explicit(&shm->served, 0, memory_order_relaxed);
 	atomic_store_explicit(&shm->served_futex, 0, memory_order_relaxed);
 	atomic_store_explicit(&shm->producer_sleeping, 0, memory_order_relaxed);
@@ -268,6 +294,25 @@ void *az_ring_claim(struct az_ring *r, uint64_t *seq)
 	return az_ring_slot(r, r->cached_published);
 }
 
+/* After the caller's seq_cst store (S1 or S5): wake the consumer when it announced a sleep on
+ * `mode`, clearing the announcement so that only one waker pays for the syscall. */
+static void bell_wake(struct az_doorbell_shm *bell, uint32_t mode)
+{
+	uint32_t expect = mode;
+
+	/* S1/S5: seq_cst, so an announcement ordered before the caller's store cannot be missed. */
+	if (atomic_load_explicit(&bell->sleeping, memory_order_seq_cst) != expect)
+		return;
+	/* A4: pairs with R4 in bell_sleep(). Clearing the flag makes us the only waker. */
+	if (!atomic_compare_exchange_strong_explicit(&bell->sleeping, &expect, 0,
+						     memory_order_acquire, memory_order_relaxed))
+		return;
+	/* Relaxed: the word carries no data, only "changed"; the syscall below orders it (the
+	 * kernel's futex_wake() has a full barrier before looking for waiters). */
+	atomic_fetch_add_explicit(&bell->seq, 1, memory_order_relaxed);
+	futex_wake_all(&bell->seq);
+}
+
 void az_ring_publish(struct az_ring *r)
 {
 	struct az_doorbell_shm *bell = r->bell;
@@ -277,16 +322,22 @@ void az_ring_publish(struct az_ring *r)
 	/* R1 + S1: publish the request bytes (release part: pairs with A1 in load_published()) and
 	 * take part in the doorbell handshake (seq_cst: pairs with S2 in bell_sleep()). */
 	atomic_store_explicit(&r->shm->published, r->cached_published, memory_order_seq_cst);
-	/* S1: seq_cst, so an announcement ordered before our store cannot be missed. */
-	if (!atomic_load_explicit(&bell->sleeping, memory_order_seq_cst))
-		return;
-	/* A4: pairs with R4 in bell_sleep(). Clearing the flag makes us the only waker. */
-	if (!atomic_exchange_explicit(&bell->sleeping, 0, memory_order_acquire))
-		return;
-	/* Relaxed: the word carries no data, only "changed"; the syscall below orders it (the
-	 * kernel's futex_wake() has a full barrier before looking for waiters). */
-	atomic_fetch_add_explicit(&bell->seq, 1, memory_order_relaxed);
-	futex_wake_all(&bell->seq);
+	/* A consumer waiting for producers to stop (AZ_BELL_WAKE_BLOCK) is not woken by this. */
+	bell_wake(bell, AZ_BELL_WAKE_PUBLISH);
+}
+
+/* Store the producer's wait mark and wake a consumer sleeping for producers to stop
+ * (AZ_BELL_WAKE_BLOCK). One waiting for its first request is left asleep: a mark adds none. */
+static void announce_wait(struct az_ring *r, uint64_t mark)
+{
+	/* R7 + S5: pairs with A7 in producer_live() (seq_cst: with S2 in bell_sleep()). */
+	atomic_store_explicit(&r->shm->wait_mark, mark, memory_order_seq_cst);
+	bell_wake(r->bell, AZ_BELL_WAKE_BLOCK);
+}
+
+void az_ring_detach(struct az_ring *r)
+{
+	announce_wait(r, AZ_RING_DETACHED);
 }
 
 /* Load served from the consumer once, validate it, and cache it. Returns 1 when a result is
@@ -344,20 +395,12 @@ static void producer_sleep(struct az_ring *r, uint64_t us)
 	atomic_store_explicit(&shm->producer_sleeping, 0, memory_order_relaxed);
 }
 
-int az_ring_wait_result(struct az_ring *r, const struct az_wait *w)
+/* The waiting part of az_ring_wait_result(): spin, then sleep, until served moves. */
+static int wait_served(struct az_ring *r, uint32_t spin, uint32_t timeout)
 {
-	uint32_t spin = w ? w->spin : DEFAULT_SPIN;
-	uint32_t timeout = w ? w->timeout_us : 0;
-	uint64_t deadline = UINT64_MAX;
-	uint32_t i;
+	uint64_t deadline = timeout ? now_us() + timeout : UINT64_MAX;
 
-	if (r->cached_published == r->cached_consumed)
-		return -EAGAIN;
-	if (refresh_served(r, 0))
-		return 0;
-	if (timeout)
-		deadline = now_us() + timeout;
-	for (i = 0; i < spin; i++) {
+	for (uint32_t i = 0; i < spin; i++) {
 		cpu_relax(i);
 		if (refresh_served(r, 0))
 			return 0;
@@ -371,6 +414,24 @@ int az_ring_wait_result(struct az_ring *r, const struct az_wait *w)
 		if (refresh_served(r, 0))
 			return 0;
 	}
+}
+
+int az_ring_wait_result(struct az_ring *r, const struct az_wait *w)
+{
+	uint32_t spin = w ? w->spin : DEFAULT_SPIN;
+	uint32_t timeout = w ? w->timeout_us : 0;
+
+	if (r->cached_published == r->cached_consumed)
+		return -EAGAIN;
+	if (refresh_served(r, 0))
+		return 0;
+	/* Blocked: nothing more comes from us until a result does. published and served (the
+	 * latter equal to consumed here) as we saw them: a mark with differing halves. */
+	announce_wait(r, (r->cached_published << 32) | (uint32_t)r->cached_consumed);
+	int rc = wait_served(r, spin, timeout);
+	/* Relaxed: a hint for the consumer (see R7); running again, we may publish. */
+	atomic_store_explicit(&r->shm->wait_mark, AZ_RING_RUNNING, memory_order_relaxed);
+	return rc;
 }
 
 /* ---- consumer side ---- */
@@ -428,55 +489,104 @@ void az_ring_serve(struct az_ring *r, uint64_t upto)
 	futex_wake_all(&shm->served_futex);
 }
 
-static uint32_t total_pending(const struct az_ring *rings, uint32_t nrings, int final_check)
+/* Ring r's producer may add requests before it is served (see az_ring_producer_live()).
+ * final_check: the last look before sleeping (S2 against S5). */
+static int producer_live(const struct az_ring *r, int final_check)
+{
+	/* A7: pairs with R7 in announce_wait() (seq_cst part: S2 against S5). */
+	uint64_t m = atomic_load_explicit(&r->shm->wait_mark,
+					  final_check ? memory_order_seq_cst : memory_order_acquire);
+	uint64_t s, p;
+	uint32_t n = pending_pub(r, final_check, &s);
+	uint32_t hi = (uint32_t)(m >> 32), lo = (uint32_t)m;
+
+	if (hi == lo) /* AZ_RING_RUNNING, or AZ_RING_DETACHED unless a new producer publishes */
+		return m != AZ_RING_DETACHED || n > 0;
+	p = s + n;
+	/* Blocked at (published, served) = (hi, lo): live again once either moved. */
+	return hi != (uint32_t)p || lo != (uint32_t)s;
+}
+
+int az_ring_producer_live(const struct az_ring *r)
+{
+	return producer_live(r, 0);
+}
+
+/* Requests waiting over all rings; *live (may be NULL) is set when some producer may add more. */
+static uint32_t total_pending(const struct az_ring *rings, uint32_t nrings, int final_check,
+			      int *live)
 {
 	uint32_t total = 0, i;
 	uint64_t s;
 
-	for (i = 0; i < nrings; i++)
+	if (live)
+		*live = 0;
+	for (i = 0; i < nrings; i++) {
 		total += pending_pub(&rings[i], final_check, &s);
+		if (live && !*live)
+			*live = producer_live(&rings[i], final_check);
+	}
 	return total;
 }
 
-/* Sleep on the doorbell until a producer rings it or `us` passes; returns the pending total
- * seen by the final check (the announce-then-check protocol). */
-static uint32_t bell_sleep(struct az_ring *rings, uint32_t nrings, uint32_t need, uint64_t us)
+/* What wait_pending() waits for: need requests, or (when adaptive) at least one and no producer
+ * able to add another. Returns 1 when met; *total receives the pending count. */
+static int batch_ready(const struct az_ring *rings, uint32_t nrings, uint32_t need, int adaptive,
+		       int final_check, uint32_t *total)
+{
+	int live = 1;
+
+	*total = total_pending(rings, nrings, final_check, adaptive ? &live : NULL);
+	return *total >= need || (*total > 0 && !live);
+}
+
+/* Sleep on the doorbell until a producer rings it or `us` passes (the announce-then-check
+ * protocol), announcing what wakes us: a publish while nothing waits, else a producer that
+ * blocks or detaches. Returns batch_ready() as seen after waking. */
+static int bell_sleep(struct az_ring *rings, uint32_t nrings, uint32_t need, int adaptive,
+		      uint64_t us, uint32_t *total)
 {
 	struct az_doorbell_shm *bell = rings[0].bell;
 	/* Acquire: keeps this read before the announcement below (see R4). */
 	uint32_t word = atomic_load_explicit(&bell->seq, memory_order_acquire);
-	uint32_t total;
+	uint32_t have = total_pending(rings, nrings, 0, NULL);
+	uint32_t mode = have > 0 && adaptive ? AZ_BELL_WAKE_BLOCK : AZ_BELL_WAKE_PUBLISH;
+	int ready;
 
 	/* R4 + S2: announce before the final check (release part pairs with A4, seq_cst part with
-	 * S1 in az_ring_publish()). */
-	atomic_store_explicit(&bell->sleeping, 1, memory_order_seq_cst);
-	total = total_pending(rings, nrings, 1);
-	if (total < need) {
+	 * S1 in az_ring_publish() and S5 in announce_wait()). */
+	atomic_store_explicit(&bell->sleeping, mode, memory_order_seq_cst);
+	ready = batch_ready(rings, nrings, need, adaptive, 1, total);
+	/* In AZ_BELL_WAKE_BLOCK mode publishes do not wake us: a batch filled to max_batch by
+	 * publishes alone starts at the next block, detach or the deadline. */
+	if (!ready) {
 		futex_wait_us(&bell->seq, word, us);
-		total = total_pending(rings, nrings, 0);
+		ready = batch_ready(rings, nrings, need, adaptive, 0, total);
 	}
-	/* Relaxed: only a hint to producers; a stale 1 costs one needless wake. */
+	/* Relaxed: only a hint to producers; a stale value costs one needless wake. */
 	atomic_store_explicit(&bell->sleeping, 0, memory_order_relaxed);
-	return total;
+	return ready;
 }
 
-/* Wait until at least `need` requests are pending or `deadline` passes: spin, then sleep.
+/* Wait until batch_ready() or `deadline` passes: poll (never yielding the core), then sleep.
  * Returns the pending total last seen. */
-static uint32_t wait_pending(struct az_ring *rings, uint32_t nrings, uint32_t need, uint32_t spin,
-			     uint64_t deadline)
+static uint32_t wait_pending(struct az_ring *rings, uint32_t nrings, uint32_t need, int adaptive,
+			     uint32_t spin, uint64_t deadline)
 {
-	uint32_t total = total_pending(rings, nrings, 0), i = 0;
+	uint32_t total, i = 0;
+	int ready = batch_ready(rings, nrings, need, adaptive, 0, &total);
 
-	while (total < need) {
+	while (!ready) {
 		uint64_t left = left_us(deadline, now_us());
 
 		if (left == 0)
 			break;
 		if (i < spin) {
-			cpu_relax(i++);
-			total = total_pending(rings, nrings, 0);
+			cpu_pause();
+			i++;
+			ready = batch_ready(rings, nrings, need, adaptive, 0, &total);
 		} else {
-			total = bell_sleep(rings, nrings, need, left);
+			ready = bell_sleep(rings, nrings, need, adaptive, left, &total);
 		}
 	}
 	return total;
@@ -541,11 +651,11 @@ int az_batch_collect(struct az_ring *rings, uint32_t nrings, const struct az_bat
 			return -EINVAL; /* one doorbell: the one we sleep on must be the one rung */
 	if (p->idle_timeout_us)
 		idle_deadline = now_us() + p->idle_timeout_us;
-	if (wait_pending(rings, nrings, 1, p->spin, idle_deadline) == 0)
+	if (wait_pending(rings, nrings, 1, 0, p->spin, idle_deadline) == 0)
 		return 0;
 	/* The batch deadline runs from the moment the first request was seen. */
 	t0 = now_us();
-	wait_pending(rings, nrings, p->max_batch, p->spin, t0 + p->deadline_us);
+	wait_pending(rings, nrings, p->max_batch, !p->fixed_deadline, p->spin, t0 + p->deadline_us);
 
 	start = rr_next % nrings;
 	for (k = 0; k < nrings && taken < p->max_batch && nruns < max_runs; k++) {

@@ -17,9 +17,24 @@
 struct az_doorbell_shm {
 	/* any process, atomic RMW */
 	_Atomic uint32_t seq;      /* futex word: bumped by a producer that saw `sleeping` set */
-	_Atomic uint32_t sleeping; /* consumer announces it is about to sleep (before last check) */
+	/* consumer announces it is about to sleep (before its last check), and on what:
+	 * AZ_BELL_WAKE_PUBLISH or AZ_BELL_WAKE_BLOCK; 0 when awake */
+	_Atomic uint32_t sleeping;
 	uint8_t pad[AZ_CACHELINE - 8];
 };
+
+/* What a sleeping consumer waits for (the doorbell's `sleeping`): any new request (it has none),
+ * or a producer that stops adding requests (it has some and waits for the batch to be complete:
+ * every producer blocked on a result or detached). */
+#define AZ_BELL_WAKE_PUBLISH 1u
+#define AZ_BELL_WAKE_BLOCK 2u
+
+/* Producer wait marks (struct az_ring_shm's wait_mark). A mark whose two 32-bit halves differ is
+ * "blocked": the producer waits for a result with published (high half) and served (low half)
+ * as it saw them, and adds nothing before one arrives. Equal halves are these two values. */
+#define AZ_RING_RUNNING 0ull            /* may publish at any time */
+#define AZ_RING_DETACHED UINT64_MAX      /* publishes nothing more (exited); a new producer clears
+					  * it by publishing */
 
 /* One ring in shared memory. Three monotonically increasing sequence counters, each on its own
  * cache line with a guard line between producer- and consumer-written lines:
@@ -37,7 +52,10 @@ struct az_ring_shm {
 	uint8_t pad1[AZ_CACHELINE - 8];
 	/* producer-owned: results below this have been read by the producer */
 	_Atomic uint64_t consumed;
-	uint8_t pad2[AZ_CACHELINE - 8];
+	/* producer-owned: AZ_RING_RUNNING, AZ_RING_DETACHED or a blocked mark (see above); read by
+	 * the consumer to close a batch early, never to decide correctness */
+	_Atomic uint64_t wait_mark;
+	uint8_t pad2[AZ_CACHELINE - 16];
 	uint8_t guard[AZ_CACHELINE]; /* keeps producer and consumer lines apart */
 	/* consumer-owned: requests below this have results written */
 	_Atomic uint64_t served;
@@ -110,9 +128,17 @@ static inline uint32_t az_ring_inflight(const struct az_ring *r)
 	return (uint32_t)(r->cached_published - r->cached_consumed);
 }
 
-/* Wait until a result is ready (served > consumed): spin, then futex. Returns 0, -ETIMEDOUT,
- * or -EAGAIN when nothing is in flight (waiting would never end). */
+/* Wait until a result is ready (served > consumed): spin, then futex. While it waits the ring's
+ * wait mark says "blocked" (and a consumer sleeping on AZ_BELL_WAKE_BLOCK is woken), so the
+ * consumer can run its batch at once instead of waiting for requests that cannot come; the
+ * spin yields the core every few polls (the consumer never does: it is the one we wait for).
+ * Returns 0, -ETIMEDOUT, or -EAGAIN when nothing is in flight (waiting would never end). */
 int az_ring_wait_result(struct az_ring *r, const struct az_wait *w);
+
+/* The producer will publish nothing more (it is exiting): mark the ring detached and wake a
+ * consumer waiting for producers to stop. A later producer of the ring undoes it by publishing.
+ * Producer only. */
+void az_ring_detach(struct az_ring *r);
 
 /* ---- consumer side (one process: the inference server) ---- */
 
@@ -143,7 +169,11 @@ uint32_t az_ring_take(const struct az_ring *r, uint32_t skip, uint32_t max,
 
 /* Batch collection over all rings. Waits for the first request (spin, then futex on the
  * doorbell, up to idle_timeout_us; 0 = forever), then keeps polling until max_batch requests are
- * waiting or deadline_us has passed since the first one was seen. Takes at most max_batch
+ * waiting, or no producer can add one (every ring's producer is blocked on a result or detached,
+ * az_ring_producer_live(); skipped when fixed_deadline is set: the old fixed-deadline batching,
+ * kept as a baseline for azbench), or deadline_us has passed since the first one was seen.
+ * The consumer polls without yielding its core and then sleeps on the doorbell for exactly the
+ * condition it waits for (AZ_BELL_WAKE_PUBLISH, then AZ_BELL_WAKE_BLOCK). Takes at most max_batch
  * requests in total, round-robin over rings starting after the last ring served (fairness), as at
  * most max_runs runs (a ring gives one run, or two when its pending range wraps).
  * Returns the number of runs (0 on idle timeout) and the total request count in *total.
@@ -153,6 +183,7 @@ struct az_batch_params {
 	uint32_t deadline_us;
 	uint32_t spin;
 	uint32_t idle_timeout_us;
+	uint32_t fixed_deadline; /* 1: ignore blocked producers, wait for max_batch or deadline */
 };
 int az_batch_collect(struct az_ring *rings, uint32_t nrings, const struct az_batch_params *p,
 		     struct az_batch_span *runs, uint32_t max_runs, uint32_t *total);
@@ -160,6 +191,13 @@ int az_batch_collect(struct az_ring *rings, uint32_t nrings, const struct az_bat
 /* Mark requests below `upto` served (store-release of `served`) and wake the producer when it
  * sleeps. Consumer only; upto must not exceed the published count it observed. */
 void az_ring_serve(struct az_ring *r, uint64_t upto);
+
+/* 1 when ring r's producer may still add requests before any of its requests is served: it
+ * runs (AZ_RING_RUNNING, or published/served moved since its blocked mark), or a new producer
+ * publishes on a detached ring. 0 when it is blocked on a result or detached with nothing
+ * waiting. A hint read with acquire loads (A7); a stale answer only moves a batch's start.
+ * Consumer only. */
+int az_ring_producer_live(const struct az_ring *r);
 
 /* Consumer's view of requests waiting (published - served), one acquire load. */
 uint32_t az_ring_pending(const struct az_ring *r);

@@ -57,6 +57,7 @@ static uint32_t layout_hash(void)
 		offsetof(struct az_ring_shm, capacity),
 		offsetof(struct az_ring_shm, published),
 		offsetof(struct az_ring_shm, consumed),
+		offsetof(struct az_ring_shm, wait_mark),
 		offsetof(struct az_ring_shm, served),
 		offsetof(struct az_ring_shm, served_futex),
 		offsetof(struct az_ring_shm, producer_sleeping),

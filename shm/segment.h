@@ -11,7 +11,7 @@
 #include "shm/ring.h"
 
 #define AZ_SEG_MAGIC 0x41525a5253454731ull /* "1GESRZRA" little-endian: RingZero segment */
-#define AZ_SEG_VERSION 1u
+#define AZ_SEG_VERSION 2u
 
 struct az_seg_params {
 	uint32_t nrings;

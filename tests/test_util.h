@@ -43,6 +43,25 @@ static inline void az_test_tmpdir_remove(const char *dir)
 	rmdir(dir);
 }
 
+/* A test file's scratch-directory fixture: defines static char dir[64] and path[128], and the
+ * cmocka fixtures setup() (az_test_tmpdir_make from template tmpl, with path "<dir>/<name>", or
+ * unset when name is NULL) and teardown() (az_test_tmpdir_remove). Use once per file, at file
+ * scope, for a directory per test or per group. */
+#define AZ_TEST_TMPDIR_FIXTURE(tmpl, name)                                                      \
+	static char dir[64];                                                                   \
+	static char path[128];                                                                 \
+	static int setup(void **state)                                                         \
+	{                                                                                      \
+		(void)state;                                                                   \
+		return az_test_tmpdir_make(dir, sizeof(dir), tmpl, path, sizeof(path), name); \
+	}                                                                                      \
+	static int teardown(void **state)                                                      \
+	{                                                                                      \
+		(void)state;                                                                   \
+		az_test_tmpdir_remove(dir);                                                    \
+		return 0;                                                                      \
+	}
+
 /* The whole of file p in a malloc'ed buffer with one spare byte (the caller frees it); its
  * length in *len. Fails the test when p cannot be read. */
 static inline unsigned char *az_test_read_file(const char *p, size_t *len)

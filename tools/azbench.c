@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/az_assert.h"
+#include "base/version.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 
@@ -30,7 +31,8 @@ static void usage(FILE *out)
 {
 	size_t i;
 
-	fprintf(out, "Usage: azbench MODE [options]\n       azbench MODE --help\n\nModes:\n");
+	fprintf(out, "Usage: azbench MODE [options]\n       azbench MODE --help\n"
+		"       azbench --version\n\nModes:\n");
 	for (i = 0; i < AZ_ARRAY_LEN(modes); i++)
 		fprintf(out, "  %-10s %s\n", modes[i].name, modes[i].help);
 	fprintf(out, "\nOptions every mode accepts:\n%s", az_bench_common_help);
@@ -40,6 +42,10 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("azbench %s\n", az_version());
+		return 0;
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -16,6 +16,7 @@
 #include "net/checkpoint.h"
 #include "mcts/mcts.h"
 #include "base/rng.h"
+#include "base/version.h"
 #include "tools/config.h"
 #include "eval/c4_labels.h"
 #include "eval/net_eval.h"
@@ -30,9 +31,9 @@ struct eval_ctx {
 
 static void usage(const char *prog)
 {
-	printf("Usage: %s --game GAME --checkpoint FILE --positions FILE [--sims N] [--json]\n"
-	       "       %s --game connect4 --checkpoint FILE --positions FILE --mistakes\n"
-	       "       %s --game GAME --checkpoint FILE --vs random|rollout [--games N]\n"
+	printf("Usage: %s --checkpoint FILE --positions FILE [--sims N] [--json]\n"
+	       "       %s --checkpoint FILE --positions FILE --mistakes (connect4)\n"
+	       "       %s --checkpoint FILE --vs random|rollout [--games N]\n"
 	       "       %s --game tictactoe --write-labelled FILE\n"
 	       "       %s --game connect4 --write-labelled FILE --tactic win|block\n\n"
 	       "Measures a network against labelled positions. A positions line is\n"
@@ -42,7 +43,7 @@ static void usage(const char *prog)
 	       "score: exact value for the side to move (its sign:\n"
 	       "win/draw/loss); best: comma-separated optimal moves.\n\n"
 	       "Options:\n"
-	       "  --game NAME          tictactoe | connect4 | tangled (default tictactoe)\n"
+	       "  --game NAME          tictactoe | connect4 | tangled (default: the checkpoint's)\n"
 	       "  --graph N            tangled: numbered graph (default: the checkpoint's, else 3);\n"
 	       "                       also --graph-file F, --variant free|fixed,\n"
 	       "                       --adjudicator table|exact|exact-krylov|anneal\n"
@@ -53,13 +54,14 @@ static void usage(const char *prog)
 	       "  --mcts-solver 0|1    search with MCTS-Solver proofs (default 1)\n"
 	       "  --fpu-reduction R    first-play urgency: parent's value - R * sqrt(visited\n"
 	       "                       prior) (default 0.25); R < 0: value 0\n"
-	       "  --backend B          auto | cpu | cuda (default cpu)\n"
+	       "  --backend B          auto | cpu | cuda (default auto: cuda when visible)\n"
 	       "  --json               one JSON object: positions, move_accuracy,\n"
 	       "                       value_sign_accuracy (null when the file has no such labels)\n"
 	       "  --vs OPPONENT        play --games N games (default 100, colours alternated)\n"
 	       "                       against random (uniform legal moves) or rollout (MCTS\n"
 	       "                       with random playouts, same --sims) and report W/D/L\n"
 	       "  --seed S             seed of the opponents (default 1)\n"
+	       "  --version            print the version and exit\n"
 	       "  --write-labelled F   write every reachable non-terminal position with its exact\n"
 	       "                       score and optimal moves (built-in solver; tic-tac-toe)\n"
 	       "  --mistakes           connect4: AlphaZero.jl's mistake rate, the share of moves\n"
@@ -75,8 +77,9 @@ static void usage(const char *prog)
 	       "                       opponent's only threat (block); best = those moves\n"
 	       "  --draw-band X        value-head outputs with |v| <= X count as a predicted draw\n"
 	       "                       (default 0: the plain sign, as the value head is a tanh)\n"
-	       "Besides value_sign_accuracy, decisive_sign_accuracy counts only positions whose\n"
-	       "score is not a draw.\n",
+	       "value_sign_accuracy scores drawn positions only with a --draw-band > 0 (without\n"
+	       "one a draw cannot be predicted); decisive_sign_accuracy never does. A positions\n"
+	       "line whose first non-blank character is '#' is a comment.\n",
 	       prog, prog, prog, prog, prog);
 }
 
@@ -292,8 +295,11 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims,
 			float pol[AZ_GAME_ACTIONS_MAX], v;
 			rc = az_net_eval(&c->net, pos.state, pol, &v);
 			int ok = sign_of(v, t->draw_band) == sign_of(pos.score, 0.0);
-			t->values_labelled++;
-			t->values_ok += ok;
+			/* Without a draw band a draw cannot be predicted (the tanh is never 0):
+			 * the headline then scores decisive positions only. */
+			int scored = t->draw_band > 0 || pos.score != 0.0;
+			t->values_labelled += scored;
+			t->values_ok += ok && scored;
 			if (pos.score != 0.0) {
 				t->decisive++;
 				t->decisive_ok += ok;
@@ -381,8 +387,8 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 		{"tactic", required_argument, 0, 'T'},	   {"mcts-solver", required_argument, 0, 'O'},
 		{"fpu-reduction", required_argument, 0, 'R'}, {0, 0, 0, 0},
 	};
-	*o = (struct eval_opts){.game = "tictactoe", .sims = 200, .games = 100, .c_puct = 1.5f,
-				.seed = 1, .kind = AZ_BACKEND_CPU, .solver = 1, .fpu_reduction = 0.25f};
+	*o = (struct eval_opts){.sims = 200, .games = 100, .c_puct = 1.5f, .seed = 1,
+				.kind = AZ_BACKEND_AUTO, .solver = 1, .fpu_reduction = 0.25f};
 	double v;
 	int c, rc = 0;
 	opterr = 0; /* our own one-line messages */
@@ -470,6 +476,19 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 	}
 	if (rc == 0 && optind < argc) {
 		fprintf(stderr, "azeval: unexpected argument '%s' (see --help)\n", argv[optind]);
+		rc = -EINVAL;
+	}
+	if (rc == 0 && o->positions && o->vs) {
+		fprintf(stderr, "azeval: --positions and --vs are two modes; give one of them\n");
+		rc = -EINVAL;
+	}
+	if (rc == 0 && !o->ckpt && (o->positions || o->vs)) {
+		fprintf(stderr, "azeval: --checkpoint FILE is required with %s (see --help)\n",
+			o->vs ? "--vs" : "--positions");
+		rc = -EINVAL;
+	} else if (rc == 0 && !o->game && !o->ckpt) {
+		fprintf(stderr, "azeval: --game GAME is required without --checkpoint (%s)\n",
+			az_game_names());
 		rc = -EINVAL;
 	}
 	return rc;
@@ -595,28 +614,38 @@ static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 int main(int argc, char **argv)
 {
 	struct eval_opts o;
+	if (az_version_option(argc, argv, "azeval"))
+		return 0;
 	int rc = parse_args(argc, argv, &o);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
 	/* The game as azrun configures it (Tangled: graph, variant, adjudicator). */
 	static struct az_config gc;
 	const struct az_game *g;
-	char gerr[512];
-	if (az_config_defaults(&gc, o.game) < 0) {
-		fprintf(stderr, "azeval: unknown game '%s' (known: %s)\n", o.game, az_game_names());
+	char gerr[512], ckgame[32];
+	/* The checkpoint names its game (the default of --game, as in azplay) and, for Tangled,
+	 * its graph and variant; options given here override. */
+	struct az_model *pm = NULL;
+	if (o.ckpt && az_ckpt_load(o.ckpt, &pm, gerr, sizeof(gerr)) < 0) {
+		fprintf(stderr, "azeval: %s\n", gerr);
 		return 2;
 	}
-	/* A Tangled checkpoint records its graph and variant; options given here override. */
-	struct az_model *pm;
-	if (strcmp(gc.game, "tangled") == 0 && o.ckpt &&
-	    az_ckpt_load(o.ckpt, &pm, gerr, sizeof(gerr)) == 0) {
-		int bad = az_config_apply_game_options(&gc, pm->game_options, gerr, sizeof(gerr));
-		az_model_destroy(pm);
-		if (bad < 0) {
-			fprintf(stderr, "azeval: %s: %s\n", o.ckpt, gerr);
-			return 2;
-		}
+	if (pm && !o.game) {
+		snprintf(ckgame, sizeof(ckgame), "%s", pm->game);
+		o.game = ckgame;
 	}
+	if (az_config_defaults(&gc, o.game) < 0) {
+		fprintf(stderr, "azeval: unknown game '%s' (known: %s)\n", o.game, az_game_names());
+		az_model_destroy(pm);
+		return 2;
+	}
+	if (pm && strcmp(gc.game, "tangled") == 0 && strcmp(pm->game, "tangled") == 0 &&
+	    az_config_apply_game_options(&gc, pm->game_options, gerr, sizeof(gerr)) < 0) {
+		fprintf(stderr, "azeval: %s: %s\n", o.ckpt, gerr);
+		az_model_destroy(pm);
+		return 2;
+	}
+	az_model_destroy(pm);
 	if (set_tangled_opts(&gc, &o, gerr, sizeof(gerr)) < 0 ||
 	    az_config_game(&gc, &g, gerr, sizeof(gerr)) < 0) {
 		fprintf(stderr, "azeval: %s\n", gerr);
@@ -636,8 +665,9 @@ int main(int argc, char **argv)
 	if (o.labelled)
 		return write_labelled(g, o.labelled);
 	if (!o.ckpt || (!o.positions && !o.vs)) {
-		fprintf(stderr, "azeval: --checkpoint and --positions (or --vs) are required "
-			"(see --help)\n");
+		fprintf(stderr, "azeval: %s (see --help)\n", o.ckpt ?
+			"what to measure: --positions FILE or --vs random|rollout" :
+			"--checkpoint FILE is required");
 		return 2;
 	}
 	openblas_set_num_threads(1);
@@ -686,7 +716,8 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
 	if (o.json) {
-		printf("{\"positions\": %ld, ", t.positions);
+		printf("{\"positions\": %ld, \"value_scored\": %ld, ", t.positions,
+		       t.values_labelled);
 		print_share("move_accuracy", t.moves_ok, t.moves_labelled, 1, 0);
 		print_share("value_sign_accuracy", t.values_ok, t.values_labelled, 1, 0);
 		print_share("decisive_sign_accuracy", t.decisive_ok, t.decisive, 1, 0);

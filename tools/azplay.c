@@ -16,6 +16,7 @@
 #include "net/checkpoint.h"
 #include "mcts/mcts.h"
 #include "base/rng.h"
+#include "base/version.h"
 #include "tools/config.h"
 #include "eval/net_eval.h"
 #include "eval/rollout.h"
@@ -91,10 +92,11 @@ static void usage(const char *prog)
 	       "                      colours, first in game 1 (default 1)\n"
 	       "  --seed S            random seed (default 1)\n"
 	       "  --c-puct C          PUCT constant (default 1.5)\n"
-	       "  --backend B         auto | cpu | cuda (default cpu)\n"
+	       "  --backend B         auto | cpu | cuda (default auto: cuda when visible)\n"
 	       "  --graph N           tangled: numbered graph (docs/tangled.md; default: the\n"
 	       "                      checkpoint's, else 3, K4)\n"
-	       "  --variant V         tangled: free | fixed tokens (default free)\n\n"
+	       "  --variant V         tangled: free | fixed tokens (default free)\n"
+	       "  --version           print the version and exit\n\n"
 	       "Examples:\n"
 	       "  %s --checkpoint runs/ttt/best.safetensors\n"
 	       "  %s --checkpoint runs/ttt/best.safetensors --human none --opponent rollout "
@@ -162,7 +164,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	};
 	uint32_t graph = 0;
 	*o = (struct opts){.human = 0, .opponent = K_AGENT, .sims = 200, .games = 1,
-			   .c_puct = 1.5f, .seed = 1, .backend = AZ_BACKEND_CPU};
+			   .c_puct = 1.5f, .seed = 1, .backend = AZ_BACKEND_AUTO};
 	int c, rc = 0;
 	while (rc == 0 && (c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
@@ -357,16 +359,6 @@ static void list_legal(const struct play *p, const void *st, char *buf, size_t l
 	}
 }
 
-/* Whether text is some action's notation in this game (legal here or not). */
-static int in_notation(const struct az_game *g, const char *text)
-{
-	char mv[16];
-	for (uint32_t a = 0; a < g->actions; a++)
-		if (g->format_action((int)a, mv, sizeof(mv)) > 0 && strcmp(mv, text) == 0)
-			return 1;
-	return 0;
-}
-
 static char *trim(char *s)
 {
 	size_t n = strlen(s);
@@ -411,7 +403,7 @@ static int human_move(struct play *p, const void *st, int side)
 		if (a >= 0 && (uint32_t)a < p->g->actions && mask[a])
 			return a;
 		printf("illegal move '%s': %s; legal moves: %s\n", t,
-		       in_notation(p->g, t) ? "not legal in this position" :
+		       az_game_in_notation(p->g, t) ? "not legal in this position" :
 					      "not a move in this game's notation",
 		       legal);
 	}
@@ -551,6 +543,8 @@ static int play_all(struct play *p)
 int main(int argc, char **argv)
 {
 	static struct play p;
+	if (az_version_option(argc, argv, "azplay"))
+		return 0;
 	int rc = parse_args(&p.o, argc, argv);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;

@@ -2,7 +2,8 @@
 /* azrun: the command line of a training run. Parses the options (tools/config.c), checks the
  * run directory, and hands the run to the iteration loop (run/loop.h), which supervises the
  * inference process, the workers and the trainer (run/supervise.h); `azrun status|report|verify`
- * are read-only subcommands on a run directory. */
+ * are read-only subcommands on a run directory. Built twice: azrun links no MPI and hands
+ * `--mpi` to azrun-mpi (AZ_MPI_BUILD, run/mpi.h) next to it, so only MPI runs need libmpi. */
 #include <cblas.h>
 #include <errno.h>
 #include <stdio.h>
@@ -10,10 +11,14 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "base/version.h"
 #include "run/loop.h"
 #include "tools/config.h"
 #include "tools/subcommands.h"
 #include "tools/verify.h"
+#ifdef AZ_MPI_BUILD
+#include "run/mpi.h"
+#endif
 
 /* The loop's parameters from azrun's configuration. */
 static void run_params(const struct az_config *c, const struct az_game *g, const char *options,
@@ -61,19 +66,79 @@ static int prepare_dir(const struct az_config *c)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* After the configuration: check or prepare the run directory and run the iterations. Returns
+ * the exit status. */
+static int run(struct az_config *c, const struct az_game *g, struct az_run_loop *r, int mpi)
 {
-	static struct az_config cfg;
-	static struct az_run_loop r; /* static: the forked children read it */
-	const struct az_game *g;
-	char err[1024], options[256];
-	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
-		return az_verify_main(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "status") == 0)
-		return az_status_main(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "report") == 0)
-		return az_report_main(argc - 1, argv + 1);
-	int rc = az_config_parse(&cfg, argc, argv, err, sizeof(err));
+	char err[1024];
+	int rc;
+	if (c->resume) {
+		rc = az_run_check_resume(r, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "azrun: %s\n", err);
+			return 2;
+		}
+	}
+	if (c->resume && r->completed >= c->iterations) {
+		fprintf(stderr, "azrun: %s has completed %u of %u iteration%s; nothing to do (raise "
+			"--iterations to continue)\n", c->out, r->completed, c->iterations,
+			az_plural(c->iterations));
+		return 0;
+	}
+	rc = prepare_dir(c);
+	if (rc < 0)
+		return rc == -EINVAL ? 2 : 1;
+	rc = az_run_prepare_models(r, c->resume);
+	if (rc == 0 && r->completed >= c->iterations) {
+		az_info("azrun: %s has completed %u of %u iteration%s; nothing to do (raise "
+		       "--iterations to continue)", c->out, r->completed, c->iterations,
+		       az_plural(c->iterations));
+		return 0;
+	}
+#ifdef AZ_MPI_BUILD
+	if (rc == 0 && mpi)
+		rc = az_mpi_leader_start(r);
+#endif
+	if (rc == 0)
+		rc = az_run_start(r);
+	if (rc == 0)
+		az_info("azrun: %s, %u worker%s x %u game%s, %u sim%s, net %ux%u, %u iteration%s -> %s",
+		       g->name, c->workers, az_plural(c->workers), c->games_per_worker,
+		       az_plural(c->games_per_worker), c->sims, az_plural(c->sims), c->hidden,
+		       c->blocks, c->iterations, az_plural(c->iterations), c->out);
+	double t0 = az_now();
+	if (rc == 0)
+		rc = az_run_iterate(r);
+	az_run_finish(r);
+	if (rc == -EINTR) {
+		az_log("azrun: interrupted; %u iteration%s complete, continue with --resume "
+		       "--out %s", r->completed, r->completed == 1 ? " is" : "s are", c->out);
+		return 130;
+	}
+	if (rc < 0) {
+		az_log("azrun: stopped after %u completed iteration%s: %s; what is complete is "
+		       "intact and --resume --out %s continues", r->completed, az_plural(r->completed),
+		       rc == -ECHILD ? "a process failed (see above)" : strerror(-rc), c->out);
+		return 1;
+	}
+	char took[32];
+	az_format_duration(az_now() - t0, took, sizeof(took));
+	if (r->first > 1) /* resumed: this azrun ran iterations first..completed */
+		az_info("azrun: done, %u iteration%s (%u-%u) in %s after resuming, %u in all; best "
+			"network: %s (iteration %u)", r->completed - r->first + 1,
+			r->completed == r->first ? "" : "s", r->first, r->completed, took, r->completed,
+			r->best, r->best_iteration);
+	else
+		az_info("azrun: done, %u iteration%s in %s; best network: %s (iteration %u)",
+			r->completed, r->completed == 1 ? "" : "s", took, r->best, r->best_iteration);
+	return 0;
+}
+
+/* Parse the command line into c. Returns -1 to go on, or the exit status (message printed). */
+static int configure(struct az_config *c, int argc, char **argv)
+{
+	char err[1024];
+	int rc = az_config_parse(c, argc, argv, err, sizeof(err));
 	if (rc == 1) {
 		az_config_usage("azrun");
 		return 0;
@@ -82,63 +147,119 @@ int main(int argc, char **argv)
 		fprintf(stderr, "azrun: %s\n", err);
 		return 2;
 	}
-	if (cfg.backend == AZ_BACKEND_CUDA && !az_cuda_available()) {
+	if (c->backend == AZ_BACKEND_CUDA && !az_cuda_available()) {
 		fprintf(stderr, "azrun: --backend cuda: no CUDA device visible (no device or driver, "
 			"or built without CUDA); use --backend auto or cpu\n");
 		return 2;
 	}
+	return -1;
+}
+
+/* The game and the loop's parameters (every process of a run, before anything forks). */
+static int setup(const struct az_config *c, const struct az_game **g, char *options, size_t n,
+		 struct az_run_params *p)
+{
+	char err[1024];
 	openblas_set_num_threads(1); /* one BLAS thread per process: processes are the parallelism */
-	az_log_set_quiet(cfg.quiet);
-	if (az_config_game(&cfg, &g, err, sizeof(err)) < 0) {
+	az_log_set_quiet(c->quiet);
+	if (az_config_game(c, g, err, sizeof(err)) < 0) {
 		fprintf(stderr, "azrun: %s\n", err);
 		return 2;
 	}
-	az_config_game_options(&cfg, options, sizeof(options));
-	run_params(&cfg, g, options, &r.p);
+	az_config_game_options(c, options, n);
+	run_params(c, *g, options, p);
 	az_sv_install_signals();
-	if (cfg.resume) {
-		rc = az_run_check_resume(&r, err, sizeof(err));
-		if (rc < 0) {
-			fprintf(stderr, "azrun: %s\n", err);
-			return 2;
+	return -1;
+}
+
+static int has_arg(int argc, char **argv, const char *a)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], a) == 0)
+			return 1;
+	return 0;
+}
+
+#ifdef AZ_MPI_BUILD
+/* azrun-mpi --mpi: rank 0 parses (it may need --out's run.json, which only it must see) and
+ * hands the configuration to the others; see run/mpi.h. */
+static int mpi_main(int argc, char **argv)
+{
+	static struct az_config cfg;
+	static struct az_run_loop r; /* static: the forked children read it */
+	const struct az_game *g;
+	char options[256];
+	int rank, size, st = -1;
+	if (az_mpi_init(&argc, &argv, &rank, &size) < 0)
+		return 1;
+	if (rank == 0) {
+		st = configure(&cfg, argc, argv);
+		if (st < 0 && cfg.workers > AZ_MPI_MAX_WORKERS) {
+			fprintf(stderr, "azrun: --mpi: --workers is at most %d per rank\n",
+				AZ_MPI_MAX_WORKERS);
+			st = 2;
 		}
 	}
-	if (cfg.resume && r.completed >= cfg.iterations) {
-		fprintf(stderr, "azrun: %s has completed %u of %u iterations; nothing to do (raise "
-			"--iterations to continue)\n", cfg.out, r.completed, cfg.iterations);
-		return 0;
-	}
-	rc = prepare_dir(&cfg);
-	if (rc < 0)
-		return rc == -EINVAL ? 2 : 1;
-	rc = az_run_prepare_models(&r, cfg.resume);
-	if (rc == 0 && r.completed >= cfg.iterations) {
-		az_info("azrun: %s has completed %u of %u iterations; nothing to do (raise "
-		       "--iterations to continue)", cfg.out, r.completed, cfg.iterations);
-		return 0;
-	}
-	if (rc == 0)
-		rc = az_run_start(&r);
-	if (rc == 0)
-		az_info("azrun: %s, %u workers x %u games, %u sims, net %ux%u, %u iterations -> %s",
-		       g->name, cfg.workers, cfg.games_per_worker, cfg.sims, cfg.hidden,
-		       cfg.blocks, cfg.iterations, cfg.out);
-	double t0 = az_now();
-	if (rc == 0)
-		rc = az_run_iterate(&r);
-	az_run_finish(&r);
-	if (rc == -EINTR) {
-		az_log("azrun: interrupted; %u iterations are complete, continue with --resume "
-		       "--out %s", r.completed, cfg.out);
-		return 130;
-	}
-	if (rc < 0) {
-		az_log("azrun: stopped after %u completed iterations: %s; what is complete is intact "
-		       "and --resume --out %s continues", r.completed,
-		       rc == -ECHILD ? "a process failed (see above)" : strerror(-rc), cfg.out);
+	if (az_mpi_share_config(&st, &cfg, sizeof(cfg)) < 0)
 		return 1;
+	if (st < 0)
+		st = setup(&cfg, &g, options, sizeof(options), &r.p);
+	if (st >= 0) { /* rank 0 said why; a failed setup fails the same way on every rank */
+		az_mpi_finalize();
+		return st;
 	}
-	az_info("azrun: done, %u iterations in %.1fs; best network: %s (iteration %u)",
-	       r.completed, az_now() - t0, r.best, r.best_iteration);
-	return 0;
+	if (rank == 0) {
+		az_mpi_leader_attach(&r);
+		return az_mpi_leader_stop(&r, run(&cfg, g, &r, 1));
+	}
+	r.p.quiet = 1;
+	/* Distinct games on every rank: its own seed for the workers' streams. */
+	r.p.worker.seed = cfg.seed + (uint64_t)rank * 0x9e3779b97f4a7c15ull;
+	return az_mpi_follower_run(&r);
+}
+#else
+/* --mpi without MPI linked in: the MPI build of azrun is azrun-mpi next to this binary. */
+static int exec_mpi(char **argv)
+{
+	char self[1024], path[1100];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = 0;
+		char *slash = strrchr(self, '/');
+		if (slash)
+			*slash = 0;
+		snprintf(path, sizeof(path), "%s/azrun-mpi", self);
+		execv(path, argv);
+	}
+	fprintf(stderr, "azrun: --mpi: this azrun was built without MPI (no azrun-mpi next to it); "
+		"install Open MPI (tools/install-deps.sh) and rebuild, see docs/cluster.md\n");
+	return 2;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	static struct az_config cfg;
+	static struct az_run_loop r; /* static: the forked children read it */
+	const struct az_game *g;
+	char options[256];
+	if (az_version_option(argc, argv, "azrun"))
+		return 0;
+	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
+		return az_verify_main(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "status") == 0)
+		return az_status_main(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "report") == 0)
+		return az_report_main(argc - 1, argv + 1);
+	if (has_arg(argc, argv, "--mpi") && !has_arg(argc, argv, "--help")) {
+#ifdef AZ_MPI_BUILD
+		return mpi_main(argc, argv);
+#else
+		return exec_mpi(argv);
+#endif
+	}
+	int st = configure(&cfg, argc, argv);
+	if (st < 0)
+		st = setup(&cfg, &g, options, sizeof(options), &r.p);
+	return st >= 0 ? st : run(&cfg, g, &r, 0);
 }

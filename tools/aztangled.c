@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/az_assert.h"
 #include "games/tangled/tangled.h"
+#include "base/version.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 #define MAX_ENTRIES (AZ_TANGLED_MAX_VERTICES + AZ_TANGLED_MAX_EDGES)
@@ -54,6 +56,7 @@ static void usage(const char *prog)
 	       "  --beta-max B         last beta (default 3)\n"
 	       "  --seed S             simulated annealing seed (default 0)\n"
 	       "  --cache-dir D        keep results per colouring in a cache file in D\n"
+	       "  --version            print the version and exit\n"
 	       "  --help               this text\n\n"
 	       "Exit status: 0 all states adjudicated; 2 usage error or an invalid state (wrong\n"
 	       "length, value out of range, not terminal: reported on stderr, the other states\n"
@@ -198,6 +201,8 @@ static int number(const char *opt, const char *arg, double lo, double hi, double
 
 int main(int argc, char **argv)
 {
+	if (az_version_option(argc, argv, "aztangled"))
+		return 0;
 	static const struct option longopts[] = {
 		{ "graph", required_argument, NULL, OPT_GRAPH },
 		{ "graph-file", required_argument, NULL, OPT_GRAPH_FILE },
@@ -222,29 +227,46 @@ int main(int argc, char **argv)
 	struct ctx c = { 0 };
 	char err[512] = "";
 	int opt, ret;
-	double x;
+	double x, graph, reads, sweeps;
 
 	az_tangled_options_default(&o);
 	o.adjudicator = NULL;
 	c.json = 0;
+	graph = o.graph;
+	reads = o.anneal_reads;
+	sweeps = o.anneal_sweeps;
+	/* the numeric options: flag, range, and where the number goes */
+	const struct {
+		int opt;
+		const char *name;
+		double lo, hi, *to;
+	} nums[] = {
+		{ OPT_GRAPH, "--graph", gopt[AZ_TANGLED_OPT_GRAPH].lo, gopt[AZ_TANGLED_OPT_GRAPH].hi,
+		  &graph },
+		{ OPT_EPS, "--epsilon", gopt[AZ_TANGLED_OPT_EPSILON].lo,
+		  gopt[AZ_TANGLED_OPT_EPSILON].hi, &o.epsilon },
+		{ OPT_TIME, "--anneal-time", 1e-6, 1e6, &o.anneal_time_ns },
+		{ OPT_READS, "--reads", 1, 4e9, &reads },
+		{ OPT_SWEEPS, "--sweeps", 1, 1e6, &sweeps },
+		{ OPT_BMIN, "--beta-min", 1e-9, 1e9, &o.beta_min },
+		{ OPT_BMAX, "--beta-max", 1e-9, 1e9, &o.beta_max },
+		{ OPT_SEED, "--seed", 0, 1.8e19, &x }, /* checked here, read exactly below */
+	};
+
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		size_t k = 0;
+
+		while (k < AZ_ARRAY_LEN(nums) && nums[k].opt != opt)
+			k++;
+		if (k < AZ_ARRAY_LEN(nums) &&
+		    number(nums[k].name, optarg, nums[k].lo, nums[k].hi, nums[k].to))
+			return 2;
 		switch (opt) {
-		case OPT_GRAPH:
-			if (number("--graph", optarg, gopt[AZ_TANGLED_OPT_GRAPH].lo,
-				   gopt[AZ_TANGLED_OPT_GRAPH].hi, &x))
-				return 2;
-			o.graph = (int)x;
-			break;
 		case OPT_GRAPH_FILE:
 			o.graph_file = optarg;
 			break;
 		case OPT_ADJ:
 			o.adjudicator = optarg;
-			break;
-		case OPT_EPS:
-			if (number("--epsilon", optarg, gopt[AZ_TANGLED_OPT_EPSILON].lo,
-				   gopt[AZ_TANGLED_OPT_EPSILON].hi, &o.epsilon))
-				return 2;
 			break;
 		case OPT_JSON:
 			c.json = 1;
@@ -252,36 +274,20 @@ int main(int argc, char **argv)
 		case OPT_SCHED:
 			o.schedule = optarg;
 			break;
-		case OPT_TIME:
-			if (number("--anneal-time", optarg, 1e-6, 1e6, &o.anneal_time_ns))
-				return 2;
-			break;
-		case OPT_READS:
-			if (number("--reads", optarg, 1, 4e9, &x))
-				return 2;
-			o.anneal_reads = (uint32_t)x;
-			break;
-		case OPT_SWEEPS:
-			if (number("--sweeps", optarg, 1, 1e6, &x))
-				return 2;
-			o.anneal_sweeps = (uint32_t)x;
-			break;
-		case OPT_BMIN:
-			if (number("--beta-min", optarg, 1e-9, 1e9, &o.beta_min))
-				return 2;
-			break;
-		case OPT_BMAX:
-			if (number("--beta-max", optarg, 1e-9, 1e9, &o.beta_max))
-				return 2;
-			break;
 		case OPT_SEED:
-			if (number("--seed", optarg, 0, 1.8e19, &x))
-				return 2;
 			o.seed = strtoull(optarg, NULL, 10);
 			break;
 		case OPT_CACHE:
 			o.cache_dir = optarg;
 			break;
+		case OPT_GRAPH:
+		case OPT_EPS:
+		case OPT_TIME:
+		case OPT_READS:
+		case OPT_SWEEPS:
+		case OPT_BMIN:
+		case OPT_BMAX:
+			break; /* numbers, read above */
 		case 'h':
 		case OPT_HELP:
 			usage("aztangled");
@@ -291,6 +297,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	o.graph = (int)graph;
+	o.anneal_reads = (uint32_t)reads;
+	o.anneal_sweeps = (uint32_t)sweeps;
 	g = malloc(sizeof(*g));
 	if (!g)
 		return 1;

@@ -2,6 +2,7 @@
 /* azrun's options: one table drives --help, parsing, and the run.json round trip, so an option
  * added here is documented, parsed and saved in one place. */
 #include "tools/config.h"
+#include "tools/config_impl.h"
 
 #include <cjson/cJSON.h>
 #include <ini.h>
@@ -16,21 +17,11 @@
 #include <unistd.h>
 
 #include "games/game.h"
+#include "infer/server.h"
 #include "run/roles.h"
 #include "base/az_assert.h"
 #include "base/util.h"
-
-enum opt_type { T_U32, T_U64, T_F32, T_STR, T_BACKEND, T_FLAG };
-
-struct opt {
-	const char *name;
-	enum opt_type type;
-	size_t off;
-	size_t size; /* for strings */
-	const char *arg;
-	const char *help;
-	int saved; /* written to run.json */
-};
+#include "base/version.h"
 
 #define F(field) offsetof(struct az_config, field)
 static const struct opt base_opts[] = {
@@ -45,8 +36,12 @@ static const struct opt base_opts[] = {
 	{"games-per-iter", T_U32, F(games_per_iter), 0, "N", "self-play games per iteration", 1},
 	{"sims", T_U32, F(sims), 0, "N", "MCTS simulations per move", 1},
 	{"leaves", T_U32, F(leaves), 0, "K", "leaves in flight per game (virtual loss)", 1},
-	{"seed", T_U64, F(seed), 0, "S", "random seed", 1},
-	{"backend", T_BACKEND, F(backend), 0, "B", "inference backend: auto | cpu | cuda", 1},
+	{"seed", T_U64, F(seed), 0, "S", "random seed: the first network, search noise and training "
+	 "samples; games still depend on timing (batching, workers) unless --deterministic", 1},
+	{"deterministic", T_FLAG, F(deterministic), 0, NULL, "the same --seed gives bit-identical "
+	 "checkpoints: one worker, batches of one position, CPU backend, each search round awaits "
+	 "all its results (slower; implies --workers 1 --max-batch 1 --backend cpu)", 1},
+	{"backend", T_BACKEND, F(backend), 0, "B", "inference backend: auto | cpu | cpu-async | cuda", 1},
 	{"c-puct", T_F32, F(c_puct), 0, "C", "PUCT exploration constant", 1},
 	{"dirichlet-alpha", T_F32, F(dir_alpha), 0, "A", "root Dirichlet noise alpha", 1},
 	{"dirichlet-eps", T_F32, F(dir_eps), 0, "E", "root Dirichlet noise weight", 1},
@@ -70,11 +65,14 @@ static const struct opt base_opts[] = {
 	{"ring-capacity", T_U32, F(ring_capacity), 0, "N", "slots per worker ring (power of 2)", 1},
 	{"max-batch", T_U32, F(max_batch), 0, "N", "largest inference batch", 1},
 	{"batch-deadline-us", T_U32, F(deadline_us), 0, "US",
-	 "wait for a fuller batch at most this long", 1},
+	 "wait for a fuller batch at most this long while some worker may still add to it "
+	 "(at most 1000000)", 1},
 	{"spin", T_U32, F(spin), 0, "N", "polls before sleeping on a futex", 1},
 	{"resume", T_FLAG, F(resume), 0, NULL, "continue the run in --out after its last "
 	 "completed iteration, with its saved configuration", 0},
 	{"quiet", T_FLAG, F(quiet), 0, NULL, "no progress output", 0},
+	{"mpi", T_FLAG, F(mpi), 0, NULL, "one run across the ranks of an MPI job: mpirun -np N "
+	 "azrun --mpi ... (docs/cluster.md)", 0},
 };
 
 /* After the games' options (registry order), as --help has always listed it. */
@@ -89,15 +87,17 @@ static struct opt opts[AZ_ARRAY_LEN(base_opts) + AZ_GAME_OPTS_MAX + 1];
 static const struct az_game_opt *gopts[AZ_ARRAY_LEN(opts)]; /* behind opts[i], or NULL */
 static size_t nopts;
 
-static const struct opt *all_opts(void)
+const struct opt *az_config_opts(size_t *count)
 {
 	static const enum opt_type types[] = {
 		[AZ_GAME_OPT_U32] = T_U32, [AZ_GAME_OPT_F32] = T_F32, [AZ_GAME_OPT_STR] = T_STR};
 	static char game_help[200] = "game:";
 	size_t k = 0;
 
-	if (nopts)
+	if (nopts) {
+		*count = nopts;
 		return opts;
+	}
 	for (size_t i = 0, n = strlen(game_help); az_game_registry[i]; i++)
 		n += (size_t)snprintf(game_help + n, sizeof(game_help) - n, "%s %s", i ? " |" : "",
 				      az_game_registry[i]->name);
@@ -116,6 +116,7 @@ static const struct opt *all_opts(void)
 		}
 	}
 	opts[nopts++] = config_opt;
+	*count = nopts;
 	return opts;
 }
 #undef F
@@ -160,7 +161,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.train_epochs = g->train_epochs, .train_steps_max = g->train_steps_max,
 		.window = g->window, .lr = g->lr};
 	snprintf(c->game, sizeof(c->game), "%s", d->name);
-	all_opts();
+	az_config_opts(&nopts);
 	for (size_t i = 0; i < nopts; i++)
 		if (gopts[i])
 			az_game_opt_default(gopts[i],
@@ -168,7 +169,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 	return 0;
 }
 
-static void show_value(const struct az_config *c, const struct opt *o, char *buf, size_t n)
+void az_config_show_value(const struct az_config *c, const struct opt *o, char *buf, size_t n)
 {
 	const char *p = (const char *)c + o->off;
 	switch (o->type) {
@@ -177,85 +178,12 @@ static void show_value(const struct az_config *c, const struct opt *o, char *buf
 	case T_F32: snprintf(buf, n, "%g", (double)*(const float *)p); break;
 	case T_STR: snprintf(buf, n, "%s", p); break;
 	case T_BACKEND: {
-		static const char *names[] = {"auto", "cpu", "cuda"};
+		static const char *names[] = {"auto", "cpu", "cuda", "cpu-async"};
 		snprintf(buf, n, "%s", names[*(const enum az_backend_kind *)p]);
 		break;
 	}
 	case T_FLAG: snprintf(buf, n, "%s", *(const int *)p ? "on" : "off"); break;
 	}
-}
-
-#define MAX_GAMES 8 /* registered games whose defaults --help shows */
-
-/* One option's line of --help: the text wrapped at 100 columns, then its default(s). */
-static void usage_line(const struct opt *o, const struct az_config *d, int nd)
-{
-	char left[64], v[MAX_GAMES][64], def[200] = "";
-	snprintf(left, sizeof(left), "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-	int same = 1;
-	for (int k = 0; k < nd; k++) {
-		show_value(&d[k], o, v[k], sizeof(v[k]));
-		same = same && strcmp(v[k], v[0]) == 0;
-	}
-	if (o->type == T_FLAG || !v[0][0] || o->off == offsetof(struct az_config, game) ||
-	    o->off == offsetof(struct az_config, workers))
-		; /* flags, empty strings and derived values have no default worth printing */
-	else if (same)
-		snprintf(def, sizeof(def), " (default %s)", v[0]);
-	else
-		for (int k = 0, n = 0; k < nd; k++)
-			n += snprintf(def + n, sizeof(def) - (size_t)n, "%s%s%s", k ? " / " : " (default ",
-				      v[k], k + 1 == nd ? ")" : "");
-	char text[600];
-	snprintf(text, sizeof(text), "%s%s", o->help, def);
-	const char *t = text;
-	int first = 1;
-	while (*t) {
-		size_t n = strlen(t);
-		if (n > 70) {
-			n = 70;
-			while (n > 0 && t[n] != ' ')
-				n--;
-			if (n == 0)
-				n = 70;
-		}
-		printf("  %-26s %.*s\n", first ? left : "", (int)n, t);
-		t += n;
-		while (*t == ' ')
-			t++;
-		first = 0;
-	}
-}
-
-void az_config_usage(const char *prog)
-{
-	static struct az_config d[MAX_GAMES];
-	char names[200] = "";
-	int nd = 0;
-	for (size_t n = 0; az_game_registry[nd] && nd < MAX_GAMES; nd++) {
-		az_config_defaults(&d[nd], az_game_registry[nd]->name);
-		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", nd ? " / " : "",
-				      az_game_registry[nd]->name);
-	}
-	printf("Usage: %s --game GAME --out DIR [options]\n"
-	       "       %s --resume --out DIR [options]\n"
-	       "       azrun status --out DIR     progress of a running or finished run\n"
-	       "       azrun report --out DIR     PNG plots + summary page in DIR/report/\n"
-	       "       azrun verify --out DIR     check every checkpoint, record and metrics line\n\n"
-	       "Trains an AlphaZero agent: self-play workers -> shared-memory rings -> one batched\n"
-	       "inference process -> trainer -> arena -> checkpoints in DIR. With --resume, the\n"
-	       "saved configuration is reused; options given with it apply from the next\n"
-	       "iteration on (the game and the architecture cannot change).\n\n"
-	       "Options (defaults for %s where they differ):\n",
-	       prog, prog, names);
-	for (size_t i = 0; i < nopts; i++)
-		usage_line(&opts[i], d, nd);
-	printf("  %-26s %s\n\nExamples:\n"
-	       "  %s --game tictactoe --out runs/ttt\n"
-	       "  %s --game connect4 --out runs/c4 --iterations 2\n"
-	       "  %s --game tangled --graph 3 --out runs/k4\n"
-	       "  %s --resume --out runs/ttt --iterations 30\n",
-	       "--help", "this text", prog, prog, prog, prog);
 }
 
 /* Upper bounds of validate(): far beyond useful settings, low enough that a typo is refused
@@ -339,9 +267,17 @@ static int set_value(struct az_config *c, const struct opt *o, const char *v, ch
 		if (az_backend_parse(v, (enum az_backend_kind *)p) < 0)
 			goto bad;
 		return 0;
-	case T_FLAG:
-		*(int *)p = 1;
-		return 0;
+	case T_FLAG: { /* "" (a command-line flag), or a file's / run.json's on | off */
+		static const char *const words[] = {"off", "0", "no", "false", "", "on", "1", "yes",
+						    "true"};
+		for (size_t i = 0; i < AZ_ARRAY_LEN(words); i++)
+			if (!strcmp(v, words[i])) {
+				*(int *)p = i >= 4;
+				return 0;
+			}
+		why = "expected on or off";
+		goto bad;
+	}
 	}
 bad:
 	snprintf(err, errlen, "--%s: invalid value '%s' (%s)", o->name, quoted(v, q, sizeof(q)),
@@ -365,12 +301,37 @@ static const char *zero_count(const struct az_config *c)
 		{c->arena_games, "--arena-games must be at least 1"},
 		{c->hidden, "--hidden must be at least 1"},
 		{c->train_batch, "--train-batch must be at least 1"},
+		{c->train_steps_max, "--train-steps-max must be at least 1"},
 		{c->window, "--window must be at least 1"},
 		{c->max_batch, "--max-batch must be at least 1"},
 	};
 	for (size_t i = 0; i < AZ_ARRAY_LEN(counts); i++)
 		if (!counts[i].v)
 			return counts[i].what;
+	return NULL;
+}
+
+/* The first value above its cap, as its message; NULL when none is. */
+static const char *over_cap(const struct az_config *c)
+{
+	const struct {
+		uint32_t v, max;
+		const char *what;
+	} caps[] = {
+		{c->workers, 256, "--workers: at most 256"},
+		{c->sims, MAX_SIMS, "--sims: at most 1000000"},
+		{c->leaves, MAX_LEAVES, "--leaves: at most 256"},
+		{c->games_per_worker, MAX_GAMES_PER_WORKER, "--games-per-worker: at most 4096"},
+		{c->hidden, MAX_HIDDEN, "--hidden: at most 8192"},
+		{c->blocks, MAX_BLOCKS, "--blocks: at most 128"},
+		{c->train_batch, MAX_BATCH, "--train-batch: at most 65536"},
+		{c->max_batch, MAX_BATCH, "--max-batch: at most 65536"},
+		{c->deadline_us, AZ_INFER_DEADLINE_MAX_US, "--batch-deadline-us: at most 1000000 "
+		 "(1 s); the batch starts early anyway once every worker waits"},
+	};
+	for (size_t i = 0; i < AZ_ARRAY_LEN(caps); i++)
+		if (caps[i].v > caps[i].max)
+			return caps[i].what;
 	return NULL;
 }
 
@@ -386,33 +347,27 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 		what = "--out: path too long (at most 400 characters)";
 	else if (zero_count(c))
 		what = zero_count(c);
-	else if (c->workers > 256)
-		what = "--workers: at most 256";
-	else if (c->sims > MAX_SIMS)
-		what = "--sims: at most 1000000";
-	else if (c->leaves > MAX_LEAVES)
-		what = "--leaves: at most 256";
-	else if (c->games_per_worker > MAX_GAMES_PER_WORKER)
-		what = "--games-per-worker: at most 4096";
-	else if (c->hidden > MAX_HIDDEN || c->blocks > MAX_BLOCKS)
-		what = "--hidden: at most 8192, --blocks: at most 128";
-	else if (c->train_batch > MAX_BATCH || c->max_batch > MAX_BATCH)
-		what = "--train-batch and --max-batch: at most 65536";
+	else if (over_cap(c))
+		what = over_cap(c);
 	else if (c->ring_capacity < 2 || c->ring_capacity > MAX_RING ||
 		 (c->ring_capacity & (c->ring_capacity - 1)))
 		what = "--ring-capacity must be a power of two from 2 to 65536";
 	else if (!(c->arena_threshold >= 0 && c->arena_threshold <= 1))
 		what = "--arena-threshold must be in [0, 1]";
-	else if (!(c->dir_eps >= 0 && c->dir_eps <= 1) || !(c->dir_alpha > 0) ||
-		 !isfinite(c->dir_alpha))
-		what = "--dirichlet-eps must be in [0, 1] and --dirichlet-alpha > 0";
+	else if (!(c->dir_eps >= 0 && c->dir_eps <= 1))
+		what = "--dirichlet-eps must be in [0, 1]";
+	else if (!(c->dir_alpha > 0) || !isfinite(c->dir_alpha))
+		what = "--dirichlet-alpha must be > 0";
 	else if (!(c->c_puct >= 0) || !isfinite(c->c_puct))
 		what = "--c-puct must be >= 0";
 	else if (c->mcts_solver > 1 || !(c->fpu_reduction >= -1 && c->fpu_reduction <= 10))
 		what = "--mcts-solver must be 0 or 1 and --fpu-reduction in [-1, 10]";
-	else if (!(c->lr > 0) || !(c->l2 >= 0) || !(c->train_epochs > 0) || !isfinite(c->lr) ||
-		 !isfinite(c->l2) || !isfinite(c->train_epochs))
-		what = "--lr and --train-epochs must be > 0 and --l2 >= 0";
+	else if (!(c->lr > 0) || !isfinite(c->lr))
+		what = "--lr must be > 0";
+	else if (!(c->train_epochs > 0) || !isfinite(c->train_epochs))
+		what = "--train-epochs must be > 0";
+	else if (!(c->l2 >= 0) || !isfinite(c->l2))
+		what = "--l2 must be >= 0";
 	if (!what)
 		return 0;
 	snprintf(err, errlen, "%s", what);
@@ -421,7 +376,7 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 
 static const struct opt *find_opt(const char *name)
 {
-	all_opts();
+	az_config_opts(&nopts);
 	for (size_t i = 0; i < nopts; i++)
 		if (strcmp(opts[i].name, name) == 0)
 			return &opts[i];
@@ -522,7 +477,7 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 			       o->off == offsetof(struct az_config, blocks) ||
 			       o->off == offsetof(struct az_config, game))) {
 			char cur[64];
-			show_value(c, o, cur, sizeof(cur));
+			az_config_show_value(c, o, cur, sizeof(cur));
 			if (strcmp(cur, p->val[i]) != 0) {
 				snprintf(err, errlen, "--config %s: %s = %s, but the run being resumed "
 					 "has %s; the game and architecture of a run cannot change",
@@ -617,12 +572,28 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 			return rc;
 	}
 	c->resume = resume;
-	return validate(c, err, errlen);
+	if (c->deterministic) {
+		if (c->backend == AZ_BACKEND_CUDA) {
+			snprintf(err, errlen, "--deterministic runs on the CPU backend; drop --backend "
+				 "cuda");
+			return -EINVAL;
+		}
+		c->backend = AZ_BACKEND_CPU;
+		c->workers = c->max_batch = 1;
+	}
+	int rc = validate(c, err, errlen);
+	if (rc == 0 && !game && !resume) {
+		/* Checked last, so that a bad value is named first. */
+		snprintf(err, errlen, "--game GAME is required (%s), or --resume --out DIR",
+			 az_game_names());
+		return -EINVAL;
+	}
+	return rc;
 }
 
 int az_config_save(const struct az_config *c, const char *path, char *err, size_t errlen)
 {
-	all_opts();
+	az_config_opts(&nopts);
 	cJSON *root = cJSON_CreateObject();
 	if (!root)
 		return -ENOMEM;
@@ -630,9 +601,11 @@ int az_config_save(const struct az_config *c, const char *path, char *err, size_
 		char v[600];
 		if (!opts[i].saved)
 			continue;
-		show_value(c, &opts[i], v, sizeof(v));
+		az_config_show_value(c, &opts[i], v, sizeof(v));
 		cJSON_AddStringToObject(root, opts[i].name, v);
 	}
+	/* The build that wrote it (not an option: az_config_load ignores it). */
+	cJSON_AddStringToObject(root, "version", az_version());
 	char *text = cJSON_Print(root);
 	cJSON_Delete(root);
 	if (!text)
@@ -738,11 +711,13 @@ int az_config_apply_game_options(struct az_config *c, const char *text, char *er
 void az_config_worker_params(const struct az_config *c, struct az_worker_params *wp)
 {
 	*wp = (struct az_worker_params){
-		.game = c->game, .games_per_worker = c->games_per_worker, .sims = c->sims,
+		.game = c->game, .games_per_worker = c->games_per_worker, .workers = c->workers,
+		.sims = c->sims,
 		.leaves = c->leaves, .seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
 		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies, .solver = c->mcts_solver,
 		.fpu_reduction = c->fpu_reduction,
-		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin};
+		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin,
+		.lockstep = c->deterministic};
 }
 
 void az_config_train_params(const struct az_config *c, struct az_trainer_proc_params *tp)

@@ -47,8 +47,10 @@ struct az_config {
 	/* the options the registered games declare (Tangled: graph, graph-file, variant,
 	 * adjudicator, epsilon), in registry order; see az_config_game_opt() */
 	union az_game_opt_value game_opt[AZ_GAME_OPTS_MAX];
+	int deterministic; /* --deterministic: lockstep workers, batches of 1 (see --help) */
 	int resume;
 	int quiet;
+	int mpi;          /* --mpi: one run across the ranks of an MPI job (not saved) */
 	char config[512]; /* --config FILE (not saved: run.json holds its effect) */
 };
 

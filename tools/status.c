@@ -19,18 +19,6 @@
 
 #define ARENA_ROWS_SHOWN 20
 
-void az_format_duration(double s, char *buf, size_t len)
-{
-	if (isnan(s) || s < 0)
-		snprintf(buf, len, "?");
-	else if (s < 60)
-		snprintf(buf, len, "%.1fs", s);
-	else if (s < 3600)
-		snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-	else
-		snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-}
-
 /* ---- azrun status ---- */
 
 static double sum_of(const struct az_run_info *ri, size_t off, size_t *count)
@@ -174,15 +162,18 @@ int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help
 	};
 	int c;
 	optind = 1;
+	opterr = 0; /* one line in azrun's style below, not getopt's own */
 	*dir = NULL;
-	while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
 		if (c == 'o') {
 			*dir = optarg;
 		} else if (c == 'h') {
 			help();
 			return 1;
 		} else {
-			fprintf(stderr, "azrun %s: see --help\n", argv[0]);
+			fprintf(stderr, c == ':' ? "azrun %s: %s needs a value DIR (see --help)\n" :
+				"azrun %s: unknown option '%s' (see --help)\n", argv[0],
+				argv[optind - 1]);
 			return -EINVAL;
 		}
 	}

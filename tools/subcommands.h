@@ -28,7 +28,4 @@ int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help
 int az_subcommand_open_run(int argc, char **argv, void (*help)(void), const char **dir,
 			   struct az_run_info *ri);
 
-/* Seconds as "12.3s", "4m05s" or "2h03m" into buf. */
-void az_format_duration(double s, char *buf, size_t len);
-
 #endif

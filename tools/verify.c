@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* `azrun verify --out DIR`: the command line of run/rundir.h's az_rundir_verify. */
 #include "tools/verify.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -52,7 +53,9 @@ int az_verify_main(int argc, char **argv)
 	struct az_rundir_check t = {.report = print_line};
 	az_rundir_verify(out, g, &t);
 	long lines = t.metrics_lines;
-	printf("%s: %ld checkpoints, %ld replay files with %ld records, %ld metrics lines, "
-	       "%ld problems\n", out, t.checkpoints, t.replay_files, t.records, lines, t.problems);
+	printf("%s: %ld checkpoint%s, %ld replay file%s with %ld record%s, %ld metrics line%s, "
+	       "%ld problem%s\n", out, t.checkpoints, az_plural(t.checkpoints), t.replay_files,
+	       az_plural(t.replay_files), t.records, az_plural(t.records), lines, az_plural(lines),
+	       t.problems, az_plural(t.problems));
 	return t.problems ? 1 : 0;
 }

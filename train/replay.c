@@ -33,7 +33,7 @@
 _Static_assert(sizeof(float) == 4, "records hold float32");
 
 #define MAGIC "AZRPLAY1"
-#define HEADER_BYTES 32
+#define HEADER_BYTES AZ_REPLAY_HEADER_BYTES
 #define NBUF 4			/* staging buffers */
 #define BUF_BYTES (64u * 1024u) /* target size of one staging buffer */
 #define FSYNC_TAG ((uint64_t)NBUF)
@@ -583,4 +583,44 @@ long az_replay_load_file(const char *path, struct az_replay_buf *b, int truncate
 out_close:
 	close(fd);
 	return n;
+}
+
+/* ---- raw records ---- */
+
+size_t az_replay_record_bytes(uint32_t features, uint32_t actions)
+{
+	return record_bytes(features, actions);
+}
+
+size_t az_replay_whole_games(const void *bytes, size_t len, uint32_t features, uint32_t actions,
+			     uint32_t *games)
+{
+	const unsigned char *p = bytes;
+	size_t rec = record_bytes(features, actions), whole = 0;
+	uint32_t n = 0;
+	for (size_t off = 0; off + rec <= len; off += rec) {
+		if (get_u32(p + off + rec - 4) != record_crc(p + off, rec - 4))
+			break;
+		if (get_u32(p + off + rec - 8) & AZ_REPLAY_LAST) {
+			whole = off + rec;
+			n++;
+		}
+	}
+	if (games)
+		*games = n;
+	return whole;
+}
+
+int az_replay_record_decode(const void *rec, uint32_t features, uint32_t actions, float *x,
+			    float *pi, float *z)
+{
+	const unsigned char *p = rec;
+	size_t r = record_bytes(features, actions);
+	size_t fx = (size_t)features * sizeof(float), fp = (size_t)actions * sizeof(float);
+	if (get_u32(p + r - 4) != record_crc(p, r - 4))
+		return -EINVAL;
+	memcpy(x, p, fx);
+	memcpy(pi, p + fx, fp);
+	memcpy(z, p + fx + fp, sizeof(float));
+	return (get_u32(p + r - 8) & AZ_REPLAY_LAST) ? 1 : 0;
 }

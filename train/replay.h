@@ -55,4 +55,24 @@ void az_replay_buf_free(struct az_replay_buf *b);
 long az_replay_load_file(const char *path, struct az_replay_buf *b, int truncate,
 			 size_t *dropped_bytes, char *err, size_t errlen);
 
+/* ---- raw records (for moving them between machines: run/mpi.c) ---- */
+
+#define AZ_REPLAY_HEADER_BYTES 32 /* a segment file's header; records follow it */
+
+/* Bytes of one record of a D-feature, A-action game: (D + A + 1) * 4 + 8. */
+size_t az_replay_record_bytes(uint32_t features, uint32_t actions);
+
+/* Length of the longest prefix of `len` bytes of raw records (as in a segment file after its
+ * header) that holds only records with good checksums and ends on a game's final record
+ * (AZ_REPLAY_LAST): the whole games at its start. *games (may be NULL) gets their count. Used
+ * to read a file another process is still appending to: a record in flight fails its checksum
+ * and ends the prefix. */
+size_t az_replay_whole_games(const void *bytes, size_t len, uint32_t features, uint32_t actions,
+			     uint32_t *games);
+
+/* Decode one raw record into x[D], pi[A], *z. Returns 1 when it is its game's final record, 0
+ * when not, -EINVAL when its checksum is bad. */
+int az_replay_record_decode(const void *rec, uint32_t features, uint32_t actions, float *x,
+			    float *pi, float *z);
+
 #endif

@@ -40,13 +40,6 @@ static int cpu_eval(void *ctx, uint32_t batch, const float *x, const float *pi, 
 	return az_train_cpu_eval(ctx, batch, x, pi, z, loss);
 }
 
-/* The CPU trainer updates m->params in place: the model is always current. */
-static int cpu_params_noop(void *ctx)
-{
-	(void)ctx;
-	return 0;
-}
-
 static void cpu_destroy(void *ctx)
 {
 	az_train_cpu_destroy(ctx);
@@ -54,12 +47,7 @@ static void cpu_destroy(void *ctx)
 
 const struct az_train_backend_ops az_train_cpu_ops = {
 	.name = "cpu",
-	.create = cpu_create,
-	.step = cpu_step,
-	.eval = cpu_eval,
-	.sync = cpu_params_noop,
-	.load = cpu_params_noop,
-	.destroy = cpu_destroy,
+	AZ_TRAIN_BACKEND_FNS(cpu), /* it updates m->params in place: no sync, no load */
 };
 
 /* ---- dispatch ---- */
@@ -68,21 +56,19 @@ const struct az_train_backend_ops az_train_cpu_ops = {
 static const struct az_train_backend_ops *pick(enum az_backend_kind kind, char *why,
 					       size_t whylen)
 {
-#ifdef AZ_HAVE_CUDA
-	const char *no_cuda = "no CUDA device visible";
-#else
-	const char *no_cuda = "built without CUDA";
-#endif
+	const char *no_cuda;
 
 	switch (kind) {
 	case AZ_BACKEND_AUTO:
 		az_set_err(why, whylen, "cpu: auto (the GPU trainer runs only when asked for)");
 		return &az_train_cpu_ops;
 	case AZ_BACKEND_CPU:
+	case AZ_BACKEND_CPU_ASYNC: /* an inference-side distinction: training is the cpu's */
 		az_set_err(why, whylen, "cpu: requested");
 		return &az_train_cpu_ops;
 	case AZ_BACKEND_CUDA:
-		if (!az_cuda_available()) {
+		no_cuda = az_cuda_unavailable();
+		if (no_cuda) {
 			az_set_err(why, whylen, "cuda requested but unavailable: %s", no_cuda);
 			return NULL;
 		}
@@ -101,7 +87,7 @@ int az_train_backend_create(enum az_backend_kind kind, struct az_model *m,
 	int ret;
 
 	az_set_err(why, whylen, "invalid arguments");
-	if (!out || !m || !p || max_batch == 0 || (unsigned)kind > AZ_BACKEND_CUDA)
+	if (!out || !m || !p || max_batch == 0 || (unsigned)kind > AZ_BACKEND_CPU_ASYNC)
 		return -EINVAL;
 	ops = pick(kind, why, whylen);
 	if (!ops)
@@ -144,12 +130,16 @@ int az_train_backend_eval(struct az_train_backend *b, uint32_t batch, const floa
 
 int az_train_backend_sync(struct az_train_backend *b)
 {
-	return b ? b->ops->sync(b->ctx) : -EINVAL;
+	if (!b)
+		return -EINVAL;
+	return b->ops->sync ? b->ops->sync(b->ctx) : 0;
 }
 
 int az_train_backend_load(struct az_train_backend *b)
 {
-	return b ? b->ops->load(b->ctx) : -EINVAL;
+	if (!b)
+		return -EINVAL;
+	return b->ops->load ? b->ops->load(b->ctx) : 0;
 }
 
 const char *az_train_backend_name(const struct az_train_backend *b)

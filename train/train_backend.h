@@ -26,12 +26,19 @@ struct az_train_backend_ops {
 		    struct az_loss *loss);
 	int (*eval)(void *ctx, uint32_t batch, const float *x, const float *pi, const float *z,
 		    struct az_loss *loss);
-	/* Store: write the backend's current parameters into m->params. */
+	/* Store: write the backend's current parameters into m->params. Load: replace the
+	 * backend's parameters with m->params (the moments are kept). Both NULL for a backend that
+	 * trains m->params in place (the CPU one): nothing to copy either way. */
 	int (*sync)(void *ctx);
-	/* Load: replace the backend's parameters with m->params (the moments are kept). */
 	int (*load)(void *ctx);
 	void (*destroy)(void *ctx);
 };
+
+/* Designated initialisers .create, .step, .eval and .destroy for a backend whose functions are
+ * named <prefix>_create, <prefix>_step, <prefix>_eval and <prefix>_destroy. */
+#define AZ_TRAIN_BACKEND_FNS(prefix)                                                           \
+	.create = prefix##_create, .step = prefix##_step, .eval = prefix##_eval,               \
+	.destroy = prefix##_destroy
 
 extern const struct az_train_backend_ops az_train_cpu_ops;
 extern const struct az_train_backend_ops az_train_cuda_ops; /* -ENODEV from create without CUDA */

@@ -99,10 +99,7 @@ static int cuda_load(void *ctx)
 
 const struct az_train_backend_ops az_train_cuda_ops = {
 	.name = "cuda",
-	.create = cuda_create,
-	.step = cuda_step,
-	.eval = cuda_eval,
+	AZ_TRAIN_BACKEND_FNS(cuda),
 	.sync = cuda_sync,
 	.load = cuda_load,
-	.destroy = cuda_destroy,
 };

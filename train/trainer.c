@@ -56,11 +56,12 @@ int az_train_ws_create(const struct az_arch *a, uint32_t max_batch, struct az_tr
 		return -ENOMEM;
 	ws->arch = *a;
 	ws->max_batch = max_batch;
-	if (az_acts_create(a, max_batch, &ws->acts))
-		goto err_free_ws;
 	ws->buf = calloc(3 * B * H + B * A + B, sizeof(float));
-	if (!ws->buf)
-		goto err_destroy_acts;
+	/* ws is zeroed: az_train_ws_destroy frees whatever of it exists */
+	if (!ws->buf || az_acts_create(a, max_batch, &ws->acts)) {
+		az_train_ws_destroy(ws);
+		return -ENOMEM;
+	}
 	ws->dh = ws->buf;
 	ws->dg = ws->dh + B * H;
 	ws->dt = ws->dg + B * H;
@@ -68,12 +69,6 @@ int az_train_ws_create(const struct az_arch *a, uint32_t max_batch, struct az_tr
 	ws->dpre = ws->dlogits + B * A;
 	*out = ws;
 	return 0;
-
-err_destroy_acts:
-	az_acts_destroy(&ws->acts);
-err_free_ws:
-	free(ws);
-	return -ENOMEM;
 }
 
 void az_train_ws_destroy(struct az_train_ws *ws)
@@ -111,6 +106,26 @@ static double l2_pass(const struct az_model *m, float l2, float *grad)
 	return sq;
 }
 
+double az_train_policy_xent(const float *lg, const float *tp, uint32_t A, double inv_b,
+			    float *dl)
+{
+	double max = lg[0], lse = 0.0, mass = 0.0, cross = 0.0;
+
+	for (uint32_t i = 1; i < A; i++)
+		max = lg[i] > max ? lg[i] : max;
+	for (uint32_t i = 0; i < A; i++)
+		lse += exp(lg[i] - max);
+	lse = max + log(lse);
+	for (uint32_t i = 0; i < A; i++) {
+		cross += tp[i] * (lg[i] - lse);
+		mass += tp[i];
+	}
+	/* d/dlogit_i of -sum_a pi_a log softmax_a = softmax_i * sum(pi) - pi_i. */
+	for (uint32_t i = 0; dl && i < A; i++)
+		dl[i] = (float)((exp(lg[i] - lse) * mass - tp[i]) * inv_b);
+	return -cross;
+}
+
 /* Forward pass plus the three loss terms. With want_grad, also the loss gradient w.r.t. the
  * logits (ws->dlogits) and the value pre-activation (ws->dpre), each already divided by B. */
 static void forward_loss(const struct az_model *m, uint32_t batch, const float *x,
@@ -122,23 +137,10 @@ static void forward_loss(const struct az_model *m, uint32_t batch, const float *
 
 	az_model_forward(m, batch, x, &ws->acts);
 	for (uint32_t b = 0; b < batch; b++) {
-		const float *lg = ws->acts.logits + (size_t)b * A, *tp = pi + (size_t)b * A;
-		double max = lg[0], lse = 0.0, mass = 0.0, cross = 0.0;
+		size_t row = (size_t)b * A;
 
-		for (uint32_t i = 1; i < A; i++)
-			max = lg[i] > max ? lg[i] : max;
-		for (uint32_t i = 0; i < A; i++)
-			lse += exp(lg[i] - max);
-		lse = max + log(lse);
-		for (uint32_t i = 0; i < A; i++) {
-			cross += tp[i] * (lg[i] - lse);
-			mass += tp[i];
-		}
-		ce -= cross;
-		/* d/dlogit_i of -sum_a pi_a log softmax_a = softmax_i * sum(pi) - pi_i. */
-		for (uint32_t i = 0; want_grad && i < A; i++)
-			ws->dlogits[(size_t)b * A + i] =
-				(float)((exp(lg[i] - lse) * mass - tp[i]) * inv_b);
+		ce += az_train_policy_xent(ws->acts.logits + row, pi + row, A, inv_b,
+					   want_grad ? ws->dlogits + row : NULL);
 
 		double v = ws->acts.value[b], d = v - z[b];
 
@@ -268,7 +270,7 @@ int az_train_cpu_create(struct az_model *m, const struct az_train_params *p, uin
 			struct az_train_cpu **out)
 {
 	struct az_train_cpu *t;
-	int ret = -ENOMEM;
+	int ret;
 
 	if (!m || !p || !out || max_batch == 0 || !(p->lr > 0.0f) ||
 	    (p->optim != AZ_OPTIM_ADAM && p->optim != AZ_OPTIM_SGD))
@@ -280,35 +282,26 @@ int az_train_cpu_create(struct az_model *m, const struct az_train_params *p, uin
 	t->p = *p;
 	t->max_batch = max_batch;
 	ret = az_train_ws_create(&m->arch, max_batch, &t->ws);
-	if (ret)
-		goto err_free;
-	ret = -ENOMEM;
-	t->grad = calloc(m->n_params, sizeof(float));
-	t->mom1 = calloc(m->n_params, sizeof(float));
+	/* one block: the gradient, the first moment, and for Adam the second */
+	t->grad = calloc((p->optim == AZ_OPTIM_ADAM ? 3 : 2) * m->n_params, sizeof(float));
+	if (!ret && !t->grad)
+		ret = -ENOMEM;
+	if (ret) {
+		az_train_cpu_destroy(t); /* t is zeroed: frees whatever of it exists */
+		return ret;
+	}
+	t->mom1 = t->grad + m->n_params;
 	if (p->optim == AZ_OPTIM_ADAM)
-		t->mom2 = calloc(m->n_params, sizeof(float));
-	if (!t->grad || !t->mom1 || (p->optim == AZ_OPTIM_ADAM && !t->mom2))
-		goto err_free_state;
+		t->mom2 = t->mom1 + m->n_params;
 	*out = t;
 	return 0;
-
-err_free_state:
-	free(t->mom2);
-	free(t->mom1);
-	free(t->grad);
-	az_train_ws_destroy(t->ws);
-err_free:
-	free(t);
-	return ret;
 }
 
 void az_train_cpu_destroy(struct az_train_cpu *t)
 {
 	if (!t)
 		return;
-	free(t->mom2);
-	free(t->mom1);
-	free(t->grad);
+	free(t->grad); /* and the moments, in the same block */
 	az_train_ws_destroy(t->ws);
 	free(t);
 }

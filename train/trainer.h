@@ -42,6 +42,13 @@ int az_train_loss_grad(const struct az_model *m, uint32_t batch, const float *x,
 		       const float *z, float l2, struct az_train_ws *ws, float *grad,
 		       struct az_loss *loss);
 
+/* Policy loss of one row: -sum_a tp[a] * log softmax(lg)[a] over A actions, in nats, computed
+ * in double with the max subtracted before exp. When dl is not NULL it receives the gradient
+ * w.r.t. the logits times inv_b (the 1/B of a batch mean): dl[a] = (softmax_a * sum(tp) - tp[a])
+ * * inv_b. Used per row by az_train_loss_grad; the CUDA loss kernel is tested against it. */
+double az_train_policy_xent(const float *lg, const float *tp, uint32_t A, double inv_b,
+			    float *dl);
+
 /* ---- the CPU trainer: an optimiser bound to one model (train/trainer.c) ----
  * The reference implementation behind the "cpu" table of train/train_backend.h, which is how
  * processes and tools train; called directly by the tests of the maths. It updates m->params in

@@ -440,16 +440,8 @@ int az_tangled_setup(const struct az_tangled_options *o, char *err, size_t errle
 		.features = actions,
 		.symmetries = (uint32_t)tg.nsym,
 		.max_plies = (uint32_t)(o->variant == AZ_TANGLED_FIXED ? g->e : g->e + 2),
-		.init = tangled_init,
-		.to_move = tangled_to_move,
-		.legal = tangled_legal,
-		.apply = tangled_apply,
-		.terminal = tangled_terminal,
-		.encode = tangled_encode,
-		.symmetry = tangled_symmetry,
-		.format = tangled_format,
-		.format_action = tangled_format_action,
-		.parse_action = tangled_parse_action,
+		AZ_GAME_RULES(tangled),
+		AZ_GAME_IO(tangled),
 		.sides = { "Red", "Blue" },
 	};
 	tg.ready = 1;

@@ -7,56 +7,14 @@
  * Reproducible: xoshiro256** seeded from the caller's seed. */
 #include "games/tangled/tangled_impl.h"
 
+#include "base/rng.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
-
-struct rng {
-	uint64_t s[4];
-};
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t next64(struct rng *r)
-{
-	uint64_t *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return res;
-}
-
-static void seed_rng(struct rng *r, uint64_t seed)
-{
-	for (int i = 0; i < 4; i++) {
-		uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
-
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		r->s[i] = z ^ (z >> 31);
-	}
-}
-
-/* Uniform in [0, n) (multiply-shift on 32 bits; the bias is below 2^-26 for n <= 64). */
-static int below(struct rng *r, int n)
-{
-	return (int)(((next64(r) >> 32) * (uint64_t)n) >> 32);
-}
-
-static double uniform01(struct rng *r)
-{
-	return (double)(next64(r) >> 11) * 0x1p-53;
-}
 
 int tg_anneal_correlations(const struct az_tangled_graph *g, const uint8_t *labels,
 			   const struct tg_anneal_params *p, double *corr)
@@ -66,7 +24,7 @@ int tg_anneal_correlations(const struct az_tangled_graph *g, const uint8_t *labe
 	int8_t jn[MAXV][MAXV], s[MAXV];
 	double sumj2 = 0.0, b0, b1, *accept = NULL;
 	int64_t *acc = NULL;
-	struct rng r;
+	struct az_rng r;
 	int ret = 0;
 
 	if (!p->reads || !p->sweeps || !(p->beta_max > 0.0))
@@ -103,21 +61,21 @@ int tg_anneal_correlations(const struct az_tangled_graph *g, const uint8_t *labe
 		for (int q = 0; q <= maxdeg; q++)
 			accept[t * (size_t)(maxdeg + 1) + (size_t)q] = exp(-beta * 2.0 * q);
 	}
-	seed_rng(&r, p->seed);
+	az_rng_seed(&r, p->seed);
 	for (uint32_t read = 0; read < p->reads; read++) {
 		for (int v = 0; v < n; v++)
-			s[v] = (next64(&r) >> 63) ? 1 : -1;
+			s[v] = (az_rng_next(&r) >> 63) ? 1 : -1;
 		for (uint32_t t = 0; t < p->sweeps; t++) {
 			const double *acc_t = accept + t * (size_t)(maxdeg + 1);
 
 			for (int step = 0; step < n; step++) {
-				int v = below(&r, n), h = 0, q;
+				int v = (int)az_rng_below(&r, (uint32_t)n), h = 0, q;
 
 				for (int k = 0; k < deg[v]; k++)
 					h += jn[v][k] * s[nb[v][k]];
 				/* flipping v changes E = sum J s s by dE = -2 s_v h_v = 2q */
 				q = -s[v] * h;
-				if (q <= 0 || uniform01(&r) < acc_t[q])
+				if (q <= 0 || az_rng_uniform(&r) < acc_t[q])
 					s[v] = (int8_t)-s[v];
 			}
 		}

@@ -15,6 +15,8 @@
  * blocks, and <Z_i> = 0 exactly, so the connected correlation is <Z_i Z_j>. */
 #include "games/tangled/tangled_impl.h"
 
+#include "base/util.h"
+
 #include <errno.h>
 #include <lapacke.h>
 #include <math.h>
@@ -82,42 +84,19 @@ bad:
 int tg_schedule_load(const char *path, struct tg_schedule *s, char *err, size_t errlen)
 {
 	char *buf;
-	long len;
-	FILE *f;
 	int ret;
 
 	if (!path)
 		return tg_schedule_parse(az_tangled_schedule_text, "built-in new_schedule.txt", s,
 					 err, errlen);
-	f = fopen(path, "rb");
-	if (!f) {
-		ret = -errno;
+	ret = az_read_file(path, &buf, NULL);
+	if (ret) {
 		if (err && errlen)
-			snprintf(err, errlen, "%s: cannot open schedule: %s", path,
-				 strerror(errno));
+			snprintf(err, errlen, "%s: cannot read schedule: %s", path, strerror(-ret));
 		return ret;
 	}
-	if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-		fclose(f);
-		if (err && errlen)
-			snprintf(err, errlen, "%s: cannot read schedule", path);
-		return -EIO;
-	}
-	buf = malloc((size_t)len + 1);
-	if (!buf) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
-		ret = -EIO;
-		if (err && errlen)
-			snprintf(err, errlen, "%s: cannot read schedule", path);
-	} else {
-		buf[len] = '\0';
-		ret = tg_schedule_parse(buf, path, s, err, errlen);
-	}
+	ret = tg_schedule_parse(buf, path, s, err, errlen);
 	free(buf);
-	fclose(f);
 	return ret;
 }
 

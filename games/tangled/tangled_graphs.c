@@ -4,6 +4,8 @@
  * forms of colourings up to automorphism and gauge flips. */
 #include "games/tangled/tangled_impl.h"
 
+#include "base/util.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -354,53 +356,23 @@ int az_tangled_graph_parse(const char *text, const char *source, struct az_tangl
 
 int az_tangled_graph_load(const char *path, struct az_tangled_graph *g, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int ret;
+	char *buf;
+	size_t len;
+	int ret = az_read_file(path, &buf, &len);
 
-	if (!f) {
-		ret = -errno;
+	if (ret) {
 		if (err && errlen)
-			snprintf(err, errlen, "%s: cannot open graph file: %s", path,
-				 strerror(errno));
+			snprintf(err, errlen, "%s: cannot read graph file: %s", path, strerror(-ret));
 		return ret;
 	}
-	for (;;) {
-		size_t got;
-
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap ? 2 * cap : 8192);
-
-			if (!nb) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			buf = nb;
-			cap = cap ? 2 * cap : 8192;
-		}
-		got = fread(buf + len, 1, cap - len - 1, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		ret = -EIO;
-		if (err && errlen)
-			snprintf(err, errlen, "%s: read error", path);
-		goto out;
-	}
-	buf[len] = '\0';
 	if (strlen(buf) != len) {
 		ret = -EINVAL;
 		if (err && errlen)
 			snprintf(err, errlen, "%s: not a text file (NUL byte)", path);
-		goto out;
+	} else {
+		ret = az_tangled_graph_parse(buf, path, g, err, errlen);
 	}
-	ret = az_tangled_graph_parse(buf, path, g, err, errlen);
-out:
 	free(buf);
-	fclose(f);
 	return ret;
 }
 

@@ -48,6 +48,14 @@ struct map {
 	uint32_t kb, vn;
 };
 
+static void map_fini(struct map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	free(m->used);
+	memset(m, 0, sizeof(*m));
+}
+
 static int map_init(struct map *m, uint32_t kb, uint32_t vn, size_t cap)
 {
 	m->keys = malloc(cap * kb);
@@ -58,21 +66,10 @@ static int map_init(struct map *m, uint32_t kb, uint32_t vn, size_t cap)
 	m->kb = kb;
 	m->vn = vn;
 	if (!m->keys || !m->vals || !m->used) {
-		free(m->keys);
-		free(m->vals);
-		free(m->used);
-		memset(m, 0, sizeof(*m));
+		map_fini(m);
 		return -ENOMEM;
 	}
 	return 0;
-}
-
-static void map_fini(struct map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	free(m->used);
-	memset(m, 0, sizeof(*m));
 }
 
 static size_t map_slot(const struct map *m, const uint8_t *key)

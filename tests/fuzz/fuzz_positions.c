@@ -72,7 +72,7 @@ static void check_position(const struct az_game *g, const char *line,
 	AZ_ASSERT(nb >= 1 && nb == p->n_best);
 }
 
-/* Blanks only, before an optional "\r\n" or "\n" line end, and not too long. */
+/* Blanks only or a comment, before an optional "\r\n" or "\n" line end, and not too long. */
 static int blank_line(const char *s)
 {
 	size_t len = strlen(s);
@@ -81,7 +81,9 @@ static int blank_line(const char *s)
 		len--;
 	if (len > 0 && s[len - 1] == '\r')
 		len--;
-	return strspn(s, " \t") >= len && len <= AZ_POSITIONS_LINE_MAX;
+	size_t b = strspn(s, " \t");
+	/* blanks only, or a comment: '#' first after the blanks */
+	return (b >= len || s[b] == '#') && len <= AZ_POSITIONS_LINE_MAX;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Test helpers shared by the games' tests: perft, the number of move sequences of a given length
- * from a position (a finished game is not extended), and a move-string player that fails the test
- * on a bad string. Include after <cmocka.h>. */
+ * from a position (a finished game is not extended), a move-string player that fails the test on
+ * a bad string, and checks of a game table's sizes and of the one-digit move notation. Include
+ * after <cmocka.h>. */
 #ifndef AZ_TESTS_GAMES_PERFT_H
 #define AZ_TESTS_GAMES_PERFT_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,8 +26,7 @@ static inline uint64_t perft(const struct az_game *g, const uint8_t *state, int 
 	for (uint32_t a = 0; a < g->actions; a++) {
 		if (!mask[a])
 			continue;
-		memcpy(child, state, g->state_bytes);
-		g->apply(child, (int)a);
+		az_game_after(g, state, (int)a, child);
 		n += perft(g, child, depth - 1);
 	}
 	return n;
@@ -41,6 +42,42 @@ static inline void play(const struct az_game *g, uint8_t *state, const char *mov
 	if (n < 0)
 		fail_msg("play_moves(%s): %s", moves, err);
 	assert_int_equal(n, strcmp(moves, "-") ? (int)strlen(moves) : 0);
+}
+
+/* A game table's sizes: name, actions, features, symmetries and max_plies as given, and a state
+ * that fits AZ_GAME_STATE_MAX. */
+static inline void check_sizes(const struct az_game *g, const char *name, uint32_t actions,
+			       uint32_t features, uint32_t symmetries, uint32_t max_plies)
+{
+	assert_string_equal(g->name, name);
+	assert_int_equal(g->actions, actions);
+	assert_int_equal(g->features, features);
+	assert_int_equal(g->symmetries, symmetries);
+	assert_int_equal(g->max_plies, max_plies);
+	assert_true(g->state_bytes > 0 && g->state_bytes <= AZ_GAME_STATE_MAX);
+}
+
+/* The one-digit notation (az_game_parse_digit) of a game with n actions: from the start every
+ * action a formats as the digit '1' + a and parses back, with the start position and without a
+ * state; "0", the digit past n, two digits, a letter and "" are not moves, and action n does not
+ * format. Leaves the start position in state[AZ_GAME_STATE_MAX]. */
+static inline void check_digit_notation(const struct az_game *g, int n, uint8_t *state)
+{
+	char buf[8], past[2] = { (char)('1' + n), 0 };
+
+	g->init(state);
+	for (int a = 0; a < n; a++) {
+		assert_int_equal(g->format_action(a, buf, sizeof(buf)), 1);
+		assert_int_equal(buf[0], '1' + a);
+		assert_int_equal(g->parse_action(state, buf), a);
+		assert_int_equal(g->parse_action(NULL, buf), a);
+	}
+	assert_int_equal(g->parse_action(state, "0"), -EINVAL);
+	assert_int_equal(g->parse_action(state, past), -EINVAL);
+	assert_int_equal(g->parse_action(state, "11"), -EINVAL);
+	assert_int_equal(g->parse_action(state, "x"), -EINVAL);
+	assert_int_equal(g->parse_action(state, ""), -EINVAL);
+	assert_int_equal(g->format_action(n, buf, sizeof(buf)), -EINVAL);
 }
 
 #endif

@@ -20,12 +20,7 @@ static const struct az_game *G = &az_game_connect4;
 
 static void test_descriptor(void **unused)
 {
-	assert_string_equal(G->name, "connect4");
-	assert_int_equal(G->actions, 7);
-	assert_int_equal(G->features, 84);
-	assert_int_equal(G->symmetries, 2);
-	assert_int_equal(G->max_plies, 42);
-	assert_true(G->state_bytes > 0 && G->state_bytes <= AZ_GAME_STATE_MAX);
+	check_sizes(G, "connect4", 7, 84, 2, 42);
 }
 
 static void test_perft(void **unused)
@@ -214,19 +209,9 @@ static void test_format_encode(void **unused)
 static void test_notation(void **unused)
 {
 	uint8_t s[AZ_GAME_STATE_MAX];
-	char buf[8];
 
-	G->init(s);
-	for (int a = 0; a < 7; a++) {
-		assert_int_equal(G->format_action(a, buf, sizeof(buf)), 1);
-		assert_int_equal(buf[0], '1' + a);
-		assert_int_equal(G->parse_action(s, buf), a);
-		assert_int_equal(G->parse_action(NULL, buf), a);
-	}
-	assert_int_equal(G->parse_action(s, "0"), -EINVAL);
-	assert_int_equal(G->parse_action(s, "8"), -EINVAL);
+	check_digit_notation(G, 7, s); /* "8" is past the last column */
 	assert_int_equal(G->parse_action(s, "44"), -EINVAL);
-	assert_int_equal(G->format_action(7, buf, sizeof(buf)), -EINVAL);
 }
 
 static void mirror(const char *in, char *out)

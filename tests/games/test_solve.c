@@ -40,8 +40,7 @@ static int brute(const struct az_game *g, const uint8_t *state)
 
 		if (!mask[a])
 			continue;
-		memcpy(child, state, g->state_bytes);
-		g->apply(child, (int)a);
+		az_game_after(g, state, (int)a, child);
 		r = -brute(g, child);
 		if (r > best)
 			best = r;
@@ -61,8 +60,7 @@ static int brute_moves(const struct az_game *g, const uint8_t *state, uint8_t *o
 	for (uint32_t a = 0; a < g->actions; a++) {
 		if (!mask[a])
 			continue;
-		memcpy(child, state, g->state_bytes);
-		g->apply(child, (int)a);
+		az_game_after(g, state, (int)a, child);
 		vals[a] = -brute(g, child);
 		if (vals[a] > best)
 			best = vals[a];
@@ -235,8 +233,7 @@ static void test_connect4_endgames(void **unused)
 
 				if (!opt[a])
 					continue;
-				memcpy(child, s, g->state_bytes);
-				g->apply(child, a);
+				az_game_after(g, s, a, child);
 				assert_int_equal(az_solve(g, child, NULL), -1);
 			}
 			wins++;

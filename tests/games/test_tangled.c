@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "base/az_assert.h"
 #include "games/tangled/tangled.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
@@ -214,23 +215,19 @@ static int check_automorphisms(int number, int want, int want_complete)
 
 static void test_automorphisms(void **st)
 {
+	/* graph number, group order, whether the search finished */
+	static const int want[][3] = {
+		{ 1, 2, 1 }, { 2, 6, 1 }, { 3, 24, 1 }, { 4, 12, 1 }, { 5, 120, 1 },
+		{ 6, 384, 1 }, { 11, 2, 1 }, { 12, 8, 1 }, { 18, 12, 1 }, { 19, 8, 1 },
+		{ 20, 4, 1 },
+		/* Zephyr graphs: Z(1,3) and Z(1,4) have more than AZ_TANGLED_MAX_SYMMETRIES */
+		{ 7, 8, 1 }, { 8, 512, 1 }, { 9, AZ_TANGLED_MAX_SYMMETRIES, 0 },
+		{ 10, AZ_TANGLED_MAX_SYMMETRIES, 0 },
+	};
+
 	(void)st;
-	check_automorphisms(1, 2, 1);
-	check_automorphisms(2, 6, 1);
-	check_automorphisms(3, 24, 1);
-	check_automorphisms(4, 12, 1);
-	check_automorphisms(5, 120, 1);
-	check_automorphisms(6, 384, 1);
-	check_automorphisms(11, 2, 1);
-	check_automorphisms(12, 8, 1);
-	check_automorphisms(18, 12, 1);
-	check_automorphisms(19, 8, 1);
-	check_automorphisms(20, 4, 1);
-	/* Zephyr graphs: Z(1,3) and Z(1,4) have more than AZ_TANGLED_MAX_SYMMETRIES */
-	check_automorphisms(7, 8, 1);
-	check_automorphisms(8, 512, 1);
-	check_automorphisms(9, AZ_TANGLED_MAX_SYMMETRIES, 0);
-	check_automorphisms(10, AZ_TANGLED_MAX_SYMMETRIES, 0);
+	for (size_t i = 0; i < AZ_ARRAY_LEN(want); i++)
+		check_automorphisms(want[i][0], want[i][1], want[i][2]);
 }
 
 /* ok with entry at set to v must be rejected (terminal states required) with what in the
@@ -422,8 +419,7 @@ static void census_fn(void *ctx, const void *state, const char *moves)
 	for (uint32_t a = 0; a < g->actions; a++) {
 		if (!mask[a])
 			continue;
-		memcpy(child, state, g->state_bytes);
-		g->apply(child, (int)a);
+		az_game_after(g, state, (int)a, child);
 		assert_int_equal(nonzero(child, (int)g->state_bytes), nz + 1);
 	}
 }
@@ -446,11 +442,14 @@ static void census(int graph, int states, int terminal)
  * lasts E + 2 moves. */
 static void test_reachable_counts(void **st)
 {
+	/* graph number, states, terminal states */
+	static const int want[][3] = {
+		{ 1, 11, 6 }, { 11, 169, 54 }, { 2, 721, 162 }, { 3, 82367, 8748 },
+	};
+
 	(void)st;
-	census(1, 11, 6);
-	census(11, 169, 54);
-	census(2, 721, 162);
-	census(3, 82367, 8748);
+	for (size_t i = 0; i < AZ_ARRAY_LEN(want); i++)
+		census(want[i][0], want[i][1], want[i][2]);
 }
 
 /* Length of every game by walking every path (K3: small enough). */
@@ -471,8 +470,7 @@ static void all_games(const struct az_game *g, uint8_t *s, int depth)
 	for (uint32_t a = 0; a < g->actions; a++) {
 		if (!mask[a])
 			continue;
-		memcpy(child, s, g->state_bytes);
-		g->apply(child, (int)a);
+		az_game_after(g, s, (int)a, child);
 		all_games(g, child, depth + 1);
 	}
 }

@@ -26,22 +26,9 @@
 
 static const struct az_arch arch = {.inputs = 42, .hidden = 16, .blocks = 2, .actions = 7};
 
-static char dir[64];
-static char path[128];
-
 /* ---- helpers ---- */
 
-static int setup(void **state)
-{
-	return az_test_tmpdir_make(dir, sizeof(dir), "/tmp/az-ckpt-XXXXXX", path, sizeof(path),
-				   "best.safetensors");
-}
-
-static int teardown(void **state)
-{
-	az_test_tmpdir_remove(dir);
-	return 0;
-}
+AZ_TEST_TMPDIR_FIXTURE("/tmp/az-ckpt-XXXXXX", "best.safetensors")
 
 /* A model with arbitrary bit patterns in every parameter (not just normal floats). */
 static struct az_model *make_model(const struct az_arch *a, uint64_t seed)

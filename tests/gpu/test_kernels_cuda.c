@@ -20,6 +20,7 @@
 #include "base/rng.h"
 #include "shm/slot.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "train/trainer.h"
 
 #define TOL 1e-5
 
@@ -156,26 +157,6 @@ static void test_masked_softmax(void **state)
 	FREE_ALL(logits, want, got, legal);
 }
 
-/* The loss terms of train/trainer.c, per row. */
-static void xent_ref(const float *lg, const float *tp, uint32_t A, double inv_b, float *dl,
-		     double *ce)
-{
-	double max = lg[0], lse = 0.0, mass = 0.0, cross = 0.0;
-
-	for (uint32_t i = 1; i < A; i++)
-		max = lg[i] > max ? lg[i] : max;
-	for (uint32_t i = 0; i < A; i++)
-		lse += exp(lg[i] - max);
-	lse = max + log(lse);
-	for (uint32_t i = 0; i < A; i++) {
-		cross += tp[i] * (lg[i] - lse);
-		mass += tp[i];
-	}
-	*ce = -cross;
-	for (uint32_t i = 0; i < A; i++)
-		dl[i] = (float)((exp(lg[i] - lse) * mass - tp[i]) * inv_b);
-}
-
 static void test_policy_value_loss(void **state)
 {
 	const uint32_t rows = 21, A = 150;
@@ -191,8 +172,9 @@ static void test_policy_value_loss(void **state)
 	fill_uniform(lg, n, &rng, -5, 5);
 	fill_uniform(pi, n, &rng, 0, 1);
 	for (uint32_t r = 0; r < rows; r++) {
-		xent_ref(lg + (size_t)r * A, pi + (size_t)r * A, A, inv_b, dl_w + (size_t)r * A,
-			 &ce_w[r]);
+		/* the trainer's own per-row loss (train/trainer.c) is the reference */
+		ce_w[r] = az_train_policy_xent(lg + (size_t)r * A, pi + (size_t)r * A, A, inv_b,
+					       dl_w + (size_t)r * A);
 		v[r] = (float)(2 * az_rng_uniform(&rng) - 1);
 		z[r] = (float)az_rng_below(&rng, 3) - 1.0f;
 		double d = (double)v[r] - z[r];

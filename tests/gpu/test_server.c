@@ -4,7 +4,8 @@
  * reference forward pass. Requests for an unloaded model or a bad model id must come back with
  * status 1. Run as `test_server` (label unit: the cpu backend through the backend layer's staging
  * fallback, then a stand-in backend with asynchronous completion and two streams, so the
- * pipelined path runs everywhere) and as `test_server cuda` (label gpu: the zero-copy path with
+ * pipelined path runs everywhere, and the real cpu-async backend), as `test_server async`
+ * (label stress, also under TSan: the asynchronous server paths only) and as `test_server cuda` (label gpu: the zero-copy path with
  * two streams and CUDA graphs, then again with AZ_CUDA_GRAPHS=0; exits 77 without a device). */
 #include <errno.h>
 #include <math.h>
@@ -390,6 +391,44 @@ static void test_serve_async_rings(void **state)
 	fx_teardown(&f);
 }
 
+/* The real cpu-async backend (a helper thread, two streams): the pipelined zero-copy path with
+ * three rings, on every machine, with the answers checked against the reference. */
+static void test_serve_cpu_async(void **state)
+{
+	struct fixture f;
+	enum az_backend_kind saved = backend;
+
+	(void)state;
+	fx_setup(&f);
+	backend = AZ_BACKEND_CPU_ASYNC;
+	char *log = run_server(f.m, f.e, f.ckpt, NULL);
+
+	backend = saved;
+	assert_non_null(strstr(log, "backend cpu-async: requested"));
+	assert_non_null(strstr(log, "zero-copy feed: segment registered, 2 stream(s)"));
+	fx_teardown(&f);
+}
+
+/* A batch deadline above the documented maximum is refused before anything is served. */
+static void test_serve_deadline_max(void **state)
+{
+	struct az_slot_layout l;
+	struct az_seg seg;
+	char name[64];
+
+	(void)state;
+	az_slot_layout_init(&l, D, A);
+	struct az_seg_params sp = { .nrings = 1, .capacity = CAPACITY, .slot_bytes = l.bytes,
+				    .ctl_bytes = (uint32_t)sizeof(struct az_ctl_shm) };
+	az_seg_name(name, sizeof(name), "test-server-deadline");
+	assert_int_equal(az_seg_create(&seg, name, &sp), 0);
+	struct az_infer_config ic = { .backend = AZ_BACKEND_CPU, .features = D, .actions = A,
+				      .max_batch = 16, .deadline_us = AZ_INFER_DEADLINE_MAX_US + 1,
+				      .spin = 64, .log_fd = -1 };
+	assert_int_equal(az_infer_serve(&seg, &ic), -EINVAL);
+	assert_int_equal(az_seg_destroy(&seg), 0);
+}
+
 static void test_serve(void **state)
 {
 	struct fixture f;
@@ -418,6 +457,17 @@ static void test_serve(void **state)
 
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "async") == 0) {
+		/* The stress run (ctest test_server_async, also under TSan): the asynchronous
+		 * paths only, several server lifetimes. */
+		const struct CMUnitTest async_tests[] = {
+			cmocka_unit_test(test_serve_cpu_async),
+			cmocka_unit_test(test_serve_async_rings),
+			cmocka_unit_test(test_serve_cpu_async),
+			cmocka_unit_test(test_serve_cpu_async),
+		};
+		return cmocka_run_group_tests(async_tests, NULL, NULL);
+	}
 	if (argc > 1 && strcmp(argv[1], "cuda") == 0) {
 		if (!az_cuda_available()) {
 			fprintf(stderr, "no CUDA device: skipped\n");
@@ -428,6 +478,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_serve),
 		cmocka_unit_test(test_serve_async_rings),
+		cmocka_unit_test(test_serve_cpu_async),
+		cmocka_unit_test(test_serve_deadline_max),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

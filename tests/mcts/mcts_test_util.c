@@ -65,11 +65,7 @@ const struct az_game chain_game = {
 	.features = 1,
 	.symmetries = 1,
 	.max_plies = 255,
-	.init = chain_init,
-	.to_move = chain_to_move,
-	.legal = chain_legal,
-	.apply = chain_apply,
-	.terminal = chain_terminal,
+	AZ_GAME_RULES(chain),
 };
 
 /* ---- evaluator and tree helpers ---- */
@@ -135,8 +131,7 @@ int wins_at_once(const struct az_game *g, const void *state, int a)
 	uint8_t s[AZ_GAME_STATE_MAX];
 	float v;
 
-	memcpy(s, state, g->state_bytes);
-	g->apply(s, a);
+	az_game_after(g, state, a, s);
 	return g->terminal(s, &v) && v < 0.0f;
 }
 

@@ -334,8 +334,7 @@ static void test_advance_reuse(void **unused)
 	assert_int_equal(sum_u32(visits2, 9) + 1, visits[a]);
 	assert_int_equal(visits2[a], 0);
 	assert_memory_not_equal(clean, used, sizeof(used)); /* noise mixed in at once */
-	memcpy(s2, s, ttt->state_bytes);
-	ttt->apply(s2, a);
+	az_game_after(ttt, s, a, s2);
 	assert_memory_equal(az_tree_root_state(t), s2, ttt->state_bytes);
 	assert_int_equal(az_tree_advance(t, a), -EINVAL); /* occupied now */
 

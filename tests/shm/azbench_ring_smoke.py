@@ -104,7 +104,7 @@ def main():
         p, secs = run(args, timeout=60)
         check(p.returncode == 0, "same-CPU run exit %d: %s" % (p.returncode, p.stderr[-2000:]))
         check(secs < 20, "same-CPU run took %.1f s (stall?)" % secs)
-        check(p.stdout.splitlines()[0].split()[:3] == ["transport", "placement", "producers"],
+        check(p.stdout.splitlines()[0].split()[:3] == ["transport", "place", "P"],
               "table header: %r" % p.stdout.splitlines()[:1])
         check("recommendation:" in p.stdout, "no recommendation line")
         with open(csv_path, newline="") as f:

@@ -550,6 +550,137 @@ static void test_wait_result(void **state)
 	fx_teardown(&f);
 }
 
+/* ---- adaptive batching: producer wait marks ---- */
+
+struct blocker {
+	struct az_ring *prod;
+	uint32_t delay_us; /* before blocking */
+	int rc;
+};
+
+/* A producer that (after a pause) waits for its result: blocked until the consumer serves. */
+static void *blocker_main(void *arg)
+{
+	struct blocker *b = arg;
+	struct az_wait wt = { .spin = 0, .timeout_us = 0 };
+
+	sleep_us(b->delay_us);
+	b->rc = az_ring_wait_result(b->prod, &wt);
+	return NULL;
+}
+
+/* Poll az_ring_producer_live() until it reads `want` (at most 5 s). */
+static void wait_live(const struct az_ring *c, int want)
+{
+	for (int i = 0; i < 5000 && az_ring_producer_live(c) != want; i++)
+		sleep_us(1000);
+	assert_int_equal(az_ring_producer_live(c), want);
+}
+
+static void test_producer_marks(void **state)
+{
+	struct fixture f;
+	struct blocker b;
+	pthread_t t;
+
+	(void)state;
+	fx_setup(&f, 1, 8, (uint64_t)1 << 32); /* the mark keeps the low halves: past 2^32 too */
+	/* A fresh ring has no producer yet; publishing makes one. */
+	assert_int_equal(az_ring_producer_live(&f.cons[0]), 0);
+	push(&f.prod[0], 1);
+	assert_int_equal(az_ring_producer_live(&f.cons[0]), 1);
+	/* Waiting for its result, the producer can add nothing: not live until served. */
+	b = (struct blocker){ &f.prod[0], 0, -1 };
+	assert_int_equal(pthread_create(&t, NULL, blocker_main, &b), 0);
+	wait_live(&f.cons[0], 0);
+	/* Served: live again at once, before the producer has even woken. */
+	answer_all(&f.cons[0]);
+	assert_int_equal(az_ring_producer_live(&f.cons[0]), 1);
+	pthread_join(t, NULL);
+	assert_int_equal(b.rc, 0);
+	assert_int_equal(az_ring_producer_live(&f.cons[0]), 1); /* running */
+	pop_expect(&f.prod[0], (uint64_t)1 << 32, 1);
+	/* Detached with nothing pending: nothing more can come. */
+	az_ring_detach(&f.prod[0]);
+	assert_int_equal(az_ring_producer_live(&f.cons[0]), 0);
+	fx_teardown(&f);
+}
+
+/* The batch starts as soon as every producer is blocked or detached, not after the deadline;
+ * the fixed-deadline baseline and a producer still running both wait for it. */
+static void test_collect_adaptive(void **state)
+{
+	struct fixture f;
+	struct az_batch_params bp = { .max_batch = 8, .deadline_us = 1000000, .spin = 16,
+				      .idle_timeout_us = 0 };
+	struct az_batch_span runs[4];
+	struct blocker b;
+	uint32_t total;
+	uint64_t t0;
+	pthread_t t;
+
+	(void)state;
+	fx_setup(&f, 2, 8, 0); /* ring 1 stays detached */
+	for (int i = 0; i < 3; i++)
+		push(&f.prod[0], (uint64_t)i);
+	b = (struct blocker){ &f.prod[0], 0, -1 };
+	assert_int_equal(pthread_create(&t, NULL, blocker_main, &b), 0);
+	wait_live(&f.cons[0], 0);
+	t0 = now_us();
+	assert_int_equal(az_batch_collect(f.cons, 2, &bp, runs, 4, &total), 1);
+	assert_int_equal(total, 3);
+	assert_true(now_us() - t0 < 500000); /* far below the 1 s deadline */
+	/* The same state under the fixed-deadline baseline: the whole deadline. */
+	bp.fixed_deadline = 1;
+	bp.deadline_us = 100000;
+	t0 = now_us();
+	assert_int_equal(az_batch_collect(f.cons, 2, &bp, runs, 4, &total), 1);
+	assert_int_equal(total, 3);
+	assert_true(now_us() - t0 >= 100000);
+	answer_all(&f.cons[0]);
+	pthread_join(t, NULL);
+	for (int i = 0; i < 3; i++)
+		pop_expect(&f.prod[0], (uint64_t)i, (uint64_t)i);
+	/* A producer that may still publish (ring 1, running): the deadline holds. */
+	bp.fixed_deadline = 0;
+	push(&f.prod[0], 7);
+	push(&f.prod[1], 8);
+	t0 = now_us();
+	assert_int_equal(az_batch_collect(f.cons, 2, &bp, runs, 4, &total), 2);
+	assert_int_equal(total, 2);
+	assert_true(now_us() - t0 >= 100000);
+	fx_teardown(&f);
+}
+
+/* A consumer asleep waiting for producers to stop (AZ_BELL_WAKE_BLOCK) is woken by the producer
+ * that blocks, long before the deadline. */
+static void test_collect_block_wakes(void **state)
+{
+	struct fixture f;
+	struct az_batch_params bp = { .max_batch = 8, .deadline_us = 1000000, .spin = 0,
+				      .idle_timeout_us = 0 };
+	struct az_batch_span runs[2];
+	struct blocker b;
+	uint32_t total;
+	uint64_t t0, dt;
+	pthread_t t;
+
+	(void)state;
+	fx_setup(&f, 1, 8, 0);
+	push(&f.prod[0], 3);
+	b = (struct blocker){ &f.prod[0], 30000, -1 };
+	t0 = now_us();
+	assert_int_equal(pthread_create(&t, NULL, blocker_main, &b), 0);
+	assert_int_equal(az_batch_collect(f.cons, 1, &bp, runs, 2, &total), 1);
+	dt = now_us() - t0;
+	assert_int_equal(total, 1);
+	assert_true(dt >= 25000 && dt < 500000);
+	answer_all(&f.cons[0]);
+	pthread_join(t, NULL);
+	assert_int_equal(b.rc, 0);
+	fx_teardown(&f);
+}
+
 /* az_ring_take(): spans after the ones already taken, split where they wrap the slot array. */
 static void test_take_after_taken(void **state)
 {
@@ -633,6 +764,9 @@ int main(void)
 		cmocka_unit_test(test_collect_round_robin),
 		cmocka_unit_test(test_collect_timeouts),
 		cmocka_unit_test(test_collect_wakes),
+		cmocka_unit_test(test_producer_marks),
+		cmocka_unit_test(test_collect_adaptive),
+		cmocka_unit_test(test_collect_block_wakes),
 		cmocka_unit_test(test_wait_result),
 		cmocka_unit_test(test_take_after_taken),
 		cmocka_unit_test(test_take_wrap_2_64),

@@ -165,21 +165,27 @@ static void unpin(void)
 	pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
 }
 
-static void setup_region(void)
+/* cmocka fixtures around each test: the shared region g (ring initialised), then its unmapping
+ * (which runs also when the test fails). */
+static int setup_region(void **state)
 {
+	(void)state;
 	size_t bytes = sizeof(struct region) + az_ring_memsize(CAPACITY, SLOT);
 
 	g = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	assert_true(g != MAP_FAILED);
 	assert_int_equal(az_ring_init(g->ring, CAPACITY, SLOT), 0);
+	return 0;
 }
 
-static void teardown_region(void)
+static int teardown_region(void **state)
 {
 	struct region *r = g;
 
+	(void)state;
 	g = NULL;
 	munmap(r, sizeof(struct region) + az_ring_memsize(CAPACITY, SLOT));
+	return 0;
 }
 
 /* Consumer: sleep until a request comes (spin 0, no idle timeout), answer it; stop on STOP_TAG.
@@ -307,6 +313,17 @@ static void check(uint32_t cycles, const struct cycle_stats *st, int parallel)
 	assert_true(st->slow <= cycles / 200);
 }
 
+/* The producer side of a test, pinned to CPU 0: cycles round trips, timed into st. Returns
+ * pin_to's answer (whether the consumer can run in parallel). */
+static int produce(uint32_t cycles, struct cycle_stats *st)
+{
+	int parallel = pin_to(0);
+
+	producer_run(cycles, st);
+	unpin();
+	return parallel;
+}
+
 static void *consumer_thread(void *arg)
 {
 	*(uint32_t *)arg = consumer_run();
@@ -318,22 +335,18 @@ static void test_wakeup_processes(void **state)
 {
 	struct cycle_stats st = { 0 };
 	int status = 0;
-	int parallel;
 	pid_t pid;
 
 	(void)state;
-	setup_region();
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
 		_exit(consumer_run() ? 1 : 0);
-	parallel = pin_to(0);
-	producer_run(CYCLES_PROC, &st);
-	unpin();
+	int parallel = produce(CYCLES_PROC, &st);
+
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	check(CYCLES_PROC, &st, parallel);
-	teardown_region();
 }
 
 /* Consumer in a thread: the same protocol where ThreadSanitizer sees both sides. */
@@ -341,19 +354,15 @@ static void test_wakeup_threads(void **state)
 {
 	struct cycle_stats st = { 0 };
 	uint32_t errors = 1;
-	int parallel;
 	pthread_t t;
 
 	(void)state;
-	setup_region();
 	assert_int_equal(pthread_create(&t, NULL, consumer_thread, &errors), 0);
-	parallel = pin_to(0);
-	producer_run(CYCLES_THREAD, &st);
-	unpin();
+	int parallel = produce(CYCLES_THREAD, &st);
+
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(errors, 0);
 	check(CYCLES_THREAD, &st, parallel);
-	teardown_region();
 }
 
 struct collect_arg {
@@ -386,7 +395,6 @@ static void test_detector_sees_lost_wakeup(void **state)
 	pthread_t t;
 
 	(void)state;
-	setup_region();
 	shm = (struct az_ring_shm *)g->ring;
 	assert_int_equal(pthread_create(&t, NULL, collect_once, &a), 0);
 	/* The consumer has made its final check once it calls FUTEX_WAIT. */
@@ -398,15 +406,16 @@ static void test_detector_sees_lost_wakeup(void **state)
 	assert_int_equal(a.total, 1);
 	assert_true(atomic_load(&g->cnt.lost) >= 1);
 	assert_true(a.ns > SLOW_NS);
-	teardown_region();
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_detector_sees_lost_wakeup),
-		cmocka_unit_test(test_wakeup_processes),
-		cmocka_unit_test(test_wakeup_threads),
+		cmocka_unit_test_setup_teardown(test_detector_sees_lost_wakeup, setup_region,
+						teardown_region),
+		cmocka_unit_test_setup_teardown(test_wakeup_processes, setup_region,
+						teardown_region),
+		cmocka_unit_test_setup_teardown(test_wakeup_threads, setup_region, teardown_region),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

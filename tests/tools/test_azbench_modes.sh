@@ -36,9 +36,19 @@ elif mode == "pipeline":
     s, p = serial[0], pipe[0]
     assert s["mean_batch"] == 1 and s["speedup"] == 1 and s["ring_occupancy"] is None, s
     assert p["workers"] == int(sys.argv[3]) and p["G"] == 4, p
+    # The finite phases (--phases 1): self-play and arena, adaptive and fixed-deadline.
+    phase = {r["setup"]: r for r in rows if "/" in r["setup"]}
+    assert sorted(phase) == ["arena/adaptive", "arena/fixed", "selfplay/adaptive",
+                             "selfplay/fixed"], rows
+    for r in phase.values():
+        for k in ("evals_per_s", "sims_per_s", "mean_batch", "ring_occupancy", "seconds"):
+            pos(r, k)
+        assert r["ceiling_evals_per_s"] is None and 0 < r["server_busy"] <= 1.05, r
     for r in rows:
-        for k in ("evals_per_s", "sims_per_s", "speedup", "ceiling_evals_per_s",
-                  "ceiling_frac", "seconds"):
+        keys = ("evals_per_s", "sims_per_s", "speedup", "seconds")
+        if r["setup"] in ("serial", "pipeline"):
+            keys += ("ceiling_evals_per_s", "ceiling_frac")
+        for k in keys:
             pos(r, k)
         assert r["sims_per_s"] >= r["evals_per_s"] * 0.99, r   # terminal visits add sims
     assert p["mean_batch"] >= 1 and p["ring_occupancy"] > 0, p
@@ -87,7 +97,7 @@ python3 "$T/check.py" "$T/infer.json" infer
 # Pipeline: one configuration each for W = 1 and W = 2 (real worker and inference processes).
 for w in 1 2; do
 	"$AZBENCH" pipeline --game tictactoe --workers $w --games-per-worker 4 --sims 16 \
-		--seconds 3 --json > "$T/pipe$w.json" 2> "$T/pipe$w.err" &
+		--phases 1 --seconds 3 --json > "$T/pipe$w.json" 2> "$T/pipe$w.err" &
 	pid=$!
 	t0=$SECONDS
 	wait $pid || { cat "$T/pipe$w.err" >&2; fail "azbench pipeline --workers $w"; }
@@ -113,4 +123,12 @@ for bad in "infer --batches 0" "pipeline --game chess" "train --seconds -1" "inf
 	set -e
 	[ $rc -eq 2 ] && [ -s "$T/err" ] || fail "azbench $bad: exit $rc, expected 2 and a message"
 done
+# A registered game azbench cannot run is refused, and the games offered are the runnable ones.
+set +e
+"$AZBENCH" infer --game tangled > /dev/null 2> "$T/err"; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "no benchmark for game 'tangled'" "$T/err" ||
+	fail "infer --game tangled: exit $rc, $(cat "$T/err")"
+sed 's/.*(benchmarked games:/(/' "$T/err" | grep -q tangled &&
+	fail "infer --game tangled lists tangled as valid: $(cat "$T/err")"
 echo "azbench modes: all checks passed"

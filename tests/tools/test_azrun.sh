@@ -13,7 +13,7 @@ tiny=(--workers 2 --games-per-worker 4 --games-per-iter 12 --sims 12 --arena-gam
 "$AZRUN" --game tictactoe --out "$T/ttt" --iterations 2 --seed 3 "${tiny[@]}" 2> "$T/log1"
 [ "$(wc -l < "$T/ttt/metrics.jsonl")" -eq 2 ] || fail "metrics.jsonl should have 2 lines"
 for k in iteration games positions policy_loss value_loss arena_score promoted evals_per_s \
-	mean_batch selfplay_s train_s arena_s; do
+	mean_batch selfplay_s train_s arena_s arena_evals_per_s; do
 	grep -q "\"$k\"" "$T/ttt/metrics.jsonl" || fail "metrics.jsonl lacks $k"
 done
 python3 - "$T/ttt/metrics.jsonl" <<'PY'
@@ -24,6 +24,7 @@ for r in rows:
     assert r["games"] == 12, r
     assert r["positions"] >= 12 * 5, r          # a tic-tac-toe game lasts 5..9 plies
     assert r["evals_per_s"] > 0 and r["mean_batch"] >= 1, r
+    assert r["arena_evals_per_s"] > 0, r
     assert 0 <= r["arena_score"] <= 1, r
 PY
 [ -s "$T/ttt/best.safetensors" ] || fail "no best.safetensors"
@@ -97,6 +98,19 @@ for p in sys.argv[1:]:
     assert r["positions"] == 4520, r
     assert 0 < r["move_accuracy"] <= 1 and 0 <= r["value_sign_accuracy"] <= 1, r
 PY
+# Without --game, azeval plays the checkpoint's game; '#' lines are comments; without a draw
+# band the headline value accuracy scores decisive positions only (a draw cannot be predicted).
+printf '# comment\n- 0\n  # indented comment\n1 0\n15 1\n152 -1\n' > "$T/mixed.txt"
+"$AZEVAL" --checkpoint "$T/ttt/best.safetensors" --positions "$T/mixed.txt" --json > "$T/m0.json"
+"$AZEVAL" --checkpoint "$T/ttt/best.safetensors" --positions "$T/mixed.txt" --json \
+	--draw-band 0.5 > "$T/m5.json"
+python3 - "$T/m0.json" "$T/m5.json" <<'PY'
+import json, sys
+r0, r5 = (json.load(open(p)) for p in sys.argv[1:])
+assert r0["positions"] == 4 and r0["value_scored"] == 2, r0
+assert r0["value_sign_accuracy"] == r0["decisive_sign_accuracy"], r0
+assert r5["positions"] == 4 and r5["value_scored"] == 4, r5
+PY
 for vs in random rollout; do
 	"$AZEVAL" --game tictactoe --checkpoint "$T/ttt/best.safetensors" --vs $vs --games 4 \
 		--sims 4 --json > "$T/vs.json"
@@ -169,4 +183,11 @@ grep -q '"move_accuracy": 1.000000' "$T/win.json" || fail "search missed a win i
 	--positions "$T/k3.txt" --sims 4 --json > "$T/tg.json"
 grep -q '"positions": 559' "$T/tg.json" || fail "azeval on K3 labels"
 "$AZRUN" verify --out "$T/tg" > /dev/null || fail "verify of a tangled run"
+# Connect Four end to end on the cpu-async backend: the pipelined zero-copy server path.
+"$AZRUN" --game connect4 --out "$T/c4async" --iterations 1 --backend cpu-async --workers 2 \
+	--games-per-worker 4 --games-per-iter 12 --sims 12 --arena-games 4 2> "$T/log6" ||
+	fail "azrun --backend cpu-async"
+grep -q "backend cpu-async" "$T/log6" || fail "cpu-async: no backend line"
+grep -q "zero-copy feed: segment registered, 2 stream(s)" "$T/log6" || fail "cpu-async: not pipelined"
+[ "$(wc -l < "$T/c4async/metrics.jsonl")" -eq 1 ] || fail "cpu-async: metrics missing"
 echo "azrun/azeval integration: all checks passed"

@@ -98,6 +98,8 @@ check "azrun zero workers" "workers" "$AZRUN" --out "$N" --workers 0
 check "azrun too many workers" "workers" "$AZRUN" --out "$N" --workers 100000
 check "azrun ring not a power of two" "ring-capacity" "$AZRUN" --out "$N" --ring-capacity 48
 check "azrun huge network" "hidden" "$AZRUN" --out "$N" --hidden 100000
+check "azrun batch deadline above 1 s" "batch-deadline-us" "$AZRUN" --out "$N" \
+	--batch-deadline-us 4294967295
 check "azrun huge sims" "sims" "$AZRUN" --out "$N" --sims 99999999
 check "azrun nan learning rate" "lr" "$AZRUN" --out "$N" --lr nan
 check "azrun infinite c-puct" "c-puct" "$AZRUN" --out "$N" --c-puct inf
@@ -107,11 +109,36 @@ check "azrun unknown game" "unknown game.*chess" "$AZRUN" --game chess --out "$N
 check "azrun shadowed unknown game" "unknown game" "$AZRUN" --game=bogus --out --game=tictactoe
 check "azrun no --out" "--out" "$AZRUN" --game connect4
 check "azrun --out too long" "--out" "$AZRUN" --out "$N/$(printf 'd%.0s' {1..480})"
-check "azrun --out not creatable" "$T/file" "$AZRUN" --out "$T/file/run"
+check "azrun --out not creatable" "$T/file" "$AZRUN" --game tictactoe --out "$T/file/run"
 check "azrun --config missing" "nope.ini" "$AZRUN" --out "$N" --config "$T/nope.ini"
 printf 'bogus = 1\n' > "$T/bad.ini"
 check "azrun --config unknown key" "bogus" "$AZRUN" --out "$N" --config "$T/bad.ini"
 check "azrun --resume without a run" "run.json" "$AZRUN" --resume --out "$T/none"
+# One fault, one message naming the one option at fault (no other '--' in the line).
+check "azrun no --game" "--game GAME is required \(tictactoe,connect4,tangled" "$AZRUN" --out "$N"
+check "azrun negative l2 alone" "^azrun: --l2 [^-]*$" "$AZRUN" --out "$N" --l2 -1
+check "azrun zero lr alone" "^azrun: --lr [^-]*$" "$AZRUN" --out "$N" --lr 0
+check "azrun zero epochs alone" "^azrun: --train-epochs [^-]*$" "$AZRUN" --out "$N" --train-epochs 0
+check "azrun dirichlet-alpha alone" "^azrun: --dirichlet-alpha [^-]*$" "$AZRUN" --out "$N" \
+	--dirichlet-alpha 0
+check "azrun dirichlet-eps alone" "^azrun: --dirichlet-eps [^-]*$" "$AZRUN" --out "$N" \
+	--dirichlet-eps 2
+check "azrun blocks alone" "^azrun: --blocks[^-]*$" "$AZRUN" --out "$N" --blocks 1000
+check "azrun max-batch alone" "^azrun: --max-batch[^-]*$" "$AZRUN" --out "$N" --max-batch 99999
+check "azrun train-batch alone" "^azrun: --train-batch[^-]*$" "$AZRUN" --out "$N" \
+	--train-batch 99999
+check "azrun zero train steps" "^azrun: --train-steps-max must be at least 1$" "$AZRUN" \
+	--out "$N" --train-steps-max 0
+touch "$T/plain"
+check "azrun --out under a file" "$T/plain is not a directory" "$AZRUN" --game tictactoe \
+	--out "$T/plain/run"
+if [ -d /proc/self ]; then
+	check "azrun --out on /proc" "/proc does not take new directories" "$AZRUN" \
+		--game tictactoe --out /proc/ringzero-x
+fi
+check "azrun status unknown option" "^azrun status: unknown option '--bogus' \(see --help\)$" \
+	"$AZRUN" status --bogus
+check "azrun status missing value" "^azrun status: --out needs a value" "$AZRUN" status --out
 
 # ---- azrun: resuming a damaged run ----
 R="$T/run"
@@ -189,7 +216,12 @@ check "azeval positions: illegal best move" "badbest.txt:1" "$AZEVAL" --checkpoi
 	--positions "$T/badbest.txt"
 check "azeval positions: game already over" "over.txt:1" "$AZEVAL" --checkpoint "$C" \
 	--positions "$T/over.txt"
-check "azeval --write-labelled unwritable" "$T/file" "$AZEVAL" --write-labelled "$T/file/x"
+check "azeval --write-labelled unwritable" "$T/file" "$AZEVAL" --game tictactoe \
+	--write-labelled "$T/file/x"
+check "azeval --positions with --vs" "--positions and --vs" "$AZEVAL" --checkpoint "$C" \
+	--positions "$P" --vs random
+check "azeval no game, no checkpoint" "--game GAME is required.*tictactoe" "$AZEVAL" \
+	--write-labelled "$T/x.txt"
 
 echo "bad input: $cases cases, $failures failed"
 [ $failures -eq 0 ]

@@ -26,49 +26,36 @@ static void eval_moves(const char *moves, float *policy, float *value)
 		assert_int_equal(az_rollout_eval(&r, st, policy, value), 0);
 }
 
-/* X to move, one empty cell (9) completing X's diagonal 1-5-9: +1 for X. */
-static void test_last_move_wins(void **unused)
+/* Positions whose every playout ends the same way: the value for the side to move, exact, and the
+ * priors, uniform over the legal moves (exact where zero, to 1e-6 elsewhere). */
+static void test_exact_positions(void **unused)
 {
+	static const struct {
+		const char *moves; /* from the start, cells 1-9 */
+		float value;
+		float prior[9];
+	} cases[] = {
+		/* X to move, one empty cell (9) completing X's diagonal 1-5-9: +1 for X */
+		{ "12345687", 1.0f, { 0, 0, 0, 0, 0, 0, 0, 0, 1.0f } },
+		/* X to move, the last cell draws */
+		{ "12354687", 0.0f, { 0, 0, 0, 0, 0, 0, 0, 0, 1.0f } },
+		/* O to move with two winning cells (6 and 8): +1 from O's side, uniform 1/2 priors.
+		 * This checks the sign flip: the terminal position has X to move with value -1. */
+		{ "1235749", 1.0f, { 0, 0, 0, 0, 0, 0.5f, 0, 0.5f, 0 } },
+		/* A finished game: its exact value, no priors (X completed 1-5-9 with moves X1 O2 X3
+		 * O4 X5 O6 X8 O7 X9; O to move has lost) */
+		{ "123456879", -1.0f, { 0 } },
+	};
 	float pol[9], v;
-	(void)unused;
-	eval_moves("12345687", pol, &v);
-	assert_float_equal(v, 1.0f, 0.0f);
-	assert_float_equal(pol[8], 1.0f, 1e-6f);
-	assert_float_equal(pol[0], 0.0f, 0.0f);
-}
 
-/* X to move, the last cell draws. */
-static void test_last_move_draws(void **unused)
-{
-	float pol[9], v;
 	(void)unused;
-	eval_moves("12354687", pol, &v);
-	assert_float_equal(v, 0.0f, 0.0f);
-}
-
-/* O to move with two winning cells (6 and 8): +1 from O's side, uniform 1/2 priors. This checks
- * the sign flip: the terminal position has X to move with value -1. */
-static void test_second_player_view(void **unused)
-{
-	float pol[9], v;
-	(void)unused;
-	eval_moves("1235749", pol, &v);
-	assert_float_equal(v, 1.0f, 0.0f);
-	assert_float_equal(pol[5], 0.5f, 1e-6f);
-	assert_float_equal(pol[7], 0.5f, 1e-6f);
-	assert_float_equal(pol[0] + pol[1] + pol[2] + pol[3] + pol[4] + pol[6] + pol[8], 0.0f,
-			   0.0f);
-}
-
-/* A finished game: its exact value, no priors. */
-static void test_terminal(void **unused)
-{
-	float pol[9], v;
-	(void)unused;
-	eval_moves("123456879", pol, &v); /* X completed 1-5-9 (moves X1 O2 X3 O4 X5 O6 X8 O7 X9) */
-	assert_float_equal(v, -1.0f, 0.0f); /* O to move has lost */
-	for (int a = 0; a < 9; a++)
-		assert_float_equal(pol[a], 0.0f, 0.0f);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		eval_moves(cases[i].moves, pol, &v);
+		assert_float_equal(v, cases[i].value, 0.0f);
+		for (int a = 0; a < 9; a++)
+			assert_float_equal(pol[a], cases[i].prior[a],
+					   cases[i].prior[a] != 0.0f ? 1e-6f : 0.0f);
+	}
 }
 
 /* Rollout MCTS finds the immediate win for X (cell 3 completes 1-2-3) from a few hundred
@@ -97,10 +84,7 @@ static void test_search_finds_win(void **unused)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_last_move_wins),
-		cmocka_unit_test(test_last_move_draws),
-		cmocka_unit_test(test_second_player_view),
-		cmocka_unit_test(test_terminal),
+		cmocka_unit_test(test_exact_positions),
 		cmocka_unit_test(test_search_finds_win),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,25 +20,13 @@
 #include <cmocka.h>
 
 #include "base/rng.h"
+#include "base/util.h"
 #include "tests/test_util.h"
 #include "train/replay.h"
 
 #define HDR 32
 
-static char dir[64];
-static char path[128];
-
-static int setup(void **state)
-{
-	return az_test_tmpdir_make(dir, sizeof(dir), "/tmp/az-replay-XXXXXX", path, sizeof(path),
-				   "seg-000.azr");
-}
-
-static int teardown(void **state)
-{
-	az_test_tmpdir_remove(dir);
-	return 0;
-}
+AZ_TEST_TMPDIR_FIXTURE("/tmp/az-replay-XXXXXX", "seg-000.azr")
 
 /* Everything that was written, to compare the load against. */
 struct expect {
@@ -237,6 +225,48 @@ static void test_bit_flip(void **state)
 	expect_free(&e);
 }
 
+/* Raw records (what run/mpi.c moves between ranks): the whole-game prefix of any cut of the
+ * file's bytes is what the loader would keep, and every record decodes to what was written. */
+static void test_raw_records(void **state)
+{
+	struct expect e;
+	char *data;
+	size_t len;
+	uint32_t games;
+	float x[10], pi[5], z;
+
+	write_segment(&e, 10, 5, 40, 12, 9);
+	size_t rec = rec_bytes(&e);
+	assert_int_equal(az_replay_record_bytes(10, 5), rec);
+	assert_int_equal(az_read_file(path, &data, &len), 0);
+	const unsigned char *recs = (const unsigned char *)data + AZ_REPLAY_HEADER_BYTES;
+	size_t n = len - AZ_REPLAY_HEADER_BYTES;
+	assert_int_equal(az_replay_whole_games(recs, n, 10, 5, &games), e.count * rec);
+	for (size_t cut = 0; cut <= n; cut += rec / 3 + 1) {
+		size_t k = cut / rec;
+		assert_int_equal(az_replay_whole_games(recs, cut, 10, 5, NULL),
+				 whole_games_upto(&e, k) * rec);
+	}
+	for (size_t i = 0; i < e.count; i++) {
+		int last = az_replay_record_decode(recs + i * rec, 10, 5, x, pi, &z);
+		int want = 0;
+		for (size_t g = 0; g < e.ngames; g++)
+			want |= e.game_end[g] == i + 1;
+		assert_int_equal(last, want);
+		assert_memory_equal(x, e.x + i * 10, sizeof(x));
+		assert_memory_equal(pi, e.pi + i * 5, sizeof(pi));
+		assert_true(z == e.z[i]);
+	}
+	/* A flipped bit fails the record's checksum and ends the whole-game prefix before it. */
+	unsigned char *bad = (unsigned char *)data + AZ_REPLAY_HEADER_BYTES;
+	size_t k = e.count / 2;
+	bad[k * rec + 3] ^= 0x10;
+	assert_int_equal(az_replay_record_decode(bad + k * rec, 10, 5, x, pi, &z), -EINVAL);
+	assert_int_equal(az_replay_whole_games(bad, n, 10, 5, NULL), whole_games_upto(&e, k) * rec);
+	free(data);
+	expect_free(&e);
+}
+
 static void test_bad_header(void **state)
 {
 	struct az_replay_buf b;
@@ -370,6 +400,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_load_appends, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bit_flip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_raw_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_header, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_excl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backpressure, setup, teardown),

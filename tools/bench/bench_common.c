@@ -61,9 +61,18 @@ static int opt_games(const char *mode, const char *arg, const char **games, int 
 {
 	int rc = az_bench_parse_games(arg, games, n);
 
-	if (rc < 0)
-		fprintf(stderr, "azbench %s: unknown game '%s' (%s or all)\n", mode, arg,
-			az_game_names());
+	if (rc < 0) {
+		/* The games azbench can run: those usable without configuration (Tangled needs a
+		 * graph set up first), not the whole registry. */
+		char names[256] = "";
+		for (size_t i = 0, k = 0; az_game_registry[i]; i++)
+			if (az_game_find(az_game_registry[i]->name))
+				k += (size_t)snprintf(names + k, sizeof(names) - k, "%s, ",
+						      az_game_registry[i]->name);
+		fprintf(stderr, "azbench %s: %s '%s' (benchmarked games: %sor all)\n", mode,
+			az_game_desc_find(arg) ? "no benchmark for game" : "unknown game", arg,
+			names);
+	}
 	return rc;
 }
 
@@ -142,7 +151,7 @@ int az_bench_parse_argv(const struct az_bench_argv *p, int argc, char **argv)
 		fprintf(stderr, "azbench %s: unexpected argument '%s'\n", p->mode, argv[optind]);
 		return 2;
 	}
-	return 0;
+	return az_bench_check_outputs(p->mode, p->common) < 0 ? 2 : 0;
 }
 
 int az_bench_parse_u32_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi)
@@ -305,36 +314,84 @@ static uint32_t columns(const struct az_bench_table *t, const char *cols[MAX_COL
 	return n;
 }
 
-void az_bench_print_table(const struct az_bench_table *t, FILE *out)
+/* The table's columns: every key (cols NULL), or the specs "key" / "key:heading" of cols that
+ * some row has. Fills keys[] and heads[]; returns the count. */
+static uint32_t table_columns(const struct az_bench_table *t, const char *const *cols,
+			      const char *keys[MAX_COLS], char heads[MAX_COLS][AZ_BENCH_KEY_MAX])
 {
-	const char *cols[MAX_COLS];
+	const char *all[MAX_COLS];
+	uint32_t nall = columns(t, all), n = 0, c, k;
+
+	for (c = 0; c < nall && !cols; c++) {
+		keys[n] = all[c];
+		snprintf(heads[n++], AZ_BENCH_KEY_MAX, "%s", all[c]);
+	}
+	for (c = 0; cols && cols[c] && n < MAX_COLS; c++) {
+		const char *colon = strchr(cols[c], ':');
+		size_t len = colon ? (size_t)(colon - cols[c]) : strlen(cols[c]);
+
+		for (k = 0; k < nall && (strlen(all[k]) != len || strncmp(all[k], cols[c], len));
+		     k++)
+			;
+		if (k == nall)
+			continue; /* no row has it */
+		keys[n] = all[k];
+		snprintf(heads[n++], AZ_BENCH_KEY_MAX, "%s", colon ? colon + 1 : all[k]);
+	}
+	return n;
+}
+
+/* A text cell of the table is cut to this many characters (CSV and JSON keep it whole). */
+#define TABLE_TEXT_MAX 20
+
+static void table_cell(const struct az_bench_field *f, char *buf, size_t len)
+{
+	cell(f, FMT_TABLE, buf, len);
+	if (f && f->kind == AZ_BENCH_STR && strlen(buf) > TABLE_TEXT_MAX)
+		snprintf(buf + TABLE_TEXT_MAX - 3, len - (TABLE_TEXT_MAX - 3), "...");
+}
+
+void az_bench_print_table(const struct az_bench_table *t, const char *const *cols, FILE *out)
+{
+	const char *keys[MAX_COLS];
+	char heads[MAX_COLS][AZ_BENCH_KEY_MAX];
 	int width[MAX_COLS];
-	uint32_t n = columns(t, cols), i, c;
+	uint32_t n = table_columns(t, cols, keys, heads), i, c;
 	char buf[CELL_MAX];
 
 	for (c = 0; c < n; c++) {
-		width[c] = (int)strlen(cols[c]);
+		width[c] = (int)strlen(heads[c]);
 		for (i = 0; i < t->n; i++) {
-			cell(az_bench_row_get(&t->rows[i], cols[c]), FMT_TABLE, buf, sizeof(buf));
+			table_cell(az_bench_row_get(&t->rows[i], keys[c]), buf, sizeof(buf));
 			if ((int)strlen(buf) > width[c])
 				width[c] = (int)strlen(buf);
 		}
 	}
 	for (c = 0; c < n; c++)
-		fprintf(out, "%s%-*s", c ? "  " : "", width[c], cols[c]);
+		fprintf(out, "%s%-*s", c ? "  " : "", c + 1 < n ? width[c] : 0, heads[c]);
 	fputc('\n', out);
 	for (i = 0; i < t->n; i++) {
 		for (c = 0; c < n; c++) {
-			const struct az_bench_field *f = az_bench_row_get(&t->rows[i], cols[c]);
+			const struct az_bench_field *f = az_bench_row_get(&t->rows[i], keys[c]);
 
-			cell(f, FMT_TABLE, buf, sizeof(buf));
-			/* Numbers right-aligned, text left-aligned. */
+			table_cell(f, buf, sizeof(buf));
+			/* Numbers right-aligned, text left-aligned; no trailing blanks. */
 			if (f && (f->kind == AZ_BENCH_INT || f->kind == AZ_BENCH_NUM))
 				fprintf(out, "%s%*s", c ? "  " : "", width[c], buf);
-			else
+			else if (c + 1 < n)
 				fprintf(out, "%s%-*s", c ? "  " : "", width[c], buf);
+			else
+				fprintf(out, "%s%s", c ? "  " : "", buf);
 		}
 		fputc('\n', out);
+	}
+	if (cols && t->n) {
+		const char *all[MAX_COLS];
+		uint32_t nall = columns(t, all);
+
+		if (nall > n)
+			fprintf(out, "(%u of %u columns shown; --csv FILE or --json has them all)\n",
+				n, nall);
 	}
 }
 
@@ -393,19 +450,23 @@ void az_bench_print_json(const struct az_bench_table *t, FILE *out)
 		az_bench_print_json_row(&t->rows[i], out);
 }
 
+void az_bench_put_quoted(FILE *f, const char *s, char q)
+{
+	fputc(q, f);
+	for (; *s; s++) {
+		if (*s == q)
+			fputc(q, f);
+		fputc(*s, f);
+	}
+	fputc(q, f);
+}
+
 static void csv_cell(const char *s, FILE *out)
 {
-	if (!strpbrk(s, ",\"\n\r")) {
+	if (!strpbrk(s, ",\"\n\r"))
 		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
+	else
+		az_bench_put_quoted(out, s, '"');
 }
 
 int az_bench_write_csv(const struct az_bench_table *t, const char *path, char *err,
@@ -444,198 +505,77 @@ int az_bench_write_csv(const struct az_bench_table *t, const char *path, char *e
 	return 0;
 }
 
-/* ---- plots ---- */
-
-struct point {
-	char series[3 * AZ_BENCH_STR_MAX];
-	double x, y;
-};
-
-static int point_cmp(const void *a, const void *b)
+void az_bench_field_text(const struct az_bench_field *f, char *buf, size_t len)
 {
-	const struct point *p = a, *q = b;
-	int c = strcmp(p->series, q->series);
-
-	if (c)
-		return c;
-	return (p->x > q->x) - (p->x < q->x);
+	cell(f, FMT_TABLE, buf, len);
 }
 
-/* gnuplot single-quoted string: a quote is doubled. */
-static void gp_quoted(FILE *f, const char *s)
+/* ---- checking the output paths before a measurement ---- */
+
+/* path must name a file (not a directory) in an existing directory we may write to. */
+static int check_output(const char *mode, const char *opt, const char *path)
 {
-	fputc('\'', f);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', f);
-		fputc(*s, f);
+	char dir[1024];
+	const char *slash = strrchr(path, '/');
+	struct stat sb;
+
+	if (!*path || (slash && !slash[1]) || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))) {
+		fprintf(stderr, "azbench %s: %s %s: is a directory; give a file name\n", mode, opt,
+			path);
+		return -EINVAL;
 	}
-	fputc('\'', f);
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		fprintf(stderr, "azbench %s: %s %s: directory %s does not exist; create it or "
+			"choose another path\n", mode, opt, path, dir);
+		return -ENOENT;
+	}
+	/* Try it: access() says yes to root on read-only places such as /proc. */
+	char probe[1100];
+	int fd, e;
+
+	snprintf(probe, sizeof(probe), "%s/.azbench-probe.%ld", dir, (long)getpid());
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		e = errno;
+		fprintf(stderr, "azbench %s: %s %s: cannot create files in %s (%s); choose "
+			"another path\n", mode, opt, path, dir,
+			e == ENOENT ? "a virtual filesystem" : strerror(e));
+		return -e;
+	}
+	close(fd);
+	unlink(probe);
+	fd = open(path, O_WRONLY | O_CLOEXEC); /* an existing file must be writable too */
+	if (fd < 0 && errno != ENOENT) {
+		e = errno;
+		fprintf(stderr, "azbench %s: %s %s: cannot write it (%s); choose another path\n",
+			mode, opt, path, strerror(e));
+		return -e;
+	}
+	if (fd >= 0)
+		close(fd);
+	return 0;
 }
 
-static size_t collect_points(const struct az_bench_table *t, const struct az_bench_plot_spec *ps,
-			     struct point *pts)
+int az_bench_check_outputs(const char *mode, const struct az_bench_opts *o)
 {
-	size_t n = 0;
-	uint32_t i, k;
+	char gp[1024];
 
-	for (i = 0; i < t->n; i++) {
-		const struct az_bench_row *r = &t->rows[i];
-		double x = az_bench_row_val(r, ps->xkey, NAN);
-		double y = az_bench_row_val(r, ps->ykey, NAN);
-		struct point *p = &pts[n];
-		char buf[CELL_MAX];
-
-		if (!isfinite(x) || !isfinite(y) || (ps->keep && !ps->keep(r, ps->keep_arg)))
-			continue;
-		if ((ps->logx && x <= 0) || (ps->logy && y <= 0))
-			continue;
-		p->series[0] = '\0';
-		for (k = 0; k < AZ_ARRAY_LEN(ps->series) && ps->series[k]; k++) {
-			cell(az_bench_row_get(r, ps->series[k]), FMT_TABLE, buf, sizeof(buf));
-			if (k)
-				strncat(p->series, "/", sizeof(p->series) - strlen(p->series) - 1);
-			strncat(p->series, buf, sizeof(p->series) - strlen(p->series) - 1);
-		}
-		p->x = x;
-		p->y = y;
-		n++;
+	if (o->csv && check_output(mode, "--csv", o->csv) < 0)
+		return -EINVAL;
+	if (o->plot && check_output(mode, "--plot", o->plot) < 0)
+		return -EINVAL;
+	if (o->plot && az_spawn_find("gnuplot", gp, sizeof(gp)) < 0) {
+		fprintf(stderr, "azbench %s: --plot: gnuplot not found in PATH: install it (e.g. "
+			"apt-get install gnuplot-nox) or leave out --plot\n", mode);
+		return -ENOENT;
 	}
-	qsort(pts, n, sizeof(*pts), point_cmp);
-	return n;
-}
-
-/* Data blocks (one per series, separated by two blank lines) and the script. */
-static int write_plot_files(const struct point *pts, size_t n,
-			    const struct az_bench_plot_spec *ps, const char *data,
-			    const char *script, const char *png)
-{
-	FILE *d = fopen(data, "w"), *s = d ? fopen(script, "w") : NULL;
-	size_t i, block = 0;
-	int rc = 0;
-
-	if (!d || !s) {
-		rc = -errno;
-		goto out;
-	}
-	fputs("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-	      "  set terminal pngcairo size 1100,650\n} else {\n"
-	      "  set terminal png size 1100,650\n}\n"
-	      "set termoption noenhanced\n", s);
-	fputs("set output ", s);
-	gp_quoted(s, png);
-	fputs("\nset title ", s);
-	gp_quoted(s, ps->title ? ps->title : "azbench");
-	fputs("\nset xlabel ", s);
-	gp_quoted(s, ps->xkey);
-	fputs("\nset ylabel ", s);
-	gp_quoted(s, ps->ykey);
-	fprintf(s, "\nset grid\nset key outside right\n%s%splot ",
-		ps->logx ? "set logscale x\n" : "", ps->logy ? "set logscale y\n" : "");
-	for (i = 0; i < n; i++) {
-		if (i == 0 || strcmp(pts[i].series, pts[i - 1].series) != 0) {
-			if (i) {
-				fputs("\n\n", d);
-				fputs(", \\\n  ", s);
-			}
-			gp_quoted(s, data);
-			fprintf(s, " index %zu using 1:2 with linespoints title ", block++);
-			gp_quoted(s, pts[i].series[0] ? pts[i].series : ps->ykey);
-		}
-		fprintf(d, "%.9g %.9g\n", pts[i].x, pts[i].y);
-	}
-	fputc('\n', s);
-	if (ferror(d) || ferror(s))
-		rc = -EIO;
-out:
-	if (s && fclose(s) && !rc)
-		rc = -EIO;
-	if (d && fclose(d) && !rc)
-		rc = -EIO;
-	return rc;
-}
-
-/* Run "gnuplot script" with its output in log. Returns 0, -ENOENT (not installed) or -EIO. */
-static int run_gnuplot(const char *script, const char *log)
-{
-	char *argv[] = { "gnuplot", (char *)script, NULL };
-	struct az_spawn_opts o = { .log_path = log };
-	int st = az_spawn_wait(argv, &o);
-
-	if (st == 127)
-		return -ENOENT; /* could not exec it: not installed */
-	return st < 0 ? st : st == 0 ? 0 : -EIO;
-}
-
-static void read_log_into(const char *log, char *err, size_t errlen)
-{
-	size_t used = strlen(err), got;
-	FILE *f = fopen(log, "r");
-
-	if (!f || used + 2 >= errlen) {
-		if (f)
-			fclose(f);
-		return;
-	}
-	strncat(err, ": ", errlen - used - 1);
-	used = strlen(err);
-	got = fread(err + used, 1, errlen - used - 1, f);
-	err[used + got] = '\0';
-	while (used + got > 0 && err[used + got - 1] == '\n')
-		err[--got + used] = '\0';
-	fclose(f);
-}
-
-int az_bench_plot(const struct az_bench_table *t, const struct az_bench_plot_spec *ps,
-		  const char *png, char *err, size_t errlen)
-{
-	const char *tmp = getenv("TMPDIR");
-	char dir[512], data[600], script[600], log[600];
-	struct point *pts;
-	size_t n;
-	int rc;
-
-	pts = calloc(t->n ? t->n : 1, sizeof(*pts));
-	if (!pts) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	n = collect_points(t, ps, pts);
-	if (n == 0) {
-		snprintf(err, errlen, "nothing to plot (no row has %s and %s)", ps->xkey, ps->ykey);
-		rc = -ENODATA;
-		goto err_free;
-	}
-	snprintf(dir, sizeof(dir), "%s/azbench-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
-		goto err_free;
-	}
-	snprintf(data, sizeof(data), "%s/data.txt", dir);
-	snprintf(script, sizeof(script), "%s/plot.gp", dir);
-	snprintf(log, sizeof(log), "%s/gnuplot.log", dir);
-	rc = write_plot_files(pts, n, ps, data, script, png);
-	if (rc) {
-		snprintf(err, errlen, "%s: cannot write plot files (%s)", dir, strerror(-rc));
-		goto err_rmdir;
-	}
-	rc = run_gnuplot(script, log);
-	if (rc == -ENOENT)
-		snprintf(err, errlen, "gnuplot not found in PATH: install it (e.g. apt-get install "
-			 "gnuplot-nox) or leave out --plot");
-	else if (rc) {
-		snprintf(err, errlen, "gnuplot failed");
-		read_log_into(log, err, errlen);
-	}
-err_rmdir:
-	unlink(log);
-	unlink(script);
-	unlink(data);
-	rmdir(dir);
-err_free:
-	free(pts);
-	return rc;
+	return 0;
 }
 
 /* ---- emitting ---- */
@@ -649,7 +589,7 @@ int az_bench_emit(const struct az_bench_table *t, const struct az_bench_opts *o,
 	if (o->json)
 		az_bench_print_json(t, stdout);
 	else
-		az_bench_print_table(t, stdout);
+		az_bench_print_table(t, o->table_cols, stdout);
 	fflush(stdout);
 	if (o->csv && az_bench_write_csv(t, o->csv, err, sizeof(err)) != 0) {
 		fprintf(stderr, "azbench: --csv: %s\n", err);
@@ -665,6 +605,37 @@ int az_bench_emit(const struct az_bench_table *t, const struct az_bench_opts *o,
 	return rc;
 }
 
+/* head then text, broken at spaces into lines of at most 100 columns; continuation lines are
+ * indented by two spaces. A word longer than a line gets a line of its own. */
+static void print_wrapped(const char *head, const char *text, FILE *out)
+{
+	enum { COLS = 100, INDENT = 2 };
+	size_t col = strlen(head);
+	int empty = 1; /* no word on this line yet */
+
+	fputs(head, out);
+	while (*text) {
+		size_t n = strcspn(text, " ");
+
+		if (!empty && col + 1 + n > COLS) {
+			fprintf(out, "\n%*s", INDENT, "");
+			col = INDENT;
+			empty = 1;
+		}
+		if (!empty) {
+			fputc(' ', out);
+			col++;
+		}
+		fprintf(out, "%.*s", (int)n, text);
+		col += n;
+		empty = 0;
+		text += n;
+		while (*text == ' ')
+			text++;
+	}
+	fputc('\n', out);
+}
+
 void az_bench_recommend(const struct az_bench_opts *o, const char *text,
 			const struct az_bench_row *rec)
 {
@@ -675,7 +646,7 @@ void az_bench_recommend(const struct az_bench_opts *o, const char *text,
 			json_fields(rec, stdout, 0);
 		fputs("}\n", stdout);
 	} else {
-		printf("recommendation: %s\n", text);
+		print_wrapped("recommendation: ", text, stdout);
 	}
 	fflush(stdout);
 }

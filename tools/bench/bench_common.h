@@ -54,6 +54,8 @@ struct az_bench_opts {
 	const char *plot; /* --plot FILE.png, or NULL */
 	int json;         /* --json: JSON lines on stdout instead of the table */
 	int quiet;        /* --quiet: no progress on stderr */
+	/* Set by the mode: the table's columns (az_bench_print_table()); NULL: all of them. */
+	const char *const *table_cols;
 };
 
 /* getopt_long codes of the common options: above any short option a mode may use. */
@@ -119,6 +121,11 @@ struct az_bench_argv {
  * went to stderr). The mode sets its other defaults first. */
 int az_bench_parse_argv(const struct az_bench_argv *p, int argc, char **argv);
 
+/* Before any measurement: --csv and --plot name files in existing, writable directories, and
+ * gnuplot is in PATH when --plot is given. Returns 0, or -EINVAL / -ENOENT after one line
+ * "azbench <mode>: --csv PATH: ..." on stderr (az_bench_parse_argv() calls it). */
+int az_bench_check_outputs(const char *mode, const struct az_bench_opts *o);
+
 /* A list option opt of up to max values in [1, hi] into out[0..*n); *n is kept on error.
  * Returns 0, or -EINVAL after "azbench <mode>: ..." on stderr. */
 int az_bench_opt_list(const char *mode, const char *opt, const char *arg, uint32_t *out, int *n,
@@ -135,6 +142,9 @@ void az_bench_row_int(struct az_bench_row *r, const char *key, int64_t val);
 void az_bench_row_num(struct az_bench_row *r, const char *key, double val, int prec);
 void az_bench_row_none(struct az_bench_row *r, const char *key);
 
+/* f's text as the table shows it ("-" when f is NULL or has no value). */
+void az_bench_field_text(const struct az_bench_field *f, char *buf, size_t len);
+
 /* Field with this key, or NULL. */
 const struct az_bench_field *az_bench_row_get(const struct az_bench_row *r, const char *key);
 
@@ -150,13 +160,19 @@ void az_bench_table_free(struct az_bench_table *t);
 
 /* ---- output ---- */
 
-/* Aligned table: the columns are the union of the rows' keys in first-seen order. */
-void az_bench_print_table(const struct az_bench_table *t, FILE *out);
+/* Aligned table: the columns are the union of the rows' keys in first-seen order, or (cols not
+ * NULL) the NULL-terminated "key" or "key:heading" entries that some row has, followed by a
+ * line saying how many columns only --csv and --json show. Text cells longer than 20
+ * characters are cut ("..."). */
+void az_bench_print_table(const struct az_bench_table *t, const char *const *cols, FILE *out);
 
 /* One JSON object per line (JSON lines), keys in row order; NONE and non-finite numbers print as
  * null. */
 void az_bench_print_json(const struct az_bench_table *t, FILE *out);
 void az_bench_print_json_row(const struct az_bench_row *r, FILE *out);
+
+/* s between two q characters, each q inside doubled (CSV's '"', gnuplot's '\''). */
+void az_bench_put_quoted(FILE *f, const char *s, char q);
 
 /* CSV with a header line (RFC 4180 quoting). Returns 0 or -errno (message in err). */
 int az_bench_write_csv(const struct az_bench_table *t, const char *path, char *err,
@@ -168,6 +184,9 @@ struct az_bench_plot_spec {
 	const char *xkey;
 	const char *ykey;
 	const char *series[4]; /* keys whose values, joined by '/', name a line; NULL-terminated */
+	/* Per series key, NULL or a printf format for its value ("G=%s games per worker"): a
+	 * formatted part is joined with ", " instead of '/'. */
+	const char *series_fmt[4];
 	int logx, logy;
 	int (*keep)(const struct az_bench_row *r, void *arg); /* NULL: every row */
 	void *keep_arg;

@@ -118,7 +118,7 @@ static void usage(FILE *out)
 		"the ceiling that `azbench pipeline` is judged against.\n\n"
 		"  --game NAME        tictactoe | connect4 | all (default all)\n"
 		"  --batches LIST     batch sizes, comma-separated (default 1,2,4,...,1024)\n"
-		"  --backend B        auto | cpu | cuda (default auto: cuda when visible)\n"
+		"  --backend B        auto | cpu | cpu-async | cuda (default auto: cuda when visible)\n"
 		"  --net HxR          width x residual blocks (default: the game's)\n"
 		"  --help             this text\n"
 		"%s\n"
@@ -164,12 +164,6 @@ static void game_arch(const struct infer_opts *o, const char *game, struct az_ar
 	a->actions = g->actions;
 	a->hidden = o->hidden ? o->hidden : cfg.hidden;
 	a->blocks = o->hidden ? o->blocks : cfg.blocks;
-}
-
-static int keep_all(const struct az_bench_row *r, void *arg)
-{
-	(void)arg;
-	return az_bench_row_get(r, "evals_per_s") != NULL;
 }
 
 /* Smallest batch reaching 90% of the best throughput of one game's rows. */
@@ -250,9 +244,9 @@ int az_bench_infer(int argc, char **argv)
 		.xkey = "batch",
 		.ykey = "evals_per_s",
 		.series = { "game", "net", NULL },
+		.series_fmt = { NULL, "net %s" },
 		.logx = 1,
 		.logy = 1,
-		.keep = keep_all,
 	};
 	rc = az_bench_emit(&t, &o.common, &ps);
 	az_bench_recommend(&o.common, text, &rec);

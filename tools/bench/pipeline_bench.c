@@ -48,6 +48,7 @@ struct pipe_opts {
 	uint32_t gpw[MAX_LIST];
 	int ngpw;
 	uint32_t sims, leaves; /* 0: the game's default */
+	uint32_t phases;       /* repeats of the finite phases (0: none) */
 	enum az_backend_kind backend;
 	int verbose;
 };
@@ -65,7 +66,10 @@ static void usage(FILE *out)
 		"  --games-per-worker LIST  games in flight per worker G (default 4,16)\n"
 		"  --sims N                 simulations per move (default: the game's)\n"
 		"  --leaves K               leaves in flight per game (default: azrun's)\n"
-		"  --backend B              auto | cpu | cuda (default auto)\n"
+		"  --phases N               runs of each finite phase per batching (default 3;\n"
+		"                           0: none): azrun's self-play of games-per-iter games\n"
+		"                           and its arena, adaptive vs fixed-deadline batching\n"
+		"  --backend B              auto | cpu | cpu-async | cuda (default auto)\n"
 		"  --verbose                the inference process logs its backend choice\n"
 		"  --help                   this text\n"
 		"%s\n"
@@ -78,6 +82,10 @@ static void usage(FILE *out)
 		"time in forward passes), speedup (evals/s over the serial baseline),\n"
 		"ceiling_evals_per_s (backend alone at round(mean_batch)), ceiling_frac\n"
 		"(evals_per_s / ceiling).\n"
+		"Phase rows (setup selfplay/... and arena/...): one whole phase as azrun runs\n"
+		"it (its W and G, the tail where games run out included), the fastest of\n"
+		"--phases runs, under the adaptive batching and under the old fixed-deadline\n"
+		"batching (waits for max_batch or the deadline), run alternately.\n"
 		"--plot: evals/s against W, one line per game and G.\n",
 		az_bench_common_help, DEFAULT_SECONDS, MIN_MEASURE_S);
 }
@@ -103,6 +111,16 @@ static int parse_opt(void *mode_opts, int c, const char *arg)
 			return -EINVAL;
 		*(c == 's' ? &o->sims : &o->leaves) = one[0];
 		return 0;
+	case 'P':
+		if (strcmp(arg, "0") == 0) {
+			o->phases = 0;
+			return 0;
+		}
+		if (az_bench_opt_list("pipeline", "--phases", arg, one, &n, MAX_LIST, 20) < 0 ||
+		    n != 1)
+			return -EINVAL;
+		o->phases = one[0];
+		return 0;
 	case 'v':
 		o->verbose = 1;
 		return 0;
@@ -120,6 +138,7 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 		{ "games-per-worker", required_argument, NULL, 'G' },
 		{ "sims", required_argument, NULL, 's' },
 		{ "leaves", required_argument, NULL, 'K' },
+		{ "phases", required_argument, NULL, 'P' },
 		AZ_BENCH_LONGOPT_BACKEND,
 		{ "verbose", no_argument, NULL, 'v' },
 		AZ_BENCH_LONGOPT_HELP,
@@ -134,6 +153,7 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 
 	memset(o, 0, sizeof(*o));
 	o->common.seconds = DEFAULT_SECONDS;
+	o->phases = 3;
 	o->nworkers = az_bench_parse_u32_list("1,2,4,8,16", o->workers, MAX_LIST, 1, 256);
 	o->ngpw = az_bench_parse_u32_list("4,16", o->gpw, MAX_LIST, 1, 4096);
 	return az_bench_parse_argv(&p, argc, argv);
@@ -154,10 +174,6 @@ static void sample(const struct az_pipeline *pl, struct counters *s)
 			       .forward_ns = c.forward_ns, .games = c.games, .occ_sum = c.occ_sum,
 			       .occ_n = c.occ_n};
 }
-
-struct pipe_result {
-	double seconds, evals_per_s, sims_per_s, games_per_min, mean_batch, occupancy, busy;
-};
 
 /* One configuration's processes: the pipeline (segment + inference process) and one open-ended
  * self-play phase, started and stopped by run/supervise.h as azrun's are. */
@@ -268,6 +284,53 @@ out:
 	return rc;
 }
 
+/* ---- the finite phases ---- */
+
+/* A game's phases: [selfplay, arena] x [adaptive, fixed], the fastest run of each. */
+struct phase_set {
+	struct pipe_result r[2][2];
+	int done;
+};
+
+static const char *const phase_setup[2][2] = {
+	{ "selfplay/adaptive", "selfplay/fixed" },
+	{ "arena/adaptive", "arena/fixed" },
+};
+
+/* Run each phase o->phases times under both batchings, alternating which goes first, and keep
+ * the fastest of each (as azbench infer keeps the fastest slice: load elsewhere only slows). */
+static int run_phases(const struct pipe_opts *o, const struct game_ctx *gc, const char *dir,
+		      struct phase_set *ps)
+{
+	memset(ps, 0, sizeof(*ps));
+	for (uint32_t rep = 0; rep < o->phases && !interrupted; rep++) {
+		for (int m = 0; m < 2; m++) {
+			for (int k = 0; k < 2; k++) {
+				int fixed = (int)((rep + (uint32_t)k) % 2);
+				struct pipe_result r;
+
+				az_bench_progress(&o->common, "pipeline: %s %s phase, %s batching, "
+						  "run %u of %u\n", gc->g->name,
+						  m ? "arena" : "self-play",
+						  fixed ? "fixed-deadline" : "adaptive", rep + 1,
+						  o->phases);
+				int rc = az_pipeline_run_phase(gc, m ? AZ_WORKER_ARENA
+								     : AZ_WORKER_SELFPLAY,
+							       fixed, o->verbose, dir, &r);
+				if (rc < 0) {
+					fprintf(stderr, "azbench pipeline: %s phase: %s\n",
+						m ? "arena" : "self-play", strerror(-rc));
+					return rc;
+				}
+				if (r.evals_per_s > ps->r[m][fixed].evals_per_s)
+					ps->r[m][fixed] = r;
+			}
+		}
+	}
+	ps->done = o->phases > 0 && !interrupted;
+	return interrupted ? -EINTR : 0;
+}
+
 /* ---- the sweep ---- */
 
 struct config {
@@ -312,7 +375,7 @@ static int plan(const struct pipe_opts *o, struct config *cf, int *ntotal, doubl
 	*ntotal = n;
 	/* Serial baselines and a handful of ceiling batch sizes per game; the sweep loop enforces
 	 * the real deadline, so this estimate only sets the time per configuration. */
-	double fixed = o->ngames * (CEILING_S * 4 + 1.0);
+	double fixed = o->ngames * (CEILING_S * 4 + 1.0 + o->phases * PHASES_EST_S);
 	for (int k = n; k >= 1; k--) {
 		/* serial baselines get a share like a configuration */
 		double m = (o->common.seconds - fixed - k * (OVERHEAD_S + WARM_S)) /
@@ -331,7 +394,7 @@ static void add_row(struct az_bench_table *t, const struct game_ctx *gc, const c
 		    const struct pipe_result *r, double serial_eps, double ceiling)
 {
 	struct az_bench_row row = { 0 };
-	int pipe = strcmp(setup, "pipeline") == 0;
+	int pipe = strcmp(setup, "serial") != 0; /* the pipeline and its phases */
 
 	az_bench_row_str(&row, "game", gc->g->name);
 	az_bench_row_str(&row, "net", gc->net);
@@ -523,6 +586,11 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 		}
 		serial_eps[gi] = (double)sr[gi].evals / sr[gi].seconds;
 	}
+	static struct phase_set phases[MAX_GAMES];
+	for (int gi = 0; gi < o->ngames && rc == 0 && o->phases > 0; gi++)
+		rc = run_phases(o, &gcs[gi], dir, &phases[gi]);
+	if (rc < 0)
+		return rc;
 	int planned = n;
 	for (int i = 0; i < planned && !interrupted; i++) {
 		const struct game_ctx *gc = &gcs[cf[i].game];
@@ -556,7 +624,9 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 					 .sims_per_s = (double)s->sims / s->seconds,
 					 .games_per_min = (double)s->games / s->seconds * 60.0,
 					 .mean_batch = 1.0 };
-		const char *be = strncmp(s->why, "cuda", 4) == 0 ? "cuda" : "cpu";
+		const char *be = strncmp(s->why, "cuda", 4) == 0        ? "cuda"
+				 : strncmp(s->why, "cpu-async", 9) == 0 ? "cpu-async"
+									: "cpu";
 		double sc = 0;
 
 		rc = game_ceilings(&gcs[gi], gi, cf, n, o->backend, s, &sc);
@@ -568,9 +638,27 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 				add_row(t, &gcs[gi], "pipeline", be, cf[i].W, cf[i].G,
 					gcs[gi].cfg.leaves, &cf[i].res, serial_eps[gi],
 					cf[i].ceiling);
+		for (int m = 0; m < 2 && phases[gi].done; m++)
+			for (int k = 0; k < 2; k++)
+				add_row(t, &gcs[gi], phase_setup[m][k], be, gcs[gi].cfg.workers,
+					gcs[gi].cfg.games_per_worker, gcs[gi].cfg.leaves,
+					&phases[gi].r[m][k], serial_eps[gi], 0);
 	}
 	if (rc == 0 && !interrupted)
 		recommend(o, gcs, cf, n, serial_eps, skipped, rec);
+	for (int gi = 0; gi < o->ngames && rc == 0 && !interrupted; gi++) {
+		const struct phase_set *ps = &phases[gi];
+		size_t l = strlen(rec->text);
+
+		if (!ps->done)
+			continue;
+		snprintf(rec->text + l, sizeof(rec->text) - l,
+			 "%s%s phases, adaptive vs fixed-deadline batching: self-play %.2fx, "
+			 "arena %.2fx; arena/self-play evals/s %.2f", l ? "; " : "", gcs[gi].g->name,
+			 ps->r[0][0].evals_per_s / ps->r[0][1].evals_per_s,
+			 ps->r[1][0].evals_per_s / ps->r[1][1].evals_per_s,
+			 ps->r[1][0].evals_per_s / ps->r[0][0].evals_per_s);
+	}
 	return interrupted ? -EINTR : rc;
 }
 
@@ -604,6 +692,7 @@ int az_bench_pipeline(int argc, char **argv)
 		.xkey = "workers",
 		.ykey = "evals_per_s",
 		.series = { "game", "G", NULL },
+		.series_fmt = { NULL, "G=%s games per worker" },
 		.logx = 1,
 		.keep = keep_pipeline,
 	};

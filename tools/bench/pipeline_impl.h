@@ -8,6 +8,7 @@
 
 #include "games/game.h"
 #include "gpu/backend.h"
+#include "run/roles.h"
 #include "tools/config.h"
 
 #define MAX_GAMES 2
@@ -18,6 +19,7 @@
 #define WARM_S 0.3         /* after the first evaluation: trees and rings reach steady state */
 #define OVERHEAD_S 0.4     /* per configuration: forks, checkpoint load, teardown (estimate) */
 #define CEILING_S 0.25     /* per distinct batch size of the ceiling measurement */
+#define PHASES_EST_S 4.0   /* per game and --phases run: both phases, both batchings */
 #define PATH_LEN 1024
 
 /* One game's fixed context: defaults, network, checkpoint. */
@@ -28,6 +30,18 @@ struct game_ctx {
 	char net[32];
 	char ckpt[PATH_LEN];
 };
+
+/* What one pipeline run measured (a window of an open-ended phase, or a whole finite phase). */
+struct pipe_result {
+	double seconds, evals_per_s, sims_per_s, games_per_min, mean_batch, occupancy, busy;
+};
+
+/* Run one finite phase as azrun does (tools/bench/pipeline_phases.c): self-play of
+ * gc->cfg.games_per_iter games or the arena of arena_games games (mode), on azrun's W and G,
+ * with the adaptive batching (fixed 0) or the fixed-deadline baseline (fixed 1); rates over the
+ * whole phase, tail included. Returns 0 or -errno. */
+int az_pipeline_run_phase(const struct game_ctx *gc, enum az_worker_mode mode, int fixed,
+			  int verbose, const char *dir, struct pipe_result *res);
 
 /* What the serial baseline measured (one game, one leaf at a time, batch 1, one process). */
 struct serial_result {

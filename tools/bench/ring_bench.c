@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/az_assert.h"
 #include "tools/bench/bench.h"
@@ -43,6 +44,7 @@ struct sweep {
 	int cpus[RB_MAX_CPUS], ncpus;
 	struct rb_cfg *cfgs;
 	uint32_t ncfgs;
+	int tty; /* stderr is a terminal: progress redrawn on one line */
 };
 
 static void usage(FILE *out)
@@ -152,6 +154,14 @@ static void defaults(struct sweep *s)
 	s->ncpus = rb_cpus(s->cpus, RB_MAX_CPUS);
 	s->places[0] = s->ncpus > 1 ? RB_CROSS : RB_SAME;
 	s->nplaces = 1;
+	s->tty = isatty(STDERR_FILENO);
+	/* The terminal table stays within 100 columns; --csv and --json keep every column. */
+	static const char *const table_cols[] = {
+		"transport", "placement:place", "producers:P", "capacity:cap", "slot_bytes:slot",
+		"batch", "wait", "rtt_median_ns:median_ns", "rtt_p99_ns:p99_ns",
+		"throughput_rps:req_per_s", "memcpy_share:memcpy", "status", NULL,
+	};
+	s->o.table_cols = table_cols;
 }
 
 static int parse_args(struct sweep *s, int argc, char **argv)
@@ -224,7 +234,9 @@ static int parse_args(struct sweep *s, int argc, char **argv)
 		fprintf(stderr, "azbench ring: unexpected argument '%s'\n", argv[optind]);
 		rc = -EINVAL;
 	}
-	return rc ? rc : check_lists(s);
+	if (rc == 0)
+		rc = check_lists(s);
+	return rc ? rc : az_bench_check_outputs("ring", &s->o);
 }
 
 /* ---- the sweep ---- */
@@ -367,21 +379,31 @@ static void make_row(struct az_bench_row *r, const struct rb_cfg *c, const struc
 	}
 }
 
+/* One configuration done. On a terminal one line is redrawn in place (a failure stays on its
+ * own line); otherwise about ten lines for the whole sweep, plus every failure. */
 static void progress(const struct sweep *s, uint32_t i, const struct rb_cfg *c,
 		     const struct rb_result *res)
 {
 	char note[96] = "";
+	int bad = res->rc || res->stalled || res->errors, last = i + 1 == s->ncfgs;
+	uint32_t every = s->ncfgs > 10 ? (s->ncfgs + 9) / 10 : 1;
 
+	if (s->o.quiet || (!s->tty && !bad && !last && (i + 1) % every != 0))
+		return;
 	if (res->rc)
 		snprintf(note, sizeof(note), " (skipped: %s)", strerror(-res->rc));
 	else if (res->stalled || res->errors)
 		snprintf(note, sizeof(note), " %s", res->stalled ? "STALL" : "ERRORS");
-	az_bench_progress(&s->o,
-			  "[%3u/%u] %-6s %-5s P=%-2u cap=%-5u slot=%-5u batch=%-4u %-5s %5.0f ms: "
-			  "median %u ns, %.3g req/s%s\n",
-			  i + 1, s->ncfgs, transport_name[c->transport], place_name[c->place],
-			  c->producers, c->capacity, c->slot_bytes, res->batch, wait_name[c->wait],
-			  c->seconds * 1e3, res->rtt_median_ns, res->rps, note);
+	fprintf(stderr,
+		"%s[%3u/%u] %-6s %-5s P=%-2u cap=%-5u slot=%-5u batch=%-4u %-5s %4.0f ms: "
+		"median %u ns, %.3g req/s%s%s",
+		s->tty ? "\r" : "", i + 1, s->ncfgs, transport_name[c->transport],
+		place_name[c->place], c->producers, c->capacity, c->slot_bytes, res->batch,
+		wait_name[c->wait], c->seconds * 1e3, res->rtt_median_ns, res->rps, note,
+		s->tty ? "\033[K" : "");
+	if (!s->tty || bad || last)
+		fputc('\n', stderr);
+	fflush(stderr);
 }
 
 /* Run every configuration, splitting what is left of the budget evenly over what is left to

@@ -450,12 +450,6 @@ static void recommend(const struct train_opts *o, const struct point *pts, int n
 	az_bench_recommend(&o->common, text, &rec);
 }
 
-static int keep_all(const struct az_bench_row *r, void *arg)
-{
-	(void)arg;
-	return az_bench_row_get(r, "samples_per_s") != NULL;
-}
-
 int az_bench_train(int argc, char **argv)
 {
 	struct train_opts o;
@@ -527,7 +521,6 @@ int az_bench_train(int argc, char **argv)
 		.series = { "game", "impl", NULL },
 		.logx = 1,
 		.logy = 1,
-		.keep = keep_all,
 	};
 	rc = az_bench_emit(&t, &o.common, &ps);
 	recommend(&o, pts, np, &ts);

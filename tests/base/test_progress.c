@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* base/util.h: the progress bar's text (label with the iteration, fill, count, elapsed, ETA) and
+ * durations. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "base/util.h"
+
+static void test_bar_text(void **state)
+{
+	(void)state;
+	struct az_progress p;
+	char line[256];
+	az_progress_begin(&p, "iter 3/10 selfplay", 12, 1);
+	az_progress_format(&p, 6, "games, 812 evals/s", 4.0, line, sizeof(line));
+	assert_string_equal(line, "iter 3/10 selfplay [############------------] 6/12 games, "
+				  "812 evals/s  4.0s, eta 4.0s");
+	/* Nothing done: no ETA yet; past the total: full bar, no negative ETA. */
+	az_progress_format(&p, 0, NULL, 1.0, line, sizeof(line));
+	assert_string_equal(line, "iter 3/10 selfplay [------------------------] 0/12  1.0s, "
+				  "eta ?");
+	az_progress_format(&p, 15, "steps", 90.0, line, sizeof(line));
+	assert_string_equal(line, "iter 3/10 selfplay [########################] 15/12 steps  "
+				  "1m30s, eta 0.0s");
+	/* A long label is cut to the struct's size, never overflowing. */
+	az_progress_begin(&p, "a label that is much longer than forty-seven characters in all",
+			  0, 1);
+	assert_int_equal(strlen(p.label), sizeof(p.label) - 1);
+	assert_int_equal(p.total, 1);
+}
+
+static void test_duration(void **state)
+{
+	(void)state;
+	char b[32];
+	az_format_duration(4.25, b, sizeof(b));
+	assert_string_equal(b, "4.2s");
+	az_format_duration(187, b, sizeof(b));
+	assert_string_equal(b, "3m07s");
+	az_format_duration(7500, b, sizeof(b));
+	assert_string_equal(b, "2h05m");
+	az_format_duration(-1, b, sizeof(b));
+	assert_string_equal(b, "?");
+	az_format_duration(NAN, b, sizeof(b));
+	assert_string_equal(b, "?");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bar_text),
+		cmocka_unit_test(test_duration),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# azbench's output paths and terminal output: --csv and --plot are checked before anything is
+# measured (bad paths: exit 2 at once, one line naming the path); `azbench ring`'s table fits
+# 100 columns while --csv keeps every column; its progress does not flood stderr (a few lines
+# into a file, one redrawn line on a terminal); pipeline.png's key says what G is.
+# Usage: test_azbench_output.sh AZBENCH
+set -euo pipefail
+AZBENCH=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+mkdir "$T/tmp" "$T/adir"
+export TMPDIR="$T/tmp"
+
+# Bad output paths: refused before the measurement (well under the --seconds budget).
+bad() { # EXPECTED-TEXT ARGS...
+	local want=$1; shift
+	local t0=$SECONDS rc=0
+	"$AZBENCH" "$@" --seconds 30 > "$T/out" 2> "$T/err" || rc=$?
+	[ $rc -eq 2 ] || fail "azbench $*: exit $rc, want 2"
+	[ $((SECONDS - t0)) -le 3 ] || fail "azbench $*: measured before refusing the path"
+	[ ! -s "$T/out" ] || fail "azbench $*: printed results: $(head -2 "$T/out")"
+	[ "$(wc -l < "$T/err")" -eq 1 ] || fail "azbench $*: not one line: $(cat "$T/err")"
+	grep -q -- "$want" "$T/err" || fail "azbench $*: '$(cat "$T/err")' lacks '$want'"
+}
+bad "directory $T/nope does not exist" ring --csv "$T/nope/r.csv"
+bad "directory $T/nope does not exist" infer --plot "$T/nope/i.png"
+bad "is a directory" pipeline --csv "$T/adir"
+bad "cannot create files in /proc" train --csv /proc/azbench-test.csv
+[ -z "$(ls -A "$T/adir")" ] || fail "a probe file was left behind: $(ls -A "$T/adir")"
+
+# The ring table within 100 columns, the CSV with all of them; ~10 progress lines at most.
+ring=(ring --seconds 4 --producers 1 --capacities 16,256 --slots 64,512 --batches 1,16
+	--transports ring,pipe --placement same)
+"$AZBENCH" "${ring[@]}" --csv "$T/ring.csv" > "$T/table" 2> "$T/progress"
+awk -v f="$T/table" 'length > 100 { print "FAIL: " f ":" NR " is " length " columns"; bad = 1 }
+	END { exit bad }' "$T/table" >&2 || fail "the ring table is wider than 100 columns"
+head -1 "$T/table" | grep -q '^transport  place  P  cap' || fail "header: $(head -1 "$T/table")"
+grep -q 'columns shown; --csv FILE or --json has them all' "$T/table" || fail "no column note"
+head -1 "$T/ring.csv" | tr ',' '\n' | grep -qx rtt_p999_ns || fail "the CSV lost columns"
+n=$(grep -c '^\[' "$T/progress")
+[ "$n" -ge 2 ] && [ "$n" -le 11 ] || fail "$n progress lines for 20 configurations"
+grep -q '^\[ *20/20\]' "$T/progress" || fail "the last configuration is not reported"
+if command -v script > /dev/null; then
+	script -qec "'$AZBENCH' ${ring[*]} > '$T/table2'" /dev/null > "$T/tty" < /dev/null
+	# One line redrawn in place ("\r[ 7/20] ..." again and again), not 20 lines.
+	[ "$(tr -d '\n' < "$T/tty" | grep -o $'\r\\[ *[0-9]*/20\\]' | wc -l)" -ge 20 ] \
+		|| fail "no redrawn progress line"
+	[ "$(grep -c '/20\]' "$T/tty")" -le 2 ] || fail "progress lines on a terminal: $(cat "$T/tty")"
+fi
+
+# pipeline.png's key says "G=4 games per worker": a gnuplot first in PATH keeps the script that
+# azbench hands it, then runs the real one.
+if GNUPLOT=$(command -v gnuplot); then
+	mkdir "$T/bin"
+	printf '#!/bin/sh\ncp "$1" "%s/plot.gp"\nexec "%s" "$@"\n' "$T" "$GNUPLOT" > "$T/bin/gnuplot"
+	chmod +x "$T/bin/gnuplot"
+	PATH="$T/bin:$PATH" "$AZBENCH" pipeline --game tictactoe --workers 1 --games-per-worker 4 \
+		--seconds 3 --quiet --plot "$T/p.png" > /dev/null
+	[ "$(head -c 4 "$T/p.png" | od -An -tx1 | tr -d ' \n')" = 89504e47 ] || fail "no PNG"
+	grep -q "title 'tictactoe, G=4 games per worker'" "$T/plot.gp" \
+		|| fail "pipeline.png key: $(grep -o "title '[^']*'" "$T/plot.gp")"
+fi
+echo "azbench output: all checks passed"

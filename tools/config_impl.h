@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* Inside azrun's option handling (tools/config.c parses and saves, tools/config_usage.c prints
+ * --help): the one option table both read. Not for use outside tools/config*.c. */
+#ifndef AZ_TOOLS_CONFIG_IMPL_H
+#define AZ_TOOLS_CONFIG_IMPL_H
+
+#include <stddef.h>
+
+#include "tools/config.h"
+
+enum opt_type { T_U32, T_U64, T_F32, T_STR, T_BACKEND, T_FLAG };
+
+struct opt {
+	const char *name;
+	enum opt_type type;
+	size_t off;
+	size_t size; /* for strings */
+	const char *arg;
+	const char *help;
+	int saved; /* written to run.json */
+};
+
+/* Every option, built on first use: azrun's own, then each registered game's, then --config.
+ * *n gets their count. */
+const struct opt *az_config_opts(size_t *n);
+
+/* o's value in c as text (as --help shows it and run.json stores it) into buf[n]. */
+void az_config_show_value(const struct az_config *c, const struct opt *o, char *buf, size_t n);
+
+#endif
