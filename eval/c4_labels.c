@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/rng.h"
+#include "base/util.h"
 #include "eval/positions.h"
 #include "games/connect4_solver.h"
 #include "games/game.h"
@@ -54,17 +55,14 @@ int az_c4_labels_path(const char *src, char *out, size_t n)
 static int make_parent(const char *path)
 {
 	char buf[PATH_MAX];
+	char *slash;
 
 	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *c = buf + 1; *c; c++) {
-		if (*c != '/')
-			continue;
-		*c = '\0';
-		if (mkdir(buf, 0777) < 0 && errno != EEXIST)
-			return -errno;
-		*c = '/';
-	}
-	return 0;
+	slash = strrchr(buf, '/');
+	if (!slash || slash == buf)
+		return 0;
+	*slash = '\0';
+	return az_mkdir_p(buf);
 }
 
 /* The first blank-separated field of line into out ("" for a blank line). */
@@ -232,8 +230,7 @@ int az_c4_labels_keeps(struct az_c4_labels *l, long i, int col, int *keeps)
 	if (e->keeps[col] == '?') {
 		if ((rc = az_c4_labels_outcome(l, i, &o)) < 0)
 			return rc;
-		memcpy(child, e->state, c4->state_bytes);
-		c4->apply(child, col);
+		az_game_after(c4, e->state, col, child);
 		if (o < 0) {
 			at_least = 0; /* nothing can lose a lost position further */
 		} else if (c4->terminal(child, &v)) {

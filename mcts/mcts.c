@@ -319,8 +319,7 @@ static void flag_terminal_children(struct az_tree *t, uint32_t idx, const void *
 	float v;
 
 	for (uint32_t i = 0; i < t->nodes[idx].nchild; i++) {
-		memcpy(next, state, g->state_bytes);
-		g->apply(next, c[i].action);
+		az_game_after(g, state, c[i].action, next);
 		if (g->terminal(next, &v)) {
 			c[i].flags |= F_TERMINAL | F_PROVEN;
 			c[i].tvalue = (int8_t)(v > 0.0f ? 1 : v < 0.0f ? -1 : 0);
