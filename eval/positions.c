@@ -164,7 +164,7 @@ int az_positions_parse_line(const struct az_game *g, const char *line, struct az
 		az_set_err(err, errlen, "moves: the game is already over after move %d", rc);
 		return -EINVAL;
 	}
-	if (n >= 2) {
+	if (n >= 2 && strcmp(field[1], "?") != 0) { /* "?": score unknown, best may follow */
 		if (parse_score(field[1], &p.score, err, errlen) < 0)
 			return -EINVAL;
 		p.has_score = 1;

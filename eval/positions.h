@@ -25,7 +25,8 @@ struct az_position {
 /* Parse one line (with or without its '\n' / "\r\n"; NUL-terminated) for game g:
  *   moves  the game's move string from the start (az_game_play_moves; "-" for none); the
  *          position must not be terminal;
- *   score  optional; a finite decimal number (its sign: win/draw/loss for the side to move);
+ *   score  optional; a finite decimal number (its sign: win/draw/loss for the side to move),
+ *          or "?" for unknown (has_score stays 0; lets a best field follow);
  *   best   optional, only after a score; comma-separated moves in the game's notation, each
  *          legal in the position.
  * Fields are separated by blanks (spaces, tabs); a line of blanks only is empty, and so is a

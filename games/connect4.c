@@ -3,6 +3,7 @@
  * the layout of Pons' solver: bit 7 * col + row, row 0 at the bottom, row 6 an always-empty
  * sentinel so that shifted lines never wrap from one column into the next. */
 #include "games/game.h"
+#include "games/connect4_impl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,16 +11,6 @@
 
 enum { COLS = 7, ROWS = 6, CELLS = COLS * ROWS, STRIDE = ROWS + 1 };
 
-/* Canonical bytes: the padding is explicit and always zero, so memcmp == same position. The
- * callers' state buffers are plain bytes with no alignment promise, so every function copies
- * the state into (and out of) a local struct with memcpy rather than casting the pointer. */
-struct c4_state {
-	uint64_t stones[2]; /* by player: [0] first player (X), [1] second (O) */
-	uint8_t plies;      /* stones on the board; the side to move is plies & 1 */
-	uint8_t result;     /* 0 in progress, 1 X won, 2 O won, 3 draw */
-	uint8_t pad[6];
-};
-_Static_assert(sizeof(struct c4_state) == 24, "Connect Four state layout");
 
 #define BOTTOM(c) ((uint64_t)1 << (STRIDE * (c)))
 #define TOP(c) ((uint64_t)1 << (STRIDE * (c) + ROWS - 1))

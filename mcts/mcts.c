@@ -15,9 +15,22 @@
  *   with value -vloss for the selecting player: Q = (W - vl*vloss) / (N + vl), and N + vl is used
  *   wherever N(s,a) and N(s) appear in PUCT (N(s) without the descent being made, which adds its
  *   own virtual loss to a node only after choosing the node's child). Children with N + vl == 0
- *   get Q = fpu. Ties go to the higher prior, then to the lower action.
- * - Terminal nodes are found by az_tree_select() (game->terminal on the replayed state), flagged
- *   with their exact value and never expanded; each later visit backs that value up again.
+ *   get the first-play urgency: Q = Q(parent) - fpu_reduction * sqrt(prior mass of the visited
+ *   children), Q(parent) = -W/N of the parent (lc0's "reduction" FPU; KataGo does the same), or
+ *   the constant fpu with fpu_absolute. Ties go to the higher prior, then to the lower action.
+ * - Terminal nodes are flagged with their exact value and never expanded; each later visit backs
+ *   that value up again. Without the solver they are found by az_tree_select() (game->terminal
+ *   on the replayed state); with it, when their parent's children are created.
+ * - MCTS-Solver (Winands, Bjornsson, Saito 2008, "Monte-Carlo Tree Search Solver"), params.solver:
+ *   a node is PROVEN when its game-theoretic value tvalue (side to move at the node) is known:
+ *   terminal; or some child is a proven loss for its own side to move (tvalue +1: a winning
+ *   move); or every child is proven (tvalue = max over children of -child tvalue, which also
+ *   proves draws). A leaf proven by its children at creation is not sent to the network. Each
+ *   proof is propagated up at once (prove_up). A proven node is treated like a terminal one:
+ *   selection stops there and backs its exact value up, so N(proven) >= 1 + sum N(children).
+ *   Selection never enters a child that is a proven win for the opponent; pick and the visit
+ *   policy (the recorded target) take a proven win at the root (a win in one first) and never
+ *   choose a proven loss while some move does not lose.
  * - No states are stored: select replays the actions from the root state. The leaf's children
  *   are created (all legal moves, prior 0) when the leaf is handed out, because that is where the
  *   state is at hand; az_tree_expand() only fills in their priors. Selection never enters a node
@@ -34,54 +47,11 @@
 
 #include "mcts/mcts.h"
 #include "mcts/mcts_impl.h"
+#include "mcts/tree.h"
 #include "base/az_assert.h"
 #include "base/rng.h"
 
-#define NONE UINT32_MAX
 #define INITIAL_NODES 1024u
-
-enum {
-	F_EXPANDED = 1u << 0, /* priors set by az_tree_expand() */
-	F_INFLIGHT = 1u << 1, /* handed out as a leaf, not yet expanded */
-	F_TERMINAL = 1u << 2, /* game over at this node; tvalue is exact */
-};
-
-struct node {
-	uint32_t parent; /* NONE for the root */
-	uint32_t first;  /* first child; valid when nchild > 0 */
-	uint32_t n;      /* completed visits */
-	uint32_t vl;     /* visits in flight through this node */
-	float w;         /* value sum, for the player who moved into this node */
-	float prior;     /* clean P(parent, action), normalised over the parent's legal moves */
-	uint16_t action; /* action from the parent */
-	uint16_t nchild;
-	uint8_t flags;
-	int8_t tvalue; /* terminal value for the side to move at this node: -1, 0, +1 */
-	uint8_t pad[2];
-};
-
-_Static_assert(sizeof(struct node) == 32, "two nodes per cache line");
-_Static_assert(AZ_GAME_ACTIONS_MAX <= UINT16_MAX, "action and nchild are 16-bit");
-
-struct az_tree {
-	const struct az_game *game;
-	struct az_mcts_params params;
-	struct az_rng rng;
-
-	struct node *nodes; /* arena; nodes[0] is the root */
-	uint32_t count;
-	uint32_t cap;
-	struct node *spare; /* second arena for az_tree_advance(); swapped with nodes */
-	uint32_t spare_cap;
-
-	uint32_t inflight; /* leaves handed out and not yet expanded */
-	int noise_on;
-	int root_noisy;   /* noisy[] holds the root's mixed priors, by child offset */
-	float *noisy;     /* [A] */
-	float *policy;    /* [A] scratch for az_mcts_search() */
-	uint8_t *mask;    /* [A] scratch for legal moves */
-	uint8_t root_state[AZ_GAME_STATE_MAX];
-};
 
 void az_mcts_params_default(struct az_mcts_params *p, const struct az_game *g)
 {
@@ -96,6 +66,9 @@ void az_mcts_params_default(struct az_mcts_params *p, const struct az_game *g)
 	p->c_puct = 1.5f;
 	p->vloss = 1.0f;
 	p->fpu = 0.0f;
+	p->fpu_absolute = 0;
+	p->fpu_reduction = 0.25f;
+	p->solver = 1;
 	p->dir_alpha = alpha;
 	p->dir_eps = 0.25f;
 	p->seed = 0;
@@ -272,12 +245,29 @@ static uint32_t puct_child(const struct az_tree *t, uint32_t idx)
 	float vloss = t->params.vloss, fpu = t->params.fpu;
 	float best = -INFINITY, best_p = -INFINITY;
 	uint32_t besti = 0;
+	int solver = t->params.solver;
 
+	if (!t->params.fpu_absolute) {
+		double mass = 0.0;
+
+		for (uint32_t i = 0; i < nd->nchild; i++)
+			if (c[i].n + c[i].vl)
+				mass += noisy ? noisy[i] : c[i].prior;
+		fpu = (nd->n ? -nd->w / (float)nd->n : 0.0f) -
+		      t->params.fpu_reduction * sqrtf((float)mass);
+	}
 	for (uint32_t i = 0; i < nd->nchild; i++) {
 		uint32_t visits = c[i].n + c[i].vl;
 		float p = noisy ? noisy[i] : c[i].prior;
 		float q = visits ? (c[i].w - (float)c[i].vl * vloss) / (float)visits : fpu;
-		float s = q + cs * p / (float)(1 + visits);
+		float s;
+
+		if (solver && (c[i].flags & F_PROVEN)) {
+			if (c[i].tvalue > 0)
+				continue; /* a proven win for the opponent: never worth a visit */
+			q = (float)-c[i].tvalue;
+		}
+		s = q + cs * p / (float)(1 + visits);
 
 		if (s > best || (s == best && p > best_p)) {
 			best = s;
@@ -285,7 +275,56 @@ static uint32_t puct_child(const struct az_tree *t, uint32_t idx)
 			besti = i;
 		}
 	}
+	AZ_ASSERT(best > -INFINITY); /* a node whose children all lose is proven: not descended */
 	return nd->first + besti;
+}
+
+/* Prove node idx from its children if their proofs decide it (see the conventions). Returns 1
+ * when idx became proven. */
+static int solve_node(struct az_tree *t, uint32_t idx)
+{
+	struct node *nd = &t->nodes[idx];
+	const struct node *c = &t->nodes[nd->first];
+	int best = -2, open = 0;
+
+	for (uint32_t i = 0; i < nd->nchild; i++) {
+		if (!(c[i].flags & F_PROVEN))
+			open = 1;
+		else if (-c[i].tvalue > best)
+			best = -c[i].tvalue;
+	}
+	if (best == -2 || (open && best < 1))
+		return 0;
+	nd->flags |= F_PROVEN;
+	nd->tvalue = (int8_t)best;
+	return 1;
+}
+
+/* Node idx was just proven: prove its ancestors as far as that decides them. */
+static void prove_up(struct az_tree *t, uint32_t idx)
+{
+	while (idx != 0) {
+		idx = t->nodes[idx].parent;
+		if ((t->nodes[idx].flags & F_PROVEN) || !solve_node(t, idx))
+			return;
+	}
+}
+
+/* Flag the children of idx (at `state`) whose position is terminal, with their exact value. */
+static void flag_terminal_children(struct az_tree *t, uint32_t idx, const void *state)
+{
+	const struct az_game *g = t->game;
+	struct node *c = &t->nodes[t->nodes[idx].first];
+	uint8_t next[AZ_GAME_STATE_MAX];
+	float v;
+
+	for (uint32_t i = 0; i < t->nodes[idx].nchild; i++) {
+		az_game_after(g, state, c[i].action, next);
+		if (g->terminal(next, &v)) {
+			c[i].flags |= F_TERMINAL | F_PROVEN;
+			c[i].tvalue = (int8_t)(v > 0.0f ? 1 : v < 0.0f ? -1 : 0);
+		}
+	}
 }
 
 /* Create prior-0 children for every legal move of leaf idx at `state`. Returns the child count
@@ -307,6 +346,8 @@ static int add_children(struct az_tree *t, uint32_t idx, const void *state)
 	t->nodes[idx].first = first;
 	t->nodes[idx].nchild = (uint16_t)k;
 	t->count += (uint32_t)k;
+	if (t->params.solver)
+		flag_terminal_children(t, idx, state);
 	return k;
 }
 
@@ -315,9 +356,11 @@ static int finish_terminal(struct az_tree *t, uint32_t idx, float v)
 {
 	struct node *nd = &t->nodes[idx];
 
-	nd->flags |= F_TERMINAL;
+	nd->flags |= F_TERMINAL | F_PROVEN;
 	nd->tvalue = (int8_t)(v > 0.0f ? 1 : v < 0.0f ? -1 : 0);
 	backup(t, idx, (float)nd->tvalue, 1);
+	if (t->params.solver)
+		prove_up(t, idx);
 	return AZ_SELECT_TERMINAL;
 }
 
@@ -335,7 +378,7 @@ int az_tree_select(struct az_tree *t, struct az_leaf *leaf)
 	memcpy(leaf->state, t->root_state, g->state_bytes);
 	/* Each node's virtual loss is added after its child is chosen, so that PUCT at a node sees
 	 * the other simulations in flight but not this one. */
-	while (t->nodes[idx].flags & F_EXPANDED) {
+	while ((t->nodes[idx].flags & (F_EXPANDED | F_PROVEN)) == F_EXPANDED) {
 		uint32_t child = puct_child(t, idx);
 
 		t->nodes[idx].vl++;
@@ -345,7 +388,7 @@ int az_tree_select(struct az_tree *t, struct az_leaf *leaf)
 	nd = &t->nodes[idx];
 	nd->vl++;
 	leaf->node = idx;
-	if (nd->flags & F_TERMINAL) {
+	if (nd->flags & F_PROVEN) {
 		backup(t, idx, (float)nd->tvalue, 1);
 		return AZ_SELECT_TERMINAL;
 	}
@@ -362,6 +405,13 @@ int az_tree_select(struct az_tree *t, struct az_leaf *leaf)
 	}
 	if (k == 0) /* no legal move although not terminal: a game bug; score it a draw */
 		return finish_terminal(t, idx, 0.0f);
+	if (t->params.solver && solve_node(t, idx)) {
+		/* A win in one (or only terminal moves): exact, no network needed. */
+		nd = &t->nodes[idx];
+		backup(t, idx, (float)nd->tvalue, 1);
+		prove_up(t, idx);
+		return AZ_SELECT_TERMINAL;
+	}
 	t->nodes[idx].flags |= F_INFLIGHT;
 	t->inflight++;
 	return AZ_SELECT_EVAL;
@@ -403,75 +453,6 @@ void az_tree_expand(struct az_tree *t, uint32_t node, const float *policy, float
 	backup(t, node, value, 1);
 	if (node == 0)
 		root_noise(t);
-}
-
-uint32_t az_tree_root_visits(const struct az_tree *t)
-{
-	return t->nodes[0].n;
-}
-
-uint32_t az_tree_inflight(const struct az_tree *t)
-{
-	return t->inflight;
-}
-
-float az_tree_root_value(const struct az_tree *t)
-{
-	const struct node *root = &t->nodes[0];
-
-	return root->n ? -root->w / (float)root->n : 0.0f;
-}
-
-void az_tree_visit_policy(const struct az_tree *t, float *pi)
-{
-	const struct node *root = &t->nodes[0];
-	const struct node *c = &t->nodes[root->first];
-	uint64_t sum = 0;
-
-	memset(pi, 0, t->game->actions * sizeof(*pi));
-	for (uint32_t i = 0; i < root->nchild; i++)
-		sum += c[i].n;
-	if (sum == 0)
-		return;
-	for (uint32_t i = 0; i < root->nchild; i++)
-		pi[c[i].action] = (float)((double)c[i].n / (double)sum);
-}
-
-int az_tree_pick(struct az_tree *t, float temperature)
-{
-	const struct node *root = &t->nodes[0];
-	const struct node *c = &t->nodes[root->first];
-	uint32_t nmax = 0, besti = 0;
-	float best_p = -INFINITY;
-	double total = 0.0, x;
-
-	if (!(temperature >= 0.0f))
-		return -EINVAL;
-	for (uint32_t i = 0; i < root->nchild; i++) {
-		float p = t->root_noisy ? t->noisy[i] : c[i].prior;
-
-		if (c[i].n > nmax || (c[i].n == nmax && c[i].n > 0 && p > best_p)) {
-			nmax = c[i].n;
-			best_p = p;
-			besti = i;
-		}
-	}
-	if (nmax == 0)
-		return -EINVAL;
-	if (temperature == 0.0f)
-		return c[besti].action;
-	/* Weights relative to the maximum, so that small temperatures cannot overflow. */
-	for (uint32_t i = 0; i < root->nchild; i++)
-		total += pow((double)c[i].n / nmax, 1.0 / temperature);
-	x = az_rng_uniform(&t->rng) * total;
-	for (uint32_t i = 0; i < root->nchild; i++) {
-		double wgt = pow((double)c[i].n / nmax, 1.0 / temperature);
-
-		if (wgt > 0.0 && x < wgt)
-			return c[i].action;
-		x -= wgt;
-	}
-	return c[besti].action; /* rounding left x >= the last weight */
 }
 
 /* Copy the subtree of old node `from` into the spare arena as a compact breadth-first tree with
@@ -587,80 +568,4 @@ int az_mcts_search(struct az_tree *t, uint32_t sims, az_eval_fn eval, void *ctx)
 		az_tree_expand(t, leaf.node, t->policy, value);
 	}
 	return 0;
-}
-
-/* ---- introspection for tests (mcts_impl.h) ---- */
-
-int az_tree_root_children(const struct az_tree *t, uint32_t *visits, float *clean, float *used)
-{
-	const struct node *root = &t->nodes[0];
-	const struct node *c = &t->nodes[root->first];
-	uint32_t A = t->game->actions;
-
-	if (visits)
-		memset(visits, 0, A * sizeof(*visits));
-	if (clean)
-		memset(clean, 0, A * sizeof(*clean));
-	if (used)
-		memset(used, 0, A * sizeof(*used));
-	if (!(root->flags & F_EXPANDED))
-		return 0;
-	for (uint32_t i = 0; i < root->nchild; i++) {
-		if (visits)
-			visits[c[i].action] = c[i].n;
-		if (clean)
-			clean[c[i].action] = c[i].prior;
-		if (used)
-			used[c[i].action] = t->root_noisy ? t->noisy[i] : c[i].prior;
-	}
-	return root->nchild;
-}
-
-uint32_t az_tree_node_count(const struct az_tree *t)
-{
-	return t->count;
-}
-
-int az_tree_check(const struct az_tree *t, uint32_t *bad_node)
-{
-	const struct node *nd = t->nodes;
-
-	if (nd[0].parent != NONE || nd[0].vl != t->inflight)
-		goto bad_root;
-	for (uint32_t i = 0; i < t->count; i++) {
-		uint64_t n = 0, vl = 0;
-
-		if (nd[i].nchild && ((uint64_t)nd[i].first + nd[i].nchild > t->count ||
-				     nd[i].first <= i))
-			goto bad;
-		for (uint32_t j = 0; j < nd[i].nchild; j++) {
-			const struct node *c = &nd[nd[i].first + j];
-
-			if (c->parent != i || (j && c->action <= c[-1].action))
-				goto bad;
-			n += c->n;
-			vl += c->vl;
-		}
-		if (nd[i].flags & F_INFLIGHT)
-			vl++;
-		if (nd[i].vl != vl)
-			goto bad;
-		if ((nd[i].flags & F_EXPANDED) && nd[i].n != n + 1)
-			goto bad;
-		if (!(nd[i].flags & (F_EXPANDED | F_TERMINAL)) && nd[i].n != 0)
-			goto bad;
-		if ((nd[i].flags & F_EXPANDED) && (nd[i].flags & (F_INFLIGHT | F_TERMINAL)))
-			goto bad;
-		continue;
-bad:
-		if (bad_node)
-			*bad_node = i;
-		return -EPROTO;
-	}
-	return 0;
-
-bad_root:
-	if (bad_node)
-		*bad_node = 0;
-	return -EPROTO;
 }

@@ -13,7 +13,12 @@
 struct az_mcts_params {
 	float c_puct;        /* PUCT exploration constant (AlphaZero: ~1.25-2.5); default 1.5 */
 	float vloss;         /* virtual loss per in-flight visit, in value units; default 1 */
-	float fpu;           /* value assumed for unvisited children (from parent's side); default 0 */
+	float fpu;           /* with fpu_absolute: Q of unvisited children (parent's side); default 0 */
+	int fpu_absolute;    /* 1: unvisited children get Q = fpu; 0 (default): Q = parent's mean
+	                      * value - fpu_reduction * sqrt(prior mass of visited children) (lc0) */
+	float fpu_reduction; /* default 0.25 (lc0 uses 0.33 below the root, KataGo 0.2) */
+	int solver;          /* MCTS-Solver: terminal children flagged when created, proven wins
+	                      * and losses propagated and used by pick and visit policy; default 1 */
 	float dir_alpha;     /* Dirichlet alpha (AlphaZero: 0.3 chess, 0.03 Go); default game-specific */
 	float dir_eps;       /* noise weight at the root (AlphaZero: 0.25); 0 disables */
 	uint64_t seed;       /* RNG seed for noise and temperature sampling */
@@ -64,14 +69,25 @@ uint32_t az_tree_root_visits(const struct az_tree *t);
 /* Leaves handed out and not yet expanded. */
 uint32_t az_tree_inflight(const struct az_tree *t);
 
-/* Mean value of the root for its side to move (0 when unvisited). */
+/* Mean value of the root for its side to move (0 when unvisited; the exact value when proven). */
 float az_tree_root_value(const struct az_tree *t);
 
-/* Visit-count distribution of the root's children over all A actions into pi[A]. */
+/* 1 when the root's game-theoretic value is known (terminal, or proven by the solver), with
+ * *value (may be NULL) set to it for the side to move: -1, 0 or +1; 0 otherwise. A proven root
+ * needs no more simulations. */
+int az_tree_root_proven(const struct az_tree *t, int *value);
+
+/* The root's policy target over all A actions into pi[A]: visit counts, normalised (all 0 when
+ * nothing was visited). With the solver: a proven win puts all the mass on the winning moves
+ * (the wins in one when there are any); proven losing moves get 0 while some move does not
+ * lose; uniform over the remaining moves when none of them was visited. */
 void az_tree_visit_policy(const struct az_tree *t, float *pi);
 
 /* Choose a root action: temperature 0 picks the most visited (ties by prior), otherwise samples
- * from visits^(1/T). Returns the action or -EINVAL when the root has no visited child. */
+ * from visits^(1/T). With the solver the choice is restricted as in az_tree_visit_policy(), and a
+ * proven win is always played (a win in one first) at any temperature; when no allowed move was
+ * visited, the one with the highest prior. Returns the action, or -EINVAL when the root is
+ * neither expanded nor proven (nothing searched yet) or has no children. */
 int az_tree_pick(struct az_tree *t, float temperature);
 
 /* Move the root to the child reached by `action`, keeping its subtree (tree reuse); unknown

@@ -23,6 +23,8 @@ struct az_worker_params {
 	uint32_t leaves;           /* K: leaves in flight per game (virtual loss) */
 	uint64_t seed;             /* run seed; per game streams are derived from it */
 	float c_puct, dir_alpha, dir_eps;
+	uint32_t solver;           /* MCTS-Solver on (1) or off (0) */
+	float fpu_reduction;       /* az_mcts_params.fpu_reduction; < 0: constant fpu 0 */
 	uint32_t temp_plies;       /* self-play: tau = 1 for the first N plies, then greedy */
 	uint32_t arena_temp_plies; /* arena: opening plies sampled at tau = 1 */
 	uint32_t spin;             /* ring wait: polls before the futex sleep */

@@ -96,7 +96,7 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 	struct az_tree *t = cur_tree(w, gm);
 	const struct az_slot_layout *l = &w->lay;
 	int handled = 0;
-	while (az_tree_inflight(t) < w->cfg->leaves &&
+	while (az_tree_inflight(t) < w->cfg->leaves && !az_tree_root_proven(t, NULL) &&
 	       az_tree_root_visits(t) + az_tree_inflight(t) < w->cfg->sims) {
 		void *slot = az_ring_claim(&w->ring, NULL);
 		if (!slot)
@@ -220,7 +220,9 @@ static int worker_loop(struct worker *w)
 			if (!gm->active)
 				continue;
 			struct az_tree *t = cur_tree(w, gm);
-			if (az_tree_root_visits(t) >= w->cfg->sims && az_tree_inflight(t) == 0) {
+			/* A proven root (MCTS-Solver) needs no more simulations. */
+			if ((az_tree_root_visits(t) >= w->cfg->sims || az_tree_root_proven(t, NULL)) &&
+			    az_tree_inflight(t) == 0) {
 				int rc = make_move(w, gm);
 				if (rc < 0)
 					return rc;
@@ -319,6 +321,9 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	mp.c_puct = cfg->c_puct;
 	mp.dir_alpha = cfg->dir_alpha;
 	mp.dir_eps = cfg->dir_eps;
+	mp.solver = (int)cfg->solver;
+	mp.fpu_absolute = cfg->fpu_reduction < 0.0f;
+	mp.fpu_reduction = mp.fpu_absolute ? 0.0f : cfg->fpu_reduction;
 	uint8_t start[AZ_GAME_STATE_MAX];
 	w->g->init(start);
 	const struct az_game *g = w->g;

@@ -18,6 +18,7 @@
 #include "base/rng.h"
 #include "base/version.h"
 #include "tools/config.h"
+#include "eval/c4_labels.h"
 #include "eval/net_eval.h"
 #include "eval/positions.h"
 #include "eval/rollout.h"
@@ -31,8 +32,10 @@ struct eval_ctx {
 static void usage(const char *prog)
 {
 	printf("Usage: %s --checkpoint FILE --positions FILE [--sims N] [--json]\n"
+	       "       %s --checkpoint FILE --positions FILE --mistakes (connect4)\n"
 	       "       %s --checkpoint FILE --vs random|rollout [--games N]\n"
-	       "       %s --game tictactoe --write-labelled FILE\n\n"
+	       "       %s --game tictactoe --write-labelled FILE\n"
+	       "       %s --game connect4 --write-labelled FILE --tactic win|block\n\n"
 	       "Measures a network against labelled positions. A positions line is\n"
 	       "  <moves> [<score> [<best>]]\n"
 	       "moves from the start in the game's notation (tic-tac-toe cells 1-9, Connect Four\n"
@@ -48,6 +51,9 @@ static void usage(const char *prog)
 	       "  --positions FILE     labelled positions\n"
 	       "  --sims N             MCTS simulations per move; 0 = raw policy (default 200)\n"
 	       "  --c-puct C           PUCT constant (default 1.5)\n"
+	       "  --mcts-solver 0|1    search with MCTS-Solver proofs (default 1)\n"
+	       "  --fpu-reduction R    first-play urgency: parent's value - R * sqrt(visited\n"
+	       "                       prior) (default 0.25); R < 0: value 0\n"
 	       "  --backend B          auto | cpu | cuda (default auto: cuda when visible)\n"
 	       "  --json               one JSON object: positions, move_accuracy,\n"
 	       "                       value_sign_accuracy (null when the file has no such labels)\n"
@@ -58,12 +64,23 @@ static void usage(const char *prog)
 	       "  --version            print the version and exit\n"
 	       "  --write-labelled F   write every reachable non-terminal position with its exact\n"
 	       "                       score and optimal moves (built-in solver; tic-tac-toe)\n"
+	       "  --mistakes           connect4: AlphaZero.jl's mistake rate, the share of moves\n"
+	       "                       that change the game-theoretic outcome, by the built-in\n"
+	       "                       solver, solving only the moves played; the labels are\n"
+	       "                       cached in FILE.labels (or under ~/.cache/ringzero when\n"
+	       "                       FILE's folder is read-only)\n"
+	       "  --labels F           connect4 --mistakes: cache the labels in F instead\n"
+	       "  --limit N            only the first N positions of the file (default: all)\n"
+	       "  --tactic win|block   connect4 --write-labelled: --games N positions from random\n"
+	       "                       games where the side to move wins at once while the\n"
+	       "                       opponent threatens too (win), or must block the\n"
+	       "                       opponent's only threat (block); best = those moves\n"
 	       "  --draw-band X        value-head outputs with |v| <= X count as a predicted draw\n"
 	       "                       (default 0: the plain sign, as the value head is a tanh)\n"
 	       "value_sign_accuracy scores drawn positions only with a --draw-band > 0 (without\n"
 	       "one a draw cannot be predicted); decisive_sign_accuracy never does. A positions\n"
 	       "line whose first non-blank character is '#' is a comment.\n",
-	       prog, prog, prog);
+	       prog, prog, prog, prog, prog);
 }
 
 struct label_ctx {
@@ -241,8 +258,8 @@ struct tally {
 	double draw_band;
 };
 
-static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims, float c_puct,
-		     struct tally *t)
+static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims,
+		     const struct az_mcts_params *search, long limit, struct tally *t)
 {
 	struct stat sb;
 	FILE *f = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) ? NULL : fopen(path, "r");
@@ -252,10 +269,7 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims, float 
 			stat(path, &sb) == 0 ? "not a regular file" : strerror(e));
 		return e == ENOENT ? -ENOENT : -EINVAL;
 	}
-	struct az_mcts_params mp;
-	az_mcts_params_default(&mp, c->g);
-	mp.c_puct = c_puct;
-	mp.dir_eps = 0;
+	struct az_mcts_params mp = *search;
 	static struct az_position pos;
 	c->g->init(pos.state);
 	struct az_tree *tree;
@@ -266,7 +280,7 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims, float 
 	}
 	char line[AZ_POSITIONS_LINE_MAX + 2], err[300];
 	long lineno = 0;
-	while (rc == 0 && fgets(line, sizeof(line), f)) {
+	while (rc == 0 && (limit == 0 || t->positions < limit) && fgets(line, sizeof(line), f)) {
 		lineno++;
 		int k = az_positions_parse_line(c->g, line, &pos, err, sizeof(err));
 		if (k < 0) {
@@ -326,6 +340,11 @@ static void print_share(const char *what, long ok, long n, int json, int last)
 
 struct eval_opts {
 	const char *game, *ckpt, *positions, *labelled, *vs;
+	const char *labels, *tactic; /* connect4: --labels, --tactic (NULL: not given) */
+	int mistakes;
+	long limit;
+	int solver;          /* --mcts-solver */
+	float fpu_reduction; /* --fpu-reduction; < 0: constant fpu 0 */
 	const char *graph_file, *variant, *adjudicator; /* tangled (NULL: not given) */
 	long graph;                                     /* tangled, 0: not given */
 	long sims, games;
@@ -363,10 +382,13 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 		{"vs", required_argument, 0, 'v'},	   {"games", required_argument, 0, 'n'},
 		{"seed", required_argument, 0, 'S'},	   {"graph", required_argument, 0, 'G'},
 		{"graph-file", required_argument, 0, 'F'}, {"variant", required_argument, 0, 'V'},
-		{"adjudicator", required_argument, 0, 'A'}, {0, 0, 0, 0},
+		{"adjudicator", required_argument, 0, 'A'}, {"mistakes", no_argument, 0, 'M'},
+		{"labels", required_argument, 0, 'L'},	   {"limit", required_argument, 0, 'l'},
+		{"tactic", required_argument, 0, 'T'},	   {"mcts-solver", required_argument, 0, 'O'},
+		{"fpu-reduction", required_argument, 0, 'R'}, {0, 0, 0, 0},
 	};
 	*o = (struct eval_opts){.sims = 200, .games = 100, .c_puct = 1.5f, .seed = 1,
-				.kind = AZ_BACKEND_AUTO};
+				.kind = AZ_BACKEND_AUTO, .solver = 1, .fpu_reduction = 0.25f};
 	double v;
 	int c, rc = 0;
 	opterr = 0; /* our own one-line messages */
@@ -422,6 +444,27 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 		case 'F': o->graph_file = optarg; break;
 		case 'V': o->variant = optarg; break;
 		case 'A': o->adjudicator = optarg; break;
+		case 'M': o->mistakes = 1; break;
+		case 'O':
+			rc = num_arg("mcts-solver", optarg, 0, 1, &v);
+			o->solver = (int)v;
+			break;
+		case 'R':
+			rc = num_arg("fpu-reduction", optarg, -1, 10, &v);
+			o->fpu_reduction = (float)v;
+			break;
+		case 'L': o->labels = optarg; break;
+		case 'l':
+			rc = num_arg("limit", optarg, 1, 1e9, &v);
+			o->limit = (long)v;
+			break;
+		case 'T':
+			o->tactic = optarg;
+			if (strcmp(optarg, "win") && strcmp(optarg, "block")) {
+				fprintf(stderr, "azeval: --tactic: win or block, not '%s'\n", optarg);
+				rc = -EINVAL;
+			}
+			break;
 		case 'h': usage("azeval"); return 1;
 		case ':':
 			fprintf(stderr, "azeval: %s needs a value (see --help)\n", argv[optind - 1]);
@@ -494,6 +537,80 @@ static int load_network(const struct eval_opts *o, const struct az_game *g, stru
 	return 2;
 }
 
+/* --tactic: positions from random Connect Four games (--games N of them, --seed S). */
+static int write_tactics(const struct eval_opts *o, const char *path)
+{
+	char err[600];
+	long n = az_c4_tactics_write(path, strcmp(o->tactic, "win") == 0 ? AZ_C4_TACTIC_WIN
+					   : AZ_C4_TACTIC_BLOCK, o->games, o->seed, err, sizeof(err));
+	if (n < 0) {
+		fprintf(stderr, "azeval: %s\n", err);
+		return 1;
+	}
+	fprintf(stderr, "azeval: wrote %ld connect4 '%s' positions to %s\n", n, o->tactic, path);
+	return 0;
+}
+
+/* --mistakes: AlphaZero.jl's mistake rate of the agent's moves on o->positions, with the
+ * solver's labels cached (eval/c4_labels.h). Returns 0, or the exit status after a message. */
+static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
+			 const struct az_mcts_params *mp)
+{
+	char path[4096], err[600];
+	struct az_c4_labels *l;
+	struct az_tree *tree;
+	long mistakes = 0, n, lost = 0;
+	int rc;
+	if (o->labels)
+		snprintf(path, sizeof(path), "%s", o->labels);
+	else if (az_c4_labels_path(o->positions, path, sizeof(path)) < 0) {
+		fprintf(stderr, "azeval: cannot open %s: %s\n", o->positions, strerror(ENOENT));
+		return 2;
+	}
+	if ((rc = az_c4_labels_open(o->positions, path, o->limit, &l, err, sizeof(err))) < 0) {
+		fprintf(stderr, "azeval: %s\n", err);
+		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
+	}
+	n = az_c4_labels_count(l);
+	if (n == 0) {
+		fprintf(stderr, "azeval: %s holds no positions\n", o->positions);
+		az_c4_labels_close(l);
+		return 2;
+	}
+	if (az_tree_create(c->g, mp, az_c4_labels_state(l, 0), &tree) < 0) {
+		az_c4_labels_close(l);
+		return 1;
+	}
+	for (long i = 0; i < n && rc == 0; i++) {
+		int a = agent_move(c, tree, az_c4_labels_state(l, i), (uint32_t)o->sims), keeps, v;
+		rc = a < 0 ? a : az_c4_labels_outcome(l, i, &v);
+		if (rc == 0)
+			rc = az_c4_labels_keeps(l, i, a, &keeps);
+		mistakes += rc == 0 && !keeps;
+		lost += rc == 0 && v < 0;
+	}
+	az_tree_destroy(tree);
+	/* Save what was solved even when the evaluation failed: it stays valid. */
+	int saved = az_c4_labels_save(l, err, sizeof(err));
+	az_c4_labels_close(l);
+	if (saved < 0)
+		fprintf(stderr, "azeval: %s\n", err);
+	if (rc < 0) {
+		fprintf(stderr, "azeval: evaluation failed: %s\n", strerror(-rc));
+		return 1;
+	}
+	if (o->json)
+		printf("{\"positions\": %ld, \"lost_positions\": %ld, \"mistakes\": %ld, "
+		       "\"mistake_rate\": %.6f, \"sims\": %ld, \"labels\": \"%s\"}\n", n, lost,
+		       mistakes, (double)mistakes / (double)n, o->sims, path);
+	else
+		printf("%s: %ld positions (%ld lost for the side to move), %ld simulations per "
+		       "move\nmistake_rate         %.2f%% (%ld of %ld)\nlabels cached in %s\n",
+		       o->positions, n, lost, o->sims, 100.0 * (double)mistakes / (double)n, mistakes,
+		       n, path);
+	return saved < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct eval_opts o;
@@ -534,6 +651,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "azeval: %s\n", gerr);
 		return 2;
 	}
+	if ((o.mistakes || o.tactic || o.labels) && strcmp(g->name, "connect4") != 0) {
+		fprintf(stderr, "azeval: --mistakes, --labels and --tactic need --game connect4 (the "
+			"built-in Connect Four solver); for tictactoe use --write-labelled\n");
+		return 2;
+	}
+	if (o.tactic && !o.labelled) {
+		fprintf(stderr, "azeval: --tactic goes with --write-labelled FILE\n");
+		return 2;
+	}
+	if (o.labelled && o.tactic)
+		return write_tactics(&o, o.labelled);
 	if (o.labelled)
 		return write_labelled(g, o.labelled);
 	if (!o.ckpt || (!o.positions && !o.vs)) {
@@ -569,7 +697,20 @@ int main(int argc, char **argv)
 		return rc < 0 ? 1 : 0;
 	}
 	struct tally t = {.draw_band = o.draw_band};
-	rc = eval_file(&c, o.positions, (uint32_t)o.sims, o.c_puct, &t);
+	struct az_mcts_params mp;
+	az_mcts_params_default(&mp, g);
+	mp.c_puct = o.c_puct;
+	mp.dir_eps = 0;
+	mp.solver = o.solver;
+	mp.fpu_absolute = o.fpu_reduction < 0;
+	mp.fpu_reduction = mp.fpu_absolute ? 0.0f : o.fpu_reduction;
+	if (o.mistakes) {
+		rc = eval_mistakes(&c, &o, &mp);
+		az_net_eval_fini(&c.net);
+		az_backend_destroy(be);
+		return rc;
+	}
+	rc = eval_file(&c, o.positions, (uint32_t)o.sims, &mp, o.limit, &t);
 	az_net_eval_fini(&c.net);
 	az_backend_destroy(be);
 	if (rc < 0)

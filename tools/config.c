@@ -45,6 +45,10 @@ static const struct opt base_opts[] = {
 	{"c-puct", T_F32, F(c_puct), 0, "C", "PUCT exploration constant", 1},
 	{"dirichlet-alpha", T_F32, F(dir_alpha), 0, "A", "root Dirichlet noise alpha", 1},
 	{"dirichlet-eps", T_F32, F(dir_eps), 0, "E", "root Dirichlet noise weight", 1},
+	{"mcts-solver", T_U32, F(mcts_solver), 0, "0|1",
+	 "MCTS-Solver: play and train on proven wins and losses", 1},
+	{"fpu-reduction", T_F32, F(fpu_reduction), 0, "R", "unvisited children get the parent's "
+	 "value - R * sqrt(visited prior); R < 0: value 0", 1},
 	{"temp-plies", T_U32, F(temp_plies), 0, "N", "plies played at temperature 1", 1},
 	{"arena-games", T_U32, F(arena_games), 0, "M", "arena games, colours alternated", 1},
 	{"arena-temp-plies", T_U32, F(arena_temp_plies), 0, "N",
@@ -147,6 +151,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 	*c = (struct az_config){
 		.workers = cores > 0 ? (uint32_t)cores : 1, .games_per_worker = 128, .leaves = 2,
 		.seed = 1, .backend = AZ_BACKEND_AUTO, .c_puct = 1.5f, .dir_eps = 0.25f,
+		.mcts_solver = 1, .fpu_reduction = 0.25f,
 		.arena_threshold = 0.55f, .train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
 		.max_batch = 256, .deadline_us = 200, .spin = 200,
 		/* the game's own, from its descriptor */
@@ -358,6 +363,8 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 		what = "--dirichlet-alpha must be > 0";
 	else if (!(c->c_puct >= 0) || !isfinite(c->c_puct))
 		what = "--c-puct must be >= 0";
+	else if (c->mcts_solver > 1 || !(c->fpu_reduction >= -1 && c->fpu_reduction <= 10))
+		what = "--mcts-solver must be 0 or 1 and --fpu-reduction in [-1, 10]";
 	else if (!(c->lr > 0) || !isfinite(c->lr))
 		what = "--lr must be > 0";
 	else if (!(c->train_epochs > 0) || !isfinite(c->train_epochs))
@@ -710,7 +717,8 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 		.game = c->game, .games_per_worker = c->games_per_worker, .workers = c->workers,
 		.sims = c->sims,
 		.leaves = c->leaves, .seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
-		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies,
+		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies, .solver = c->mcts_solver,
+		.fpu_reduction = c->fpu_reduction,
 		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin,
 		.lockstep = c->deterministic};
 }

@@ -25,6 +25,8 @@ struct az_config {
 	float c_puct;
 	float dir_alpha;
 	float dir_eps;
+	uint32_t mcts_solver;      /* 1: MCTS-Solver proofs (mcts/mcts.h), 0: off */
+	float fpu_reduction;       /* first-play urgency below the parent's value; < 0: Q = 0 */
 	uint32_t temp_plies;       /* tau = 1 for the first N plies, then greedy */
 	/* arena */
 	uint32_t arena_games;

@@ -418,9 +418,10 @@ static void test_visit_policy_and_pick(void **unused)
 	for (int a = 0; a < 9; a++)
 		assert_float_equal((double)hits[a] / draws, visits[a] * visits[a] / sum, 0.015);
 
-	/* A tiny temperature is all but greedy. */
+	/* A tiny temperature is all but greedy (the runner-up may have only one visit less:
+	 * (29/30)^1000 ~ 2e-15). */
 	for (int i = 0; i < 20; i++)
-		assert_int_equal(az_tree_pick(t, 0.01f), argmax);
+		assert_int_equal(az_tree_pick(t, 0.001f), argmax);
 	az_tree_destroy(t);
 }
 

@@ -71,13 +71,16 @@ static void test_vloss_steers(void **unused)
 	uint8_t s[AZ_GAME_STATE_MAX];
 	float pol[9];
 	struct az_leaf root, leaf[3];
+	struct az_mcts_params p;
 	struct az_tree *t;
 
 	(void)unused;
 	for (int a = 0; a < 9; a++)
 		pol[a] = a == 4 ? 0.8f : 0.025f;
 	ttt->init(s);
-	t = make_tree(ttt, s, 1, 0.0f);
+	az_mcts_params_default(&p, ttt);
+	p.fpu_absolute = 1; /* the arithmetic above takes Q = 0 for unvisited children */
+	assert_int_equal(az_tree_create(ttt, &p, s, &t), 0);
 	assert_int_equal(az_tree_select(t, &root), AZ_SELECT_EVAL);
 	az_tree_expand(t, root.node, pol, 0.0f);
 	for (int k = 0; k < 3; k++)
@@ -107,6 +110,7 @@ static void test_fpu(void **unused)
 	(void)unused;
 	ttt->init(s);
 	az_mcts_params_default(&p, ttt);
+	p.fpu_absolute = 1;
 	p.fpu = -1.0f;
 	assert_int_equal(az_tree_create(ttt, &p, s, &t), 0);
 	assert_int_equal(search(t, ttt, 10), 0);

@@ -136,6 +136,44 @@ grep -q "bad.safetensors" "$T/err" || fail "error does not name the file"
 "$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" \
 	--positions "$SHARED/data/connect4/Test_L3_R1" --json > "$T/c4.json"
 grep -q '"positions": 1000' "$T/c4.json" || fail "Test_L3_R1 did not load 1000 positions"
+# The mistake metric: labels solved once, cached beside a writable file, reused, and correct.
+head -300 "$SHARED/data/connect4/Test_L2_R1" > "$T/l2.txt"
+for run in 1 2; do
+	"$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" --positions "$T/l2.txt" \
+		--mistakes --sims 0 --json > "$T/m$run.json"
+done
+cmp -s "$T/m1.json" "$T/m2.json" || fail "mistake rate changed with cached labels"
+[ "$(wc -l < "$T/l2.txt.labels")" -eq 300 ] || fail "labels cache should have 300 lines"
+"$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" --positions "$T/l2.txt" \
+	--mistakes --sims 8 --json > "$T/m3.json"
+python3 - "$T/l2.txt" "$T/l2.txt.labels" "$T/m1.json" <<'PY'
+import json, sys
+src = [l.split() for l in open(sys.argv[1])]
+lab = [l.split() for l in open(sys.argv[2])]
+m = json.load(open(sys.argv[3]))
+assert len(src) == len(lab) == m["positions"] == 300, (len(src), len(lab), m)
+solved = 0
+for (mv, score), (mv2, outcome, keeps) in zip(src, lab):
+    assert mv == mv2 and int(outcome) == (int(score) > 0) - (int(score) < 0), (mv, score, outcome)
+    assert len(keeps) == 7 and set(keeps) <= set("+x?-"), keeps
+    if int(outcome) < 0:
+        assert "x" not in keeps, keeps   # nothing loses a lost position
+    solved += 7 - keeps.count("?") - keeps.count("-")
+assert solved >= 300, solved            # at least the move played in each position
+assert 0 <= m["mistake_rate"] <= 1 and m["mistakes"] <= 300 - m["lost_positions"], m
+PY
+# Read-only folder: the cache goes under XDG_CACHE_HOME.
+XDG_CACHE_HOME="$T/cache" "$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" \
+	--positions "$SHARED/data/connect4/Test_L3_R1" --limit 50 --mistakes --sims 0 \
+	--json > /dev/null
+[ "$(find "$T/cache/ringzero" -name '*Test_L3_R1.labels' | wc -l)" -eq 1 ] ||
+	fail "no labels cache under XDG_CACHE_HOME for a read-only positions folder"
+# Tactics: with the solver in the search, a win in one is always taken, whatever the network.
+"$AZEVAL" --game connect4 --write-labelled "$T/win.txt" --tactic win --games 40 2> /dev/null
+[ "$(wc -l < "$T/win.txt")" -eq 40 ] || fail "expected 40 win-in-one positions"
+"$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" --positions "$T/win.txt" \
+	--sims 4 --json > "$T/win.json"
+grep -q '"move_accuracy": 1.000000' "$T/win.json" || fail "search missed a win in one"
 # Tangled on K3: a tiny run, exact labels of every reachable position (dotted move strings).
 "$AZRUN" --game tangled --graph 2 --out "$T/tg" --iterations 1 "${tiny[@]}" 2> "$T/log5"
 "$AZEVAL" --game tangled --graph 2 --write-labelled "$T/k3.txt" 2> /dev/null

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* The node arena and the tree, shared by the files of mcts/ (mcts.c: search; root.c: root
+ * queries, move choice and the test introspection). The conventions are in mcts.c's opening
+ * comment. Private to mcts/: never include it from anywhere else. */
+#ifndef AZ_MCTS_TREE_H
+#define AZ_MCTS_TREE_H
+
+#include <stdint.h>
+
+#include "mcts/mcts.h"
+#include "base/rng.h"
+
+#define NONE UINT32_MAX
+
+enum {
+	F_EXPANDED = 1u << 0, /* priors set by az_tree_expand() */
+	F_INFLIGHT = 1u << 1, /* handed out as a leaf, not yet expanded */
+	F_TERMINAL = 1u << 2, /* game over at this node; tvalue is exact */
+	F_PROVEN = 1u << 3,   /* game-theoretic value known (terminal or solved); tvalue is exact */
+};
+
+struct node {
+	uint32_t parent; /* NONE for the root */
+	uint32_t first;  /* first child; valid when nchild > 0 */
+	uint32_t n;      /* completed visits */
+	uint32_t vl;     /* visits in flight through this node */
+	float w;         /* value sum, for the player who moved into this node */
+	float prior;     /* clean P(parent, action), normalised over the parent's legal moves */
+	uint16_t action; /* action from the parent */
+	uint16_t nchild;
+	uint8_t flags;
+	int8_t tvalue; /* exact value for the side to move at this node (F_PROVEN): -1, 0, +1 */
+	uint8_t pad[2];
+};
+
+_Static_assert(sizeof(struct node) == 32, "two nodes per cache line");
+_Static_assert(AZ_GAME_ACTIONS_MAX <= UINT16_MAX, "action and nchild are 16-bit");
+
+struct az_tree {
+	const struct az_game *game;
+	struct az_mcts_params params;
+	struct az_rng rng;
+
+	struct node *nodes; /* arena; nodes[0] is the root */
+	uint32_t count;
+	uint32_t cap;
+	struct node *spare; /* second arena for az_tree_advance(); swapped with nodes */
+	uint32_t spare_cap;
+
+	uint32_t inflight; /* leaves handed out and not yet expanded */
+	int noise_on;
+	int root_noisy;   /* noisy[] holds the root's mixed priors, by child offset */
+	float *noisy;     /* [A] */
+	float *policy;    /* [A] scratch for az_mcts_search() */
+	uint8_t *mask;    /* [A] scratch for legal moves */
+	uint8_t root_state[AZ_GAME_STATE_MAX];
+};
+
+#endif
