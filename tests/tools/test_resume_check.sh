@@ -109,11 +109,19 @@ for sig in HUP TERM PIPE INT; do
 	"$AZRUN" --resume --out "$D" --quiet 2> "$T/r.err" || { cat "$T/r.err"; fail "SIG$sig: resume"; }
 	echo "SIG$sig: exit $rc, resumed"
 done
-# A stop signal 50 ms after the start is not lost (before, azrun installed its handlers late,
-# and a background job starts with SIGINT ignored: the run went on to its end).
+# An early stop signal is not lost (before, azrun installed its handlers late, and a background
+# job starts with SIGINT ignored: the run went on to its end).
+# A signal that arrives before the dynamic loader has handed over to main() (a CUDA build loads
+# cuBLAS first: tens of ms) meets the SIG_IGN a background job inherits, which no program can
+# catch; so wait for the handler (SigCgt bit of SIGINT in /proc) and signal at once: from then on
+# no stop may be lost.
 "$AZRUN" "${sargs[@]}" --iterations 3 --out "$T/early" 2> /dev/null &
 pid=$!
-sleep 0.05
+for _ in $(seq 1 2000); do
+	cgt=$(awk '/^SigCgt:/ {print $2}' /proc/$pid/status 2> /dev/null || echo 0)
+	[ $(( 0x${cgt:-0} & 2 )) -ne 0 ] && break
+	sleep 0.005
+done
 kill -INT $pid
 wait $pid
 rc=$?
