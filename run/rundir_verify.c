@@ -146,7 +146,8 @@ static uint32_t check_checkpoints(const char *out, const struct az_game *g,
 		free(seen);
 		return 0;
 	}
-	for (uint32_t it; next_iteration_file(d, dir, ckpt_iteration, path, sizeof(path), &it, t);) {
+	uint32_t it;
+	while (next_iteration_file(d, dir, ckpt_iteration, path, sizeof(path), &it, t)) {
 		t->checkpoints++;
 		int committed = committed_iteration(t, it);
 		if (!committed) {
