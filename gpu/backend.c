@@ -6,12 +6,12 @@
 #include "gpu/backend.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
 
+#include "base/az_err.h"
 #include "base/nvtx.h"
 #include "gpu/backend_impl.h"
 #include "gpu/cuda_kernels.h"
@@ -148,16 +148,9 @@ int az_backend_parse(const char *text, enum az_backend_kind *kind)
 	return -EINVAL;
 }
 
-static void say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || whylen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
+/* What an init's -EINVAL means: the environment chose no valid CUDA mode. */
+static const char bad_env[] =
+	"AZ_CUDA_MATH must be fp32, tf32 or bf16, AZ_CUDA_FEED gather or dma";
 
 /* The ops table for a request, or NULL with why filled (CUDA asked for but not usable). */
 static const struct az_backend_ops *pick(enum az_backend_kind kind, char *why, size_t whylen)
@@ -166,24 +159,24 @@ static const struct az_backend_ops *pick(enum az_backend_kind kind, char *why, s
 
 	switch (kind) {
 	case AZ_BACKEND_CPU:
-		say(why, whylen, "cpu: requested");
+		az_set_err(why, whylen, "cpu: requested");
 		return &az_backend_cpu_ops;
 	case AZ_BACKEND_CPU_ASYNC:
-		say(why, whylen, "cpu-async: requested");
+		az_set_err(why, whylen, "cpu-async: requested");
 		return &az_backend_cpu_async_ops;
 	case AZ_BACKEND_AUTO:
 		if (no_cuda) {
-			say(why, whylen, "cpu: %s", no_cuda);
+			az_set_err(why, whylen, "cpu: %s", no_cuda);
 			return &az_backend_cpu_ops;
 		}
 		/* fall through */
 	case AZ_BACKEND_CUDA:
 		if (no_cuda) {
-			say(why, whylen, "cuda requested but unavailable: %s", no_cuda);
+			az_set_err(why, whylen, "cuda requested but unavailable: %s", no_cuda);
 			return NULL;
 		}
 #ifdef AZ_HAVE_CUDA
-		say(why, whylen, "cuda: %s",
+		az_set_err(why, whylen, "cuda: %s",
 		    kind == AZ_BACKEND_AUTO ? "device visible" : "requested");
 		return &az_backend_cuda_ops;
 #endif
@@ -249,7 +242,7 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 	struct az_backend *b;
 	int ret;
 
-	say(why, whylen, "invalid arguments");
+	az_set_err(why, whylen, "invalid arguments");
 	if (!out || (unsigned)kind > AZ_BACKEND_CPU_ASYNC)
 		return -EINVAL;
 	ret = backend_alloc(a, max_batch, &b);
@@ -263,21 +256,20 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 	ret = b->ops->create(a, max_batch, &b->ctx);
 	if (ret && kind == AZ_BACKEND_AUTO && b->ops != &az_backend_cpu_ops) {
 		/* A visible device that fails to initialise still leaves the reference backend. */
-		say(why, whylen, "cpu: CUDA init failed (%s)",
+		az_set_err(why, whylen, "cpu: CUDA init failed (%s)",
 		    ret == -ENOMEM   ? "out of memory"
-		    : ret == -EINVAL ? "AZ_CUDA_MATH must be fp32, tf32 or bf16, AZ_CUDA_FEED gather or dma"
+		    : ret == -EINVAL ? bad_env
 				     : "device error");
 		b->ops = &az_backend_cpu_ops;
 		ret = b->ops->create(a, max_batch, &b->ctx);
 	}
 	if (ret) {
 		if (ret == -ENOMEM)
-			say(why, whylen, "%s: out of memory", b->ops->name);
+			az_set_err(why, whylen, "%s: out of memory", b->ops->name);
 		else if (ret == -EINVAL && b->ops != &az_backend_cpu_ops)
-			say(why, whylen, "%s: AZ_CUDA_MATH must be fp32, tf32 or bf16, AZ_CUDA_FEED gather or dma",
-			    b->ops->name);
+			az_set_err(why, whylen, "%s: %s", b->ops->name, bad_env);
 		else
-			say(why, whylen, "%s: init failed (%d)", b->ops->name, ret);
+			az_set_err(why, whylen, "%s: init failed (%d)", b->ops->name, ret);
 		goto err_free;
 	}
 	if (b->ops->describe && why && whylen) {

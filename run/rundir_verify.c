@@ -103,6 +103,31 @@ static void note_temp(struct az_rundir_check *t, const char *path)
 	say(t, 0, "%s: the temporary file of a write cut short; resume removes it", path);
 }
 
+/* The next file of d, the directory at dir, whose name parse reads as an iteration's: its path
+ * into path[0..n) and its iteration into *it. Temporary files met on the way are noted
+ * (note_temp); other names are passed over. parse NULL: only the temporary files are noted.
+ * Returns 1, or 0 at the end of d. */
+static int next_iteration_file(DIR *d, const char *dir, int (*parse)(const char *, uint32_t *),
+			       char *path, size_t n, uint32_t *it, struct az_rundir_check *t)
+{
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		if (az_rundir_is_temp(e->d_name)) {
+			snprintf(path, n, "%s/%s", dir, e->d_name);
+			note_temp(t, path);
+		} else if (parse && parse(e->d_name, it)) {
+			snprintf(path, n, "%s/%s", dir, e->d_name);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Did iteration it commit (or is there no state.json to say)? */
+static int committed_iteration(const struct az_rundir_check *t, uint32_t it)
+{
+	return t->completed < 0 || (long)it <= t->completed;
+}
+
 /* checkpoints/: every committed iteration's network is there, loads and is of this run; later
  * ones never committed. Returns the highest iteration found (0: none). */
 static uint32_t check_checkpoints(const char *out, const struct az_game *g,
@@ -121,17 +146,10 @@ static uint32_t check_checkpoints(const char *out, const struct az_game *g,
 		free(seen);
 		return 0;
 	}
-	for (struct dirent *e; (e = readdir(d)) != NULL;) {
-		uint32_t it;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (az_rundir_is_temp(e->d_name)) {
-			note_temp(t, path);
-			continue;
-		}
-		if (!ckpt_iteration(e->d_name, &it))
-			continue;
+	uint32_t it;
+	while (next_iteration_file(d, dir, ckpt_iteration, path, sizeof(path), &it, t)) {
 		t->checkpoints++;
-		int committed = t->completed < 0 || (long)it <= t->completed;
+		int committed = committed_iteration(t, it);
 		if (!committed) {
 			t->repairs++;
 			say(t, 0, "%s: iteration %u never committed (state.json says %ld); resume "
@@ -200,11 +218,7 @@ static void check_temps(const char *out, const char *sub, struct az_rundir_check
 			say(t, 1, "%s: cannot open (%s)", dir, strerror(errno));
 		return;
 	}
-	for (struct dirent *e; (e = readdir(d)) != NULL;)
-		if (az_rundir_is_temp(e->d_name)) {
-			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-			note_temp(t, path);
-		}
+	next_iteration_file(d, dir, NULL, path, sizeof(path), NULL, t);
 	closedir(d);
 }
 
@@ -218,16 +232,9 @@ static void check_replay(const char *out, const struct az_game *g, struct az_run
 		    dir, strerror(errno));
 		return;
 	}
-	for (struct dirent *e; (e = readdir(d)) != NULL;) {
-		uint32_t it = 0;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (az_rundir_is_temp(e->d_name)) {
-			note_temp(t, path);
-			continue;
-		}
-		if (!az_rundir_replay_iteration(e->d_name, &it))
-			continue;
-		int committed = t->completed < 0 || (long)it <= t->completed;
+	for (uint32_t it = 0;
+	     next_iteration_file(d, dir, az_rundir_replay_iteration, path, sizeof(path), &it, t);) {
+		int committed = committed_iteration(t, it);
 		struct az_replay_buf b;
 		size_t dropped = 0;
 		az_replay_buf_init(&b, g->features, g->actions);

@@ -370,21 +370,29 @@ static int num_arg(const char *name, const char *text, double lo, double hi, dou
 	return 0;
 }
 
+/* num_arg for a long field: *out = the value, cut to a whole number. */
+static int long_arg(const char *name, const char *text, double lo, double hi, long *out)
+{
+	double v;
+	int rc = num_arg(name, text, lo, hi, &v);
+
+	if (rc == 0)
+		*out = (long)v;
+	return rc;
+}
+
 /* Parse the command line. Returns 0, 1 after --help, or -EINVAL after a one-line message. */
 static int parse_args(int argc, char **argv, struct eval_opts *o)
 {
 	static const struct option lo[] = {
-		{"game", required_argument, 0, 'g'},	   {"checkpoint", required_argument, 0, 'c'},
-		{"positions", required_argument, 0, 'p'},  {"sims", required_argument, 0, 's'},
-		{"json", no_argument, 0, 'j'},		   {"write-labelled", required_argument, 0, 'w'},
-		{"backend", required_argument, 0, 'b'},	   {"c-puct", required_argument, 0, 'u'},
-		{"draw-band", required_argument, 0, 'd'},  {"help", no_argument, 0, 'h'},
-		{"vs", required_argument, 0, 'v'},	   {"games", required_argument, 0, 'n'},
-		{"seed", required_argument, 0, 'S'},	   {"graph", required_argument, 0, 'G'},
-		{"graph-file", required_argument, 0, 'F'}, {"variant", required_argument, 0, 'V'},
+		AZ_MATCH_LONGOPTS,
+		{"positions", required_argument, 0, 'p'}, {"json", no_argument, 0, 'j'},
+		{"write-labelled", required_argument, 0, 'w'},
+		{"draw-band", required_argument, 0, 'd'}, {"help", no_argument, 0, 'h'},
+		{"vs", required_argument, 0, 'v'}, {"graph-file", required_argument, 0, 'F'},
 		{"adjudicator", required_argument, 0, 'A'}, {"mistakes", no_argument, 0, 'M'},
-		{"labels", required_argument, 0, 'L'},	   {"limit", required_argument, 0, 'l'},
-		{"tactic", required_argument, 0, 'T'},	   {"mcts-solver", required_argument, 0, 'O'},
+		{"labels", required_argument, 0, 'L'}, {"limit", required_argument, 0, 'l'},
+		{"tactic", required_argument, 0, 'T'}, {"mcts-solver", required_argument, 0, 'O'},
 		{"fpu-reduction", required_argument, 0, 'R'}, {0, 0, 0, 0},
 	};
 	*o = (struct eval_opts){.sims = 200, .games = 100, .c_puct = 1.5f, .seed = 1,
@@ -414,8 +422,7 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 				rc = num_arg("sims", "not an integer", 0, 0, &v);
 			break;
 		case 'n':
-			rc = num_arg("games", optarg, 1, 1000000, &v);
-			o->games = (long)v;
+			rc = long_arg("games", optarg, 1, 1000000, &o->games);
 			break;
 		case 'S':
 			rc = num_arg("seed", optarg, 0, 1.8e19, &v);
@@ -437,8 +444,7 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 			break;
 		case 'G': {
 			const struct az_game_opt *go = &az_game_desc_tangled.opts[AZ_TANGLED_OPT_GRAPH];
-			rc = num_arg("graph", optarg, go->lo, go->hi, &v);
-			o->graph = (long)v;
+			rc = long_arg("graph", optarg, go->lo, go->hi, &o->graph);
 			break;
 		}
 		case 'F': o->graph_file = optarg; break;

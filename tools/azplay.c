@@ -147,18 +147,10 @@ static int parse_kind(const char *v, enum kind *k)
 static int parse_args(struct opts *o, int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"game", required_argument, 0, 'g'},
-		{"checkpoint", required_argument, 0, 'c'},
+		AZ_MATCH_LONGOPTS,
 		{"human", required_argument, 0, 'H'},
 		{"opponent", required_argument, 0, 'o'},
-		{"sims", required_argument, 0, 's'},
 		{"temperature", required_argument, 0, 't'},
-		{"seed", required_argument, 0, 'S'},
-		{"games", required_argument, 0, 'n'},
-		{"c-puct", required_argument, 0, 'u'},
-		{"backend", required_argument, 0, 'b'},
-		{"graph", required_argument, 0, 'G'},
-		{"variant", required_argument, 0, 'V'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};

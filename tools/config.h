@@ -93,4 +93,13 @@ int az_config_save(const struct az_config *c, const char *path, char *err, size_
 /* Load a run.json written by az_config_save into c. Returns 0 or -EINVAL/-ENOENT. */
 int az_config_load(struct az_config *c, const char *path, char *err, size_t errlen);
 
+/* The long options azplay and azeval share, for their getopt_long tables (<getopt.h>): each
+ * returns the letter both tools' switches handle. */
+#define AZ_MATCH_LONGOPTS                                                                \
+	{"game", required_argument, 0, 'g'}, {"checkpoint", required_argument, 0, 'c'},     \
+	{"sims", required_argument, 0, 's'}, {"seed", required_argument, 0, 'S'},           \
+	{"games", required_argument, 0, 'n'}, {"c-puct", required_argument, 0, 'u'},        \
+	{"backend", required_argument, 0, 'b'}, {"graph", required_argument, 0, 'G'},       \
+	{"variant", required_argument, 0, 'V'}
+
 #endif

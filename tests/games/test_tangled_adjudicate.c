@@ -20,6 +20,7 @@
 
 #include "base/util.h"
 #include "games/tangled/tangled_impl.h"
+#include "tests/games/tangled_test.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 
@@ -30,17 +31,12 @@ static struct az_tangled_adj *make_adj(int graph, const char *method, uint32_t r
 				       uint64_t seed)
 {
 	struct az_tangled_options o;
-	struct az_tangled_adj *a = NULL;
-	char err[256] = "";
 
 	az_tangled_options_default(&o);
 	o.adjudicator = method;
 	o.anneal_reads = reads;
 	o.seed = seed;
-	assert_int_equal(az_tangled_graph_numbered(graph, &G, err, sizeof(err)), 0);
-	if (az_tangled_adj_create(&G, &o, &a, err, sizeof(err)))
-		fail_msg("adjudicator %s on graph %d: %s", method, graph, err);
-	return a;
+	return az_test_tangled_adj(graph, &G, &o);
 }
 
 /* Colouring number c (base 3, edge 0 least significant) into labels 1-3. */
@@ -461,13 +457,16 @@ static void test_schedule(void **st)
 	assert_true(fabs(d - 1.117632 / 2) < 1e-9 && fabs(b - 0.6317296) < 1e-9);
 	tg_schedule_at(&s, 0.0005, &d, &b);
 	assert_true(fabs(d - (3.8771432 + 3.8697344) / 4) < 1e-9);
-	assert_int_equal(tg_schedule_parse("0 1 2\n", "t", &s, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "1 rows, expected 1001"));
-	assert_int_equal(tg_schedule_parse("0 1 2\n0.5 1 2\n", "t", &s, err, sizeof(err)),
-			 -EINVAL);
-	assert_non_null(strstr(err, "t:2: expected row 1"));
-	assert_int_equal(tg_schedule_parse("0 1 x\n", "t", &s, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "t:1:"));
+	/* Malformed text: -EINVAL, and the message says what and where. */
+	static const char *const bad[][2] = {
+		{"0 1 2\n", "1 rows, expected 1001"},
+		{"0 1 2\n0.5 1 2\n", "t:2: expected row 1"},
+		{"0 1 x\n", "t:1:"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(tg_schedule_parse(bad[i][0], "t", &s, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, bad[i][1]));
+	}
 }
 
 int main(void)

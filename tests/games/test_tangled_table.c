@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "games/tangled/tangled_impl.h"
+#include "tests/games/tangled_test.h"
 #include "tests/test_util.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
@@ -43,16 +44,13 @@ static struct az_tangled_adj *open_adj(int graph, const char *method, double tf,
 				       struct az_tangled_adj_stats *s)
 {
 	struct az_tangled_options o;
-	struct az_tangled_adj *a = NULL;
-	char err[256] = "";
+	struct az_tangled_adj *a;
 
 	az_tangled_options_default(&o);
 	o.adjudicator = method;
 	o.cache_dir = dir;
 	o.anneal_time_ns = tf;
-	az_tangled_graph_numbered(graph, &G, err, sizeof(err));
-	if (az_tangled_adj_create(&G, &o, &a, err, sizeof(err)))
-		fail_msg("create: %s", err);
+	a = az_test_tangled_adj(graph, &G, &o);
 	az_tangled_adj_stats(a, s);
 	return a;
 }

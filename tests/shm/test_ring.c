@@ -355,6 +355,21 @@ static uint32_t sum_counts(const struct az_batch_span *runs, int n)
 	return s;
 }
 
+/* az_batch_collect over f's first n rings into runs[0..max_runs): expect want_runs runs of
+ * want_total requests in all. Returns the microseconds the call took. */
+static uint64_t timed_collect(struct fixture *f, uint32_t n, const struct az_batch_params *bp,
+			      struct az_batch_span *runs, uint32_t max_runs, int want_runs,
+			      uint32_t want_total)
+{
+	uint32_t total = 99;
+	uint64_t t0 = now_us();
+
+	assert_int_equal(az_batch_collect(f->cons, n, bp, runs, max_runs, &total), want_runs);
+	uint64_t dt = now_us() - t0;
+	assert_int_equal(total, want_total);
+	return dt;
+}
+
 static void serve_runs(struct fixture *f, const struct az_batch_span *runs, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -458,33 +473,23 @@ static void test_collect_timeouts(void **state)
 	struct az_batch_params bp = { .max_batch = 8, .deadline_us = 5000, .spin = 16,
 				      .idle_timeout_us = 3000 };
 	struct az_batch_span runs[4];
-	uint32_t total = 99;
-	uint64_t t0, dt;
+	uint64_t dt;
 
 	(void)state;
 	fx_setup(&f, 2, 8, 0);
 	/* Idle: nothing arrives, 0 runs after the idle timeout. */
-	t0 = now_us();
-	assert_int_equal(az_batch_collect(f.cons, 2, &bp, runs, 4, &total), 0);
-	dt = now_us() - t0;
-	assert_int_equal(total, 0);
+	dt = timed_collect(&f, 2, &bp, runs, 4, 0, 0);
 	assert_true(dt >= 3000);
 	/* One request, batch not full: returned after the batch deadline, not before. */
 	push(&f.prod[1], 1);
-	t0 = now_us();
-	assert_int_equal(az_batch_collect(f.cons, 2, &bp, runs, 4, &total), 1);
-	dt = now_us() - t0;
-	assert_int_equal(total, 1);
+	dt = timed_collect(&f, 2, &bp, runs, 4, 1, 1);
 	assert_true(dt >= 5000);
 	serve_runs(&f, runs, 1);
 	/* A full batch returns without waiting for a long deadline. */
 	bp.deadline_us = 10u * 1000 * 1000;
 	for (int i = 0; i < 8; i++)
 		push(&f.prod[0], (uint64_t)i);
-	t0 = now_us();
-	assert_int_equal(az_batch_collect(f.cons, 2, &bp, runs, 4, &total), 1);
-	assert_int_equal(total, 8);
-	assert_true(now_us() - t0 < 2u * 1000 * 1000);
+	assert_true(timed_collect(&f, 2, &bp, runs, 4, 1, 8) < 2u * 1000 * 1000);
 	fx_teardown(&f);
 }
 
@@ -577,6 +582,15 @@ static void wait_live(const struct az_ring *c, int want)
 	assert_int_equal(az_ring_producer_live(c), want);
 }
 
+/* Start a thread whose producer (f's ring 0) blocks on its result at once (blocker_main, b), and
+ * wait until the consumer side sees it not live. */
+static void block_producer(struct fixture *f, struct blocker *b, pthread_t *t)
+{
+	*b = (struct blocker){ &f->prod[0], 0, -1 };
+	assert_int_equal(pthread_create(t, NULL, blocker_main, b), 0);
+	wait_live(&f->cons[0], 0);
+}
+
 static void test_producer_marks(void **state)
 {
 	struct fixture f;
@@ -590,9 +604,7 @@ static void test_producer_marks(void **state)
 	push(&f.prod[0], 1);
 	assert_int_equal(az_ring_producer_live(&f.cons[0]), 1);
 	/* Waiting for its result, the producer can add nothing: not live until served. */
-	b = (struct blocker){ &f.prod[0], 0, -1 };
-	assert_int_equal(pthread_create(&t, NULL, blocker_main, &b), 0);
-	wait_live(&f.cons[0], 0);
+	block_producer(&f, &b, &t);
 	/* Served: live again at once, before the producer has even woken. */
 	answer_all(&f.cons[0]);
 	assert_int_equal(az_ring_producer_live(&f.cons[0]), 1);
@@ -615,28 +627,19 @@ static void test_collect_adaptive(void **state)
 				      .idle_timeout_us = 0 };
 	struct az_batch_span runs[4];
 	struct blocker b;
-	uint32_t total;
-	uint64_t t0;
 	pthread_t t;
 
 	(void)state;
 	fx_setup(&f, 2, 8, 0); /* ring 1 stays detached */
 	for (int i = 0; i < 3; i++)
 		push(&f.prod[0], (uint64_t)i);
-	b = (struct blocker){ &f.prod[0], 0, -1 };
-	assert_int_equal(pthread_create(&t, NULL, blocker_main, &b), 0);
-	wait_live(&f.cons[0], 0);
-	t0 = now_us();
-	assert_int_equal(az_batch_collect(f.cons, 2, &bp, runs, 4, &total), 1);
-	assert_int_equal(total, 3);
-	assert_true(now_us() - t0 < 500000); /* far below the 1 s deadline */
+	block_producer(&f, &b, &t);
+	/* far below the 1 s deadline */
+	assert_true(timed_collect(&f, 2, &bp, runs, 4, 1, 3) < 500000);
 	/* The same state under the fixed-deadline baseline: the whole deadline. */
 	bp.fixed_deadline = 1;
 	bp.deadline_us = 100000;
-	t0 = now_us();
-	assert_int_equal(az_batch_collect(f.cons, 2, &bp, runs, 4, &total), 1);
-	assert_int_equal(total, 3);
-	assert_true(now_us() - t0 >= 100000);
+	assert_true(timed_collect(&f, 2, &bp, runs, 4, 1, 3) >= 100000);
 	answer_all(&f.cons[0]);
 	pthread_join(t, NULL);
 	for (int i = 0; i < 3; i++)
@@ -645,10 +648,7 @@ static void test_collect_adaptive(void **state)
 	bp.fixed_deadline = 0;
 	push(&f.prod[0], 7);
 	push(&f.prod[1], 8);
-	t0 = now_us();
-	assert_int_equal(az_batch_collect(f.cons, 2, &bp, runs, 4, &total), 2);
-	assert_int_equal(total, 2);
-	assert_true(now_us() - t0 >= 100000);
+	assert_true(timed_collect(&f, 2, &bp, runs, 4, 2, 2) >= 100000);
 	fx_teardown(&f);
 }
 

@@ -6,9 +6,7 @@
 # Usage: test_azbench_modes.sh AZBENCH
 set -euo pipefail
 AZBENCH=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 mkdir "$T/tmp"
 export TMPDIR="$T/tmp"
 

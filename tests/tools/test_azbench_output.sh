@@ -7,9 +7,7 @@
 # Usage: test_azbench_output.sh AZBENCH
 set -euo pipefail
 AZBENCH=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 mkdir "$T/tmp" "$T/adir"
 export TMPDIR="$T/tmp"
 

@@ -4,9 +4,7 @@
 # Usage: test_azrun.sh AZRUN AZEVAL SHARED_DIR
 set -euo pipefail
 AZRUN=$1 AZEVAL=$2 SHARED=$3
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 tiny=(--workers 2 --games-per-worker 4 --games-per-iter 12 --sims 12 --arena-games 4 --quiet)
 
 # A two-iteration tic-tac-toe run.

@@ -7,9 +7,7 @@
 # Usage: test_configs.sh SOURCE_DIR AZRUN AZEVAL AZPLAY AZBENCH AZTANGLED
 set -euo pipefail
 SRC=$1 AZRUN=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 # --version: "NAME X.Y.Z" and, from a git checkout, the commit.
 for tool in "${@:2}"; do

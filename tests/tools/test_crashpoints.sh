@@ -13,9 +13,7 @@
 # Usage: test_crashpoints.sh AZRUN [ITERATIONS]
 set -uo pipefail
 AZRUN=$1 ITERS=${2:-2}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 args=(--game tictactoe --workers 1 --games-per-worker 4 --games-per-iter 8 --sims 8
       --arena-games 4 --arena-threshold 0 --quiet)
 

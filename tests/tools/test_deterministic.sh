@@ -6,9 +6,7 @@
 # Usage: test_deterministic.sh AZRUN
 set -euo pipefail
 AZRUN=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 tiny=(--games-per-worker 8 --games-per-iter 16 --sims 16 --arena-games 4 --quiet)
 printf '[azrun]\ndeterministic = on\n' > "$T/det.ini"
 

@@ -11,9 +11,7 @@ AZRUN=$1
 skip() { echo "SKIP: $*"; exit 77; }
 command -v mpirun > /dev/null || skip "no mpirun (tools/install-deps.sh installs Open MPI)"
 [ -x "$(dirname "$AZRUN")/azrun-mpi" ] || skip "built without MPI (no azrun-mpi)"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 step() { echo "$(date +%T.%N | cut -c1-12) $*"; }
 MPIRUN=(mpirun --oversubscribe --allow-run-as-root)
 args=(--game tictactoe --workers 1 --games-per-worker 8 --sims 16 --arena-games 10

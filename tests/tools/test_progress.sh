@@ -6,9 +6,7 @@
 # Usage: test_progress.sh AZRUN
 set -euo pipefail
 AZRUN=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 tiny=(--game tictactoe --workers 2 --games-per-worker 4 --games-per-iter 8 --sims 8
 	--arena-games 2 --seed 3)
 

@@ -9,9 +9,7 @@
 # Usage: test_resume_check.sh AZRUN
 set -uo pipefail
 AZRUN=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 args=(--game tictactoe --workers 1 --games-per-worker 4 --games-per-iter 8 --sims 8
       --arena-games 4 --quiet)
 snap() { (cd "$1" && find . -type f ! -name azrun.log -print0 | sort -z | xargs -0 sha256sum); }

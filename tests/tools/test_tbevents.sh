@@ -6,9 +6,7 @@
 # Usage: test_tbevents.sh AZRUN
 set -euo pipefail
 AZRUN=$1 HERE=$(cd "$(dirname "$0")" && pwd)
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 command -v python3 > /dev/null || { echo "SKIP: no python3"; exit 77; }
 tiny=(--game tictactoe --workers 2 --games-per-worker 4 --games-per-iter 8 --sims 8
 	--arena-games 2 --seed 5 --quiet --out "$T/r")

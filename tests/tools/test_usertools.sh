@@ -5,9 +5,7 @@
 # Usage: test_usertools.sh AZRUN AZPLAY
 set -euo pipefail
 AZRUN=$1 AZPLAY=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 tiny=(--workers 2 --games-per-worker 4 --games-per-iter 12 --sims 12 --arena-games 4 --quiet)
 
 "$AZRUN" --game tictactoe --out "$T/ttt" --iterations 2 --seed 7 "${tiny[@]}" 2> "$T/log"
