@@ -63,15 +63,9 @@ void az_mcts_params_default(struct az_mcts_params *p, const struct az_game *g)
 		alpha = 0.03f;
 	if (alpha > 1.0f)
 		alpha = 1.0f;
-	p->c_puct = 1.5f;
-	p->vloss = 1.0f;
-	p->fpu = 0.0f;
-	p->fpu_absolute = 0;
-	p->fpu_reduction = 0.25f;
-	p->solver = 1;
-	p->dir_alpha = alpha;
-	p->dir_eps = 0.25f;
-	p->seed = 0;
+	*p = (struct az_mcts_params){.c_puct = 1.5f, .vloss = 1.0f, .fpu = 0.0f, .fpu_absolute = 0,
+				     .fpu_reduction = 0.25f, .solver = 1, .dir_alpha = alpha,
+				     .dir_eps = 0.25f, .seed = 0};
 }
 
 static void node_clear(struct node *nd, uint32_t parent, uint16_t action)

@@ -382,6 +382,15 @@ static int long_arg(const char *name, const char *text, double lo, double hi, lo
 }
 
 /* Parse the command line. Returns 0, 1 after --help, or -EINVAL after a one-line message. */
+/* --NAME takes a or b: 0, or -EINVAL after a one-line message. */
+static int one_of(const char *name, const char *v, const char *a, const char *b)
+{
+	if (strcmp(v, a) == 0 || strcmp(v, b) == 0)
+		return 0;
+	fprintf(stderr, "azeval: --%s: %s or %s, not '%s'\n", name, a, b, v);
+	return -EINVAL;
+}
+
 static int parse_args(int argc, char **argv, struct eval_opts *o)
 {
 	static const struct option lo[] = {
@@ -437,10 +446,7 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 			break;
 		case 'v':
 			o->vs = optarg;
-			if (strcmp(optarg, "random") && strcmp(optarg, "rollout")) {
-				fprintf(stderr, "azeval: --vs: random or rollout, not '%s'\n", optarg);
-				rc = -EINVAL;
-			}
+			rc = one_of("vs", optarg, "random", "rollout");
 			break;
 		case 'G': {
 			const struct az_game_opt *go = &az_game_desc_tangled.opts[AZ_TANGLED_OPT_GRAPH];
@@ -466,10 +472,7 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 			break;
 		case 'T':
 			o->tactic = optarg;
-			if (strcmp(optarg, "win") && strcmp(optarg, "block")) {
-				fprintf(stderr, "azeval: --tactic: win or block, not '%s'\n", optarg);
-				rc = -EINVAL;
-			}
+			rc = one_of("tactic", optarg, "win", "block");
 			break;
 		case 'h': usage("azeval"); return 1;
 		case ':':

@@ -33,19 +33,10 @@ static const char colour_letter[4] = { '.', 'x', 'g', 'p' };
 
 void az_tangled_options_default(struct az_tangled_options *o)
 {
-	memset(o, 0, sizeof(*o));
-	o->graph = 3;
-	o->variant = AZ_TANGLED_FREE;
-	o->red_vertex = -1;
-	o->blue_vertex = -1;
-	o->adjudicator = NULL;
-	o->epsilon = 0.5;
-	o->anneal_reads = 10000;
-	o->anneal_sweeps = 16;
-	o->seed = 0;
-	o->anneal_time_ns = 5.0;
-	o->beta_min = 0.0;
-	o->beta_max = 3.0;
+	*o = (struct az_tangled_options){
+		.graph = 3, .variant = AZ_TANGLED_FREE, .red_vertex = -1, .blue_vertex = -1,
+		.adjudicator = NULL, .epsilon = 0.5, .anneal_reads = 10000, .anneal_sweeps = 16,
+		.seed = 0, .anneal_time_ns = 5.0, .beta_min = 0.0, .beta_max = 3.0};
 }
 
 /* ---- state helpers ---- */

@@ -55,8 +55,7 @@ static void test_duration(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bar_text),
-		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_bar_text), cmocka_unit_test(test_duration),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

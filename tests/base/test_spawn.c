@@ -71,8 +71,7 @@ static void test_timeout(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exit_status_and_capture),
-		cmocka_unit_test(test_log_cwd_env),
+		cmocka_unit_test(test_exit_status_and_capture), cmocka_unit_test(test_log_cwd_env),
 		cmocka_unit_test(test_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

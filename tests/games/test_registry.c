@@ -87,8 +87,7 @@ static void test_tangled_options(void **unused)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_find),
-		cmocka_unit_test(test_descriptors),
+		cmocka_unit_test(test_find), cmocka_unit_test(test_descriptors),
 		cmocka_unit_test(test_tangled_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

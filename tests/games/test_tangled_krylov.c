@@ -114,8 +114,7 @@ static void test_petersen(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_against_dense),
-		cmocka_unit_test(test_petersen),
+		cmocka_unit_test(test_against_dense), cmocka_unit_test(test_petersen),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

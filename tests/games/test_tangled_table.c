@@ -299,10 +299,8 @@ static void test_game_default_table(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table_file),
-		cmocka_unit_test(test_forged_record),
-		cmocka_unit_test(test_lazy_append),
-		cmocka_unit_test(test_game_default_table),
+		cmocka_unit_test(test_table_file), cmocka_unit_test(test_forged_record),
+		cmocka_unit_test(test_lazy_append), cmocka_unit_test(test_game_default_table),
 	};
 
 	return cmocka_run_group_tests(tests, make_dir, remove_dir);

@@ -213,8 +213,7 @@ static void test_async_queue_full(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_async_pipeline),
-		cmocka_unit_test(test_async_queue_full),
+		cmocka_unit_test(test_async_pipeline), cmocka_unit_test(test_async_queue_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -139,8 +139,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "has-cuda") == 0)
 		return az_cuda_available() ? 0 : 1;
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),
-		cmocka_unit_test(test_selection),
+		cmocka_unit_test(test_parse), cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_cpu_slot_fallback),
 		cmocka_unit_test(test_gpu_trainer_needs_device),
 	};

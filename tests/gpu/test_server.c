@@ -476,10 +476,8 @@ int main(int argc, char **argv)
 		backend = AZ_BACKEND_CUDA;
 	}
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_serve),
-		cmocka_unit_test(test_serve_async_rings),
-		cmocka_unit_test(test_serve_cpu_async),
-		cmocka_unit_test(test_serve_deadline_max),
+		cmocka_unit_test(test_serve), cmocka_unit_test(test_serve_async_rings),
+		cmocka_unit_test(test_serve_cpu_async), cmocka_unit_test(test_serve_deadline_max),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

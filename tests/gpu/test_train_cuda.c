@@ -185,8 +185,7 @@ int main(void)
 {
 	skip_without_cuda();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_loss_and_gradient),
-		cmocka_unit_test(test_adam_steps),
+		cmocka_unit_test(test_loss_and_gradient), cmocka_unit_test(test_adam_steps),
 		cmocka_unit_test(test_sgd_steps),
 	};
 

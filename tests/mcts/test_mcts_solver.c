@@ -202,10 +202,8 @@ static void test_proofs_exact(void **unused)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_win_in_one),
-		cmocka_unit_test(test_forced_block),
-		cmocka_unit_test(test_fpu_parent),
-		cmocka_unit_test(test_proofs_exact),
+		cmocka_unit_test(test_win_in_one), cmocka_unit_test(test_forced_block),
+		cmocka_unit_test(test_fpu_parent), cmocka_unit_test(test_proofs_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -182,8 +182,7 @@ int main(int argc, char **argv)
 	if (!g || az_test_tmpdir_make(dir, sizeof(dir), "/tmp/az-mpirec-XXXXXX", NULL, 0, NULL))
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stream),
-		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_stream), cmocka_unit_test(test_refused),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char p[128];

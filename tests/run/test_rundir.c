@@ -126,8 +126,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_metrics_append, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_keeps_bad_lines, setup, teardown),
-		cmocka_unit_test(test_temp_names),
-		cmocka_unit_test(test_restart_budget),
+		cmocka_unit_test(test_temp_names), cmocka_unit_test(test_restart_budget),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

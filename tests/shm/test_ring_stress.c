@@ -291,8 +291,7 @@ static void test_stress_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stress_processes),
-		cmocka_unit_test(test_stress_threads),
+		cmocka_unit_test(test_stress_processes), cmocka_unit_test(test_stress_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -84,8 +84,7 @@ static void test_search_finds_win(void **unused)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exact_positions),
-		cmocka_unit_test(test_search_finds_win),
+		cmocka_unit_test(test_exact_positions), cmocka_unit_test(test_search_finds_win),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
