@@ -129,7 +129,8 @@ static void cut_torn_tail(struct az_run_loop *r, uint32_t it, uint32_t worker, u
 		       "writing); %ld whole-game records kept", path, dropped, n);
 }
 
-static void phase_init(struct az_run_loop *r, const char *name, uint32_t it, uint32_t n, int workers)
+static void phase_init(struct az_run_loop *r, const char *name, uint32_t it, uint32_t n,
+		       int workers)
 {
 	struct az_phase *ph = &r->ph;
 	memset(ph, 0, sizeof(*ph));
@@ -353,9 +354,9 @@ static int iteration(struct az_run_loop *r, uint32_t it)
 	st.train_s = az_now() - t0;
 	if (rc < 0)
 		return rc;
-	az_info("iter %u train: %u steps on %llu samples, policy loss %.4f, value loss %.4f, "
-		"%.1fs", it, st.tr.steps, (unsigned long long)st.tr.samples, st.tr.policy_loss,
-		st.tr.value_loss, st.train_s);
+	az_info("iter %u train: %u step%s on %llu samples, policy loss %.4f, value loss %.4f, "
+		"%.1fs", it, st.tr.steps, st.tr.steps == 1 ? "" : "s", (unsigned long long)st.tr.samples,
+		st.tr.policy_loss, st.tr.value_loss, st.train_s);
 	if (!isfinite(st.tr.policy_loss) || !isfinite(st.tr.value_loss)) {
 		az_log("azrun: iteration %u: training diverged (policy loss %g, value loss %g); "
 		       "nothing of it is committed; lower --lr and continue with --resume", it,
