@@ -45,6 +45,7 @@ struct worker {
 	struct az_leaf leaf;
 	int exhausted; /* no more games to claim in this phase */
 	uint64_t sims;
+	uint64_t occ_sum, occ_n; /* ring occupancy samples not yet added to the control area */
 	/* Evaluation cache (NULL: off). pend_key[seq & ring mask] is the key of the leaf
 	 * published with sequence number seq, stored with its answer when that comes back. */
 	struct az_evalcache *cache;
@@ -234,6 +235,15 @@ static int drain_results(struct worker *w)
 	return n;
 }
 
+/* Add the occupancy samples gathered since the last call to the control area. */
+static void flush_occupancy(struct worker *w)
+{
+	/* Relaxed: statistics; azbench samples them while the phase runs, azrun after it. */
+	atomic_fetch_add_explicit(&w->ctl->occupancy_sum, w->occ_sum, memory_order_relaxed);
+	atomic_fetch_add_explicit(&w->ctl->occupancy_samples, w->occ_n, memory_order_relaxed);
+	w->occ_sum = w->occ_n = 0;
+}
+
 static int worker_loop(struct worker *w)
 {
 	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
@@ -280,10 +290,11 @@ static int worker_loop(struct worker *w)
 			if (rc < 0)
 				return rc;
 		}
-		/* Relaxed: statistics. */
-		atomic_fetch_add_explicit(&w->ctl->occupancy_sum, az_ring_inflight(&w->ring),
-					  memory_order_relaxed);
-		atomic_fetch_add_explicit(&w->ctl->occupancy_samples, 1, memory_order_relaxed);
+		/* Gathered here and added every 256 passes, not on every pass: the control area's
+		 * counters share one cache line that all workers write. */
+		w->occ_sum += az_ring_inflight(&w->ring);
+		if (++w->occ_n == 256)
+			flush_occupancy(w);
 		if (!progressed && az_ring_inflight(&w->ring) > 0) {
 			AZ_NVTX_PUSH("wait");
 			int rc = az_ring_wait_result(&w->ring, &wait);
@@ -419,6 +430,7 @@ int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32
 		start_game(&w, &w.games[i]);
 	rc = worker_loop(&w);
 	atomic_fetch_add_explicit(&w.ctl->sims, w.sims, memory_order_relaxed); /* relaxed: stats */
+	flush_occupancy(&w);
 	if (w.cache) {
 		struct az_evalcache_stats st;
 		az_evalcache_stats(w.cache, &st);
