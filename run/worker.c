@@ -19,7 +19,8 @@
 struct wgame {
 	int active;
 	uint64_t number;
-	struct az_tree *tree[2]; /* self-play: tree[0] for both sides; arena: one per player */
+	struct az_tree *tree[2]; /* self-play: tree[0] for both sides (tree[1] NULL); arena: one
+				  * per player */
 	uint8_t state[AZ_GAME_STATE_MAX];
 	uint32_t ply;
 	int cand_player;         /* arena: which player (0 first, 1 second) is the candidate */
@@ -376,7 +377,8 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	const struct az_game *g = w->g;
 	for (uint32_t i = 0; i < w->ngames; i++) {
 		struct wgame *gm = &w->games[i];
-		for (int p = 0; p < 2; p++) {
+		/* self-play searches both sides in tree[0]; tree[1] stays NULL */
+		for (int p = 0; p < (mode == AZ_WORKER_ARENA ? 2 : 1); p++) {
 			mp.seed = cfg->seed * 0x9e3779b97f4a7c15ull + ((uint64_t)iteration << 40) +
 				  ((uint64_t)id << 20) + i * 2u + (uint64_t)p + (uint64_t)mode * 7919;
 			if (az_tree_create(g, &mp, start, &gm->tree[p]) < 0)
