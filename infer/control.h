@@ -63,6 +63,8 @@ struct az_ctl_shm {
 	_Atomic uint64_t sims;        /* leaf evaluations + terminal visits by workers */
 	_Atomic uint64_t occupancy_sum;     /* sum over worker loop samples of ring in-flight */
 	_Atomic uint64_t occupancy_samples;
+	_Atomic uint64_t cache_hits;    /* leaves answered by a worker's evaluation cache */
+	_Atomic uint64_t cache_lookups; /* leaves looked up there (hits + misses) */
 	/* arena results, from the candidate's point of view */
 	_Atomic uint64_t arena_wins, arena_draws, arena_losses;
 	_Atomic int32_t worker_error; /* first error a worker hit (negative errno) */

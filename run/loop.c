@@ -307,6 +307,7 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 "\"mean_batch\": %.2f, \"ring_occupancy\": %.2f, \"train_samples\": %llu, "
 		 "\"train_steps\": %u, \"selfplay_s\": %.3f, \"train_s\": %.3f, "
 		 "\"arena_s\": %.3f, \"arena_evals_per_s\": %.1f, \"best_iteration\": %u, "
+		 "\"eval_cache_hit_rate\": %.4f, "
 		 "\"time\": %.3f%s}",
 		 it, (unsigned long long)c->games, (unsigned long long)c->positions,
 		 st->tr.policy_loss, st->tr.value_loss, st->score, st->promoted ? "true" : "false",
@@ -315,7 +316,9 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 c->batches ? (double)c->evals / (double)c->batches : 0.0,
 		 c->occ_n ? (double)c->occ_sum / (double)c->occ_n : 0.0,
 		 (unsigned long long)st->tr.samples, st->tr.steps, st->selfplay_s, st->train_s,
-		 st->arena_s, st->arena_evals_per_s, r->best_iteration, wall_clock(),
+		 st->arena_s, st->arena_evals_per_s, r->best_iteration,
+		 c->cache_lookups ? (double)c->cache_hits / (double)c->cache_lookups : 0.0,
+		 wall_clock(),
 		 it == r->first && r->first > 1 ? ", \"resumed\": true" : "");
 	int rc = az_rundir_metrics_commit(r->p.out, it - 1, line, err, sizeof(err));
 	if (rc < 0)

@@ -28,6 +28,8 @@ struct az_worker_params {
 	uint32_t temp_plies;       /* self-play: tau = 1 for the first N plies, then greedy */
 	uint32_t arena_temp_plies; /* arena: opening plies sampled at tau = 1 */
 	uint32_t spin;             /* ring wait: polls before the futex sleep */
+	/* Bytes of each worker's evaluation cache (run/evalcache.h); 0: no cache. */
+	size_t eval_cache_bytes;
 	int lockstep;              /* rounds: every game submits, then all results are awaited
 				    * before any tree moves on (azrun --deterministic) */
 };

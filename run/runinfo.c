@@ -55,6 +55,7 @@ static void row_from_json(const cJSON *j, struct az_metric_row *r)
 	r->evals_per_s = num(j, "evals_per_s");
 	r->mean_batch = num(j, "mean_batch");
 	r->ring_occupancy = num(j, "ring_occupancy");
+	r->eval_cache_hit_rate = num(j, "eval_cache_hit_rate");
 	r->selfplay_s = num(j, "selfplay_s");
 	r->train_s = num(j, "train_s");
 	r->arena_s = num(j, "arena_s");

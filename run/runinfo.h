@@ -13,6 +13,7 @@ struct az_metric_row {
 	double iteration, games, positions, policy_loss, value_loss;
 	double arena_score, arena_wins, arena_draws, arena_losses;
 	double evals_per_s, mean_batch, ring_occupancy;
+	double eval_cache_hit_rate; /* self-play leaves answered by the workers' caches, 0-1 */
 	double selfplay_s, train_s, arena_s;
 	double time;  /* unix seconds when the iteration completed */
 	int promoted;

@@ -269,7 +269,8 @@ void az_pipeline_reset_phase(struct az_pipeline *pl, uint64_t games)
 	atomic_store_explicit(&c->games_target, games, memory_order_relaxed);
 	_Atomic uint64_t *zero[] = {
 		&c->next_game, &c->games_done, &c->positions, &c->moves, &c->sims,
-		&c->occupancy_sum, &c->occupancy_samples, &c->arena_wins, &c->arena_draws,
+		&c->occupancy_sum, &c->occupancy_samples, &c->cache_hits, &c->cache_lookups,
+		&c->arena_wins, &c->arena_draws,
 		&c->arena_losses, &c->evals, &c->batches};
 	for (size_t i = 0; i < AZ_ARRAY_LEN(zero); i++)
 		atomic_store_explicit(zero[i], 0, memory_order_relaxed);
@@ -287,7 +288,8 @@ void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counter
 		{&s->evals, &c->evals}, {&s->batches, &c->batches}, {&s->forward_ns, &c->forward_ns},
 		{&s->games, &c->games_done}, {&s->positions, &c->positions}, {&s->moves, &c->moves},
 		{&s->sims, &c->sims}, {&s->occ_sum, &c->occupancy_sum},
-		{&s->occ_n, &c->occupancy_samples}, {&s->arena_wins, &c->arena_wins},
+		{&s->occ_n, &c->occupancy_samples}, {&s->cache_hits, &c->cache_hits},
+		{&s->cache_lookups, &c->cache_lookups}, {&s->arena_wins, &c->arena_wins},
 		{&s->arena_draws, &c->arena_draws}, {&s->arena_losses, &c->arena_losses}};
 	/* Relaxed loads: statistics; exact once their writers are reaped (waitpid orders them). */
 	for (size_t i = 0; i < AZ_ARRAY_LEN(map); i++)

@@ -104,6 +104,7 @@ struct az_pipeline_counters {
 	uint64_t evals, batches, forward_ns;   /* inference process */
 	uint64_t games, positions, moves, sims; /* workers */
 	uint64_t occ_sum, occ_n;               /* ring occupancy samples */
+	uint64_t cache_hits, cache_lookups;    /* workers' evaluation caches */
 	uint64_t arena_wins, arena_draws, arena_losses;
 	int32_t worker_error;
 };

@@ -12,13 +12,15 @@
 #include "infer/control.h"
 #include "base/nvtx.h"
 #include "shm/slot.h"
+#include "run/evalcache.h"
 #include "run/roles.h"
 #include "train/replay.h"
 
 struct wgame {
 	int active;
 	uint64_t number;
-	struct az_tree *tree[2]; /* self-play: tree[0] for both sides; arena: one per player */
+	struct az_tree *tree[2]; /* self-play: tree[0] for both sides (tree[1] NULL); arena: one
+				  * per player */
 	uint8_t state[AZ_GAME_STATE_MAX];
 	uint32_t ply;
 	int cand_player;         /* arena: which player (0 first, 1 second) is the candidate */
@@ -44,6 +46,14 @@ struct worker {
 	struct az_leaf leaf;
 	int exhausted; /* no more games to claim in this phase */
 	uint64_t sims;
+	uint64_t occ_sum, occ_n; /* ring occupancy samples not yet added to the control area */
+	/* Evaluation cache (NULL: off). pend_key[seq & ring mask] is the key of the leaf
+	 * published with sequence number seq, stored with its answer when that comes back. */
+	struct az_evalcache *cache;
+	uint64_t *pend_key;
+	/* Generation of each model slot for this process's lifetime: azrun changes a model only
+	 * between phases, and a phase's workers are forked after its models are loaded. */
+	uint32_t gen[AZ_MODEL_SLOTS];
 };
 
 static struct az_tree *cur_tree(const struct worker *w, const struct wgame *gm)
@@ -98,7 +108,8 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 	int handled = 0;
 	while (az_tree_inflight(t) < w->cfg->leaves && !az_tree_root_proven(t, NULL) &&
 	       az_tree_root_visits(t) + az_tree_inflight(t) < w->cfg->sims) {
-		void *slot = az_ring_claim(&w->ring, NULL);
+		uint64_t seq;
+		void *slot = az_ring_claim(&w->ring, &seq);
 		if (!slot)
 			break; /* ring full: results will free slots */
 		AZ_NVTX_PUSH("select");
@@ -112,8 +123,20 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 		w->sims++;
 		if (rc == AZ_SELECT_TERMINAL)
 			continue; /* claimed slot stays unpublished and is reused */
+		uint32_t model = model_for(w, gm);
+		if (w->cache) {
+			uint64_t key = az_evalcache_key(w->g, w->leaf.state);
+			float value;
+			const float *pol = az_evalcache_find(w->cache, key, model, w->gen[model],
+							     &value);
+			if (pol) { /* a hit: expand now; the claimed slot is reused */
+				az_tree_expand(t, w->leaf.node, pol, value);
+				continue;
+			}
+			w->pend_key[seq & w->ring.mask] = key;
+		}
 		struct az_slot_hdr *h = az_slot_hdr(slot);
-		h->model = model_for(w, gm);
+		h->model = model;
 		h->game = (uint32_t)(gm - w->games);
 		h->node = w->leaf.node;
 		h->status = 0;
@@ -184,7 +207,8 @@ static int drain_results(struct worker *w)
 {
 	int n = 0;
 	void *slot;
-	while ((slot = az_ring_result(&w->ring, NULL)) != NULL) {
+	uint64_t seq;
+	while ((slot = az_ring_result(&w->ring, &seq)) != NULL) {
 		struct az_slot_hdr *h = az_slot_hdr(slot);
 		uint32_t game = h->game, node = h->node;
 		AZ_ASSERT(game < w->ngames); /* our own cookie: a mismatch is a protocol bug */
@@ -196,13 +220,29 @@ static int drain_results(struct worker *w)
 			az_ring_release(&w->ring);
 			return -EPROTO;
 		}
+		const float *policy = az_slot_policy(slot, &w->lay);
+		if (w->cache) {
+			uint32_t model = h->model; /* ours, untouched by the server */
+			AZ_ASSERT(model < AZ_MODEL_SLOTS);
+			az_evalcache_put(w->cache, w->pend_key[seq & w->ring.mask], model,
+					 w->gen[model], policy, h->value);
+		}
 		AZ_NVTX_PUSH("backup");
-		az_tree_expand(cur_tree(w, gm), node, az_slot_policy(slot, &w->lay), h->value);
+		az_tree_expand(cur_tree(w, gm), node, policy, h->value);
 		AZ_NVTX_POP();
 		az_ring_release(&w->ring);
 		n++;
 	}
 	return n;
+}
+
+/* Add the occupancy samples gathered since the last call to the control area. */
+static void flush_occupancy(struct worker *w)
+{
+	/* Relaxed: statistics; azbench samples them while the phase runs, azrun after it. */
+	atomic_fetch_add_explicit(&w->ctl->occupancy_sum, w->occ_sum, memory_order_relaxed);
+	atomic_fetch_add_explicit(&w->ctl->occupancy_samples, w->occ_n, memory_order_relaxed);
+	w->occ_sum = w->occ_n = 0;
 }
 
 static int worker_loop(struct worker *w)
@@ -253,10 +293,11 @@ static int worker_loop(struct worker *w)
 			if (rc < 0)
 				return rc;
 		}
-		/* Relaxed: statistics. */
-		atomic_fetch_add_explicit(&w->ctl->occupancy_sum, az_ring_inflight(&w->ring),
-					  memory_order_relaxed);
-		atomic_fetch_add_explicit(&w->ctl->occupancy_samples, 1, memory_order_relaxed);
+		/* Gathered here and added every 256 passes, not on every pass: the control area's
+		 * counters share one cache line that all workers write. */
+		w->occ_sum += az_ring_inflight(&w->ring);
+		if (++w->occ_n == 256)
+			flush_occupancy(w);
 		if (!progressed && az_ring_inflight(&w->ring) > 0) {
 			AZ_NVTX_PUSH("wait");
 			int rc = az_ring_wait_result(&w->ring, &wait);
@@ -316,6 +357,18 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	w->games = calloc(w->ngames, sizeof(*w->games));
 	if (!w->games)
 		return -ENOMEM;
+	if (cfg->eval_cache_bytes > 0) {
+		rc = az_evalcache_create(w->g->actions, cfg->eval_cache_bytes, &w->cache);
+		if (rc < 0)
+			return rc;
+		w->pend_key = calloc(w->ring.capacity, sizeof(*w->pend_key));
+		if (!w->pend_key)
+			return -ENOMEM;
+		/* Acquire: pairs with C1 in azrun (supervise.c); the value only tags entries. */
+		for (int s = 0; s < AZ_MODEL_SLOTS; s++)
+			w->gen[s] = atomic_load_explicit(&w->ctl->model_gen[s],
+							 memory_order_acquire);
+	}
 	struct az_mcts_params mp;
 	az_mcts_params_default(&mp, w->g);
 	mp.c_puct = cfg->c_puct;
@@ -329,7 +382,8 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	const struct az_game *g = w->g;
 	for (uint32_t i = 0; i < w->ngames; i++) {
 		struct wgame *gm = &w->games[i];
-		for (int p = 0; p < 2; p++) {
+		/* self-play searches both sides in tree[0]; tree[1] stays NULL */
+		for (int p = 0; p < (mode == AZ_WORKER_ARENA ? 2 : 1); p++) {
 			mp.seed = cfg->seed * 0x9e3779b97f4a7c15ull + ((uint64_t)iteration << 40) +
 				  ((uint64_t)id << 20) + i * 2u + (uint64_t)p + (uint64_t)mode * 7919;
 			if (az_tree_create(g, &mp, start, &gm->tree[p]) < 0)
@@ -359,6 +413,8 @@ static void worker_fini(struct worker *w)
 		free(gm->hplayer);
 	}
 	free(w->games);
+	az_evalcache_destroy(w->cache);
+	free(w->pend_key);
 }
 
 int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32_t id,
@@ -381,6 +437,15 @@ int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32
 		start_game(&w, &w.games[i]);
 	rc = worker_loop(&w);
 	atomic_fetch_add_explicit(&w.ctl->sims, w.sims, memory_order_relaxed); /* relaxed: stats */
+	flush_occupancy(&w);
+	if (w.cache) {
+		struct az_evalcache_stats st;
+		az_evalcache_stats(w.cache, &st);
+		/* Relaxed: statistics, read by azrun after waitpid. */
+		atomic_fetch_add_explicit(&w.ctl->cache_hits, st.hits, memory_order_relaxed);
+		atomic_fetch_add_explicit(&w.ctl->cache_lookups, st.hits + st.misses,
+					  memory_order_relaxed);
+	}
 	if (w.rw) {
 		int rc2 = az_replay_writer_close(w.rw);
 		if (rc == 0)

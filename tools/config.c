@@ -68,6 +68,8 @@ static const struct opt base_opts[] = {
 	 "wait for a fuller batch at most this long while some worker may still add to it "
 	 "(at most 1000000)", 1},
 	{"spin", T_U32, F(spin), 0, "N", "polls before sleeping on a futex", 1},
+	{"eval-cache-mb", T_U32, F(eval_cache_mb), 0, "MB", "each worker's evaluation cache "
+	 "(position -> network answer), in MiB; 0 turns it off (at most 65536)", 1},
 	{"resume", T_FLAG, F(resume), 0, NULL, "continue the run in --out after its last "
 	 "completed iteration, with its saved configuration", 0},
 	{"quiet", T_FLAG, F(quiet), 0, NULL, "no progress output", 0},
@@ -153,7 +155,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.seed = 1, .backend = AZ_BACKEND_AUTO, .c_puct = 1.5f, .dir_eps = 0.25f,
 		.mcts_solver = 1, .fpu_reduction = 0.25f,
 		.arena_threshold = 0.55f, .train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
-		.max_batch = 256, .deadline_us = 200, .spin = 200,
+		.max_batch = 256, .deadline_us = 200, .spin = 200, .eval_cache_mb = 8,
 		/* the game's own, from its descriptor */
 		.iterations = g->iterations, .games_per_iter = g->games_per_iter, .sims = g->sims,
 		.dir_alpha = g->dir_alpha, .temp_plies = g->temp_plies, .arena_games = g->arena_games,
@@ -319,6 +321,7 @@ static const char *over_cap(const struct az_config *c)
 		const char *what;
 	} caps[] = {
 		{c->workers, 256, "--workers: at most 256"},
+		{c->eval_cache_mb, 65536, "--eval-cache-mb: at most 65536 (64 GiB per worker)"},
 		{c->sims, MAX_SIMS, "--sims: at most 1000000"},
 		{c->leaves, MAX_LEAVES, "--leaves: at most 256"},
 		{c->games_per_worker, MAX_GAMES_PER_WORKER, "--games-per-worker: at most 4096"},
@@ -720,7 +723,7 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies, .solver = c->mcts_solver,
 		.fpu_reduction = c->fpu_reduction,
 		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin,
-		.lockstep = c->deterministic};
+		.eval_cache_bytes = (size_t)c->eval_cache_mb << 20, .lockstep = c->deterministic};
 }
 
 void az_config_train_params(const struct az_config *c, struct az_trainer_proc_params *tp)

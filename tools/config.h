@@ -44,6 +44,7 @@ struct az_config {
 	uint32_t max_batch;
 	uint32_t deadline_us;
 	uint32_t spin;
+	uint32_t eval_cache_mb;    /* each worker's evaluation cache, MiB; 0: off */
 	/* the options the registered games declare (Tangled: graph, graph-file, variant,
 	 * adjudicator, epsilon), in registry order; see az_config_game_opt() */
 	union az_game_opt_value game_opt[AZ_GAME_OPTS_MAX];

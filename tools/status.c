@@ -130,6 +130,9 @@ static void print_done(const struct az_run_info *ri)
 	printf("last iter:  %.0f evals/s, mean batch %.1f, ring occupancy %.1f, policy loss "
 	       "%.4f, value loss %.4f\n", l->evals_per_s, l->mean_batch, l->ring_occupancy,
 	       l->policy_loss, l->value_loss);
+	if (!isnan(l->eval_cache_hit_rate))
+		printf("eval cache: %.1f %% of self-play leaves answered without the network\n",
+		       100.0 * l->eval_cache_hit_rate);
 	double sp = SUM(ri, selfplay_s, &n), tr = SUM(ri, train_s, &n), ar = SUM(ri, arena_s, &n);
 	double tot = sp + tr + ar;
 	char a[32], b[32], c[32], d[32];

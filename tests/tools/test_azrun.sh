@@ -11,7 +11,7 @@ tiny=(--workers 2 --games-per-worker 4 --games-per-iter 12 --sims 12 --arena-gam
 "$AZRUN" --game tictactoe --out "$T/ttt" --iterations 2 --seed 3 "${tiny[@]}" 2> "$T/log1"
 [ "$(wc -l < "$T/ttt/metrics.jsonl")" -eq 2 ] || fail "metrics.jsonl should have 2 lines"
 for k in iteration games positions policy_loss value_loss arena_score promoted evals_per_s \
-	mean_batch selfplay_s train_s arena_s arena_evals_per_s; do
+	mean_batch selfplay_s train_s arena_s arena_evals_per_s eval_cache_hit_rate; do
 	grep -q "\"$k\"" "$T/ttt/metrics.jsonl" || fail "metrics.jsonl lacks $k"
 done
 python3 - "$T/ttt/metrics.jsonl" <<'PY'
@@ -24,7 +24,10 @@ for r in rows:
     assert r["evals_per_s"] > 0 and r["mean_batch"] >= 1, r
     assert r["arena_evals_per_s"] > 0, r
     assert 0 <= r["arena_score"] <= 1, r
+    # every game starts from the same position: the cache answers some leaves, not all
+    assert 0 < r["eval_cache_hit_rate"] < 1, r
 PY
+"$AZRUN" status "$T/ttt" | grep -q "^eval cache: " || fail "azrun status lacks the cache line"
 [ -s "$T/ttt/best.safetensors" ] || fail "no best.safetensors"
 [ -s "$T/ttt/checkpoints/iter-0002.safetensors" ] || fail "no iteration checkpoint"
 ls "$T/ttt/replay/"iter-0001-w0[01].rpl > /dev/null || fail "no replay segments"
@@ -128,9 +131,11 @@ fi
 grep -q "bad.safetensors" "$T/err" || fail "error does not name the file"
 
 # Connect Four end to end, one tiny iteration, and the benchmark positions load.
+# --eval-cache-mb 0: no cache, no hits.
 "$AZRUN" --game connect4 --out "$T/c4" --iterations 1 --hidden 32 --blocks 1 "${tiny[@]}" \
-	2> "$T/log4"
+	--eval-cache-mb 0 2> "$T/log4"
 [ "$(wc -l < "$T/c4/metrics.jsonl")" -eq 1 ] || fail "connect4 metrics missing"
+grep -q '"eval_cache_hit_rate": 0.0000' "$T/c4/metrics.jsonl" || fail "cache off, yet hits"
 "$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" \
 	--positions "$SHARED/data/connect4/Test_L3_R1" --json > "$T/c4.json"
 grep -q '"positions": 1000' "$T/c4.json" || fail "Test_L3_R1 did not load 1000 positions"

@@ -48,6 +48,7 @@ struct pipe_opts {
 	uint32_t gpw[MAX_LIST];
 	int ngpw;
 	uint32_t sims, leaves; /* 0: the game's default */
+	int64_t cache_mb;      /* workers' --eval-cache-mb; -1: azrun's default */
 	uint32_t phases;       /* repeats of the finite phases (0: none) */
 	enum az_backend_kind backend;
 	int verbose;
@@ -59,13 +60,18 @@ static void usage(FILE *out)
 		"Usage: azbench pipeline [options]\n"
 		"End-to-end self-play throughput (W workers, one inference process, the shm\n"
 		"rings) on the real game and network (azrun's defaults), against the serial\n"
-		"baseline (one game, one leaf at a time, batch 1, one process) and the\n"
-		"backend's ceiling (azbench infer) at the mean batch achieved.\n\n"
+		"baseline (\"serial batch-1, the seed's design\": one game, one leaf at a\n"
+		"time, one process, no evaluation cache, through the backend's batch-1 path:\n"
+		"a GEMV without packing on the CPU) and the backend's ceiling (azbench infer)\n"
+		"at the mean batch achieved. speedup compares evals/s; with the evaluation\n"
+		"cache a simulation may need no evaluation, so compare sims_per_s too.\n\n"
 		"  --game NAME              tictactoe | connect4 | all (default all)\n"
 		"  --workers LIST           worker counts W (default 1,2,4,8,16)\n"
 		"  --games-per-worker LIST  games in flight per worker G (default 4,16)\n"
 		"  --sims N                 simulations per move (default: the game's)\n"
 		"  --leaves K               leaves in flight per game (default: azrun's)\n"
+		"  --eval-cache-mb MB       each worker's evaluation cache, 0 off (default:\n"
+		"                           azrun's)\n"
 		"  --phases N               runs of each finite phase per batching (default 3;\n"
 		"                           0: none): azrun's self-play of games-per-iter games\n"
 		"                           and its arena, adaptive vs fixed-deadline batching\n"
@@ -121,6 +127,16 @@ static int parse_opt(void *mode_opts, int c, const char *arg)
 			return -EINVAL;
 		o->phases = one[0];
 		return 0;
+	case 'C':
+		if (strcmp(arg, "0") == 0) {
+			o->cache_mb = 0;
+			return 0;
+		}
+		if (az_bench_opt_list("pipeline", "--eval-cache-mb", arg, one, &n, MAX_LIST,
+				      65536) < 0 || n != 1)
+			return -EINVAL;
+		o->cache_mb = one[0];
+		return 0;
 	case 'v':
 		o->verbose = 1;
 		return 0;
@@ -139,6 +155,7 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 		{ "sims", required_argument, NULL, 's' },
 		{ "leaves", required_argument, NULL, 'K' },
 		{ "phases", required_argument, NULL, 'P' },
+		{ "eval-cache-mb", required_argument, NULL, 'C' },
 		AZ_BENCH_LONGOPT_BACKEND,
 		{ "verbose", no_argument, NULL, 'v' },
 		AZ_BENCH_LONGOPT_HELP,
@@ -154,6 +171,7 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 	memset(o, 0, sizeof(*o));
 	o->common.seconds = DEFAULT_SECONDS;
 	o->phases = 3;
+	o->cache_mb = -1;
 	o->nworkers = az_bench_parse_u32_list("1,2,4,8,16", o->workers, MAX_LIST, 1, 256);
 	o->ngpw = az_bench_parse_u32_list("4,16", o->gpw, MAX_LIST, 1, 4096);
 	return az_bench_parse_argv(&p, argc, argv);
@@ -443,6 +461,8 @@ static int game_setup(const struct pipe_opts *o, const char *game, const char *d
 		gc->cfg.sims = o->sims;
 	if (o->leaves)
 		gc->cfg.leaves = o->leaves;
+	if (o->cache_mb >= 0)
+		gc->cfg.eval_cache_mb = (uint32_t)o->cache_mb;
 	gc->arch = (struct az_arch){ .inputs = gc->g->features, .hidden = gc->cfg.hidden,
 				     .blocks = gc->cfg.blocks, .actions = gc->g->actions };
 	snprintf(gc->net, sizeof(gc->net), "%ux%u", gc->arch.hidden, gc->arch.blocks);

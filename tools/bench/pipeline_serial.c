@@ -34,7 +34,9 @@ struct serial_eval_ctx {
 };
 
 /* One leaf, batch 1, straight through the backend: what a worker + the inference process do for
- * a leaf, without rings or batching. */
+ * a leaf, without rings, batching or the evaluation cache ("serial batch-1, the seed's design").
+ * On the CPU a batch of one takes az_model_forward()'s GEMV path (no packing), the best batch-1
+ * path there is, so the speedup over it is not inflated by sgemm's packing at M = 1. */
 static int serial_eval(void *ctx, const void *state, float *policy, float *value)
 {
 	struct serial_eval_ctx *c = ctx;

@@ -626,7 +626,8 @@ static void recommend(const struct sweep *s, const struct az_bench_table *t)
 	az_bench_row_int(&row, "target_20x_pipe", rc.ratio >= 20);
 	az_bench_row_int(&row, "target_5M_rps", rc.stream_rps >= 5e6);
 	snprintf(text, sizeof(text),
-		 "capacity=%u batch=%u deadline_us=%u wait=%s (placement %s). "
+		 "azrun --ring-capacity %u --max-batch %u --batch-deadline-us %u (ring wait: %s; "
+		 "placement %s). "
 		 "Round trip at %u B, median: ring %s spin / %s futex, pipe %s (%.1fx the ring), "
 		 "socket %s, mq %s. %u-byte stream: %.2f M req/s = %.0f%% of memcpy (%.2f M/s). "
 		 "Targets: ring median < 1 us %s, >= 20x below pipe %s, >= 5 M req/s %s.",
