@@ -33,6 +33,7 @@
 #include "shm/segment.h"
 #include "shm/slot.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/test_util.h"
 
 #define NRINGS 3
 #define CAPACITY 16
@@ -359,9 +360,8 @@ static void fx_setup(struct fixture *f)
 
 	f->m = random_model(&arch, 5);
 	f->e = make_requests(f->m);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/az-test-server-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->ckpt, sizeof(f->ckpt), "%s/m.safetensors", f->dir);
+	assert_int_equal(az_test_tmpdir_make(f->dir, sizeof(f->dir), "/tmp/az-test-server-XXXXXX",
+					     f->ckpt, sizeof(f->ckpt), "m.safetensors"), 0);
 	snprintf(f->m->game, sizeof(f->m->game), "test");
 	assert_int_equal(az_ckpt_save(f->ckpt, f->m, err, sizeof(err)), 0);
 }

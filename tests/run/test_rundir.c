@@ -17,14 +17,14 @@
 #include "base/util.h"
 #include "run/rundir.h"
 #include "run/supervise.h"
+#include "tests/test_util.h"
 
 static char dir[64];
 
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/az-rundir-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return az_test_tmpdir_make(dir, sizeof(dir), "/tmp/az-rundir-XXXXXX", NULL, 0, NULL);
 }
 
 static int teardown(void **state)

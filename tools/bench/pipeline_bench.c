@@ -30,13 +30,6 @@
 #include "run/supervise.h"
 #include "base/util.h"
 
-#define interrupted az_sv_interrupted()
-
-static double now_s(void)
-{
-	return az_now();
-}
-
 /* ---- options ---- */
 
 struct pipe_opts {
@@ -188,7 +181,7 @@ static void sample(const struct az_pipeline *pl, struct counters *s)
 {
 	struct az_pipeline_counters c;
 	az_pipeline_sample(pl, &c);
-	*s = (struct counters){.t = now_s(), .evals = c.evals, .batches = c.batches,
+	*s = (struct counters){.t = az_now(), .evals = c.evals, .batches = c.batches,
 			       .forward_ns = c.forward_ns, .games = c.games, .occ_sum = c.occ_sum,
 			       .occ_n = c.occ_n};
 }
@@ -271,10 +264,10 @@ static int run_config(const struct game_ctx *gc, const struct pipe_opts *o, cons
 		goto out;
 	}
 	/* Warm-up: the first evaluation (trees, rings and caches alive), then WARM_S more. */
-	double t0 = now_s();
+	double t0 = az_now();
 	while (rc == 0 && atomic_load_explicit(&pr.pl.ctl->evals, memory_order_relaxed) == 0) {
 		rc = az_phase_watch(&pr.pl, &pr.ph, 0.01); /* relaxed load above: a counter, polled */
-		if (rc == 0 && now_s() - t0 > 60)
+		if (rc == 0 && az_now() - t0 > 60)
 			rc = -ETIMEDOUT;
 	}
 	if (rc == 0)
@@ -321,7 +314,7 @@ static int run_phases(const struct pipe_opts *o, const struct game_ctx *gc, cons
 		      struct phase_set *ps)
 {
 	memset(ps, 0, sizeof(*ps));
-	for (uint32_t rep = 0; rep < o->phases && !interrupted; rep++) {
+	for (uint32_t rep = 0; rep < o->phases && !az_sv_interrupted(); rep++) {
 		for (int m = 0; m < 2; m++) {
 			for (int k = 0; k < 2; k++) {
 				int fixed = (int)((rep + (uint32_t)k) % 2);
@@ -345,8 +338,8 @@ static int run_phases(const struct pipe_opts *o, const struct game_ctx *gc, cons
 			}
 		}
 	}
-	ps->done = o->phases > 0 && !interrupted;
-	return interrupted ? -EINTR : 0;
+	ps->done = o->phases > 0 && !az_sv_interrupted();
+	return az_sv_interrupted() ? -EINTR : 0;
 }
 
 /* ---- the sweep ---- */
@@ -589,7 +582,7 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 	char skipped[256] = "";
 	int ntotal, rc = 0;
 	int n = plan(o, cf, &ntotal, &measure);
-	double deadline = now_s() + o->common.seconds;
+	double deadline = az_now() + o->common.seconds;
 	for (int gi = 0; gi < o->ngames && rc == 0; gi++) {
 		rc = game_setup(o, o->games[gi], dir, &gcs[gi]);
 		if (rc < 0)
@@ -597,7 +590,7 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 		az_bench_progress(&o->common, "pipeline: %s %s serial baseline, %.1fs\n",
 				  o->games[gi], gcs[gi].net, measure);
 		rc = az_pipeline_run_serial(&gcs[gi], o->backend, measure, &sr[gi]);
-		if (rc < 0 && interrupted)
+		if (rc < 0 && az_sv_interrupted())
 			return -EINTR;
 		if (rc < 0) {
 			fprintf(stderr, "azbench pipeline: serial baseline: %s %s\n", strerror(-rc),
@@ -612,11 +605,11 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 	if (rc < 0)
 		return rc;
 	int planned = n;
-	for (int i = 0; i < planned && !interrupted; i++) {
+	for (int i = 0; i < planned && !az_sv_interrupted(); i++) {
 		const struct game_ctx *gc = &gcs[cf[i].game];
 		/* Keep a reserve for the ceilings measured after the sweep. */
 		double reserve = o->ngames * CEILING_S * 4;
-		if (i > 0 && now_s() + measure + OVERHEAD_S + WARM_S + reserve > deadline) {
+		if (i > 0 && az_now() + measure + OVERHEAD_S + WARM_S + reserve > deadline) {
 			n = i;
 			break;
 		}
@@ -650,7 +643,7 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 		double sc = 0;
 
 		rc = game_ceilings(&gcs[gi], gi, cf, n, o->backend, s, &sc);
-		if (rc < 0 && !interrupted)
+		if (rc < 0 && !az_sv_interrupted())
 			fprintf(stderr, "azbench pipeline: ceiling: %s\n", strerror(-rc));
 		add_row(t, &gcs[gi], "serial", be, 1, 1, 1, &r, serial_eps[gi], sc);
 		for (int i = 0; i < n; i++)
@@ -664,9 +657,9 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 					gcs[gi].cfg.games_per_worker, gcs[gi].cfg.leaves,
 					&phases[gi].r[m][k], serial_eps[gi], 0);
 	}
-	if (rc == 0 && !interrupted)
+	if (rc == 0 && !az_sv_interrupted())
 		recommend(o, gcs, cf, n, serial_eps, skipped, rec);
-	for (int gi = 0; gi < o->ngames && rc == 0 && !interrupted; gi++) {
+	for (int gi = 0; gi < o->ngames && rc == 0 && !az_sv_interrupted(); gi++) {
 		const struct phase_set *ps = &phases[gi];
 		size_t l = strlen(rec->text);
 
@@ -679,7 +672,7 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 			 ps->r[1][0].evals_per_s / ps->r[1][1].evals_per_s,
 			 ps->r[1][0].evals_per_s / ps->r[0][0].evals_per_s);
 	}
-	return interrupted ? -EINTR : rc;
+	return az_sv_interrupted() ? -EINTR : rc;
 }
 
 int az_bench_pipeline(int argc, char **argv)
