@@ -36,6 +36,8 @@ static const struct opt base_opts[] = {
 	{"games-per-iter", T_U32, F(games_per_iter), 0, "N", "self-play games per iteration", 1},
 	{"sims", T_U32, F(sims), 0, "N", "MCTS simulations per move", 1},
 	{"leaves", T_U32, F(leaves), 0, "K", "leaves in flight per game (virtual loss)", 1},
+	{"arena-leaves", T_U32, F(arena_leaves), 0, "K", "arena: leaves in flight per game; 0: "
+	 "enough for full batches, ceil(G*K / arena games per worker), at most 8 and sims/8", 1},
 	{"seed", T_U64, F(seed), 0, "S", "random seed: the first network, search noise and training "
 	 "samples; games still depend on timing (batching, workers) unless --deterministic", 1},
 	{"deterministic", T_FLAG, F(deterministic), 0, NULL, "the same --seed gives bit-identical "
@@ -324,6 +326,7 @@ static const char *over_cap(const struct az_config *c)
 		{c->eval_cache_mb, 65536, "--eval-cache-mb: at most 65536 (64 GiB per worker)"},
 		{c->sims, MAX_SIMS, "--sims: at most 1000000"},
 		{c->leaves, MAX_LEAVES, "--leaves: at most 256"},
+		{c->arena_leaves, MAX_LEAVES, "--arena-leaves: at most 256"},
 		{c->games_per_worker, MAX_GAMES_PER_WORKER, "--games-per-worker: at most 4096"},
 		{c->hidden, MAX_HIDDEN, "--hidden: at most 8192"},
 		{c->blocks, MAX_BLOCKS, "--blocks: at most 128"},
@@ -719,7 +722,7 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 	*wp = (struct az_worker_params){
 		.game = c->game, .games_per_worker = c->games_per_worker, .workers = c->workers,
 		.sims = c->sims,
-		.leaves = c->leaves, .seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
+		.leaves = c->leaves, .arena_leaves = c->arena_leaves, .seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
 		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies, .solver = c->mcts_solver,
 		.fpu_reduction = c->fpu_reduction,
 		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin,

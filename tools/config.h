@@ -19,6 +19,7 @@ struct az_config {
 	uint32_t games_per_iter;
 	uint32_t sims;             /* simulations per move */
 	uint32_t leaves;           /* K: leaves in flight per game (virtual loss) */
+	uint32_t arena_leaves;     /* arena K; 0: automatic (az_arena_leaves) */
 	uint64_t seed;
 	enum az_backend_kind backend;
 	/* search */
