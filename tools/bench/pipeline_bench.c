@@ -45,6 +45,7 @@ struct pipe_opts {
 	uint32_t sims, leaves; /* 0: the game's default */
 	int64_t cache_mb;      /* workers' --eval-cache-mb; -1: azrun's default */
 	uint32_t default_runs; /* runs of azrun's defaults per game (0: none) */
+	const char *cache;     /* --eval-cache; NULL: azrun's default */
 	uint32_t phases;       /* repeats of the finite phases (0: none) */
 	enum az_backend_kind backend;
 	int verbose;
@@ -72,6 +73,7 @@ static void usage(FILE *out)
 		"  --leaves K               leaves in flight per game (default: azrun's)\n"
 		"  --eval-cache-mb MB       each worker's evaluation cache, 0 off (default:\n"
 		"                           azrun's)\n"
+		"  --eval-cache MODE        worker | shared | off (default: azrun's)\n"
 		"  --default-runs N         runs of azrun's defaults per game (default %d, at\n"
 		"                           most %d; 0: none, and no recommendation)\n"
 		"  --phases N               runs of each finite phase per batching (default 3;\n"
@@ -154,6 +156,14 @@ static int parse_opt(void *mode_opts, int c, const char *arg)
 			return -EINVAL;
 		o->default_runs = one[0];
 		return 0;
+	case 'E':
+		if (strcmp(arg, "worker") && strcmp(arg, "shared") && strcmp(arg, "off")) {
+			fprintf(stderr, "azbench pipeline: --eval-cache: '%s' is not worker, shared "
+				"or off\n", arg);
+			return -EINVAL;
+		}
+		o->cache = arg;
+		return 0;
 	case 'v':
 		o->verbose = 1;
 		return 0;
@@ -174,6 +184,7 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 		{ "phases", required_argument, NULL, 'P' },
 		{ "eval-cache-mb", required_argument, NULL, 'C' },
 		{ "default-runs", required_argument, NULL, 'D' },
+		{ "eval-cache", required_argument, NULL, 'E' },
 		AZ_BENCH_LONGOPT_BACKEND,
 		{ "verbose", no_argument, NULL, 'v' },
 		AZ_BENCH_LONGOPT_HELP,
@@ -537,7 +548,7 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 
 	for (int gi = 0; gi < o->ngames; gi++) {
 		struct az_pipeline_game pg = { o->games[gi], o->backend, o->sims, o->leaves,
-					       o->cache_mb };
+					       o->cache_mb, o->cache };
 		rc = az_pipeline_game_setup(&pg, dir, &gcs[gi]);
 		if (rc < 0)
 			return rc;

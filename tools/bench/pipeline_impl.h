@@ -47,6 +47,7 @@ struct az_pipeline_game {
 	enum az_backend_kind backend;
 	uint32_t sims, leaves; /* 0: the game's default */
 	int64_t cache_mb;      /* --eval-cache-mb; -1: azrun's default */
+	const char *cache;     /* --eval-cache worker | shared | off; NULL: azrun's default */
 };
 
 /* azrun's defaults for p->game with p's overrides into gc->cfg, and a randomly initialised

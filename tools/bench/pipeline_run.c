@@ -62,6 +62,7 @@ static int start_pipeline(struct pipe_run *pr, int verbose)
 	const struct az_config *cfg = &pr->cfg;
 	struct az_pipeline_params pp = {
 		.rings = cfg->workers, .ring_capacity = cfg->ring_capacity, .seg_tag = "bench",
+		.eval_cache_shared_bytes = az_config_eval_cache_shared_bytes(cfg),
 		.infer = {.backend = cfg->backend, .features = pr->gc->g->features,
 			  .actions = pr->gc->g->actions, .max_batch = cfg->max_batch,
 			  .deadline_us = cfg->deadline_us, .spin = cfg->spin,
@@ -158,6 +159,8 @@ int az_pipeline_game_setup(const struct az_pipeline_game *p, const char *dir, st
 		gc->cfg.leaves = p->leaves;
 	if (p->cache_mb >= 0)
 		gc->cfg.eval_cache_mb = (uint32_t)p->cache_mb;
+	if (p->cache)
+		snprintf(gc->cfg.eval_cache, sizeof(gc->cfg.eval_cache), "%s", p->cache);
 	gc->arch = (struct az_arch){ .inputs = gc->g->features, .hidden = gc->cfg.hidden,
 				     .blocks = gc->cfg.blocks, .actions = gc->g->actions };
 	snprintf(gc->net, sizeof(gc->net), "%ux%u", gc->arch.hidden, gc->arch.blocks);
