@@ -330,6 +330,19 @@ static double machine_limit(const char *backend, double ceiling, double search_s
 	return (double)cores / (fwd + search_s);
 }
 
+/* A reference rate `key` = ref and `frac` = v / ref, or both not applicable when ref is 0. */
+static void ref_cols(struct az_bench_row *row, const char *key, const char *frac, double ref,
+		     double v)
+{
+	if (ref > 0) {
+		az_bench_row_num(row, key, ref, 0);
+		az_bench_row_num(row, frac, v / ref, 3);
+	} else {
+		az_bench_row_none(row, key);
+		az_bench_row_none(row, frac);
+	}
+}
+
 static void add_row(struct az_bench_table *t, const struct game_ctx *gc, const char *setup,
 		    const char *backend, uint32_t W, uint32_t G, uint32_t K,
 		    const struct pipe_result *r, const struct pipe_result *serial, double ceiling,
@@ -363,20 +376,8 @@ static void add_row(struct az_bench_table *t, const struct game_ctx *gc, const c
 		az_bench_row_none(&row, "speedup");
 		az_bench_row_none(&row, "sims_speedup");
 	}
-	if (ceiling > 0) {
-		az_bench_row_num(&row, "ceiling_evals_per_s", ceiling, 0);
-		az_bench_row_num(&row, "ceiling_frac", r->evals_per_s / ceiling, 3);
-	} else {
-		az_bench_row_none(&row, "ceiling_evals_per_s");
-		az_bench_row_none(&row, "ceiling_frac");
-	}
-	if (limit > 0) {
-		az_bench_row_num(&row, "limit_evals_per_s", limit, 0);
-		az_bench_row_num(&row, "limit_frac", r->evals_per_s / limit, 3);
-	} else {
-		az_bench_row_none(&row, "limit_evals_per_s");
-		az_bench_row_none(&row, "limit_frac");
-	}
+	ref_cols(&row, "ceiling_evals_per_s", "ceiling_frac", ceiling, r->evals_per_s);
+	ref_cols(&row, "limit_evals_per_s", "limit_frac", limit, r->evals_per_s);
 	az_bench_row_num(&row, "seconds", r->seconds, 2);
 	AZ_ASSERT(az_bench_table_add(t, &row) == 0);
 }
