@@ -33,6 +33,9 @@ struct az_worker_params {
 	uint32_t spin;             /* ring wait: polls before the futex sleep */
 	/* Bytes of each worker's evaluation cache (run/evalcache.h); 0: no cache. */
 	size_t eval_cache_bytes;
+	/* 1: use the segment's shared evaluation cache instead (az_pipeline_params'
+	 * eval_cache_shared_bytes made it); eval_cache_bytes is then ignored. */
+	int eval_cache_shared;
 	int lockstep;              /* rounds: every game submits, then all results are awaited
 				    * before any tree moves on (azrun --deterministic) */
 };

@@ -373,10 +373,16 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	w->games = calloc(w->ngames, sizeof(*w->games));
 	if (!w->games)
 		return -ENOMEM;
-	if (cfg->eval_cache_bytes > 0) {
+	if (cfg->eval_cache_shared) {
+		size_t bytes;
+		void *mem = az_evalcache_seg_region(seg, &bytes);
+		rc = az_evalcache_attach(mem, bytes, w->g->actions, &w->cache);
+	} else if (cfg->eval_cache_bytes > 0) {
 		rc = az_evalcache_create(w->g->actions, cfg->eval_cache_bytes, &w->cache);
-		if (rc < 0)
-			return rc;
+	}
+	if (rc < 0)
+		return rc;
+	if (w->cache) {
 		w->pend_key = calloc(w->ring.capacity, sizeof(*w->pend_key));
 		if (!w->pend_key)
 			return -ENOMEM;
