@@ -295,7 +295,7 @@ static int cuda_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
 	cudaDeviceProp prop;
 	int ret = 0, dev = 0;
 
-	if (az_cuda_math_env() < 0)
+	if (az_cuda_math_env() < 0 || a->kind != AZ_NET_MLP) /* kernels: the MLP only */
 		return -EINVAL;
 	if (feed && strcmp(feed, "gather") != 0 && strcmp(feed, "dma") != 0)
 		return -EINVAL;

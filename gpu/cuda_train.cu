@@ -202,7 +202,7 @@ int az_cuda_train_dev_create(const struct az_arch *a, const float *params,
 	int ret = 0;
 
 	if (!a || !params || !o || !out || max_batch == 0 || !a->inputs || !a->hidden ||
-	    !a->actions || !(o->lr > 0.0f) || az_cuda_math_env() < 0)
+	    !a->actions || a->kind != AZ_NET_MLP || !(o->lr > 0.0f) || az_cuda_math_env() < 0)
 		return -EINVAL;
 	if (!az_cuda_available())
 		return -ENODEV;
