@@ -70,9 +70,12 @@ static int check_network(struct az_rundir_check *t, const char *path, int damage
 		say(t, damage, "%s: a %s network (%u inputs, %u actions), but the run plays %s", path,
 		    m->game, a->inputs, a->actions, g->name);
 		rc = -1;
-	} else if (t->hidden && (a->hidden != t->hidden || a->blocks != t->blocks)) {
-		say(t, damage, "%s: architecture %ux%u, but run.json says %ux%u", path, a->hidden,
-		    a->blocks, t->hidden, t->blocks);
+	} else if (t->hidden && (a->kind != t->net || a->hidden != t->hidden ||
+				 a->blocks != t->blocks)) {
+		char have[48];
+		az_arch_format(a, have, sizeof(have));
+		say(t, damage, "%s: architecture %s, but run.json says %s:%ux%u", path, have,
+		    az_net_kind_name(t->net), t->hidden, t->blocks);
 		rc = -1;
 	}
 	az_model_destroy(m);
