@@ -329,8 +329,39 @@ static void test_backends(void **state)
 	az_model_destroy(m);
 }
 
-int main(void)
+/* test_resnet --forward CKPT: the logits and value of CKPT's net for x[i] = (i * 7 % 5 == 0),
+ * "l0 l1 ... | v", for tests/tools/check_resnet_numpy.py to recompute in NumPy. */
+static int print_forward(const char *ckpt)
 {
+	struct az_model *m = NULL;
+	struct az_acts acts;
+	char err[512];
+
+	if (az_ckpt_load(ckpt, &m, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	float *x = calloc(m->arch.inputs, sizeof(float));
+
+	if (!x || az_acts_create(&m->arch, 1, &acts) < 0)
+		return 2;
+	for (uint32_t i = 0; i < m->arch.inputs; i++)
+		x[i] = i * 7 % 5 == 0 ? 1.0f : 0.0f;
+	az_model_forward(m, 1, x, &acts);
+	for (uint32_t a = 0; a < m->arch.actions; a++)
+		printf("%.9g ", (double)acts.logits[a]);
+	printf("| %.9g\n", (double)acts.value[0]);
+	az_acts_destroy(&acts);
+	free(x);
+	az_model_destroy(m);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "--forward") == 0)
+		return print_forward(argv[2]);
+
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forward_matches_naive),
 		cmocka_unit_test(test_tensor_table),

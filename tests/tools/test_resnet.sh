@@ -4,9 +4,10 @@
 # verify clean, the checkpoint is a ResNet with [out, in, kh, kw] conv tensors that azeval and
 # azplay load, and the architecture is held on resume (command line and config file) and refused
 # for a game without a board shape.
-# Usage: test_resnet.sh AZRUN AZEVAL AZPLAY CHECK_SAFETENSORS_PY
+# The C forward pass is recomputed in NumPy with PyTorch's conv semantics when NumPy is there.
+# Usage: test_resnet.sh AZRUN AZEVAL AZPLAY CHECK_SAFETENSORS_PY TEST_RESNET
 set -euo pipefail
-AZRUN=$1 AZEVAL=$2 AZPLAY=$3 CHECK=$4
+AZRUN=$1 AZEVAL=$2 AZPLAY=$3 CHECK=$4 TEST_RESNET=$5
 . "$(dirname "$0")/lib.sh"
 tiny=(--workers 2 --games-per-worker 4 --games-per-iter 12 --sims 12 --arena-games 4 --quiet)
 
@@ -64,6 +65,14 @@ grep -q "architecture resnet:8x1, but run.json says mlp:8x1" "$T/verify" \
 "$AZRUN" verify --out "$T/c4" > "$T/verify" 2>&1 || fail "verify c4: $(cat "$T/verify")"
 python3 "$CHECK" "$T/c4/best.safetensors" > "$T/check" 2>&1 || fail "check c4: $(cat "$T/check")"
 grep -Eq "policy.fc.weight +F32 \[7, 84\]" "$T/check" || fail "c4 policy fc not [7, 84]"
+# one training iteration moved the weights off their initialisation: a real network to compare
+"$TEST_RESNET" --forward "$T/c4/checkpoints/iter-0001.safetensors" > "$T/fwd" \
+	|| fail "test_resnet --forward failed"
+set +e
+python3 "$(dirname "$0")/check_resnet_numpy.py" "$T/c4/checkpoints/iter-0001.safetensors" \
+	"$(cat "$T/fwd")" > "$T/numpy" 2>&1; rc=$?
+set -e
+[ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "NumPy disagrees with the C forward: $(cat "$T/numpy")"
 
 # No board shape, no ResNet; and the net's text is checked, one message each, nothing written.
 for bad in "--game tangled --graph 3 --net resnet:8x1|no board shape" \
