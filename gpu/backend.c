@@ -253,19 +253,6 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 		ret = -ENODEV;
 		goto err_free;
 	}
-	if (a->kind != AZ_NET_MLP && b->ops != &az_backend_cpu_ops &&
-	    b->ops != &az_backend_cpu_async_ops) {
-		/* the CUDA kernels have the MLP's layers only (gpu/cuda_net.cu) */
-		if (kind != AZ_BACKEND_AUTO) {
-			az_set_err(why, whylen, "--net %s: CPU backend only in this build (use "
-				   "--backend cpu)", az_net_kind_name(a->kind));
-			ret = -EINVAL;
-			goto err_free;
-		}
-		az_set_err(why, whylen, "cpu: --net %s: CPU backend only in this build",
-			   az_net_kind_name(a->kind));
-		b->ops = &az_backend_cpu_ops;
-	}
 	ret = b->ops->create(a, max_batch, &b->ctx);
 	if (ret && kind == AZ_BACKEND_AUTO && b->ops != &az_backend_cpu_ops) {
 		/* A visible device that fails to initialise still leaves the reference backend. */

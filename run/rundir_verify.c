@@ -72,10 +72,12 @@ static int check_network(struct az_rundir_check *t, const char *path, int damage
 		rc = -1;
 	} else if (t->hidden && (a->kind != t->net || a->hidden != t->hidden ||
 				 a->blocks != t->blocks)) {
-		char have[48];
-		az_arch_format(a, have, sizeof(have));
-		say(t, damage, "%s: architecture %s, but run.json says %s:%ux%u", path, have,
-		    az_net_kind_name(t->net), t->hidden, t->blocks);
+		/* an MLP as "HxR" (as the checkpoint's arch), a ResNet as "resnet:FxR" */
+		const char *kind[2] = {a->kind ? az_net_kind_name(a->kind) : "",
+				       t->net ? az_net_kind_name(t->net) : ""};
+		say(t, damage, "%s: architecture %s%s%ux%u, but run.json says %s%s%ux%u", path,
+		    kind[0], *kind[0] ? ":" : "", a->hidden, a->blocks, kind[1],
+		    *kind[1] ? ":" : "", t->hidden, t->blocks);
 		rc = -1;
 	}
 	az_model_destroy(m);

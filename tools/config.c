@@ -55,8 +55,8 @@ static const struct opt base_opts[] = {
 	 "arena opening plies at temperature 1", 1},
 	{"arena-threshold", T_F32, F(arena_threshold), 0, "X", "promotion score", 1},
 	{"net", T_NET, F(net), 0, "KIND:WxR", "network: mlp:HxR (residual MLP, H wide) or "
-	 "resnet:FxR (AlphaZero's residual convnet, F filters; boards only: tictactoe, connect4; "
-	 "CPU backend only) with R residual blocks; mlp or resnet alone keeps --hidden/--blocks",
+	 "resnet:FxR (AlphaZero's residual convnet, F filters; boards only: tictactoe, connect4) "
+	 "with R residual blocks; mlp or resnet alone keeps --hidden/--blocks",
 	 1},
 	{"hidden", T_U32, F(hidden), 0, "H", "network width (ResNet: filters)", 1},
 	{"blocks", T_U32, F(blocks), 0, "R", "residual blocks", 1},

@@ -92,12 +92,6 @@ int az_train_backend_create(enum az_backend_kind kind, struct az_model *m,
 	ops = pick(kind, why, whylen);
 	if (!ops)
 		return -ENODEV;
-	if (m->arch.kind != AZ_NET_MLP && ops != &az_train_cpu_ops) {
-		/* the GPU trainer has the MLP's layers only (gpu/cuda_train.cu) */
-		az_set_err(why, whylen, "--net %s: CPU backend only in this build (use --backend "
-			   "cpu)", az_net_kind_name(m->arch.kind));
-		return -EINVAL;
-	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;

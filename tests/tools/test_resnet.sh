@@ -55,7 +55,7 @@ sed -i 's/"resnet:8x1"/"mlp:8x1"/' "$T/ttt/run.json"
 set +e
 "$AZRUN" verify --out "$T/ttt" > "$T/verify" 2>&1
 set -e
-grep -q "architecture resnet:8x1, but run.json says mlp:8x1" "$T/verify" \
+grep -q "architecture resnet:8x1, but run.json says 8x1" "$T/verify" \
 	|| fail "verify missed the architecture mismatch: $(head -3 "$T/verify")"
 
 # Connect Four: planes 2 x 6 x 7.
