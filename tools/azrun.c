@@ -28,7 +28,8 @@ static void run_params(const struct az_config *c, const struct az_game *g, const
 		.out = c->out, .g = g, .iterations = c->iterations, .workers = c->workers,
 		.games_per_iter = c->games_per_iter, .arena_games = c->arena_games,
 		.arena_threshold = c->arena_threshold, .window = c->window, .net = c->net,
-		.hidden = c->hidden, .blocks = c->blocks, .seed = c->seed, .game_options = options, .quiet = c->quiet};
+		.hidden = c->hidden, .blocks = c->blocks, .seed = c->seed, .game_options = options,
+		.quiet = c->quiet};
 	az_config_worker_params(c, &p->worker);
 	az_config_train_params(c, &p->train);
 	p->pipeline = (struct az_pipeline_params){
