@@ -88,6 +88,21 @@ static void checkpoints(const char *tmp)
 	buf = slurp(tmp, &n);
 	put("checkpoint", "ok-no-blocks.safetensors", -1, buf, n);
 	free(buf);
+
+	/* a ResNet: 4-D conv tensors and the board metadata (planes, height, width) */
+	struct az_arch ar = {.inputs = 8, .hidden = 2, .blocks = 1, .actions = 3,
+			     .kind = AZ_NET_RESNET, .planes = 2, .height = 2, .width = 2};
+
+	if (az_model_create(&ar, &m) < 0)
+		exit(1);
+	az_model_init_random(m, 9);
+	snprintf(m->game, sizeof(m->game), "tictactoe");
+	if (az_ckpt_save(tmp, m, err, sizeof(err)) < 0)
+		exit(1);
+	az_model_destroy(m);
+	buf = slurp(tmp, &n);
+	put("checkpoint", "ok-resnet.safetensors", -1, buf, n);
+	free(buf);
 	unlink(tmp);
 }
 
