@@ -71,11 +71,12 @@ static void resnet_shape(const struct az_arch *a, uint32_t i, struct az_tensor *
 	uint32_t V = AZ_RESNET_VALUE_HIDDEN;
 
 	if (i < 2 + 4 * R) {
-		uint32_t b = (i - 2) / 4, k = (i - 2) % 4;
-		int weight = i < 2 ? i == 0 : k % 2 == 0;
+		/* trunk.conv (i = 0, 1), then block b's conv1 and conv2 (k = 0..3 from i = 2) */
+		uint32_t b = i < 2 ? 0 : (i - 2) / 4, k = i < 2 ? i : (i - 2) % 4;
+		int weight = k % 2 == 0;
 
 		if (i < 2)
-			snprintf(t->name, sizeof(t->name), "trunk.conv.%s", i == 0 ? "weight" : "bias");
+			snprintf(t->name, sizeof(t->name), "trunk.conv.%s", weight ? "weight" : "bias");
 		else
 			snprintf(t->name, sizeof(t->name), "block.%u.conv%u.%s", b, k / 2 + 1,
 				 weight ? "weight" : "bias");
