@@ -44,6 +44,7 @@ struct pipe_opts {
 	int64_t cache_mb;      /* workers' --eval-cache-mb; -1: azrun's default */
 	uint32_t phases;       /* repeats of the finite phases (0: none) */
 	enum az_backend_kind backend;
+	uint32_t hidden, blocks, net; /* --net; hidden 0: the game's default network */
 	int verbose;
 };
 
@@ -62,6 +63,8 @@ static void usage(FILE *out)
 		"  --workers LIST           worker counts W (default 1,2,4,8,16)\n"
 		"  --games-per-worker LIST  games in flight per worker G (default 4,16)\n"
 		"  --sims N                 simulations per move (default: the game's)\n"
+		"  --net HxR                the network (default: the game's); mlp:HxR, or\n"
+		"                           resnet:FxR (F filters; tictactoe, connect4)\n"
 		"  --leaves K               leaves in flight per game (default: azrun's)\n"
 		"  --eval-cache-mb MB       each worker's evaluation cache, 0 off (default:\n"
 		"                           azrun's)\n"
@@ -150,6 +153,7 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 		{ "phases", required_argument, NULL, 'P' },
 		{ "eval-cache-mb", required_argument, NULL, 'C' },
 		AZ_BENCH_LONGOPT_BACKEND,
+		AZ_BENCH_LONGOPT_NET,
 		{ "verbose", no_argument, NULL, 'v' },
 		AZ_BENCH_LONGOPT_HELP,
 		AZ_BENCH_COMMON_LONGOPTS,
@@ -158,6 +162,7 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 	const struct az_bench_argv p = {
 		.mode = "pipeline", .longopts = longopts, .common = &o->common, .usage = usage,
 		.games = o->games, .ngames = &o->ngames, .backend = &o->backend,
+		.hidden = &o->hidden, .blocks = &o->blocks, .net = &o->net,
 		.opt = parse_opt, .mode_opts = o,
 	};
 
@@ -456,9 +461,23 @@ static int game_setup(const struct pipe_opts *o, const char *game, const char *d
 		gc->cfg.leaves = o->leaves;
 	if (o->cache_mb >= 0)
 		gc->cfg.eval_cache_mb = (uint32_t)o->cache_mb;
+	if (o->hidden) {
+		gc->cfg.net = o->net;
+		gc->cfg.hidden = o->hidden;
+		gc->cfg.blocks = o->blocks;
+	}
 	gc->arch = (struct az_arch){ .inputs = gc->g->features, .hidden = gc->cfg.hidden,
-				     .blocks = gc->cfg.blocks, .actions = gc->g->actions };
-	snprintf(gc->net, sizeof(gc->net), "%ux%u", gc->arch.hidden, gc->arch.blocks);
+				     .blocks = gc->cfg.blocks, .actions = gc->g->actions,
+				     .kind = gc->cfg.net };
+	if (gc->arch.kind == AZ_NET_RESNET) {
+		gc->arch.planes = gc->g->planes;
+		gc->arch.height = gc->g->height;
+		gc->arch.width = gc->g->width;
+	}
+	if (gc->arch.kind == AZ_NET_MLP) /* the "HxR" MLP rows always had */
+		snprintf(gc->net, sizeof(gc->net), "%ux%u", gc->arch.hidden, gc->arch.blocks);
+	else
+		az_arch_format(&gc->arch, gc->net, sizeof(gc->net));
 	snprintf(gc->ckpt, sizeof(gc->ckpt), "%s/%s.safetensors", dir, game);
 	int rc = az_model_create(&gc->arch, &m);
 	if (rc < 0)
