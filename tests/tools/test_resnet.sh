@@ -5,9 +5,10 @@
 # azplay load, and the architecture is held on resume (command line and config file) and refused
 # for a game without a board shape.
 # The C forward pass is recomputed in NumPy with PyTorch's conv semantics when NumPy is there.
-# Usage: test_resnet.sh AZRUN AZEVAL AZPLAY CHECK_SAFETENSORS_PY TEST_RESNET
+# azbench infer and train measure it (--net resnet:FxR).
+# Usage: test_resnet.sh AZRUN AZEVAL AZPLAY CHECK_SAFETENSORS_PY TEST_RESNET AZBENCH
 set -euo pipefail
-AZRUN=$1 AZEVAL=$2 AZPLAY=$3 CHECK=$4 TEST_RESNET=$5
+AZRUN=$1 AZEVAL=$2 AZPLAY=$3 CHECK=$4 TEST_RESNET=$5 AZBENCH=$6
 . "$(dirname "$0")/lib.sh"
 tiny=(--workers 2 --games-per-worker 4 --games-per-iter 12 --sims 12 --arena-games 4 --quiet)
 
@@ -88,5 +89,13 @@ for bad in "--game tangled --graph 3 --net resnet:8x1|no board shape" \
 	grep -q -- "$want" "$T/err" || fail "$args: no '$want' in: $(cat "$T/err")"
 	[ "$(wc -l < "$T/err")" -eq 1 ] || fail "$args: more than one line"
 	[ ! -e "$T/bad" ] || fail "$args: created the run directory"
+done
+# azbench: the ResNet's rows carry its name.
+for mode in infer train; do
+	extra=()
+	[ $mode = train ] && extra=(--no-torch)
+	"$AZBENCH" $mode --game tictactoe --net resnet:4x1 --batches 2 --seconds 0.3 --quiet \
+		"${extra[@]}" > "$T/bench" 2>&1 || fail "azbench $mode: $(tail -3 "$T/bench")"
+	grep -Eq "^tictactoe +resnet:4x1 " "$T/bench" || fail "azbench $mode: $(cat "$T/bench")"
 done
 echo "ok"
