@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* GPU training of the residual MLP and the ResNet (gpu/cuda_train.h): minibatch upload through
  * pinned staging, forward (gpu/cuda_net.cu), the loss terms (policy cross-entropy, value squared
- * error, L2 on weights) reduced in double in a fixed order, backward, and the Adam / SGD update, all on one
- * stream; one small download per call returns the loss. Each piece computes what the matching
+ * error, L2 on weights) reduced in double in a fixed order, backward, and the Adam / SGD update,
+ * all on one stream; one small download per call returns the loss. Each piece computes what the matching
  * piece of train/trainer.c computes (same formulas, same summation order where it is ours).
  *
  * Memory ownership: the trainer owns its device memory (weights, gradient, moments, activations,
