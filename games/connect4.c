@@ -199,6 +199,7 @@ const struct az_game az_game_connect4 = {
 	.features = 2 * CELLS,
 	.symmetries = 2,
 	.max_plies = CELLS,
+	.planes = 2, .height = ROWS, .width = COLS, /* c4_encode: [plane][row][col] */
 	AZ_GAME_RULES(c4),
 	AZ_GAME_IO(c4),
 	.sides = { "X", "O" },

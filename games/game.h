@@ -18,6 +18,10 @@ struct az_game {
 	uint32_t features;     /* D: size of the encoded input */
 	uint32_t symmetries;   /* S >= 1; symmetry 0 is the identity */
 	uint32_t max_plies;    /* upper bound on the length of a game */
+	/* The encoding as a board: encode() writes planes x height x width = features values,
+	 * plane-major (features[(c * height + y) * width + x]), what a convolutional net reads;
+	 * all 0 for a game without a board shape (Tangled), which only an MLP can learn. */
+	uint32_t planes, height, width;
 
 	/* Start position into state. */
 	void (*init)(void *state);

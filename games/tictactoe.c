@@ -180,6 +180,7 @@ const struct az_game az_game_tictactoe = {
 	.features = 2 * N,
 	.symmetries = 8,
 	.max_plies = N,
+	.planes = 2, .height = 3, .width = 3, /* ttt_encode: 2 planes of cells 0-8, row-major */
 	AZ_GAME_RULES(ttt),
 	AZ_GAME_IO(ttt),
 	.sides = { "X", "O" },

@@ -288,17 +288,11 @@ err_free:
 	return ret;
 }
 
-static int same_arch(const struct az_arch *x, const struct az_arch *y)
-{
-	return x->inputs == y->inputs && x->hidden == y->hidden && x->blocks == y->blocks &&
-	       x->actions == y->actions;
-}
-
 int az_backend_load(struct az_backend *b, uint32_t model, const struct az_model *m)
 {
 	int ret;
 
-	if (!b || !m || model >= AZ_BACKEND_MODELS || !same_arch(&b->arch, &m->arch) ||
+	if (!b || !m || model >= AZ_BACKEND_MODELS || !az_arch_equal(&b->arch, &m->arch) ||
 	    m->n_params != az_model_param_count(&b->arch))
 		return -EINVAL;
 	ret = b->ops->load(b->ctx, model, m);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* CPU reference forward pass of the residual MLP (OpenBLAS sgemm, sgemv at batch 1, bias fused
- * into the GEMM as beta = 1), the activations kept for backprop, and the masked softmax. */
+/* CPU reference forward pass of the residual MLP and of the ResNet (OpenBLAS sgemm, sgemv at
+ * batch 1, bias fused into the GEMM as beta = 1; convolutions as im2col + sgemm), the
+ * activations kept for backprop, and the masked softmax. */
 #include "net/model.h"
 
 #include <cblas.h>
@@ -11,15 +12,34 @@
 
 #include "base/az_assert.h"
 
+/* Floats of the ResNet forward scratch: one chunk's im2col matrix, or the policy conv's
+ * channels-last output of a whole batch, whichever is larger. */
+static size_t resnet_scratch(const struct az_arch *a, size_t B)
+{
+	size_t cells = (size_t)a->height * a->width;
+	size_t C = a->planes > a->hidden ? a->planes : a->hidden;
+	size_t chunk = B < AZ_CONV_CHUNK ? B : AZ_CONV_CHUNK;
+	size_t col = chunk * cells * 9 * C, pol = B * cells * 2;
+
+	return col > pol ? col : pol;
+}
+
 int az_acts_create(const struct az_arch *a, uint32_t max_batch, struct az_acts *acts)
 {
 	size_t B = max_batch, H = a->hidden, R = a->blocks, A = a->actions;
+	size_t cells = (size_t)a->height * a->width, heads = 0;
 
+	if (a->kind == AZ_NET_RESNET) {
+		B *= cells; /* trunk rows: one per board cell */
+		heads = max_batch * (3 * cells + AZ_RESNET_VALUE_HIDDEN) +
+			resnet_scratch(a, max_batch);
+	}
 	memset(acts, 0, sizeof(*acts));
 	acts->max_batch = max_batch;
 	/* one pointer array: trunk's R + 1, then inner's R (inner is not NULL even when R = 0) */
 	acts->trunk = calloc(2 * R + 1, sizeof(float *));
-	acts->buf = calloc((2 * R + 1) * B * H + B * A + B, sizeof(float));
+	acts->buf = calloc((2 * R + 1) * B * H + (size_t)max_batch * (A + 1) + heads,
+			   sizeof(float));
 	if (!acts->trunk || !acts->buf) {
 		az_acts_destroy(acts);
 		return -ENOMEM;
@@ -33,7 +53,13 @@ int az_acts_create(const struct az_arch *a, uint32_t max_batch, struct az_acts *
 	for (size_t r = 0; r < R; r++, p += B * H)
 		acts->inner[r] = p;
 	acts->logits = p;
-	acts->value = p + B * A;
+	acts->value = p + (size_t)max_batch * A;
+	if (a->kind == AZ_NET_RESNET) {
+		acts->pconv = acts->value + max_batch;
+		acts->vconv = acts->pconv + (size_t)max_batch * 2 * cells;
+		acts->vhid = acts->vconv + (size_t)max_batch * cells;
+		acts->scratch = acts->vhid + (size_t)max_batch * AZ_RESNET_VALUE_HIDDEN;
+	}
 	return 0;
 }
 
@@ -87,6 +113,138 @@ static void relu(float *y, size_t n)
 		y[i] = y[i] < 0.0f ? 0.0f : y[i];
 }
 
+/* ---- ResNet ---- */
+
+void az_conv3_im2col(const float *in, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
+		     size_t sn, size_t sc, size_t sp, float *col)
+{
+	size_t K = (size_t)9 * C;
+
+	for (uint32_t n = 0; n < batch; n++) {
+		const float *src = in + n * sn;
+
+		for (uint32_t y = 0; y < Hb; y++) {
+			for (uint32_t x = 0; x < Wb; x++) {
+				float *row = col + ((size_t)n * Hb * Wb + (size_t)y * Wb + x) * K;
+
+				for (uint32_t k = 0; k < 9; k++) {
+					int yy = (int)y + (int)(k / 3) - 1, xx = (int)x + (int)(k % 3) - 1;
+					int off = yy < 0 || xx < 0 || yy >= (int)Hb || xx >= (int)Wb;
+					size_t p = off ? 0 : (size_t)yy * Wb + (size_t)xx;
+
+					for (uint32_t c = 0; c < C; c++)
+						row[(size_t)c * 9 + k] = off ? 0.0f
+									     : src[c * sc + p * sp];
+				}
+			}
+		}
+	}
+}
+
+void az_conv3_col2im(const float *col, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
+		     float *out)
+{
+	size_t K = (size_t)9 * C, cells = (size_t)Hb * Wb;
+
+	for (uint32_t n = 0; n < batch; n++) {
+		for (uint32_t y = 0; y < Hb; y++) {
+			for (uint32_t x = 0; x < Wb; x++) {
+				const float *row = col + (n * cells + (size_t)y * Wb + x) * K;
+
+				for (uint32_t k = 0; k < 9; k++) {
+					int yy = (int)y + (int)(k / 3) - 1, xx = (int)x + (int)(k % 3) - 1;
+
+					if (yy < 0 || xx < 0 || yy >= (int)Hb || xx >= (int)Wb)
+						continue;
+					float *dst = out + (n * cells + (size_t)yy * Wb + (size_t)xx) * C;
+
+					for (uint32_t c = 0; c < C; c++)
+						dst[c] += row[(size_t)c * 9 + k];
+				}
+			}
+		}
+	}
+}
+
+/* out[batch * cells, F] = relu(conv3x3(in) + b (+ res)), in read with strides (sn, sc, sp) as
+ * az_conv3_im2col; AZ_CONV_CHUNK samples per im2col + GEMM, through col. */
+static void conv3_forward(const struct az_arch *a, const float *in, uint32_t batch, uint32_t C,
+			  size_t sn, size_t sc, size_t sp, const float *w, const float *b,
+			  const float *res, float *out, float *col)
+{
+	uint32_t F = a->hidden, Hb = a->height, Wb = a->width;
+	size_t cells = (size_t)Hb * Wb;
+
+	for (uint32_t n0 = 0; n0 < batch; n0 += AZ_CONV_CHUNK) {
+		uint32_t nb = batch - n0 < AZ_CONV_CHUNK ? batch - n0 : AZ_CONV_CHUNK;
+		size_t first = n0 * cells * F;
+
+		az_conv3_im2col(in + n0 * sn, nb, C, Hb, Wb, sn, sc, sp, col);
+		fill_bias(out + first, b, res ? res + first : NULL, (uint32_t)(nb * cells), F);
+		linear_acc((uint32_t)(nb * cells), 9 * C, F, col, w, out + first);
+	}
+	relu(out, batch * cells * F);
+}
+
+/* The ResNet forward pass (net/model.h); parameters in az_model_tensor() order. */
+static void resnet_forward(const struct az_model *m, uint32_t batch, const float *x,
+			   struct az_acts *acts)
+{
+	const struct az_arch *a = &m->arch;
+	uint32_t C = a->planes, F = a->hidden, R = a->blocks, A = a->actions;
+	uint32_t V = AZ_RESNET_VALUE_HIDDEN;
+	size_t cells = (size_t)a->height * a->width, rows = batch * cells, conv = (size_t)9 * F * F;
+	const float *p = m->params;
+
+	/* the input is plane-major: sample stride C*cells, channel stride cells, cell stride 1 */
+	conv3_forward(a, x, batch, C, C * cells, cells, 1, p, p + (size_t)9 * F * C, NULL,
+		      acts->trunk[0], acts->scratch);
+	p += (size_t)9 * F * C + F;
+	for (uint32_t r = 0; r < R; r++) {
+		const float *w1 = p, *b1 = w1 + conv, *w2 = b1 + F, *b2 = w2 + conv;
+
+		conv3_forward(a, acts->trunk[r], batch, F, cells * F, 1, F, w1, b1, NULL,
+			      acts->inner[r], acts->scratch);
+		conv3_forward(a, acts->inner[r], batch, F, cells * F, 1, F, w2, b2, acts->trunk[r],
+			      acts->trunk[r + 1], acts->scratch);
+		p = b2 + F;
+	}
+	const float *h = acts->trunk[R];
+
+	/* policy: 1x1 conv to 2 planes (channels last in scratch), ReLU, to channel-major */
+	fill_bias(acts->scratch, p + 2 * F, NULL, (uint32_t)rows, 2);
+	linear_acc((uint32_t)rows, F, 2, h, p, acts->scratch);
+	p += 2 * F + 2;
+	for (size_t n = 0; n < batch; n++)
+		for (size_t c = 0; c < 2; c++)
+			for (size_t q = 0; q < cells; q++) {
+				float v = acts->scratch[(n * cells + q) * 2 + c];
+
+				acts->pconv[(n * 2 + c) * cells + q] = v < 0.0f ? 0.0f : v;
+			}
+	fill_bias(acts->logits, p + (size_t)A * 2 * cells, NULL, batch, A);
+	linear_acc(batch, (uint32_t)(2 * cells), A, acts->pconv, p, acts->logits);
+	p += (size_t)A * 2 * cells + A;
+
+	/* value: 1x1 conv to 1 plane ([rows, 1] is already [batch, cells]), ReLU, fc1, ReLU, fc2 */
+	fill_bias(acts->vconv, p + F, NULL, (uint32_t)rows, 1);
+	linear_acc((uint32_t)rows, F, 1, h, p, acts->vconv);
+	relu(acts->vconv, rows);
+	p += F + 1;
+	fill_bias(acts->vhid, p + (size_t)V * cells, NULL, batch, V);
+	linear_acc(batch, (uint32_t)cells, V, acts->vconv, p, acts->vhid);
+	relu(acts->vhid, (size_t)batch * V);
+	p += (size_t)V * cells + V;
+	fill_bias(acts->value, p + V, NULL, batch, 1);
+	linear_acc(batch, V, 1, acts->vhid, p, acts->value);
+	p += V + 1;
+	for (uint32_t r = 0; r < batch; r++)
+		acts->value[r] = tanhf(acts->value[r]);
+	AZ_DEBUG_ASSERT(p == m->params + m->n_params);
+}
+
+/* ---- forward ---- */
+
 void az_model_forward(const struct az_model *m, uint32_t batch, const float *x,
 		      struct az_acts *acts)
 {
@@ -98,6 +256,11 @@ void az_model_forward(const struct az_model *m, uint32_t batch, const float *x,
 	AZ_ASSERT(batch <= acts->max_batch);
 	if (batch == 0)
 		return;
+	if (a->kind == AZ_NET_RESNET) {
+		AZ_ASSERT(acts->scratch); /* acts made for this arch */
+		resnet_forward(m, batch, x, acts);
+		return;
+	}
 
 	/* Parameters are consumed in az_model_tensor() order. Each layer: C = bias (+ residual),
 	 * C += x W^T, then ReLU: two passes over C besides the GEMM's, none of them zeroing. */

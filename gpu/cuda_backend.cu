@@ -43,7 +43,7 @@ struct pipe {
 	cudaStream_t stream;
 	void *blas, *workspace;
 	float *x;                             /* [B, D] */
-	struct az_cuda_acts acts;             /* trunk [(R+1) B H], inner [R B H], logits, value */
+	struct az_cuda_acts acts;             /* trunk, inner, logits, value (ResNet: heads) */
 	float *tmp;                           /* [B, A] softmax scratch of the scatter */
 	uint64_t *d_desc[AZ_BACKEND_MODELS];  /* [2 + B] batch descriptors */
 	uint64_t *h_desc[AZ_BACKEND_MODELS];  /* pinned sources of the descriptor copies */
@@ -91,6 +91,7 @@ static void pipe_destroy(struct pipe *p)
 	(void)cudaFree(p->acts.inner);
 	(void)cudaFree(p->acts.logits);
 	(void)cudaFree(p->acts.value);
+	(void)cudaFree(p->acts.heads);
 	(void)cudaFree(p->tmp);
 	az_cuda_blas_destroy(p->blas, p->workspace);
 	if (p->stream)
@@ -99,8 +100,10 @@ static void pipe_destroy(struct pipe *p)
 
 static int pipe_create(struct cuda_ctx *c, struct pipe *p)
 {
-	size_t B = c->max_batch, D = c->arch.inputs, H = c->arch.hidden, R = c->arch.blocks;
+	size_t B = c->max_batch, D = c->arch.inputs, R = c->arch.blocks;
 	size_t A = c->arch.actions, f = sizeof(float), desc = (AZ_CUDA_DESC_HEAD + B) * 8;
+	size_t S = az_cuda_net_stride(&c->arch, c->max_batch);
+	size_t heads = az_cuda_net_heads_floats(&c->arch, c->max_batch);
 	int ret = 0;
 
 	p->last = -1;
@@ -110,10 +113,12 @@ static int pipe_create(struct cuda_ctx *c, struct pipe *p)
 	ret = az_cuda_blas_create(p->stream, &p->blas, &p->workspace);
 	if (ret)
 		goto out;
-	p->acts.stride = B * H;
+	p->acts.stride = S;
 	AZ_CUDA_CHECK(cudaMalloc((void **)&p->x, B * D * f), out);
-	AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.trunk, (R + 1) * B * H * f), out);
-	AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.inner, (R ? R : 1) * B * H * f), out);
+	AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.trunk, (R + 1) * S * f), out);
+	AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.inner, (R ? R : 1) * S * f), out);
+	if (heads) /* ResNet: the heads' planes and the im2col matrix */
+		AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.heads, heads * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.logits, B * A * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.value, B * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&p->tmp, B * A * f), out);

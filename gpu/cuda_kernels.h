@@ -137,25 +137,51 @@ void az_cuda_sumsq_masked(const float *w, const uint8_t *decay, size_t n, double
 /* out[0] = sum of in[0 .. n) in a fixed order (one block). */
 void az_cuda_sum_f64(const double *in, uint32_t n, double *out, void *stream);
 
-/* ---- gpu/cuda_net.cu: the residual MLP of net/model.h with cuBLAS + the kernels above ---- */
+/* ---- gpu/cuda_kernels_conv.cu: the ResNet's convolution plumbing (net/model.h) ---- */
 
-/* Activations of a pass over up to max_batch rows: trunk holds R + 1 arrays [B, H] (h0 and each
- * block's output), inner R arrays [B, H] (each block's t), consecutive arrays `stride` floats
- * apart; logits [B, A]; value [B] (after tanh). */
+/* col = az_conv3_im2col(in, batch, C, Hb, Wb, sn, sc, sp) (net/model.h): batch * Hb*Wb rows of
+ * 9C floats. */
+void az_cuda_im2col(const float *in, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
+		    size_t sn, size_t sc, size_t sp, float *col, void *stream);
+/* out[batch * Hb*Wb, C] (channels last) = (accumulate ? out : 0) + az_conv3_col2im of col. */
+void az_cuda_col2im(const float *col, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
+		    float *out, int accumulate, void *stream);
+/* to_major != 0: out[n][c][q] = in[n][q][c] (channels last -> channel-major, planes x cells per
+ * sample); 0: the inverse. */
+void az_cuda_planes(const float *in, uint32_t batch, uint32_t cells, uint32_t planes,
+		    float *out, int to_major, void *stream);
+
+/* ---- gpu/cuda_net.cu: the networks of net/model.h with cuBLAS + the kernels above ---- */
+
+/* Activations of a pass over up to max_batch samples: trunk holds R + 1 arrays (h0 and each
+ * block's output), inner R arrays (each block's t), consecutive arrays `stride` floats apart,
+ * each [B, H] for an MLP, [B * cells, F] for a ResNet (channels last); logits [B, A]; value [B]
+ * (after tanh). ResNet only (NULL for an MLP): heads, az_cuda_net_heads_floats() floats holding
+ * the policy planes, the value plane, value fc1, and the im2col matrix of a whole batch. */
 struct az_cuda_acts {
 	float *trunk;
 	float *inner;
 	size_t stride;
 	float *logits;
 	float *value;
+	float *heads;
 };
 
-/* Gradient scratch: dh, dg, dt each [B, H]. */
+/* Gradient scratch: dh, dg, dt each `stride` floats as above; ResNet only: heads,
+ * az_cuda_net_bwd_heads_floats() floats (the heads' gradients; the column gradient reuses the
+ * activations' im2col matrix). */
 struct az_cuda_bwd_ws {
 	float *dh;
 	float *dg;
 	float *dt;
+	float *heads;
 };
+
+/* Floats of one trunk array for max_batch samples (the stride above), and of the ResNet's extra
+ * activation and gradient blocks (0 for an MLP). */
+size_t az_cuda_net_stride(const struct az_arch *a, uint32_t max_batch);
+size_t az_cuda_net_heads_floats(const struct az_arch *a, uint32_t max_batch);
+size_t az_cuda_net_bwd_heads_floats(const struct az_arch *a, uint32_t max_batch);
 
 /* Forward pass of `batch` rows of x[B, D] with params (az_model_tensor() order), on cuBLAS handle
  * blas (bound to `stream` by the caller). */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The residual MLP of net/model.h on the GPU: forward pass (inference and training) and backward
- * pass (training), composed from cuBLAS GEMMs and the kernels of gpu/cuda_kernels_*.cu. Mirrors
- * az_model_forward() (gpu/cpu_forward.c) and backprop() (train/trainer.c) step for step, with
- * parameters consumed in az_model_tensor() order.
+/* The networks of net/model.h on the GPU, the residual MLP and the ResNet: forward pass
+ * (inference and training) and backward pass (training), composed from cuBLAS GEMMs and the
+ * kernels of gpu/cuda_kernels_*.cu. Mirrors az_model_forward() (gpu/cpu_forward.c) and
+ * backprop() (train/trainer.c) step for step, with parameters consumed in az_model_tensor()
+ * order. A ResNet conv is im2col + one GEMM over the whole batch (no chunks: device memory holds
+ * the batch's im2col matrix), its input gradient a GEMM + col2im.
  *
  * Layout: every matrix is row-major, weights [out, in] (PyTorch). cuBLAS is column-major, so a
  * row-major [r, c] matrix is read as its column-major transpose [c, r] with leading dimension c;
@@ -71,7 +73,207 @@ static size_t block_offset(const struct az_arch *a, uint32_t r)
 	return H * a->inputs + H + (size_t)r * (2 * H * H + 2 * H);
 }
 
+/* ---- ResNet ---- */
+
+/* The ResNet's extra blocks, carved from acts->heads and ws->heads for max_batch samples. */
+struct resnet_bufs {
+	float *pconv, *vconv, *vhid, *pcl, *col;          /* activations */
+	float *dvhid, *dvconv, *dpconv, *dpcl;            /* gradients */
+};
+
+static size_t resnet_col_floats(const struct az_arch *a, size_t B)
+{
+	size_t C = a->planes > a->hidden ? a->planes : a->hidden;
+
+	return B * a->height * a->width * 9 * C;
+}
+
+static void resnet_carve(const struct az_arch *a, size_t B, float *heads, float *bwd,
+			 struct resnet_bufs *r)
+{
+	size_t cells = (size_t)a->height * a->width;
+
+	r->pconv = heads;
+	r->vconv = r->pconv + B * 2 * cells;
+	r->vhid = r->vconv + B * cells;
+	r->pcl = r->vhid + B * AZ_RESNET_VALUE_HIDDEN;
+	r->col = r->pcl + B * 2 * cells;
+	r->dvhid = bwd;
+	r->dvconv = bwd ? r->dvhid + B * AZ_RESNET_VALUE_HIDDEN : NULL;
+	r->dpconv = bwd ? r->dvconv + B * cells : NULL;
+	r->dpcl = bwd ? r->dpconv + B * 2 * cells : NULL;
+}
+
+/* out[rows, F] = relu(conv3x3(in) + b (+ res)); in read with strides (sn, sc, sp) as
+ * az_conv3_im2col. */
+static void conv3_fwd(void *blas, void *stream, int math, const struct az_arch *a,
+		      uint32_t batch, const float *in, uint32_t C, size_t sn, size_t sc, size_t sp,
+		      const float *w, const float *b, const float *res, float *out, float *col)
+{
+	uint32_t rows = batch * a->height * a->width, F = a->hidden;
+
+	az_cuda_im2col(in, batch, C, a->height, a->width, sn, sc, sp, col, stream);
+	linear(blas, math, rows, 9 * C, F, col, w, out);
+	if (res)
+		az_cuda_residual_relu(out, res, b, rows, F, stream);
+	else
+		az_cuda_bias_act(out, b, rows, F, AZ_CUDA_ACT_RELU, stream);
+}
+
+/* dw, db of out = conv3x3(in) + b given dy[rows, F]; dx (channels last) = (accumulate ? dx : 0)
+ * + the input gradient when dx is not NULL. col is overwritten (im2col, then its gradient). */
+static void conv3_bwd(void *blas, void *stream, int math, const struct az_arch *a,
+		      uint32_t batch, const float *in, uint32_t C, size_t sn, size_t sc, size_t sp,
+		      const float *dy, const float *w, float *dw, float *db, float *dx,
+		      int accumulate, float *col)
+{
+	uint32_t rows = batch * a->height * a->width, F = a->hidden;
+
+	az_cuda_im2col(in, batch, C, a->height, a->width, sn, sc, sp, col, stream);
+	linear_grad_w(blas, math, rows, 9 * C, F, dy, col, dw);
+	az_cuda_colsum(dy, rows, F, db, stream);
+	if (!dx)
+		return;
+	/* same stream: the GEMM above has read col before this one overwrites it */
+	linear_grad_x(blas, math, rows, 9 * C, F, dy, w, 0.0f, col);
+	az_cuda_col2im(col, batch, C, a->height, a->width, dx, accumulate, stream);
+}
+
+/* Offset (floats) of ResNet tensor i. */
+static size_t tensor_off(const struct az_arch *a, uint32_t i)
+{
+	struct az_tensor t;
+
+	az_model_tensor(a, i, &t);
+	return t.offset;
+}
+
+static void resnet_forward(void *blas, void *stream, int math, const struct az_arch *a,
+			   const float *params, uint32_t batch, const float *x,
+			   const struct az_cuda_acts *acts)
+{
+	uint32_t C = a->planes, F = a->hidden, R = a->blocks, A = a->actions;
+	uint32_t V = AZ_RESNET_VALUE_HIDDEN, head = 2 + 4 * R;
+	uint32_t cells = a->height * a->width, rows = batch * cells;
+	size_t cw = (size_t)9 * F * F;
+	struct resnet_bufs rb;
+	const float *p = params;
+
+	resnet_carve(a, acts->stride / ((size_t)cells * F), acts->heads, NULL, &rb);
+	conv3_fwd(blas, stream, math, a, batch, x, C, (size_t)C * cells, cells, 1, p,
+		  p + (size_t)9 * F * C, NULL, acts->trunk, rb.col);
+	for (uint32_t r = 0; r < R; r++) {
+		const float *w1 = params + tensor_off(a, 2 + 4 * r), *w2 = w1 + cw + F;
+		float *in = acts->trunk + r * acts->stride, *out = in + acts->stride;
+		float *t = acts->inner + r * acts->stride;
+
+		conv3_fwd(blas, stream, math, a, batch, in, F, (size_t)cells * F, 1, F, w1, w1 + cw,
+			  NULL, t, rb.col);
+		conv3_fwd(blas, stream, math, a, batch, t, F, (size_t)cells * F, 1, F, w2, w2 + cw,
+			  in, out, rb.col);
+	}
+	const float *h = acts->trunk + R * acts->stride;
+	const float *pc = params + tensor_off(a, head), *pf = params + tensor_off(a, head + 2);
+	const float *vc = params + tensor_off(a, head + 4), *v1 = params + tensor_off(a, head + 6);
+	const float *v2 = params + tensor_off(a, head + 8);
+
+	linear(blas, math, rows, F, 2, h, pc, rb.pcl);
+	az_cuda_bias_act(rb.pcl, pc + 2 * F, rows, 2, AZ_CUDA_ACT_RELU, stream);
+	az_cuda_planes(rb.pcl, batch, cells, 2, rb.pconv, 1, stream);
+	linear(blas, math, batch, 2 * cells, A, rb.pconv, pf, acts->logits);
+	az_cuda_bias_act(acts->logits, pf + (size_t)A * 2 * cells, batch, A, AZ_CUDA_ACT_NONE,
+			 stream);
+	linear(blas, math, rows, F, 1, h, vc, rb.vconv);
+	az_cuda_bias_act(rb.vconv, vc + F, rows, 1, AZ_CUDA_ACT_RELU, stream);
+	linear(blas, math, batch, cells, V, rb.vconv, v1, rb.vhid);
+	az_cuda_bias_act(rb.vhid, v1 + (size_t)V * cells, batch, V, AZ_CUDA_ACT_RELU, stream);
+	linear(blas, math, batch, V, 1, rb.vhid, v2, acts->value);
+	az_cuda_bias_act(acts->value, v2 + V, batch, 1, AZ_CUDA_ACT_TANH, stream);
+}
+
+static void resnet_backward(void *blas, void *stream, int math, const struct az_arch *a,
+			    const float *params, uint32_t batch, const float *x,
+			    const struct az_cuda_acts *acts, const float *dlogits,
+			    const float *dpre, const struct az_cuda_bwd_ws *ws, float *grad)
+{
+	uint32_t C = a->planes, F = a->hidden, R = a->blocks, A = a->actions;
+	uint32_t V = AZ_RESNET_VALUE_HIDDEN, head = 2 + 4 * R;
+	uint32_t cells = a->height * a->width, rows = batch * cells;
+	size_t cw = (size_t)9 * F * F, nF = (size_t)rows * F, sn = (size_t)cells * F;
+	size_t pc = tensor_off(a, head), pf = tensor_off(a, head + 2);
+	size_t vc = tensor_off(a, head + 4), v1 = tensor_off(a, head + 6);
+	size_t v2 = tensor_off(a, head + 8);
+	const float *hR = acts->trunk + R * acts->stride, *P = params;
+	struct resnet_bufs rb;
+
+	resnet_carve(a, acts->stride / sn, acts->heads, ws->heads, &rb);
+	/* value: fc2, ReLU, fc1, ReLU, 1x1 conv */
+	linear_grad_w(blas, math, batch, V, 1, dpre, rb.vhid, grad + v2);
+	az_cuda_colsum(dpre, batch, 1, grad + v2 + V, stream);
+	linear_grad_x(blas, math, batch, V, 1, dpre, P + v2, 0.0f, rb.dvhid);
+	az_cuda_relu_grad(rb.vhid, rb.dvhid, rb.dvhid, (size_t)batch * V, stream);
+	linear_grad_w(blas, math, batch, cells, V, rb.dvhid, rb.vconv, grad + v1);
+	az_cuda_colsum(rb.dvhid, batch, V, grad + v1 + (size_t)V * cells, stream);
+	linear_grad_x(blas, math, batch, cells, V, rb.dvhid, P + v1, 0.0f, rb.dvconv);
+	az_cuda_relu_grad(rb.vconv, rb.dvconv, rb.dvconv, rows, stream);
+	linear_grad_w(blas, math, rows, F, 1, rb.dvconv, hR, grad + vc);
+	az_cuda_colsum(rb.dvconv, rows, 1, grad + vc + F, stream);
+	linear_grad_x(blas, math, rows, F, 1, rb.dvconv, P + vc, 0.0f, ws->dh);
+	/* policy: fc, ReLU, back to channels last, 1x1 conv */
+	linear_grad_w(blas, math, batch, 2 * cells, A, dlogits, rb.pconv, grad + pf);
+	az_cuda_colsum(dlogits, batch, A, grad + pf + (size_t)A * 2 * cells, stream);
+	linear_grad_x(blas, math, batch, 2 * cells, A, dlogits, P + pf, 0.0f, rb.dpconv);
+	az_cuda_relu_grad(rb.pconv, rb.dpconv, rb.dpconv, (size_t)rows * 2, stream);
+	az_cuda_planes(rb.dpconv, batch, cells, 2, rb.dpcl, 0, stream);
+	linear_grad_w(blas, math, rows, F, 2, rb.dpcl, hR, grad + pc);
+	az_cuda_colsum(rb.dpcl, rows, 2, grad + pc + 2 * F, stream);
+	linear_grad_x(blas, math, rows, F, 2, rb.dpcl, P + pc, 1.0f, ws->dh);
+	/* blocks, last first: out = relu(in + conv2(t)), t = relu(conv1(in)) */
+	for (uint32_t r = R; r-- > 0;) {
+		size_t o1 = tensor_off(a, 2 + 4 * r), o2 = o1 + cw + F;
+		const float *in = acts->trunk + r * acts->stride;
+		const float *out = in + acts->stride, *t = acts->inner + r * acts->stride;
+
+		az_cuda_relu_grad(out, ws->dh, ws->dg, nF, stream);
+		conv3_bwd(blas, stream, math, a, batch, t, F, sn, 1, F, ws->dg, P + o2, grad + o2,
+			  grad + o2 + cw, ws->dt, 0, rb.col);
+		az_cuda_relu_grad(t, ws->dt, ws->dt, nF, stream);
+		AZ_CUDA_FATAL(cudaMemcpyAsync(ws->dh, ws->dg, nF * sizeof(float),
+					      cudaMemcpyDeviceToDevice, az_stream(stream)));
+		conv3_bwd(blas, stream, math, a, batch, in, F, sn, 1, F, ws->dt, P + o1, grad + o1,
+			  grad + o1 + cw, ws->dh, 1, rb.col);
+	}
+	/* trunk conv over the plane-major input; no input gradient */
+	az_cuda_relu_grad(acts->trunk, ws->dh, ws->dg, nF, stream);
+	conv3_bwd(blas, stream, math, a, batch, x, C, (size_t)C * cells, cells, 1, ws->dg, P, grad,
+		  grad + (size_t)9 * F * C, NULL, 0, rb.col);
+}
+
 extern "C" {
+
+size_t az_cuda_net_stride(const struct az_arch *a, uint32_t max_batch)
+{
+	size_t rows = a->kind == AZ_NET_RESNET ? (size_t)max_batch * a->height * a->width
+					       : max_batch;
+
+	return rows * a->hidden;
+}
+
+size_t az_cuda_net_heads_floats(const struct az_arch *a, uint32_t max_batch)
+{
+	size_t B = max_batch, cells = (size_t)a->height * a->width;
+
+	if (a->kind != AZ_NET_RESNET)
+		return 0;
+	return B * (5 * cells + AZ_RESNET_VALUE_HIDDEN) + resnet_col_floats(a, B);
+}
+
+size_t az_cuda_net_bwd_heads_floats(const struct az_arch *a, uint32_t max_batch)
+{
+	size_t B = max_batch, cells = (size_t)a->height * a->width;
+
+	return a->kind == AZ_NET_RESNET ? B * (5 * cells + AZ_RESNET_VALUE_HIDDEN) : 0;
+}
 
 int az_cuda_blas_create(void *stream, void **blas, void **workspace)
 {
@@ -116,6 +318,10 @@ void az_cuda_net_forward(void *blas, void *stream, int math, const struct az_arc
 
 	if (batch == 0)
 		return;
+	if (a->kind == AZ_NET_RESNET) {
+		resnet_forward(blas, stream, math, a, params, batch, x, acts);
+		return;
+	}
 	linear(blas, math, batch, D, H, x, p, h);
 	p += (size_t)H * D;
 	az_cuda_bias_act(h, p, batch, H, AZ_CUDA_ACT_RELU, stream);
@@ -154,6 +360,11 @@ void az_cuda_net_backward(void *blas, void *stream, int math, const struct az_ar
 
 	if (batch == 0)
 		return;
+	if (a->kind == AZ_NET_RESNET) {
+		resnet_backward(blas, stream, math, a, params, batch, x, acts, dlogits, dpre, ws,
+				grad);
+		return;
+	}
 	/* Heads: logits = hR Wp^T + bp, value pre-activation = hR wv + bv. */
 	linear_grad_w(blas, math, batch, H, A, dlogits, hR, gwp);
 	az_cuda_colsum(dlogits, batch, A, gwp + (size_t)A * H, stream);

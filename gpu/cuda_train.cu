@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* GPU training of the residual MLP (gpu/cuda_train.h): minibatch upload through pinned staging,
- * forward (gpu/cuda_net.cu), the loss terms (policy cross-entropy, value squared error, L2 on
- * weights) reduced in double in a fixed order, backward, and the Adam / SGD update, all on one
- * stream; one small download per call returns the loss. Each piece computes what the matching
+/* GPU training of the residual MLP and the ResNet (gpu/cuda_train.h): minibatch upload through
+ * pinned staging, forward (gpu/cuda_net.cu), the loss terms (policy cross-entropy, value squared
+ * error, L2 on weights) reduced in double in a fixed order, backward, and the Adam / SGD update,
+ * all on one stream; one small download per call returns the loss. Each piece computes what the matching
  * piece of train/trainer.c computes (same formulas, same summation order where it is ours).
  *
  * Memory ownership: the trainer owns its device memory (weights, gradient, moments, activations,
@@ -46,9 +46,9 @@ struct az_cuda_train_dev {
 static void free_all(struct az_cuda_train_dev *t)
 {
 	void *dev[] = { t->w, t->g, t->m1, t->m2, t->decay, t->x, t->pi, t->z, t->acts.trunk,
-			t->acts.inner, t->acts.logits, t->acts.value, t->ws.dh, t->ws.dg,
-			t->ws.dt, t->dlogits, t->dpre, t->row_ce, t->row_se, t->partial,
-			t->scal };
+			t->acts.inner, t->acts.logits, t->acts.value, t->acts.heads, t->ws.dh,
+			t->ws.dg, t->ws.dt, t->ws.heads, t->dlogits, t->dpre, t->row_ce,
+			t->row_se, t->partial, t->scal };
 	void *host[] = { t->h_x, t->h_pi, t->h_z, t->h_scal };
 
 	for (size_t i = 0; i < sizeof(dev) / sizeof(dev[0]); i++)
@@ -74,7 +74,7 @@ static int upload_decay(struct az_cuda_train_dev *t)
 		struct az_tensor ten;
 
 		az_model_tensor(&t->arch, i, &ten);
-		if (ten.ndim == 2)
+		if (ten.ndim >= 2) /* linear and conv weights */
 			memset(mask + ten.offset, 1, (size_t)ten.rows * ten.cols);
 	}
 	AZ_CUDA_CHECK(cudaMemcpy(t->decay, mask, t->n_params, cudaMemcpyHostToDevice), out);
@@ -85,8 +85,11 @@ out:
 
 static int alloc_all(struct az_cuda_train_dev *t)
 {
-	size_t B = t->max_batch, D = t->arch.inputs, H = t->arch.hidden, R = t->arch.blocks;
+	size_t B = t->max_batch, D = t->arch.inputs, R = t->arch.blocks;
 	size_t A = t->arch.actions, P = t->n_params, f = sizeof(float), d = sizeof(double);
+	size_t S = az_cuda_net_stride(&t->arch, t->max_batch);
+	size_t heads = az_cuda_net_heads_floats(&t->arch, t->max_batch);
+	size_t bwd_heads = az_cuda_net_bwd_heads_floats(&t->arch, t->max_batch);
 	int ret = 0;
 
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->w, P * f), out);
@@ -101,14 +104,18 @@ static int alloc_all(struct az_cuda_train_dev *t)
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->x, B * D * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->pi, B * A * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->z, B * f), out);
-	t->acts.stride = B * H;
-	AZ_CUDA_CHECK(cudaMalloc((void **)&t->acts.trunk, (R + 1) * B * H * f), out);
-	AZ_CUDA_CHECK(cudaMalloc((void **)&t->acts.inner, (R ? R : 1) * B * H * f), out);
+	t->acts.stride = S;
+	AZ_CUDA_CHECK(cudaMalloc((void **)&t->acts.trunk, (R + 1) * S * f), out);
+	AZ_CUDA_CHECK(cudaMalloc((void **)&t->acts.inner, (R ? R : 1) * S * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->acts.logits, B * A * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->acts.value, B * f), out);
-	AZ_CUDA_CHECK(cudaMalloc((void **)&t->ws.dh, B * H * f), out);
-	AZ_CUDA_CHECK(cudaMalloc((void **)&t->ws.dg, B * H * f), out);
-	AZ_CUDA_CHECK(cudaMalloc((void **)&t->ws.dt, B * H * f), out);
+	AZ_CUDA_CHECK(cudaMalloc((void **)&t->ws.dh, S * f), out);
+	AZ_CUDA_CHECK(cudaMalloc((void **)&t->ws.dg, S * f), out);
+	AZ_CUDA_CHECK(cudaMalloc((void **)&t->ws.dt, S * f), out);
+	if (heads) { /* ResNet: the heads' activations and gradients, the im2col matrix */
+		AZ_CUDA_CHECK(cudaMalloc((void **)&t->acts.heads, heads * f), out);
+		AZ_CUDA_CHECK(cudaMalloc((void **)&t->ws.heads, bwd_heads * f), out);
+	}
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->dlogits, B * A * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->dpre, B * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->row_ce, B * d), out);
@@ -202,7 +209,7 @@ int az_cuda_train_dev_create(const struct az_arch *a, const float *params,
 	int ret = 0;
 
 	if (!a || !params || !o || !out || max_batch == 0 || !a->inputs || !a->hidden ||
-	    !a->actions || !(o->lr > 0.0f) || az_cuda_math_env() < 0)
+	    !a->actions || !az_arch_valid(a) || !(o->lr > 0.0f) || az_cuda_math_env() < 0)
 		return -EINVAL;
 	if (!az_cuda_available())
 		return -ENODEV;

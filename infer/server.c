@@ -86,12 +86,6 @@ __attribute__((format(printf, 3, 4))) static void infer_log(const struct server 
 	va_end(ap);
 }
 
-static int same_arch(const struct az_arch *a, const struct az_arch *b)
-{
-	return a->inputs == b->inputs && a->hidden == b->hidden && a->blocks == b->blocks &&
-	       a->actions == b->actions;
-}
-
 /* Register the segment with a new backend for the slot path: zero copy when the backend reads
  * slots in place, else (cpu, or a failed device registration) the backend layer's staging
  * fallback, silently for a backend that never had zero copy. */
@@ -143,7 +137,7 @@ static int load_model(struct server *sv, uint32_t model, uint32_t gen)
 		rc = -EINVAL;
 		goto out;
 	}
-	if (sv->be && !same_arch(&sv->arch, &m->arch)) {
+	if (sv->be && !az_arch_equal(&sv->arch, &m->arch)) {
 		/* Nothing is in flight here (the slot path drains before polling models); destroy
 		 * unregisters the segment before freeing the device state. */
 		az_backend_destroy(sv->be);

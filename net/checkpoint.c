@@ -71,9 +71,20 @@ static int add_metadata(cJSON *root, const struct az_model *m, uint32_t crc)
 	snprintf(buf, sizeof(buf), "%.*s", (int)sizeof(m->game), m->game);
 	if (!cJSON_AddStringToObject(meta, "game", buf))
 		return -ENOMEM;
-	snprintf(buf, sizeof(buf), "%ux%u", a->hidden, a->blocks);
+	/* an MLP keeps the "HxR" of files written before ResNets (readable by older builds) */
+	if (a->kind == AZ_NET_MLP)
+		snprintf(buf, sizeof(buf), "%ux%u", a->hidden, a->blocks);
+	else
+		az_arch_format(a, buf, sizeof(buf));
 	if (!cJSON_AddStringToObject(meta, "arch", buf))
 		return -ENOMEM;
+	if (a->kind != AZ_NET_MLP) {
+		if (!cJSON_AddStringToObject(meta, "net", az_net_kind_name(a->kind)))
+			return -ENOMEM;
+		rc |= add_meta_u32(meta, "planes", a->planes);
+		rc |= add_meta_u32(meta, "height", a->height);
+		rc |= add_meta_u32(meta, "width", a->width);
+	}
 	rc |= add_meta_u32(meta, "inputs", a->inputs);
 	rc |= add_meta_u32(meta, "actions", a->actions);
 	rc |= add_meta_u32(meta, "hidden", a->hidden);
@@ -103,10 +114,9 @@ static int add_tensor_entry(cJSON *root, const struct az_tensor *t, size_t begin
 	offs = cJSON_AddArrayToObject(o, "data_offsets");
 	if (!shape || !offs)
 		return -ENOMEM;
-	if (!cJSON_AddItemToArray(shape, cJSON_CreateNumber(t->rows)))
-		return -ENOMEM;
-	if (t->ndim == 2 && !cJSON_AddItemToArray(shape, cJSON_CreateNumber(t->cols)))
-		return -ENOMEM;
+	for (uint32_t k = 0; k < t->ndim; k++)
+		if (!cJSON_AddItemToArray(shape, cJSON_CreateNumber(t->shape[k])))
+			return -ENOMEM;
 	if (!cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)begin)) ||
 	    !cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)(begin + bytes))))
 		return -ENOMEM;
@@ -453,8 +463,26 @@ static int parse_metadata(const struct ckpt_file *f, const cJSON *root, struct c
 		}
 		strcpy(cm->game_options, v);
 	}
+	v = meta_str(meta, "net"); /* absent in MLP files */
+	if (v && az_arch_parse_net(v, &cm->arch.kind, &cm->arch.hidden, &cm->arch.blocks) < 0) {
+		az_set_err(err, errlen, "checkpoint %s: metadata net \"%s\" is not mlp or resnet",
+			f->name, shown(v, q));
+		return -EINVAL;
+	}
+	if (cm->arch.kind == AZ_NET_RESNET &&
+	    (!meta_str(meta, "planes") || !meta_str(meta, "height") || !meta_str(meta, "width") ||
+	     az_parse_u32(meta_str(meta, "planes"), NULL, &cm->arch.planes) < 0 ||
+	     az_parse_u32(meta_str(meta, "height"), NULL, &cm->arch.height) < 0 ||
+	     az_parse_u32(meta_str(meta, "width"), NULL, &cm->arch.width) < 0)) {
+		az_set_err(err, errlen, "checkpoint %s: a resnet needs metadata planes/height/width "
+			"as decimal integers", f->name);
+		return -EINVAL;
+	}
 	arch = meta_str(meta, "arch");
-	snprintf(want, sizeof(want), "%ux%u", cm->arch.hidden, cm->arch.blocks);
+	if (cm->arch.kind == AZ_NET_MLP)
+		snprintf(want, sizeof(want), "%ux%u", cm->arch.hidden, cm->arch.blocks);
+	else
+		az_arch_format(&cm->arch, want, sizeof(want));
 	if (arch && strcmp(arch, want) != 0) {
 		az_set_err(err, errlen, "checkpoint %s: metadata arch \"%s\" disagrees with "
 			"hidden/blocks (%s)", f->name, shown(arch, q), want);
@@ -499,7 +527,8 @@ static int check_tensor(const struct ckpt_file *f, const cJSON *root, const stru
 	const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(o, "dtype");
 	const cJSON *shape = cJSON_GetObjectItemCaseSensitive(o, "shape");
 	const cJSON *offs = cJSON_GetObjectItemCaseSensitive(o, "data_offsets");
-	uint64_t d0 = 0, d1 = 0, want = (uint64_t)t->rows * t->cols * sizeof(float);
+	uint64_t want = (uint64_t)t->rows * t->cols * sizeof(float);
+	int shape_ok = cJSON_IsArray(shape) && cJSON_GetArraySize(shape) == (int)t->ndim;
 
 	if (!cJSON_IsObject(o)) {
 		az_set_err(err, errlen, "checkpoint %s: tensor %s missing", f->name, t->name);
@@ -510,15 +539,20 @@ static int check_tensor(const struct ckpt_file *f, const cJSON *root, const stru
 			t->name);
 		return -EINVAL;
 	}
-	if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) != (int)t->ndim ||
-	    json_u64(cJSON_GetArrayItem(shape, 0), &d0) < 0 || d0 != t->rows ||
-	    (t->ndim == 2 && (json_u64(cJSON_GetArrayItem(shape, 1), &d1) < 0 || d1 != t->cols))) {
-		if (t->ndim == 2)
-			az_set_err(err, errlen, "checkpoint %s: tensor %s: shape is not [%u, %u]",
-				f->name, t->name, t->rows, t->cols);
-		else
-			az_set_err(err, errlen, "checkpoint %s: tensor %s: shape is not [%u]", f->name,
-				t->name, t->rows);
+	for (uint32_t k = 0; shape_ok && k < t->ndim; k++) {
+		uint64_t d = 0;
+
+		shape_ok = json_u64(cJSON_GetArrayItem(shape, (int)k), &d) == 0 && d == t->shape[k];
+	}
+	if (!shape_ok) {
+		char dims[64];
+		size_t n = 0;
+
+		for (uint32_t k = 0; k < t->ndim; k++)
+			n += (size_t)snprintf(dims + n, sizeof(dims) - n, "%s%u", k ? ", " : "",
+					      t->shape[k]);
+		az_set_err(err, errlen, "checkpoint %s: tensor %s: shape is not [%s]", f->name,
+			t->name, dims);
 		return -EINVAL;
 	}
 	if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 ||
@@ -569,13 +603,21 @@ static int check_tiling(const struct ckpt_file *f, struct span *sp, uint32_t n, 
 static int check_sizes(const struct ckpt_file *f, const cJSON *root, const struct az_arch *a,
 		       char *err, size_t errlen)
 {
-	uint64_t want_tensors = 6 + 4 * (uint64_t)a->blocks;
+	int resnet = a->kind == AZ_NET_RESNET;
+	uint64_t want_tensors = (resnet ? 12 : 6) + 4 * (uint64_t)a->blocks;
 	uint64_t entries = (uint64_t)cJSON_GetArraySize(root) - 1;
 	uint64_t want_bytes;
 	double est;
 
 	if (a->inputs == 0 || a->hidden == 0 || a->actions == 0) {
 		az_set_err(err, errlen, "checkpoint %s: zero inputs, hidden or actions", f->name);
+		return -EINVAL;
+	}
+	if (resnet && !az_arch_valid(a)) {
+		/* bounds every size below, before anything is computed from them */
+		az_set_err(err, errlen, "checkpoint %s: resnet %ux%u over %ux%ux%u planes for %u "
+			"inputs and %u actions is not a valid network", f->name, a->hidden,
+			a->blocks, a->planes, a->height, a->width, a->inputs, a->actions);
 		return -EINVAL;
 	}
 	if (entries != want_tensors) {
@@ -588,7 +630,7 @@ static int check_sizes(const struct ckpt_file *f, const cJSON *root, const struc
 	/* An absurd arch could overflow u64: estimate in double first, then compute exactly. */
 	est = ((double)a->hidden * a->inputs + (double)a->blocks * 2.0 * a->hidden * a->hidden +
 	       (double)a->actions * a->hidden) * sizeof(float);
-	if (est > 4e18) {
+	if (!resnet && est > 4e18) {
 		az_set_err(err, errlen, "checkpoint %s: arch %u inputs, %ux%u, %u actions is absurdly "
 			"large", f->name, a->inputs, a->hidden, a->blocks, a->actions);
 		return -EINVAL;
@@ -597,6 +639,8 @@ static int check_sizes(const struct ckpt_file *f, const cJSON *root, const struc
 		      (uint64_t)a->blocks * 2 * ((uint64_t)a->hidden * a->hidden + a->hidden) +
 		      (uint64_t)a->actions * a->hidden + a->actions + a->hidden + 1) *
 		     sizeof(float);
+	if (resnet)
+		want_bytes = az_model_param_count(a) * sizeof(float);
 	if (want_bytes != f->data_len) {
 		az_set_err(err, errlen, "checkpoint %s: %s: data area has %zu bytes, the %llu "
 			"parameters need %llu", f->name,

@@ -1,22 +1,42 @@
 /* SPDX-License-Identifier: MIT */
-/* The policy/value network description: a residual MLP over the flattened game encoding.
+/* The policy/value network description, one of two kinds (struct az_arch.kind):
+ * AZ_NET_MLP, a residual MLP over the flattened game encoding:
  *   h0 = relu(W_in x + b_in)                                   [H]
  *   block b: t = relu(W1 h + b1); h = relu(h + W2 t + b2)       [H]   (R blocks)
  *   policy logits = W_p h + b_p                                 [A]
  *   value = tanh(w_v h + b_v)                                   scalar, side to move
+ * AZ_NET_RESNET, AlphaZero's residual convolutional net (Silver et al. 2017, "Methods: neural
+ * network architecture") over the encoding read as C planes of Hb x Wb cells, F filters:
+ *   h0 = relu(conv3x3(x))                                       [F, Hb, Wb]  (padding 1)
+ *   block b: t = relu(conv3x3(h)); h = relu(h + conv3x3(t))     [F, Hb, Wb]  (R blocks)
+ *   policy logits = fc(relu(conv1x1 to 2 planes))               [A]
+ *   value = tanh(fc2(relu(fc1(relu(conv1x1 to 1 plane)))))      fc1: Hb*Wb -> 64 -> 1
+ * without batch normalisation: the nets are small and shallow enough to train without it, and
+ * plain convolutions leave no running statistics to carry, fold or keep equal across backends.
  * All parameters live in one contiguous float array, tensor after tensor in the order of
- * az_model_tensor() (row-major [out, in] weights), so optimisers and checkpoints see one vector. */
+ * az_model_tensor() (row-major [out, in] linear weights, [out, in, kh, kw] conv weights: the
+ * layout of a PyTorch nn.Linear / nn.Conv2d state_dict), so optimisers and checkpoints see one
+ * vector. */
 #ifndef AZ_MODEL_H
 #define AZ_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+enum az_net_kind { AZ_NET_MLP = 0, AZ_NET_RESNET = 1 };
+
+/* Hidden units of the ResNet value head's first fully connected layer (AlphaZero: 256). */
+#define AZ_RESNET_VALUE_HIDDEN 64u
+
 struct az_arch {
 	uint32_t inputs;  /* D */
-	uint32_t hidden;  /* H */
+	uint32_t hidden;  /* H: MLP width, or ResNet filters F */
 	uint32_t blocks;  /* R */
 	uint32_t actions; /* A */
+	uint32_t kind;    /* enum az_net_kind; 0 (MLP) in a zero-initialised arch */
+	/* ResNet only (0 for an MLP): the input as planes x height x width = inputs, plane-major
+	 * (features[(c * height + y) * width + x]), the game descriptor's board shape */
+	uint32_t planes, height, width;
 };
 
 struct az_model {
@@ -33,22 +53,32 @@ struct az_model {
 /* One named tensor inside params. */
 struct az_tensor {
 	char name[48];   /* e.g. "trunk.in.weight", "block.0.fc1.bias", "policy.weight" */
-	uint32_t rows;   /* out features (1 for the value weight row) */
-	uint32_t cols;   /* in features; 1 for biases stored as [rows] (ndim 1) */
-	uint32_t ndim;   /* 2 for weights, 1 for biases */
+	uint32_t rows;   /* out features or channels (1 for the value weight row) */
+	uint32_t cols;   /* in features, or in channels * kh * kw; 1 for biases (ndim 1) */
+	uint32_t ndim;   /* 4 for conv weights, 2 for linear weights, 1 for biases */
+	uint32_t shape[4]; /* ndim sizes: [out, in, kh, kw], [out, in] or [out] */
 	size_t offset;   /* in floats from params */
 };
 
-/* Number of tensors: 2 + 4R + 4. */
+/* Number of tensors: MLP 2 + 4R + 4; ResNet 2 + 4R + 10. */
 uint32_t az_model_tensor_count(const struct az_arch *a);
 
-/* Description of tensor i (0 <= i < count). Returns 0 or -EINVAL. Order: trunk.in.weight,
+/* Description of tensor i (0 <= i < count). Returns 0 or -EINVAL. MLP order: trunk.in.weight,
  * trunk.in.bias, block.<b>.fc1.weight, .fc1.bias, .fc2.weight, .fc2.bias for each block,
- * policy.weight, policy.bias, value.weight [1,H], value.bias [1]. */
+ * policy.weight, policy.bias, value.weight [1,H], value.bias [1]. ResNet order:
+ * trunk.conv.weight [F,C,3,3], trunk.conv.bias, block.<b>.conv1.weight [F,F,3,3], .conv1.bias,
+ * .conv2.weight, .conv2.bias, policy.conv.weight [2,F,1,1], policy.conv.bias [2],
+ * policy.fc.weight [A, 2*Hb*Wb], policy.fc.bias, value.conv.weight [1,F,1,1], value.conv.bias,
+ * value.fc1.weight [64, Hb*Wb], value.fc1.bias, value.fc2.weight [1,64], value.fc2.bias [1]
+ * (the fc inputs flattened channel-major, as torch.flatten of an NCHW tensor). */
 int az_model_tensor(const struct az_arch *a, uint32_t i, struct az_tensor *t);
 
 /* Total parameter count. */
 size_t az_model_param_count(const struct az_arch *a);
+
+/* 1 when a describes a network this build can create: non-zero sizes within the sanity bounds
+ * and, for a ResNet, planes * height * width == inputs. */
+int az_arch_valid(const struct az_arch *a);
 
 /* Allocate a zeroed model. Returns 0, -EINVAL (zero sizes) or -ENOMEM. */
 int az_model_create(const struct az_arch *a, struct az_model **out);
@@ -58,23 +88,40 @@ void az_model_destroy(struct az_model *m);
  * residual block and the heads are scaled down so an untrained net starts near uniform. */
 void az_model_init_random(struct az_model *m, uint64_t seed);
 
-/* 1 when a and b describe the same network (inputs, width, blocks, actions), else 0: the test
- * for whether a model's parameters fit a backend or a server built for another architecture. */
+/* 1 when a and b describe the same network (kind, inputs, width, blocks, actions, board shape),
+ * else 0: the test for whether a model's parameters fit a backend or a server built for another
+ * architecture. */
 int az_arch_equal(const struct az_arch *a, const struct az_arch *b);
 
 /* Parse "HxR" style text ("64x2": hidden 64, 2 blocks). Returns 0 or -EINVAL. */
 int az_arch_parse(const char *text, uint32_t *hidden, uint32_t *blocks);
 
+/* Parse a --net value: "mlp:HxR" or "resnet:FxR" (kind, width, blocks), or "mlp" / "resnet"
+ * alone (kind only; *hidden and *blocks untouched). Returns 0 or -EINVAL. */
+int az_arch_parse_net(const char *text, uint32_t *kind, uint32_t *hidden, uint32_t *blocks);
+
+/* "mlp" or "resnet" (static storage; "?" for an unknown kind). */
+const char *az_net_kind_name(uint32_t kind);
+
+/* The --net text of a: "mlp:128x3", "resnet:32x3" (snprintf rules). */
+int az_arch_format(const struct az_arch *a, char *buf, size_t len);
+
 /* ---- CPU reference forward pass (gpu/cpu_forward.c, OpenBLAS cblas_sgemm) ---- */
 
-/* Activations kept by the forward pass for backprop. All arrays are [B, H] except logits [B, A]
- * and value [B]; trunk holds h0 and each block's output (R + 1 arrays), inner each block's t. */
+/* Activations kept by the forward pass for backprop. MLP: all arrays are [B, H] except logits
+ * [B, A] and value [B]; trunk holds h0 and each block's output (R + 1 arrays), inner each
+ * block's t. ResNet: trunk and inner are [B * Hb * Wb, F] (one row per cell, channels last), and
+ * the heads' arrays below are set (NULL for an MLP). */
 struct az_acts {
 	uint32_t max_batch;
 	float **trunk;  /* R + 1 pointers to [B, H] */
 	float **inner;  /* R pointers to [B, H] */
 	float *logits;  /* [B, A] */
 	float *value;   /* [B] (after tanh) */
+	float *pconv;   /* ResNet: [B, 2 * Hb * Wb] policy planes after ReLU, channel-major */
+	float *vconv;   /* ResNet: [B, Hb * Wb] value plane after ReLU */
+	float *vhid;    /* ResNet: [B, 64] value fc1 after ReLU */
+	float *scratch; /* ResNet: the forward pass's im2col and transpose buffer */
 	float *buf;     /* owned storage */
 };
 
@@ -86,6 +133,27 @@ void az_acts_destroy(struct az_acts *acts);
  * Uses one BLAS thread per call's process (set OPENBLAS_NUM_THREADS=1 in the environment). */
 void az_model_forward(const struct az_model *m, uint32_t batch, const float *x,
 		      struct az_acts *acts);
+
+/* ---- ResNet convolution helpers (gpu/cpu_resnet.c), shared by the forward pass and backprop ----
+ * A 3x3 convolution with padding 1 over batch samples of C channels on an Hb x Wb board is one
+ * GEMM: out[batch * Hb * Wb, F] = col[batch * Hb * Wb, 9C] * weight[F, 9C]^T, where col is the
+ * im2col matrix below and weight the [F, C, 3, 3] tensor read as [F, 9C]. */
+
+/* Samples a ResNet convolution handles per GEMM: bounds the im2col buffer at
+ * AZ_CONV_CHUNK * Hb * Wb * 9 * max(C, F) floats while keeping the GEMMs large. */
+#define AZ_CONV_CHUNK 32u
+
+/* col[n * Hb*Wb + y * Wb + x][c * 9 + ky * 3 + kx] = in(n, c, y + ky - 1, x + kx - 1), or 0 off
+ * the board, for n < batch; in(n, c, p) (p = y * Wb + x) is in[n * sn + c * sc + p * sp], so
+ * plane-major game input (sn = C*Hb*Wb, sc = Hb*Wb, sp = 1) and channels-last activations
+ * (sn = Hb*Wb*C, sc = 1, sp = C) share it. col holds batch * Hb*Wb * 9C floats. */
+void az_conv3_im2col(const float *in, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
+		     size_t sn, size_t sc, size_t sp, float *col);
+
+/* The adjoint of az_conv3_im2col for channels-last data: out[n * Hb*Wb + p][c] += every col
+ * entry that im2col read from (n, c, p). out holds batch * Hb*Wb * C floats. */
+void az_conv3_col2im(const float *col, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
+		     float *out);
 
 /* Masked softmax of logits[A] over legal[A] (1 = legal) into prob[A]; illegal entries get 0.
  * With no legal move every entry is 0. */

@@ -483,7 +483,8 @@ int az_run_check_resume(struct az_run_loop *r, char *err, size_t errlen)
 	struct first_damage f = {first, sizeof(first), 0};
 	struct az_rundir_check *t = &r->check;
 	*t = (struct az_rundir_check){.report = keep_first_damage, .ctx = &f,
-				      .hidden = r->p.hidden, .blocks = r->p.blocks};
+				      .net = r->p.net, .hidden = r->p.hidden,
+				      .blocks = r->p.blocks};
 	az_rundir_verify(r->p.out, r->p.g, t);
 	if (t->problems) {
 		snprintf(err, errlen, "cannot resume: %s; nothing was changed (%ld problem%s: azrun "
@@ -530,7 +531,18 @@ int az_run_prepare_models(struct az_run_loop *r, int resume)
 	}
 	az_rundir_drop_temps(r->p.out, log_repair, NULL); /* a first start killed in a write */
 	struct az_arch a = {.inputs = g->features, .hidden = r->p.hidden, .blocks = r->p.blocks,
-			    .actions = g->actions};
+			    .actions = g->actions, .kind = r->p.net};
+	if (a.kind == AZ_NET_RESNET) { /* the board the game's encoding lays out */
+		a.planes = g->planes;
+		a.height = g->height;
+		a.width = g->width;
+	}
+	if (!az_arch_valid(&a)) {
+		az_log("azrun: --net %s does not fit %s's encoding (%u inputs%s)",
+		       az_net_kind_name(a.kind), g->name, g->features,
+		       g->planes ? "" : ", no board shape");
+		return -EINVAL;
+	}
 	struct az_model *m;
 	int rc = az_model_create(&a, &m);
 	if (rc < 0)

@@ -120,10 +120,11 @@ int az_rundir_create_locked(const char *dir, char *err, size_t errlen);
  * refuses. */
 struct az_rundir_check {
 	/* In: called once per finding, damaged = 1 for damage, 0 for a note or a leftover (may
-	 * be NULL); the architecture that run.json names (0: not checked). */
+	 * be NULL); the architecture that run.json names (hidden 0: not checked; net is an
+	 * enum az_net_kind, 0 = mlp). */
 	void (*report)(void *ctx, int damaged, const char *msg);
 	void *ctx;
-	uint32_t hidden, blocks;
+	uint32_t net, hidden, blocks;
 	/* Out. */
 	long checkpoints, replay_files, records, games_bad, problems;
 	long metrics_lines;

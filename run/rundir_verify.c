@@ -70,9 +70,14 @@ static int check_network(struct az_rundir_check *t, const char *path, int damage
 		say(t, damage, "%s: a %s network (%u inputs, %u actions), but the run plays %s", path,
 		    m->game, a->inputs, a->actions, g->name);
 		rc = -1;
-	} else if (t->hidden && (a->hidden != t->hidden || a->blocks != t->blocks)) {
-		say(t, damage, "%s: architecture %ux%u, but run.json says %ux%u", path, a->hidden,
-		    a->blocks, t->hidden, t->blocks);
+	} else if (t->hidden && (a->kind != t->net || a->hidden != t->hidden ||
+				 a->blocks != t->blocks)) {
+		/* an MLP as "HxR" (as the checkpoint's arch), a ResNet as "resnet:FxR" */
+		const char *kind[2] = {a->kind ? az_net_kind_name(a->kind) : "",
+				       t->net ? az_net_kind_name(t->net) : ""};
+		say(t, damage, "%s: architecture %s%s%ux%u, but run.json says %s%s%ux%u", path,
+		    kind[0], *kind[0] ? ":" : "", a->hidden, a->blocks, kind[1],
+		    *kind[1] ? ":" : "", t->hidden, t->blocks);
 		rc = -1;
 	}
 	az_model_destroy(m);

@@ -27,8 +27,9 @@ static void run_params(const struct az_config *c, const struct az_game *g, const
 	*p = (struct az_run_params){
 		.out = c->out, .g = g, .iterations = c->iterations, .workers = c->workers,
 		.games_per_iter = c->games_per_iter, .arena_games = c->arena_games,
-		.arena_threshold = c->arena_threshold, .window = c->window, .hidden = c->hidden,
-		.blocks = c->blocks, .seed = c->seed, .game_options = options, .quiet = c->quiet};
+		.arena_threshold = c->arena_threshold, .window = c->window, .net = c->net,
+		.hidden = c->hidden, .blocks = c->blocks, .seed = c->seed, .game_options = options,
+		.quiet = c->quiet};
 	az_config_worker_params(c, &p->worker);
 	az_config_train_params(c, &p->train);
 	p->pipeline = (struct az_pipeline_params){
@@ -105,10 +106,11 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 	if (rc == 0)
 		rc = az_run_start(r);
 	if (rc == 0)
-		az_info("azrun: %s, %u worker%s x %u game%s, %u sim%s, net %ux%u, %u iteration%s -> %s",
-		       g->name, c->workers, az_plural(c->workers), c->games_per_worker,
-		       az_plural(c->games_per_worker), c->sims, az_plural(c->sims), c->hidden,
-		       c->blocks, c->iterations, az_plural(c->iterations), c->out);
+		az_info("azrun: %s, %u worker%s x %u game%s, %u sim%s, net %s:%ux%u, %u iteration%s "
+			"-> %s", g->name, c->workers, az_plural(c->workers), c->games_per_worker,
+			az_plural(c->games_per_worker), c->sims, az_plural(c->sims),
+			az_net_kind_name(c->net), c->hidden, c->blocks, c->iterations,
+			az_plural(c->iterations), c->out);
 	double t0 = az_now();
 	if (rc == 0)
 		rc = az_run_iterate(r);

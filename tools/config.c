@@ -56,7 +56,11 @@ static const struct opt base_opts[] = {
 	{"arena-temp-plies", T_U32, F(arena_temp_plies), 0, "N",
 	 "arena opening plies at temperature 1", 1},
 	{"arena-threshold", T_F32, F(arena_threshold), 0, "X", "promotion score", 1},
-	{"hidden", T_U32, F(hidden), 0, "H", "network width", 1},
+	{"net", T_NET, F(net), 0, "KIND:WxR", "network: mlp:HxR (residual MLP, H wide) or "
+	 "resnet:FxR (AlphaZero's residual convnet, F filters; boards only: tictactoe, connect4) "
+	 "with R residual blocks; mlp or resnet alone keeps --hidden/--blocks",
+	 1},
+	{"hidden", T_U32, F(hidden), 0, "H", "network width (ResNet: filters)", 1},
 	{"blocks", T_U32, F(blocks), 0, "R", "residual blocks", 1},
 	{"train-batch", T_U32, F(train_batch), 0, "B", "training minibatch", 1},
 	{"train-epochs", T_F32, F(train_epochs), 0, "E", "passes over the replay window", 1},
@@ -192,6 +196,10 @@ void az_config_show_value(const struct az_config *c, const struct opt *o, char *
 		break;
 	}
 	case T_FLAG: snprintf(buf, n, "%s", *(const int *)p ? "on" : "off"); break;
+	case T_NET:
+		snprintf(buf, n, "%s:%ux%u", az_net_kind_name(*(const uint32_t *)p), c->hidden,
+			 c->blocks);
+		break;
 	}
 }
 
@@ -202,6 +210,7 @@ void az_config_show_value(const struct az_config *c, const struct opt *o, char *
 #define MAX_GAMES_PER_WORKER 4096u
 #define MAX_HIDDEN 8192u
 #define MAX_BLOCKS 128u
+#define MAX_FILTERS 1024u
 #define MAX_BATCH 65536u
 #define MAX_RING (1u << 16)
 #define MAX_OUT_LEN 400 /* run-directory paths must fit AZ_CTL_PATH_MAX with their suffixes */
@@ -276,6 +285,13 @@ static int set_value(struct az_config *c, const struct opt *o, const char *v, ch
 		if (az_backend_parse(v, (enum az_backend_kind *)p) < 0)
 			goto bad;
 		return 0;
+	case T_NET:
+		/* kind, width and blocks at once; the caps are validate()'s */
+		if (az_arch_parse_net(v, (uint32_t *)p, &c->hidden, &c->blocks) < 0) {
+			why = "expected mlp:HxR or resnet:FxR, e.g. resnet:32x3";
+			goto bad;
+		}
+		return 0;
 	case T_FLAG: { /* "" (a command-line flag), or a file's / run.json's on | off */
 		static const char *const words[] = {"off", "0", "no", "false", "", "on", "1", "yes",
 						    "true"};
@@ -346,6 +362,22 @@ static const char *over_cap(const struct az_config *c)
 	return NULL;
 }
 
+/* Why the network cannot be built for this game, or NULL. */
+static const char *net_unfit(const struct az_config *c)
+{
+	const struct az_game_desc *d = az_game_desc_find(c->game);
+
+	if (c->net != AZ_NET_RESNET)
+		return NULL;
+	if (c->hidden > MAX_FILTERS)
+		return "--net resnet: at most 1024 filters";
+	/* a game known only once configured (Tangled) has no board shape either */
+	if (!d || !d->game || !d->game->planes)
+		return "--net resnet: this game's encoding has no board shape (planes of cells); "
+		       "use --net mlp:HxR";
+	return NULL;
+}
+
 static int validate(const struct az_config *c, char *err, size_t errlen)
 {
 	const char *name = game_name(c->game);
@@ -360,6 +392,8 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 		what = zero_count(c);
 	else if (over_cap(c))
 		what = over_cap(c);
+	else if (net_unfit(c))
+		what = net_unfit(c);
 	else if (c->sims < 2)
 		what = "--sims: at least 2 (one simulation only expands the root, which leaves no "
 		       "visit counts to choose a move by)";
@@ -479,6 +513,14 @@ static const char *ini_get(const struct ini_pairs *p, const char *key)
 	return NULL;
 }
 
+/* --net, --hidden, --blocks: the architecture, which a resumed run keeps. */
+static int is_arch_opt(const struct opt *o)
+{
+	return o->off == offsetof(struct az_config, net) ||
+	       o->off == offsetof(struct az_config, hidden) ||
+	       o->off == offsetof(struct az_config, blocks);
+}
+
 /* Apply the file's options over c; refuses unknown keys and, on resume, a new game or
  * architecture. */
 static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char *path, int resume,
@@ -493,12 +535,14 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 				 "options without '--')", path, p->key[i]);
 			return -EINVAL;
 		}
-		if (resume && (o->off == offsetof(struct az_config, hidden) ||
-			       o->off == offsetof(struct az_config, blocks) ||
-			       o->off == offsetof(struct az_config, game))) {
+		if (resume && (is_arch_opt(o) || o->off == offsetof(struct az_config, game))) {
 			char cur[64];
+			struct az_config tmp = *c;
 			az_config_show_value(c, o, cur, sizeof(cur));
-			if (strcmp(cur, p->val[i]) != 0) {
+			/* compared as parsed ("resnet" alone keeps the width and blocks) */
+			if (set_value(&tmp, o, p->val[i], e, sizeof(e)) == 0 &&
+			    (tmp.net != c->net || tmp.hidden != c->hidden ||
+			     tmp.blocks != c->blocks || strcmp(tmp.game, c->game) != 0)) {
 				snprintf(err, errlen, "--config %s: %s = %s, but the run being resumed "
 					 "has %s; the game and architecture of a run cannot change",
 					 path, o->name, p->val[i], cur);
@@ -582,9 +626,9 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 			}
 			val = argv[++i];
 		}
-		if (resume && (o->off == offsetof(struct az_config, hidden) ||
-			       o->off == offsetof(struct az_config, blocks))) {
-			snprintf(err, errlen, "--resume: the architecture of a run cannot change");
+		if (resume && is_arch_opt(o)) {
+			snprintf(err, errlen, "--resume: the architecture of a run cannot change "
+				 "(--%s; start a new run with a different --out instead)", o->name);
 			return -EINVAL;
 		}
 		int rc = set_value(c, o, val ? val : "", err, errlen);

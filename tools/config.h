@@ -34,7 +34,8 @@ struct az_config {
 	uint32_t arena_temp_plies; /* opening plies sampled at tau = 1 so arena games differ */
 	float arena_threshold;     /* promote at score >= this */
 	/* network and training */
-	uint32_t hidden, blocks;
+	uint32_t net;              /* enum az_net_kind (net/model.h): mlp or resnet */
+	uint32_t hidden, blocks;   /* MLP width or ResNet filters; residual blocks */
 	uint32_t train_batch;
 	float train_epochs;        /* passes over the replay window per iteration */
 	uint32_t train_steps_max;

@@ -8,7 +8,8 @@
 
 #include "tools/config.h"
 
-enum opt_type { T_U32, T_U64, T_F32, T_STR, T_BACKEND, T_FLAG };
+/* T_NET: the network kind (az_config.net) shown with its width and blocks, "resnet:32x3" */
+enum opt_type { T_U32, T_U64, T_F32, T_STR, T_BACKEND, T_FLAG, T_NET };
 
 struct opt {
 	const char *name;

@@ -50,7 +50,7 @@ int az_verify_main(int argc, char **argv)
 		fprintf(stderr, "azrun verify: %s\n", err);
 		return 2;
 	}
-	struct az_rundir_check t = {.report = print_line, .hidden = cfg.hidden,
+	struct az_rundir_check t = {.report = print_line, .net = cfg.net, .hidden = cfg.hidden,
 				    .blocks = cfg.blocks};
 	az_rundir_verify(out, g, &t);
 	long lines = t.metrics_lines;

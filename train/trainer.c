@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* CPU training of the residual MLP: the AlphaZero loss, its gradient by backprop through the
- * activations az_model_forward() keeps, and the optimisers (Adam, SGD with momentum).
+/* CPU training of the residual MLP and the ResNet: the AlphaZero loss, its gradient by backprop
+ * through the activations az_model_forward() keeps, and the optimisers (Adam, SGD with momentum).
  * Gradient layout equals the parameter layout (az_model_tensor() order). Single-threaded. */
 #include "train/trainer.h"
 
@@ -19,7 +19,13 @@ struct az_train_ws {
 	float *dt;      /* [B, H] gradient w.r.t. a block's inner activation */
 	float *dlogits; /* [B, A] */
 	float *dpre;    /* [B] gradient w.r.t. the value pre-activation */
-	float *buf;     /* owned storage of the five arrays above */
+	/* ResNet only (NULL for an MLP; dh, dg and dt are then [B * cells, F]): */
+	float *dvhid;   /* [B, 64] value fc1 output */
+	float *dvconv;  /* [B, cells] value plane */
+	float *dpconv;  /* [B, 2 * cells] policy planes, channel-major */
+	float *dpcl;    /* [B * cells, 2] the same, channels last */
+	float *dcol;    /* one chunk's im2col gradient, as acts.scratch */
+	float *buf;     /* owned storage of the arrays above */
 };
 
 struct az_train_cpu {
@@ -46,27 +52,42 @@ void az_train_params_default(struct az_train_params *p)
 
 int az_train_ws_create(const struct az_arch *a, uint32_t max_batch, struct az_train_ws **out)
 {
-	size_t B = max_batch, H = a->hidden, A = a->actions;
+	size_t B = max_batch, H = a->hidden, A = a->actions, rows = B, extra = 0;
+	size_t cells = (size_t)a->height * a->width, V = AZ_RESNET_VALUE_HIDDEN, col = 0;
 	struct az_train_ws *ws;
 
 	if (max_batch == 0)
 		return -EINVAL;
+	if (a->kind == AZ_NET_RESNET) {
+		size_t C = a->planes > a->hidden ? a->planes : a->hidden;
+
+		rows = B * cells;
+		col = (B < AZ_CONV_CHUNK ? B : AZ_CONV_CHUNK) * cells * 9 * C;
+		extra = B * (V + 5 * cells) + col;
+	}
 	ws = calloc(1, sizeof(*ws));
 	if (!ws)
 		return -ENOMEM;
 	ws->arch = *a;
 	ws->max_batch = max_batch;
-	ws->buf = calloc(3 * B * H + B * A + B, sizeof(float));
+	ws->buf = calloc(3 * rows * H + B * A + B + extra, sizeof(float));
 	/* ws is zeroed: az_train_ws_destroy frees whatever of it exists */
 	if (!ws->buf || az_acts_create(a, max_batch, &ws->acts)) {
 		az_train_ws_destroy(ws);
 		return -ENOMEM;
 	}
 	ws->dh = ws->buf;
-	ws->dg = ws->dh + B * H;
-	ws->dt = ws->dg + B * H;
-	ws->dlogits = ws->dt + B * H;
+	ws->dg = ws->dh + rows * H;
+	ws->dt = ws->dg + rows * H;
+	ws->dlogits = ws->dt + rows * H;
 	ws->dpre = ws->dlogits + B * A;
+	if (a->kind == AZ_NET_RESNET) {
+		ws->dvhid = ws->dpre + B;
+		ws->dvconv = ws->dvhid + B * V;
+		ws->dpconv = ws->dvconv + B * cells;
+		ws->dpcl = ws->dpconv + B * 2 * cells;
+		ws->dcol = ws->dpcl + B * 2 * cells;
+	}
 	*out = ws;
 	return 0;
 }
@@ -93,7 +114,7 @@ static double l2_pass(const struct az_model *m, float l2, float *grad)
 		struct az_tensor t;
 
 		az_model_tensor(&m->arch, i, &t);
-		if (t.ndim != 2)
+		if (t.ndim < 2) /* biases */
 			continue;
 		const float *w = m->params + t.offset;
 
@@ -192,6 +213,107 @@ static size_t block_offset(const struct az_arch *a, uint32_t r)
 	return H * a->inputs + H + (size_t)r * (2 * H * H + 2 * H);
 }
 
+/* ---- ResNet backprop ---- */
+
+/* dw/db of a 3x3 conv out = conv3x3(in) + b with out-gradient dy[batch * cells, F] (after the
+ * ReLU's mask), in read with strides (sn, sc, sp) as az_conv3_im2col. When dx is not NULL,
+ * dx[batch * cells, C] (channels last) += the input gradient. The im2col is recomputed chunk by
+ * chunk (AZ_CONV_CHUNK samples) in col; dcol holds a chunk's column gradient. */
+static void conv3_backward(const struct az_arch *a, const float *in, uint32_t batch, uint32_t C,
+			   size_t sn, size_t sc, size_t sp, const float *dy, const float *w,
+			   float *dw, float *db, float *dx, float *col, float *dcol)
+{
+	uint32_t F = a->hidden, Hb = a->height, Wb = a->width;
+	size_t cells = (size_t)Hb * Wb, K = (size_t)9 * C;
+
+	memset(db, 0, F * sizeof(float));
+	for (uint32_t n0 = 0; n0 < batch; n0 += AZ_CONV_CHUNK) {
+		uint32_t nb = batch - n0 < AZ_CONV_CHUNK ? batch - n0 : AZ_CONV_CHUNK;
+		int rows = (int)(nb * cells);
+		const float *dyc = dy + n0 * cells * F;
+
+		az_conv3_im2col(in + n0 * sn, nb, C, Hb, Wb, sn, sc, sp, col);
+		/* dw[F, 9C] (+)= dy^T col: the first chunk overwrites, the others add */
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)F, (int)K, rows, 1.0f,
+			    dyc, (int)F, col, (int)K, n0 == 0 ? 0.0f : 1.0f, dw, (int)K);
+		for (int r = 0; r < rows; r++)
+			for (uint32_t o = 0; o < F; o++)
+				db[o] += dyc[(size_t)r * F + o];
+		if (!dx)
+			continue;
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, (int)K, (int)F, 1.0f,
+			    dyc, (int)F, w, (int)K, 0.0f, dcol, (int)K);
+		az_conv3_col2im(dcol, nb, C, Hb, Wb, dx + n0 * cells * C);
+	}
+}
+
+/* Offset of ResNet tensor i in params (and grad). */
+static size_t tensor_off(const struct az_arch *a, uint32_t i)
+{
+	struct az_tensor t;
+
+	az_model_tensor(a, i, &t);
+	return t.offset;
+}
+
+/* The ResNet's data-term gradient, given ws->dlogits and ws->dpre (net/model.h's layers in
+ * reverse: value head, policy head, blocks last first, the trunk conv). */
+static void resnet_backprop(const struct az_model *m, uint32_t batch, const float *x,
+			    struct az_train_ws *ws, float *grad)
+{
+	const struct az_arch *a = &m->arch;
+	const struct az_acts *ac = &ws->acts;
+	uint32_t C = a->planes, F = a->hidden, R = a->blocks, A = a->actions;
+	uint32_t V = AZ_RESNET_VALUE_HIDDEN, head = 2 + 4 * R;
+	size_t cells = (size_t)a->height * a->width, rows = batch * cells, nF = rows * F;
+	const float *hR = ac->trunk[R], *P = m->params;
+	size_t pc = tensor_off(a, head), pf = tensor_off(a, head + 2);
+	size_t vc = tensor_off(a, head + 4), v1 = tensor_off(a, head + 6);
+	size_t v2 = tensor_off(a, head + 8);
+
+	/* value: fc2, ReLU, fc1, ReLU, 1x1 conv (its [rows, 1] gradient is dvconv) */
+	linear_grad_params(batch, V, 1, ws->dpre, ac->vhid, grad + v2, grad + v2 + V);
+	linear_grad_input(batch, V, 1, ws->dpre, P + v2, 0.0f, ws->dvhid);
+	relu_grad(ac->vhid, ws->dvhid, ws->dvhid, (size_t)batch * V);
+	linear_grad_params(batch, (uint32_t)cells, V, ws->dvhid, ac->vconv, grad + v1,
+			   grad + v1 + V * cells);
+	linear_grad_input(batch, (uint32_t)cells, V, ws->dvhid, P + v1, 0.0f, ws->dvconv);
+	relu_grad(ac->vconv, ws->dvconv, ws->dvconv, rows);
+	linear_grad_params((uint32_t)rows, F, 1, ws->dvconv, hR, grad + vc, grad + vc + F);
+	linear_grad_input((uint32_t)rows, F, 1, ws->dvconv, P + vc, 0.0f, ws->dh);
+
+	/* policy: fc, ReLU, back to channels last, 1x1 conv */
+	linear_grad_params(batch, (uint32_t)(2 * cells), A, ws->dlogits, ac->pconv, grad + pf,
+			   grad + pf + (size_t)A * 2 * cells);
+	linear_grad_input(batch, (uint32_t)(2 * cells), A, ws->dlogits, P + pf, 0.0f, ws->dpconv);
+	relu_grad(ac->pconv, ws->dpconv, ws->dpconv, rows * 2);
+	for (size_t n = 0; n < batch; n++)
+		for (size_t c = 0; c < 2; c++)
+			for (size_t q = 0; q < cells; q++)
+				ws->dpcl[(n * cells + q) * 2 + c] = ws->dpconv[(n * 2 + c) * cells + q];
+	linear_grad_params((uint32_t)rows, F, 2, ws->dpcl, hR, grad + pc, grad + pc + 2 * F);
+	linear_grad_input((uint32_t)rows, F, 2, ws->dpcl, P + pc, 1.0f, ws->dh);
+
+	/* blocks, last first: out = relu(in + conv2(t)), t = relu(conv1(in)) */
+	for (uint32_t r = R; r-- > 0;) {
+		size_t o1 = tensor_off(a, 2 + 4 * r), o2 = tensor_off(a, 4 + 4 * r);
+		size_t cw = (size_t)9 * F * F;
+
+		relu_grad(ac->trunk[r + 1], ws->dh, ws->dg, nF);
+		memset(ws->dt, 0, nF * sizeof(float));
+		conv3_backward(a, ac->inner[r], batch, F, cells * F, 1, F, ws->dg, P + o2, grad + o2,
+			       grad + o2 + cw, ws->dt, ac->scratch, ws->dcol);
+		relu_grad(ac->inner[r], ws->dt, ws->dt, nF);
+		memcpy(ws->dh, ws->dg, nF * sizeof(float)); /* the skip connection */
+		conv3_backward(a, ac->trunk[r], batch, F, cells * F, 1, F, ws->dt, P + o1, grad + o1,
+			       grad + o1 + cw, ws->dh, ac->scratch, ws->dcol);
+	}
+	/* trunk conv over the plane-major input; no input gradient */
+	relu_grad(ac->trunk[0], ws->dh, ws->dg, nF);
+	conv3_backward(a, x, batch, C, C * cells, cells, 1, ws->dg, P, grad, grad + (size_t)9 * F * C,
+		       NULL, ac->scratch, ws->dcol);
+}
+
 /* Gradient of the data terms through the whole net, given ws->dlogits and ws->dpre. */
 static void backprop(const struct az_model *m, uint32_t batch, const float *x,
 		     struct az_train_ws *ws, float *grad)
@@ -203,6 +325,10 @@ static void backprop(const struct az_model *m, uint32_t batch, const float *x,
 	const float *wp = m->params + head, *wv = wp + (size_t)A * H + A;
 	float *gwp = grad + head, *gwv = gwp + (size_t)A * H + A;
 
+	if (a->kind == AZ_NET_RESNET) {
+		resnet_backprop(m, batch, x, ws, grad);
+		return;
+	}
 	/* Heads: logits = hR Wp^T + bp, value pre-activation = hR wv + bv. */
 	linear_grad_params(batch, H, A, ws->dlogits, hR, gwp, gwp + (size_t)A * H);
 	linear_grad_params(batch, H, 1, ws->dpre, hR, gwv, gwv + H);

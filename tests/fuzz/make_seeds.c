@@ -47,6 +47,29 @@ static void put(const char *dir, const char *name, int prefix, const void *data,
 	printf("%s\n", path);
 }
 
+/* An az_model_init_random(seed) model of arch a for `game`, saved as the seed checkpoint `name`. */
+static void model_seed(const char *tmp, const struct az_arch *a, uint64_t seed, const char *game,
+		       const char *name)
+{
+	struct az_model *m;
+	unsigned char *buf;
+	char err[256];
+	size_t n;
+
+	if (az_model_create(a, &m) < 0)
+		exit(1);
+	az_model_init_random(m, seed);
+	snprintf(m->game, sizeof(m->game), "%s", game);
+	if (az_ckpt_save(tmp, m, err, sizeof(err)) < 0) {
+		fprintf(stderr, "az_fuzz_seeds: %s\n", err);
+		exit(1);
+	}
+	az_model_destroy(m);
+	buf = slurp(tmp, &n);
+	put("checkpoint", name, -1, buf, n);
+	free(buf);
+}
+
 static void checkpoints(const char *tmp)
 {
 	struct az_arch a1 = {.inputs = 2, .hidden = 3, .blocks = 1, .actions = 2};
@@ -78,16 +101,12 @@ static void checkpoints(const char *tmp)
 	put("checkpoint", "bad-header-length.safetensors", -1, buf, n);
 	free(buf);
 
-	if (az_model_create(&a0, &m) < 0)
-		exit(1);
-	az_model_init_random(m, 8);
-	snprintf(m->game, sizeof(m->game), "connect4");
-	if (az_ckpt_save(tmp, m, err, sizeof(err)) < 0)
-		exit(1);
-	az_model_destroy(m);
-	buf = slurp(tmp, &n);
-	put("checkpoint", "ok-no-blocks.safetensors", -1, buf, n);
-	free(buf);
+	model_seed(tmp, &a0, 8, "connect4", "ok-no-blocks.safetensors");
+	/* a ResNet: 4-D conv tensors and the board metadata (planes, height, width) */
+	struct az_arch ar = {.inputs = 8, .hidden = 2, .blocks = 1, .actions = 3,
+			     .kind = AZ_NET_RESNET, .planes = 2, .height = 2, .width = 2};
+
+	model_seed(tmp, &ar, 9, "tictactoe", "ok-resnet.safetensors");
 	unlink(tmp);
 }
 

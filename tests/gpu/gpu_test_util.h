@@ -112,7 +112,7 @@ static inline struct az_model *random_model(const struct az_arch *a, uint64_t se
 		struct az_tensor t;
 
 		assert_int_equal(az_model_tensor(a, i, &t), 0);
-		double std = t.ndim == 2 ? 1.0 / sqrt((double)t.cols) : 0.3;
+		double std = t.ndim >= 2 ? 1.0 / sqrt((double)t.cols) : 0.3;
 
 		for (size_t k = 0; k < (size_t)t.rows * t.cols; k++)
 			m->params[t.offset + k] = (float)(std * az_rng_normal(&rng));

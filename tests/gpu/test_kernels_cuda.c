@@ -363,6 +363,60 @@ static void test_optimisers(void **state)
 	FREE_ALL(w, g, m, v, got, decay);
 }
 
+/* The ResNet's im2col, col2im (overwrite and accumulate) and plane transposes against
+ * net/model.h's CPU helpers, on a 3x4 board (rows and columns differ), for both input layouts. */
+static void test_conv_plumbing(void **state)
+{
+	enum { NB = 3, C = 5, HB = 3, WB = 4, CELLS = HB * WB, K = 9 * C };
+	size_t nin = NB * CELLS * C, ncol = (size_t)NB * CELLS * K;
+	float *in = xmalloc(nin * 4), *col = xmalloc(ncol * 4), *got = xmalloc(ncol * 4);
+	float *out = xmalloc(nin * 4), *acc = xmalloc(nin * 4);
+	struct az_rng rng;
+
+	(void)state;
+	az_rng_seed(&rng, 77);
+	fill_uniform(in, nin, &rng, -1, 1);
+	fill_uniform(acc, nin, &rng, -1, 1);
+	float *d_in = dev_from(in, nin * 4), *d_col = dev_poisoned(ncol * 4);
+
+	for (int layout = 0; layout < 2; layout++) { /* plane-major, then channels last */
+		size_t sn = (size_t)C * CELLS, sc = layout ? 1 : CELLS, sp = layout ? C : 1;
+
+		az_conv3_im2col(in, NB, C, HB, WB, sn, sc, sp, col);
+		az_cuda_im2col(d_in, NB, C, HB, WB, sn, sc, sp, d_col, NULL);
+		dev_to(got, d_col, ncol * 4);
+		assert_memory_equal(got, col, ncol * 4); /* copies and zeros: exact */
+	}
+	/* col2im of arbitrary column values (the gradient's case) */
+	fill_uniform(col, ncol, &rng, -1, 1);
+	float *d_c2 = dev_from(col, ncol * 4), *d_out = dev_poisoned(nin * 4);
+	float *d_acc = dev_from(acc, nin * 4);
+
+	memset(out, 0, nin * 4);
+	az_conv3_col2im(col, NB, C, HB, WB, out);
+	az_cuda_col2im(d_c2, NB, C, HB, WB, d_out, 0, NULL);
+	dev_to(got, d_out, nin * 4);
+	check_close_tol(got, out, nin, TOL, "col2im");
+	az_conv3_col2im(col, NB, C, HB, WB, acc);
+	az_cuda_col2im(d_c2, NB, C, HB, WB, d_acc, 1, NULL);
+	dev_to(got, d_acc, nin * 4);
+	check_close_tol(got, acc, nin, TOL, "col2im accumulate");
+	/* planes: channels last [n][q][c] <-> channel-major [n][c][q] */
+	float *d_t = dev_poisoned(nin * 4), *d_back = dev_poisoned(nin * 4);
+
+	az_cuda_planes(d_in, NB, CELLS, C, d_t, 1, NULL);
+	az_cuda_planes(d_t, NB, CELLS, C, d_back, 0, NULL);
+	dev_to(got, d_t, nin * 4);
+	for (size_t n = 0; n < NB; n++)
+		for (size_t c = 0; c < C; c++)
+			for (size_t q = 0; q < CELLS; q++)
+				assert_true(got[(n * C + c) * CELLS + q] == in[(n * CELLS + q) * C + c]);
+	dev_to(got, d_back, nin * 4);
+	assert_memory_equal(got, in, nin * 4);
+	DEV_FREE_ALL(d_in, d_col, d_c2, d_out, d_acc, d_t, d_back);
+	FREE_ALL(in, col, got, out, acc);
+}
+
 int main(void)
 {
 	skip_without_cuda();
@@ -374,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_policy_value_loss),
 		cmocka_unit_test(test_gather_scatter),
 		cmocka_unit_test(test_optimisers),
+		cmocka_unit_test(test_conv_plumbing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

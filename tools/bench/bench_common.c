@@ -106,8 +106,22 @@ static int mode_opt(const struct az_bench_argv *p, int code, const char *arg)
 	case AZ_BENCH_OPT_NET:
 		if (!p->hidden)
 			break;
+		if (p->net && (arg[0] < '0' || arg[0] > '9')) {
+			uint32_t h = 0, b = 0;
+
+			/* the kind with its sizes: "resnet" alone would leave them unset */
+			if (az_arch_parse_net(arg, p->net, &h, &b) < 0 || !h) {
+				fprintf(stderr, "azbench %s: --net wants HxR, mlp:HxR or resnet:FxR, "
+					"e.g. resnet:32x3\n", p->mode);
+				return -EINVAL;
+			}
+			*p->hidden = h;
+			*p->blocks = b;
+			return 0;
+		}
 		if (az_arch_parse(arg, p->hidden, p->blocks) < 0) {
-			fprintf(stderr, "azbench %s: --net wants HxR, e.g. 64x2\n", p->mode);
+			fprintf(stderr, "azbench %s: --net wants HxR, e.g. 64x2%s\n", p->mode,
+				p->net ? "" : " (this mode measures MLPs only)");
 			return -EINVAL;
 		}
 		return 0;

@@ -73,6 +73,13 @@ def parse(path):
 
 def tensor_order(meta):
     """Tensor names in the order of az_model_tensor() (net/model.c)."""
+    if meta.get("net") == "resnet":
+        names = ["trunk.conv.weight", "trunk.conv.bias"]
+        for b in range(int(meta["blocks"])):
+            names += [f"block.{b}.conv{k}.{p}" for k in (1, 2) for p in ("weight", "bias")]
+        return names + [f"{h}.{p}" for h in ("policy.conv", "policy.fc", "value.conv",
+                                             "value.fc1", "value.fc2")
+                        for p in ("weight", "bias")]
     names = ["trunk.in.weight", "trunk.in.bias"]
     for b in range(int(meta["blocks"])):
         names += [f"block.{b}.fc1.weight", f"block.{b}.fc1.bias",

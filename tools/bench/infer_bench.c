@@ -107,6 +107,7 @@ struct infer_opts {
 	int nbatches;
 	enum az_backend_kind backend;
 	uint32_t hidden, blocks; /* 0: the game's default from az_config_defaults() */
+	uint32_t net;            /* enum az_net_kind of --net (mlp unless resnet:FxR) */
 };
 
 static void usage(FILE *out)
@@ -119,7 +120,8 @@ static void usage(FILE *out)
 		"  --game NAME        tictactoe | connect4 | all (default all)\n"
 		"  --batches LIST     batch sizes, comma-separated (default 1,2,4,...,1024)\n"
 		"  --backend B        auto | cpu | cpu-async | cuda (default auto: cuda when visible)\n"
-		"  --net HxR          width x residual blocks (default: the game's)\n"
+		"  --net HxR          width x residual blocks (default: the game's); also\n"
+		"                     mlp:HxR, or resnet:FxR (F filters; tictactoe, connect4)\n"
 		"  --help             this text\n"
 		"%s\n"
 		"Columns: evals_per_s = rows/s through az_backend_forward; us_per_batch =\n"
@@ -143,7 +145,7 @@ static int parse(struct infer_opts *o, int argc, char **argv)
 		.mode = "infer", .longopts = longopts, .common = &o->common, .usage = usage,
 		.games = o->games, .ngames = &o->ngames, .backend = &o->backend,
 		.batches = o->batches, .nbatches = &o->nbatches, .max_batches = MAX_BATCHES,
-		.hidden = &o->hidden, .blocks = &o->blocks,
+		.hidden = &o->hidden, .blocks = &o->blocks, .net = &o->net,
 	};
 
 	memset(o, 0, sizeof(*o));
@@ -153,17 +155,24 @@ static int parse(struct infer_opts *o, int argc, char **argv)
 	return az_bench_parse_argv(&p, argc, argv);
 }
 
-/* The network a game trains by default (tools/config.c), unless --net overrides it. */
-static void game_arch(const struct infer_opts *o, const char *game, struct az_arch *a)
+/* The network a game trains by default (tools/config.c), unless --net overrides it. Returns 0,
+ * or -EINVAL for a ResNet on a game without a board shape. */
+static int game_arch(const struct infer_opts *o, const char *game, struct az_arch *a)
 {
 	const struct az_game *g = az_game_find(game);
 	struct az_config cfg;
 
 	AZ_ASSERT(g && az_config_defaults(&cfg, game) == 0);
-	a->inputs = g->features;
-	a->actions = g->actions;
-	a->hidden = o->hidden ? o->hidden : cfg.hidden;
-	a->blocks = o->hidden ? o->blocks : cfg.blocks;
+	*a = (struct az_arch){.inputs = g->features, .actions = g->actions,
+			      .hidden = o->hidden ? o->hidden : cfg.hidden,
+			      .blocks = o->hidden ? o->blocks : cfg.blocks,
+			      .kind = o->hidden ? o->net : cfg.net};
+	if (a->kind == AZ_NET_RESNET) {
+		a->planes = g->planes;
+		a->height = g->height;
+		a->width = g->width;
+	}
+	return az_arch_valid(a) ? 0 : -EINVAL;
 }
 
 /* Smallest batch reaching 90% of the best throughput of one game's rows. */
@@ -195,8 +204,17 @@ int az_bench_infer(int argc, char **argv)
 		struct az_arch a;
 		char net[32];
 
-		game_arch(&o, o.games[gi], &a);
-		snprintf(net, sizeof(net), "%ux%u", a.hidden, a.blocks);
+		if (game_arch(&o, o.games[gi], &a) < 0) {
+			fprintf(stderr, "azbench infer: %s: --net %s needs a game with a board "
+				"shape\n", o.games[gi], az_net_kind_name(a.kind));
+			az_bench_table_free(&t);
+			return 2;
+		}
+		/* MLP rows keep the "HxR" they always had */
+		if (a.kind == AZ_NET_MLP)
+			snprintf(net, sizeof(net), "%ux%u", a.hidden, a.blocks);
+		else
+			az_arch_format(&a, net, sizeof(net));
 		az_bench_progress(&o.common, "infer: %s %s, %d batch sizes, %.2fs each\n",
 				  o.games[gi], net, o.nbatches, each);
 		rc = az_bench_infer_measure(o.backend, &a, o.batches, o.nbatches, each, eps, why,

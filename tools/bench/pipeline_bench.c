@@ -48,6 +48,7 @@ struct pipe_opts {
 	const char *cache;     /* --eval-cache; NULL: azrun's default */
 	uint32_t phases;       /* repeats of the finite phases (0: none) */
 	enum az_backend_kind backend;
+	uint32_t hidden, blocks, net; /* --net; hidden 0: the game's default network */
 	int verbose;
 };
 
@@ -70,6 +71,8 @@ static void usage(FILE *out)
 		"  --workers LIST           worker counts W (default 1,2,4,8,16)\n"
 		"  --games-per-worker LIST  games in flight per worker G (default 4,16,128)\n"
 		"  --sims N                 simulations per move (default: the game's)\n"
+		"  --net HxR                the network (default: the game's); mlp:HxR, or\n"
+		"                           resnet:FxR (F filters; tictactoe, connect4)\n"
 		"  --leaves K               leaves in flight per game (default: azrun's)\n"
 		"  --eval-cache-mb MB       each worker's evaluation cache, 0 off (default:\n"
 		"                           azrun's)\n"
@@ -186,6 +189,7 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 		{ "default-runs", required_argument, NULL, 'D' },
 		{ "eval-cache", required_argument, NULL, 'E' },
 		AZ_BENCH_LONGOPT_BACKEND,
+		AZ_BENCH_LONGOPT_NET,
 		{ "verbose", no_argument, NULL, 'v' },
 		AZ_BENCH_LONGOPT_HELP,
 		AZ_BENCH_COMMON_LONGOPTS,
@@ -194,6 +198,7 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 	const struct az_bench_argv p = {
 		.mode = "pipeline", .longopts = longopts, .common = &o->common, .usage = usage,
 		.games = o->games, .ngames = &o->ngames, .backend = &o->backend,
+		.hidden = &o->hidden, .blocks = &o->blocks, .net = &o->net,
 		.opt = parse_opt, .mode_opts = o,
 	};
 
@@ -549,7 +554,8 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 
 	for (int gi = 0; gi < o->ngames; gi++) {
 		struct az_pipeline_game pg = { o->games[gi], o->backend, o->sims, o->leaves,
-					       o->cache_mb, o->cache };
+					       o->cache_mb, o->cache, o->hidden, o->blocks,
+					       o->net };
 		rc = az_pipeline_game_setup(&pg, dir, &gcs[gi]);
 		if (rc < 0)
 			return rc;

@@ -48,10 +48,11 @@ struct az_pipeline_game {
 	uint32_t sims, leaves; /* 0: the game's default */
 	int64_t cache_mb;      /* --eval-cache-mb; -1: azrun's default */
 	const char *cache;     /* --eval-cache worker | shared | off; NULL: azrun's default */
+	uint32_t hidden, blocks, net; /* --net (net: enum az_net_kind); hidden 0: the game's */
 };
 
 /* azrun's defaults for p->game with p's overrides into gc->cfg, and a randomly initialised
- * network of azrun's default shape saved to dir/GAME.safetensors. Returns 0 or -errno (a
+ * network of azrun's default shape (or p's --net) saved to dir/GAME.safetensors. Returns 0 or -errno (a
  * message on stderr). */
 int az_pipeline_game_setup(const struct az_pipeline_game *p, const char *dir, struct game_ctx *gc);
 

@@ -161,9 +161,23 @@ int az_pipeline_game_setup(const struct az_pipeline_game *p, const char *dir, st
 		gc->cfg.eval_cache_mb = (uint32_t)p->cache_mb;
 	if (p->cache)
 		snprintf(gc->cfg.eval_cache, sizeof(gc->cfg.eval_cache), "%s", p->cache);
+	if (p->hidden) {
+		gc->cfg.net = p->net;
+		gc->cfg.hidden = p->hidden;
+		gc->cfg.blocks = p->blocks;
+	}
 	gc->arch = (struct az_arch){ .inputs = gc->g->features, .hidden = gc->cfg.hidden,
-				     .blocks = gc->cfg.blocks, .actions = gc->g->actions };
-	snprintf(gc->net, sizeof(gc->net), "%ux%u", gc->arch.hidden, gc->arch.blocks);
+				     .blocks = gc->cfg.blocks, .actions = gc->g->actions,
+				     .kind = gc->cfg.net };
+	if (gc->arch.kind == AZ_NET_RESNET) {
+		gc->arch.planes = gc->g->planes;
+		gc->arch.height = gc->g->height;
+		gc->arch.width = gc->g->width;
+	}
+	if (gc->arch.kind == AZ_NET_MLP) /* the "HxR" MLP rows always had */
+		snprintf(gc->net, sizeof(gc->net), "%ux%u", gc->arch.hidden, gc->arch.blocks);
+	else
+		az_arch_format(&gc->arch, gc->net, sizeof(gc->net));
 	snprintf(gc->ckpt, sizeof(gc->ckpt), "%s/%s.safetensors", dir, gc->g->name);
 	int rc = az_model_create(&gc->arch, &m);
 	if (rc < 0)

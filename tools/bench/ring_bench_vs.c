@@ -10,7 +10,7 @@
 int rb_versus_defaults(const struct rb_versus *s, struct az_config *pick, struct az_bench_row *row,
 		       char *text, size_t len)
 {
-	struct az_pipeline_game pg = { s->game, AZ_BACKEND_AUTO, 0, 0, -1, NULL };
+	struct az_pipeline_game pg = { .game = s->game, .backend = AZ_BACKEND_AUTO, .cache_mb = -1 };
 	struct az_config d, cand;
 	struct az_bench_versus v;
 	char cs[128], ds[128];

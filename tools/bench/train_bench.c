@@ -44,6 +44,7 @@ struct train_opts {
 	uint32_t batches[MAX_BATCHES];
 	int nbatches;
 	uint32_t hidden, blocks; /* 0: the game's default */
+	uint32_t net;            /* enum az_net_kind of --net */
 	const char *python;      /* --python, or NULL */
 	const char *script;      /* --torch-script, or NULL */
 	int no_torch;
@@ -59,7 +60,8 @@ static void usage(FILE *out)
 		"with torch.set_num_threads(1), when torch is importable.\n\n"
 		"  --game NAME          tictactoe | connect4 | all (default all)\n"
 		"  --batches LIST       minibatch sizes (default 32,128,512)\n"
-		"  --net HxR            width x residual blocks (default: the game's)\n"
+		"  --net HxR            width x residual blocks (default: the game's); also\n"
+		"                       mlp:HxR, or resnet:FxR (C trainer only)\n"
 		"  --python PATH        interpreter for the PyTorch side (default: the first\n"
 		"                       of $AZ_PYTHON, python3, /usr/bin/python3 that\n"
 		"                       imports torch)\n"
@@ -115,7 +117,8 @@ static int parse(struct train_opts *o, int argc, char **argv)
 		.mode = "train", .longopts = longopts, .common = &o->common, .usage = usage,
 		.games = o->games, .ngames = &o->ngames,
 		.batches = o->batches, .nbatches = &o->nbatches, .max_batches = MAX_BATCHES,
-		.hidden = &o->hidden, .blocks = &o->blocks, .opt = parse_opt, .mode_opts = o,
+		.hidden = &o->hidden, .blocks = &o->blocks, .net = &o->net, .opt = parse_opt,
+		.mode_opts = o,
 	};
 
 	memset(o, 0, sizeof(*o));
@@ -465,6 +468,10 @@ int az_bench_train(int argc, char **argv)
 	double t0 = now_s();
 	memset(&ts, 0, sizeof(ts));
 	find_torch(&o, &ts);
+	if (o.net == AZ_NET_RESNET && ts.ok) { /* torch_train_bench.py builds the MLP only */
+		ts.ok = 0;
+		snprintf(ts.why, sizeof(ts.why), "--net resnet: the PyTorch side has the MLP only");
+	}
 	for (int gi = 0; gi < o.ngames; gi++) {
 		const struct az_game *g = az_game_find(o.games[gi]);
 		struct az_config cfg;
@@ -477,12 +484,26 @@ int az_bench_train(int argc, char **argv)
 			p->game = g->name;
 			p->arch = (struct az_arch){ .inputs = g->features, .actions = g->actions,
 						    .hidden = o.hidden ? o.hidden : cfg.hidden,
-						    .blocks = o.hidden ? o.blocks : cfg.blocks };
+						    .blocks = o.hidden ? o.blocks : cfg.blocks,
+						    .kind = o.hidden ? o.net : cfg.net };
+			if (p->arch.kind == AZ_NET_RESNET) {
+				p->arch.planes = g->planes;
+				p->arch.height = g->height;
+				p->arch.width = g->width;
+			}
+			if (!az_arch_valid(&p->arch)) {
+				fprintf(stderr, "azbench train: %s: --net resnet needs a game with a "
+					"board shape\n", g->name);
+				return 2;
+			}
 			p->lr = cfg.lr;
 			p->l2 = cfg.l2;
 			p->batch = o.batches[bi];
-			snprintf(nets[np], sizeof(nets[np]), "%ux%u", p->arch.hidden,
-				 p->arch.blocks);
+			if (p->arch.kind == AZ_NET_MLP)
+				snprintf(nets[np], sizeof(nets[np]), "%ux%u", p->arch.hidden,
+					 p->arch.blocks);
+			else
+				az_arch_format(&p->arch, nets[np], sizeof(nets[np]));
 		}
 	}
 	/* Budget: half for PyTorch's measurements (its start-up, `import torch` and the first
