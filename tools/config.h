@@ -45,6 +45,11 @@ struct az_config {
 	uint32_t deadline_us;
 	uint32_t spin;
 	uint32_t eval_cache_mb;    /* each worker's evaluation cache, MiB; 0: off */
+	/* benchmark (connect4): Pons' sets in bench ("" off), every bench_every iterations, the
+	 * first bench_positions positions of each (tools/run_bench.h) */
+	char bench[512];
+	uint32_t bench_every;
+	uint32_t bench_positions;
 	/* the options the registered games declare (Tangled: graph, graph-file, variant,
 	 * adjudicator, epsilon), in registry order; see az_config_game_opt() */
 	union az_game_opt_value game_opt[AZ_GAME_OPTS_MAX];
