@@ -295,6 +295,15 @@ static int save_to(const struct az_c4_labels *l, const char *path, char *err, si
 		else
 			bad |= fprintf(f, "%s %d %s\n", e->moves, e->outcome, e->keeps) < 0;
 	}
+	/* Lines of the old cache beyond ours (opened with a smaller limit): kept, so that a
+	 * --limit or a smaller --bench-positions never forgets what a larger one learned. */
+	FILE *old = fopen(path, "r");
+	char line[AZ_POSITIONS_LINE_MAX + 2];
+	for (long i = 0; old && fgets(line, sizeof(line), old); i++)
+		if (i >= l->n)
+			bad |= fputs(line, f) < 0;
+	if (old)
+		fclose(old);
 	if (fclose(f) != 0 || bad || rename(tmp, path) < 0) {
 		snprintf(err, errlen, "cannot write the labels cache %s: %s", path,
 			 strerror(errno));

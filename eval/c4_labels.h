@@ -19,7 +19,8 @@ int az_c4_labels_path(const char *src, char *out, size_t n);
  * outcome, solved on demand (one null-window search of the position after the move) and
  * cached. The cache file has one line per position of the source, in order:
  *   <moves> <outcome> <seven characters: '+' keeps, 'x' changes, '?' not solved, '-' full>
- * Lines whose moves do not match the source's are ignored and rewritten. */
+ * Lines whose moves do not match the source's are ignored and rewritten; lines beyond the
+ * positions read (a smaller limit) are kept as they are. */
 struct az_c4_labels;
 
 /* Read the first `limit` positions (0: all) of positions file src (moves and optional score;

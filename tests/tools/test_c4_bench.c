@@ -13,6 +13,7 @@
 #include "eval/c4_bench.h"
 #include "eval/c4_labels.h"
 #include "eval/net_eval.h"
+#include "base/util.h"
 #include "games/game.h"
 #include "tests/test_util.h"
 
@@ -102,6 +103,25 @@ static void test_raw_policy_mistakes(void **unused)
 	assert_int_equal(az_c4_bench_mistakes(l, 3, fake_eval, &wrong, NULL, 0), 2);
 	assert_int_equal(az_c4_labels_dirty(l), 0);
 	az_c4_labels_close(l);
+
+	/* Saved from the first position only (a smaller limit): the other lines are kept. */
+	char *full = NULL, *after = NULL, other[128];
+	assert_int_equal(az_read_file(cache, &full, NULL), 0);
+	assert_int_equal(az_c4_labels_open(src, cache, 1, &l, err, sizeof(err)), 0);
+	assert_int_equal(az_c4_labels_count(l), 1);
+	assert_int_equal(az_c4_labels_save_as(l, cache, err, sizeof(err)), 0);
+	az_c4_labels_close(l);
+	assert_int_equal(az_read_file(cache, &after, NULL), 0);
+	assert_string_equal(after, full);
+	/* A cache merged into labels opened without one teaches them everything it knows. */
+	snprintf(other, sizeof(other), "%s/none.labels", dir);
+	assert_int_equal(az_c4_labels_open(src, other, 0, &l, err, sizeof(err)), 0);
+	assert_int_equal(az_c4_labels_merge(l, cache), 3); /* each learned the moves asked */
+	assert_int_equal(az_c4_labels_dirty(l), 1);
+	assert_int_equal(az_c4_labels_merge(l, cache), 0);
+	az_c4_labels_close(l);
+	free(full);
+	free(after);
 	az_test_tmpdir_remove(dir);
 }
 
