@@ -179,15 +179,15 @@ static void store(struct bench *b, int s, long n, long policy, long agent)
 
 /* Pons set s: its labels from the run's cache and from the machine's (the one azeval
  * --mistakes keeps, az_c4_labels_path), every move of the sample solved at the first
- * benchmark of a run, then both measured. The cache covers the whole file, so that the
- * machine's cache keeps what azeval or a larger --bench-positions learned. */
+ * benchmark of a run, then both measured. A save keeps the cache lines beyond the sample, so
+ * the machine's cache keeps what azeval or a larger --bench-positions learned. */
 static int pons_set(struct bench *b, int s)
 {
 	char src[PATH_LEN], cache[PATH_LEN], shared[PATH_LEN], e[600];
 	struct az_c4_labels *l;
 	snprintf(src, sizeof(src), "%s/Test_%s", b->p->dir, az_c4_bench_names[s]);
 	snprintf(cache, sizeof(cache), "%s/Test_%s.labels", b->p->work, az_c4_bench_names[s]);
-	int rc = az_c4_labels_open(src, cache, 0, &l, e, sizeof(e));
+	int rc = az_c4_labels_open(src, cache, b->p->positions, &l, e, sizeof(e));
 	if (rc < 0) {
 		snprintf(b->err, b->errlen, "%s", e);
 		return rc;
