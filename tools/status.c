@@ -164,16 +164,19 @@ static void print_done(const struct az_run_info *ri)
 		printf("eval cache: %.1f %% of self-play leaves answered without the network\n",
 		       100.0 * l->eval_cache_hit_rate);
 	double sp = SUM(ri, selfplay_s, &n), tr = SUM(ri, train_s, &n), ar = SUM(ri, arena_s, &n);
-	double tot = sp + tr + ar;
-	char a[32], b[32], c[32], d[32];
+	double be = SUM(ri, bench_s, &n), tot = sp + tr + ar + be;
+	char a[32], b[32], c[32], d[32], e[32], bench[64] = "";
 	az_format_duration(sp, a, sizeof(a));
 	az_format_duration(tr, b, sizeof(b));
 	az_format_duration(ar, c, sizeof(c));
 	az_format_duration(tot / (double)ri->nrows, d, sizeof(d));
+	az_format_duration(be, e, sizeof(e));
+	if (n) /* a run with --bench */
+		snprintf(bench, sizeof(bench), ", bench %s (%.0f%%)", e, tot > 0 ? 100 * be / tot : 0);
 	if (tot > 0)
 		printf("time:       self-play %s (%.0f%%), training %s (%.0f%%), "
-		       "arena %s (%.0f%%); %s per iteration\n", a, 100 * sp / tot, b,
-		       100 * tr / tot, c, 100 * ar / tot, d);
+		       "arena %s (%.0f%%)%s; %s per iteration\n", a, 100 * sp / tot, b,
+		       100 * tr / tot, c, 100 * ar / tot, bench, d);
 	print_bench(ri);
 	print_arena(ri);
 }
