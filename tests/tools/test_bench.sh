@@ -80,6 +80,9 @@ if rows[5]["best_iteration"] == rows[4]["best_iteration"]:
     print("iteration 6 repeated the benchmark of iteration 5")
 EOF
 
+# TensorBoard scalars of the five benchmarked iterations (run/tbevents.c).
+n=$(grep -ao 'bench/agent/L1_R1' "$R/tb/events.out.tfevents.ringzero" | wc -l)
+[ "$n" -eq 5 ] || fail "tb/: $n bench/agent/L1_R1 scalars, not 5"
 "$AZRUN" verify --out "$R" > "$T/verify" 2>&1 || fail "verify: $(cat "$T/verify")"
 grep -q ' 0 problems' "$T/verify" || fail "verify did not report 0 problems: $(cat "$T/verify")"
 "$AZRUN" status --out "$R" > "$T/status" || fail "azrun status failed"
