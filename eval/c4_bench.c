@@ -162,10 +162,26 @@ static void step(struct bench *b, long k)
 		b->p->tick(b->p->tick_arg, b->done, b->total);
 }
 
+/* Labelling in progress: the first benchmark of a run may solve for minutes. */
+struct labelling {
+	struct bench *b;
+	struct az_c4_labels *l;
+	double saved; /* az_now() of the last save */
+	int solved;   /* something was solved and saved on the way */
+};
+
+#define LABEL_SAVE_S 10.0 /* a stop loses at most this much solving */
+
 static void label_tick(void *arg, long i)
 {
+	struct labelling *lb = arg;
 	(void)i;
-	step(arg, 1);
+	step(lb->b, 1);
+	if (az_now() - lb->saved >= LABEL_SAVE_S) {
+		lb->saved = az_now();
+		lb->solved |= az_c4_labels_dirty(lb->l);
+		az_c4_labels_save(lb->l, (char[600]){0}, 600); /* failures: the final save says */
+	}
 }
 
 /* Raw policy, then agent: r's fractions of set s from their counts over n positions. */
@@ -198,11 +214,12 @@ static int pons_set(struct bench *b, int s)
 		az_c4_labels_merge(l, shared);
 	long n = az_c4_labels_count(l) < b->p->positions ? az_c4_labels_count(l)
 							   : b->p->positions;
+	struct labelling lb = {.b = b, .l = l, .saved = az_now()};
 	e[0] = '\0';
 	rc = az_c4_labels_save(l, e, sizeof(e)); /* what the machine's cache taught */
 	if (rc == 0)
-		rc = az_c4_bench_label(l, n, label_tick, b);
-	int solved = rc == 0 && az_c4_labels_dirty(l);
+		rc = az_c4_bench_label(l, n, label_tick, &lb);
+	int solved = rc == 0 && (lb.solved || az_c4_labels_dirty(l));
 	if (rc == 0)
 		rc = az_c4_labels_save(l, e, sizeof(e));
 	/* Best effort: a machine cache that cannot be written only loses the sharing. */
