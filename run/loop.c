@@ -2,6 +2,7 @@
 /* The iteration loop (run/loop.h). */
 #include "run/loop.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -339,6 +340,21 @@ static int bench_wait(struct az_run_loop *r, pid_t pid, struct az_run_bench_out 
 	}
 }
 
+/* Whether the child's fragment is what a metrics line may hold: "bench_..." keys with numbers
+ * in [0, 1], nothing else (a broken child must not make the line unreadable). */
+static int bench_json_ok(const char *json)
+{
+	char buf[sizeof(((struct az_run_bench_out *)0)->json) + 2];
+	snprintf(buf, sizeof(buf), "{%s}", json);
+	cJSON *j = cJSON_Parse(buf), *it;
+	int ok = cJSON_IsObject(j) && cJSON_GetArraySize(j) > 0;
+	cJSON_ArrayForEach(it, j)
+		ok = ok && it->string && !strncmp(it->string, "bench_", 6) && cJSON_IsNumber(it) &&
+		     it->valuedouble >= 0 && it->valuedouble <= 1;
+	cJSON_Delete(j);
+	return ok;
+}
+
 /* After the arena, every p.bench.every iterations: the benchmark of the best network as it
  * stands after the arena (the candidate when promoted), in a child process; its keys land in
  * r->bench_json for this iteration's metrics line. A failed benchmark is logged and leaves
@@ -375,6 +391,11 @@ static void bench_phase(struct az_run_loop *r, uint32_t it, const char *cand,
 	out->json[sizeof(out->json) - 1] = '\0'; /* the child is untrusted: bound its strings */
 	out->summary[sizeof(out->summary) - 1] = '\0';
 	st->bench_s = az_now() - t0;
+	if (rc == 0 && !bench_json_ok(out->json)) {
+		snprintf(out->summary, sizeof(out->summary), "the benchmark process returned "
+			 "malformed results");
+		rc = -EPROTO;
+	}
 	if (rc == 0) {
 		memcpy(r->bench_json, out->json, sizeof(r->bench_json));
 		memcpy(r->bench_summary, out->summary, sizeof(r->bench_summary));

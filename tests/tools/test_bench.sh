@@ -3,8 +3,9 @@
 # Integration test of azrun --bench: a tiny Connect Four run benchmarked on a small folder of
 # lines copied from Pascal Pons' sets; the metrics lines carry the keys (fractions in [0, 1]),
 # a resume with --bench-every 2 writes lines without them, an unchanged best network repeats
-# its results, azrun status / report / verify show and accept them; a bad --bench is one line
-# and exit 2 before anything is written.
+# its results, azrun status / report / verify show and accept them; a failed benchmark leaves
+# its iteration without the keys; a bad --bench is one line and exit 2 before anything is
+# written.
 # Usage: test_bench.sh AZRUN SHARED (skips, exit 77, without SHARED/data/connect4)
 set -euo pipefail
 AZRUN=$1 SHARED=$2
@@ -101,6 +102,17 @@ if command -v gnuplot > /dev/null; then
 	grep -Eq '^\| 6 \| [0-9]+/[0-9]+ \|' "$R/report/report.md" \
 		|| fail "report.md: no benchmark row of iteration 6"
 fi
+
+# A benchmark that fails (its folder in the run directory is a file) is logged and the
+# iteration commits without its keys.
+mv "$R/bench" "$T/bench.saved" && echo x > "$R/bench"
+"$AZRUN" --resume --out "$R" --iterations 7 --quiet 2> "$T/err4" \
+	|| fail "a failed benchmark failed the run: $(tail -3 "$T/err4")"
+grep -q 'iter 7 bench: Test_L1_R1: cannot write .*; the iteration goes on without it' "$R/azrun.log" \
+	|| fail "the failed benchmark was not logged: $(tail -3 "$R/azrun.log")"
+tail -1 "$R/metrics.jsonl" | grep -q '"iteration": 7,' || fail "iteration 7 did not commit"
+tail -1 "$R/metrics.jsonl" | grep -q bench_ && fail "iteration 7 has benchmark keys"
+"$AZRUN" verify --out "$R" > "$T/verify" 2>&1 || fail "verify after a failed benchmark"
 
 # Bad --bench: one line, exit 2, nothing written.
 bad() { # bad WHAT EXPECTED-TEXT ARGS...
