@@ -50,7 +50,7 @@ cp "$R/bench/Test_L1_R1.labels" "$T/labels.before"
 tail -n +"$(($(wc -l < "$T/log1") + 1))" "$R/azrun.log" > "$T/log2"
 grep -q "iter 3 bench" "$T/log2" && fail "iteration 3 ran the benchmark with --bench-every 2"
 grep -q "iter 4 bench: best network" "$T/log2" || fail "iteration 4 has no benchmark"
-"$AZRUN" --resume --out "$R" --iterations 6 --bench-every 1 --quiet 2> "$T/err3" \
+"$AZRUN" --resume --out "$R" --iterations 6 --bench-every 1 --arena-games 10 --quiet 2> "$T/err3" \
 	|| fail "the second resume failed: $(tail -3 "$T/err3")"
 cp "$R/azrun.log" "$T/log3"
 cmp -s "$R/bench/Test_L1_R1.labels" "$T/labels.before" \
