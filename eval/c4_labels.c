@@ -250,16 +250,40 @@ int az_c4_labels_keeps(struct az_c4_labels *l, long i, int col, int *keeps)
 	return 0;
 }
 
-int az_c4_labels_save(struct az_c4_labels *l, char *err, size_t errlen)
+int az_c4_labels_dirty(const struct az_c4_labels *l)
+{
+	return l->dirty;
+}
+
+int az_c4_labels_merge(struct az_c4_labels *l, const char *cache)
+{
+	char line[AZ_POSITIONS_LINE_MAX + 2];
+	long learned = 0;
+	FILE *f = fopen(cache, "r");
+
+	if (!f)
+		return 0;
+	for (long i = 0; i < l->n && fgets(line, sizeof(line), f); i++) {
+		struct entry before = l->e[i];
+
+		merge_line(&l->e[i], line);
+		learned += memcmp(before.keeps, l->e[i].keeps, sizeof(before.keeps)) != 0 ||
+			   before.outcome != l->e[i].outcome;
+	}
+	fclose(f);
+	l->dirty |= learned > 0;
+	return (int)(learned < INT_MAX ? learned : INT_MAX);
+}
+
+/* Write l's labels to path (temporary name, then rename). */
+static int save_to(const struct az_c4_labels *l, const char *path, char *err, size_t errlen)
 {
 	char tmp[PATH_MAX + 32];
 	FILE *f;
 	int bad = 0;
 
-	if (!l->dirty)
-		return 0;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", l->path, (long)getpid());
-	if (make_parent(l->path) < 0 || !(f = fopen(tmp, "w"))) {
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	if (make_parent(path) < 0 || !(f = fopen(tmp, "w"))) {
 		snprintf(err, errlen, "cannot write the labels cache %s: %s", tmp, strerror(errno));
 		return -EIO;
 	}
@@ -271,14 +295,38 @@ int az_c4_labels_save(struct az_c4_labels *l, char *err, size_t errlen)
 		else
 			bad |= fprintf(f, "%s %d %s\n", e->moves, e->outcome, e->keeps) < 0;
 	}
-	if (fclose(f) != 0 || bad || rename(tmp, l->path) < 0) {
-		snprintf(err, errlen, "cannot write the labels cache %s: %s", l->path,
+	/* Lines of the old cache beyond ours (opened with a smaller limit): kept, so that a
+	 * --limit or a smaller --bench-positions never forgets what a larger one learned. */
+	FILE *old = fopen(path, "r");
+	char line[AZ_POSITIONS_LINE_MAX + 2];
+	for (long i = 0; old && fgets(line, sizeof(line), old); i++)
+		if (i >= l->n)
+			bad |= fputs(line, f) < 0;
+	if (old)
+		fclose(old);
+	if (fclose(f) != 0 || bad || rename(tmp, path) < 0) {
+		snprintf(err, errlen, "cannot write the labels cache %s: %s", path,
 			 strerror(errno));
 		unlink(tmp);
 		return -EIO;
 	}
-	l->dirty = 0;
 	return 0;
+}
+
+int az_c4_labels_save(struct az_c4_labels *l, char *err, size_t errlen)
+{
+	if (!l->dirty)
+		return 0;
+	int rc = save_to(l, l->path, err, errlen);
+	if (rc == 0)
+		l->dirty = 0;
+	return rc;
+}
+
+int az_c4_labels_save_as(const struct az_c4_labels *l, const char *path, char *err,
+			 size_t errlen)
+{
+	return save_to(l, path, err, errlen);
 }
 
 void az_c4_labels_close(struct az_c4_labels *l)

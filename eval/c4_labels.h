@@ -19,7 +19,8 @@ int az_c4_labels_path(const char *src, char *out, size_t n);
  * outcome, solved on demand (one null-window search of the position after the move) and
  * cached. The cache file has one line per position of the source, in order:
  *   <moves> <outcome> <seven characters: '+' keeps, 'x' changes, '?' not solved, '-' full>
- * Lines whose moves do not match the source's are ignored and rewritten. */
+ * Lines whose moves do not match the source's are ignored and rewritten; lines beyond the
+ * positions read (a smaller limit) are kept as they are. */
 struct az_c4_labels;
 
 /* Read the first `limit` positions (0: all) of positions file src (moves and optional score;
@@ -45,6 +46,18 @@ int az_c4_labels_keeps(struct az_c4_labels *l, long i, int col, int *keeps);
 /* Write the cache when something new was solved (temporary name, then rename). Returns 0 or
  * -EIO with a message in err. */
 int az_c4_labels_save(struct az_c4_labels *l, char *err, size_t errlen);
+
+/* Whether l knows something its cache file does not (az_c4_labels_save would write). */
+int az_c4_labels_dirty(const struct az_c4_labels *l);
+
+/* Take what another cache file of the same source knows (lines matched as by open; a missing
+ * file adds nothing). Returns the number of positions that learned something. */
+int az_c4_labels_merge(struct az_c4_labels *l, const char *cache);
+
+/* Write the labels to path instead of the cache l was opened with (always, dirty or not;
+ * temporary name, then rename). Returns 0 or -EIO with a message in err. */
+int az_c4_labels_save_as(const struct az_c4_labels *l, const char *path, char *err,
+			 size_t errlen);
 
 enum az_c4_tactic {
 	AZ_C4_TACTIC_WIN,   /* the side to move wins at once while the opponent threatens too */

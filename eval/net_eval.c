@@ -32,3 +32,23 @@ int az_net_eval(void *ctx, const void *state, float *policy, float *value)
 	az_masked_softmax(n->logits, n->mask, n->g->actions, policy);
 	return 0;
 }
+
+int az_eval_move(const struct az_game *g, az_eval_fn fn, void *ctx, struct az_tree *t,
+		 uint32_t sims, const void *state)
+{
+	if (sims == 0 || !t) {
+		float pol[AZ_GAME_ACTIONS_MAX], v;
+		uint8_t mask[AZ_GAME_ACTIONS_MAX];
+		int rc = fn(ctx, state, pol, &v), a = -1;
+		if (rc < 0)
+			return rc;
+		g->legal(state, mask);
+		for (uint32_t i = 0; i < g->actions; i++)
+			if (mask[i] && (a < 0 || pol[i] > pol[a]))
+				a = (int)i;
+		return a < 0 ? -EINVAL : a;
+	}
+	az_tree_reset(t, state);
+	int rc = az_mcts_search(t, sims < 2 ? 2 : sims, fn, ctx);
+	return rc < 0 ? rc : az_tree_pick(t, 0.0f);
+}

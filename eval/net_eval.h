@@ -9,6 +9,7 @@
 
 #include "games/game.h"
 #include "gpu/backend.h"
+#include "mcts/mcts.h"
 
 /* Evaluator context. One per thread: the buffers are scratch space of each call. */
 struct az_net_eval {
@@ -29,5 +30,16 @@ void az_net_eval_fini(struct az_net_eval *n);
  * softmax of the logits over the legal moves, which are left in ctx->mask) and *value, for the
  * side to move at `state`. Returns 0 or the backend's negative errno. */
 int az_net_eval(void *ctx, const void *state, float *policy, float *value);
+
+struct az_tree;
+
+/* The move of an agent built on evaluator fn(ctx) (any az_eval_fn) at `state` (not terminal):
+ * with sims == 0 or t NULL, the raw policy: the argmax of the prior over the legal moves (the
+ * first on a tie; prior mass on illegal moves is ignored); otherwise the most visited move of
+ * tree t (reset to `state`, its noise as created) after max(sims, 2) simulations
+ * (az_mcts_search; temperature 0). Returns the action, or fn's / the search's negative
+ * errno. */
+int az_eval_move(const struct az_game *g, az_eval_fn fn, void *ctx, struct az_tree *t,
+		 uint32_t sims, const void *state);
 
 #endif

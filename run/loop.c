@@ -2,12 +2,15 @@
 /* The iteration loop (run/loop.h). */
 #include "run/loop.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -263,6 +266,8 @@ struct iter_stats {
 	int promoted;
 	struct az_train_report tr;
 	uint64_t wins, draws, losses;
+	int bench;       /* the benchmark ran (or was repeated): r->bench_json holds its keys */
+	double bench_s;  /* its wall time in this iteration */
 };
 
 static int selfplay_phase(struct az_run_loop *r, uint32_t it, struct iter_stats *st)
@@ -320,6 +325,126 @@ static int arena_phase(struct az_run_loop *r, uint32_t it, const char *cand, str
 	return 0;
 }
 
+/* ---- the strength benchmark (struct az_run_bench) ---- */
+
+struct bench_job {
+	struct az_run_loop *r;
+	const char *ckpt;
+	struct az_run_bench_out *out;
+};
+
+static int bench_child(void *arg)
+{
+	struct bench_job *j = arg;
+	const struct az_run_bench *b = &j->r->p.bench;
+	return b->measure(b->ctx, j->ckpt, j->out);
+}
+
+/* Run the child to its end, with a progress bar and progress.json. Ctrl-C kills it (the
+ * iteration then commits without the benchmark). Returns 0 when it exited with status 0. */
+static int bench_wait(struct az_run_loop *r, pid_t pid, struct az_run_bench_out *out)
+{
+	for (int st;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -ECHILD;
+		if (w < 0 && errno != EINTR)
+			return -ECHILD;
+		if (az_sv_interrupted()) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			return -EINTR;
+		}
+		if (r->hooks && r->hooks->tick)
+			r->hooks->tick(r);
+		/* Relaxed: display only (run/loop.h). */
+		uint64_t done = atomic_load_explicit(&out->done, memory_order_relaxed);
+		uint64_t total = atomic_load_explicit(&out->total, memory_order_relaxed);
+		if (total) {
+			r->bar.total = total;
+			az_progress_update(&r->bar, done, "positions");
+		}
+		double now = az_now();
+		if (now - r->last_progress >= 1.0) {
+			r->last_progress = now;
+			write_progress(r, &r->ph, done, total ? total : 1, 0.0);
+		}
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Whether the child's fragment is what a metrics line may hold: "bench_..." keys with numbers
+ * in [0, 1], nothing else (a broken child must not make the line unreadable). */
+static int bench_json_ok(const char *json)
+{
+	char buf[sizeof(((struct az_run_bench_out *)0)->json) + 2];
+	snprintf(buf, sizeof(buf), "{%s}", json);
+	cJSON *j = cJSON_Parse(buf), *it;
+	int ok = cJSON_IsObject(j) && cJSON_GetArraySize(j) > 0;
+	cJSON_ArrayForEach(it, j)
+		ok = ok && it->string && !strncmp(it->string, "bench_", 6) && cJSON_IsNumber(it) &&
+		     it->valuedouble >= 0 && it->valuedouble <= 1;
+	cJSON_Delete(j);
+	return ok;
+}
+
+/* After the arena, every p.bench.every iterations: the benchmark of the best network as it
+ * stands after the arena (the candidate when promoted), in a child process; its keys land in
+ * r->bench_json for this iteration's metrics line. A failed benchmark is logged and leaves
+ * the line without them: the iteration goes on. */
+static void bench_phase(struct az_run_loop *r, uint32_t it, const char *cand,
+			struct iter_stats *st)
+{
+	const struct az_run_bench *b = &r->p.bench;
+	if (!b->measure || it % b->every != 0)
+		return;
+	double t0 = az_now();
+	if (r->bench_of == (long)r->best_iteration) {
+		st->bench = 1;
+		st->bench_s = az_now() - t0;
+		az_info("iter %u bench: best network unchanged (iteration %u): %s", it,
+			r->best_iteration, r->bench_summary);
+		return;
+	}
+	struct az_run_bench_out *out = mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE,
+					    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (out == MAP_FAILED) {
+		az_log("azrun: iter %u bench: %s; the iteration goes on without it", it,
+		       strerror(errno));
+		return;
+	}
+	memset(out, 0, sizeof(*out));
+	phase_init(r, "bench", it, 1, 0);
+	r->ph.t0 = t0;
+	bar_begin(r, "bench", it, 1);
+	struct bench_job j = {.r = r, .ckpt = r->best_iteration == it ? cand : r->best, .out = out};
+	pid_t pid = az_sv_spawn(bench_child, &j, "az-bench");
+	int rc = pid < 0 ? (int)pid : bench_wait(r, pid, out);
+	az_progress_end(&r->bar);
+	out->json[sizeof(out->json) - 1] = '\0'; /* the child is untrusted: bound its strings */
+	out->summary[sizeof(out->summary) - 1] = '\0';
+	st->bench_s = az_now() - t0;
+	if (rc == 0 && !bench_json_ok(out->json)) {
+		snprintf(out->summary, sizeof(out->summary), "the benchmark process returned "
+			 "malformed results");
+		rc = -EPROTO;
+	}
+	if (rc == 0) {
+		memcpy(r->bench_json, out->json, sizeof(r->bench_json));
+		memcpy(r->bench_summary, out->summary, sizeof(r->bench_summary));
+		r->bench_of = r->best_iteration;
+		st->bench = 1;
+		az_info("iter %u bench: best network (iteration %u), %.1fs: %s", it,
+			r->best_iteration, st->bench_s, r->bench_summary);
+	} else {
+		az_log("azrun: iter %u bench: %s; the iteration goes on without it", it,
+		       rc == -EINTR ? "stopped" : out->summary[0] ? out->summary
+		       : "the benchmark process failed");
+	}
+	munmap(out, sizeof(*out));
+}
+
 /* Unix time in seconds, for the metrics' "time" (TensorBoard's wall time). */
 static double wall_clock(void)
 {
@@ -330,9 +455,11 @@ static double wall_clock(void)
 
 static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_stats *st)
 {
-	char line[1024], err[512];
+	char line[4096], err[512], bench[sizeof(r->bench_json) + 64] = "";
 	double sp = st->selfplay_s > 0 ? st->selfplay_s : 1;
 	const struct az_pipeline_counters *c = &st->sp;
+	if (st->bench)
+		snprintf(bench, sizeof(bench), "\"bench_s\": %.3f, %s, ", st->bench_s, r->bench_json);
 	snprintf(line, sizeof(line),
 		 "{\"iteration\": %u, \"games\": %llu, \"positions\": %llu, "
 		 "\"policy_loss\": %.5f, \"value_loss\": %.5f, \"arena_score\": %.4f, "
@@ -341,7 +468,7 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 "\"mean_batch\": %.2f, \"ring_occupancy\": %.2f, \"train_samples\": %llu, "
 		 "\"train_steps\": %u, \"selfplay_s\": %.3f, \"train_s\": %.3f, "
 		 "\"arena_s\": %.3f, \"arena_evals_per_s\": %.1f, \"best_iteration\": %u, "
-		 "\"eval_cache_hit_rate\": %.4f, "
+		 "\"eval_cache_hit_rate\": %.4f, %s"
 		 "\"time\": %.3f%s}",
 		 it, (unsigned long long)c->games, (unsigned long long)c->positions,
 		 st->tr.policy_loss, st->tr.value_loss, st->score, st->promoted ? "true" : "false",
@@ -352,7 +479,7 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 (unsigned long long)st->tr.samples, st->tr.steps, st->selfplay_s, st->train_s,
 		 st->arena_s, st->arena_evals_per_s, r->best_iteration,
 		 c->cache_lookups ? (double)c->cache_hits / (double)c->cache_lookups : 0.0,
-		 wall_clock(),
+		 bench, wall_clock(),
 		 it == r->first && r->first > 1 ? ", \"resumed\": true" : "");
 	int rc = az_rundir_metrics_commit(r->p.out, it - 1, line, err, sizeof(err));
 	if (rc < 0)
@@ -406,6 +533,7 @@ static int iteration(struct az_run_loop *r, uint32_t it)
 	uint32_t best_before = r->best_iteration;
 	if (st.promoted)
 		r->best_iteration = it; /* the metrics line and the record name the new best */
+	bench_phase(r, it, cand, &st);
 	rc = write_metrics(r, it, &st);
 	if (rc == 0) {
 		r->completed = it;
@@ -448,6 +576,7 @@ int az_run_iterate(struct az_run_loop *r)
 	int rc = 0;
 	double t0 = az_now();
 	r->first = r->completed + 1;
+	r->bench_of = -1;
 	for (uint32_t it = r->first; rc == 0 && it <= r->p.iterations; it++) {
 		if (az_sv_interrupted())
 			return -EINTR; /* before it started: nothing of it is on disk */

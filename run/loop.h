@@ -7,6 +7,7 @@
 #define AZ_RUN_LOOP_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "base/util.h"
@@ -14,6 +15,25 @@
 #include "run/roles.h"
 #include "run/rundir.h"
 #include "run/supervise.h"
+
+/* What a benchmark child hands back (run/loop.c maps it shared before the fork). */
+struct az_run_bench_out {
+	/* ---- written by the child (relaxed: a progress display only) ---- */
+	_Atomic uint64_t done, total; /* positions measured, of all */
+	/* ---- written by the child, read by the orchestrator after waitpid (which orders them) */
+	char json[2048];  /* metrics keys, a JSON fragment: "bench_policy_L1_R1": 0.05, ... */
+	char summary[512]; /* one line for the log; on failure, why */
+};
+
+/* The strength benchmark after the arena (azrun --bench; measure NULL: none). */
+struct az_run_bench {
+	uint32_t every; /* in iterations that are multiples of it (>= 1) */
+	/* Runs in a child process forked from the orchestrator, so that nothing it does can
+	 * reach the run's state: measure the network in checkpoint ckpt, fill out->json and
+	 * out->summary. Returns 0, or -errno with the reason in out->summary. */
+	int (*measure)(void *ctx, const char *ckpt, struct az_run_bench_out *out);
+	void *ctx;
+};
 
 struct az_run_params {
 	const char *out;              /* the run directory */
@@ -32,6 +52,7 @@ struct az_run_params {
 	struct az_worker_params worker;
 	struct az_trainer_proc_params train;
 	struct az_pipeline_params pipeline;
+	struct az_run_bench bench;
 };
 
 struct az_run_loop;
@@ -72,6 +93,11 @@ struct az_run_loop {
 	double last_progress;       /* az_now() of the last progress.json */
 	const struct az_run_hooks *hooks; /* NULL: one machine */
 	struct az_rundir_check check; /* what az_run_check_resume found */
+	/* The last benchmark this azrun ran: of the best network of iteration bench_of (-1:
+	 * none yet); an iteration whose best network is the same repeats it (the benchmark is
+	 * deterministic in the network). */
+	long bench_of;
+	char bench_json[2048], bench_summary[512];
 };
 
 /* Before anything in the run directory is touched: is it a run that can be continued? The

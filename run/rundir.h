@@ -91,7 +91,7 @@ int az_rundir_metrics_commit(const char *dir, uint32_t keep, const char *line, c
 struct az_rundir_progress {
 	long pid;
 	uint32_t iteration, iterations;
-	const char *phase;     /* "selfplay" | "train" | "arena" | "done" */
+	const char *phase;     /* "selfplay" | "train" | "arena" | "bench" | "done" */
 	double phase_started;  /* unix seconds */
 	uint64_t done, total;  /* games (or steps) of the phase */
 	double evals_per_s;

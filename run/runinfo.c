@@ -15,6 +15,12 @@
 #include "base/util.h"
 #include "run/rundir.h"
 
+const struct az_run_bench_set az_run_bench_sets[AZ_RUN_BENCH_SETS] = {
+	{"L1_R1", "beginning-easy"}, {"L1_R2", "beginning-medium"}, {"L1_R3", "beginning-hard"},
+	{"L2_R1", "middle-easy"}, {"L2_R2", "middle-medium"}, {"L3_R1", "end-easy"},
+	{"win1", "win in one"}, {"block", "forced block"},
+};
+
 /* A number that run.json may store as a string ("12") and the other files as a number. */
 static double num(const cJSON *obj, const char *key)
 {
@@ -60,6 +66,14 @@ static void row_from_json(const cJSON *j, struct az_metric_row *r)
 	r->train_s = num(j, "train_s");
 	r->arena_s = num(j, "arena_s");
 	r->time = num(j, "time");
+	r->bench_s = num(j, "bench_s");
+	for (int k = 0; k < AZ_RUN_BENCH_SETS; k++) {
+		char key[48];
+		snprintf(key, sizeof(key), "bench_policy_%s", az_run_bench_sets[k].key);
+		r->bench_policy[k] = num(j, key);
+		snprintf(key, sizeof(key), "bench_agent_%s", az_run_bench_sets[k].key);
+		r->bench_agent[k] = num(j, key);
+	}
 	r->promoted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "promoted"));
 	r->resumed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "resumed"));
 }

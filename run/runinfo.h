@@ -8,6 +8,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The benchmark's sets (azrun --bench; eval/c4_bench.h measures them), in the order of its
+ * metrics keys bench_policy_<key> and bench_agent_<key>: Pascal Pons' six Connect Four sets
+ * (mistake rates), then the two tactical sets (success rates). */
+#define AZ_RUN_BENCH_SETS 8
+#define AZ_RUN_BENCH_PONS 6 /* the first six are mistake rates */
+struct az_run_bench_set {
+	const char *key;   /* "L1_R1" */
+	const char *title; /* "beginning-easy" */
+};
+extern const struct az_run_bench_set az_run_bench_sets[AZ_RUN_BENCH_SETS];
+
 /* One line of metrics.jsonl. Numbers absent from the line are NAN. */
 struct az_metric_row {
 	double iteration, games, positions, policy_loss, value_loss;
@@ -16,6 +27,8 @@ struct az_metric_row {
 	double eval_cache_hit_rate; /* self-play leaves answered by the workers' caches, 0-1 */
 	double selfplay_s, train_s, arena_s;
 	double time;  /* unix seconds when the iteration completed */
+	/* the benchmark (fractions 0-1; NAN in an iteration without it) and its seconds */
+	double bench_policy[AZ_RUN_BENCH_SETS], bench_agent[AZ_RUN_BENCH_SETS], bench_s;
 	int promoted;
 	int resumed;  /* the first iteration of an azrun that resumed the run */
 };
@@ -34,7 +47,7 @@ struct az_run_info {
 	int running;              /* progress.json present, its pid alive, phase not "done" */
 	long pid;
 	uint32_t iteration;       /* iteration in progress */
-	char phase[16];           /* "selfplay" | "train" | "arena" | "done" */
+	char phase[16];           /* "selfplay" | "train" | "arena" | "bench" | "done" */
 	double phase_started;     /* unix seconds */
 	double done, total;       /* games (or steps) of the phase */
 	double evals_per_s;

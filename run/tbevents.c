@@ -70,6 +70,22 @@ static double field(const struct az_metric_row *r, size_t off)
 	return *(const double *)((const char *)r + off);
 }
 
+/* The benchmark's fractions (azrun --bench), where the row has them: "bench/agent/L1_R1". */
+static void put_bench(struct az_bytes *b, double t, int64_t step, const struct az_metric_row *r)
+{
+	char tag[64];
+	for (int k = 0; k < AZ_RUN_BENCH_SETS; k++)
+		for (int agent = 0; agent < 2; agent++) {
+			double v = agent ? r->bench_agent[k] : r->bench_policy[k];
+			snprintf(tag, sizeof(tag), "bench/%s/%s", agent ? "agent" : "policy",
+				 az_run_bench_sets[k].key);
+			if (!isnan(v))
+				az_tb_put_scalar(b, t, step, tag, (float)v);
+		}
+	if (!isnan(r->bench_s))
+		az_tb_put_scalar(b, t, step, "time/bench_s", (float)r->bench_s);
+}
+
 int az_tb_encode(const struct az_metric_row *rows, size_t n, struct az_bytes *b)
 {
 	double *best = malloc((2 * n + 1) * sizeof(double)), *cand = best + n;
@@ -91,6 +107,7 @@ int az_tb_encode(const struct az_metric_row *rows, size_t n, struct az_bytes *b)
 		}
 		if (!isnan(r->arena_score))
 			az_tb_put_scalar(b, t, step, "arena/promoted", r->promoted ? 1.0f : 0.0f);
+		put_bench(b, t, step, r);
 		az_tb_put_scalar(b, t, step, "elo/best", (float)best[i]);
 		if (!isnan(cand[i]))
 			az_tb_put_scalar(b, t, step, "elo/candidate", (float)cand[i]);

@@ -143,23 +143,10 @@ static int sign_of(double v, double band)
 }
 
 /* The agent's move for `state`: most visited after `sims` simulations, or the raw policy's
- * argmax over legal moves when sims == 0. Returns the action or a negative errno. */
+ * argmax over legal moves when sims == 0 (eval/net_eval.h). Returns the action or -errno. */
 static int agent_move(struct eval_ctx *c, struct az_tree *t, const void *state, uint32_t sims)
 {
-	if (sims == 0) {
-		float pol[AZ_GAME_ACTIONS_MAX], v;
-		int rc = az_net_eval(&c->net, state, pol, &v);
-		if (rc < 0)
-			return rc;
-		int a = -1;
-		for (uint32_t i = 0; i < c->g->actions; i++)
-			if (c->net.mask[i] && (a < 0 || pol[i] > pol[a]))
-				a = (int)i;
-		return a;
-	}
-	az_tree_reset(t, state);
-	int rc = az_mcts_search(t, sims < 2 ? 2 : sims, az_net_eval, &c->net);
-	return rc < 0 ? rc : az_tree_pick(t, 0.0f);
+	return az_eval_move(c->g, az_net_eval, &c->net, t, sims, state);
 }
 
 /* ---- matches against baseline opponents (--vs random|rollout) ---- */

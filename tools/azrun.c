@@ -14,6 +14,7 @@
 #include "base/version.h"
 #include "run/loop.h"
 #include "tools/config.h"
+#include "tools/run_bench.h"
 #include "tools/subcommands.h"
 #include "tools/verify.h"
 #ifdef AZ_MPI_BUILD
@@ -32,6 +33,7 @@ static void run_params(const struct az_config *c, const struct az_game *g, const
 		.quiet = c->quiet};
 	az_config_worker_params(c, &p->worker);
 	az_config_train_params(c, &p->train);
+	az_run_bench_params(c, &p->bench);
 	p->pipeline = (struct az_pipeline_params){
 		.rings = c->workers, .ring_capacity = c->ring_capacity, .seg_tag = "run",
 		.reap_stale = 1, .max_server_restarts = 8, .restart_window_s = 3600,

@@ -3,11 +3,13 @@
  * added here is documented, parsed and saved in one place. */
 #include "tools/config.h"
 #include "tools/config_impl.h"
+#include "tools/run_bench.h"
 
 #include <cjson/cJSON.h>
 #include <ini.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -80,6 +82,14 @@ static const struct opt base_opts[] = {
 	{"eval-cache", T_STR, F(eval_cache), sizeof(((struct az_config *)0)->eval_cache),
 	 "MODE", "evaluation cache: worker (one per worker process) | shared (one in the shared "
 	 "segment for all workers) | off", 1},
+	{"bench", T_STR, F(bench), sizeof(((struct az_config *)0)->bench), "DIR", "connect4: "
+	 "after the arena, the best network's mistake rate (moves that change the solved outcome) "
+	 "on Pascal Pons' sets in DIR (Test_L1_R1 ... Test_L3_R1, as ../shared/data/connect4) "
+	 "and its win-in-one and forced-block rates, raw policy and search, into metrics.jsonl "
+	 "(docs/benchmark.md); \"\" turns it off", 1},
+	{"bench-every", T_U32, F(bench_every), 0, "K", "--bench: every K iterations", 1},
+	{"bench-positions", T_U32, F(bench_positions), 0, "N", "--bench: the first N positions "
+	 "of each set, and N per tactical set (at most 1000)", 1},
 	{"resume", T_FLAG, F(resume), 0, NULL, "continue the run in --out after its last "
 	 "completed iteration, with its saved configuration", 0},
 	{"quiet", T_FLAG, F(quiet), 0, NULL, "no progress output", 0},
@@ -167,6 +177,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.arena_threshold = 0.55f, .train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
 		.max_batch = 256, .deadline_us = 200, .spin = 200, .eval_cache_mb = 8,
 		.eval_cache = "worker",
+		.bench_every = 1, .bench_positions = AZ_RUN_BENCH_POSITIONS,
 		/* the game's own, from its descriptor */
 		.iterations = g->iterations, .games_per_iter = g->games_per_iter, .sims = g->sims,
 		.dir_alpha = g->dir_alpha, .temp_plies = g->temp_plies, .arena_games = g->arena_games,
@@ -422,6 +433,15 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 		what = "--train-epochs must be > 0";
 	else if (!(c->l2 >= 0) || !isfinite(c->l2))
 		what = "--l2 must be >= 0";
+	else if (c->bench_every < 1)
+		what = "--bench-every must be at least 1";
+	else if (c->bench_positions < 1 || c->bench_positions > 1000)
+		what = "--bench-positions must be from 1 to 1000 (Pons' sets hold 1000 each)";
+	else if (c->bench[0] && strcmp(c->game, "connect4") != 0)
+		what = "--bench: Connect Four only (the exact solver behind it is Connect Four's); "
+		       "drop --bench";
+	else if (c->bench[0])
+		return az_run_bench_check(c, err, errlen);
 	if (!what)
 		return 0;
 	snprintf(err, errlen, "%s", what);
@@ -646,6 +666,10 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 		c->workers = c->max_batch = 1;
 	}
 	int rc = validate(c, err, errlen);
+	char abs[PATH_MAX];
+	/* Absolute in run.json, so that --resume from another folder finds the sets. */
+	if (rc == 0 && c->bench[0] && realpath(c->bench, abs) && strlen(abs) < sizeof(c->bench))
+		snprintf(c->bench, sizeof(c->bench), "%s", abs);
 	if (rc == 0 && !game && !resume) {
 		/* Checked last, so that a bad value is named first. */
 		snprintf(err, errlen, "--game GAME is required (%s), or --resume --out DIR",

@@ -48,6 +48,11 @@ struct az_config {
 	uint32_t spin;
 	uint32_t eval_cache_mb;    /* the evaluation cache's size, MiB; 0: off */
 	char eval_cache[8];        /* "worker": one per worker; "shared": one for all; "off" */
+	/* benchmark (connect4): Pons' sets in bench ("" off), every bench_every iterations, the
+	 * first bench_positions positions of each (tools/run_bench.h) */
+	char bench[512];
+	uint32_t bench_every;
+	uint32_t bench_positions;
 	/* the options the registered games declare (Tangled: graph, graph-file, variant,
 	 * adjudicator, epsilon), in registry order; see az_config_game_opt() */
 	union az_game_opt_value game_opt[AZ_GAME_OPTS_MAX];

@@ -13,6 +13,7 @@
 
 #include "base/spawn.h"
 #include "run/runinfo.h"
+#include "tools/report_bench.h"
 #include "tools/subcommands.h"
 #include "base/util.h"
 
@@ -53,7 +54,9 @@ static void report_usage(void)
 	       "Writes DIR/report/: PNG plots made with gnuplot from DIR/metrics.jsonl (loss.png,\n"
 	       "arena.png, elo.png, throughput.png, time.png), their data (data.tsv, elo.tsv) and\n"
 	       "script (plots.gp), and a summary page linking them (index.html, report.md).\n"
-	       "A dashed line marks where an azrun resumed the run (--resume). Needs\n"
+	       "A dashed line marks where an azrun resumed the run (--resume). A run with\n"
+	       "--bench adds bench_agent.png, bench_policy.png and bench_tactics.png (data:\n"
+	       "bench.tsv): mistake rates on Pons' Connect Four sets, tactics. Needs\n"
 	       "gnuplot (Debian: apt-get install gnuplot-nox); --gnuplot PATH or the AZ_GNUPLOT\n"
 	       "environment variable names another binary.\n\n%s\n", elo_note);
 }
@@ -200,6 +203,11 @@ static int write_script(const char *path, const struct az_run_info *ri)
 		"title 'self-play', \\\n"
 		"     D using 11 title 'training', D using 12 title 'arena'%s\n",
 		-0.5 - pad, (double)ri->nrows - 0.5 + pad, every, rk);
+	if (az_report_bench_rows(ri)) { /* after the histogram: back to the iteration axis */
+		fprintf(f, "set style data lines\nset xtics autofreq\n%sset xrange [%g:%g]\n",
+			tics, lo - 0.5, hi + 0.5);
+		az_report_bench_script(f);
+	}
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
@@ -331,7 +339,9 @@ static void html_page(FILE *f, const struct page *pg)
 	fputs("</tr>\n", f);
 	for (size_t i = 0; i < ri->nrows; i++)
 		table_row(f, &ri->rows[i], pg->best[i], 0);
-	fputs("</table>\n<p>Data: <a href=\"data.tsv\">data.tsv</a>, plot script: "
+	fputs("</table>\n", f);
+	az_report_bench_page(f, ri, 0, pg->with_plots);
+	fputs("<p>Data: <a href=\"data.tsv\">data.tsv</a>, plot script: "
 	      "<a href=\"plots.gp\">plots.gp</a>. Made by <code>azrun report</code>.</p>\n"
 	      "</body></html>\n", f);
 }
@@ -355,6 +365,7 @@ static void md_page(FILE *f, const struct page *pg)
 	fputc('\n', f);
 	for (size_t i = 0; i < ri->nrows; i++)
 		table_row(f, &ri->rows[i], pg->best[i], 1);
+	az_report_bench_page(f, ri, 1, pg->with_plots);
 	fputs("\nData: [data.tsv](data.tsv), plot script: [plots.gp](plots.gp).\n", f);
 }
 
@@ -381,6 +392,10 @@ static int make_plots(const char *rdir, const struct az_run_info *ri, const doub
 		snprintf(path, sizeof(path), "%s/elo.tsv", rdir);
 		rc = write_elo(path, ri, best, cand);
 	}
+	if (rc == 0 && az_report_bench_rows(ri)) {
+		snprintf(path, sizeof(path), "%s/bench.tsv", rdir);
+		rc = az_report_bench_data(path, ri);
+	}
 	if (rc == 0) {
 		snprintf(path, sizeof(path), "%s/plots.gp", rdir);
 		rc = write_script(path, ri);
@@ -396,8 +411,10 @@ static int make_plots(const char *rdir, const struct az_run_info *ri, const doub
 			gnuplot_opt || getenv("AZ_GNUPLOT") ? gp : "not in PATH", rdir);
 		return 1;
 	}
-	for (size_t i = 0; i < NPLOTS; i++) { /* no stale picture survives a failed run */
-		snprintf(path, sizeof(path), "%s/%s", rdir, plots[i].file);
+	size_t nb = az_report_bench_rows(ri) ? AZ_REPORT_BENCH_PLOTS : 0;
+	for (size_t i = 0; i < NPLOTS + AZ_REPORT_BENCH_PLOTS; i++) { /* no stale picture stays */
+		snprintf(path, sizeof(path), "%s/%s", rdir, i < NPLOTS ? plots[i].file
+			 : az_report_bench_files[i - NPLOTS]);
 		unlink(path);
 	}
 	rc = run_gnuplot(gp, rdir);
@@ -406,9 +423,10 @@ static int make_plots(const char *rdir, const struct az_run_info *ri, const doub
 			rc < 0 ? "error" : "exit status", rc, rdir);
 		return 1;
 	}
-	for (size_t i = 0; i < NPLOTS; i++) {
+	for (size_t i = 0; i < NPLOTS + nb; i++) {
 		struct stat sb;
-		snprintf(path, sizeof(path), "%s/%s", rdir, plots[i].file);
+		snprintf(path, sizeof(path), "%s/%s", rdir, i < NPLOTS ? plots[i].file
+			 : az_report_bench_files[i - NPLOTS]);
 		if (stat(path, &sb) < 0 || sb.st_size == 0) {
 			fprintf(stderr, "azrun report: gnuplot did not write %s; see "
 				"%s/gnuplot.log\n", path, rdir);
@@ -470,7 +488,8 @@ int az_report_main(int argc, char **argv)
 		goto out;
 	}
 	printf("report: %s/index.html (and report.md): %zu iteration%s, %zu plots%s\n", rdir,
-	       ri.nrows, ri.nrows == 1 ? "" : "s", ri.nrows ? NPLOTS : 0,
+	       ri.nrows, ri.nrows == 1 ? "" : "s",
+	       ri.nrows ? NPLOTS + (az_report_bench_rows(&ri) ? AZ_REPORT_BENCH_PLOTS : 0) : 0,
 	       ri.running ? "; the run is still in progress" : "");
 	rc = 0;
 out:

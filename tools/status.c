@@ -48,9 +48,18 @@ static double phase_mean(const struct az_run_info *ri, const char *phase)
 		s = SUM(ri, train_s, &n);
 	else if (!strcmp(phase, "arena"))
 		s = SUM(ri, arena_s, &n);
+	else if (!strcmp(phase, "bench"))
+		s = SUM(ri, bench_s, &n);
 	else
 		return NAN;
 	return n ? s / (double)n : NAN;
+}
+
+/* phase_mean for the ETA: a run without a benchmark spends no time in one. */
+static double phase_time(const struct az_run_info *ri, const char *phase)
+{
+	double m = phase_mean(ri, phase);
+	return isnan(m) && !strcmp(phase, "bench") ? 0.0 : m;
 }
 
 static void print_live(const struct az_run_info *ri)
@@ -76,17 +85,17 @@ static void print_live(const struct az_run_info *ri)
 		left = mean > el ? mean - el : 0;
 	az_format_duration(left, eta, sizeof(eta));
 	/* The run: this phase, the later phases of this iteration, then whole iterations. */
-	static const char *const order[] = {"selfplay", "train", "arena"};
+	static const char *const order[] = {"selfplay", "train", "arena", "bench"};
 	double rest = left;
 	int later = 0;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (later)
-			rest += phase_mean(ri, order[i]);
+			rest += phase_time(ri, order[i]);
 		later |= !strcmp(ri->phase, order[i]);
 	}
 	for (uint32_t it = ri->iteration; it < ri->iterations; it++)
-		for (int i = 0; i < 3; i++)
-			rest += phase_mean(ri, order[i]);
+		for (int i = 0; i < 4; i++)
+			rest += phase_time(ri, order[i]);
 	az_format_duration(rest, run_eta, sizeof(run_eta));
 	printf("eta:        %s for this phase, %s for the run\n", isnan(left) ? "n/a" : eta,
 	       isnan(rest) ? "n/a" : run_eta);
@@ -118,6 +127,27 @@ static void print_arena(const struct az_run_info *ri)
 	free(best);
 }
 
+/* The last benchmark (azrun --bench), in two lines; nothing without one. */
+static void print_bench(const struct az_run_info *ri)
+{
+	const struct az_metric_row *r = NULL;
+	for (size_t i = ri->nrows; i-- > 0 && !r;)
+		for (int k = 0; k < AZ_RUN_BENCH_SETS && !r; k++)
+			if (!isnan(ri->rows[i].bench_agent[k]))
+				r = &ri->rows[i];
+	if (!r)
+		return;
+	printf("bench:      mistakes %% policy/agent");
+	for (int k = 0; k < AZ_RUN_BENCH_SETS; k++) {
+		if (k == AZ_RUN_BENCH_PONS)
+			printf("\n            tactics %% policy/agent");
+		printf(" %s %.0f/%.0f", az_run_bench_sets[k].key, 100 * r->bench_policy[k],
+		       100 * r->bench_agent[k]);
+	}
+	printf(" (iteration %.0f, %.1f s)", r->iteration, isnan(r->bench_s) ? 0.0 : r->bench_s);
+	putchar('\n');
+}
+
 static void print_done(const struct az_run_info *ri)
 {
 	size_t n;
@@ -134,16 +164,20 @@ static void print_done(const struct az_run_info *ri)
 		printf("eval cache: %.1f %% of self-play leaves answered without the network\n",
 		       100.0 * l->eval_cache_hit_rate);
 	double sp = SUM(ri, selfplay_s, &n), tr = SUM(ri, train_s, &n), ar = SUM(ri, arena_s, &n);
-	double tot = sp + tr + ar;
-	char a[32], b[32], c[32], d[32];
+	double be = SUM(ri, bench_s, &n), tot = sp + tr + ar + be;
+	char a[32], b[32], c[32], d[32], e[32], bench[64] = "";
 	az_format_duration(sp, a, sizeof(a));
 	az_format_duration(tr, b, sizeof(b));
 	az_format_duration(ar, c, sizeof(c));
 	az_format_duration(tot / (double)ri->nrows, d, sizeof(d));
+	az_format_duration(be, e, sizeof(e));
+	if (n) /* a run with --bench */
+		snprintf(bench, sizeof(bench), ", bench %s (%.0f%%)", e, tot > 0 ? 100 * be / tot : 0);
 	if (tot > 0)
 		printf("time:       self-play %s (%.0f%%), training %s (%.0f%%), "
-		       "arena %s (%.0f%%); %s per iteration\n", a, 100 * sp / tot, b,
-		       100 * tr / tot, c, 100 * ar / tot, d);
+		       "arena %s (%.0f%%)%s; %s per iteration\n", a, 100 * sp / tot, b,
+		       100 * tr / tot, c, 100 * ar / tot, bench, d);
+	print_bench(ri);
 	print_arena(ri);
 }
 
@@ -153,7 +187,8 @@ static void status_usage(void)
 	       "Shows a run's state: while azrun runs, the iteration, phase, progress,\n"
 	       "evals/s and ETA (from DIR/progress.json); always, the completed iterations,\n"
 	       "games, positions, last throughput and batch fill, time per phase and the arena\n"
-	       "history with an Elo estimate (see azrun report --help for the formula).\n");
+	       "history with an Elo estimate (see azrun report --help for the formula); with\n"
+	       "--bench, the last benchmark's mistake and tactics rates.\n");
 }
 
 int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help)(void))
