@@ -44,7 +44,9 @@ for f in files:
     missing = [s for s in roles[role] if s not in names]
     assert not missing, f"{f} ({role}): stages never pushed: {missing}"
     seen[role] += 1
-# self-play and arena workers (2 each), one trainer, the inference process
-assert seen["worker"] >= 4 and seen["trainer"] == 1 and seen["inference"] >= 1, seen
+# Workers of self-play and of the arena (2 each are started; one that starts after the other
+# has claimed every game of its phase plays none and pushes nothing, so at least one per
+# phase), one trainer, the inference process.
+assert seen["worker"] >= 2 and seen["trainer"] == 1 and seen["inference"] >= 1, seen
 print("nvtx ok:", seen, len(files), "processes")
 PY

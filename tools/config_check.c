@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/* azrun's configuration checks (az_config_validate, tools/config_impl.h): one message per
+ * fault, naming one option, before the run directory is touched. */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/az_assert.h"
+#include "games/game.h"
+#include "infer/server.h"
+#include "run/roles.h"
+#include "tools/config.h"
+#include "tools/config_impl.h"
+#include "tools/run_bench.h"
+
+/* Upper bounds of az_config_validate(): far beyond useful settings, low enough that a typo is refused
+ * before the run directory is touched rather than failing (or exhausting memory) later. */
+#define MAX_SIMS 1000000u
+#define MAX_LEAVES 256u
+#define MAX_GAMES_PER_WORKER 4096u
+#define MAX_HIDDEN 8192u
+#define MAX_BLOCKS 128u
+#define MAX_FILTERS 1024u
+#define MAX_BATCH 65536u
+#define MAX_RING (1u << 16)
+#define MAX_OUT_LEN 400 /* run-directory paths must fit AZ_CTL_PATH_MAX with their suffixes */
+
+/* The first count that is zero, as "--name must be at least 1", or NULL. */
+static const char *zero_count(const struct az_config *c)
+{
+	const struct {
+		uint32_t v;
+		const char *what;
+	} counts[] = {
+		{c->iterations, "--iterations must be at least 1"},
+		{c->workers, "--workers must be at least 1"},
+		{c->games_per_worker, "--games-per-worker must be at least 1"},
+		{c->games_per_iter, "--games-per-iter must be at least 1"},
+		{c->sims, "--sims must be at least 1"},
+		{c->leaves, "--leaves must be at least 1"},
+		{c->arena_games, "--arena-games must be at least 1"},
+		{c->hidden, "--hidden must be at least 1"},
+		{c->train_batch, "--train-batch must be at least 1"},
+		{c->train_steps_max, "--train-steps-max must be at least 1"},
+		{c->window, "--window must be at least 1"},
+		{c->max_batch, "--max-batch must be at least 1"},
+	};
+	for (size_t i = 0; i < AZ_ARRAY_LEN(counts); i++)
+		if (!counts[i].v)
+			return counts[i].what;
+	return NULL;
+}
+
+/* The first value above its cap, as its message; NULL when none is. */
+static const char *over_cap(const struct az_config *c)
+{
+	const struct {
+		uint32_t v, max;
+		const char *what;
+	} caps[] = {
+		{c->workers, 256, "--workers: at most 256"},
+		{c->eval_cache_mb, 65536, "--eval-cache-mb: at most 65536 (64 GiB per worker)"},
+		{c->sims, MAX_SIMS, "--sims: at most 1000000"},
+		{c->leaves, MAX_LEAVES, "--leaves: at most 256"},
+		{c->arena_leaves, MAX_LEAVES, "--arena-leaves: at most 256"},
+		{c->games_per_worker, MAX_GAMES_PER_WORKER, "--games-per-worker: at most 4096"},
+		{c->hidden, MAX_HIDDEN, "--hidden: at most 8192"},
+		{c->blocks, MAX_BLOCKS, "--blocks: at most 128"},
+		{c->train_batch, MAX_BATCH, "--train-batch: at most 65536"},
+		{c->max_batch, MAX_BATCH, "--max-batch: at most 65536"},
+		{c->deadline_us, AZ_INFER_DEADLINE_MAX_US, "--batch-deadline-us: at most 1000000 "
+		 "(1 s); the batch starts early anyway once every worker waits"},
+	};
+	for (size_t i = 0; i < AZ_ARRAY_LEN(caps); i++)
+		if (caps[i].v > caps[i].max)
+			return caps[i].what;
+	return NULL;
+}
+
+/* Why the network cannot be built for this game, or NULL. */
+static const char *net_unfit(const struct az_config *c)
+{
+	const struct az_game_desc *d = az_game_desc_find(c->game);
+
+	if (c->net != AZ_NET_RESNET)
+		return NULL;
+	if (c->hidden > MAX_FILTERS)
+		return "--net resnet: at most 1024 filters";
+	/* a game known only once configured (Tangled) has no board shape either */
+	if (!d || !d->game || !d->game->planes)
+		return "--net resnet: this game's encoding has no board shape (planes of cells); "
+		       "use --net mlp:HxR";
+	return NULL;
+}
+
+int az_config_validate(const struct az_config *c, char *err, size_t errlen)
+{
+	const struct az_game_desc *d = az_game_desc_find(c->game);
+	const char *name = d ? d->name : NULL;
+	const char *what = NULL;
+	if (!name || strcmp(name, c->game) != 0)
+		what = "--game: unknown game";
+	else if (!c->out[0])
+		what = "--out DIR is required";
+	else if (strlen(c->out) > MAX_OUT_LEN)
+		what = "--out: path too long (at most 400 characters)";
+	else if (zero_count(c))
+		what = zero_count(c);
+	else if (over_cap(c))
+		what = over_cap(c);
+	else if (net_unfit(c))
+		what = net_unfit(c);
+	else if (c->sims < 2)
+		what = "--sims: at least 2 (one simulation only expands the root, which leaves no "
+		       "visit counts to choose a move by)";
+	else if (c->ring_capacity < 2 || c->ring_capacity > MAX_RING ||
+		 (c->ring_capacity & (c->ring_capacity - 1)))
+		what = "--ring-capacity must be a power of two from 2 to 65536";
+	else if (strcmp(c->eval_cache, "worker") != 0 && strcmp(c->eval_cache, "shared") != 0 &&
+		 strcmp(c->eval_cache, "off") != 0)
+		what = "--eval-cache must be worker, shared or off";
+	else if (strcmp(c->eval_cache, "shared") == 0 && c->eval_cache_mb > 4095)
+		what = "--eval-cache-mb: at most 4095 with --eval-cache shared (one table in the "
+		       "shared segment, below 4 GiB)";
+	else if (!(c->arena_threshold >= 0 && c->arena_threshold <= 1))
+		what = "--arena-threshold must be in [0, 1]";
+	else if (!(c->dir_eps >= 0 && c->dir_eps <= 1))
+		what = "--dirichlet-eps must be in [0, 1]";
+	else if (!(c->dir_alpha > 0) || !isfinite(c->dir_alpha))
+		what = "--dirichlet-alpha must be > 0";
+	else if (!(c->c_puct >= 0) || !isfinite(c->c_puct))
+		what = "--c-puct must be >= 0";
+	else if (c->mcts_solver > 1 || !(c->fpu_reduction >= -1 && c->fpu_reduction <= 10))
+		what = "--mcts-solver must be 0 or 1 and --fpu-reduction in [-1, 10]";
+	else if (!(c->lr > 0) || !isfinite(c->lr))
+		what = "--lr must be > 0";
+	else if (!(c->train_epochs > 0) || !isfinite(c->train_epochs))
+		what = "--train-epochs must be > 0";
+	else if (!(c->l2 >= 0) || !isfinite(c->l2))
+		what = "--l2 must be >= 0";
+	else if (c->bench_every < 1)
+		what = "--bench-every must be at least 1";
+	else if (c->bench_positions < 1 || c->bench_positions > 1000)
+		what = "--bench-positions must be from 1 to 1000 (Pons' sets hold 1000 each)";
+	else if (c->bench[0] && strcmp(c->game, "connect4") != 0)
+		what = "--bench: Connect Four only (the exact solver behind it is Connect Four's); "
+		       "drop --bench";
+	else if (c->bench[0])
+		return az_run_bench_check(c, err, errlen);
+	if (!what)
+		return 0;
+	snprintf(err, errlen, "%s", what);
+	return -EINVAL;
+}
+
