@@ -18,6 +18,7 @@
 
 struct wgame {
 	int active;
+	int queued;              /* on the worker's ready list */
 	uint64_t number;
 	struct az_tree *tree[2]; /* self-play: tree[0] for both sides (tree[1] NULL); arena: one
 				  * per player */
@@ -45,6 +46,11 @@ struct worker {
 	float pi[AZ_GAME_ACTIONS_MAX];
 	struct az_leaf leaf;
 	int exhausted; /* no more games to claim in this phase */
+	uint32_t nactive; /* games with active set */
+	/* The ready list: games to visit in the next pass (a result arrived, a move is due, or the
+	 * ring was full), each once (wgame.queued); work[] holds the pass being visited. */
+	uint32_t *ready, *work;
+	uint32_t nready;
 	uint64_t sims;
 	uint64_t occ_sum, occ_n; /* ring occupancy samples not yet added to the control area */
 	/* Evaluation cache (NULL: off). pend_key[seq & ring mask] is the key of the leaf
@@ -77,6 +83,7 @@ static void start_game(struct worker *w, struct wgame *gm)
 	 * games azrun adds back after a worker died are still claimable. Relaxed: the counters
 	 * carry no other data; each number is handed out once by the successful CAS. */
 	uint64_t n = atomic_load_explicit(&w->ctl->next_game, memory_order_relaxed);
+	w->nactive -= (uint32_t)gm->active;
 	do {
 		if (n >= atomic_load_explicit(&w->ctl->games_target, memory_order_relaxed)) {
 			w->exhausted = 1;
@@ -89,6 +96,7 @@ static void start_game(struct worker *w, struct wgame *gm)
 	/* Relaxed: own counter, read by azrun after this process is reaped. */
 	atomic_fetch_add_explicit(&w->ctl->worker_claimed[w->id], 1, memory_order_relaxed);
 	gm->active = 1;
+	w->nactive++;
 	gm->number = n;
 	gm->ply = 0;
 	gm->nrec = 0;
@@ -201,7 +209,16 @@ static int make_move(struct worker *w, struct wgame *gm)
 	return 0;
 }
 
-/* Expand every leaf whose result is ready. Returns the number of results consumed, or -EPROTO
+/* Put game i on the ready list unless it is there already. */
+static void mark_ready(struct worker *w, uint32_t i)
+{
+	if (!w->games[i].queued) {
+		w->games[i].queued = 1;
+		w->ready[w->nready++] = i;
+	}
+}
+
+/* Expand every leaf whose result is ready and put its game on the ready list. Returns the number of results consumed, or -EPROTO
  * at the first answer with a nonzero status (the inference process has no such model). */
 static int drain_results(struct worker *w)
 {
@@ -231,6 +248,7 @@ static int drain_results(struct worker *w)
 		az_tree_expand(cur_tree(w, gm), node, policy, h->value);
 		AZ_NVTX_POP();
 		az_ring_release(&w->ring);
+		mark_ready(w, game);
 		n++;
 	}
 	return n;
@@ -245,7 +263,126 @@ static void flush_occupancy(struct worker *w)
 	w->occ_sum = w->occ_n = 0;
 }
 
+/* Lockstep: no tree moves on until the round's every result is in, so what each search sees
+ * does not depend on when the inference process answered. Returns 0, 1 when the phase was
+ * stopped (its results are left to drain_stale()) or a negative errno. */
+static int lockstep_drain(struct worker *w, struct az_wait *wait)
+{
+	while (w->cfg->lockstep && az_ring_inflight(&w->ring) > 0) {
+		int rc = az_ring_wait_result(&w->ring, wait);
+		if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
+			return rc;
+		/* Acquire: pairs with azrun's release store of phase_stop. */
+		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
+			return 1;
+		rc = drain_results(w);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* End of a pass: sample the ring occupancy; when the pass did nothing, sleep until a result
+ * comes. Returns 0 or a negative errno. */
+static int pass_end(struct worker *w, struct az_wait *wait, int progressed)
+{
+	/* Gathered here and added every 256 passes, not on every pass: the control area's
+	 * counters share one cache line that all workers write. */
+	w->occ_sum += az_ring_inflight(&w->ring);
+	if (++w->occ_n == 256)
+		flush_occupancy(w);
+	if (!progressed && az_ring_inflight(&w->ring) > 0) {
+		AZ_NVTX_PUSH("wait");
+		int rc = az_ring_wait_result(&w->ring, wait);
+		AZ_NVTX_POP();
+		if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
+			return rc;
+	}
+	return 0;
+}
+
+/* One visit of game gm (index i): make its move when the search is complete, then submit its
+ * next leaves. A game left with nothing in flight (a move is due, or the ring was full) goes
+ * back on the ready list; one with leaves in flight returns there with their results. Returns
+ * 1 when something happened, 0 when not, or a negative errno. */
+static int visit_game(struct worker *w, struct wgame *gm, uint32_t i)
+{
+	int progressed = 0;
+	struct az_tree *t = cur_tree(w, gm);
+	/* A proven root (MCTS-Solver) needs no more simulations. */
+	if ((az_tree_root_visits(t) >= w->cfg->sims || az_tree_root_proven(t, NULL)) &&
+	    az_tree_inflight(t) == 0) {
+		int rc = make_move(w, gm);
+		if (rc < 0)
+			return rc;
+		progressed = 1;
+	}
+	if (!gm->active)
+		return progressed;
+	int n = submit_leaves(w, gm);
+	if (n < 0)
+		return n;
+	if (az_tree_inflight(cur_tree(w, gm)) == 0)
+		mark_ready(w, i);
+	return progressed | (n > 0);
+}
+
+static void sort_u32(uint32_t *x, uint32_t n)
+{
+	for (uint32_t k = 1; k < n; k++) {
+		uint32_t v = x[k], j = k;
+		for (; j > 0 && x[j - 1] > v; j--)
+			x[j] = x[j - 1];
+		x[j] = v;
+	}
+}
+
+/* The worker's loop. Each pass first drains the ring (expanding every answered leaf and
+ * listing its game as ready), then visits only the ready games, in the order their results
+ * came, so a game selects its next leaves while its tree is still in cache and never finds
+ * the ring full of answers nobody collected. Under lockstep the ready games are visited in
+ * index order, which makes the passes those of worker_loop_scan() exactly. */
 static int worker_loop(struct worker *w)
+{
+	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
+	while (w->nactive > 0) {
+		/* Acquire: pairs with azrun's release store of phase_stop (nothing else rides on it). */
+		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
+			break;
+		int n = drain_results(w);
+		if (n < 0)
+			return n;
+		int progressed = n > 0;
+		uint32_t *list = w->ready, nlist = w->nready;
+		w->ready = w->work;
+		w->work = list;
+		w->nready = 0;
+		if (w->cfg->lockstep)
+			sort_u32(list, nlist);
+		for (uint32_t k = 0; k < nlist; k++) {
+			struct wgame *gm = &w->games[list[k]];
+			gm->queued = 0;
+			if (!gm->active)
+				continue;
+			int rc = visit_game(w, gm, list[k]);
+			if (rc < 0)
+				return rc;
+			progressed |= rc;
+		}
+		int rc = lockstep_drain(w, &wait);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+		rc = pass_end(w, &wait, progressed);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The reference loop the ready list replaced, kept for the test that both play the same games
+ * under lockstep (tests/tools/test_deterministic.sh; AZ_WORKER_SCHEDULE=scan selects it): every
+ * pass visits every game, submits, then drains. */
+static int worker_loop_scan(struct worker *w)
 {
 	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
 	uint32_t active;
@@ -259,52 +396,22 @@ static int worker_loop(struct worker *w)
 			struct wgame *gm = &w->games[i];
 			if (!gm->active)
 				continue;
-			struct az_tree *t = cur_tree(w, gm);
-			/* A proven root (MCTS-Solver) needs no more simulations. */
-			if ((az_tree_root_visits(t) >= w->cfg->sims || az_tree_root_proven(t, NULL)) &&
-			    az_tree_inflight(t) == 0) {
-				int rc = make_move(w, gm);
-				if (rc < 0)
-					return rc;
-				progressed = 1;
-			}
-			if (gm->active) {
-				int n = submit_leaves(w, gm);
-				if (n < 0)
-					return n;
-				progressed |= n > 0;
-				active++;
-			}
+			int rc = visit_game(w, gm, i);
+			if (rc < 0)
+				return rc;
+			progressed |= rc;
+			active += (uint32_t)gm->active;
 		}
 		int n = drain_results(w);
 		if (n < 0)
 			return n;
 		progressed |= n > 0;
-		/* Lockstep: no tree moves on until the round's every result is in, so what each
-		 * search sees does not depend on when the inference process answered. */
-		while (w->cfg->lockstep && az_ring_inflight(&w->ring) > 0) {
-			int rc = az_ring_wait_result(&w->ring, &wait);
-			if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
-				return rc;
-			/* Acquire: as above; a stopped phase leaves its results to drain_stale(). */
-			if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
-				return 0;
-			rc = drain_results(w);
-			if (rc < 0)
-				return rc;
-		}
-		/* Gathered here and added every 256 passes, not on every pass: the control area's
-		 * counters share one cache line that all workers write. */
-		w->occ_sum += az_ring_inflight(&w->ring);
-		if (++w->occ_n == 256)
-			flush_occupancy(w);
-		if (!progressed && az_ring_inflight(&w->ring) > 0) {
-			AZ_NVTX_PUSH("wait");
-			int rc = az_ring_wait_result(&w->ring, &wait);
-			AZ_NVTX_POP();
-			if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
-				return rc;
-		}
+		int rc = lockstep_drain(w, &wait);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+		rc = pass_end(w, &wait, progressed);
+		if (rc < 0)
+			return rc;
 	} while (active > 0);
 	return 0;
 }
@@ -355,7 +462,9 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 			w->ngames = (uint32_t)share;
 	}
 	w->games = calloc(w->ngames, sizeof(*w->games));
-	if (!w->games)
+	w->ready = malloc(sizeof(*w->ready) * w->ngames);
+	w->work = malloc(sizeof(*w->work) * w->ngames);
+	if (!w->games || !w->ready || !w->work)
 		return -ENOMEM;
 	if (cfg->eval_cache_bytes > 0) {
 		rc = az_evalcache_create(w->g->actions, cfg->eval_cache_bytes, &w->cache);
@@ -413,6 +522,8 @@ static void worker_fini(struct worker *w)
 		free(gm->hplayer);
 	}
 	free(w->games);
+	free(w->ready);
+	free(w->work);
 	az_evalcache_destroy(w->cache);
 	free(w->pend_key);
 }
@@ -433,9 +544,13 @@ int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32
 			goto out;
 		}
 	}
-	for (uint32_t i = 0; i < w.ngames && !w.exhausted; i++)
+	for (uint32_t i = 0; i < w.ngames && !w.exhausted; i++) {
 		start_game(&w, &w.games[i]);
-	rc = worker_loop(&w);
+		if (w.games[i].active)
+			mark_ready(&w, i);
+	}
+	const char *sched = getenv("AZ_WORKER_SCHEDULE");
+	rc = sched && strcmp(sched, "scan") == 0 ? worker_loop_scan(&w) : worker_loop(&w);
 	atomic_fetch_add_explicit(&w.ctl->sims, w.sims, memory_order_relaxed); /* relaxed: stats */
 	flush_occupancy(&w);
 	if (w.cache) {
