@@ -408,6 +408,8 @@ int az_tree_select(struct az_tree *t, struct az_leaf *leaf)
 	}
 	t->nodes[idx].flags |= F_INFLIGHT;
 	t->inflight++;
+	leaf->n_legal = (uint32_t)k;
+	leaf->legal = t->mask; /* add_children's legal() call: the caller need not repeat it */
 	return AZ_SELECT_EVAL;
 }
 

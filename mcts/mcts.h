@@ -32,6 +32,12 @@ struct az_tree;
 /* A leaf handed out by az_tree_select(). */
 struct az_leaf {
 	uint32_t node;                         /* pass back to az_tree_expand() */
+	uint32_t n_legal;                      /* AZ_SELECT_EVAL: legal moves at the leaf */
+	const uint8_t *legal;                  /* AZ_SELECT_EVAL: the leaf's legal mask[A] (1 =
+	                                        * legal), as game->legal() wrote it when the leaf's
+	                                        * children were created; owned by the tree, valid
+	                                        * until its next az_tree_select() or
+	                                        * az_tree_advance() */
 	uint8_t state[AZ_GAME_STATE_MAX];      /* position to evaluate (game->state_bytes used) */
 };
 

@@ -150,7 +150,8 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 		h->status = 0;
 		AZ_NVTX_PUSH("encode");
 		w->g->encode(w->leaf.state, az_slot_features(slot, l));
-		h->n_legal = (uint32_t)w->g->legal(w->leaf.state, az_slot_legal(slot, l));
+		memcpy(az_slot_legal(slot, l), w->leaf.legal, w->g->actions); /* select's legal() */
+		h->n_legal = w->leaf.n_legal;
 		AZ_NVTX_POP();
 		AZ_NVTX_PUSH("publish");
 		az_ring_publish(&w->ring);

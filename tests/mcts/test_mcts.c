@@ -427,6 +427,52 @@ static void test_visit_policy_and_pick(void **unused)
 
 /* ---- search loop ---- */
 
+/* Every leaf handed out for evaluation carries the legal mask and count of its position, as
+ * game->legal() gives them (the worker copies them into the slot instead of calling legal()
+ * again): checked on Connect Four and tic-tac-toe leaves, with several leaves in flight. */
+static void test_leaf_legal(void **unused)
+{
+	const struct az_game *games[2] = {&az_game_connect4, ttt};
+	float pol[AZ_GAME_ACTIONS_MAX];
+	uint8_t s[AZ_GAME_STATE_MAX], want[AZ_GAME_ACTIONS_MAX];
+
+	(void)unused;
+	for (int gi = 0; gi < 2; gi++) {
+		const struct az_game *g = games[gi];
+		struct az_leaf leaf[3];
+		struct az_tree *t;
+		int evals = 0;
+
+		assert_non_null(g);
+		for (uint32_t a = 0; a < g->actions; a++)
+			pol[a] = 1.0f;
+		g->init(s);
+		t = make_tree(g, s, 5, 0.25f);
+		for (int round = 0; round < 60; round++) {
+			int n = 0;
+
+			for (int k = 0; k < 3; k++) {
+				int r = az_tree_select(t, &leaf[n]);
+
+				assert_true(r >= 0);
+				if (r != AZ_SELECT_EVAL)
+					continue;
+				int nl = g->legal(leaf[n].state, want);
+
+				assert_int_equal(leaf[n].n_legal, (uint32_t)nl);
+				assert_memory_equal(leaf[n].legal, want, g->actions);
+				n++;
+				evals++;
+			}
+			for (int k = 0; k < n; k++)
+				az_tree_expand(t, leaf[k].node, pol, 0.1f * (float)(k - 1));
+		}
+		assert_true(evals > 60);
+		assert_tree_ok(t);
+		az_tree_destroy(t);
+	}
+}
+
 static void test_search_eval_error(void **unused)
 {
 	uint8_t s[AZ_GAME_STATE_MAX];
@@ -531,6 +577,7 @@ int main(void)
 		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_advance_reuse),
 		cmocka_unit_test(test_visit_policy_and_pick),
+		cmocka_unit_test(test_leaf_legal),
 		cmocka_unit_test(test_search_eval_error),
 		cmocka_unit_test(test_golden_selfplay),
 	};
