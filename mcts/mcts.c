@@ -413,9 +413,10 @@ int az_tree_select(struct az_tree *t, struct az_leaf *leaf)
 	return AZ_SELECT_EVAL;
 }
 
-/* Normalise policy over the children's actions into their priors; uniform when the legal
- * entries are all zero, negative or not finite (those entries count as 0). */
-static void set_priors(struct az_tree *t, struct node *nd, const float *policy)
+/* The children's priors from policy: entries that are not finite or negative count as 0; uniform
+ * when every legal entry counts as 0. normalised = 0: divided by the sum of the legal entries;
+ * 1: taken as they are (the caller's policy already sums to 1 over the legal moves). */
+static void set_priors(struct az_tree *t, struct node *nd, const float *policy, int normalised)
 {
 	struct node *c = &t->nodes[nd->first];
 	double sum = 0.0;
@@ -426,6 +427,8 @@ static void set_priors(struct az_tree *t, struct node *nd, const float *policy)
 		c[i].prior = (isfinite(p) && p > 0.0f) ? p : 0.0f;
 		sum += c[i].prior;
 	}
+	if (normalised && sum > 0.0)
+		return;
 	for (uint32_t i = 0; i < nd->nchild; i++) {
 		if (sum > 0.0 && isfinite(sum))
 			c[i].prior = (float)(c[i].prior / sum);
@@ -434,14 +437,15 @@ static void set_priors(struct az_tree *t, struct node *nd, const float *policy)
 	}
 }
 
-void az_tree_expand(struct az_tree *t, uint32_t node, const float *policy, float value)
+static void expand(struct az_tree *t, uint32_t node, const float *policy, float value,
+		   int normalised)
 {
 	struct node *nd;
 
 	AZ_ASSERT(node < t->count);
 	nd = &t->nodes[node];
 	AZ_ASSERT(nd->flags & F_INFLIGHT);
-	set_priors(t, nd, policy);
+	set_priors(t, nd, policy, normalised);
 	nd->flags = (uint8_t)((nd->flags & ~F_INFLIGHT) | F_EXPANDED);
 	t->inflight--;
 	if (!isfinite(value))
@@ -449,6 +453,17 @@ void az_tree_expand(struct az_tree *t, uint32_t node, const float *policy, float
 	backup(t, node, value, 1);
 	if (node == 0)
 		root_noise(t);
+}
+
+void az_tree_expand(struct az_tree *t, uint32_t node, const float *policy, float value)
+{
+	expand(t, node, policy, value, 0);
+}
+
+void az_tree_expand_normalised(struct az_tree *t, uint32_t node, const float *policy,
+			       float value)
+{
+	expand(t, node, policy, value, 1);
 }
 
 /* Copy the subtree of old node `from` into the spare arena as a compact breadth-first tree with

@@ -69,6 +69,14 @@ int az_tree_select(struct az_tree *t, struct az_leaf *leaf);
  * the virtual loss of its path and back the value up. */
 void az_tree_expand(struct az_tree *t, uint32_t node, const float *policy, float value);
 
+/* az_tree_expand() for a policy that is already a distribution over the leaf's legal moves: the
+ * masked softmax the inference server writes into a ring slot (az_masked_softmax() on the CPU,
+ * the scatter kernel's az_row_masked_softmax() on CUDA), which is the one place self-play
+ * normalises. Its legal entries become the priors as they are, not renormalised (entries that
+ * are not finite or negative count as 0; uniform when none is left). */
+void az_tree_expand_normalised(struct az_tree *t, uint32_t node, const float *policy,
+			       float value);
+
 /* Completed simulations through the root since it became the root (incl. reused visits). */
 uint32_t az_tree_root_visits(const struct az_tree *t);
 

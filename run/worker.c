@@ -138,7 +138,7 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 			const float *pol = az_evalcache_find(w->cache, key, model, w->gen[model],
 							     &value);
 			if (pol) { /* a hit: expand now; the claimed slot is reused */
-				az_tree_expand(t, w->leaf.node, pol, value);
+				az_tree_expand_normalised(t, w->leaf.node, pol, value);
 				continue;
 			}
 			w->pend_key[seq & w->ring.mask] = key;
@@ -219,8 +219,9 @@ static void mark_ready(struct worker *w, uint32_t i)
 	}
 }
 
-/* Expand every leaf whose result is ready and put its game on the ready list. Returns the number of results consumed, or -EPROTO
- * at the first answer with a nonzero status (the inference process has no such model). */
+/* Expand every leaf whose result is ready and put its game on the ready list. Returns the
+ * number of results consumed, or -EPROTO at the first answer with a nonzero status (the
+ * inference process has no such model). */
 static int drain_results(struct worker *w)
 {
 	int n = 0;
@@ -246,7 +247,7 @@ static int drain_results(struct worker *w)
 					 w->gen[model], policy, h->value);
 		}
 		AZ_NVTX_PUSH("backup");
-		az_tree_expand(cur_tree(w, gm), node, policy, h->value);
+		az_tree_expand_normalised(cur_tree(w, gm), node, policy, h->value);
 		AZ_NVTX_POP();
 		az_ring_release(&w->ring);
 		mark_ready(w, game);

@@ -225,6 +225,56 @@ static void test_policy_normalised(void **unused)
 	az_tree_destroy(t);
 }
 
+/* az_tree_expand_normalised: the legal entries of an already normalised policy become the
+ * priors bit for bit (no renormalisation, which az_tree_expand would do), unusable entries
+ * count as 0, and a policy with no usable legal entry gives uniform priors, as az_tree_expand
+ * does. */
+static void test_policy_as_given(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	float pol[9], clean[9];
+	const float want[7] = {0.1f, 0.2f, 0.3f, 0.05f, 0.15f, 0.13f, 0.06f};
+	struct az_leaf leaf;
+	struct az_tree *t;
+
+	(void)unused;
+	t = ttt_tree("15", s); /* cells 1 and 5 taken: legal 1, 2, 3, 5, 6, 7, 8 (0-based) */
+	for (int a = 0, j = 0; a < 9; a++)
+		pol[a] = (a == 0 || a == 4) ? 0.0f : want[j++];
+	/* They sum to 0.99: az_tree_expand divides by that, changing every prior. */
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	az_tree_expand(t, leaf.node, pol, 0.0f);
+	az_tree_root_children(t, NULL, clean, NULL);
+	assert_float_equal(clean[1], 0.1f / 0.99f, 1e-6);
+	az_tree_reset(t, s);
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	az_tree_expand_normalised(t, leaf.node, pol, 0.0f);
+	assert_int_equal(az_tree_root_children(t, NULL, clean, NULL), 7);
+	for (int a = 0; a < 9; a++)
+		assert_memory_equal(&clean[a], &pol[a], sizeof(float));
+
+	pol[2] = NAN;
+	pol[3] = -0.5f;
+	az_tree_reset(t, s);
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	az_tree_expand_normalised(t, leaf.node, pol, 0.0f);
+	az_tree_root_children(t, NULL, clean, NULL);
+	assert_float_equal(clean[2], 0.0f, 0);
+	assert_float_equal(clean[3], 0.0f, 0);
+	assert_memory_equal(&clean[1], &pol[1], sizeof(float));
+
+	for (int a = 0; a < 9; a++)
+		pol[a] = a == 0 ? 1.0f : NAN;
+	az_tree_reset(t, s);
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	az_tree_expand_normalised(t, leaf.node, pol, 0.0f);
+	az_tree_root_children(t, NULL, clean, NULL);
+	for (int a = 0; a < 9; a++)
+		assert_float_equal(clean[a], (a == 0 || a == 4) ? 0.0f : 1.0f / 7.0f, 1e-6);
+	assert_tree_ok(t);
+	az_tree_destroy(t);
+}
+
 static int argmax_f(const float *x, int n)
 {
 	int best = 0;
@@ -574,6 +624,7 @@ int main(void)
 		cmocka_unit_test(test_connect4_tactics),
 		cmocka_unit_test(test_terminal_root),
 		cmocka_unit_test(test_policy_normalised),
+		cmocka_unit_test(test_policy_as_given),
 		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_advance_reuse),
 		cmocka_unit_test(test_visit_policy_and_pick),
