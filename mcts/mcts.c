@@ -37,7 +37,7 @@
  *   in flight, so nobody sees the zero priors.
  * - The only allocations are the amortised doubling of the arena in select and the spare arena
  *   that az_tree_advance() copies the kept subtree into (the two are swapped, so a game's memory
- *   stays bounded by the largest tree it searched).
+ *   stays bounded by the largest tree it searched); az_tree_shrink() gives the excess back.
  *
  * Single-threaded: one tree per game, every call from the thread that owns the game. */
 #include <errno.h>
@@ -183,6 +183,27 @@ void az_tree_reset(struct az_tree *t, const void *root)
 {
 	memcpy(t->root_state, root, t->game->state_bytes);
 	fresh_root(t);
+}
+
+void az_tree_shrink(struct az_tree *t, uint32_t target_nodes)
+{
+	uint32_t target = target_nodes < INITIAL_NODES ? INITIAL_NODES : target_nodes;
+	struct node *nodes;
+
+	if (target < t->count)
+		target = t->count;
+	if (t->spare_cap > target) { /* keep_subtree() allocates it again when needed */
+		free(t->spare);
+		t->spare = NULL;
+		t->spare_cap = 0;
+	}
+	if (t->cap <= target)
+		return;
+	nodes = realloc(t->nodes, (size_t)target * sizeof(*nodes));
+	if (!nodes)
+		return; /* the larger block stays: still a valid arena */
+	t->nodes = nodes;
+	t->cap = target;
 }
 
 void az_tree_set_noise(struct az_tree *t, int on)

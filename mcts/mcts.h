@@ -55,6 +55,13 @@ void az_tree_destroy(struct az_tree *t);
 /* Drop the whole tree and start again from `root` (keeps the allocation). */
 void az_tree_reset(struct az_tree *t, const void *root);
 
+/* Give back arena memory beyond target_nodes nodes (at least the nodes in use and 1024): the node
+ * arena is cut down to that size and the spare arena az_tree_advance() copies into is freed when
+ * larger (both grow again on demand). Call it between games, after az_tree_reset(), so that one
+ * long game does not keep its largest tree's memory for the rest of the run. No allocation can
+ * fail the call: when the smaller block cannot be had, the larger one is kept. */
+void az_tree_shrink(struct az_tree *t, uint32_t target_nodes);
+
 /* Turn root Dirichlet noise on or off. When on, noise (dir_alpha, dir_eps) is mixed into the
  * priors of every node at the moment it is the root and has priors: when the root is expanded,
  * or at once by az_tree_advance() to an expanded child. The clean priors are kept, so noise

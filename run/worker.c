@@ -47,6 +47,7 @@ struct worker {
 	struct az_leaf leaf;
 	int exhausted; /* no more games to claim in this phase */
 	uint32_t nactive; /* games with active set */
+	uint32_t tree_nodes; /* arena size each tree is cut back to between games */
 	/* The ready list: games to visit in the next pass (a result arrived, a move is due, or the
 	 * ring was full), each once (wgame.queued); work[] holds the pass being visited. */
 	uint32_t *ready, *work;
@@ -102,8 +103,10 @@ static void start_game(struct worker *w, struct wgame *gm)
 	gm->nrec = 0;
 	gm->cand_player = (int)(n & 1); /* colours alternate between consecutive games */
 	w->g->init(gm->state);
-	for (int p = 0; p < (w->mode == AZ_WORKER_ARENA ? 2 : 1); p++)
+	for (int p = 0; p < (w->mode == AZ_WORKER_ARENA ? 2 : 1); p++) {
 		az_tree_reset(gm->tree[p], gm->state);
+		az_tree_shrink(gm->tree[p], w->tree_nodes); /* a long game's arena goes back */
+	}
 }
 
 /* Submit leaves of gm's current tree until K are in flight, the ring is full or the move's
@@ -480,6 +483,9 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 			w->gen[s] = atomic_load_explicit(&w->ctl->model_gen[s],
 							 memory_order_acquire);
 	}
+	/* Two moves' worth of fresh nodes (each simulation adds at most A children). */
+	uint64_t tn = 2ull * cfg->sims * w->g->actions;
+	w->tree_nodes = tn > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)tn;
 	struct az_mcts_params mp;
 	az_mcts_params_default(&mp, w->g);
 	mp.c_puct = cfg->c_puct;

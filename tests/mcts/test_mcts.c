@@ -523,6 +523,40 @@ static void test_leaf_legal(void **unused)
 	}
 }
 
+/* az_tree_shrink: after a big search the arenas hold far more than 1024 nodes; between games
+ * (after a reset) they go back to the target, or to the nodes in use when more; the tree
+ * searches, advances and grows again afterwards. */
+static void test_shrink(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct az_tree *t;
+
+	(void)unused;
+	ttt->init(s);
+	t = make_tree(ttt, s, 3, 0.0f);
+	assert_int_equal(search(t, ttt, 3000), 0);
+	assert_int_equal(az_tree_advance(t, 4), 0); /* the spare arena is in use too */
+	assert_int_equal(search(t, ttt, 3000), 0);
+	uint32_t big = az_tree_capacity(t), used = az_tree_node_count(t);
+	assert_true(used > 2048 && big >= 2 * used);
+	az_tree_shrink(t, 100); /* not below the nodes in use */
+	assert_int_equal(az_tree_node_count(t), used);
+	assert_true(az_tree_capacity(t) < big && az_tree_capacity(t) >= used);
+	assert_tree_ok(t);
+	az_tree_reset(t, s);
+	az_tree_shrink(t, 1500);
+	assert_int_equal(az_tree_capacity(t), 1500);
+	az_tree_reset(t, s);
+	az_tree_shrink(t, 10); /* 1024 at least */
+	assert_int_equal(az_tree_capacity(t), 1024);
+	assert_int_equal(search(t, ttt, 3000), 0);
+	assert_true(az_tree_node_count(t) > 2048);
+	assert_int_equal(az_tree_advance(t, 0), 0);
+	assert_int_equal(search(t, ttt, 2000), 0);
+	assert_tree_ok(t);
+	az_tree_destroy(t);
+}
+
 static void test_search_eval_error(void **unused)
 {
 	uint8_t s[AZ_GAME_STATE_MAX];
@@ -629,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_advance_reuse),
 		cmocka_unit_test(test_visit_policy_and_pick),
 		cmocka_unit_test(test_leaf_legal),
+		cmocka_unit_test(test_shrink),
 		cmocka_unit_test(test_search_eval_error),
 		cmocka_unit_test(test_golden_selfplay),
 	};
