@@ -52,8 +52,14 @@ struct worker {
 	 * ring was full), each once (wgame.queued); work[] holds the pass being visited. */
 	uint32_t *ready, *work;
 	uint32_t nready;
-	uint64_t sims;
-	uint64_t occ_sum, occ_n; /* ring occupancy samples not yet added to the control area */
+	/* This worker's counters (infer/control.h's struct az_ctl_worker, which st mirrors, with
+	 * the totals of a predecessor this process replaced): counted here, stored to the
+	 * worker's own lines of the control area by publish_stats(). */
+	struct {
+		uint64_t games_done, positions, moves, sims, occ_sum, occ_n, cache_hits;
+		uint64_t cache_lookups, wins, draws, losses, claimed, done;
+	} st;
+	uint32_t passes;
 	/* Evaluation cache (NULL: off). pend_key[seq & ring mask] is the key of the leaf
 	 * published with sequence number seq, stored with its answer when that comes back. */
 	struct az_evalcache *cache;
@@ -77,6 +83,36 @@ static uint32_t model_for(const struct worker *w, const struct wgame *gm)
 	return w->g->to_move(gm->state) == gm->cand_player ? AZ_MODEL_CANDIDATE : AZ_MODEL_BEST;
 }
 
+/* Store this worker's counters to its own lines of the control area (load: read them back
+ * into st instead, at the start: a restarted worker continues the totals). Relaxed: statistics
+ * that azbench and the progress line sample while the phase runs, and azrun reads after
+ * waitpid; nobody else writes these lines (a predecessor has been reaped). */
+static void sync_stats(struct worker *w, int load)
+{
+	struct az_ctl_worker *c = &w->ctl->worker[w->id];
+	struct {
+		_Atomic uint64_t *shared;
+		uint64_t *own;
+	} f[] = {{&c->games_done, &w->st.games_done}, {&c->positions, &w->st.positions},
+		 {&c->moves, &w->st.moves}, {&c->sims, &w->st.sims},
+		 {&c->occupancy_sum, &w->st.occ_sum}, {&c->occupancy_samples, &w->st.occ_n},
+		 {&c->cache_hits, &w->st.cache_hits}, {&c->cache_lookups, &w->st.cache_lookups},
+		 {&c->arena_wins, &w->st.wins}, {&c->arena_draws, &w->st.draws},
+		 {&c->arena_losses, &w->st.losses}, {&c->done, &w->st.done},
+		 {&c->claimed, &w->st.claimed}};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (load)
+			*f[i].own = atomic_load_explicit(f[i].shared, memory_order_relaxed);
+		else
+			atomic_store_explicit(f[i].shared, *f[i].own, memory_order_relaxed);
+	}
+}
+
+static void publish_stats(struct worker *w)
+{
+	sync_stats(w, 0);
+}
+
 /* Claim the next game number of the phase for slot gm, or mark the phase exhausted. */
 static void start_game(struct worker *w, struct wgame *gm)
 {
@@ -95,7 +131,8 @@ static void start_game(struct worker *w, struct wgame *gm)
 							memory_order_relaxed,
 							memory_order_relaxed));
 	/* Relaxed: own counter, read by azrun after this process is reaped. */
-	atomic_fetch_add_explicit(&w->ctl->worker_claimed[w->id], 1, memory_order_relaxed);
+	atomic_store_explicit(&w->ctl->worker[w->id].claimed, ++w->st.claimed,
+			      memory_order_relaxed);
 	gm->active = 1;
 	w->nactive++;
 	gm->number = n;
@@ -131,7 +168,7 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 		if (rc == AZ_SELECT_BUSY)
 			break;
 		handled++;
-		w->sims++;
+		w->st.sims++;
 		if (rc == AZ_SELECT_TERMINAL)
 			continue; /* claimed slot stays unpublished and is reused */
 		uint32_t model = model_for(w, gm);
@@ -172,16 +209,14 @@ static int finish_game(struct worker *w, struct wgame *gm, float v_final)
 		for (uint32_t i = 0; i < gm->nrec; i++)
 			gm->hz[i] = gm->hplayer[i] == final_player ? v_final : -v_final;
 		rc = az_replay_writer_append(w->rw, gm->nrec, gm->hx, gm->hpi, gm->hz);
-		/* Relaxed: statistics, read by azrun after waitpid. */
-		atomic_fetch_add_explicit(&w->ctl->positions, gm->nrec, memory_order_relaxed);
+		w->st.positions += gm->nrec;
 	} else {
 		float v = gm->cand_player == final_player ? v_final : -v_final;
-		_Atomic uint64_t *c = v > 0 ? &w->ctl->arena_wins
-				      : v < 0 ? &w->ctl->arena_losses : &w->ctl->arena_draws;
-		atomic_fetch_add_explicit(c, 1, memory_order_relaxed); /* relaxed: as above */
+		(*(v > 0 ? &w->st.wins : v < 0 ? &w->st.losses : &w->st.draws))++;
 	}
-	atomic_fetch_add_explicit(&w->ctl->games_done, 1, memory_order_relaxed); /* as above */
-	atomic_fetch_add_explicit(&w->ctl->worker_done[w->id], 1, memory_order_relaxed);
+	w->st.games_done++;
+	w->st.done++;
+	publish_stats(w);
 	start_game(w, gm);
 	return rc;
 }
@@ -204,7 +239,7 @@ static int make_move(struct worker *w, struct wgame *gm)
 	AZ_ASSERT(a >= 0);
 	g->apply(gm->state, a);
 	gm->ply++;
-	atomic_fetch_add_explicit(&w->ctl->moves, 1, memory_order_relaxed); /* relaxed: stats */
+	w->st.moves++;
 	float v;
 	if (g->terminal(gm->state, &v))
 		return finish_game(w, gm, v);
@@ -259,14 +294,6 @@ static int drain_results(struct worker *w)
 	return n;
 }
 
-/* Add the occupancy samples gathered since the last call to the control area. */
-static void flush_occupancy(struct worker *w)
-{
-	/* Relaxed: statistics; azbench samples them while the phase runs, azrun after it. */
-	atomic_fetch_add_explicit(&w->ctl->occupancy_sum, w->occ_sum, memory_order_relaxed);
-	atomic_fetch_add_explicit(&w->ctl->occupancy_samples, w->occ_n, memory_order_relaxed);
-	w->occ_sum = w->occ_n = 0;
-}
 
 /* Lockstep: no tree moves on until the round's every result is in, so what each search sees
  * does not depend on when the inference process answered. Returns 0, 1 when the phase was
@@ -291,11 +318,11 @@ static int lockstep_drain(struct worker *w, struct az_wait *wait)
  * comes. Returns 0 or a negative errno. */
 static int pass_end(struct worker *w, struct az_wait *wait, int progressed)
 {
-	/* Gathered here and added every 256 passes, not on every pass: the control area's
-	 * counters share one cache line that all workers write. */
-	w->occ_sum += az_ring_inflight(&w->ring);
-	if (++w->occ_n == 256)
-		flush_occupancy(w);
+	/* Published every 256 passes (and every game), not on every pass. */
+	w->st.occ_sum += az_ring_inflight(&w->ring);
+	w->st.occ_n++;
+	if ((++w->passes & 255u) == 0)
+		publish_stats(w);
 	if (!progressed && az_ring_inflight(&w->ring) > 0) {
 		AZ_NVTX_PUSH("wait");
 		int rc = az_ring_wait_result(&w->ring, wait);
@@ -452,6 +479,7 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	w->id = id;
 	if (!w->g || id >= AZ_CTL_MAX_WORKERS)
 		return -EINVAL;
+	sync_stats(w, 1);
 	az_slot_layout_init(&w->lay, w->g->features, w->g->actions);
 	int rc = az_seg_ring(seg, id, &w->ring);
 	if (rc == 0)
@@ -559,16 +587,13 @@ int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32
 	}
 	const char *sched = getenv("AZ_WORKER_SCHEDULE");
 	rc = sched && strcmp(sched, "scan") == 0 ? worker_loop_scan(&w) : worker_loop(&w);
-	atomic_fetch_add_explicit(&w.ctl->sims, w.sims, memory_order_relaxed); /* relaxed: stats */
-	flush_occupancy(&w);
 	if (w.cache) {
 		struct az_evalcache_stats st;
 		az_evalcache_stats(w.cache, &st);
-		/* Relaxed: statistics, read by azrun after waitpid. */
-		atomic_fetch_add_explicit(&w.ctl->cache_hits, st.hits, memory_order_relaxed);
-		atomic_fetch_add_explicit(&w.ctl->cache_lookups, st.hits + st.misses,
-					  memory_order_relaxed);
+		w.st.cache_hits += st.hits;
+		w.st.cache_lookups += st.hits + st.misses;
 	}
+	publish_stats(&w);
 	if (w.rw) {
 		int rc2 = az_replay_writer_close(w.rw);
 		if (rc == 0)
