@@ -257,18 +257,33 @@ static void mark_ready(struct worker *w, uint32_t i)
 	}
 }
 
-/* Expand every leaf whose result is ready and put its game on the ready list. Returns the
- * number of results consumed, or -EPROTO at the first answer with a nonzero status (the
- * inference process has no such model). */
-static int drain_results(struct worker *w)
+static int visit_game(struct worker *w, struct wgame *gm, uint32_t i);
+
+/* Expand every leaf whose result is ready. visit = 0: put each answered game on the ready list;
+ * 1: visit it (visit_game) as soon as its run of consecutive answers is expanded, while its tree
+ * is in cache (a game's K leaves go out together, so their answers are usually adjacent).
+ * Returns the number of results consumed, or a negative errno: -EPROTO at the first answer with
+ * a nonzero status (the inference process has no such model), or visit_game()'s error. */
+static int drain_results(struct worker *w, int visit)
 {
 	int n = 0;
 	void *slot;
 	uint64_t seq;
-	while ((slot = az_ring_result(&w->ring, &seq)) != NULL) {
+	uint32_t run = UINT32_MAX; /* the game whose answers are being expanded (visit = 1) */
+	/* Visits submit leaves that may be answered while we drain: take at most what was in
+	 * flight on entry, so that the pass ends. */
+	uint64_t limit = visit ? az_ring_inflight(&w->ring) : UINT64_MAX;
+	while ((uint64_t)n < limit && (slot = az_ring_result(&w->ring, &seq)) != NULL) {
 		struct az_slot_hdr *h = az_slot_hdr(slot);
 		uint32_t game = h->game, node = h->node;
 		AZ_ASSERT(game < w->ngames); /* our own cookie: a mismatch is a protocol bug */
+		if (visit && run != game && run != UINT32_MAX) {
+			/* The slot stays ours until released: the visit's claims cannot reach it. */
+			int rc = visit_game(w, &w->games[run], run);
+			if (rc < 0)
+				return rc;
+		}
+		run = game;
 		struct wgame *gm = &w->games[game];
 		if (h->status != 0) {
 			/* Relaxed: read by azrun after waitpid. The model is not loaded: stop now
@@ -288,12 +303,17 @@ static int drain_results(struct worker *w)
 		az_tree_expand_normalised(cur_tree(w, gm), node, policy, h->value);
 		AZ_NVTX_POP();
 		az_ring_release(&w->ring);
-		mark_ready(w, game);
+		if (!visit)
+			mark_ready(w, game);
 		n++;
+	}
+	if (run != UINT32_MAX && visit) {
+		int rc = visit_game(w, &w->games[run], run);
+		if (rc < 0)
+			return rc;
 	}
 	return n;
 }
-
 
 /* Lockstep: no tree moves on until the round's every result is in, so what each search sees
  * does not depend on when the inference process answered. Returns 0, 1 when the phase was
@@ -307,7 +327,7 @@ static int lockstep_drain(struct worker *w, struct az_wait *wait)
 		/* Acquire: pairs with azrun's release store of phase_stop. */
 		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
 			return 1;
-		rc = drain_results(w);
+		rc = drain_results(w, 0);
 		if (rc < 0)
 			return rc;
 	}
@@ -369,11 +389,13 @@ static void sort_u32(uint32_t *x, uint32_t n)
 	}
 }
 
-/* The worker's loop. Each pass first drains the ring (expanding every answered leaf and
- * listing its game as ready), then visits only the ready games, in the order their results
- * came, so a game selects its next leaves while its tree is still in cache and never finds
- * the ring full of answers nobody collected. Under lockstep the ready games are visited in
- * index order, which makes the passes those of worker_loop_scan() exactly. */
+/* The worker's loop. Each pass first drains the ring: every answered leaf is expanded and its
+ * game visited right after its answers (its move made when due, its next leaves selected) while
+ * its tree is in cache, into a ring that has just been emptied. Then the ready list: games that
+ * need a visit without an answer (a move due with nothing in flight, a full ring). Games still
+ * waiting for answers are not looked at. Under lockstep answered games go on the ready list
+ * too and it is visited in index order, which makes the passes those of worker_loop_scan()
+ * exactly. */
 static int worker_loop(struct worker *w)
 {
 	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
@@ -381,7 +403,7 @@ static int worker_loop(struct worker *w)
 		/* Acquire: pairs with azrun's release store of phase_stop (nothing else rides on it). */
 		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
 			break;
-		int n = drain_results(w);
+		int n = drain_results(w, !w->cfg->lockstep);
 		if (n < 0)
 			return n;
 		int progressed = n > 0;
@@ -434,7 +456,7 @@ static int worker_loop_scan(struct worker *w)
 			progressed |= rc;
 			active += (uint32_t)gm->active;
 		}
-		int n = drain_results(w);
+		int n = drain_results(w, 0);
 		if (n < 0)
 			return n;
 		progressed |= n > 0;
