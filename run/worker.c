@@ -334,10 +334,13 @@ static int lockstep_drain(struct worker *w, struct az_wait *wait)
 	return 0;
 }
 
-/* End of a pass: sample the ring occupancy; when the pass did nothing, sleep until a result
- * comes. Returns 0 or a negative errno. */
+/* End of a pass: the lockstep wait, then sample the ring occupancy; when the pass did nothing,
+ * sleep until a result comes. Returns 0, 1 when the phase was stopped, or a negative errno. */
 static int pass_end(struct worker *w, struct az_wait *wait, int progressed)
 {
+	int stop = lockstep_drain(w, wait);
+	if (stop != 0)
+		return stop;
 	/* Published every 256 passes (and every game), not on every pass. */
 	w->st.occ_sum += az_ring_inflight(&w->ring);
 	w->st.occ_n++;
@@ -423,12 +426,9 @@ static int worker_loop(struct worker *w)
 				return rc;
 			progressed |= rc;
 		}
-		int rc = lockstep_drain(w, &wait);
+		int rc = pass_end(w, &wait, progressed);
 		if (rc != 0)
 			return rc < 0 ? rc : 0;
-		rc = pass_end(w, &wait, progressed);
-		if (rc < 0)
-			return rc;
 	}
 	return 0;
 }
@@ -460,12 +460,9 @@ static int worker_loop_scan(struct worker *w)
 		if (n < 0)
 			return n;
 		progressed |= n > 0;
-		int rc = lockstep_drain(w, &wait);
+		int rc = pass_end(w, &wait, progressed);
 		if (rc != 0)
 			return rc < 0 ? rc : 0;
-		rc = pass_end(w, &wait, progressed);
-		if (rc < 0)
-			return rc;
 	} while (active > 0);
 	return 0;
 }

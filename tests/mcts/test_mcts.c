@@ -186,6 +186,25 @@ static void test_terminal_root(void **unused)
 
 /* ---- priors, noise, reuse ---- */
 
+/* t's root at s (tic-tac-toe, cells 1 and 5 taken) expanded with expand_fn and a policy whose
+ * legal entries are all unusable (NaN) gets uniform priors over its 7 legal moves. */
+static void assert_unusable_uniform(struct az_tree *t, const void *s,
+				    void (*expand_fn)(struct az_tree *, uint32_t, const float *,
+						      float))
+{
+	float pol[9], clean[9];
+	struct az_leaf leaf;
+
+	for (int a = 0; a < 9; a++)
+		pol[a] = a == 0 ? 1.0f : NAN;
+	az_tree_reset(t, s);
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	expand_fn(t, leaf.node, pol, 0.0f);
+	az_tree_root_children(t, NULL, clean, NULL);
+	for (int a = 0; a < 9; a++)
+		assert_float_equal(clean[a], (a == 0 || a == 4) ? 0.0f : 1.0f / 7.0f, 1e-6);
+}
+
 static void test_policy_normalised(void **unused)
 {
 	uint8_t s[AZ_GAME_STATE_MAX];
@@ -214,14 +233,7 @@ static void test_policy_normalised(void **unused)
 	assert_float_equal(clean[5], 0.0f, 0);
 
 	/* All legal entries unusable: uniform over the 7 legal moves. */
-	for (int a = 0; a < 9; a++)
-		pol[a] = a == 0 ? 1.0f : NAN;
-	az_tree_reset(t, s);
-	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
-	az_tree_expand(t, leaf.node, pol, 0.0f);
-	az_tree_root_children(t, NULL, clean, NULL);
-	for (int a = 0; a < 9; a++)
-		assert_float_equal(clean[a], (a == 0 || a == 4) ? 0.0f : 1.0f / 7.0f, 1e-6);
+	assert_unusable_uniform(t, s, az_tree_expand);
 	az_tree_destroy(t);
 }
 
@@ -263,14 +275,7 @@ static void test_policy_as_given(void **unused)
 	assert_float_equal(clean[3], 0.0f, 0);
 	assert_memory_equal(&clean[1], &pol[1], sizeof(float));
 
-	for (int a = 0; a < 9; a++)
-		pol[a] = a == 0 ? 1.0f : NAN;
-	az_tree_reset(t, s);
-	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
-	az_tree_expand_normalised(t, leaf.node, pol, 0.0f);
-	az_tree_root_children(t, NULL, clean, NULL);
-	for (int a = 0; a < 9; a++)
-		assert_float_equal(clean[a], (a == 0 || a == 4) ? 0.0f : 1.0f / 7.0f, 1e-6);
+	assert_unusable_uniform(t, s, az_tree_expand_normalised);
 	assert_tree_ok(t);
 	az_tree_destroy(t);
 }
