@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* A worker's evaluation cache: position -> (policy, value) as the inference process answered
- * it, so a leaf whose position was evaluated before is expanded at once, with no ring round
- * trip (KataGo's and lc0's NN cache, same idea; this code is ours). One per worker process,
- * private to it: not thread-safe, nothing in shared memory. */
+/* The evaluation cache: position -> (policy, value) as the inference process answered it, so a
+ * leaf whose position was evaluated before is expanded at once, with no ring round trip
+ * (KataGo's and lc0's NN cache, same idea; this code is ours). Two variants behind one handle:
+ * - private (az_evalcache_create): one per worker process, in its own memory;
+ * - shared (az_evalcache_shm_init + az_evalcache_attach): one table in the run's segment, after
+ *   the control area, used by every worker of the node; lock-free, one seqlock per entry
+ *   (the protocol is at the top of run/evalcache.c).
+ * A handle is used by one thread; a shared table by any number of handles at once. */
 #ifndef AZ_RUN_EVALCACHE_H
 #define AZ_RUN_EVALCACHE_H
 
@@ -10,10 +14,11 @@
 #include <stdint.h>
 
 #include "games/game.h"
+#include "shm/segment.h"
 
 struct az_evalcache;
 
-/* What the cache did since it was created (hits + misses = lookups). */
+/* What the cache did through this handle since it was created (hits + misses = lookups). */
 struct az_evalcache_stats {
 	uint64_t hits, misses, inserts, evictions;
 	uint32_t entries;     /* capacity in positions */
@@ -38,15 +43,42 @@ void az_evalcache_destroy(struct az_evalcache *c);
 uint64_t az_evalcache_key(const struct az_game *g, const void *state);
 
 /* The cached evaluation of key under model `model` at generation `gen`, or NULL (a miss). On a
- * hit *value is set and the returned policy[A] is valid until the next az_evalcache_put().
- * Counts a hit or a miss. */
+ * hit *value is set and the returned policy[A] is valid until the next az_evalcache_find() or
+ * az_evalcache_put() on this handle (a shared hit is a copy, validated against concurrent
+ * writers: never a torn or another position's entry). Counts a hit or a miss. */
 const float *az_evalcache_find(struct az_evalcache *c, uint64_t key, uint32_t model,
 			       uint32_t gen, float *value);
 
-/* Remember policy[A] and value for (key, model, gen), replacing its line's entry. */
+/* Remember policy[A] and value for (key, model, gen), replacing its line's entry. Shared: when
+ * another writer holds the line at that moment, this insert is dropped (a cache may forget). */
 void az_evalcache_put(struct az_evalcache *c, uint64_t key, uint32_t model, uint32_t gen,
 		      const float *policy, float value);
 
 void az_evalcache_stats(const struct az_evalcache *c, struct az_evalcache_stats *st);
+
+/* ---- the shared table ---- */
+
+/* Bytes of a shared table for `actions` moves in at most max_bytes: a 64-byte header and the
+ * largest power of two of 64-byte-aligned entries that fits; 0 when actions is 0 or above
+ * AZ_GAME_ACTIONS_MAX or not even one entry fits. */
+size_t az_evalcache_shm_memsize(uint32_t actions, size_t max_bytes);
+
+/* Initialise a shared table in `bytes` (az_evalcache_shm_memsize()) of zeroed, 64-byte aligned
+ * caller memory: every entry empty. Only before any handle attaches (azrun, before it forks the
+ * workers; fork orders these stores before theirs). Returns 0 or -EINVAL. */
+int az_evalcache_shm_init(void *mem, size_t bytes, uint32_t actions);
+
+/* A handle on the shared table at mem (bytes available there) for a game of `actions` moves:
+ * validates the header written by az_evalcache_shm_init(). The memory stays the caller's;
+ * az_evalcache_destroy() frees the handle only. Returns 0, -EPROTO (no table there, or one for
+ * another game or size) or -ENOMEM. */
+int az_evalcache_attach(void *mem, size_t bytes, uint32_t actions, struct az_evalcache **out);
+
+/* Where the shared table lives in a run's segment: right after the control area
+ * (infer/control.h's struct az_ctl_shm, rounded up to 64 bytes), to the end of the segment's
+ * control region. az_evalcache_seg_offset() is that offset from az_seg_ctl(); the region's
+ * bytes go to *bytes (0: the segment has no table). */
+size_t az_evalcache_seg_offset(void);
+void *az_evalcache_seg_region(const struct az_seg *seg, size_t *bytes);
 
 #endif

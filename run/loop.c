@@ -129,6 +129,40 @@ static void cut_torn_tail(struct az_run_loop *r, uint32_t it, uint32_t worker, u
 		       "writing); %ld whole-game records kept", path, dropped, n);
 }
 
+/* After a worker died: the positions counter holds every game a worker finished, but a dead
+ * worker's replay writer may not have written its last games yet (they were staged), so count
+ * the records that are in this node's files of the phase instead: metrics and store agree. */
+static void recount_positions(struct az_run_loop *r, uint32_t it)
+{
+	char path[AZ_RUNDIR_PATH_MAX], err[512];
+	uint64_t n = 0;
+	for (uint32_t w = 0; w < r->ph.n; w++) {
+		for (uint32_t a = 0; a <= r->ph.attempt[w]; a++) {
+			struct az_replay_buf b;
+			az_rundir_replay_path(path, sizeof(path), r->p.out, it, w, a);
+			if (access(path, F_OK) != 0)
+				continue;
+			az_replay_buf_init(&b, r->p.g->features, r->p.g->actions);
+			long k = az_replay_load_file(path, &b, 0, NULL, err, sizeof(err));
+			az_replay_buf_free(&b);
+			if (k < 0) {
+				az_log("azrun: %s", err);
+				return; /* keep the workers' count */
+			}
+			n += (uint64_t)k;
+		}
+	}
+	/* Every worker has been reaped (waitpid orders their writes). */
+	struct az_pipeline_counters c;
+	az_pipeline_sample(&r->pl, &c);
+	uint64_t counted = c.positions;
+	if (counted != n)
+		az_log("azrun: iteration %u: %llu positions in the store, %llu counted by the "
+		       "workers (the rest were staged by a worker that died)", it,
+		       (unsigned long long)n, (unsigned long long)counted);
+	az_pipeline_set_positions(&r->pl, n);
+}
+
 static void phase_init(struct az_run_loop *r, const char *name, uint32_t it, uint32_t n,
 		       int workers)
 {
@@ -161,9 +195,11 @@ static int run_workers(struct az_run_loop *r, enum az_worker_mode mode, uint32_t
 	az_pipeline_reset_phase(&r->pl, games);
 	bar_begin(r, label, it, games);
 	int rc = run_phase(r);
-	if (mode == AZ_WORKER_SELFPLAY)
+	if (mode == AZ_WORKER_SELFPLAY && r->ph.ntorn > 0) {
 		for (uint32_t i = 0; i < r->ph.ntorn; i++)
 			cut_torn_tail(r, it, r->ph.torn_worker[i], r->ph.torn_attempt[i]);
+		recount_positions(r, it);
+	}
 	/* Relaxed: every worker has been reaped (waitpid orders their writes). */
 	int werr = atomic_load_explicit(&r->pl.ctl->worker_error, memory_order_relaxed);
 	if (rc == 0 && werr < 0) {

@@ -21,6 +21,9 @@ struct az_worker_params {
 	uint32_t workers;
 	uint32_t sims;             /* simulations per move */
 	uint32_t leaves;           /* K: leaves in flight per game (virtual loss) */
+	/* Arena: leaves in flight per game; 0: az_arena_leaves() (enough for the batches that
+	 * self-play's G·K leaves per worker make). */
+	uint32_t arena_leaves;
 	uint64_t seed;             /* run seed; per game streams are derived from it */
 	float c_puct, dir_alpha, dir_eps;
 	uint32_t solver;           /* MCTS-Solver on (1) or off (0) */
@@ -30,11 +33,23 @@ struct az_worker_params {
 	uint32_t spin;             /* ring wait: polls before the futex sleep */
 	/* Bytes of each worker's evaluation cache (run/evalcache.h); 0: no cache. */
 	size_t eval_cache_bytes;
+	/* 1: use the segment's shared evaluation cache instead (az_pipeline_params'
+	 * eval_cache_shared_bytes made it); eval_cache_bytes is then ignored. */
+	int eval_cache_shared;
 	int lockstep;              /* rounds: every game submits, then all results are awaited
 				    * before any tree moves on (azrun --deterministic) */
 };
 
 enum az_worker_mode { AZ_WORKER_SELFPLAY = 0, AZ_WORKER_ARENA = 1 };
+
+/* Leaves in flight per arena game when --arena-leaves is 0. The arena plays few games (40 by
+ * default for Connect Four, shared by all workers), so at self-play's K per game a worker keeps
+ * only ngames·K leaves in flight, split over two networks: batches of a few dozen where
+ * self-play fills max_batch. This raises K to ceil(G·K / ngames), the leaves a self-play worker
+ * has in flight, capped at 8 and at sims / 8 (virtual loss spreads a search more the larger a
+ * share of its simulations is in flight; both players of an arena game get the same K, so the
+ * comparison stays fair). Never below K. */
+uint32_t az_arena_leaves(const struct az_worker_params *wp, uint32_t ngames);
 
 /* Play games of the current phase through ring `worker` of seg until ctl->games_target games
  * have been claimed and finished. Self-play writes every finished game to replay_path (io_uring

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "base/az_assert.h"
 #include "base/util.h"
+#include "run/evalcache.h"
 #include "shm/slot.h"
 
 static volatile sig_atomic_t interrupted; /* the first stop signal's number; set by on_signal */
@@ -189,6 +191,16 @@ int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *p
 	struct az_seg_params sp = {.nrings = pp->rings, .capacity = pp->ring_capacity,
 				   .slot_bytes = lay.bytes,
 				   .ctl_bytes = (uint32_t)sizeof(struct az_ctl_shm)};
+	size_t cache = 0;
+	if (pp->eval_cache_shared_bytes) {
+		cache = az_evalcache_shm_memsize(pp->infer.actions, pp->eval_cache_shared_bytes);
+		if (cache == 0 || cache > UINT32_MAX - AZ_CACHELINE - az_evalcache_seg_offset()) {
+			az_log("azrun: a shared evaluation cache of %zu bytes does not fit (at least "
+			       "one entry, below 4 GiB)", pp->eval_cache_shared_bytes);
+			return -EINVAL;
+		}
+		sp.ctl_bytes = (uint32_t)(az_evalcache_seg_offset() + cache);
+	}
 	char name[64], stale[512];
 	if (pp->reap_stale) {
 		int n = az_seg_reap_stale(stale, sizeof(stale));
@@ -203,6 +215,12 @@ int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *p
 		return rc;
 	}
 	pl->ctl = az_seg_ctl(&pl->seg);
+	if (cache) {
+		size_t bytes;
+		void *mem = az_evalcache_seg_region(&pl->seg, &bytes);
+		rc = az_evalcache_shm_init(mem, cache, pp->infer.actions);
+		AZ_ASSERT(rc == 0 && bytes >= cache); /* sized above, zeroed by az_seg_create */
+	}
 	rc = spawn_server(pl);
 	if (rc == 0 && best_path)
 		rc = az_pipeline_serve_model(pl, AZ_MODEL_BEST, best_path);
@@ -328,6 +346,14 @@ void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counter
 		*sum[i].to = v;
 	}
 	s->worker_error = atomic_load_explicit(&c->worker_error, memory_order_relaxed);
+}
+
+void az_pipeline_set_positions(struct az_pipeline *pl, uint64_t n)
+{
+	/* Relaxed: no worker is left to write these (waitpid ordered their last stores). */
+	for (uint32_t w = 0; w < AZ_CTL_MAX_WORKERS; w++)
+		atomic_store_explicit(&pl->ctl->worker[w].positions, w == 0 ? n : 0,
+				      memory_order_relaxed);
 }
 
 /* ---- one phase ---- */

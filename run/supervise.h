@@ -49,6 +49,9 @@ struct az_pipeline_params {
 				       * restart_window_s (at most AZ_SV_BUDGET_MAX); 0: a death
 				       * fails */
 	double restart_window_s;      /* the window; 0: the life of the pipeline */
+	/* At most this many bytes of one evaluation cache shared by every worker, in the segment
+	 * after the control area (run/evalcache.h); 0: none. */
+	size_t eval_cache_shared_bytes;
 };
 
 /* A restart budget: at most `max` restarts in any `window_s` seconds (a sliding window), so
@@ -109,6 +112,10 @@ struct az_pipeline_counters {
 	int32_t worker_error;
 };
 void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counters *c);
+
+/* Replace the phase's positions count (the sum of the workers' counters) by n, once every worker
+ * of the phase has been reaped: az_pipeline_sample() reports n until the next phase. */
+void az_pipeline_set_positions(struct az_pipeline *pl, uint64_t n);
 
 /* ---- one phase's children ---- */
 

@@ -39,6 +39,7 @@ struct worker {
 	struct az_slot_layout lay;
 	enum az_worker_mode mode;
 	uint32_t id;
+	uint32_t leaves; /* K of this phase: cfg->leaves, or the arena's (az_arena_leaves) */
 	struct az_replay_writer *rw;
 	struct wgame *games;
 	uint32_t ngames;
@@ -154,7 +155,7 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 	struct az_tree *t = cur_tree(w, gm);
 	const struct az_slot_layout *l = &w->lay;
 	int handled = 0;
-	while (az_tree_inflight(t) < w->cfg->leaves && !az_tree_root_proven(t, NULL) &&
+	while (az_tree_inflight(t) < w->leaves && !az_tree_root_proven(t, NULL) &&
 	       az_tree_root_visits(t) + az_tree_inflight(t) < w->cfg->sims) {
 		uint64_t seq;
 		void *slot = az_ring_claim(&w->ring, &seq);
@@ -487,6 +488,20 @@ static int drain_stale(struct az_ring *ring, uint32_t spin)
 	return 0;
 }
 
+uint32_t az_arena_leaves(const struct az_worker_params *wp, uint32_t ngames)
+{
+	uint32_t k = wp->leaves;
+	if (wp->arena_leaves > 0)
+		return wp->arena_leaves;
+	if (ngames == 0)
+		return k;
+	uint64_t want = ((uint64_t)wp->games_per_worker * k + ngames - 1) / ngames;
+	uint32_t cap = wp->sims / 8 < 8 ? wp->sims / 8 : 8;
+	if (want > cap)
+		want = cap;
+	return want > k ? (uint32_t)want : k;
+}
+
 static int worker_init(struct worker *w, const struct az_worker_params *cfg, struct az_seg *seg,
 		       uint32_t id, enum az_worker_mode mode, uint32_t iteration)
 {
@@ -513,15 +528,22 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 		if (share > 0 && share < w->ngames)
 			w->ngames = (uint32_t)share;
 	}
+	w->leaves = mode == AZ_WORKER_ARENA ? az_arena_leaves(cfg, w->ngames) : cfg->leaves;
 	w->games = calloc(w->ngames, sizeof(*w->games));
 	w->ready = malloc(sizeof(*w->ready) * w->ngames);
 	w->work = malloc(sizeof(*w->work) * w->ngames);
 	if (!w->games || !w->ready || !w->work)
 		return -ENOMEM;
-	if (cfg->eval_cache_bytes > 0) {
+	if (cfg->eval_cache_shared) {
+		size_t bytes;
+		void *mem = az_evalcache_seg_region(seg, &bytes);
+		rc = az_evalcache_attach(mem, bytes, w->g->actions, &w->cache);
+	} else if (cfg->eval_cache_bytes > 0) {
 		rc = az_evalcache_create(w->g->actions, cfg->eval_cache_bytes, &w->cache);
-		if (rc < 0)
-			return rc;
+	}
+	if (rc < 0)
+		return rc;
+	if (w->cache) {
 		w->pend_key = calloc(w->ring.capacity, sizeof(*w->pend_key));
 		if (!w->pend_key)
 			return -ENOMEM;

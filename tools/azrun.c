@@ -34,6 +34,7 @@ static void run_params(const struct az_config *c, const struct az_game *g, const
 	p->pipeline = (struct az_pipeline_params){
 		.rings = c->workers, .ring_capacity = c->ring_capacity, .seg_tag = "run",
 		.reap_stale = 1, .max_server_restarts = 8, .restart_window_s = 3600,
+		.eval_cache_shared_bytes = az_config_eval_cache_shared_bytes(c),
 		.infer = {.backend = c->backend, .features = g->features, .actions = g->actions,
 			  .max_batch = c->max_batch, .deadline_us = c->deadline_us, .spin = c->spin,
 			  .log_fd = STDERR_FILENO, .quiet = c->quiet}};

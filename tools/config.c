@@ -36,6 +36,8 @@ static const struct opt base_opts[] = {
 	{"games-per-iter", T_U32, F(games_per_iter), 0, "N", "self-play games per iteration", 1},
 	{"sims", T_U32, F(sims), 0, "N", "MCTS simulations per move", 1},
 	{"leaves", T_U32, F(leaves), 0, "K", "leaves in flight per game (virtual loss)", 1},
+	{"arena-leaves", T_U32, F(arena_leaves), 0, "K", "arena: leaves in flight per game; 0: "
+	 "enough for full batches, ceil(G*K / arena games per worker), at most 8 and sims/8", 1},
 	{"seed", T_U64, F(seed), 0, "S", "random seed: the first network, search noise and training "
 	 "samples; games still depend on timing (batching, workers) unless --deterministic", 1},
 	{"deterministic", T_FLAG, F(deterministic), 0, NULL, "the same --seed gives bit-identical "
@@ -68,8 +70,12 @@ static const struct opt base_opts[] = {
 	 "wait for a fuller batch at most this long while some worker may still add to it "
 	 "(at most 1000000)", 1},
 	{"spin", T_U32, F(spin), 0, "N", "polls before sleeping on a futex", 1},
-	{"eval-cache-mb", T_U32, F(eval_cache_mb), 0, "MB", "each worker's evaluation cache "
-	 "(position -> network answer), in MiB; 0 turns it off (at most 65536)", 1},
+	{"eval-cache-mb", T_U32, F(eval_cache_mb), 0, "MB", "the evaluation cache (position -> "
+	 "network answer), in MiB: each worker's, or with --eval-cache shared the one for all; 0 "
+	 "turns it off (at most 65536; shared: at most 4095)", 1},
+	{"eval-cache", T_STR, F(eval_cache), sizeof(((struct az_config *)0)->eval_cache),
+	 "MODE", "evaluation cache: worker (one per worker process) | shared (one in the shared "
+	 "segment for all workers) | off", 1},
 	{"resume", T_FLAG, F(resume), 0, NULL, "continue the run in --out after its last "
 	 "completed iteration, with its saved configuration", 0},
 	{"quiet", T_FLAG, F(quiet), 0, NULL, "no progress output", 0},
@@ -156,6 +162,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.mcts_solver = 1, .fpu_reduction = 0.25f,
 		.arena_threshold = 0.55f, .train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
 		.max_batch = 256, .deadline_us = 200, .spin = 200, .eval_cache_mb = 8,
+		.eval_cache = "worker",
 		/* the game's own, from its descriptor */
 		.iterations = g->iterations, .games_per_iter = g->games_per_iter, .sims = g->sims,
 		.dir_alpha = g->dir_alpha, .temp_plies = g->temp_plies, .arena_games = g->arena_games,
@@ -324,6 +331,7 @@ static const char *over_cap(const struct az_config *c)
 		{c->eval_cache_mb, 65536, "--eval-cache-mb: at most 65536 (64 GiB per worker)"},
 		{c->sims, MAX_SIMS, "--sims: at most 1000000"},
 		{c->leaves, MAX_LEAVES, "--leaves: at most 256"},
+		{c->arena_leaves, MAX_LEAVES, "--arena-leaves: at most 256"},
 		{c->games_per_worker, MAX_GAMES_PER_WORKER, "--games-per-worker: at most 4096"},
 		{c->hidden, MAX_HIDDEN, "--hidden: at most 8192"},
 		{c->blocks, MAX_BLOCKS, "--blocks: at most 128"},
@@ -358,6 +366,12 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 	else if (c->ring_capacity < 2 || c->ring_capacity > MAX_RING ||
 		 (c->ring_capacity & (c->ring_capacity - 1)))
 		what = "--ring-capacity must be a power of two from 2 to 65536";
+	else if (strcmp(c->eval_cache, "worker") != 0 && strcmp(c->eval_cache, "shared") != 0 &&
+		 strcmp(c->eval_cache, "off") != 0)
+		what = "--eval-cache must be worker, shared or off";
+	else if (strcmp(c->eval_cache, "shared") == 0 && c->eval_cache_mb > 4095)
+		what = "--eval-cache-mb: at most 4095 with --eval-cache shared (one table in the "
+		       "shared segment, below 4 GiB)";
 	else if (!(c->arena_threshold >= 0 && c->arena_threshold <= 1))
 		what = "--arena-threshold must be in [0, 1]";
 	else if (!(c->dir_eps >= 0 && c->dir_eps <= 1))
@@ -719,11 +733,19 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 	*wp = (struct az_worker_params){
 		.game = c->game, .games_per_worker = c->games_per_worker, .workers = c->workers,
 		.sims = c->sims,
-		.leaves = c->leaves, .seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
+		.leaves = c->leaves, .arena_leaves = c->arena_leaves, .seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
 		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies, .solver = c->mcts_solver,
 		.fpu_reduction = c->fpu_reduction,
 		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin,
-		.eval_cache_bytes = (size_t)c->eval_cache_mb << 20, .lockstep = c->deterministic};
+		.eval_cache_bytes = strcmp(c->eval_cache, "worker") == 0
+					    ? (size_t)c->eval_cache_mb << 20 : 0,
+		.eval_cache_shared = az_config_eval_cache_shared_bytes(c) > 0,
+		.lockstep = c->deterministic};
+}
+
+size_t az_config_eval_cache_shared_bytes(const struct az_config *c)
+{
+	return strcmp(c->eval_cache, "shared") == 0 ? (size_t)c->eval_cache_mb << 20 : 0;
 }
 
 void az_config_train_params(const struct az_config *c, struct az_trainer_proc_params *tp)

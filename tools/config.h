@@ -19,6 +19,7 @@ struct az_config {
 	uint32_t games_per_iter;
 	uint32_t sims;             /* simulations per move */
 	uint32_t leaves;           /* K: leaves in flight per game (virtual loss) */
+	uint32_t arena_leaves;     /* arena K; 0: automatic (az_arena_leaves) */
 	uint64_t seed;
 	enum az_backend_kind backend;
 	/* search */
@@ -44,7 +45,8 @@ struct az_config {
 	uint32_t max_batch;
 	uint32_t deadline_us;
 	uint32_t spin;
-	uint32_t eval_cache_mb;    /* each worker's evaluation cache, MiB; 0: off */
+	uint32_t eval_cache_mb;    /* the evaluation cache's size, MiB; 0: off */
+	char eval_cache[8];        /* "worker": one per worker; "shared": one for all; "off" */
 	/* the options the registered games declare (Tangled: graph, graph-file, variant,
 	 * adjudicator, epsilon), in registry order; see az_config_game_opt() */
 	union az_game_opt_value game_opt[AZ_GAME_OPTS_MAX];
@@ -78,6 +80,10 @@ int az_config_game(const struct az_config *c, const struct az_game **g, char *er
 void az_config_game_options(const struct az_config *c, char *buf, size_t n);
 int az_config_apply_game_options(struct az_config *c, const char *text, char *err,
 				 size_t errlen);
+
+/* Bytes of the one shared evaluation cache azrun puts in the segment (az_pipeline_params'
+ * eval_cache_shared_bytes): --eval-cache-mb with --eval-cache shared, otherwise 0. */
+size_t az_config_eval_cache_shared_bytes(const struct az_config *c);
 
 /* The process roles' parameters from c (run/roles.h). The game name points into c. */
 struct az_worker_params;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the worker's evaluation cache (run/evalcache.c): keys, generations and models,
- * the memory bound, and a cached search that plays the same games as an uncached one. */
+/* Unit tests of the evaluation cache (run/evalcache.c): keys, generations and models, the
+ * memory bound, a cached search that plays the same games as an uncached one, private and
+ * shared; the shared table's header checks. Concurrency: test_evalcache_stress.c. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -76,27 +77,35 @@ static void test_key_side_to_move(void **unused)
 
 /* ---- find and put ---- */
 
+/* Put through wr, find through rd (the same handle, or two on one shared table): the entry
+ * comes back exactly; another generation, model or key never hits; rd counted 1 hit, 4 misses. */
+static void put_find(struct az_evalcache *wr, struct az_evalcache *rd)
+{
+	float pol[9] = {0.1f, 0.2f, 0.3f, 0, 0, 0, 0, 0, 0.4f}, v = 0;
+	assert_null(az_evalcache_find(rd, 42, 0, 1, &v));
+	az_evalcache_put(wr, 42, 0, 1, pol, -0.25f);
+	const float *got = az_evalcache_find(rd, 42, 0, 1, &v);
+	assert_non_null(got);
+	assert_memory_equal(got, pol, sizeof(pol));
+	assert_true(v == -0.25f);
+	/* another generation of the same model, or the other model: never a hit */
+	assert_null(az_evalcache_find(rd, 42, 0, 2, &v));
+	assert_null(az_evalcache_find(rd, 42, 1, 1, &v));
+	assert_null(az_evalcache_find(rd, 43, 0, 1, &v));
+	struct az_evalcache_stats st;
+	az_evalcache_stats(rd, &st);
+	assert_int_equal((int)st.hits, 1);
+	assert_int_equal((int)st.misses, 4);
+	az_evalcache_stats(wr, &st);
+	assert_int_equal((int)st.inserts, 1);
+}
+
 static void test_put_find(void **unused)
 {
 	(void)unused;
 	struct az_evalcache *c;
 	assert_int_equal(az_evalcache_create(9, 1 << 16, &c), 0);
-	float pol[9] = {0.1f, 0.2f, 0.3f, 0, 0, 0, 0, 0, 0.4f}, v = 0;
-	assert_null(az_evalcache_find(c, 42, 0, 1, &v));
-	az_evalcache_put(c, 42, 0, 1, pol, -0.25f);
-	const float *got = az_evalcache_find(c, 42, 0, 1, &v);
-	assert_non_null(got);
-	assert_memory_equal(got, pol, sizeof(pol));
-	assert_true(v == -0.25f);
-	/* another generation of the same model, or the other model: never a hit */
-	assert_null(az_evalcache_find(c, 42, 0, 2, &v));
-	assert_null(az_evalcache_find(c, 42, 1, 1, &v));
-	assert_null(az_evalcache_find(c, 43, 0, 1, &v));
-	struct az_evalcache_stats st;
-	az_evalcache_stats(c, &st);
-	assert_int_equal((int)st.hits, 1);
-	assert_int_equal((int)st.misses, 4);
-	assert_int_equal((int)st.inserts, 1);
+	put_find(c, c);
 	az_evalcache_destroy(c);
 }
 
@@ -217,13 +226,30 @@ static int play(const struct az_game *g, struct az_evalcache *c, uint32_t sims, 
 	return plies;
 }
 
-static void same_game(const struct az_game *g, size_t cache_bytes, uint32_t sims)
+/* A shared table of at most max_bytes for g in 64-byte aligned zeroed memory, and a handle. */
+static void *shared_table(const struct az_game *g, size_t max_bytes, struct az_evalcache **c)
+{
+	size_t bytes = az_evalcache_shm_memsize(g->actions, max_bytes);
+	assert_true(bytes > 0 && bytes <= max_bytes);
+	void *mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+	assert_non_null(mem);
+	memset(mem, 0, bytes);
+	assert_int_equal(az_evalcache_shm_init(mem, bytes, g->actions), 0);
+	assert_int_equal(az_evalcache_attach(mem, bytes, g->actions, c), 0);
+	return mem;
+}
+
+static void same_game(const struct az_game *g, size_t cache_bytes, uint32_t sims, int shared)
 {
 	int m0[64], m1[64];
 	uint64_t e0, e1;
 	int n0 = play(g, NULL, sims, m0, &e0);
 	struct az_evalcache *c;
-	assert_int_equal(az_evalcache_create(g->actions, cache_bytes, &c), 0);
+	void *mem = NULL;
+	if (shared)
+		mem = shared_table(g, cache_bytes, &c);
+	else
+		assert_int_equal(az_evalcache_create(g->actions, cache_bytes, &c), 0);
 	int n1 = play(g, c, sims, m1, &e1);
 	assert_int_equal(n0, n1);
 	assert_memory_equal(m0, m1, sizeof(int) * (size_t)n0);
@@ -232,15 +258,49 @@ static void same_game(const struct az_game *g, size_t cache_bytes, uint32_t sims
 	assert_true(st.hits > 0);       /* transpositions were answered by the cache ... */
 	assert_true(e1 + st.hits == e0); /* ... and each hit saved one network call */
 	az_evalcache_destroy(c);
+	free(mem);
 }
 
 static void test_cached_search_same_moves(void **unused)
 {
 	(void)unused;
-	same_game(ttt(), 1 << 20, 200);
-	same_game(&az_game_connect4, 1 << 20, 300);
-	/* a cache far smaller than the search: evictions everywhere, the same game */
-	same_game(&az_game_connect4, 4096, 300);
+	for (int shared = 0; shared < 2; shared++) {
+		same_game(ttt(), 1 << 20, 200, shared);
+		same_game(&az_game_connect4, 1 << 20, 300, shared);
+		/* a cache far smaller than the search: evictions everywhere, the same game */
+		same_game(&az_game_connect4, 4096, 300, shared);
+	}
+}
+
+/* The shared table: sizes, header checks, two handles seeing each other's entries, generations
+ * and models kept apart. */
+static void test_shared_table(void **unused)
+{
+	(void)unused;
+	const struct az_game *g = ttt();
+	/* 64-byte header + entries of 64 bytes (24 + 9 * 4 rounded up), a power of two of them */
+	assert_int_equal(az_evalcache_shm_memsize(9, 64 + 64 * 100), 64 + 64 * 64);
+	assert_int_equal(az_evalcache_shm_memsize(9, 64 + 63), 0);
+	assert_int_equal(az_evalcache_shm_memsize(0, 1 << 20), 0);
+	assert_int_equal(az_evalcache_shm_memsize(AZ_GAME_ACTIONS_MAX + 1, 1 << 20), 0);
+	struct az_evalcache *a, *b, *x;
+	void *mem = shared_table(g, 1 << 16, &a);
+	size_t bytes = az_evalcache_shm_memsize(9, 1 << 16);
+	assert_int_equal(az_evalcache_shm_init(mem, bytes - 64, 9), -EINVAL); /* not a size */
+	assert_int_equal(az_evalcache_attach(mem, bytes, 9, &b), 0);
+	assert_int_equal(az_evalcache_attach(mem, bytes, 7, &x), -EPROTO);   /* another game */
+	assert_int_equal(az_evalcache_attach(mem, bytes - 64, 9, &x), -EPROTO); /* cut short */
+	assert_null(x);
+	put_find(a, b); /* b sees a's entry */
+	struct az_evalcache_stats st;
+	az_evalcache_stats(b, &st);
+	assert_int_equal(st.entries, (bytes - 64) / 64);
+	az_evalcache_destroy(a);
+	az_evalcache_destroy(b);
+	/* a zeroed region without init is no table */
+	memset(mem, 0, bytes);
+	assert_int_equal(az_evalcache_attach(mem, bytes, 9, &x), -EPROTO);
+	free(mem);
 }
 
 int main(void)
@@ -252,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_generation_never_hits),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_cached_search_same_moves),
+		cmocka_unit_test(test_shared_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Smoke test of `azbench ring`: the JSON rows parse and carry the documented keys with sane values,
 # --csv writes the same columns, producers and consumer sharing one CPU neither livelock nor
-# stall, --plot writes a PNG (when gnuplot is installed), and bad usage exits 2.
+# stall, --plot writes a PNG (when gnuplot is installed), and bad usage exits 2. The
+# recommendation names azrun's options and keeps azrun's defaults unless the candidate beat them
+# beyond the noise of their repeats (one run measures no noise: never beaten; none: no pick).
 import csv
 import json
 import os
@@ -70,12 +72,13 @@ def main():
     azbench = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="azbench-smoke-")
     try:
-        # 1. The default sweep within a 2-second budget, as JSON lines.
-        p, secs = run([azbench, "ring", "--seconds", "2", "--json"])
+        # 1. The default sweep within a 2-second budget, as JSON lines, then one pipeline run
+        #    each of the candidate and azrun's defaults (tic-tac-toe, about 1.3 s each).
+        p, secs = run([azbench, "ring", "--seconds", "2", "--json", "--default-runs", "1"])
         check(p.returncode == 0, "json run exit %d: %s" % (p.returncode, p.stderr[-2000:]))
         rows, recs = parse_json_lines(p.stdout)
         check(len(rows) >= 20, "only %d rows" % len(rows))
-        check(secs < 30, "a 2-second budget took %.1f s" % secs)
+        check(secs < 45, "a 2-second budget and 2 pipeline runs took %.1f s" % secs)
         for r in rows:
             check_row(r)
         seen = {r.get("transport") for r in rows}
@@ -86,10 +89,26 @@ def main():
               "no stream row has a memcpy share")
         check(len(recs) == 1, "expected one recommendation object, got %d" % len(recs))
         if recs:
-            for k in ("capacity", "batch", "deadline_us", "wait"):
-                check(k in recs[0], "recommendation lacks %s" % k)
-            check(recs[0].get("capacity", 0) >= 2 and recs[0].get("batch", 0) >= 1,
-                  "recommendation values %s" % recs[0])
+            rec = recs[0]
+            for k in ("capacity", "batch", "deadline_us", "wait", "micro_capacity",
+                      "micro_batch", "micro_deadline_us", "beats_defaults"):
+                check(k in rec, "recommendation lacks %s" % k)
+            check(rec.get("micro_capacity", 0) >= 2 and rec.get("micro_batch", 0) >= 1,
+                  "recommendation values %s" % rec)
+            text = rec.get("recommendation", "")
+            check("capacity=" not in text and "deadline_us=" not in text,
+                  "not azrun's option names: %s" % text)
+            check("--ring-capacity %d --max-batch %d --batch-deadline-us %d" % (
+                rec.get("micro_capacity"), rec.get("micro_batch"),
+                rec.get("micro_deadline_us")) in text, "candidate not named: %s" % text)
+            if "defaults_sims_per_s" in rec:   # the candidate differed from the defaults
+                check(rec["defaults_sims_per_s"] > 0 and rec["candidate_sims_per_s"] > 0,
+                      "pipeline runs measured nothing: %s" % rec)
+                check(rec["noise"] is None, "one run has no noise: %s" % rec)
+            # One run of the defaults measures no noise, so nothing beats them: azrun's own.
+            check(rec.get("beats_defaults") == 0 and (rec.get("capacity"), rec.get("batch"),
+                  rec.get("deadline_us")) == (256, 256, 200),
+                  "recommended without a measured noise: %s" % rec)
 
         # 2. Everything on one CPU, with spinning: must finish (bounded spin, then sleep) and
         #    move requests; the table and --csv agree.
@@ -97,7 +116,7 @@ def main():
         png_path = os.path.join(tmp, "ring.png")
         args = [azbench, "ring", "--seconds", "1", "--placement", "same", "--producers", "2",
                 "--capacities", "16", "--slots", "64", "--batches", "1,8", "--transports",
-                "ring,pipe", "--quiet", "--csv", csv_path]
+                "ring,pipe", "--quiet", "--csv", csv_path, "--default-runs", "0"]
         have_gnuplot = shutil.which("gnuplot") is not None
         if have_gnuplot:
             args += ["--plot", png_path]
@@ -106,7 +125,8 @@ def main():
         check(secs < 20, "same-CPU run took %.1f s (stall?)" % secs)
         check(p.stdout.splitlines()[0].split()[:3] == ["transport", "place", "P"],
               "table header: %r" % p.stdout.splitlines()[:1])
-        check("recommendation:" in p.stdout, "no recommendation line")
+        check("recommendation: No recommendation: the round trips suggest --ring-capacity"
+              in p.stdout, "--default-runs 0 still recommends: %s" % p.stdout[-600:])
         with open(csv_path, newline="") as f:
             crow = list(csv.DictReader(f))
         check(len(crow) == 6, "csv has %d rows, want 6 (4 ring + 2 pipe)" % len(crow))
@@ -122,7 +142,8 @@ def main():
 
         # 3. Usage errors exit 2; --help exits 0.
         for bad in (["ring", "--slots", "65"], ["ring", "--capacities", "12"],
-                    ["ring", "--waits", "poll"], ["nosuchmode"], []):
+                    ["ring", "--waits", "poll"], ["ring", "--default-runs", "17"],
+                    ["ring", "--game", "chess"], ["nosuchmode"], []):
             p, _ = run([azbench] + bad, timeout=10)
             check(p.returncode == 2, "azbench %s exit %d, want 2" % (" ".join(bad), p.returncode))
         p, _ = run([azbench, "--help"], timeout=10)

@@ -30,10 +30,14 @@ if mode == "infer":
 elif mode == "pipeline":
     serial = [r for r in rows if r["setup"] == "serial"]
     pipe = [r for r in rows if r["setup"] == "pipeline"]
+    dflt = [r for r in rows if r["setup"] == "defaults"]
     assert len(serial) == 1 and len(pipe) == 1, rows
     s, p = serial[0], pipe[0]
     assert s["mean_batch"] == 1 and s["speedup"] == 1 and s["ring_occupancy"] is None, s
+    assert s["sims_speedup"] == 1, s
     assert p["workers"] == int(sys.argv[3]) and p["G"] == 4, p
+    # azrun's defaults, --default-runs 2: two runs at W = cores, G = 128 (never the listed one).
+    assert len(dflt) == 2 and all(r["G"] == 128 for r in dflt), rows
     # The finite phases (--phases 1): self-play and arena, adaptive and fixed-deadline.
     phase = {r["setup"]: r for r in rows if "/" in r["setup"]}
     assert sorted(phase) == ["arena/adaptive", "arena/fixed", "selfplay/adaptive",
@@ -42,17 +46,35 @@ elif mode == "pipeline":
         for k in ("evals_per_s", "sims_per_s", "mean_batch", "ring_occupancy", "seconds"):
             pos(r, k)
         assert r["ceiling_evals_per_s"] is None and 0 < r["server_busy"] <= 1.05, r
+        assert r["limit_evals_per_s"] is None, r
     for r in rows:
-        keys = ("evals_per_s", "sims_per_s", "speedup", "seconds")
-        if r["setup"] in ("serial", "pipeline"):
-            keys += ("ceiling_evals_per_s", "ceiling_frac")
+        keys = ("evals_per_s", "sims_per_s", "speedup", "sims_speedup", "seconds")
+        if r["setup"] in ("serial", "pipeline", "defaults"):
+            keys += ("ceiling_evals_per_s", "ceiling_frac", "limit_evals_per_s", "limit_frac")
         for k in keys:
             pos(r, k)
         assert r["sims_per_s"] >= r["evals_per_s"] * 0.99, r   # terminal visits add sims
+        assert abs(r["sims_speedup"] - r["sims_per_s"] / s["sims_per_s"]) < \
+            0.01 * r["sims_speedup"] + 0.01, r
+        if r["limit_evals_per_s"] is not None:   # cores / (1 / ceiling + search per eval)
+            assert r["limit_frac"] > 0 and abs(r["limit_frac"] - r["evals_per_s"] /
+                                               r["limit_evals_per_s"]) < 0.002, r
     assert p["mean_batch"] >= 1 and p["ring_occupancy"] > 0, p
     assert 0 < p["server_busy"] <= 1.05, p
     assert abs(p["speedup"] - p["evals_per_s"] / s["evals_per_s"]) < 0.01 * p["speedup"] + 0.01
-    assert "--workers" in recs[0]["recommendation"], recs
+    rec = recs[0]
+    text = rec["recommendation"]
+    assert "azrun's defaults (--workers" in text and "serial batch-1, the seed's design" in text
+    assert "machine limit" in text, text
+    # The recommended W x G: the listed one only when it beat the defaults beyond their noise.
+    med = sorted(r["sims_per_s"] for r in dflt)
+    noise = (med[1] - med[0]) / ((med[0] + med[1]) / 2)
+    assert abs(rec["tictactoe_noise"] - noise) < 1e-3, (rec, noise)
+    beats = p["sims_per_s"] > (med[0] + med[1]) / 2 * (1 + noise)
+    assert rec["tictactoe_beats_defaults"] == int(beats), (rec, p, dflt)
+    want = (p["workers"], 4) if beats else (dflt[0]["workers"], 128)
+    assert (rec["tictactoe_workers"], rec["tictactoe_G"]) == want, rec
+    assert ("recommended --workers" in text) == beats, text
 elif mode in ("train", "train-torch"):
     c = [r for r in rows if r["impl"] == "c"]
     t = [r for r in rows if r["impl"] == "torch"]
@@ -95,7 +117,7 @@ python3 "$T/check.py" "$T/infer.json" infer
 # Pipeline: one configuration each for W = 1 and W = 2 (real worker and inference processes).
 for w in 1 2; do
 	"$AZBENCH" pipeline --game tictactoe --workers $w --games-per-worker 4 --sims 16 \
-		--phases 1 --seconds 3 --json > "$T/pipe$w.json" 2> "$T/pipe$w.err" &
+		--phases 1 --default-runs 2 --seconds 3 --json > "$T/pipe$w.json" 2> "$T/pipe$w.err" &
 	pid=$!
 	t0=$SECONDS
 	wait $pid || { cat "$T/pipe$w.err" >&2; fail "azbench pipeline --workers $w"; }

@@ -3,7 +3,8 @@
 # azbench's output paths and terminal output: --csv and --plot are checked before anything is
 # measured (bad paths: exit 2 at once, one line naming the path); `azbench ring`'s table fits
 # 100 columns while --csv keeps every column; its progress does not flood stderr (a few lines
-# into a file, one redrawn line on a terminal); pipeline.png's key says what G is.
+# into a file, one redrawn line on a terminal); the pipeline table and CSV agree; pipeline.png's
+# key says what G is.
 # Usage: test_azbench_output.sh AZBENCH
 set -euo pipefail
 AZBENCH=$1
@@ -30,7 +31,7 @@ bad "cannot create files in /proc" train --csv /proc/azbench-test.csv
 
 # The ring table within 100 columns, the CSV with all of them; ~10 progress lines at most.
 ring=(ring --seconds 4 --producers 1 --capacities 16,256 --slots 64,512 --batches 1,16
-	--transports ring,pipe --placement same)
+	--transports ring,pipe --placement same --default-runs 0)
 "$AZBENCH" "${ring[@]}" --csv "$T/ring.csv" > "$T/table" 2> "$T/progress"
 awk -v f="$T/table" 'length > 100 { print "FAIL: " f ":" NR " is " length " columns"; bad = 1 }
 	END { exit bad }' "$T/table" >&2 || fail "the ring table is wider than 100 columns"
@@ -48,16 +49,30 @@ if command -v script > /dev/null; then
 	[ "$(grep -c '/20\]' "$T/tty")" -le 2 ] || fail "progress lines on a terminal: $(cat "$T/tty")"
 fi
 
+# The pipeline table and its --csv have the same columns, in the same order, and the same rows;
 # pipeline.png's key says "G=4 games per worker": a gnuplot first in PATH keeps the script that
 # azbench hands it, then runs the real one.
+pipe=(pipeline --game tictactoe --workers 1 --games-per-worker 4 --seconds 3 --phases 0
+	--default-runs 2 --csv "$T/p.csv")
 if GNUPLOT=$(command -v gnuplot); then
 	mkdir "$T/bin"
 	printf '#!/bin/sh\ncp "$1" "%s/plot.gp"\nexec "%s" "$@"\n' "$T" "$GNUPLOT" > "$T/bin/gnuplot"
 	chmod +x "$T/bin/gnuplot"
-	PATH="$T/bin:$PATH" "$AZBENCH" pipeline --game tictactoe --workers 1 --games-per-worker 4 \
-		--seconds 3 --quiet --plot "$T/p.png" > /dev/null
+	PATH="$T/bin:$PATH" "$AZBENCH" "${pipe[@]}" --quiet --plot "$T/p.png" > "$T/ptable"
 	[ "$(head -c 4 "$T/p.png" | od -An -tx1 | tr -d ' \n')" = 89504e47 ] || fail "no PNG"
 	grep -q "title 'tictactoe, G=4 games per worker'" "$T/plot.gp" \
 		|| fail "pipeline.png key: $(grep -o "title '[^']*'" "$T/plot.gp")"
+else
+	"$AZBENCH" "${pipe[@]}" --quiet > "$T/ptable"
 fi
+head -1 "$T/ptable" | tr -s ' ' '\n' | sed '/^$/d' > "$T/tcols"
+head -1 "$T/p.csv" | tr ',' '\n' > "$T/ccols"
+cmp -s "$T/tcols" "$T/ccols" || fail "table and CSV columns differ: $(paste -sd' ' "$T/tcols") \
+vs $(paste -sd' ' "$T/ccols")"
+grep -qx limit_evals_per_s "$T/ccols" || fail "no machine limit column"
+# serial, 2 x defaults, 1 pipeline row in both.
+[ "$(grep -c '^tictactoe ' "$T/ptable")" -eq 4 ] || fail "table rows: $(cat "$T/ptable")"
+[ "$(grep -c '^tictactoe,' "$T/p.csv")" -eq 4 ] || fail "CSV rows: $(cat "$T/p.csv")"
+awk '$1 == "tictactoe" && $4 == "defaults"' "$T/ptable" > "$T/tdef"
+[ "$(wc -l < "$T/tdef")" -eq 2 ] || fail "defaults rows: $(cat "$T/ptable")"
 echo "azbench output: all checks passed"

@@ -136,6 +136,20 @@ grep -q "bad.safetensors" "$T/err" || fail "error does not name the file"
 	--eval-cache-mb 0 2> "$T/log4"
 [ "$(wc -l < "$T/c4/metrics.jsonl")" -eq 1 ] || fail "connect4 metrics missing"
 grep -q '"eval_cache_hit_rate": 0.0000' "$T/c4/metrics.jsonl" || fail "cache off, yet hits"
+
+# --eval-cache shared: one table in the segment answers some leaves, not all; resumed with
+# --eval-cache off (the option may change on resume, and is saved): no hits.
+"$AZRUN" --game tictactoe --out "$T/shc" --iterations 1 "${tiny[@]}" --eval-cache shared \
+	2> "$T/log5"
+python3 - "$T/shc/metrics.jsonl" <<'PY'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][0]
+assert 0 < r["eval_cache_hit_rate"] < 1 and r["games"] == 12, r
+PY
+"$AZRUN" --resume --out "$T/shc" --iterations 2 --eval-cache off --quiet 2> "$T/log6"
+grep -Eq '"eval-cache":[[:space:]]*"off"' "$T/shc/run.json" || fail "--eval-cache not saved"
+[ "$(sed -n 2p "$T/shc/metrics.jsonl" | grep -c '"eval_cache_hit_rate": 0.0000')" -eq 1 ] \
+	|| fail "cache off on resume, yet hits: $(sed -n 2p "$T/shc/metrics.jsonl")"
 "$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" \
 	--positions "$SHARED/data/connect4/Test_L3_R1" --json > "$T/c4.json"
 grep -q '"positions": 1000' "$T/c4.json" || fail "Test_L3_R1 did not load 1000 positions"

@@ -97,6 +97,10 @@ check "azrun negative seed" "seed.*negative" "$AZRUN" --out "$N" --seed " -5"
 check "azrun zero workers" "workers" "$AZRUN" --out "$N" --workers 0
 check "azrun too many workers" "workers" "$AZRUN" --out "$N" --workers 100000
 check "azrun ring not a power of two" "ring-capacity" "$AZRUN" --out "$N" --ring-capacity 48
+check "azrun unknown eval cache" "eval-cache must be worker, shared or off" "$AZRUN" --out "$N" \
+	--eval-cache bogus
+check "azrun shared cache too big" "eval-cache-mb: at most 4095" "$AZRUN" --out "$N" \
+	--eval-cache shared --eval-cache-mb 5000
 check "azrun huge network" "hidden" "$AZRUN" --out "$N" --hidden 100000
 check "azrun batch deadline above 1 s" "batch-deadline-us" "$AZRUN" --out "$N" \
 	--batch-deadline-us 4294967295

@@ -52,6 +52,11 @@ for t in $(seq 1 "$TRIALS"); do
 	done
 	wait $pid || { cat "$D.log"; fail "azrun did not survive killed children (trial $t)"; }
 	verify_run "$D" 3
+	# positions in the metrics = records in the store (a dead worker's staged games are not
+	# counted)
+	want=$(grep -o '"positions": [0-9]*' "$D/metrics.jsonl" | awk '{ n += $2 } END { print n }')
+	have=$(grep -o "with [0-9]* records" "$T/verify.log" | grep -o "[0-9]*")
+	[ "$have" = "$want" ] || fail "trial $t: store holds $have records, metrics say $want"
 	check_clean $pid
 
 	# 2. Kill azrun itself; its children must exit; --resume finishes with nothing lost.

@@ -12,7 +12,7 @@
 
 #include "gpu/backend.h"
 
-#define AZ_BENCH_MAX_FIELDS 24
+#define AZ_BENCH_MAX_FIELDS 32
 #define AZ_BENCH_KEY_MAX 32
 #define AZ_BENCH_STR_MAX 48
 

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* `azbench pipeline`: end-to-end self-play throughput of the real system (W worker processes,
  * one inference process, the shared-memory rings) for several W and G, against the serial
- * baseline (one game, one leaf at a time, batch 1, in one process) and the backend's own
- * ceiling (`azbench infer`) at the mean batch the pipeline achieved. */
+ * baseline (one game, one leaf at a time, batch 1, in one process), azrun's defaults run
+ * several times (their run-to-run noise), the backend's own ceiling (`azbench infer`) at the
+ * mean batch the pipeline achieved, and the machine limit (forward pass plus search). */
 #include <cblas.h>
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,8 @@ struct pipe_opts {
 	int ngpw;
 	uint32_t sims, leaves; /* 0: the game's default */
 	int64_t cache_mb;      /* workers' --eval-cache-mb; -1: azrun's default */
+	uint32_t default_runs; /* runs of azrun's defaults per game (0: none) */
+	const char *cache;     /* --eval-cache; NULL: azrun's default */
 	uint32_t phases;       /* repeats of the finite phases (0: none) */
 	enum az_backend_kind backend;
 	int verbose;
@@ -56,15 +60,22 @@ static void usage(FILE *out)
 		"baseline (\"serial batch-1, the seed's design\": one game, one leaf at a\n"
 		"time, one process, no evaluation cache, through the backend's batch-1 path:\n"
 		"a GEMV without packing on the CPU) and the backend's ceiling (azbench infer)\n"
-		"at the mean batch achieved. speedup compares evals/s; with the evaluation\n"
-		"cache a simulation may need no evaluation, so compare sims_per_s too.\n\n"
+		"at the mean batch achieved. A cache hit is a simulation without an\n"
+		"evaluation: sims/s and evals/s are reported apart, and configurations are\n"
+		"ranked by sims/s. azrun's defaults (W = cores, G = 128) run --default-runs\n"
+		"times, spread over the sweep; their range, (max - min) / median, is the\n"
+		"run-to-run noise, and another configuration is recommended only when it\n"
+		"beats the defaults' median sims/s by more than that.\n\n"
 		"  --game NAME              tictactoe | connect4 | all (default all)\n"
 		"  --workers LIST           worker counts W (default 1,2,4,8,16)\n"
-		"  --games-per-worker LIST  games in flight per worker G (default 4,16)\n"
+		"  --games-per-worker LIST  games in flight per worker G (default 4,16,128)\n"
 		"  --sims N                 simulations per move (default: the game's)\n"
 		"  --leaves K               leaves in flight per game (default: azrun's)\n"
 		"  --eval-cache-mb MB       each worker's evaluation cache, 0 off (default:\n"
 		"                           azrun's)\n"
+		"  --eval-cache MODE        worker | shared | off (default: azrun's)\n"
+		"  --default-runs N         runs of azrun's defaults per game (default %d, at\n"
+		"                           most %d; 0: none, and no recommendation)\n"
 		"  --phases N               runs of each finite phase per batching (default 3;\n"
 		"                           0: none): azrun's self-play of games-per-iter games\n"
 		"                           and its arena, adaptive vs fixed-deadline batching\n"
@@ -78,15 +89,20 @@ static void usage(FILE *out)
 		"Columns: evals_per_s (network evaluations served), sims_per_s (MCTS\n"
 		"simulations, terminal visits included), games_per_min, mean_batch,\n"
 		"ring_occupancy (mean requests in flight per ring), server_busy (share of\n"
-		"time in forward passes), speedup (evals/s over the serial baseline),\n"
-		"ceiling_evals_per_s (backend alone at round(mean_batch)), ceiling_frac\n"
-		"(evals_per_s / ceiling).\n"
+		"time in forward passes), speedup and sims_speedup (evals/s and sims/s over\n"
+		"the serial baseline), ceiling_evals_per_s (backend alone at\n"
+		"round(mean_batch)), ceiling_frac (evals_per_s / ceiling), limit_evals_per_s\n"
+		"(the machine limit: cores / (1 / ceiling + search seconds per evaluation),\n"
+		"the forward pass counted as 0 on CUDA; the search's cost is the serial\n"
+		"baseline's games with a no-network stand-in), limit_frac.\n"
+		"Setup: serial (the baseline), defaults (one run of azrun's defaults),\n"
+		"pipeline (a listed W x G), selfplay/... and arena/... (the phases).\n"
 		"Phase rows (setup selfplay/... and arena/...): one whole phase as azrun runs\n"
 		"it (its W and G, the tail where games run out included), the fastest of\n"
 		"--phases runs, under the adaptive batching and under the old fixed-deadline\n"
 		"batching (waits for max_batch or the deadline), run alternately.\n"
 		"--plot: evals/s against W, one line per game and G.\n",
-		az_bench_common_help, DEFAULT_SECONDS, MIN_MEASURE_S);
+		DEFAULT_RUNS, MAX_RUNS, az_bench_common_help, DEFAULT_SECONDS, MIN_MEASURE_S);
 }
 
 /* A pipeline option that az_bench_parse_argv() does not handle (az_bench_argv.opt). */
@@ -130,6 +146,24 @@ static int parse_opt(void *mode_opts, int c, const char *arg)
 			return -EINVAL;
 		o->cache_mb = one[0];
 		return 0;
+	case 'D':
+		if (strcmp(arg, "0") == 0) {
+			o->default_runs = 0;
+			return 0;
+		}
+		if (az_bench_opt_list("pipeline", "--default-runs", arg, one, &n, MAX_LIST,
+				      MAX_RUNS) < 0 || n != 1)
+			return -EINVAL;
+		o->default_runs = one[0];
+		return 0;
+	case 'E':
+		if (strcmp(arg, "worker") && strcmp(arg, "shared") && strcmp(arg, "off")) {
+			fprintf(stderr, "azbench pipeline: --eval-cache: '%s' is not worker, shared "
+				"or off\n", arg);
+			return -EINVAL;
+		}
+		o->cache = arg;
+		return 0;
 	case 'v':
 		o->verbose = 1;
 		return 0;
@@ -149,6 +183,8 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 		{ "leaves", required_argument, NULL, 'K' },
 		{ "phases", required_argument, NULL, 'P' },
 		{ "eval-cache-mb", required_argument, NULL, 'C' },
+		{ "default-runs", required_argument, NULL, 'D' },
+		{ "eval-cache", required_argument, NULL, 'E' },
 		AZ_BENCH_LONGOPT_BACKEND,
 		{ "verbose", no_argument, NULL, 'v' },
 		AZ_BENCH_LONGOPT_HELP,
@@ -165,134 +201,10 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 	o->common.seconds = DEFAULT_SECONDS;
 	o->phases = 3;
 	o->cache_mb = -1;
+	o->default_runs = DEFAULT_RUNS;
 	o->nworkers = az_bench_parse_u32_list("1,2,4,8,16", o->workers, MAX_LIST, 1, 256);
-	o->ngpw = az_bench_parse_u32_list("4,16", o->gpw, MAX_LIST, 1, 4096);
+	o->ngpw = az_bench_parse_u32_list("4,16,128", o->gpw, MAX_LIST, 1, 4096);
 	return az_bench_parse_argv(&p, argc, argv);
-}
-
-/* ---- one pipeline configuration ---- */
-
-struct counters {
-	double t;
-	uint64_t evals, batches, forward_ns, games, occ_sum, occ_n;
-};
-
-static void sample(const struct az_pipeline *pl, struct counters *s)
-{
-	struct az_pipeline_counters c;
-	az_pipeline_sample(pl, &c);
-	*s = (struct counters){.t = az_now(), .evals = c.evals, .batches = c.batches,
-			       .forward_ns = c.forward_ns, .games = c.games, .occ_sum = c.occ_sum,
-			       .occ_n = c.occ_n};
-}
-
-/* One configuration's processes: the pipeline (segment + inference process) and one open-ended
- * self-play phase, started and stopped by run/supervise.h as azrun's are. */
-struct pipe_run {
-	const struct game_ctx *gc;
-	struct az_config cfg;
-	struct az_worker_params wp;
-	struct az_pipeline pl;
-	struct az_phase ph;
-	char dir[PATH_LEN];
-};
-
-static int bench_worker(struct az_phase *ph, uint32_t i)
-{
-	struct pipe_run *pr = ph->arg;
-	char path[PATH_LEN + 64];
-
-	snprintf(path, sizeof(path), "%s/%s-w%ug%u-%02u.rpl", pr->dir, pr->gc->g->name,
-		 pr->cfg.workers, pr->cfg.games_per_worker, i);
-	int rc = az_worker_run(&pr->wp, &pr->pl.seg, i, AZ_WORKER_SELFPLAY, 1, path);
-	if (rc < 0)
-		fprintf(stderr, "azbench pipeline: worker %u: %s\n", i, strerror(-rc));
-	return rc;
-}
-
-static int start_pipeline(struct pipe_run *pr, int verbose)
-{
-	const struct az_config *cfg = &pr->cfg;
-	struct az_pipeline_params pp = {
-		.rings = cfg->workers, .ring_capacity = cfg->ring_capacity, .seg_tag = "bench",
-		.infer = {.backend = cfg->backend, .features = pr->gc->g->features,
-			  .actions = pr->gc->g->actions, .max_batch = cfg->max_batch,
-			  .deadline_us = cfg->deadline_us, .spin = cfg->spin,
-			  .log_fd = verbose ? STDERR_FILENO : -1}};
-	int rc = az_pipeline_start(&pr->pl, &pp, pr->gc->ckpt);
-	if (rc < 0)
-		return rc;
-	pr->ph = (struct az_phase){.name = "selfplay", .child_name = "worker", .iteration = 1,
-				   .n = cfg->workers, .workers = 1, .child = bench_worker,
-				   .arg = pr};
-	az_pipeline_reset_phase(&pr->pl, UINT64_MAX / 2); /* open-ended: stopped by phase_stop */
-	return az_phase_start(&pr->pl, &pr->ph);
-}
-
-static void measure_window(const struct counters *a, const struct counters *b,
-			   struct pipe_result *res)
-{
-	double dt = b->t - a->t;
-	uint64_t de = b->evals - a->evals, db = b->batches - a->batches;
-	uint64_t dn = b->occ_n - a->occ_n;
-
-	res->seconds = dt;
-	res->evals_per_s = (double)de / dt;
-	res->games_per_min = (double)(b->games - a->games) / dt * 60.0;
-	res->mean_batch = db ? (double)de / (double)db : 0.0;
-	res->occupancy = dn ? (double)(b->occ_sum - a->occ_sum) / (double)dn : 0.0;
-	res->busy = (double)(b->forward_ns - a->forward_ns) * 1e-9 / dt;
-}
-
-static int run_config(const struct game_ctx *gc, const struct pipe_opts *o, const char *dir,
-		      uint32_t W, uint32_t G, double measure, struct pipe_result *res)
-{
-	static struct pipe_run pr;
-	struct counters a, b;
-
-	memset(&pr, 0, sizeof(pr));
-	pr.gc = gc;
-	pr.cfg = gc->cfg;
-	pr.cfg.workers = W;
-	pr.cfg.games_per_worker = G;
-	az_config_worker_params(&pr.cfg, &pr.wp);
-	snprintf(pr.dir, sizeof(pr.dir), "%s", dir);
-	int rc = start_pipeline(&pr, o->verbose);
-	if (rc < 0 && !pr.ph.n) {
-		fprintf(stderr, "azbench pipeline: the inference process did not start: %s\n",
-			strerror(-rc));
-		goto out;
-	}
-	/* Warm-up: the first evaluation (trees, rings and caches alive), then WARM_S more. */
-	double t0 = az_now();
-	while (rc == 0 && atomic_load_explicit(&pr.pl.ctl->evals, memory_order_relaxed) == 0) {
-		rc = az_phase_watch(&pr.pl, &pr.ph, 0.01); /* relaxed load above: a counter, polled */
-		if (rc == 0 && az_now() - t0 > 60)
-			rc = -ETIMEDOUT;
-	}
-	if (rc == 0)
-		rc = az_phase_watch(&pr.pl, &pr.ph, WARM_S);
-	sample(&pr.pl, &a);
-	if (rc == 0)
-		rc = az_phase_watch(&pr.pl, &pr.ph, measure);
-	sample(&pr.pl, &b);
-	int rc2 = az_phase_stop(&pr.pl, &pr.ph, 30);
-	rc = rc ? rc : rc2;
-	if (rc == 0) {
-		/* Every worker has been reaped (waitpid orders their writes). Workers add their
-		 * simulations once, at exit; their share per evaluation scales the window. */
-		struct az_pipeline_counters c;
-		az_pipeline_sample(&pr.pl, &c);
-		measure_window(&a, &b, res);
-		res->sims_per_s = c.evals ? res->evals_per_s * (double)c.sims / (double)c.evals : 0.0;
-		rc = c.worker_error;
-	}
-	if (rc == -ECHILD)
-		fprintf(stderr, "azbench pipeline: a worker or the inference process failed\n");
-out:
-	az_phase_stop(&pr.pl, &pr.ph, 30);
-	az_pipeline_stop(&pr.pl);
-	return rc;
 }
 
 /* ---- the finite phases ---- */
@@ -347,62 +259,94 @@ static int run_phases(const struct pipe_opts *o, const struct game_ctx *gc, cons
 struct config {
 	int game;
 	uint32_t W, G;
+	int dflt; /* one run of azrun's defaults (W = cores, G = its games per worker) */
 	int done;
 	struct pipe_result res;
 	double ceiling;
 };
 
-/* Priority of a configuration when the budget cannot fit them all: first, for every game, the
- * one azrun would use by default (one worker per core, 16 games each, or the nearest listed);
- * then the rest by W, then G. */
-static int first_choice(const struct pipe_opts *o, const struct config *c)
+/* The runs, in run order: for each of the R = --default-runs runs of azrun's defaults, one per
+ * game, then the next R-th of the listed configurations (those equal to the defaults left out:
+ * they are the defaults), so the defaults' runs are spread over the sweep and their range
+ * measures its run-to-run noise; with R = 0 the listed configurations alone. The budget keeps
+ * every default run and as many listed configurations (at least one), in list order, as fit
+ * with MIN_MEASURE_S each; returns the runs kept, *ntotal the runs there would be, *measure. */
+static int plan(const struct pipe_opts *o, const struct game_ctx *gcs, struct config *cf,
+		int *ntotal, double *measure)
 {
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	uint32_t bw = o->workers[0], bg = o->gpw[0];
-	for (int w = 1; w < o->nworkers; w++)
-		if (labs((long)o->workers[w] - cores) < labs((long)bw - cores))
-			bw = o->workers[w];
-	for (int g = 1; g < o->ngpw; g++)
-		if (abs((int)o->gpw[g] - 16) < abs((int)bg - 16))
-			bg = o->gpw[g];
-	return c->W == bw && c->G == bg;
-}
+	static struct config nd[MAX_CONFIGS];
+	int nnd = 0, ndef = (int)o->default_runs * o->ngames, n = 0;
 
-/* Order configurations by priority and keep as many as the budget allows with MIN_MEASURE_S
- * each; returns the count kept and *measure. */
-static int plan(const struct pipe_opts *o, struct config *cf, int *ntotal, double *measure)
-{
-	int n = 0;
+	for (int w = 0; w < o->nworkers; w++)
+		for (int g = 0; g < o->ngpw; g++)
+			for (int gi = 0; gi < o->ngames; gi++) {
+				const struct az_config *d = &gcs[gi].cfg;
+				struct config c = { .game = gi, .W = o->workers[w], .G = o->gpw[g] };
 
-	for (int pass = 0; pass < 2; pass++)
-		for (int w = 0; w < o->nworkers; w++)
-			for (int g = 0; g < o->ngpw; g++)
-				for (int gi = 0; gi < o->ngames; gi++) {
-					struct config c = { .game = gi, .W = o->workers[w],
-							    .G = o->gpw[g] };
-					if (first_choice(o, &c) == (pass == 0))
-						cf[n++] = c;
-				}
-	*ntotal = n;
+				if (!o->default_runs || c.W != d->workers || c.G != d->games_per_worker)
+					nd[nnd++] = c;
+			}
+	*ntotal = nnd + ndef;
 	/* Serial baselines and a handful of ceiling batch sizes per game; the sweep loop enforces
 	 * the real deadline, so this estimate only sets the time per configuration. */
 	double fixed = o->ngames * (CEILING_S * 4 + 1.0 + o->phases * PHASES_EST_S);
-	for (int k = n; k >= 1; k--) {
+	int k = nnd, kmin = nnd > 0; /* at least one listed configuration */
+	*measure = MIN_MEASURE_S;
+	for (; k >= kmin; k--) {
+		int runs = k + ndef;
 		/* serial baselines get a share like a configuration */
-		double m = (o->common.seconds - fixed - k * (OVERHEAD_S + WARM_S)) /
-			   (k + o->ngames);
-		if (m >= MIN_MEASURE_S || k == 1) {
+		double m = runs ? (o->common.seconds - fixed - runs * (OVERHEAD_S + WARM_S)) /
+					  (runs + o->ngames)
+				: MIN_MEASURE_S;
+		if (m >= MIN_MEASURE_S || k == kmin) {
 			*measure = m > 0.25 ? m : 0.25;
-			return k;
+			break;
 		}
 	}
-	*measure = MIN_MEASURE_S; /* not reached: k == 1 always returns */
-	return 1;
+	int R = (int)o->default_runs;
+	for (int r = 0; r < (R ? R : 1); r++) {
+		for (int gi = 0; gi < o->ngames && R; gi++)
+			cf[n++] = (struct config){ .game = gi, .W = gcs[gi].cfg.workers,
+						   .G = gcs[gi].cfg.games_per_worker, .dflt = 1 };
+		int lo = R ? r * k / R : 0, hi = R ? (r + 1) * k / R : k;
+		for (int i = lo; i < hi; i++)
+			cf[n++] = nd[i];
+	}
+	return n;
+}
+
+/* The machine limit of the pipeline, evals/s: each evaluation costs one forward pass at batch b
+ * (1 / ceiling(b) seconds of a core on a CPU backend, none on CUDA) plus the search's cost per
+ * evaluation (the stand-in run of the serial baseline), spread over every core there is:
+ * cores / (forward + search). One inference process also caps the pipeline at ceiling(b)
+ * itself; the table shows both. 0 when either is unknown. */
+static double machine_limit(const char *backend, double ceiling, double search_s)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	double fwd = strcmp(backend, "cuda") == 0 ? 0 : ceiling > 0 ? 1 / ceiling : -1;
+
+	if (fwd < 0 || search_s <= 0 || cores < 1)
+		return 0;
+	return (double)cores / (fwd + search_s);
+}
+
+/* A reference rate `key` = ref and `frac` = v / ref, or both not applicable when ref is 0. */
+static void ref_cols(struct az_bench_row *row, const char *key, const char *frac, double ref,
+		     double v)
+{
+	if (ref > 0) {
+		az_bench_row_num(row, key, ref, 0);
+		az_bench_row_num(row, frac, v / ref, 3);
+	} else {
+		az_bench_row_none(row, key);
+		az_bench_row_none(row, frac);
+	}
 }
 
 static void add_row(struct az_bench_table *t, const struct game_ctx *gc, const char *setup,
 		    const char *backend, uint32_t W, uint32_t G, uint32_t K,
-		    const struct pipe_result *r, double serial_eps, double ceiling)
+		    const struct pipe_result *r, const struct pipe_result *serial, double ceiling,
+		    double limit)
 {
 	struct az_bench_row row = { 0 };
 	int pipe = strcmp(setup, "serial") != 0; /* the pipeline and its phases */
@@ -425,68 +369,17 @@ static void add_row(struct az_bench_table *t, const struct game_ctx *gc, const c
 		az_bench_row_none(&row, "ring_occupancy");
 		az_bench_row_none(&row, "server_busy");
 	}
-	if (serial_eps > 0)
-		az_bench_row_num(&row, "speedup", r->evals_per_s / serial_eps, 2);
-	else
-		az_bench_row_none(&row, "speedup");
-	if (ceiling > 0) {
-		az_bench_row_num(&row, "ceiling_evals_per_s", ceiling, 0);
-		az_bench_row_num(&row, "ceiling_frac", r->evals_per_s / ceiling, 3);
+	if (serial->evals_per_s > 0 && serial->sims_per_s > 0) {
+		az_bench_row_num(&row, "speedup", r->evals_per_s / serial->evals_per_s, 2);
+		az_bench_row_num(&row, "sims_speedup", r->sims_per_s / serial->sims_per_s, 2);
 	} else {
-		az_bench_row_none(&row, "ceiling_evals_per_s");
-		az_bench_row_none(&row, "ceiling_frac");
+		az_bench_row_none(&row, "speedup");
+		az_bench_row_none(&row, "sims_speedup");
 	}
+	ref_cols(&row, "ceiling_evals_per_s", "ceiling_frac", ceiling, r->evals_per_s);
+	ref_cols(&row, "limit_evals_per_s", "limit_frac", limit, r->evals_per_s);
 	az_bench_row_num(&row, "seconds", r->seconds, 2);
 	AZ_ASSERT(az_bench_table_add(t, &row) == 0);
-}
-
-static int game_setup(const struct pipe_opts *o, const char *game, const char *dir,
-		      struct game_ctx *gc)
-{
-	char err[512];
-	struct az_model *m;
-
-	gc->g = az_game_find(game);
-	AZ_ASSERT(gc->g && az_config_defaults(&gc->cfg, game) == 0);
-	gc->cfg.backend = o->backend;
-	gc->cfg.quiet = 1;
-	if (o->sims)
-		gc->cfg.sims = o->sims;
-	if (o->leaves)
-		gc->cfg.leaves = o->leaves;
-	if (o->cache_mb >= 0)
-		gc->cfg.eval_cache_mb = (uint32_t)o->cache_mb;
-	gc->arch = (struct az_arch){ .inputs = gc->g->features, .hidden = gc->cfg.hidden,
-				     .blocks = gc->cfg.blocks, .actions = gc->g->actions };
-	snprintf(gc->net, sizeof(gc->net), "%ux%u", gc->arch.hidden, gc->arch.blocks);
-	snprintf(gc->ckpt, sizeof(gc->ckpt), "%s/%s.safetensors", dir, game);
-	int rc = az_model_create(&gc->arch, &m);
-	if (rc < 0)
-		return rc;
-	az_model_init_random(m, gc->cfg.seed);
-	snprintf(m->game, sizeof(m->game), "%s", game);
-	rc = az_ckpt_save(gc->ckpt, m, err, sizeof(err));
-	if (rc < 0)
-		fprintf(stderr, "azbench pipeline: %s\n", err);
-	az_model_destroy(m);
-	return rc;
-}
-
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[PATH_LEN + 300];
-
-	while (d && (e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
 }
 
 /* Ceilings of one game at each configuration's round(mean_batch), measured in one child. */
@@ -496,7 +389,7 @@ static int game_ceilings(const struct game_ctx *gc, int gi, struct config *cf, i
 {
 	uint32_t batches[MAX_CONFIGS + 1];
 	double eps[MAX_CONFIGS + 1];
-	int idx[MAX_CONFIGS], nb = 1;
+	int idx[MAX_CONFIGS + MAX_GAMES * MAX_RUNS], nb = 1;
 	char why[128];
 	uint32_t maxb = gc->cfg.max_batch;
 
@@ -526,70 +419,112 @@ static int game_ceilings(const struct game_ctx *gc, int gi, struct config *cf, i
 static int keep_pipeline(const struct az_bench_row *r, void *arg)
 {
 	(void)arg;
-	return strcmp(az_bench_row_sval(r, "setup"), "pipeline") == 0;
+	const char *s = az_bench_row_sval(r, "setup");
+	return strcmp(s, "pipeline") == 0 || strcmp(s, "defaults") == 0;
 }
 
 struct rec {
-	char text[1024];
+	char text[2048];
 	struct az_bench_row row;
 };
 
-/* The best configuration of each game, as a recommendation. */
-static void recommend(const struct pipe_opts *o, const struct game_ctx *gcs,
-		      const struct config *cf, int n, const double *serial_eps, const char *skipped,
-		      struct rec *out)
+static void append(struct rec *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void append(struct rec *out, const char *fmt, ...)
 {
-	char *text = out->text;
-	size_t cap = sizeof(out->text);
+	size_t l = strlen(out->text);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out->text + l, sizeof(out->text) - l, fmt, ap);
+	va_end(ap);
+}
+
+/* Per game: azrun's defaults (median and noise of their runs), the best listed configuration by
+ * sims/s (a cache hit is a simulation without an evaluation: sims/s is what self-play delivers),
+ * recommended only when it beats the defaults' median by more than their noise; the serial
+ * baseline, the ceiling and the machine limit beside them. */
+static void recommend(const struct pipe_opts *o, const struct game_ctx *gcs,
+		      const struct config *cf, int n, const struct pipe_result *serial,
+		      const double *limit_of, const char *skipped, struct rec *out)
+{
 	struct az_bench_row *rec = &out->row;
 
 	for (int gi = 0; gi < o->ngames; gi++) {
-		const struct config *best = NULL;
+		const struct config *best = NULL, *d0 = NULL;
+		const struct az_config *dc = &gcs[gi].cfg;
+		double ds[MAX_RUNS], de[MAX_RUNS];
+		struct az_bench_spread sd, se;
 		char key[AZ_BENCH_KEY_MAX];
+		const char *g = gcs[gi].g->name;
+		int nd = 0, beats;
 
-		for (int i = 0; i < n; i++)
-			if (cf[i].game == gi && cf[i].done &&
-			    (!best || cf[i].res.evals_per_s > best->res.evals_per_s))
+		for (int i = 0; i < n; i++) {
+			if (cf[i].game != gi || !cf[i].done)
+				continue;
+			if (cf[i].dflt) {
+				ds[nd] = cf[i].res.sims_per_s;
+				de[nd++] = cf[i].res.evals_per_s;
+				d0 = d0 ? d0 : &cf[i];
+			} else if (!best || cf[i].res.sims_per_s > best->res.sims_per_s) {
 				best = &cf[i];
-		if (!best)
-			continue;
-		size_t l = strlen(text);
-		snprintf(text + l, cap - l,
-			 "%s%s: --workers %u --games-per-worker %u (%.0f evals/s, %.1fx serial, "
-			 "%.0f%% of the ceiling at batch %.0f)", l ? "; " : "", gcs[gi].g->name,
-			 best->W, best->G, best->res.evals_per_s,
-			 serial_eps[gi] > 0 ? best->res.evals_per_s / serial_eps[gi] : 0.0,
-			 best->ceiling > 0 ? 100 * best->res.evals_per_s / best->ceiling : 0.0,
-			 best->res.mean_batch);
-		snprintf(key, sizeof(key), "%s_workers", gcs[gi].g->name);
-		az_bench_row_int(rec, key, best->W);
-		snprintf(key, sizeof(key), "%s_G", gcs[gi].g->name);
-		az_bench_row_int(rec, key, best->G);
+			}
+		}
+		az_bench_spread_of(ds, nd, &sd);
+		az_bench_spread_of(de, nd, &se);
+		beats = best && az_bench_beats(best->res.sims_per_s, &sd);
+		append(out, "%s%s: ", out->text[0] ? "; " : "", g);
+		if (nd)
+			append(out, "azrun's defaults (--workers %u --games-per-worker %u) %.0f sims/s, "
+			       "%.0f evals/s (median of %d runs, noise %.1f%% = (max - min) / "
+			       "median)", dc->workers, dc->games_per_worker, sd.median, se.median,
+			       nd, 100 * sd.noise);
+		else
+			append(out, "azrun's defaults not measured (--default-runs 0)");
+		if (best && beats)
+			append(out, "; recommended --workers %u --games-per-worker %u: %.0f sims/s, "
+			       "%.0f evals/s (+%.1f%% sims/s, beyond the noise)", best->W, best->G,
+			       best->res.sims_per_s, best->res.evals_per_s,
+			       100 * (best->res.sims_per_s / sd.median - 1));
+		else if (best)
+			append(out, "; best other --workers %u --games-per-worker %u: %.0f sims/s, "
+			       "%.0f evals/s: %s", best->W, best->G, best->res.sims_per_s,
+			       best->res.evals_per_s,
+			       nd < 2 ? "no recommendation without two runs of the defaults"
+			       : best->res.sims_per_s > sd.median ? "within the noise, keep the defaults"
+								  : "slower, keep the defaults");
+		if (serial[gi].evals_per_s > 0 && nd)
+			append(out, "; %.1fx the sims/s and %.1fx the evals/s of serial batch-1, the "
+			       "seed's design (%.0f sims/s)", sd.median / serial[gi].sims_per_s,
+			       se.median / serial[gi].evals_per_s, serial[gi].sims_per_s);
+		if (d0 && d0->ceiling > 0)
+			append(out, "; ceiling %.0f evals/s at batch %.0f, machine limit %.0f evals/s "
+			       "(cores / (forward + search per evaluation))", d0->ceiling,
+			       d0->res.mean_batch, limit_of[gi]);
+		const struct config *pick = beats ? best : NULL;
+		snprintf(key, sizeof(key), "%s_workers", g);
+		az_bench_row_int(rec, key, pick ? pick->W : dc->workers);
+		snprintf(key, sizeof(key), "%s_G", g);
+		az_bench_row_int(rec, key, pick ? pick->G : dc->games_per_worker);
+		snprintf(key, sizeof(key), "%s_beats_defaults", g);
+		az_bench_row_int(rec, key, beats);
+		snprintf(key, sizeof(key), "%s_noise", g);
+		if (nd >= 2)
+			az_bench_row_num(rec, key, sd.noise, 4);
+		else
+			az_bench_row_none(rec, key);
 	}
-	if (*skipped) {
-		size_t l = strlen(text);
-		snprintf(text + l, cap - l, " [skipped for time:%s]", skipped);
-	}
+	if (*skipped)
+		append(out, " [skipped for time:%s]", skipped);
 }
 
-static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_table *t,
-		 struct rec *rec)
+/* The serial baselines of every game (one child each). */
+static int serial_baselines(const struct pipe_opts *o, const struct game_ctx *gcs,
+			    double measure, struct serial_result *sr)
 {
-	static struct config cf[MAX_CONFIGS];
-	struct game_ctx gcs[MAX_GAMES];
-	struct serial_result sr[MAX_GAMES];
-	double serial_eps[MAX_GAMES] = { 0 }, measure;
-	char skipped[256] = "";
-	int ntotal, rc = 0;
-	int n = plan(o, cf, &ntotal, &measure);
-	double deadline = az_now() + o->common.seconds;
-	for (int gi = 0; gi < o->ngames && rc == 0; gi++) {
-		rc = game_setup(o, o->games[gi], dir, &gcs[gi]);
-		if (rc < 0)
-			return rc;
+	for (int gi = 0; gi < o->ngames; gi++) {
 		az_bench_progress(&o->common, "pipeline: %s %s serial baseline, %.1fs\n",
 				  o->games[gi], gcs[gi].net, measure);
-		rc = az_pipeline_run_serial(&gcs[gi], o->backend, measure, &sr[gi]);
+		int rc = az_pipeline_run_serial(&gcs[gi], o->backend, measure, &sr[gi]);
 		if (rc < 0 && az_sv_interrupted())
 			return -EINTR;
 		if (rc < 0) {
@@ -597,80 +532,115 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 				sr[gi].why);
 			return rc;
 		}
-		serial_eps[gi] = (double)sr[gi].evals / sr[gi].seconds;
 	}
+	return 0;
+}
+
+static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_table *t,
+		 struct rec *rec)
+{
+	static struct config cf[MAX_CONFIGS + MAX_GAMES * MAX_RUNS];
+	static struct game_ctx gcs[MAX_GAMES];
+	struct serial_result sr[MAX_GAMES];
+	struct pipe_result serial[MAX_GAMES] = { 0 };
+	double measure, limit_of[MAX_GAMES] = { 0 };
+	char skipped[256] = "";
+	int ntotal, rc = 0;
+
+	for (int gi = 0; gi < o->ngames; gi++) {
+		struct az_pipeline_game pg = { o->games[gi], o->backend, o->sims, o->leaves,
+					       o->cache_mb, o->cache };
+		rc = az_pipeline_game_setup(&pg, dir, &gcs[gi]);
+		if (rc < 0)
+			return rc;
+	}
+	int n = plan(o, gcs, cf, &ntotal, &measure);
+	double deadline = az_now() + o->common.seconds;
+	rc = serial_baselines(o, gcs, measure, sr);
+	if (rc < 0)
+		return rc;
 	static struct phase_set phases[MAX_GAMES];
 	for (int gi = 0; gi < o->ngames && rc == 0 && o->phases > 0; gi++)
 		rc = run_phases(o, &gcs[gi], dir, &phases[gi]);
 	if (rc < 0)
 		return rc;
-	int planned = n;
-	for (int i = 0; i < planned && !az_sv_interrupted(); i++) {
+	int ran = 0, listed[MAX_GAMES] = { 0 };
+	for (int i = 0; i < n && !az_sv_interrupted(); i++) {
 		const struct game_ctx *gc = &gcs[cf[i].game];
-		/* Keep a reserve for the ceilings measured after the sweep. */
+		struct az_config cfg = gc->cfg;
+		/* Keep a reserve for the ceilings measured after the sweep. Over the deadline, only
+		 * the runs of azrun's defaults and each game's first listed configuration run. */
 		double reserve = o->ngames * CEILING_S * 4;
-		if (i > 0 && az_now() + measure + OVERHEAD_S + WARM_S + reserve > deadline) {
-			n = i;
-			break;
-		}
+		if (!cf[i].dflt && listed[cf[i].game]++ > 0 &&
+		    az_now() + measure + OVERHEAD_S + WARM_S + reserve > deadline)
+			continue;
 
-		az_bench_progress(&o->common, "pipeline: %s W=%u G=%u K=%u, %.1fs\n",
-				  gc->g->name, cf[i].W, cf[i].G, gc->cfg.leaves, measure);
-		rc = run_config(gc, o, dir, cf[i].W, cf[i].G, measure, &cf[i].res);
+		az_bench_progress(&o->common, "pipeline: %s W=%u G=%u K=%u%s, %.1fs\n",
+				  gc->g->name, cf[i].W, cf[i].G, gc->cfg.leaves,
+				  cf[i].dflt ? " (azrun's defaults)" : "", measure);
+		cfg.workers = cf[i].W;
+		cfg.games_per_worker = cf[i].G;
+		rc = az_pipeline_run_config(gc, &cfg, o->verbose, dir, measure, &cf[i].res);
 		if (rc < 0)
 			break;
 		cf[i].done = 1;
+		ran++;
 	}
-	if (n < ntotal) {
+	if (ran < ntotal) {
 		double all = o->ngames * (CEILING_S * 4 + 1.0) +
 			     ntotal * (OVERHEAD_S + WARM_S + MIN_MEASURE_S) + o->ngames * MIN_MEASURE_S;
-		snprintf(skipped, sizeof(skipped), " %d of %d configurations; --seconds %.0f or "
-			 "more measures them all", ntotal - n, ntotal, all + 1);
-		az_bench_progress(&o->common, "pipeline: --seconds %.0f measured %d of %d "
-				  "configurations (azrun's defaults first); skipped:%s\n",
-				  o->common.seconds, n, ntotal, skipped);
+		snprintf(skipped, sizeof(skipped), " %d of %d runs; --seconds %.0f or more "
+			 "measures them all", ntotal - ran, ntotal, all + 1);
+		az_bench_progress(&o->common, "pipeline: --seconds %.0f measured %d of %d runs "
+				  "(azrun's defaults first); skipped:%s\n",
+				  o->common.seconds, ran, ntotal, skipped);
 	}
 	for (int gi = 0; gi < o->ngames && rc == 0; gi++) {
 		const struct serial_result *s = &sr[gi];
-		struct pipe_result r = { .seconds = s->seconds,
-					 .evals_per_s = serial_eps[gi],
-					 .sims_per_s = (double)s->sims / s->seconds,
-					 .games_per_min = (double)s->games / s->seconds * 60.0,
-					 .mean_batch = 1.0 };
 		const char *be = strncmp(s->why, "cuda", 4) == 0        ? "cuda"
 				 : strncmp(s->why, "cpu-async", 9) == 0 ? "cpu-async"
 									: "cpu";
 		double sc = 0;
 
+		serial[gi] = (struct pipe_result){ .seconds = s->seconds,
+						   .evals_per_s = (double)s->evals / s->seconds,
+						   .sims_per_s = (double)s->sims / s->seconds,
+						   .games_per_min = (double)s->games / s->seconds * 60,
+						   .mean_batch = 1.0 };
 		rc = game_ceilings(&gcs[gi], gi, cf, n, o->backend, s, &sc);
 		if (rc < 0 && !az_sv_interrupted())
 			fprintf(stderr, "azbench pipeline: ceiling: %s\n", strerror(-rc));
-		add_row(t, &gcs[gi], "serial", be, 1, 1, 1, &r, serial_eps[gi], sc);
-		for (int i = 0; i < n; i++)
-			if (cf[i].game == gi && cf[i].done)
-				add_row(t, &gcs[gi], "pipeline", be, cf[i].W, cf[i].G,
-					gcs[gi].cfg.leaves, &cf[i].res, serial_eps[gi],
-					cf[i].ceiling);
+		add_row(t, &gcs[gi], "serial", be, 1, 1, 1, &serial[gi], &serial[gi], sc,
+			machine_limit(be, sc, s->search_s_per_eval));
+		for (int i = 0; i < n; i++) {
+			double lim = machine_limit(be, cf[i].ceiling, s->search_s_per_eval);
+
+			if (cf[i].game != gi || !cf[i].done)
+				continue;
+			if (cf[i].dflt && !limit_of[gi])
+				limit_of[gi] = lim;
+			add_row(t, &gcs[gi], cf[i].dflt ? "defaults" : "pipeline", be, cf[i].W,
+				cf[i].G, gcs[gi].cfg.leaves, &cf[i].res, &serial[gi],
+				cf[i].ceiling, lim);
+		}
 		for (int m = 0; m < 2 && phases[gi].done; m++)
 			for (int k = 0; k < 2; k++)
 				add_row(t, &gcs[gi], phase_setup[m][k], be, gcs[gi].cfg.workers,
 					gcs[gi].cfg.games_per_worker, gcs[gi].cfg.leaves,
-					&phases[gi].r[m][k], serial_eps[gi], 0);
+					&phases[gi].r[m][k], &serial[gi], 0, 0);
 	}
 	if (rc == 0 && !az_sv_interrupted())
-		recommend(o, gcs, cf, n, serial_eps, skipped, rec);
+		recommend(o, gcs, cf, n, serial, limit_of, skipped, rec);
 	for (int gi = 0; gi < o->ngames && rc == 0 && !az_sv_interrupted(); gi++) {
 		const struct phase_set *ps = &phases[gi];
-		size_t l = strlen(rec->text);
 
 		if (!ps->done)
 			continue;
-		snprintf(rec->text + l, sizeof(rec->text) - l,
-			 "%s%s phases, adaptive vs fixed-deadline batching: self-play %.2fx, "
-			 "arena %.2fx; arena/self-play evals/s %.2f", l ? "; " : "", gcs[gi].g->name,
-			 ps->r[0][0].evals_per_s / ps->r[0][1].evals_per_s,
-			 ps->r[1][0].evals_per_s / ps->r[1][1].evals_per_s,
-			 ps->r[1][0].evals_per_s / ps->r[0][0].evals_per_s);
+		append(rec, "%s%s phases, adaptive vs fixed-deadline batching: self-play %.2fx, "
+		       "arena %.2fx; arena/self-play evals/s %.2f", rec->text[0] ? "; " : "",
+		       gcs[gi].g->name, ps->r[0][0].evals_per_s / ps->r[0][1].evals_per_s,
+		       ps->r[1][0].evals_per_s / ps->r[1][1].evals_per_s,
+		       ps->r[1][0].evals_per_s / ps->r[0][0].evals_per_s);
 	}
 	return az_sv_interrupted() ? -EINTR : rc;
 }
@@ -681,20 +651,16 @@ int az_bench_pipeline(int argc, char **argv)
 	struct az_bench_table t = { 0 };
 	static struct rec rec;
 	char dir[PATH_LEN];
-	const char *tmp = getenv("TMPDIR");
 	int rc = parse(&o, argc, argv);
 
 	if (rc)
 		return rc == 1 ? 0 : 2;
-	snprintf(dir, sizeof(dir), "%s/azbench-pipeline-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "azbench pipeline: cannot create %s: %s\n", dir, strerror(errno));
+	if (az_pipeline_tmpdir("pipeline", dir, sizeof(dir)) < 0)
 		return 1;
-	}
 	openblas_set_num_threads(1);
 	az_sv_install_signals();
 	rc = sweep(&o, dir, &t, &rec);
-	remove_dir(dir);
+	az_pipeline_rmdir(dir);
 	if (rc == -EINTR) {
 		fprintf(stderr, "azbench pipeline: interrupted\n");
 		az_bench_table_free(&t);

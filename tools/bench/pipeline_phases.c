@@ -56,6 +56,7 @@ int az_pipeline_run_phase(const struct game_ctx *gc, enum az_worker_mode mode, i
 	az_config_worker_params(&pr.cfg, &pr.wp);
 	struct az_pipeline_params pp = {
 		.rings = cfg->workers, .ring_capacity = cfg->ring_capacity, .seg_tag = "phase",
+		.eval_cache_shared_bytes = az_config_eval_cache_shared_bytes(cfg),
 		.infer = {.backend = cfg->backend, .features = gc->g->features,
 			  .actions = gc->g->actions, .max_batch = cfg->max_batch,
 			  .deadline_us = cfg->deadline_us, .spin = cfg->spin,

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* azbench ring: sweep ring round trips (producers x capacity x slot size x batch x spin|futex)
  * against pipes, Unix sockets and POSIX message queues, stream 512-byte requests through one ring
- * against a plain cross-core memcpy, and recommend capacity, batch and deadline. */
+ * against a plain cross-core memcpy; derive a ring capacity, batch and deadline from them, and
+ * recommend those only when the real pipeline runs faster with them than with azrun's defaults
+ * by more than the run-to-run noise (tools/bench/pipeline_run.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -13,12 +15,13 @@
 #include "base/az_assert.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/pipeline_impl.h"
 #include "tools/bench/ring_bench_impl.h"
 
 #define LIST_MAX 16
-#define DEFAULT_SECONDS 10.0
+#define RING_SECONDS 10.0
 #define MIN_SLICE_S 0.01    /* shortest measurement of one configuration */
-#define OVERHEAD_S 0.003    /* first guess of the fork/setup/drain time of one configuration */
+#define RING_OVERHEAD_S 0.003    /* first guess of the fork/setup/drain time of one configuration */
 #define STREAM_BYTES 512u   /* the request size of the sustained-throughput measurement */
 
 static const char *const transport_name[RB_NTRANSPORTS] = {
@@ -45,6 +48,8 @@ struct sweep {
 	struct rb_cfg *cfgs;
 	uint32_t ncfgs;
 	int tty; /* stderr is a terminal: progress redrawn on one line */
+	uint32_t default_runs; /* pipeline runs each of the candidate and azrun's defaults */
+	const char *game;      /* the game those runs play */
 };
 
 static void usage(FILE *out)
@@ -68,19 +73,28 @@ static void usage(FILE *out)
 		"  --placement LIST   same|cross|any: producers and consumer pinned to one CPU,\n"
 		"                     to different CPUs, or left free (default cross, or same on\n"
 		"                     a one-CPU machine)\n"
+		"  --default-runs N   pipeline runs (%.0f s each) of the candidate settings and\n"
+		"                     of azrun's defaults, alternated, after the sweep and\n"
+		"                     outside --seconds (default %d, at most %d; 0: none and\n"
+		"                     no recommendation)\n"
+		"  --game NAME        the game those runs play (default tictactoe)\n"
 		"%s\n"
+		"The round trips give a candidate --ring-capacity, --max-batch and\n"
+		"--batch-deadline-us; it is recommended only when its median sims/s beats\n"
+		"the defaults' median by more than their noise, (max - min) / median.\n"
 		"Rows: transport, placement, producers, capacity, slot_bytes, batch, wait\n"
 		"(spin|futex for rings, block for the kernel transports), rtt_median_ns,\n"
 		"rtt_p99_ns, rtt_p999_ns (round trip from the start of the request's batch),\n"
 		"throughput_rps, memcpy_share (stream rows), samples, errors, status.\n"
 		"Default budget: %.0f s in total.\n",
-		STREAM_BYTES, RB_MAX_PRODUCERS, az_bench_common_help, DEFAULT_SECONDS);
+		STREAM_BYTES, RB_MAX_PRODUCERS, MIN_MEASURE_S + WARM_S, DEFAULT_RUNS, MAX_RUNS,
+		az_bench_common_help, RING_SECONDS);
 }
 
 /* ---- options ---- */
 
 enum { OPT_PRODUCERS = 1, OPT_CAPACITIES, OPT_SLOTS, OPT_BATCHES, OPT_WAITS, OPT_TRANSPORTS,
-       OPT_PLACEMENT, OPT_HELP };
+       OPT_PLACEMENT, OPT_DEFAULT_RUNS, OPT_GAME, OPT_HELP };
 
 static int parse_words(const char *arg, const char *const *names, int nnames, int *out, int max,
 		       const char *opt)
@@ -137,7 +151,7 @@ static void defaults(struct sweep *s)
 	static const uint32_t P[] = { 1, 2 }, C[] = { 16, 256, 4096 }, S[] = { 64, 512, 4096 },
 			      B[] = { 1, 16 };
 
-	s->o.seconds = DEFAULT_SECONDS;
+	s->o.seconds = RING_SECONDS;
 	memcpy(s->producers.v, P, sizeof(P));
 	s->producers.n = 2;
 	memcpy(s->capacities.v, C, sizeof(C));
@@ -155,6 +169,8 @@ static void defaults(struct sweep *s)
 	s->places[0] = s->ncpus > 1 ? RB_CROSS : RB_SAME;
 	s->nplaces = 1;
 	s->tty = isatty(STDERR_FILENO);
+	s->default_runs = DEFAULT_RUNS;
+	s->game = "tictactoe";
 	/* The terminal table stays within 100 columns; --csv and --json keep every column. */
 	static const char *const table_cols[] = {
 		"transport", "placement:place", "producers:P", "capacity:cap", "slot_bytes:slot",
@@ -174,6 +190,8 @@ static int parse_args(struct sweep *s, int argc, char **argv)
 		{ "waits", required_argument, NULL, OPT_WAITS },
 		{ "transports", required_argument, NULL, OPT_TRANSPORTS },
 		{ "placement", required_argument, NULL, OPT_PLACEMENT },
+		{ "default-runs", required_argument, NULL, OPT_DEFAULT_RUNS },
+		{ "game", required_argument, NULL, OPT_GAME },
 		{ "help", no_argument, NULL, OPT_HELP },
 		AZ_BENCH_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -215,6 +233,29 @@ static int parse_args(struct sweep *s, int argc, char **argv)
 			n = parse_words(optarg, place_name, 3, s->places, 3, "--placement");
 			rc = n < 0 ? n : (s->nplaces = n, 0);
 			break;
+		case OPT_DEFAULT_RUNS: {
+			struct u32_list l;
+			rc = strcmp(optarg, "0") == 0
+				     ? (l.v[0] = 0, l.n = 1, 0)
+				     : parse_list(&l, optarg, "--default-runs", 1, MAX_RUNS);
+			if (rc == 0 && l.n > 1) {
+				fprintf(stderr, "azbench ring: --default-runs wants one number\n");
+				rc = -EINVAL;
+			}
+			s->default_runs = l.v[0];
+			break;
+		}
+		case OPT_GAME: {
+			const struct az_game *g = az_game_find(optarg);
+			if (!g) {
+				fprintf(stderr, "azbench ring: --game: unknown game '%s' "
+					"(azrun --help lists them)\n", optarg);
+				rc = -EINVAL;
+			} else {
+				s->game = g->name;
+			}
+			break;
+		}
 		case 'h':
 		case OPT_HELP:
 			usage(stdout);
@@ -411,14 +452,14 @@ static void progress(const struct sweep *s, uint32_t i, const struct rb_cfg *c,
 static int sweep(struct sweep *s, struct az_bench_table *t)
 {
 	uint64_t start = az_bench_now_ns(), budget = (uint64_t)(s->o.seconds * 1e9), now;
-	double overhead = OVERHEAD_S; /* per configuration, refined as we go */
+	double overhead = RING_OVERHEAD_S; /* per configuration, refined as we go */
 	int failed = 0;
 
-	if (s->ncfgs * (1.1 * MIN_SLICE_S + OVERHEAD_S) > s->o.seconds)
+	if (s->ncfgs * (1.1 * MIN_SLICE_S + RING_OVERHEAD_S) > s->o.seconds)
 		az_bench_progress(&s->o, "azbench ring: %u configurations need about %.1f s "
 					 "at %.0f ms each, more than --seconds %.1f: shorten the "
 					 "lists\n",
-				  s->ncfgs, s->ncfgs * (1.1 * MIN_SLICE_S + OVERHEAD_S),
+				  s->ncfgs, s->ncfgs * (1.1 * MIN_SLICE_S + RING_OVERHEAD_S),
 				  1e3 * MIN_SLICE_S, s->o.seconds);
 
 	for (uint32_t i = 0; i < s->ncfgs; i++) {
@@ -599,17 +640,29 @@ static const char *ns_text(double ns, char *buf)
 	return buf;
 }
 
-static void recommend(const struct sweep *s, const struct az_bench_table *t)
+static int recommend(const struct sweep *s, const struct az_bench_table *t)
 {
 	struct rec rc = { .place = place_name[s->places[0]], .slot = min_of(&s->slots) };
 	struct az_bench_row row;
-	char text[1024], b[5][32];
+	struct az_config pick;
+	char text[2048], first[1024], b[5][32];
 
 	choose(s, t, &rc);
 	memset(&row, 0, sizeof(row));
-	az_bench_row_int(&row, "capacity", rc.capacity);
-	az_bench_row_int(&row, "batch", rc.batch);
-	az_bench_row_int(&row, "deadline_us", rc.deadline_us);
+	struct rb_versus v = { s->game, s->default_runs, s->o.quiet, rc.capacity, rc.batch,
+			       rc.deadline_us };
+	int err = rb_versus_defaults(&v, &pick, &row, first, sizeof(first));
+	if (err < 0) {
+		fprintf(stderr, "azbench ring: the pipeline runs against azrun's defaults failed: "
+			"%s\n", strerror(-err));
+		return err;
+	}
+	az_bench_row_int(&row, "capacity", pick.ring_capacity);
+	az_bench_row_int(&row, "batch", pick.max_batch);
+	az_bench_row_int(&row, "deadline_us", pick.deadline_us);
+	az_bench_row_int(&row, "micro_capacity", rc.capacity);
+	az_bench_row_int(&row, "micro_batch", rc.batch);
+	az_bench_row_int(&row, "micro_deadline_us", rc.deadline_us);
 	az_bench_row_str(&row, "wait", rc.wait);
 	az_bench_row_str(&row, "placement", rc.place);
 	az_bench_row_int(&row, "slot_bytes", rc.slot);
@@ -626,18 +679,18 @@ static void recommend(const struct sweep *s, const struct az_bench_table *t)
 	az_bench_row_int(&row, "target_20x_pipe", rc.ratio >= 20);
 	az_bench_row_int(&row, "target_5M_rps", rc.stream_rps >= 5e6);
 	snprintf(text, sizeof(text),
-		 "azrun --ring-capacity %u --max-batch %u --batch-deadline-us %u (ring wait: %s; "
-		 "placement %s). "
+		 "%s Ring wait: %s; placement %s. "
 		 "Round trip at %u B, median: ring %s spin / %s futex, pipe %s (%.1fx the ring), "
 		 "socket %s, mq %s. %u-byte stream: %.2f M req/s = %.0f%% of memcpy (%.2f M/s). "
 		 "Targets: ring median < 1 us %s, >= 20x below pipe %s, >= 5 M req/s %s.",
-		 rc.capacity, rc.batch, rc.deadline_us, rc.wait, rc.place, rc.slot,
+		 first, rc.wait, rc.place, rc.slot,
 		 ns_text(rc.ring_ns, b[0]), ns_text(rc.futex_ns, b[1]), ns_text(rc.pipe_ns, b[2]),
 		 rc.ratio, ns_text(rc.socket_ns, b[3]), ns_text(rc.mq_ns, b[4]), STREAM_BYTES,
 		 rc.stream_rps / 1e6, 100 * rc.share, rc.memcpy_rps / 1e6,
 		 rc.ring_ns > 0 && rc.ring_ns < 1000 ? "met" : "NOT met",
 		 rc.ratio >= 20 ? "met" : "NOT met", rc.stream_rps >= 5e6 ? "met" : "NOT met");
 	az_bench_recommend(&s->o, text, &row);
+	return 0;
 }
 
 /* ---- plot: median round trip against message size, per transport and wait ---- */
@@ -694,7 +747,7 @@ int az_bench_ring(int argc, char **argv)
 				 min_of(&s->batches), max_of(&s->capacities) };
 	rc = sweep(s, &table);
 	rc |= az_bench_emit(&table, &s->o, &ps);
-	recommend(s, &table);
+	rc |= recommend(s, &table) < 0;
 	az_bench_table_free(&table);
 	free(s->cfgs);
 	free(s);

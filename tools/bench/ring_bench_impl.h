@@ -11,6 +11,8 @@
 #include <stdint.h>
 
 #include "shm/ring.h"
+#include "tools/bench/bench_common.h"
+#include "tools/config.h"
 
 #define RB_MAX_PRODUCERS 32
 #define RB_MAX_CPUS 256
@@ -160,5 +162,20 @@ int rb_cpus(int *cpus, int max);
 /* Measure one configuration: fork cfg->producers producers and one consumer, pinned as
  * cfg->place says over cpus[0..ncpus-1], run for cfg->seconds, verify every response. */
 void rb_measure(const struct rb_cfg *cfg, const int *cpus, int ncpus, struct rb_result *res);
+
+/* The round trips' candidate, to be measured against azrun's defaults. */
+struct rb_versus {
+	const char *game;      /* the pipeline runs' game */
+	uint32_t runs;         /* runs each (0: none, and nothing is recommended) */
+	int quiet;             /* no progress on stderr */
+	uint32_t capacity, batch, deadline_us; /* --ring-capacity, --max-batch, --batch-deadline-us */
+};
+
+/* Run the candidate and azrun's defaults v->runs times each in the real pipeline (alternated,
+ * az_bench_versus_defaults()); *pick gets azrun's defaults, or the candidate when its median
+ * sims/s beats theirs by more than their noise; row gets beats_defaults and the medians; text
+ * the recommendation's first sentence, in azrun's option names. Returns 0 or -errno. */
+int rb_versus_defaults(const struct rb_versus *v, struct az_config *pick, struct az_bench_row *row,
+		       char *text, size_t len);
 
 #endif

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of az_arena_leaves (run/roles.h): the arena's leaves in flight per game. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "run/roles.h"
+
+static struct az_worker_params params(uint32_t g, uint32_t k, uint32_t sims)
+{
+	return (struct az_worker_params){.games_per_worker = g, .leaves = k, .sims = sims};
+}
+
+/* Connect Four's defaults: G 128, K 2, 100 sims, 40 arena games over 2 workers = 20 each:
+ * ceil(256 / 20) = 13, capped at 8 (and sims / 8 = 12). */
+static void test_connect4_defaults(void **state)
+{
+	(void)state;
+	struct az_worker_params wp = params(128, 2, 100);
+	assert_int_equal(az_arena_leaves(&wp, 20), 8);
+	/* few simulations: sims / 8 caps it */
+	wp.sims = 40;
+	assert_int_equal(az_arena_leaves(&wp, 20), 5);
+}
+
+/* Enough arena games per worker to fill its ring at K: K stays. */
+static void test_many_games_keep_k(void **state)
+{
+	(void)state;
+	struct az_worker_params wp = params(128, 2, 100);
+	assert_int_equal(az_arena_leaves(&wp, 128), 2);
+	assert_int_equal(az_arena_leaves(&wp, 100), 3); /* ceil(256 / 100) */
+	/* never below K, even when the caps are lower */
+	wp = params(4, 16, 16);
+	assert_int_equal(az_arena_leaves(&wp, 1), 16);
+	assert_int_equal(az_arena_leaves(&wp, 0), 16);
+}
+
+/* --arena-leaves K > 0 is taken as given. */
+static void test_explicit(void **state)
+{
+	(void)state;
+	struct az_worker_params wp = params(128, 2, 100);
+	wp.arena_leaves = 3;
+	assert_int_equal(az_arena_leaves(&wp, 20), 3);
+	wp.arena_leaves = 64;
+	assert_int_equal(az_arena_leaves(&wp, 20), 64);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_connect4_defaults),
+		cmocka_unit_test(test_many_games_keep_k),
+		cmocka_unit_test(test_explicit),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
