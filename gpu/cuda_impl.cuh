@@ -115,7 +115,8 @@ template <typename T, typename Op> __device__ T az_block_reduce(T v, Op op, T id
  * (az_masked_softmax in gpu/cpu_forward.c): the max is taken over legal logits; with legal moves
  * but no usable logit (all -inf or NaN) the result is uniform over the legal moves; with no
  * legal move every entry is 0. legal may be shared, device or mapped host memory; tmp is device
- * scratch of A floats; out may be mapped host memory (written once per entry). */
+ * scratch of A floats; out may be mapped host memory (written once per entry). As on the CPU,
+ * the worker takes the slot's result as its priors without renormalising. */
 __device__ inline void az_row_masked_softmax(const float *logits, const uint8_t *legal,
 					     uint32_t A, float *tmp, float *out)
 {

@@ -25,6 +25,29 @@ enum az_model_slot {
 };
 _Static_assert(AZ_MODEL_CANDIDATE < AZ_MODEL_SLOTS, "the backend holds the candidate too");
 
+/* One worker's counters, alone on their cache lines (no line shared with another worker, no
+ * read-modify-write): written only by that worker, as relaxed stores of its running totals,
+ * which it loads when it starts, so a restarted worker continues its predecessor's totals.
+ * az_pipeline_sample() sums them over the workers (relaxed loads; exact once the writers are
+ * reaped, waitpid orders them). claimed and done count this process's games and are zeroed when
+ * azrun (re)starts the worker: their difference is what a dead worker left unfinished; the rest
+ * count the phase and are zeroed by az_pipeline_reset_phase(). */
+struct az_ctl_worker {
+	_Alignas(AZ_CACHELINE) _Atomic uint64_t claimed; /* games claimed by this process */
+	_Atomic uint64_t done;              /* games it finished */
+	_Atomic uint64_t games_done;        /* games finished in the phase */
+	_Atomic uint64_t positions;         /* replay records written */
+	_Atomic uint64_t moves;
+	_Atomic uint64_t sims;              /* leaf evaluations + terminal visits */
+	_Atomic uint64_t occupancy_sum;     /* sum over loop samples of ring in-flight */
+	_Atomic uint64_t occupancy_samples;
+	_Atomic uint64_t cache_hits;        /* leaves answered by the evaluation cache */
+	_Atomic uint64_t cache_lookups;     /* leaves looked up there (hits + misses) */
+	/* arena results, from the candidate's point of view */
+	_Atomic uint64_t arena_wins, arena_draws, arena_losses;
+};
+_Static_assert(sizeof(struct az_ctl_worker) % AZ_CACHELINE == 0, "whole cache lines");
+
 struct az_ctl_shm {
 	/* ---- written by azrun only ---- */
 	/* Checkpoint path of each model slot. Written before the matching model_gen release. */
@@ -56,22 +79,11 @@ struct az_ctl_shm {
 	uint8_t pad1[AZ_CACHELINE];
 
 	/* ---- any process, atomic RMW (relaxed: plain counters, ordering comes from waitpid) ---- */
-	_Atomic uint64_t next_game;   /* workers claim game numbers with fetch_add */
-	_Atomic uint64_t games_done;
-	_Atomic uint64_t positions;   /* replay records written */
-	_Atomic uint64_t moves;
-	_Atomic uint64_t sims;        /* leaf evaluations + terminal visits by workers */
-	_Atomic uint64_t occupancy_sum;     /* sum over worker loop samples of ring in-flight */
-	_Atomic uint64_t occupancy_samples;
-	_Atomic uint64_t cache_hits;    /* leaves answered by a worker's evaluation cache */
-	_Atomic uint64_t cache_lookups; /* leaves looked up there (hits + misses) */
-	/* arena results, from the candidate's point of view */
-	_Atomic uint64_t arena_wins, arena_draws, arena_losses;
+	_Atomic uint64_t next_game;   /* workers claim game numbers with a CAS */
 	_Atomic int32_t worker_error; /* first error a worker hit (negative errno) */
 
-	/* ---- per worker, written by that worker only (relaxed; azrun reads them after waitpid) ---- */
-	_Atomic uint64_t worker_claimed[AZ_CTL_MAX_WORKERS]; /* games claimed this phase */
-	_Atomic uint64_t worker_done[AZ_CTL_MAX_WORKERS];    /* games finished this phase */
+	/* ---- per worker, written by that worker only ---- */
+	struct az_ctl_worker worker[AZ_CTL_MAX_WORKERS];
 };
 
 #endif

@@ -37,7 +37,7 @@
  *   in flight, so nobody sees the zero priors.
  * - The only allocations are the amortised doubling of the arena in select and the spare arena
  *   that az_tree_advance() copies the kept subtree into (the two are swapped, so a game's memory
- *   stays bounded by the largest tree it searched).
+ *   stays bounded by the largest tree it searched); az_tree_shrink() gives the excess back.
  *
  * Single-threaded: one tree per game, every call from the thread that owns the game. */
 #include <errno.h>
@@ -183,6 +183,27 @@ void az_tree_reset(struct az_tree *t, const void *root)
 {
 	memcpy(t->root_state, root, t->game->state_bytes);
 	fresh_root(t);
+}
+
+void az_tree_shrink(struct az_tree *t, uint32_t target_nodes)
+{
+	uint32_t target = target_nodes < INITIAL_NODES ? INITIAL_NODES : target_nodes;
+	struct node *nodes;
+
+	if (target < t->count)
+		target = t->count;
+	if (t->spare_cap > target) { /* keep_subtree() allocates it again when needed */
+		free(t->spare);
+		t->spare = NULL;
+		t->spare_cap = 0;
+	}
+	if (t->cap <= target)
+		return;
+	nodes = realloc(t->nodes, (size_t)target * sizeof(*nodes));
+	if (!nodes)
+		return; /* the larger block stays: still a valid arena */
+	t->nodes = nodes;
+	t->cap = target;
 }
 
 void az_tree_set_noise(struct az_tree *t, int on)
@@ -408,12 +429,15 @@ int az_tree_select(struct az_tree *t, struct az_leaf *leaf)
 	}
 	t->nodes[idx].flags |= F_INFLIGHT;
 	t->inflight++;
+	leaf->n_legal = (uint32_t)k;
+	leaf->legal = t->mask; /* add_children's legal() call: the caller need not repeat it */
 	return AZ_SELECT_EVAL;
 }
 
-/* Normalise policy over the children's actions into their priors; uniform when the legal
- * entries are all zero, negative or not finite (those entries count as 0). */
-static void set_priors(struct az_tree *t, struct node *nd, const float *policy)
+/* The children's priors from policy: entries that are not finite or negative count as 0; uniform
+ * when every legal entry counts as 0. normalised = 0: divided by the sum of the legal entries;
+ * 1: taken as they are (the caller's policy already sums to 1 over the legal moves). */
+static void set_priors(struct az_tree *t, struct node *nd, const float *policy, int normalised)
 {
 	struct node *c = &t->nodes[nd->first];
 	double sum = 0.0;
@@ -424,6 +448,8 @@ static void set_priors(struct az_tree *t, struct node *nd, const float *policy)
 		c[i].prior = (isfinite(p) && p > 0.0f) ? p : 0.0f;
 		sum += c[i].prior;
 	}
+	if (normalised && sum > 0.0)
+		return;
 	for (uint32_t i = 0; i < nd->nchild; i++) {
 		if (sum > 0.0 && isfinite(sum))
 			c[i].prior = (float)(c[i].prior / sum);
@@ -432,14 +458,15 @@ static void set_priors(struct az_tree *t, struct node *nd, const float *policy)
 	}
 }
 
-void az_tree_expand(struct az_tree *t, uint32_t node, const float *policy, float value)
+static void expand(struct az_tree *t, uint32_t node, const float *policy, float value,
+		   int normalised)
 {
 	struct node *nd;
 
 	AZ_ASSERT(node < t->count);
 	nd = &t->nodes[node];
 	AZ_ASSERT(nd->flags & F_INFLIGHT);
-	set_priors(t, nd, policy);
+	set_priors(t, nd, policy, normalised);
 	nd->flags = (uint8_t)((nd->flags & ~F_INFLIGHT) | F_EXPANDED);
 	t->inflight--;
 	if (!isfinite(value))
@@ -447,6 +474,17 @@ void az_tree_expand(struct az_tree *t, uint32_t node, const float *policy, float
 	backup(t, node, value, 1);
 	if (node == 0)
 		root_noise(t);
+}
+
+void az_tree_expand(struct az_tree *t, uint32_t node, const float *policy, float value)
+{
+	expand(t, node, policy, value, 0);
+}
+
+void az_tree_expand_normalised(struct az_tree *t, uint32_t node, const float *policy,
+			       float value)
+{
+	expand(t, node, policy, value, 1);
 }
 
 /* Copy the subtree of old node `from` into the spare arena as a compact breadth-first tree with

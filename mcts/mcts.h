@@ -32,6 +32,12 @@ struct az_tree;
 /* A leaf handed out by az_tree_select(). */
 struct az_leaf {
 	uint32_t node;                         /* pass back to az_tree_expand() */
+	uint32_t n_legal;                      /* AZ_SELECT_EVAL: legal moves at the leaf */
+	const uint8_t *legal;                  /* AZ_SELECT_EVAL: the leaf's legal mask[A] (1 =
+	                                        * legal), as game->legal() wrote it when the leaf's
+	                                        * children were created; owned by the tree, valid
+	                                        * until its next az_tree_select() or
+	                                        * az_tree_advance() */
 	uint8_t state[AZ_GAME_STATE_MAX];      /* position to evaluate (game->state_bytes used) */
 };
 
@@ -49,6 +55,13 @@ void az_tree_destroy(struct az_tree *t);
 /* Drop the whole tree and start again from `root` (keeps the allocation). */
 void az_tree_reset(struct az_tree *t, const void *root);
 
+/* Give back arena memory beyond target_nodes nodes (at least the nodes in use and 1024): the node
+ * arena is cut down to that size and the spare arena az_tree_advance() copies into is freed when
+ * larger (both grow again on demand). Call it between games, after az_tree_reset(), so that one
+ * long game does not keep its largest tree's memory for the rest of the run. No allocation can
+ * fail the call: when the smaller block cannot be had, the larger one is kept. */
+void az_tree_shrink(struct az_tree *t, uint32_t target_nodes);
+
 /* Turn root Dirichlet noise on or off. When on, noise (dir_alpha, dir_eps) is mixed into the
  * priors of every node at the moment it is the root and has priors: when the root is expanded,
  * or at once by az_tree_advance() to an expanded child. The clean priors are kept, so noise
@@ -62,6 +75,14 @@ int az_tree_select(struct az_tree *t, struct az_leaf *leaf);
  * ignored and the legal ones renormalised) and value (for the side to move at the leaf), remove
  * the virtual loss of its path and back the value up. */
 void az_tree_expand(struct az_tree *t, uint32_t node, const float *policy, float value);
+
+/* az_tree_expand() for a policy that is already a distribution over the leaf's legal moves: the
+ * masked softmax the inference server writes into a ring slot (az_masked_softmax() on the CPU,
+ * the scatter kernel's az_row_masked_softmax() on CUDA), which is the one place self-play
+ * normalises. Its legal entries become the priors as they are, not renormalised (entries that
+ * are not finite or negative count as 0; uniform when none is left). */
+void az_tree_expand_normalised(struct az_tree *t, uint32_t node, const float *policy,
+			       float value);
 
 /* Completed simulations through the root since it became the root (incl. reused visits). */
 uint32_t az_tree_root_visits(const struct az_tree *t);

@@ -18,6 +18,9 @@ int az_tree_root_children(const struct az_tree *t, uint32_t *visits, float *clea
 /* Nodes currently allocated in the arena (including the root). */
 uint32_t az_tree_node_count(const struct az_tree *t);
 
+/* Nodes the arena and the spare arena have room for (allocated, in use or not). */
+uint32_t az_tree_capacity(const struct az_tree *t);
+
 /* Walk the whole arena and check the invariants: parent/child links, N(node) = 1 + sum N(child)
  * for expanded nodes, virtual loss of each node = in-flight leaves below it, root virtual loss =
  * az_tree_inflight(). Returns 0, or -EPROTO with the first broken invariant at *bad_node. */

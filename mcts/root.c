@@ -173,6 +173,11 @@ uint32_t az_tree_node_count(const struct az_tree *t)
 	return t->count;
 }
 
+uint32_t az_tree_capacity(const struct az_tree *t)
+{
+	return t->cap + t->spare_cap;
+}
+
 int az_tree_check(const struct az_tree *t, uint32_t *bad_node)
 {
 	const struct node *nd = t->nodes;

@@ -156,7 +156,8 @@ void az_conv3_col2im(const float *col, uint32_t batch, uint32_t C, uint32_t Hb, 
 		     float *out);
 
 /* Masked softmax of logits[A] over legal[A] (1 = legal) into prob[A]; illegal entries get 0.
- * With no legal move every entry is 0. */
+ * With no legal move every entry is 0. What the CPU backends write into the ring slots: the one
+ * normalisation of the self-play path (the worker takes it as is, az_tree_expand_normalised). */
 void az_masked_softmax(const float *logits, const uint8_t *legal, uint32_t actions, float *prob);
 
 #endif

@@ -155,13 +155,15 @@ static void recount_positions(struct az_run_loop *r, uint32_t it)
 			n += (uint64_t)k;
 		}
 	}
-	/* Relaxed: every worker has been reaped (waitpid orders their writes). */
-	uint64_t counted = atomic_load_explicit(&r->pl.ctl->positions, memory_order_relaxed);
+	/* Every worker has been reaped (waitpid orders their writes). */
+	struct az_pipeline_counters c;
+	az_pipeline_sample(&r->pl, &c);
+	uint64_t counted = c.positions;
 	if (counted != n)
 		az_log("azrun: iteration %u: %llu positions in the store, %llu counted by the "
 		       "workers (the rest were staged by a worker that died)", it,
 		       (unsigned long long)n, (unsigned long long)counted);
-	atomic_store_explicit(&r->pl.ctl->positions, n, memory_order_relaxed);
+	az_pipeline_set_positions(&r->pl, n);
 }
 
 static void phase_init(struct az_run_loop *r, const char *name, uint32_t it, uint32_t n,

@@ -3,6 +3,7 @@
 #include "run/supervise.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
@@ -280,18 +281,33 @@ void az_pipeline_stop(struct az_pipeline *pl)
 	pl->ctl = NULL;
 }
 
+/* Every counter of struct az_ctl_worker. */
+#define W(f) offsetof(struct az_ctl_worker, f)
+static const size_t wfield[] = {
+	W(claimed), W(done), W(games_done), W(positions), W(moves), W(sims), W(occupancy_sum),
+	W(occupancy_samples), W(cache_hits), W(cache_lookups), W(arena_wins), W(arena_draws),
+	W(arena_losses)};
+#undef W
+_Static_assert(sizeof(wfield) / sizeof(wfield[0]) * 8 ==
+		       offsetof(struct az_ctl_worker, arena_losses) + 8,
+	       "wfield lists every counter of struct az_ctl_worker");
+
+static _Atomic uint64_t *wcounter(struct az_ctl_shm *c, uint32_t w, size_t off)
+{
+	return (_Atomic uint64_t *)((char *)&c->worker[w] + off);
+}
+
 void az_pipeline_reset_phase(struct az_pipeline *pl, uint64_t games)
 {
 	struct az_ctl_shm *c = pl->ctl;
 	/* Relaxed: no worker of this phase exists yet; fork orders these stores before them. */
 	atomic_store_explicit(&c->games_target, games, memory_order_relaxed);
-	_Atomic uint64_t *zero[] = {
-		&c->next_game, &c->games_done, &c->positions, &c->moves, &c->sims,
-		&c->occupancy_sum, &c->occupancy_samples, &c->cache_hits, &c->cache_lookups,
-		&c->arena_wins, &c->arena_draws,
-		&c->arena_losses, &c->evals, &c->batches};
+	_Atomic uint64_t *zero[] = {&c->next_game, &c->evals, &c->batches};
 	for (size_t i = 0; i < AZ_ARRAY_LEN(zero); i++)
 		atomic_store_explicit(zero[i], 0, memory_order_relaxed);
+	for (uint32_t w = 0; w < AZ_CTL_MAX_WORKERS; w++)
+		for (size_t k = 0; k < AZ_ARRAY_LEN(wfield); k++)
+			atomic_store_explicit(wcounter(c, w, wfield[k]), 0, memory_order_relaxed);
 	atomic_store_explicit(&c->worker_error, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->phase_stop, 0, memory_order_relaxed);
 }
@@ -303,16 +319,41 @@ void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counter
 		uint64_t *to;
 		_Atomic uint64_t *from;
 	} map[] = {
-		{&s->evals, &c->evals}, {&s->batches, &c->batches}, {&s->forward_ns, &c->forward_ns},
-		{&s->games, &c->games_done}, {&s->positions, &c->positions}, {&s->moves, &c->moves},
-		{&s->sims, &c->sims}, {&s->occ_sum, &c->occupancy_sum},
-		{&s->occ_n, &c->occupancy_samples}, {&s->cache_hits, &c->cache_hits},
-		{&s->cache_lookups, &c->cache_lookups}, {&s->arena_wins, &c->arena_wins},
-		{&s->arena_draws, &c->arena_draws}, {&s->arena_losses, &c->arena_losses}};
+		{&s->evals, &c->evals}, {&s->batches, &c->batches}, {&s->forward_ns, &c->forward_ns}};
 	/* Relaxed loads: statistics; exact once their writers are reaped (waitpid orders them). */
 	for (size_t i = 0; i < AZ_ARRAY_LEN(map); i++)
 		*map[i].to = atomic_load_explicit(map[i].from, memory_order_relaxed);
+	/* The workers' counters, each on its own lines (infer/control.h), summed. */
+	struct {
+		uint64_t *to;
+		size_t off;
+	} sum[] = {
+		{&s->games, offsetof(struct az_ctl_worker, games_done)},
+		{&s->positions, offsetof(struct az_ctl_worker, positions)},
+		{&s->moves, offsetof(struct az_ctl_worker, moves)},
+		{&s->sims, offsetof(struct az_ctl_worker, sims)},
+		{&s->occ_sum, offsetof(struct az_ctl_worker, occupancy_sum)},
+		{&s->occ_n, offsetof(struct az_ctl_worker, occupancy_samples)},
+		{&s->cache_hits, offsetof(struct az_ctl_worker, cache_hits)},
+		{&s->cache_lookups, offsetof(struct az_ctl_worker, cache_lookups)},
+		{&s->arena_wins, offsetof(struct az_ctl_worker, arena_wins)},
+		{&s->arena_draws, offsetof(struct az_ctl_worker, arena_draws)},
+		{&s->arena_losses, offsetof(struct az_ctl_worker, arena_losses)}};
+	for (size_t i = 0; i < AZ_ARRAY_LEN(sum); i++) {
+		uint64_t v = 0;
+		for (uint32_t w = 0; w < AZ_CTL_MAX_WORKERS; w++)
+			v += atomic_load_explicit(wcounter(c, w, sum[i].off), memory_order_relaxed);
+		*sum[i].to = v;
+	}
 	s->worker_error = atomic_load_explicit(&c->worker_error, memory_order_relaxed);
+}
+
+void az_pipeline_set_positions(struct az_pipeline *pl, uint64_t n)
+{
+	/* Relaxed: no worker is left to write these (waitpid ordered their last stores). */
+	for (uint32_t w = 0; w < AZ_CTL_MAX_WORKERS; w++)
+		atomic_store_explicit(&pl->ctl->worker[w].positions, w == 0 ? n : 0,
+				      memory_order_relaxed);
 }
 
 /* ---- one phase ---- */
@@ -335,8 +376,8 @@ static int phase_spawn(struct az_pipeline *pl, struct az_phase *ph, uint32_t i)
 	struct child_arg ca = {ph, i};
 	if (ph->workers) {
 		/* Relaxed: the new worker does not exist yet; fork orders these stores. */
-		atomic_store_explicit(&pl->ctl->worker_claimed[i], 0, memory_order_relaxed);
-		atomic_store_explicit(&pl->ctl->worker_done[i], 0, memory_order_relaxed);
+		atomic_store_explicit(&pl->ctl->worker[i].claimed, 0, memory_order_relaxed);
+		atomic_store_explicit(&pl->ctl->worker[i].done, 0, memory_order_relaxed);
 		snprintf(name, sizeof(name), "az-worker-%u", i);
 	} else {
 		snprintf(name, sizeof(name), "az-%s", ph->child_name);
@@ -395,8 +436,8 @@ static int phase_reap(struct az_pipeline *pl, struct az_phase *ph, uint32_t i, i
 		/* Its unfinished games are dropped (the replay store keeps whole games only) and
 		 * handed back to the phase so the iteration still plays its full count. */
 		struct az_ctl_shm *c = pl->ctl;
-		uint64_t lost = atomic_load_explicit(&c->worker_claimed[i], memory_order_relaxed) -
-				atomic_load_explicit(&c->worker_done[i], memory_order_relaxed);
+		uint64_t lost = atomic_load_explicit(&c->worker[i].claimed, memory_order_relaxed) -
+				atomic_load_explicit(&c->worker[i].done, memory_order_relaxed);
 		atomic_fetch_add_explicit(&c->games_target, lost, memory_order_relaxed);
 		if (ph->ntorn < AZ_PHASE_MAX_TORN) {
 			ph->torn_worker[ph->ntorn] = i;

@@ -113,6 +113,10 @@ struct az_pipeline_counters {
 };
 void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counters *c);
 
+/* Replace the phase's positions count (the sum of the workers' counters) by n, once every worker
+ * of the phase has been reaped: az_pipeline_sample() reports n until the next phase. */
+void az_pipeline_set_positions(struct az_pipeline *pl, uint64_t n);
+
 /* ---- one phase's children ---- */
 
 #define AZ_PHASE_MAX_TORN 64

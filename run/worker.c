@@ -18,6 +18,7 @@
 
 struct wgame {
 	int active;
+	int queued;              /* on the worker's ready list */
 	uint64_t number;
 	struct az_tree *tree[2]; /* self-play: tree[0] for both sides (tree[1] NULL); arena: one
 				  * per player */
@@ -46,8 +47,20 @@ struct worker {
 	float pi[AZ_GAME_ACTIONS_MAX];
 	struct az_leaf leaf;
 	int exhausted; /* no more games to claim in this phase */
-	uint64_t sims;
-	uint64_t occ_sum, occ_n; /* ring occupancy samples not yet added to the control area */
+	uint32_t nactive; /* games with active set */
+	uint32_t tree_nodes; /* arena size each tree is cut back to between games */
+	/* The ready list: games to visit in the next pass (a result arrived, a move is due, or the
+	 * ring was full), each once (wgame.queued); work[] holds the pass being visited. */
+	uint32_t *ready, *work;
+	uint32_t nready;
+	/* This worker's counters (infer/control.h's struct az_ctl_worker, which st mirrors, with
+	 * the totals of a predecessor this process replaced): counted here, stored to the
+	 * worker's own lines of the control area by publish_stats(). */
+	struct {
+		uint64_t games_done, positions, moves, sims, occ_sum, occ_n, cache_hits;
+		uint64_t cache_lookups, wins, draws, losses, claimed, done;
+	} st;
+	uint32_t passes;
 	/* Evaluation cache (NULL: off). pend_key[seq & ring mask] is the key of the leaf
 	 * published with sequence number seq, stored with its answer when that comes back. */
 	struct az_evalcache *cache;
@@ -71,6 +84,36 @@ static uint32_t model_for(const struct worker *w, const struct wgame *gm)
 	return w->g->to_move(gm->state) == gm->cand_player ? AZ_MODEL_CANDIDATE : AZ_MODEL_BEST;
 }
 
+/* Store this worker's counters to its own lines of the control area (load: read them back
+ * into st instead, at the start: a restarted worker continues the totals). Relaxed: statistics
+ * that azbench and the progress line sample while the phase runs, and azrun reads after
+ * waitpid; nobody else writes these lines (a predecessor has been reaped). */
+static void sync_stats(struct worker *w, int load)
+{
+	struct az_ctl_worker *c = &w->ctl->worker[w->id];
+	struct {
+		_Atomic uint64_t *shared;
+		uint64_t *own;
+	} f[] = {{&c->games_done, &w->st.games_done}, {&c->positions, &w->st.positions},
+		 {&c->moves, &w->st.moves}, {&c->sims, &w->st.sims},
+		 {&c->occupancy_sum, &w->st.occ_sum}, {&c->occupancy_samples, &w->st.occ_n},
+		 {&c->cache_hits, &w->st.cache_hits}, {&c->cache_lookups, &w->st.cache_lookups},
+		 {&c->arena_wins, &w->st.wins}, {&c->arena_draws, &w->st.draws},
+		 {&c->arena_losses, &w->st.losses}, {&c->done, &w->st.done},
+		 {&c->claimed, &w->st.claimed}};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (load)
+			*f[i].own = atomic_load_explicit(f[i].shared, memory_order_relaxed);
+		else
+			atomic_store_explicit(f[i].shared, *f[i].own, memory_order_relaxed);
+	}
+}
+
+static void publish_stats(struct worker *w)
+{
+	sync_stats(w, 0);
+}
+
 /* Claim the next game number of the phase for slot gm, or mark the phase exhausted. */
 static void start_game(struct worker *w, struct wgame *gm)
 {
@@ -78,6 +121,7 @@ static void start_game(struct worker *w, struct wgame *gm)
 	 * games azrun adds back after a worker died are still claimable. Relaxed: the counters
 	 * carry no other data; each number is handed out once by the successful CAS. */
 	uint64_t n = atomic_load_explicit(&w->ctl->next_game, memory_order_relaxed);
+	w->nactive -= (uint32_t)gm->active;
 	do {
 		if (n >= atomic_load_explicit(&w->ctl->games_target, memory_order_relaxed)) {
 			w->exhausted = 1;
@@ -88,15 +132,19 @@ static void start_game(struct worker *w, struct wgame *gm)
 							memory_order_relaxed,
 							memory_order_relaxed));
 	/* Relaxed: own counter, read by azrun after this process is reaped. */
-	atomic_fetch_add_explicit(&w->ctl->worker_claimed[w->id], 1, memory_order_relaxed);
+	atomic_store_explicit(&w->ctl->worker[w->id].claimed, ++w->st.claimed,
+			      memory_order_relaxed);
 	gm->active = 1;
+	w->nactive++;
 	gm->number = n;
 	gm->ply = 0;
 	gm->nrec = 0;
 	gm->cand_player = (int)(n & 1); /* colours alternate between consecutive games */
 	w->g->init(gm->state);
-	for (int p = 0; p < (w->mode == AZ_WORKER_ARENA ? 2 : 1); p++)
+	for (int p = 0; p < (w->mode == AZ_WORKER_ARENA ? 2 : 1); p++) {
 		az_tree_reset(gm->tree[p], gm->state);
+		az_tree_shrink(gm->tree[p], w->tree_nodes); /* a long game's arena goes back */
+	}
 }
 
 /* Submit leaves of gm's current tree until K are in flight, the ring is full or the move's
@@ -121,7 +169,7 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 		if (rc == AZ_SELECT_BUSY)
 			break;
 		handled++;
-		w->sims++;
+		w->st.sims++;
 		if (rc == AZ_SELECT_TERMINAL)
 			continue; /* claimed slot stays unpublished and is reused */
 		uint32_t model = model_for(w, gm);
@@ -131,7 +179,7 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 			const float *pol = az_evalcache_find(w->cache, key, model, w->gen[model],
 							     &value);
 			if (pol) { /* a hit: expand now; the claimed slot is reused */
-				az_tree_expand(t, w->leaf.node, pol, value);
+				az_tree_expand_normalised(t, w->leaf.node, pol, value);
 				continue;
 			}
 			w->pend_key[seq & w->ring.mask] = key;
@@ -143,7 +191,8 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 		h->status = 0;
 		AZ_NVTX_PUSH("encode");
 		w->g->encode(w->leaf.state, az_slot_features(slot, l));
-		h->n_legal = (uint32_t)w->g->legal(w->leaf.state, az_slot_legal(slot, l));
+		memcpy(az_slot_legal(slot, l), w->leaf.legal, w->g->actions); /* select's legal() */
+		h->n_legal = w->leaf.n_legal;
 		AZ_NVTX_POP();
 		AZ_NVTX_PUSH("publish");
 		az_ring_publish(&w->ring);
@@ -161,16 +210,14 @@ static int finish_game(struct worker *w, struct wgame *gm, float v_final)
 		for (uint32_t i = 0; i < gm->nrec; i++)
 			gm->hz[i] = gm->hplayer[i] == final_player ? v_final : -v_final;
 		rc = az_replay_writer_append(w->rw, gm->nrec, gm->hx, gm->hpi, gm->hz);
-		/* Relaxed: statistics, read by azrun after waitpid. */
-		atomic_fetch_add_explicit(&w->ctl->positions, gm->nrec, memory_order_relaxed);
+		w->st.positions += gm->nrec;
 	} else {
 		float v = gm->cand_player == final_player ? v_final : -v_final;
-		_Atomic uint64_t *c = v > 0 ? &w->ctl->arena_wins
-				      : v < 0 ? &w->ctl->arena_losses : &w->ctl->arena_draws;
-		atomic_fetch_add_explicit(c, 1, memory_order_relaxed); /* relaxed: as above */
+		(*(v > 0 ? &w->st.wins : v < 0 ? &w->st.losses : &w->st.draws))++;
 	}
-	atomic_fetch_add_explicit(&w->ctl->games_done, 1, memory_order_relaxed); /* as above */
-	atomic_fetch_add_explicit(&w->ctl->worker_done[w->id], 1, memory_order_relaxed);
+	w->st.games_done++;
+	w->st.done++;
+	publish_stats(w);
 	start_game(w, gm);
 	return rc;
 }
@@ -193,7 +240,7 @@ static int make_move(struct worker *w, struct wgame *gm)
 	AZ_ASSERT(a >= 0);
 	g->apply(gm->state, a);
 	gm->ply++;
-	atomic_fetch_add_explicit(&w->ctl->moves, 1, memory_order_relaxed); /* relaxed: stats */
+	w->st.moves++;
 	float v;
 	if (g->terminal(gm->state, &v))
 		return finish_game(w, gm, v);
@@ -202,17 +249,42 @@ static int make_move(struct worker *w, struct wgame *gm)
 	return 0;
 }
 
-/* Expand every leaf whose result is ready. Returns the number of results consumed, or -EPROTO
- * at the first answer with a nonzero status (the inference process has no such model). */
-static int drain_results(struct worker *w)
+/* Put game i on the ready list unless it is there already. */
+static void mark_ready(struct worker *w, uint32_t i)
+{
+	if (!w->games[i].queued) {
+		w->games[i].queued = 1;
+		w->ready[w->nready++] = i;
+	}
+}
+
+static int visit_game(struct worker *w, struct wgame *gm, uint32_t i);
+
+/* Expand every leaf whose result is ready. visit = 0: put each answered game on the ready list;
+ * 1: visit it (visit_game) as soon as its run of consecutive answers is expanded, while its tree
+ * is in cache (a game's K leaves go out together, so their answers are usually adjacent).
+ * Returns the number of results consumed, or a negative errno: -EPROTO at the first answer with
+ * a nonzero status (the inference process has no such model), or visit_game()'s error. */
+static int drain_results(struct worker *w, int visit)
 {
 	int n = 0;
 	void *slot;
 	uint64_t seq;
-	while ((slot = az_ring_result(&w->ring, &seq)) != NULL) {
+	uint32_t run = UINT32_MAX; /* the game whose answers are being expanded (visit = 1) */
+	/* Visits submit leaves that may be answered while we drain: take at most what was in
+	 * flight on entry, so that the pass ends. */
+	uint64_t limit = visit ? az_ring_inflight(&w->ring) : UINT64_MAX;
+	while ((uint64_t)n < limit && (slot = az_ring_result(&w->ring, &seq)) != NULL) {
 		struct az_slot_hdr *h = az_slot_hdr(slot);
 		uint32_t game = h->game, node = h->node;
 		AZ_ASSERT(game < w->ngames); /* our own cookie: a mismatch is a protocol bug */
+		if (visit && run != game && run != UINT32_MAX) {
+			/* The slot stays ours until released: the visit's claims cannot reach it. */
+			int rc = visit_game(w, &w->games[run], run);
+			if (rc < 0)
+				return rc;
+		}
+		run = game;
 		struct wgame *gm = &w->games[game];
 		if (h->status != 0) {
 			/* Relaxed: read by azrun after waitpid. The model is not loaded: stop now
@@ -229,24 +301,143 @@ static int drain_results(struct worker *w)
 					 w->gen[model], policy, h->value);
 		}
 		AZ_NVTX_PUSH("backup");
-		az_tree_expand(cur_tree(w, gm), node, policy, h->value);
+		az_tree_expand_normalised(cur_tree(w, gm), node, policy, h->value);
 		AZ_NVTX_POP();
 		az_ring_release(&w->ring);
+		if (!visit)
+			mark_ready(w, game);
 		n++;
+	}
+	if (run != UINT32_MAX && visit) {
+		int rc = visit_game(w, &w->games[run], run);
+		if (rc < 0)
+			return rc;
 	}
 	return n;
 }
 
-/* Add the occupancy samples gathered since the last call to the control area. */
-static void flush_occupancy(struct worker *w)
+/* Lockstep: no tree moves on until the round's every result is in, so what each search sees
+ * does not depend on when the inference process answered. Returns 0, 1 when the phase was
+ * stopped (its results are left to drain_stale()) or a negative errno. */
+static int lockstep_drain(struct worker *w, struct az_wait *wait)
 {
-	/* Relaxed: statistics; azbench samples them while the phase runs, azrun after it. */
-	atomic_fetch_add_explicit(&w->ctl->occupancy_sum, w->occ_sum, memory_order_relaxed);
-	atomic_fetch_add_explicit(&w->ctl->occupancy_samples, w->occ_n, memory_order_relaxed);
-	w->occ_sum = w->occ_n = 0;
+	while (w->cfg->lockstep && az_ring_inflight(&w->ring) > 0) {
+		int rc = az_ring_wait_result(&w->ring, wait);
+		if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
+			return rc;
+		/* Acquire: pairs with azrun's release store of phase_stop. */
+		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
+			return 1;
+		rc = drain_results(w, 0);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
 }
 
+/* End of a pass: the lockstep wait, then sample the ring occupancy; when the pass did nothing,
+ * sleep until a result comes. Returns 0, 1 when the phase was stopped, or a negative errno. */
+static int pass_end(struct worker *w, struct az_wait *wait, int progressed)
+{
+	int stop = lockstep_drain(w, wait);
+	if (stop != 0)
+		return stop;
+	/* Published every 256 passes (and every game), not on every pass. */
+	w->st.occ_sum += az_ring_inflight(&w->ring);
+	w->st.occ_n++;
+	if ((++w->passes & 255u) == 0)
+		publish_stats(w);
+	if (!progressed && az_ring_inflight(&w->ring) > 0) {
+		AZ_NVTX_PUSH("wait");
+		int rc = az_ring_wait_result(&w->ring, wait);
+		AZ_NVTX_POP();
+		if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
+			return rc;
+	}
+	return 0;
+}
+
+/* One visit of game gm (index i): make its move when the search is complete, then submit its
+ * next leaves. A game left with nothing in flight (a move is due, or the ring was full) goes
+ * back on the ready list; one with leaves in flight returns there with their results. Returns
+ * 1 when something happened, 0 when not, or a negative errno. */
+static int visit_game(struct worker *w, struct wgame *gm, uint32_t i)
+{
+	int progressed = 0;
+	struct az_tree *t = cur_tree(w, gm);
+	/* A proven root (MCTS-Solver) needs no more simulations. */
+	if ((az_tree_root_visits(t) >= w->cfg->sims || az_tree_root_proven(t, NULL)) &&
+	    az_tree_inflight(t) == 0) {
+		int rc = make_move(w, gm);
+		if (rc < 0)
+			return rc;
+		progressed = 1;
+	}
+	if (!gm->active)
+		return progressed;
+	int n = submit_leaves(w, gm);
+	if (n < 0)
+		return n;
+	if (az_tree_inflight(cur_tree(w, gm)) == 0)
+		mark_ready(w, i);
+	return progressed | (n > 0);
+}
+
+static void sort_u32(uint32_t *x, uint32_t n)
+{
+	for (uint32_t k = 1; k < n; k++) {
+		uint32_t v = x[k], j = k;
+		for (; j > 0 && x[j - 1] > v; j--)
+			x[j] = x[j - 1];
+		x[j] = v;
+	}
+}
+
+/* The worker's loop. Each pass first drains the ring: every answered leaf is expanded and its
+ * game visited right after its answers (its move made when due, its next leaves selected) while
+ * its tree is in cache, into a ring that has just been emptied. Then the ready list: games that
+ * need a visit without an answer (a move due with nothing in flight, a full ring). Games still
+ * waiting for answers are not looked at. Under lockstep answered games go on the ready list
+ * too and it is visited in index order, which makes the passes those of worker_loop_scan()
+ * exactly. */
 static int worker_loop(struct worker *w)
+{
+	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
+	while (w->nactive > 0) {
+		/* Acquire: pairs with azrun's release store of phase_stop (nothing else rides on it). */
+		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
+			break;
+		int n = drain_results(w, !w->cfg->lockstep);
+		if (n < 0)
+			return n;
+		int progressed = n > 0;
+		uint32_t *list = w->ready, nlist = w->nready;
+		w->ready = w->work;
+		w->work = list;
+		w->nready = 0;
+		if (w->cfg->lockstep)
+			sort_u32(list, nlist);
+		for (uint32_t k = 0; k < nlist; k++) {
+			struct wgame *gm = &w->games[list[k]];
+			gm->queued = 0;
+			if (!gm->active)
+				continue;
+			int rc = visit_game(w, gm, list[k]);
+			if (rc < 0)
+				return rc;
+			progressed |= rc;
+		}
+		int rc = pass_end(w, &wait, progressed);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+	}
+	return 0;
+}
+
+/* The reference loop the ready list replaced, kept for the test that both play the same games
+ * under lockstep (tests/tools/test_deterministic.sh; AZ_WORKER_SCHEDULE=scan selects it): every
+ * pass visits every game, submits, then drains. */
+static int worker_loop_scan(struct worker *w)
 {
 	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
 	uint32_t active;
@@ -260,52 +451,19 @@ static int worker_loop(struct worker *w)
 			struct wgame *gm = &w->games[i];
 			if (!gm->active)
 				continue;
-			struct az_tree *t = cur_tree(w, gm);
-			/* A proven root (MCTS-Solver) needs no more simulations. */
-			if ((az_tree_root_visits(t) >= w->cfg->sims || az_tree_root_proven(t, NULL)) &&
-			    az_tree_inflight(t) == 0) {
-				int rc = make_move(w, gm);
-				if (rc < 0)
-					return rc;
-				progressed = 1;
-			}
-			if (gm->active) {
-				int n = submit_leaves(w, gm);
-				if (n < 0)
-					return n;
-				progressed |= n > 0;
-				active++;
-			}
+			int rc = visit_game(w, gm, i);
+			if (rc < 0)
+				return rc;
+			progressed |= rc;
+			active += (uint32_t)gm->active;
 		}
-		int n = drain_results(w);
+		int n = drain_results(w, 0);
 		if (n < 0)
 			return n;
 		progressed |= n > 0;
-		/* Lockstep: no tree moves on until the round's every result is in, so what each
-		 * search sees does not depend on when the inference process answered. */
-		while (w->cfg->lockstep && az_ring_inflight(&w->ring) > 0) {
-			int rc = az_ring_wait_result(&w->ring, &wait);
-			if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
-				return rc;
-			/* Acquire: as above; a stopped phase leaves its results to drain_stale(). */
-			if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
-				return 0;
-			rc = drain_results(w);
-			if (rc < 0)
-				return rc;
-		}
-		/* Gathered here and added every 256 passes, not on every pass: the control area's
-		 * counters share one cache line that all workers write. */
-		w->occ_sum += az_ring_inflight(&w->ring);
-		if (++w->occ_n == 256)
-			flush_occupancy(w);
-		if (!progressed && az_ring_inflight(&w->ring) > 0) {
-			AZ_NVTX_PUSH("wait");
-			int rc = az_ring_wait_result(&w->ring, &wait);
-			AZ_NVTX_POP();
-			if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
-				return rc;
-		}
+		int rc = pass_end(w, &wait, progressed);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
 	} while (active > 0);
 	return 0;
 }
@@ -355,6 +513,7 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	w->id = id;
 	if (!w->g || id >= AZ_CTL_MAX_WORKERS)
 		return -EINVAL;
+	sync_stats(w, 1);
 	az_slot_layout_init(&w->lay, w->g->features, w->g->actions);
 	int rc = az_seg_ring(seg, id, &w->ring);
 	if (rc == 0)
@@ -371,7 +530,9 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	}
 	w->leaves = mode == AZ_WORKER_ARENA ? az_arena_leaves(cfg, w->ngames) : cfg->leaves;
 	w->games = calloc(w->ngames, sizeof(*w->games));
-	if (!w->games)
+	w->ready = malloc(sizeof(*w->ready) * w->ngames);
+	w->work = malloc(sizeof(*w->work) * w->ngames);
+	if (!w->games || !w->ready || !w->work)
 		return -ENOMEM;
 	if (cfg->eval_cache_shared) {
 		size_t bytes;
@@ -391,6 +552,9 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 			w->gen[s] = atomic_load_explicit(&w->ctl->model_gen[s],
 							 memory_order_acquire);
 	}
+	/* Two moves' worth of fresh nodes (each simulation adds at most A children). */
+	uint64_t tn = 2ull * cfg->sims * w->g->actions;
+	w->tree_nodes = tn > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)tn;
 	struct az_mcts_params mp;
 	az_mcts_params_default(&mp, w->g);
 	mp.c_puct = cfg->c_puct;
@@ -435,6 +599,8 @@ static void worker_fini(struct worker *w)
 		free(gm->hplayer);
 	}
 	free(w->games);
+	free(w->ready);
+	free(w->work);
 	az_evalcache_destroy(w->cache);
 	free(w->pend_key);
 }
@@ -455,19 +621,20 @@ int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32
 			goto out;
 		}
 	}
-	for (uint32_t i = 0; i < w.ngames && !w.exhausted; i++)
+	for (uint32_t i = 0; i < w.ngames && !w.exhausted; i++) {
 		start_game(&w, &w.games[i]);
-	rc = worker_loop(&w);
-	atomic_fetch_add_explicit(&w.ctl->sims, w.sims, memory_order_relaxed); /* relaxed: stats */
-	flush_occupancy(&w);
+		if (w.games[i].active)
+			mark_ready(&w, i);
+	}
+	const char *sched = getenv("AZ_WORKER_SCHEDULE");
+	rc = sched && strcmp(sched, "scan") == 0 ? worker_loop_scan(&w) : worker_loop(&w);
 	if (w.cache) {
 		struct az_evalcache_stats st;
 		az_evalcache_stats(w.cache, &st);
-		/* Relaxed: statistics, read by azrun after waitpid. */
-		atomic_fetch_add_explicit(&w.ctl->cache_hits, st.hits, memory_order_relaxed);
-		atomic_fetch_add_explicit(&w.ctl->cache_lookups, st.hits + st.misses,
-					  memory_order_relaxed);
+		w.st.cache_hits += st.hits;
+		w.st.cache_lookups += st.hits + st.misses;
 	}
+	publish_stats(&w);
 	if (w.rw) {
 		int rc2 = az_replay_writer_close(w.rw);
 		if (rc == 0)

@@ -24,7 +24,9 @@ struct az_slot_layout {
 	uint32_t actions;      /* A actions */
 	uint32_t off_features; /* float[D] */
 	uint32_t off_legal;    /* uint8_t[A] (1 = legal) */
-	uint32_t off_policy;   /* float[A] response: probabilities, 0 on illegal moves */
+	uint32_t off_policy;   /* float[A] response: probabilities summing to 1 over the legal
+	                        * moves, 0 on illegal ones; the worker takes them as priors
+	                        * without renormalising (az_tree_expand_normalised) */
 	uint32_t bytes;        /* total, a multiple of 64 */
 };
 

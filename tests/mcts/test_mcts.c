@@ -186,6 +186,25 @@ static void test_terminal_root(void **unused)
 
 /* ---- priors, noise, reuse ---- */
 
+/* t's root at s (tic-tac-toe, cells 1 and 5 taken) expanded with expand_fn and a policy whose
+ * legal entries are all unusable (NaN) gets uniform priors over its 7 legal moves. */
+static void assert_unusable_uniform(struct az_tree *t, const void *s,
+				    void (*expand_fn)(struct az_tree *, uint32_t, const float *,
+						      float))
+{
+	float pol[9], clean[9];
+	struct az_leaf leaf;
+
+	for (int a = 0; a < 9; a++)
+		pol[a] = a == 0 ? 1.0f : NAN;
+	az_tree_reset(t, s);
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	expand_fn(t, leaf.node, pol, 0.0f);
+	az_tree_root_children(t, NULL, clean, NULL);
+	for (int a = 0; a < 9; a++)
+		assert_float_equal(clean[a], (a == 0 || a == 4) ? 0.0f : 1.0f / 7.0f, 1e-6);
+}
+
 static void test_policy_normalised(void **unused)
 {
 	uint8_t s[AZ_GAME_STATE_MAX];
@@ -214,14 +233,50 @@ static void test_policy_normalised(void **unused)
 	assert_float_equal(clean[5], 0.0f, 0);
 
 	/* All legal entries unusable: uniform over the 7 legal moves. */
-	for (int a = 0; a < 9; a++)
-		pol[a] = a == 0 ? 1.0f : NAN;
-	az_tree_reset(t, s);
+	assert_unusable_uniform(t, s, az_tree_expand);
+	az_tree_destroy(t);
+}
+
+/* az_tree_expand_normalised: the legal entries of an already normalised policy become the
+ * priors bit for bit (no renormalisation, which az_tree_expand would do), unusable entries
+ * count as 0, and a policy with no usable legal entry gives uniform priors, as az_tree_expand
+ * does. */
+static void test_policy_as_given(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	float pol[9], clean[9];
+	const float want[7] = {0.1f, 0.2f, 0.3f, 0.05f, 0.15f, 0.13f, 0.06f};
+	struct az_leaf leaf;
+	struct az_tree *t;
+
+	(void)unused;
+	t = ttt_tree("15", s); /* cells 1 and 5 taken: legal 1, 2, 3, 5, 6, 7, 8 (0-based) */
+	for (int a = 0, j = 0; a < 9; a++)
+		pol[a] = (a == 0 || a == 4) ? 0.0f : want[j++];
+	/* They sum to 0.99: az_tree_expand divides by that, changing every prior. */
 	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
 	az_tree_expand(t, leaf.node, pol, 0.0f);
 	az_tree_root_children(t, NULL, clean, NULL);
+	assert_float_equal(clean[1], 0.1f / 0.99f, 1e-6);
+	az_tree_reset(t, s);
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	az_tree_expand_normalised(t, leaf.node, pol, 0.0f);
+	assert_int_equal(az_tree_root_children(t, NULL, clean, NULL), 7);
 	for (int a = 0; a < 9; a++)
-		assert_float_equal(clean[a], (a == 0 || a == 4) ? 0.0f : 1.0f / 7.0f, 1e-6);
+		assert_memory_equal(&clean[a], &pol[a], sizeof(float));
+
+	pol[2] = NAN;
+	pol[3] = -0.5f;
+	az_tree_reset(t, s);
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	az_tree_expand_normalised(t, leaf.node, pol, 0.0f);
+	az_tree_root_children(t, NULL, clean, NULL);
+	assert_float_equal(clean[2], 0.0f, 0);
+	assert_float_equal(clean[3], 0.0f, 0);
+	assert_memory_equal(&clean[1], &pol[1], sizeof(float));
+
+	assert_unusable_uniform(t, s, az_tree_expand_normalised);
+	assert_tree_ok(t);
 	az_tree_destroy(t);
 }
 
@@ -427,6 +482,86 @@ static void test_visit_policy_and_pick(void **unused)
 
 /* ---- search loop ---- */
 
+/* Every leaf handed out for evaluation carries the legal mask and count of its position, as
+ * game->legal() gives them (the worker copies them into the slot instead of calling legal()
+ * again): checked on Connect Four and tic-tac-toe leaves, with several leaves in flight. */
+static void test_leaf_legal(void **unused)
+{
+	const struct az_game *games[2] = {&az_game_connect4, ttt};
+	float pol[AZ_GAME_ACTIONS_MAX];
+	uint8_t s[AZ_GAME_STATE_MAX], want[AZ_GAME_ACTIONS_MAX];
+
+	(void)unused;
+	for (int gi = 0; gi < 2; gi++) {
+		const struct az_game *g = games[gi];
+		struct az_leaf leaf[3];
+		struct az_tree *t;
+		int evals = 0;
+
+		assert_non_null(g);
+		for (uint32_t a = 0; a < g->actions; a++)
+			pol[a] = 1.0f;
+		g->init(s);
+		t = make_tree(g, s, 5, 0.25f);
+		for (int round = 0; round < 60; round++) {
+			int n = 0;
+
+			for (int k = 0; k < 3; k++) {
+				int r = az_tree_select(t, &leaf[n]);
+
+				assert_true(r >= 0);
+				if (r != AZ_SELECT_EVAL)
+					continue;
+				int nl = g->legal(leaf[n].state, want);
+
+				assert_int_equal(leaf[n].n_legal, (uint32_t)nl);
+				assert_memory_equal(leaf[n].legal, want, g->actions);
+				n++;
+				evals++;
+			}
+			for (int k = 0; k < n; k++)
+				az_tree_expand(t, leaf[k].node, pol, 0.1f * (float)(k - 1));
+		}
+		assert_true(evals > 60);
+		assert_tree_ok(t);
+		az_tree_destroy(t);
+	}
+}
+
+/* az_tree_shrink: after a big search the arenas hold far more than 1024 nodes; between games
+ * (after a reset) they go back to the target, or to the nodes in use when more; the tree
+ * searches, advances and grows again afterwards. */
+static void test_shrink(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct az_tree *t;
+
+	(void)unused;
+	ttt->init(s);
+	t = make_tree(ttt, s, 3, 0.0f);
+	assert_int_equal(search(t, ttt, 3000), 0);
+	assert_int_equal(az_tree_advance(t, 4), 0); /* the spare arena is in use too */
+	assert_int_equal(search(t, ttt, 3000), 0);
+	uint32_t big = az_tree_capacity(t), used = az_tree_node_count(t);
+	assert_true(used > 2048 && big >= 2 * used);
+	az_tree_shrink(t, 100); /* not below the nodes in use */
+	assert_int_equal(az_tree_node_count(t), used);
+	assert_true(az_tree_capacity(t) < big && az_tree_capacity(t) >= used);
+	assert_tree_ok(t);
+	az_tree_reset(t, s);
+	az_tree_shrink(t, 1500);
+	assert_int_equal(az_tree_capacity(t), 1500);
+	az_tree_reset(t, s);
+	az_tree_shrink(t, 10); /* 1024 at least */
+	assert_int_equal(az_tree_capacity(t), 1024);
+	assert_int_equal(search(t, ttt, 3000), 0);
+	assert_true(az_tree_node_count(t) > 2048);
+	assert_int_equal(az_tree_advance(t, 0), 0);
+	assert_int_equal(search(t, ttt, 2000), 0);
+	assert_tree_ok(t);
+	az_tree_destroy(t);
+}
+
 static void test_search_eval_error(void **unused)
 {
 	uint8_t s[AZ_GAME_STATE_MAX];
@@ -528,9 +663,12 @@ int main(void)
 		cmocka_unit_test(test_connect4_tactics),
 		cmocka_unit_test(test_terminal_root),
 		cmocka_unit_test(test_policy_normalised),
+		cmocka_unit_test(test_policy_as_given),
 		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_advance_reuse),
 		cmocka_unit_test(test_visit_policy_and_pick),
+		cmocka_unit_test(test_leaf_legal),
+		cmocka_unit_test(test_shrink),
 		cmocka_unit_test(test_search_eval_error),
 		cmocka_unit_test(test_golden_selfplay),
 	};
