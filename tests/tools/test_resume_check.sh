@@ -96,7 +96,16 @@ for sig in HUP TERM PIPE INT; do
 	D="$T/sig-$sig"
 	"$AZRUN" "${sargs[@]}" --iterations 3 --out "$D" 2> /dev/null &
 	pid=$!
-	sleep 0.4
+	# Signal once the run exists and its handler is installed (SigCgt bit), however slowly a
+	# loaded machine starts it: before main() a signal meets the default action or the
+	# SIG_IGN a background job inherits, which no program can catch.
+	n=$(kill -l "$sig")
+	for _ in $(seq 1 2000); do
+		cgt=$(awk '/^SigCgt:/ {print $2}' /proc/$pid/status 2> /dev/null || echo 0)
+		[ $(( (0x${cgt:-0} >> (n - 1)) & 1 )) -ne 0 ] && [ -f "$D/state.json" ] && break
+		kill -0 $pid 2> /dev/null || break
+		sleep 0.01
+	done
 	kill -"$sig" $pid
 	wait $pid
 	rc=$?
