@@ -83,7 +83,9 @@ for t in $(seq 1 "$TRIALS"); do
 	D="$T/int-$t"
 	"$AZRUN" "${args[@]}" --out "$D" --iterations 3 --seed "$t" 2> "$D.log" &
 	pid=$!
-	rand_sleep 0.3 1.5
+	# once the run exists (a stop before state.json leaves nothing to resume)
+	for w in $(seq 1 100); do [ -f "$D/state.json" ] && break; sleep 0.1; done
+	rand_sleep 0.2 1.4
 	kill -INT $pid
 	start=$(date +%s)
 	wait $pid; rc=$?
