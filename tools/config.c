@@ -57,8 +57,8 @@ static const struct opt base_opts[] = {
 	 "move gets the full --sims search with noise and is a policy target with probability P, "
 	 "otherwise a --sims-fast search without noise that trains the value only; 1 turns it "
 	 "off (KataGo: 0.25)", 1},
-	{"sims-fast", T_U32, F(sims_fast), 0, "N", "simulations of a fast search (--playout-cap-p); "
-	 "0: --sims / 4, at least 2", 1},
+	{"sims-fast", T_U32, F(sims_fast), 0, "N", "simulations of a fast search (--playout-cap-p), "
+	 "at most --sims; 0: --sims / 4, at least 2", 1},
 	{"value-mix", T_F32, F(value_mix), 0, "L", "value target (1 - L) * game result + L * the "
 	 "root's search value at the move; 0: the game result only", 1},
 	{"sims-fresh", T_U32, F(sims_fresh), 0, "0|1", "1: every move runs --sims new simulations; "
@@ -385,8 +385,11 @@ static int validate(const struct az_config *c, char *err, size_t errlen)
 		what = "--forced-playouts must be in [0, 100] (0: off; KataGo uses 2)";
 	else if (!(c->playout_cap_p > 0 && c->playout_cap_p <= 1))
 		what = "--playout-cap-p must be in (0, 1] (1: every move a full search)";
-	else if (c->sims_fast == 1 || c->sims_fast > c->sims)
-		what = "--sims-fast must be 0 (--sims / 4), or from 2 to --sims";
+	else if (c->sims_fast == 1)
+		what = "--sims-fast must be 0 (a quarter of the full search) or at least 2";
+	else if (c->sims_fast > c->sims)
+		what = "--sims-fast is above the full search's simulations: a fast search must not "
+		       "be longer";
 	else if (!(c->value_mix >= 0 && c->value_mix <= 1))
 		what = "--value-mix must be in [0, 1] (0: the game result only)";
 	else if (c->sims_fresh > 1)
