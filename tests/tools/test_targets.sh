@@ -49,6 +49,7 @@ assert 0.25 < share < 0.75, share
 assert all(abs(z) <= 1 for pi, z in targets)
 mixed = sum(z not in (-1.0, -0.5, 0.0, 0.5, 1.0) for pi, z in targets)
 assert mixed > len(targets) // 2, (mixed, len(targets))
-print("records %d / %d, full searches %.2f, mixed values %d" % (len(plain), len(targets), share, mixed))
+print("records %d / %d, full searches %.2f, mixed values %d"
+      % (len(plain), len(targets), share, mixed))
 PY
 echo "test_targets: ok"
