@@ -98,8 +98,9 @@ void az_tree_visit_policy(const struct az_tree *t, float *pi);
 /* Choose a root action: temperature 0 picks the most visited (ties by prior), otherwise samples
  * from visits^(1/T) (the pruned visits with forced playouts, as az_tree_visit_policy). With the
  * solver the choice is restricted as in az_tree_visit_policy(), and a proven win is always
- * played (a win in one first) at any temperature; when no allowed move was visited, the one with the highest prior. Returns the action, or -EINVAL when the root is
- * neither expanded nor proven (nothing searched yet) or has no children. */
+ * played (a win in one first) at any temperature; when no allowed move was visited, the one
+ * with the highest prior. Returns the action, or -EINVAL when the root is neither expanded nor
+ * proven (nothing searched yet) or has no children. */
 int az_tree_pick(struct az_tree *t, float temperature);
 
 /* Move the root to the child reached by `action`, keeping its subtree (tree reuse); unknown
