@@ -31,6 +31,8 @@
  *   Selection never enters a child that is a proven win for the opponent; pick and the visit
  *   policy (the recorded target) take a proven win at the root (a win in one first) and never
  *   choose a proven loss while some move does not lose.
+ * - Forced playouts and policy-target pruning (params.forced_k, KataGo) live in targets.c;
+ *   they change only which root child is selected and the counts pick and the target read.
  * - No states are stored: select replays the actions from the root state. The leaf's children
  *   are created (all legal moves, prior 0) when the leaf is handed out, because that is where the
  *   state is at hand; az_tree_expand() only fills in their priors. Selection never enters a node
@@ -65,7 +67,7 @@ void az_mcts_params_default(struct az_mcts_params *p, const struct az_game *g)
 		alpha = 1.0f;
 	*p = (struct az_mcts_params){.c_puct = 1.5f, .vloss = 1.0f, .fpu = 0.0f, .fpu_absolute = 0,
 				     .fpu_reduction = 0.25f, .solver = 1, .dir_alpha = alpha,
-				     .dir_eps = 0.25f, .seed = 0};
+				     .dir_eps = 0.25f, .forced_k = 0.0f, .seed = 0};
 }
 
 static void node_clear(struct node *nd, uint32_t parent, uint16_t action)
@@ -104,6 +106,7 @@ static void fresh_root(struct az_tree *t)
 	t->count = 1;
 	t->inflight = 0;
 	t->root_noisy = 0;
+	t->root_base = 0;
 }
 
 /* Mix Dirichlet noise into the root's priors when noise is on and the root has priors. */
@@ -129,7 +132,8 @@ int az_tree_create(const struct az_game *g, const struct az_mcts_params *p, cons
 	struct az_tree *t;
 
 	if (!g || !p || !root || !out || g->actions == 0 || g->actions > AZ_GAME_ACTIONS_MAX ||
-	    g->state_bytes == 0 || g->state_bytes > AZ_GAME_STATE_MAX || !(p->dir_alpha > 0.0f))
+	    g->state_bytes == 0 || g->state_bytes > AZ_GAME_STATE_MAX || !(p->dir_alpha > 0.0f) ||
+	    !(p->forced_k >= 0.0f))
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -150,11 +154,16 @@ int az_tree_create(const struct az_game *g, const struct az_mcts_params *p, cons
 	t->mask = malloc(g->actions);
 	if (!t->mask)
 		goto err_free_policy;
+	t->counts = malloc(g->actions * sizeof(*t->counts));
+	if (!t->counts)
+		goto err_free_mask;
 	memcpy(t->root_state, root, g->state_bytes);
 	fresh_root(t);
 	*out = t;
 	return 0;
 
+err_free_mask:
+	free(t->mask);
 err_free_policy:
 	free(t->policy);
 err_free_noisy:
@@ -170,6 +179,7 @@ void az_tree_destroy(struct az_tree *t)
 {
 	if (!t)
 		return;
+	free(t->counts);
 	free(t->mask);
 	free(t->policy);
 	free(t->noisy);
@@ -250,7 +260,8 @@ static void undo_vl(struct az_tree *t, uint32_t idx)
 }
 
 /* PUCT child of expanded node idx: argmax Q + c * P * sqrt(N + vl) / (1 + N(a) + vl(a)); ties
- * go to the higher prior, then to the lower action (children are in action order). */
+ * go to the higher prior, then to the lower action (children are in action order). At the root
+ * a child short of its forced playouts comes first (params.forced_k, mcts/targets.c). */
 static uint32_t puct_child(const struct az_tree *t, uint32_t idx)
 {
 	const struct node *nd = &t->nodes[idx];
@@ -262,6 +273,12 @@ static uint32_t puct_child(const struct az_tree *t, uint32_t idx)
 	uint32_t besti = 0;
 	int solver = t->params.solver;
 
+	if (idx == 0 && t->params.forced_k > 0.0f) {
+		uint32_t forced = az_tree_forced_child(t);
+
+		if (forced != NONE)
+			return forced;
+	}
 	if (!t->params.fpu_absolute) {
 		double mass = 0.0;
 
@@ -551,6 +568,7 @@ int az_tree_advance(struct az_tree *t, int action)
 	g->apply(t->root_state, action);
 	if (child == NONE || keep_subtree(t, child) < 0)
 		fresh_root(t);
+	t->root_base = t->nodes[0].n;
 	t->root_noisy = 0;
 	root_noise(t);
 	return 0;

@@ -21,6 +21,10 @@ struct az_mcts_params {
 	                      * and losses propagated and used by pick and visit policy; default 1 */
 	float dir_alpha;     /* Dirichlet alpha (AlphaZero: 0.3 chess, 0.03 Go); default game-specific */
 	float dir_eps;       /* noise weight at the root (AlphaZero: 0.25); 0 disables */
+	float forced_k;      /* KataGo's forced playouts while root noise is on: a root child c
+	                      * with N(c) < sqrt(forced_k * P(c) * sum N) is selected first, and
+	                      * the policy target is pruned (az_tree_visit_policy); 0 (default)
+	                      * off; KataGo uses 2 */
 	uint64_t seed;       /* RNG seed for noise and temperature sampling */
 };
 
@@ -87,6 +91,12 @@ void az_tree_expand_normalised(struct az_tree *t, uint32_t node, const float *po
 /* Completed simulations through the root since it became the root (incl. reused visits). */
 uint32_t az_tree_root_visits(const struct az_tree *t);
 
+/* The root visit count at which a move's search of `sims` simulations is complete. fresh == 0:
+ * sims itself, so visits reused from the previous move's search count (AlphaZero's budget);
+ * fresh != 0: the root's visits when it became the root (az_tree_reset, az_tree_advance) plus
+ * sims, so every move runs sims new simulations. Saturates at UINT32_MAX. */
+uint32_t az_tree_sims_target(const struct az_tree *t, uint32_t sims, int fresh);
+
 /* Leaves handed out and not yet expanded. */
 uint32_t az_tree_inflight(const struct az_tree *t);
 
@@ -101,14 +111,17 @@ int az_tree_root_proven(const struct az_tree *t, int *value);
 /* The root's policy target over all A actions into pi[A]: visit counts, normalised (all 0 when
  * nothing was visited). With the solver: a proven win puts all the mass on the winning moves
  * (the wins in one when there are any); proven losing moves get 0 while some move does not
- * lose; uniform over the remaining moves when none of them was visited. */
+ * lose; uniform over the remaining moves when none of them was visited. With forced playouts
+ * (forced_k > 0, noise on) the counts are pruned first (az_mcts_prune_visits in mcts_impl.h,
+ * KataGo's policy-target pruning), so the forced visits do not reach the target. */
 void az_tree_visit_policy(const struct az_tree *t, float *pi);
 
 /* Choose a root action: temperature 0 picks the most visited (ties by prior), otherwise samples
- * from visits^(1/T). With the solver the choice is restricted as in az_tree_visit_policy(), and a
- * proven win is always played (a win in one first) at any temperature; when no allowed move was
- * visited, the one with the highest prior. Returns the action, or -EINVAL when the root is
- * neither expanded nor proven (nothing searched yet) or has no children. */
+ * from visits^(1/T) (the pruned visits with forced playouts, as az_tree_visit_policy). With the
+ * solver the choice is restricted as in az_tree_visit_policy(), and a proven win is always
+ * played (a win in one first) at any temperature; when no allowed move was visited, the one
+ * with the highest prior. Returns the action, or -EINVAL when the root is neither expanded nor
+ * proven (nothing searched yet) or has no children. */
 int az_tree_pick(struct az_tree *t, float temperature);
 
 /* Move the root to the child reached by `action`, keeping its subtree (tree reuse); unknown

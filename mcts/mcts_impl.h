@@ -26,4 +26,14 @@ uint32_t az_tree_capacity(const struct az_tree *t);
  * az_tree_inflight(). Returns 0, or -EPROTO with the first broken invariant at *bad_node. */
 int az_tree_check(const struct az_tree *t, uint32_t *bad_node);
 
+/* KataGo's policy-target pruning (Wu 2019, section 3.1) of one node's nchild children: visits
+ * n[i], mean value q[i] (for the node's side to move, as PUCT reads it), priors p[i] (as
+ * selection used them, noise included), the node's N parent_n (PUCT's N(s)), total = sum of the
+ * children's visits, c_puct and the forced-playout k. Into out[nchild]: the most visited child
+ * c* (ties: higher prior, then lower index) keeps its visits; every other child gives up to
+ * floor(sqrt(k p[i] total)) visits while its PUCT value q + c_puct p sqrt(parent_n) / (1 + n)
+ * stays below c*'s, and is dropped (0) when 1 or fewer are left. out may not alias n. */
+void az_mcts_prune_visits(uint32_t nchild, const uint32_t *n, const float *q, const float *p,
+			  uint32_t parent_n, uint64_t total, float c_puct, float k, uint32_t *out);
+
 #endif

@@ -53,6 +53,11 @@ static int rank_of(const struct az_tree *t, const struct node *c)
 	return 1;
 }
 
+int az_tree_rank(const struct az_tree *t, const struct node *c)
+{
+	return rank_of(t, c);
+}
+
 /* The best rank among the root's children (-1: no children). */
 static int root_best_rank(const struct az_tree *t)
 {
@@ -74,13 +79,14 @@ void az_tree_visit_policy(const struct az_tree *t, float *pi)
 	const struct node *root = &t->nodes[0];
 	const struct node *c = &t->nodes[root->first];
 	int best = root_best_rank(t);
+	const uint32_t *n = az_tree_root_counts(t, best);
 	uint64_t sum = 0;
 	uint32_t k = 0;
 
 	memset(pi, 0, t->game->actions * sizeof(*pi));
 	for (uint32_t i = 0; i < root->nchild; i++) {
 		if (rank_of(t, &c[i]) == best) {
-			sum += c[i].n;
+			sum += n[i];
 			k++;
 		}
 	}
@@ -93,7 +99,7 @@ void az_tree_visit_policy(const struct az_tree *t, float *pi)
 		if (best >= 2 || sum == 0)
 			pi[c[i].action] = 1.0f / (float)k;
 		else
-			pi[c[i].action] = (float)((double)c[i].n / (double)sum);
+			pi[c[i].action] = (float)((double)n[i] / (double)sum);
 	}
 }
 
@@ -102,6 +108,7 @@ int az_tree_pick(struct az_tree *t, float temperature)
 	const struct node *root = &t->nodes[0];
 	const struct node *c = &t->nodes[root->first];
 	int best_rank = root_best_rank(t);
+	const uint32_t *n = az_tree_root_counts(t, best_rank);
 	uint32_t nmax = 0, besti = 0;
 	float best_p = -INFINITY;
 	double total = 0.0, x;
@@ -113,8 +120,8 @@ int az_tree_pick(struct az_tree *t, float temperature)
 
 		if (rank_of(t, &c[i]) != best_rank)
 			continue;
-		if (c[i].n > nmax || (c[i].n == nmax && p > best_p)) {
-			nmax = c[i].n;
+		if (n[i] > nmax || (n[i] == nmax && p > best_p)) {
+			nmax = n[i];
 			best_p = p;
 			besti = i;
 		}
@@ -128,11 +135,11 @@ int az_tree_pick(struct az_tree *t, float temperature)
 	/* Weights relative to the maximum, so that small temperatures cannot overflow. */
 	for (uint32_t i = 0; i < root->nchild; i++)
 		if (rank_of(t, &c[i]) == best_rank)
-			total += pow((double)c[i].n / nmax, 1.0 / temperature);
+			total += pow((double)n[i] / nmax, 1.0 / temperature);
 	x = az_rng_uniform(&t->rng) * total;
 	for (uint32_t i = 0; i < root->nchild; i++) {
 		double wgt = rank_of(t, &c[i]) == best_rank ?
-			     pow((double)c[i].n / nmax, 1.0 / temperature) : 0.0;
+			     pow((double)n[i] / nmax, 1.0 / temperature) : 0.0;
 
 		if (wgt > 0.0 && x < wgt)
 			return c[i].action;

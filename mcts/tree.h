@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The node arena and the tree, shared by the files of mcts/ (mcts.c: search; root.c: root
- * queries, move choice and the test introspection). The conventions are in mcts.c's opening
- * comment. Private to mcts/: never include it from anywhere else. */
+ * queries, move choice and the test introspection; targets.c: forced playouts and policy-target
+ * pruning). The conventions are in mcts.c's opening comment. Private to mcts/: never include it
+ * from anywhere else. */
 #ifndef AZ_MCTS_TREE_H
 #define AZ_MCTS_TREE_H
 
@@ -48,12 +49,27 @@ struct az_tree {
 	uint32_t spare_cap;
 
 	uint32_t inflight; /* leaves handed out and not yet expanded */
+	uint32_t root_base; /* the root's visits when it became the root (az_tree_sims_target) */
 	int noise_on;
 	int root_noisy;   /* noisy[] holds the root's mixed priors, by child offset */
 	float *noisy;     /* [A] */
 	float *policy;    /* [A] scratch for az_mcts_search() */
 	uint8_t *mask;    /* [A] scratch for legal moves */
+	uint32_t *counts; /* [A] scratch: the root children's (pruned) visits, by child offset */
 	uint8_t root_state[AZ_GAME_STATE_MAX];
 };
+
+/* targets.c. The root child that forced playouts select next, or NONE when forced playouts
+ * are off (forced_k 0 or noise off) or no child is short of its forced visits. */
+uint32_t az_tree_forced_child(const struct az_tree *t);
+
+/* targets.c. The visits of the root's children (by child offset, nchild entries) that the move
+ * choice and the policy target use: t->counts filled with the raw counts, or with forced
+ * playouts on, the pruned ones for the children of solver rank `rank` (others raw). */
+const uint32_t *az_tree_root_counts(const struct az_tree *t, int rank);
+
+/* root.c. How much the solver likes root child c (3 a win in one, 2 a proven win, 1 open or a
+ * proven draw, 0 a proven loss; 1 for every child without the solver). */
+int az_tree_rank(const struct az_tree *t, const struct node *c);
 
 #endif

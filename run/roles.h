@@ -28,6 +28,14 @@ struct az_worker_params {
 	float c_puct, dir_alpha, dir_eps;
 	uint32_t solver;           /* MCTS-Solver on (1) or off (0) */
 	float fpu_reduction;       /* az_mcts_params.fpu_reduction; < 0: constant fpu 0 */
+	float forced_k;            /* self-play: az_mcts_params.forced_k (0: off) */
+	/* Self-play playout-cap randomisation (Wu 2019, section 3.2): a move is searched with
+	 * `sims` and noise, and recorded with its policy target, with probability playout_cap_p;
+	 * otherwise with sims_fast and no noise, recorded with an all-zero policy (value only). */
+	float playout_cap_p;       /* outside (0, 1): off, every move a full search */
+	uint32_t sims_fast;
+	float value_mix;           /* value target (1 - m) z + m q, q the root's search value */
+	uint32_t sims_fresh;       /* 1: each move runs sims new simulations (az_tree_sims_target) */
 	uint32_t temp_plies;       /* self-play: tau = 1 for the first N plies, then greedy */
 	uint32_t arena_temp_plies; /* arena: opening plies sampled at tau = 1 */
 	uint32_t spin;             /* ring wait: polls before the futex sleep */

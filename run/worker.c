@@ -11,6 +11,7 @@
 #include "base/az_assert.h"
 #include "infer/control.h"
 #include "base/nvtx.h"
+#include "base/rng.h"
 #include "shm/slot.h"
 #include "run/evalcache.h"
 #include "run/roles.h"
@@ -28,7 +29,11 @@ struct wgame {
 	uint32_t nrec;           /* self-play records so far */
 	float *hx, *hpi;         /* [max_plies, D], [max_plies, A] */
 	float *hz;               /* [max_plies] */
+	float *hq;               /* [max_plies] root search value of each record (side to move) */
 	int8_t *hplayer;         /* side to move of each record */
+	uint32_t target;         /* root visits at which the current move's search is done */
+	int full;                /* the current move gets a full search (playout cap) */
+	struct az_rng rng;       /* playout-cap draws, seeded by the game's number */
 };
 
 struct worker {
@@ -40,6 +45,7 @@ struct worker {
 	enum az_worker_mode mode;
 	uint32_t id;
 	uint32_t leaves; /* K of this phase: cfg->leaves, or the arena's (az_arena_leaves) */
+	uint32_t iteration;
 	struct az_replay_writer *rw;
 	struct wgame *games;
 	uint32_t ngames;
@@ -75,6 +81,24 @@ static struct az_tree *cur_tree(const struct worker *w, const struct wgame *gm)
 	if (w->mode == AZ_WORKER_SELFPLAY)
 		return gm->tree[0];
 	return gm->tree[w->g->to_move(gm->state)];
+}
+
+/* A move's search begins at gm's current tree: full or fast (playout-cap randomisation, self-play
+ * only; a fast search has no root noise, hence no forced playouts), and its visit target. */
+static void begin_move(struct worker *w, struct wgame *gm)
+{
+	struct az_tree *t = cur_tree(w, gm);
+	uint32_t sims = w->cfg->sims;
+
+	gm->full = 1;
+	if (w->mode == AZ_WORKER_SELFPLAY && w->cfg->playout_cap_p > 0.0f &&
+	    w->cfg->playout_cap_p < 1.0f) {
+		gm->full = az_rng_uniform(&gm->rng) < w->cfg->playout_cap_p;
+		if (!gm->full)
+			sims = w->cfg->sims_fast;
+		az_tree_set_noise(t, gm->full);
+	}
+	gm->target = az_tree_sims_target(t, sims, (int)w->cfg->sims_fresh);
 }
 
 static uint32_t model_for(const struct worker *w, const struct wgame *gm)
@@ -145,6 +169,9 @@ static void start_game(struct worker *w, struct wgame *gm)
 		az_tree_reset(gm->tree[p], gm->state);
 		az_tree_shrink(gm->tree[p], w->tree_nodes); /* a long game's arena goes back */
 	}
+	az_rng_seed(&gm->rng, w->cfg->seed * 0xbf58476d1ce4e5b9ull + ((uint64_t)w->iteration << 40) +
+		    n * 2u + 1u);
+	begin_move(w, gm);
 }
 
 /* Submit leaves of gm's current tree until K are in flight, the ring is full or the move's
@@ -156,7 +183,7 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 	const struct az_slot_layout *l = &w->lay;
 	int handled = 0;
 	while (az_tree_inflight(t) < w->leaves && !az_tree_root_proven(t, NULL) &&
-	       az_tree_root_visits(t) + az_tree_inflight(t) < w->cfg->sims) {
+	       az_tree_root_visits(t) + az_tree_inflight(t) < gm->target) {
 		uint64_t seq;
 		void *slot = az_ring_claim(&w->ring, &seq);
 		if (!slot)
@@ -207,8 +234,8 @@ static int finish_game(struct worker *w, struct wgame *gm, float v_final)
 	int final_player = w->g->to_move(gm->state);
 	int rc = 0;
 	if (w->mode == AZ_WORKER_SELFPLAY) {
-		for (uint32_t i = 0; i < gm->nrec; i++)
-			gm->hz[i] = gm->hplayer[i] == final_player ? v_final : -v_final;
+		az_replay_value_targets(gm->nrec, gm->hplayer, final_player, v_final, gm->hq,
+					w->cfg->value_mix, gm->hz);
 		rc = az_replay_writer_append(w->rw, gm->nrec, gm->hx, gm->hpi, gm->hz);
 		w->st.positions += gm->nrec;
 	} else {
@@ -232,7 +259,12 @@ static int make_move(struct worker *w, struct wgame *gm)
 	if (selfplay) {
 		AZ_ASSERT(gm->nrec < g->max_plies);
 		g->encode(gm->state, gm->hx + (size_t)gm->nrec * g->features);
-		az_tree_visit_policy(t, gm->hpi + (size_t)gm->nrec * g->actions);
+		float *pi = gm->hpi + (size_t)gm->nrec * g->actions;
+		if (gm->full)
+			az_tree_visit_policy(t, pi);
+		else /* a fast search: a value target only (train/replay.h) */
+			memset(pi, 0, g->actions * sizeof(*pi));
+		gm->hq[gm->nrec] = az_tree_root_value(t);
 		gm->hplayer[gm->nrec] = (int8_t)g->to_move(gm->state);
 		gm->nrec++;
 	}
@@ -246,6 +278,7 @@ static int make_move(struct worker *w, struct wgame *gm)
 		return finish_game(w, gm, v);
 	for (int p = 0; p < (selfplay ? 1 : 2); p++)
 		AZ_ASSERT(az_tree_advance(gm->tree[p], a) == 0);
+	begin_move(w, gm);
 	return 0;
 }
 
@@ -366,7 +399,7 @@ static int visit_game(struct worker *w, struct wgame *gm, uint32_t i)
 	int progressed = 0;
 	struct az_tree *t = cur_tree(w, gm);
 	/* A proven root (MCTS-Solver) needs no more simulations. */
-	if ((az_tree_root_visits(t) >= w->cfg->sims || az_tree_root_proven(t, NULL)) &&
+	if ((az_tree_root_visits(t) >= gm->target || az_tree_root_proven(t, NULL)) &&
 	    az_tree_inflight(t) == 0) {
 		int rc = make_move(w, gm);
 		if (rc < 0)
@@ -511,6 +544,7 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	w->ctl = az_seg_ctl(seg);
 	w->mode = mode;
 	w->id = id;
+	w->iteration = iteration;
 	if (!w->g || id >= AZ_CTL_MAX_WORKERS)
 		return -EINVAL;
 	sync_stats(w, 1);
@@ -563,6 +597,7 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	mp.solver = (int)cfg->solver;
 	mp.fpu_absolute = cfg->fpu_reduction < 0.0f;
 	mp.fpu_reduction = mp.fpu_absolute ? 0.0f : cfg->fpu_reduction;
+	mp.forced_k = mode == AZ_WORKER_SELFPLAY ? cfg->forced_k : 0.0f;
 	uint8_t start[AZ_GAME_STATE_MAX];
 	w->g->init(start);
 	const struct az_game *g = w->g;
@@ -579,8 +614,9 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 		gm->hx = malloc(sizeof(float) * g->max_plies * g->features);
 		gm->hpi = malloc(sizeof(float) * g->max_plies * g->actions);
 		gm->hz = malloc(sizeof(float) * g->max_plies);
+		gm->hq = malloc(sizeof(float) * g->max_plies);
 		gm->hplayer = malloc(g->max_plies);
-		if (!gm->hx || !gm->hpi || !gm->hz || !gm->hplayer)
+		if (!gm->hx || !gm->hpi || !gm->hz || !gm->hq || !gm->hplayer)
 			return -ENOMEM;
 	}
 	return 0;
@@ -596,6 +632,7 @@ static void worker_fini(struct worker *w)
 		free(gm->hx);
 		free(gm->hpi);
 		free(gm->hz);
+		free(gm->hq);
 		free(gm->hplayer);
 	}
 	free(w->games);

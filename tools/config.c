@@ -54,6 +54,19 @@ static const struct opt base_opts[] = {
 	{"fpu-reduction", T_F32, F(fpu_reduction), 0, "R", "unvisited children get the parent's "
 	 "value - R * sqrt(visited prior); R < 0: value 0", 1},
 	{"temp-plies", T_U32, F(temp_plies), 0, "N", "plies played at temperature 1", 1},
+	{"forced-playouts", T_F32, F(forced_playouts), 0, "K", "KataGo's forced playouts in "
+	 "self-play: a root child with N < sqrt(K * P * sum N) is searched first, and the visits "
+	 "so forced are pruned from the policy target; 0 turns it off (KataGo: 2)", 1},
+	{"playout-cap-p", T_F32, F(playout_cap_p), 0, "P", "playout-cap randomisation: a self-play "
+	 "move gets the full --sims search with noise and is a policy target with probability P, "
+	 "otherwise a --sims-fast search without noise that trains the value only; 1 turns it "
+	 "off (KataGo: 0.25)", 1},
+	{"sims-fast", T_U32, F(sims_fast), 0, "N", "simulations of a fast search (--playout-cap-p), "
+	 "at most --sims; 0: --sims / 4, at least 2", 1},
+	{"value-mix", T_F32, F(value_mix), 0, "L", "value target (1 - L) * game result + L * the "
+	 "root's search value at the move; 0: the game result only", 1},
+	{"sims-fresh", T_U32, F(sims_fresh), 0, "0|1", "1: every move runs --sims new simulations; "
+	 "0: visits reused from the previous move's tree count toward --sims", 1},
 	{"arena-games", T_U32, F(arena_games), 0, "M", "arena games, colours alternated", 1},
 	{"arena-temp-plies", T_U32, F(arena_temp_plies), 0, "N",
 	 "arena opening plies at temperature 1", 1},
@@ -173,7 +186,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 	*c = (struct az_config){
 		.workers = cores > 0 ? (uint32_t)cores : 1, .games_per_worker = 128, .leaves = 2,
 		.seed = 1, .backend = AZ_BACKEND_AUTO, .c_puct = 1.5f, .dir_eps = 0.25f,
-		.mcts_solver = 1, .fpu_reduction = 0.25f,
+		.mcts_solver = 1, .fpu_reduction = 0.25f, .playout_cap_p = 1.0f,
 		.arena_threshold = 0.55f, .train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
 		.max_batch = 256, .deadline_us = 200, .spin = 200, .eval_cache_mb = 8,
 		.eval_cache = "worker",
@@ -664,7 +677,10 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 		.sims = c->sims,
 		.leaves = c->leaves, .arena_leaves = c->arena_leaves, .seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
 		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies, .solver = c->mcts_solver,
-		.fpu_reduction = c->fpu_reduction,
+		.fpu_reduction = c->fpu_reduction, .forced_k = c->forced_playouts,
+		.playout_cap_p = c->playout_cap_p, .value_mix = c->value_mix,
+		.sims_fast = c->sims_fast ? c->sims_fast : (c->sims / 4 > 2 ? c->sims / 4 : 2),
+		.sims_fresh = c->sims_fresh,
 		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin,
 		.eval_cache_bytes = strcmp(c->eval_cache, "worker") == 0
 					    ? (size_t)c->eval_cache_mb << 20 : 0,

@@ -29,6 +29,12 @@ struct az_config {
 	uint32_t mcts_solver;      /* 1: MCTS-Solver proofs (mcts/mcts.h), 0: off */
 	float fpu_reduction;       /* first-play urgency below the parent's value; < 0: Q = 0 */
 	uint32_t temp_plies;       /* tau = 1 for the first N plies, then greedy */
+	/* training targets (Wu 2019, "Accelerating Self-Play Learning in Go"; all off by default) */
+	float forced_playouts;     /* forced-playout k at self-play roots, target pruned; 0: off */
+	float playout_cap_p;       /* share of moves with a full search, recorded; 1: all */
+	uint32_t sims_fast;        /* sims of the other moves' fast searches; 0: sims / 4 */
+	float value_mix;           /* value target (1 - m) z + m q (q: root search value) */
+	uint32_t sims_fresh;       /* 1: each move runs --sims new simulations (reuse on top) */
 	/* arena */
 	uint32_t arena_games;
 	uint32_t arena_temp_plies; /* opening plies sampled at tau = 1 so arena games differ */

@@ -140,6 +140,19 @@ int az_config_validate(const struct az_config *c, char *err, size_t errlen)
 		what = "--train-epochs must be > 0";
 	else if (!(c->l2 >= 0) || !isfinite(c->l2))
 		what = "--l2 must be >= 0";
+	else if (!(c->forced_playouts >= 0 && c->forced_playouts <= 100))
+		what = "--forced-playouts must be in [0, 100] (0: off; KataGo uses 2)";
+	else if (!(c->playout_cap_p > 0 && c->playout_cap_p <= 1))
+		what = "--playout-cap-p must be in (0, 1] (1: every move a full search)";
+	else if (c->sims_fast == 1)
+		what = "--sims-fast must be 0 (a quarter of the full search) or at least 2";
+	else if (c->sims_fast > c->sims)
+		what = "--sims-fast is above the full search's simulations: a fast search must not "
+		       "be longer";
+	else if (!(c->value_mix >= 0 && c->value_mix <= 1))
+		what = "--value-mix must be in [0, 1] (0: the game result only)";
+	else if (c->sims_fresh > 1)
+		what = "--sims-fresh must be 0 or 1";
 	else if (c->bench_every < 1)
 		what = "--bench-every must be at least 1";
 	else if (c->bench_positions < 1 || c->bench_positions > 1000)

@@ -8,7 +8,12 @@
  * where info is the record's ply index in its game (low 16 bits), with AZ_REPLAY_LAST set on the
  * game's final record. A torn or corrupt tail (partial record, bad checksum) is detected on load
  * and dropped, together with the records of a game that has no final record: the store holds
- * whole games only. */
+ * whole games only.
+ *
+ * A record whose policy is all zero carries a value target only (a position searched by a fast
+ * search under playout-cap randomisation): the trainer's cross-entropy weights each row by its
+ * policy mass (az_train_policy_xent), so such a row adds nothing to the policy loss or its
+ * gradient. Older files simply have no such rows: the format is unchanged. */
 #ifndef AZ_REPLAY_H
 #define AZ_REPLAY_H
 
@@ -18,6 +23,14 @@
 #define AZ_REPLAY_LAST 0x80000000u
 
 struct az_replay_writer;
+
+/* The value targets of one game's n records into z[n]: z[i] = (1 - mix) * r_i + mix * q[i],
+ * where r_i is the game's result for record i's side to move (v_final for final_player, the side
+ * to move at the end, -v_final for the other) and q[i] the root's search value at record i for
+ * its side to move (q may be NULL when mix is 0). mix 0 is AlphaZero's target, the result only;
+ * lc0's trainer mixes the same two targets (its q_ratio). */
+void az_replay_value_targets(uint32_t n, const int8_t *player, int final_player, float v_final,
+			     const float *q, float mix, float *z);
 
 /* Create (O_CREAT|O_EXCL) segment file `path` and an io_uring for it. Returns 0, -EEXIST or
  * -errno, message in err. */

@@ -127,6 +127,15 @@ check "azrun dirichlet-alpha alone" "^azrun: --dirichlet-alpha [^-]*$" "$AZRUN" 
 	--dirichlet-alpha 0
 check "azrun dirichlet-eps alone" "^azrun: --dirichlet-eps [^-]*$" "$AZRUN" --out "$N" \
 	--dirichlet-eps 2
+check "azrun forced-playouts alone" "^azrun: --forced-playouts [^-]*$" "$AZRUN" --out "$N" \
+	--forced-playouts -1
+check "azrun playout-cap-p alone" "^azrun: --playout-cap-p [^-]*$" "$AZRUN" --out "$N" \
+	--playout-cap-p 0
+check "azrun sims-fast 1 alone" "^azrun: --sims-fast [^-]*$" "$AZRUN" --out "$N" --sims-fast 1
+check "azrun sims-fast above sims" "^azrun: --sims-fast is above" "$AZRUN" --out "$N" --sims 50 \
+	--sims-fast 60
+check "azrun value-mix alone" "^azrun: --value-mix [^-]*$" "$AZRUN" --out "$N" --value-mix 1.5
+check "azrun sims-fresh alone" "^azrun: --sims-fresh [^-]*$" "$AZRUN" --out "$N" --sims-fresh 2
 check "azrun blocks alone" "^azrun: --blocks[^-]*$" "$AZRUN" --out "$N" --blocks 1000
 check "azrun max-batch alone" "^azrun: --max-batch[^-]*$" "$AZRUN" --out "$N" --max-batch 99999
 check "azrun train-batch alone" "^azrun: --train-batch[^-]*$" "$AZRUN" --out "$N" \

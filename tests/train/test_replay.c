@@ -393,6 +393,50 @@ static void test_write_error(void **state)
 	expect_free(&e);
 }
 
+/* The value targets of a game: the result for each record's side to move, mixed with the
+ * search value q by `mix`. */
+static void test_value_targets(void **state)
+{
+	const int8_t player[4] = {0, 1, 0, 1};
+	const float q[4] = {0.5f, -0.25f, 1.0f, 0.0f};
+	const float want0[4] = {-1.0f, 1.0f, -1.0f, 1.0f};
+	const float want25[4] = {-0.625f, 0.6875f, -0.5f, 0.75f};
+	float z[4];
+
+	(void)state;
+	/* The side to move at the end (player 1) won: v_final +1 for it. */
+	az_replay_value_targets(4, player, 1, 1.0f, NULL, 0.0f, z);
+	assert_memory_equal(z, want0, sizeof(z));
+	az_replay_value_targets(4, player, 1, 1.0f, q, 0.25f, z);
+	for (int i = 0; i < 4; i++)
+		assert_float_equal(z[i], want25[i], 1e-6);
+	az_replay_value_targets(4, player, 1, 1.0f, q, 1.0f, z);
+	assert_memory_equal(z, q, sizeof(z));
+	az_replay_value_targets(4, player, 0, 0.0f, q, 0.5f, z); /* a draw */
+	for (int i = 0; i < 4; i++)
+		assert_float_equal(z[i], 0.5f * q[i], 1e-6);
+}
+
+/* Value-only records (an all-zero policy) load back as such, beside ordinary ones. */
+static void test_value_only_records(void **state)
+{
+	struct az_replay_writer *w = NULL;
+	struct az_replay_buf b;
+	float x[3 * 2] = {1, 2, 3, 4, 5, 6}, pi[3 * 3] = {0.5f, 0.5f, 0, 0, 0, 0, 0, 1, 0};
+	float z[3] = {0.25f, -0.5f, 1.0f};
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(az_replay_writer_open(path, 2, 3, &w, err, sizeof(err)), 0);
+	assert_int_equal(az_replay_writer_append(w, 3, x, pi, z), 0);
+	assert_int_equal(az_replay_writer_close(w), 0);
+	az_replay_buf_init(&b, 2, 3);
+	assert_int_equal(az_replay_load_file(path, &b, 0, NULL, err, sizeof(err)), 3);
+	assert_memory_equal(b.pi, pi, sizeof(pi));
+	assert_memory_equal(b.z, z, sizeof(z));
+	az_replay_buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +450,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_backpressure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_huge_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
+		cmocka_unit_test(test_value_targets),
+		cmocka_unit_test_setup_teardown(test_value_only_records, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

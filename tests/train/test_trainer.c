@@ -223,6 +223,53 @@ static void test_eval_and_limits(void **state)
 	free(copy);
 }
 
+/* A value-only row (all-zero policy: a fast search under playout-cap randomisation) adds no
+ * policy loss and no policy gradient, but its value error still trains. */
+static void test_value_only_rows(void **state)
+{
+	struct az_model *m = new_model();
+	struct az_loss full, half, none;
+	struct az_tensor pw = {.rows = 0}, vw = {.rows = 0};
+	struct data d;
+	float *grad = malloc(m->n_params * sizeof(float));
+	float lg[A] = {0.3f, -1.0f, 2.0f, 0.1f}, tp[A] = {0}, dl[A];
+
+	(void)state;
+	assert_non_null(grad);
+	assert_true(az_train_policy_xent(lg, tp, A, 1.0, dl) == 0.0);
+	for (int a = 0; a < A; a++)
+		assert_true(dl[a] == 0.0f);
+
+	make_data(&d);
+	assert_int_equal(az_train_loss_grad(m, N / 2, d.x, d.pi, d.z, 0.0f, NULL, grad, &full), 0);
+	memset(d.pi + (N / 2) * A, 0, (N / 2) * A * sizeof(float)); /* rows N/2.. value only */
+	assert_int_equal(az_train_loss_grad(m, N, d.x, d.pi, d.z, 0.0f, NULL, grad, &half), 0);
+	/* Mean over the batch: the value-only half adds nothing to the sum. */
+	assert_float_equal(half.policy, full.policy * 0.5f, 1e-5);
+
+	memset(d.pi, 0, sizeof(d.pi));
+	assert_int_equal(az_train_loss_grad(m, N, d.x, d.pi, d.z, 0.0f, NULL, grad, &none), 0);
+	assert_true(none.policy == 0.0f && none.value > 0.0f);
+	for (uint32_t i = 0; i < az_model_tensor_count(&arch); i++) {
+		struct az_tensor t;
+
+		assert_int_equal(az_model_tensor(&arch, i, &t), 0);
+		if (!strcmp(t.name, "policy.weight"))
+			pw = t;
+		if (!strcmp(t.name, "value.weight"))
+			vw = t;
+	}
+	assert_true(pw.rows == A && vw.rows == 1);
+	for (size_t k = 0; k < (size_t)pw.rows * pw.cols; k++)
+		assert_true(grad[pw.offset + k] == 0.0f);
+	double vsq = 0.0;
+	for (size_t k = 0; k < (size_t)vw.rows * vw.cols; k++)
+		vsq += (double)grad[vw.offset + k] * grad[vw.offset + k];
+	assert_true(vsq > 0.0);
+	free(grad);
+	az_model_destroy(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_sgd_momentum_decreases),
 		cmocka_unit_test(test_update_rules),
 		cmocka_unit_test(test_eval_and_limits),
+		cmocka_unit_test(test_value_only_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

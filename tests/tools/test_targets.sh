@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Integration test: the training-target options (docs/targets.md) end to end, read back from the
+# replay records a real --deterministic run wrote.
+# Usage: test_targets.sh AZRUN
+set -euo pipefail
+AZRUN=$1
+. "$(dirname "$0")/lib.sh"
+tiny=(--game tictactoe --iterations 1 --games-per-worker 4 --games-per-iter 16 --sims 16
+	--arena-games 2 --deterministic --quiet)
+
+"$AZRUN" --out "$T/plain" "${tiny[@]}"
+"$AZRUN" --out "$T/targets" "${tiny[@]}" --forced-playouts 2 --playout-cap-p 0.5 --sims-fast 4 \
+	--value-mix 0.5 --sims-fresh 1
+for k in '"forced-playouts":	"2"' '"playout-cap-p":	"0.5"' '"sims-fast":	"4"' \
+	'"value-mix":	"0.5"' '"sims-fresh":	"1"'; do
+	grep -qF "$k" "$T/targets/run.json" || fail "run.json lacks $k"
+done
+
+# Records: header of 32 bytes (magic, u32 features, u32 actions, ...), then per record
+# float x[D], float pi[A], float z, u32 info, u32 crc.
+python3 - "$T/plain/replay/iter-0001-w00.rpl" "$T/targets/replay/iter-0001-w00.rpl" <<'PY'
+import struct, sys
+
+def records(path):
+    b = open(path, "rb").read()
+    assert b[:8] == b"AZRPLAY1", path
+    d, a = struct.unpack_from("<II", b, 8)
+    size = (d + a + 1) * 4 + 8
+    out = []
+    for off in range(32, len(b), size):
+        f = struct.unpack_from("<%df" % (d + a + 1), b, off)
+        out.append((f[d:d + a], f[d + a]))
+    return out
+
+plain, targets = records(sys.argv[1]), records(sys.argv[2])
+assert len(plain) >= 16 * 5 and len(targets) >= 16 * 5, (len(plain), len(targets))
+# Without the options: every record is a policy target, every value target a game result.
+for pi, z in plain:
+    assert abs(sum(pi) - 1) < 1e-4, pi
+    assert z in (-1.0, 0.0, 1.0), z
+# With them: about half the records are value-only (an all-zero policy) ...
+full = [abs(sum(pi) - 1) < 1e-4 for pi, z in targets]
+zero = [all(p == 0 for p in pi) for pi, z in targets]
+assert all(f or e for f, e in zip(full, zero)), "a policy is neither a target nor all zero"
+share = sum(full) / len(targets)
+assert 0.25 < share < 0.75, share
+# ... and the value target is half game result, half search value: never a bare result only.
+assert all(abs(z) <= 1 for pi, z in targets)
+mixed = sum(z not in (-1.0, -0.5, 0.0, 0.5, 1.0) for pi, z in targets)
+assert mixed > len(targets) // 2, (mixed, len(targets))
+print("records %d / %d, full searches %.2f, mixed values %d"
+      % (len(plain), len(targets), share, mixed))
+PY
+echo "test_targets: ok"
