@@ -37,6 +37,7 @@ struct az_worker_params {
 	float value_mix;           /* value target (1 - m) z + m q, q the root's search value */
 	uint32_t sims_fresh;       /* 1: each move runs sims new simulations (az_tree_sims_target) */
 	uint32_t temp_plies;       /* self-play: tau = 1 for the first N plies, then greedy */
+	uint32_t random_opening;   /* self-play: up to R uniformly random plies first (0: none) */
 	uint32_t arena_temp_plies; /* arena: opening plies sampled at tau = 1 */
 	uint32_t spin;             /* ring wait: polls before the futex sleep */
 	/* Bytes of each worker's evaluation cache (run/evalcache.h); 0: no cache. */

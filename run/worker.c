@@ -138,6 +138,43 @@ static void publish_stats(struct worker *w)
 	sync_stats(w, 0);
 }
 
+/* --random-opening R: play r ~ U{0..R} uniformly random legal plies from the start (no search,
+ * no records), so that self-play also sees positions its own play would avoid: the positions of
+ * weak or random play, where tactics a strong player never allows (a win in one beside the
+ * opponent's threat) are common. An opening that ends the game is drawn again (8 tries, then
+ * the start position). In the spirit of KataGo's randomised openings (Wu 2019, sec. 5). */
+static void random_opening(struct worker *w, struct wgame *gm)
+{
+	const struct az_game *g = w->g;
+	uint32_t r = az_rng_below(&gm->rng, w->cfg->random_opening + 1);
+	uint8_t mask[AZ_GAME_ACTIONS_MAX];
+	for (int tries = 0; tries < 8; tries++) {
+		uint32_t k = 0;
+		float v;
+		g->init(gm->state);
+		while (k < r) {
+			int n = g->legal(gm->state, mask);
+			if (n <= 0)
+				break;
+			uint32_t pick = az_rng_below(&gm->rng, (uint32_t)n);
+			for (uint32_t a = 0; a < g->actions; a++)
+				if (mask[a] && pick-- == 0) {
+					g->apply(gm->state, (int)a);
+					break;
+				}
+			k++;
+			if (g->terminal(gm->state, &v))
+				break;
+		}
+		if (k == r && !g->terminal(gm->state, &v)) {
+			gm->ply = r;
+			return;
+		}
+	}
+	g->init(gm->state);
+	gm->ply = 0;
+}
+
 /* Claim the next game number of the phase for slot gm, or mark the phase exhausted. */
 static void start_game(struct worker *w, struct wgame *gm)
 {
@@ -164,13 +201,15 @@ static void start_game(struct worker *w, struct wgame *gm)
 	gm->ply = 0;
 	gm->nrec = 0;
 	gm->cand_player = (int)(n & 1); /* colours alternate between consecutive games */
+	az_rng_seed(&gm->rng, w->cfg->seed * 0xbf58476d1ce4e5b9ull + ((uint64_t)w->iteration << 40) +
+		    n * 2u + 1u);
 	w->g->init(gm->state);
+	if (w->mode == AZ_WORKER_SELFPLAY && w->cfg->random_opening > 0)
+		random_opening(w, gm);
 	for (int p = 0; p < (w->mode == AZ_WORKER_ARENA ? 2 : 1); p++) {
 		az_tree_reset(gm->tree[p], gm->state);
 		az_tree_shrink(gm->tree[p], w->tree_nodes); /* a long game's arena goes back */
 	}
-	az_rng_seed(&gm->rng, w->cfg->seed * 0xbf58476d1ce4e5b9ull + ((uint64_t)w->iteration << 40) +
-		    n * 2u + 1u);
 	begin_move(w, gm);
 }
 

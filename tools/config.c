@@ -63,6 +63,9 @@ static const struct opt base_opts[] = {
 	 "off (KataGo: 0.25)", 1},
 	{"sims-fast", T_U32, F(sims_fast), 0, "N", "simulations of a fast search (--playout-cap-p), "
 	 "at most --sims; 0: --sims / 4, at least 2", 1},
+	{"random-opening", T_U32, F(random_opening), 0, "R", "self-play games begin with "
+	 "r ~ U{0..R} uniformly random plies (not searched, not recorded), so that training sees "
+	 "the positions of weak play too; 0: none", 1},
 	{"value-mix", T_F32, F(value_mix), 0, "L", "value target (1 - L) * game result + L * the "
 	 "root's search value at the move; 0: the game result only", 1},
 	{"sims-fresh", T_U32, F(sims_fresh), 0, "0|1", "1: every move runs --sims new simulations; "
@@ -679,6 +682,7 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies, .solver = c->mcts_solver,
 		.fpu_reduction = c->fpu_reduction, .forced_k = c->forced_playouts,
 		.playout_cap_p = c->playout_cap_p, .value_mix = c->value_mix,
+		.random_opening = c->random_opening,
 		.sims_fast = c->sims_fast ? c->sims_fast : (c->sims / 4 > 2 ? c->sims / 4 : 2),
 		.sims_fresh = c->sims_fresh,
 		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin,

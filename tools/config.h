@@ -33,6 +33,7 @@ struct az_config {
 	float forced_playouts;     /* forced-playout k at self-play roots, target pruned; 0: off */
 	float playout_cap_p;       /* share of moves with a full search, recorded; 1: all */
 	uint32_t sims_fast;        /* sims of the other moves' fast searches; 0: sims / 4 */
+	uint32_t random_opening;   /* self-play: up to R random plies before the search */
 	float value_mix;           /* value target (1 - m) z + m q (q: root search value) */
 	uint32_t sims_fresh;       /* 1: each move runs --sims new simulations (reuse on top) */
 	/* arena */

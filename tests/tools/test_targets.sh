@@ -52,4 +52,33 @@ assert mixed > len(targets) // 2, (mixed, len(targets))
 print("records %d / %d, full searches %.2f, mixed values %d"
       % (len(plain), len(targets), share, mixed))
 PY
+# --random-opening: games begin after up to R random plies, so some first records of a game
+# (info's ply index 0) hold stones; without it every game's first record is the empty board.
+"$AZRUN" --out "$T/opening" "${tiny[@]}" --random-opening 4
+grep -qF '"random-opening":	"4"' "$T/opening/run.json" || fail "run.json lacks random-opening"
+python3 - "$T/plain/replay/iter-0001-w00.rpl" "$T/opening/replay/iter-0001-w00.rpl" <<'PY'
+import struct, sys
+
+def first_records(path):
+    b = open(path, "rb").read()
+    d, a = struct.unpack_from("<II", b, 8)
+    size = (d + a + 1) * 4 + 8
+    firsts = []
+    for off in range(32, len(b), size):
+        x = struct.unpack_from("<%df" % d, b, off)
+        (info,) = struct.unpack_from("<I", b, off + (d + a + 1) * 4)
+        if info & 0xffff == 0:
+            firsts.append(sum(x))
+    return firsts
+
+plain, opening = first_records(sys.argv[1]), first_records(sys.argv[2])
+assert plain and all(s == 0 for s in plain), plain
+assert len(opening) >= 8, len(opening)
+random = sum(s > 0 for s in opening)
+# r ~ U{0..4}: about 4 games in 5 start after a random ply or more
+assert random >= len(opening) // 3, (random, len(opening))
+print("games %d, %d of them after a random opening" % (len(opening), random))
+PY
+"$AZRUN" --out "$T/bad" "${tiny[@]}" --random-opening 65 2> "$T/err" && fail "--random-opening 65"
+grep -q "random-opening" "$T/err" || fail "--random-opening 65: unclear"
 echo "test_targets: ok"
