@@ -189,7 +189,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 	*c = (struct az_config){
 		.workers = cores > 0 ? (uint32_t)cores : 1, .games_per_worker = 128, .leaves = 2,
 		.seed = 1, .backend = AZ_BACKEND_AUTO, .c_puct = 1.5f, .dir_eps = 0.25f,
-		.mcts_solver = 1, .fpu_reduction = 0.25f, .playout_cap_p = 1.0f,
+		.mcts_solver = 1, .fpu_reduction = 0.25f, .playout_cap_p = 1.0f, .value_mix = 0.5f,
 		.arena_threshold = 0.55f, .train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
 		.max_batch = 256, .deadline_us = 200, .spin = 200, .eval_cache_mb = 8,
 		.eval_cache = "worker",

@@ -9,7 +9,7 @@ AZRUN=$1
 tiny=(--game tictactoe --iterations 1 --games-per-worker 4 --games-per-iter 16 --sims 16
 	--arena-games 2 --deterministic --quiet)
 
-"$AZRUN" --out "$T/plain" "${tiny[@]}"
+"$AZRUN" --out "$T/plain" "${tiny[@]}" --value-mix 0
 "$AZRUN" --out "$T/targets" "${tiny[@]}" --forced-playouts 2 --playout-cap-p 0.5 --sims-fast 4 \
 	--value-mix 0.5 --sims-fresh 1
 for k in '"forced-playouts":	"2"' '"playout-cap-p":	"0.5"' '"sims-fast":	"4"' \
