@@ -27,6 +27,7 @@ for ini in "$SRC"/configs/*.ini; do
 	[ -s "$T/$name/best.safetensors" ] || fail "$ini: no checkpoint"
 	# The file's own values are the run's (hidden is not overridden above).
 	h=$(sed -n 's/^hidden *= *//p' "$ini")
+	[ -n "$h" ] || h=$(sed -n 's/^net *= *[a-z]*:\([0-9]*\)x.*/\1/p' "$ini") # net = KIND:HxR
 	grep -Eq "\"hidden\":[[:space:]]*\"$h\"" "$T/$name/run.json" || fail "$ini: hidden not used"
 	grep -Fq "\"version\":	\"$version\"" "$T/$name/run.json" ||
 		grep -Fq "\"version\": \"$version\"" "$T/$name/run.json" ||
