@@ -143,6 +143,8 @@ fi
 check "azrun status unknown option" "^azrun status: unknown option '--bogus' \(see --help\)$" \
 	"$AZRUN" status --bogus
 check "azrun status missing value" "^azrun status: --out needs a value" "$AZRUN" status --out
+check "azrun verify missing value" "^azrun verify: --out needs a value DIR" "$AZRUN" verify --out
+check "azrun verify two directories" "^azrun verify: unexpected argument" "$AZRUN" verify a b
 
 # ---- azrun: resuming a damaged run ----
 R="$T/run"
@@ -151,6 +153,16 @@ R="$T/run"
 	--quiet 2> "$T/runlog" ||
 	{ echo "FAIL fixtures: the tiny run failed" >&2; cat "$T/runlog" >&2; exit 1; }
 cp -a "$R" "$T/run.orig"
+# verify takes the run directory as status and report do: --out DIR or DIR alone
+for form in "--out $R" "$R"; do
+	cases=$((cases + 1))
+	# shellcheck disable=SC2086 # the two words of "--out DIR" on purpose
+	if ! "$AZRUN" verify $form > "$T/out" 2> "$T/err"; then
+		failures=$((failures + 1))
+		echo "FAIL azrun verify $form: refused the intact run:" >&2
+		sed -n '1,4s/^/    stderr: /p' "$T/err" >&2
+	fi
+done
 # snapshot: every file of the run but its log, with contents
 snap() { (cd "$1" && find . -type f ! -name azrun.log ! -name progress.json -print0 | sort -z |
 	xargs -0 sha256sum); }
