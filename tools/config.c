@@ -227,6 +227,16 @@ static const char *quoted(const char *v, char *buf, size_t n)
 	return buf;
 }
 
+/* A flag's value: "" (given alone), on, 1, yes, true: 1; off, 0, no, false: 0; else -1. */
+static int flag_value(const char *v)
+{
+	static const char *const words[] = {"off", "0", "no", "false", "", "on", "1", "yes", "true"};
+	for (size_t i = 0; i < AZ_ARRAY_LEN(words); i++)
+		if (!strcmp(v, words[i]))
+			return i >= 4;
+	return -1;
+}
+
 static int set_value(struct az_config *c, const struct opt *o, const char *v, char *err,
 		     size_t errlen)
 {
@@ -292,13 +302,11 @@ static int set_value(struct az_config *c, const struct opt *o, const char *v, ch
 		}
 		return 0;
 	case T_FLAG: { /* "" (a command-line flag), or a file's / run.json's on | off */
-		static const char *const words[] = {"off", "0", "no", "false", "", "on", "1", "yes",
-						    "true"};
-		for (size_t i = 0; i < AZ_ARRAY_LEN(words); i++)
-			if (!strcmp(v, words[i])) {
-				*(int *)p = i >= 4;
-				return 0;
-			}
+		int on = flag_value(v);
+		if (on >= 0) {
+			*(int *)p = on;
+			return 0;
+		}
 		why = "expected on or off";
 		goto bad;
 	}
@@ -328,6 +336,8 @@ static int prescan(int argc, char **argv, const char **game, const char **out, i
 			return 1;
 		if (!strcmp(a, "--resume"))
 			*resume = 1;
+		else if (!strncmp(a, "--resume=", 9) && flag_value(a + 9) >= 0)
+			*resume = flag_value(a + 9); /* as the main pass reads it; a bad word fails there */
 		else if (!strncmp(a, "--game=", 7))
 			*game = a + 7;
 		else if (!strcmp(a, "--game") && i + 1 < argc)
@@ -661,8 +671,8 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 {
 	*wp = (struct az_worker_params){
 		.game = c->game, .games_per_worker = c->games_per_worker, .workers = c->workers,
-		.sims = c->sims,
-		.leaves = c->leaves, .arena_leaves = c->arena_leaves, .seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
+		.sims = c->sims, .leaves = c->leaves, .arena_leaves = c->arena_leaves,
+		.seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
 		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies, .solver = c->mcts_solver,
 		.fpu_reduction = c->fpu_reduction,
 		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin,

@@ -118,6 +118,8 @@ check "azrun --config missing" "nope.ini" "$AZRUN" --out "$N" --config "$T/nope.
 printf 'bogus = 1\n' > "$T/bad.ini"
 check "azrun --config unknown key" "bogus" "$AZRUN" --out "$N" --config "$T/bad.ini"
 check "azrun --resume without a run" "run.json" "$AZRUN" --resume --out "$T/none"
+check "azrun --resume=bogus" "^azrun: --resume: invalid value 'bogus' \(expected on or off\)$" \
+	"$AZRUN" --resume=bogus --out "$T/none"
 # One fault, one message naming the one option at fault (no other '--' in the line).
 check "azrun no --game" "--game GAME is required \(tictactoe,connect4,tangled" "$AZRUN" --out "$N"
 check "azrun negative l2 alone" "^azrun: --l2 [^-]*$" "$AZRUN" --out "$N" --l2 -1
@@ -153,6 +155,14 @@ R="$T/run"
 	--quiet 2> "$T/runlog" ||
 	{ echo "FAIL fixtures: the tiny run failed" >&2; cat "$T/runlog" >&2; exit 1; }
 cp -a "$R" "$T/run.orig"
+# --resume=yes is --resume (it used to start a new run, then ask for --game)
+cases=$((cases + 1))
+if ! "$AZRUN" --resume=yes --out "$R" --iterations 1 --quiet > "$T/out" 2> "$T/err" ||
+	! grep -q "nothing to do" "$T/err"; then
+	failures=$((failures + 1))
+	echo "FAIL azrun --resume=yes: not a resume of the finished run:" >&2
+	sed -n '1,4s/^/    stderr: /p' "$T/err" >&2
+fi
 # verify takes the run directory as status and report do: --out DIR or DIR alone
 for form in "--out $R" "$R"; do
 	cases=$((cases + 1))
