@@ -326,6 +326,19 @@ static const struct opt *find_opt(const char *name)
 	return NULL;
 }
 
+/* Whether a is one of azrun's options ("--sims", "--sims=8"): after an option that takes a
+ * value, the value is missing rather than "--sims" (--arena-leaves --sims 8). */
+static int is_option(const char *a)
+{
+	char name[64];
+
+	if (strncmp(a, "--", 2) != 0)
+		return 0;
+	snprintf(name, sizeof(name), "%s", a + 2);
+	name[strcspn(name, "=")] = '\0';
+	return find_opt(name) != NULL;
+}
+
 /* First pass: --help, --game, --out and --resume decide the base configuration. */
 static int prescan(int argc, char **argv, const char **game, const char **out, int *resume,
 		   const char **config)
@@ -511,7 +524,7 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 			return -EINVAL;
 		}
 		if (o->type != T_FLAG && !val) {
-			if (i + 1 >= argc) {
+			if (i + 1 >= argc || is_option(argv[i + 1])) {
 				snprintf(err, errlen, "--%s needs a value %s", o->name, o->arg);
 				return -EINVAL;
 			}
