@@ -99,6 +99,8 @@ check "azrun malformed number" "sims.*abc" "$AZRUN" --out "$N" --sims abc
 check "azrun negative sims" "sims.*negative" "$AZRUN" --out "$N" --sims -5
 check "azrun negative seed" "seed.*negative" "$AZRUN" --out "$N" --seed " -5"
 check "azrun zero workers" "workers" "$AZRUN" --out "$N" --workers 0
+check "azrun zero sims" "^azrun: --sims: at least 2 " "$AZRUN" --out "$N" --sims 0
+check "azrun one sim" "^azrun: --sims: at least 2 " "$AZRUN" --out "$N" --sims 1
 check "azrun too many workers" "workers" "$AZRUN" --out "$N" --workers 100000
 check "azrun ring not a power of two" "ring-capacity" "$AZRUN" --out "$N" --ring-capacity 48
 check "azrun unknown eval cache" "eval-cache must be worker, shared or off" "$AZRUN" --out "$N" \
