@@ -75,6 +75,11 @@ int az_config_set(struct az_config *c, const char *name, const char *value, char
  * Returns 0, 1 when --help was printed, or -EINVAL with a message in err. */
 int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_t errlen);
 
+/* Checks c as a whole (counts >= 1, caps, combinations, the network against the game,
+ * --bench's folder; tools/config_check.c): 0, or -EINVAL with one line naming one option in
+ * err[errlen]. az_config_parse() calls it; azbench checks its configurations with it too. */
+int az_config_validate(const struct az_config *c, char *err, size_t errlen);
+
 /* Resolve c->game to its game object, configuring Tangled (graph, variant, adjudicator) first.
  * Call once per process before az_game_find(c->game) is used, and before forking. Returns 0 or
  * -EINVAL / -ENOENT with a message in err. */

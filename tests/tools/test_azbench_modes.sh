@@ -136,7 +136,9 @@ grep -q "PyTorch side .*torch_train_bench.py (found" "$T/train2.json.err" ||
 	fail "train does not say where it found the PyTorch script"
 
 # Bad usage: exit 2 with a message.
-for bad in "infer --batches 0" "pipeline --game chess" "train --seconds -1" "infer --bogus"; do
+for bad in "infer --batches 0" "pipeline --game chess" "train --seconds -1" "infer --bogus" \
+	"pipeline --game connect4 --net resnet:5000x1" \
+	"pipeline --game tictactoe --eval-cache shared --eval-cache-mb 5000"; do
 	set +e
 	# shellcheck disable=SC2086
 	"$AZBENCH" $bad > /dev/null 2> "$T/err"; rc=$?

@@ -209,7 +209,19 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 	o->default_runs = DEFAULT_RUNS;
 	o->nworkers = az_bench_parse_u32_list("1,2,4,8,16", o->workers, MAX_LIST, 1, 256);
 	o->ngpw = az_bench_parse_u32_list("4,16,128", o->gpw, MAX_LIST, 1, 4096);
-	return az_bench_parse_argv(&p, argc, argv);
+	int rc = az_bench_parse_argv(&p, argc, argv);
+	/* what azrun would refuse (resnet:5000x1, a 5 GB shared cache) fails now, not mid-sweep */
+	for (int gi = 0; gi < o->ngames && rc == 0; gi++) {
+		struct az_pipeline_game pg = { o->games[gi], o->backend, o->sims, o->leaves,
+					       o->cache_mb, o->cache, o->hidden, o->blocks,
+					       o->net };
+		char err[512];
+		if (az_pipeline_game_check(&pg, err, sizeof(err)) < 0) {
+			fprintf(stderr, "azbench pipeline: %s\n", err);
+			rc = 2;
+		}
+	}
+	return rc;
 }
 
 /* ---- the finite phases ---- */
