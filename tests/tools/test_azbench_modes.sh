@@ -145,6 +145,14 @@ for bad in "infer --batches 0" "pipeline --game chess" "train --seconds -1" "inf
 	set -e
 	[ $rc -eq 2 ] && [ -s "$T/err" ] || fail "azbench $bad: exit $rc, expected 2 and a message"
 done
+# A network azrun refuses is refused with azrun's reason, not "needs a board shape".
+for m in infer train pipeline; do
+	set +e
+	"$AZBENCH" $m --game tictactoe --net resnet:5000x1 > /dev/null 2> "$T/err"; rc=$?
+	set -e
+	[ $rc -eq 2 ] && grep -q "^azbench $m: tictactoe: --net resnet: at most 1024 filters$" \
+		"$T/err" || fail "$m --net resnet:5000x1: exit $rc, $(cat "$T/err")"
+done
 # A registered game azbench cannot run is refused, and the games offered are the runnable ones.
 set +e
 "$AZBENCH" infer --game tangled > /dev/null 2> "$T/err"; rc=$?

@@ -215,11 +215,10 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 		struct az_pipeline_game pg = { o->games[gi], o->backend, o->sims, o->leaves,
 					       o->cache_mb, o->cache, o->hidden, o->blocks,
 					       o->net };
-		char err[512];
-		if (az_pipeline_game_check(&pg, err, sizeof(err)) < 0) {
-			fprintf(stderr, "azbench pipeline: %s\n", err);
+		struct az_config cfg;
+		az_pipeline_game_config(&pg, &cfg);
+		if (az_bench_config_check("pipeline", &cfg) < 0)
 			rc = 2;
-		}
 	}
 	return rc;
 }

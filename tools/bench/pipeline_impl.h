@@ -55,11 +55,6 @@ struct az_pipeline_game {
  * --backend) into *cfg. p->game must be a registered game. */
 void az_pipeline_game_config(const struct az_pipeline_game *p, struct az_config *cfg);
 
-/* Whether azrun would accept that configuration (az_config_validate: the same caps, e.g. at most
- * 1024 ResNet filters, a shared cache below 4 GiB), so that a setting azrun refuses is refused
- * before anything is measured. Returns 0, or -EINVAL with "GAME: azrun's message" in err. */
-int az_pipeline_game_check(const struct az_pipeline_game *p, char *err, size_t errlen);
-
 /* az_pipeline_game_config() into gc->cfg, and a randomly initialised network of azrun's default
  * shape (or p's --net) saved to dir/GAME.safetensors. Returns 0 or -errno (a message on
  * stderr). */

@@ -163,19 +163,6 @@ void az_pipeline_game_config(const struct az_pipeline_game *p, struct az_config 
 	}
 }
 
-int az_pipeline_game_check(const struct az_pipeline_game *p, char *err, size_t errlen)
-{
-	struct az_config cfg;
-	char why[400];
-
-	az_pipeline_game_config(p, &cfg);
-	snprintf(cfg.out, sizeof(cfg.out), "azbench"); /* validated for azrun; unused here */
-	if (az_config_validate(&cfg, why, sizeof(why)) == 0)
-		return 0;
-	snprintf(err, errlen, "%s: %s", p->game, why);
-	return -EINVAL;
-}
-
 int az_pipeline_game_setup(const struct az_pipeline_game *p, const char *dir, struct game_ctx *gc)
 {
 	char err[512];
