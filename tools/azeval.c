@@ -54,7 +54,7 @@ static void usage(const char *prog)
 	       "  --mcts-solver 0|1    search with MCTS-Solver proofs (default 1)\n"
 	       "  --fpu-reduction R    first-play urgency: parent's value - R * sqrt(visited\n"
 	       "                       prior) (default 0.25); R < 0: value 0\n"
-	       "  --backend B          auto | cpu | cuda (default auto: cuda when visible)\n"
+	       "  --backend B          auto | cpu | cpu-async | cuda (default auto: cuda when visible)\n"
 	       "  --json               one JSON object: positions, move_accuracy,\n"
 	       "                       value_sign_accuracy (null when the file has no such labels)\n"
 	       "  --vs OPPONENT        play --games N games (default 100, colours alternated)\n"
@@ -426,7 +426,7 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 			break;
 		case 'b':
 			if (az_backend_parse(optarg, &o->kind) < 0) {
-				fprintf(stderr, "azeval: --backend: auto, cpu or cuda, not '%s'\n",
+				fprintf(stderr, "azeval: --backend: auto, cpu, cpu-async or cuda, not '%s'\n",
 					optarg);
 				rc = -EINVAL;
 			}

@@ -145,6 +145,12 @@ for bad in "infer --batches 0" "pipeline --game chess" "train --seconds -1" "inf
 	set -e
 	[ $rc -eq 2 ] && [ -s "$T/err" ] || fail "azbench $bad: exit $rc, expected 2 and a message"
 done
+# --backend's message lists every backend it accepts (cpu-async included).
+set +e
+"$AZBENCH" infer --backend tpu > /dev/null 2> "$T/err"; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "auto, cpu, cpu-async or cuda" "$T/err" ||
+	fail "infer --backend tpu: exit $rc, $(cat "$T/err")"
 # A network azrun refuses is refused with azrun's reason, not "needs a board shape".
 for m in infer train pipeline; do
 	set +e

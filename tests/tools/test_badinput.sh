@@ -223,7 +223,7 @@ check "azeval malformed c-puct" "c-puct" "$AZEVAL" --checkpoint "$C" --positions
 	--c-puct abc
 check "azeval draw band out of range" "draw-band" "$AZEVAL" --checkpoint "$C" \
 	--positions "$P" --draw-band 2
-check "azeval unknown backend" "backend" "$AZEVAL" --checkpoint "$C" --positions "$P" \
+check "azeval unknown backend" "backend: auto, cpu, cpu-async or cuda" "$AZEVAL" --checkpoint "$C" --positions "$P" \
 	--backend tpu
 check "azeval unknown game" "unknown game" "$AZEVAL" --game chess --checkpoint "$C" \
 	--positions "$P"

@@ -130,7 +130,7 @@ static int mode_opt(const struct az_bench_argv *p, int code, const char *arg)
 		if (!p->backend)
 			break;
 		if (az_backend_parse(arg, p->backend) < 0) {
-			fprintf(stderr, "azbench %s: --backend: auto, cpu or cuda\n", p->mode);
+			fprintf(stderr, "azbench %s: --backend: auto, cpu, cpu-async or cuda\n", p->mode);
 			return -EINVAL;
 		}
 		return 0;

@@ -109,7 +109,7 @@ struct az_bench_argv {
 	int max_batches;
 	uint32_t *hidden, *blocks;     /* --net HxR */
 	uint32_t *net;                 /* and KIND:WxR (enum az_net_kind); NULL: MLPs only */
-	enum az_backend_kind *backend; /* --backend auto | cpu | cuda */
+	enum az_backend_kind *backend; /* --backend auto | cpu | cpu-async | cuda */
 	/* Any other option: returns 0, -EINVAL after a message on stderr, or -ENOENT for a code it
 	 * does not know (then usage goes to stderr). NULL: the mode has none. */
 	int (*opt)(void *mode_opts, int code, const char *arg);
