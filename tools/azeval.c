@@ -49,7 +49,7 @@ static void usage(const char *prog)
 	       "                       --adjudicator table|exact|exact-krylov|anneal\n"
 	       "  --checkpoint FILE    safetensors checkpoint (e.g. RUN/best.safetensors)\n"
 	       "  --positions FILE     labelled positions\n"
-	       "  --sims N             MCTS simulations per move; 0 = raw policy (default 200)\n"
+	       "  --sims N             MCTS simulations per move, >= 2; 0: the raw policy (default 200)\n"
 	       "  --c-puct C           PUCT constant (default 1.5)\n"
 	       "  --mcts-solver 0|1    search with MCTS-Solver proofs (default 1)\n"
 	       "  --fpu-reduction R    first-play urgency: parent's value - R * sqrt(visited\n"
@@ -414,8 +414,12 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 		case 's':
 			rc = num_arg("sims", optarg, 0, 1000000, &v);
 			o->sims = (long)v;
-			if (rc == 0 && v != (double)o->sims)
-				rc = num_arg("sims", "not an integer", 0, 0, &v);
+			/* as azrun: one simulation expands the root only, no visits to pick by */
+			if (rc == 0 && (v != (double)o->sims || o->sims == 1)) {
+				fprintf(stderr, "azeval: --sims: 0 (the raw policy) or a whole number "
+					"from 2 to 1000000, not '%s'\n", optarg);
+				rc = -EINVAL;
+			}
 			break;
 		case 'n':
 			rc = long_arg("games", optarg, 1, 1000000, &o->games);

@@ -219,12 +219,16 @@ check "azeval unknown option" "bogus" "$AZEVAL" --checkpoint "$C" --positions "$
 check "azeval stray argument" "stray" "$AZEVAL" --checkpoint "$C" --positions "$P" stray
 check "azeval negative sims" "sims" "$AZEVAL" --checkpoint "$C" --positions "$P" --sims -5
 check "azeval malformed sims" "sims" "$AZEVAL" --checkpoint "$C" --positions "$P" --sims 1x
+check "azeval fractional sims" "^azeval: --sims: 0 \(the raw policy\) or a whole number from 2 " \
+	"$AZEVAL" --checkpoint "$C" --positions "$P" --sims 1.5
+check "azeval one sim" "^azeval: --sims: 0 \(the raw policy\) or a whole number from 2 " \
+	"$AZEVAL" --checkpoint "$C" --positions "$P" --sims 1
 check "azeval malformed c-puct" "c-puct" "$AZEVAL" --checkpoint "$C" --positions "$P" \
 	--c-puct abc
 check "azeval draw band out of range" "draw-band" "$AZEVAL" --checkpoint "$C" \
 	--positions "$P" --draw-band 2
-check "azeval unknown backend" "backend: auto, cpu, cpu-async or cuda" "$AZEVAL" --checkpoint "$C" --positions "$P" \
-	--backend tpu
+check "azeval unknown backend" "backend: auto, cpu, cpu-async or cuda" "$AZEVAL" \
+	--checkpoint "$C" --positions "$P" --backend tpu
 check "azeval unknown game" "unknown game" "$AZEVAL" --game chess --checkpoint "$C" \
 	--positions "$P"
 check "azeval no --checkpoint" "checkpoint" "$AZEVAL" --positions "$P"
