@@ -531,9 +531,16 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 			val = argv[++i];
 		}
 		if (resume && is_arch_opt(o)) {
-			snprintf(err, errlen, "--resume: the architecture of a run cannot change "
-				 "(--%s; start a new run with a different --out instead)", o->name);
-			return -EINVAL;
+			/* compared as parsed, as a --config file's: the run's own value may repeat */
+			struct az_config tmp = *c;
+			if (set_value(&tmp, o, val ? val : "", err, errlen) < 0)
+				return -EINVAL;
+			if (tmp.net != c->net || tmp.hidden != c->hidden || tmp.blocks != c->blocks) {
+				snprintf(err, errlen, "--resume: the architecture of a run cannot "
+					 "change (--%s; start a new run with a different --out "
+					 "instead)", o->name);
+				return -EINVAL;
+			}
 		}
 		int rc = set_value(c, o, val ? val : "", err, errlen);
 		if (rc < 0)
