@@ -273,6 +273,11 @@ static int set_value(struct az_config *c, const struct opt *o, const char *v, ch
 		return 0;
 	}
 	case T_STR:
+		if (strlen(v) >= o->size && o->off == offsetof(struct az_config, eval_cache)) {
+			/* a word from a list: name the list, not the field's size */
+			snprintf(err, errlen, "--eval-cache must be worker, shared or off");
+			return -EINVAL;
+		}
 		if (strlen(v) >= o->size) {
 			snprintf(err, errlen, "--%s: value too long (at most %zu characters)",
 				 o->name, o->size - 1);

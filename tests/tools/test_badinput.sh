@@ -105,6 +105,8 @@ check "azrun too many workers" "workers" "$AZRUN" --out "$N" --workers 100000
 check "azrun ring not a power of two" "ring-capacity" "$AZRUN" --out "$N" --ring-capacity 48
 check "azrun unknown eval cache" "eval-cache must be worker, shared or off" "$AZRUN" --out "$N" \
 	--eval-cache bogus
+check "azrun long unknown eval cache" "^azrun: --eval-cache must be worker, shared or off$" \
+	"$AZRUN" --out "$N" --eval-cache worker-shared
 check "azrun shared cache too big" "eval-cache-mb: at most 4095" "$AZRUN" --out "$N" \
 	--eval-cache shared --eval-cache-mb 5000
 check "azrun huge network" "hidden" "$AZRUN" --out "$N" --hidden 100000
