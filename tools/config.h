@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "games/game.h"
 #include "gpu/backend.h"
@@ -104,6 +105,10 @@ void az_config_train_params(const struct az_config *c, struct az_trainer_proc_pa
 
 /* Print azrun's --help to stdout. */
 void az_config_usage(const char *prog);
+
+/* text on f in lines of at most width characters, broken at spaces (a longer word stays whole
+ * up to width), each after a prefix: first before the first line, rest before the others. */
+void az_usage_wrap(FILE *f, const char *first, const char *rest, size_t width, const char *text);
 
 /* Save c as JSON to path (temp + rename). Returns 0 or -errno, message in err. */
 int az_config_save(const struct az_config *c, const char *path, char *err, size_t errlen);
