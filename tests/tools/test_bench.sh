@@ -130,4 +130,13 @@ mkdir "$T/part" && cp "$B"/Test_L1_* "$T/part/"
 bad "a folder without Test_L2_R1" "Test_L2_R1" --game connect4 --bench "$T/part"
 bad "another game" "Connect Four only" --game tictactoe --bench "$B"
 bad "--bench-positions 0" "--bench-positions" --game connect4 --bench "$B" --bench-positions 0
+# The sets moved after the run saved their path: a resume is refused, saying how to go on.
+mv "$B" "$T/moved"
+rc=0
+"$AZRUN" --resume --out "$R" --iterations 8 --quiet 2> "$T/moved.err" || rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l < "$T/moved.err")" -eq 1 ] &&
+	grep -q 'on --resume, --bench DIR names the sets anew and --bench "" turns' "$T/moved.err" ||
+	fail "a resume with moved sets: exit $rc, $(cat "$T/moved.err")"
+"$AZRUN" --resume --out "$R" --iterations 8 --quiet --bench "$T/moved" 2> "$T/moved.err" ||
+	fail "a resume naming the moved sets failed: $(tail -3 "$T/moved.err")"
 echo "PASS"
