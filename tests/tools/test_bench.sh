@@ -108,8 +108,8 @@ fi
 mv "$R/bench" "$T/bench.saved" && echo x > "$R/bench"
 "$AZRUN" --resume --out "$R" --iterations 7 --quiet 2> "$T/err4" \
 	|| fail "a failed benchmark failed the run: $(tail -3 "$T/err4")"
-grep -q 'iter 7 bench: Test_L1_R1: cannot write .*; the iteration goes on without it' "$R/azrun.log" \
-	|| fail "the failed benchmark was not logged: $(tail -3 "$R/azrun.log")"
+grep -q 'iter 7 bench: Test_L1_R1: cannot write .*; the iteration goes on without it' \
+	"$R/azrun.log" || fail "the failed benchmark was not logged: $(tail -3 "$R/azrun.log")"
 tail -1 "$R/metrics.jsonl" | grep -q '"iteration": 7,' || fail "iteration 7 did not commit"
 tail -1 "$R/metrics.jsonl" | grep -q bench_ && fail "iteration 7 has benchmark keys"
 "$AZRUN" verify --out "$R" > "$T/verify" 2>&1 || fail "verify after a failed benchmark"
