@@ -599,15 +599,21 @@ static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		fprintf(stderr, "azeval: evaluation failed: %s\n", strerror(-rc));
 		return 1;
 	}
+	/* where the labels are kept, or (the save failed, said above) that they are not */
+	char where[4200];
+	if (o->json)
+		snprintf(where, sizeof(where), saved < 0 ? "null" : "\"%s\"", path);
+	else
+		snprintf(where, sizeof(where), saved < 0 ? "labels not saved (%s unwritable)" :
+			 "labels cached in %s", path);
 	if (o->json)
 		printf("{\"positions\": %ld, \"lost_positions\": %ld, \"mistakes\": %ld, "
-		       "\"mistake_rate\": %.6f, \"sims\": %ld, \"labels\": \"%s\"}\n", n, lost,
-		       mistakes, (double)mistakes / (double)n, o->sims, path);
+		       "\"mistake_rate\": %.6f, \"sims\": %ld, \"labels\": %s}\n", n, lost,
+		       mistakes, (double)mistakes / (double)n, o->sims, where);
 	else
 		printf("%s: %ld positions (%ld lost for the side to move), %ld simulations per "
-		       "move\nmistake_rate         %.2f%% (%ld of %ld)\nlabels cached in %s\n",
-		       o->positions, n, lost, o->sims, 100.0 * (double)mistakes / (double)n, mistakes,
-		       n, path);
+		       "move\nmistake_rate         %.2f%% (%ld of %ld)\n%s\n", o->positions, n, lost,
+		       o->sims, 100.0 * (double)mistakes / (double)n, mistakes, n, where);
 	return saved < 0 ? 1 : 0;
 }
 
