@@ -662,6 +662,16 @@ int main(int argc, char **argv)
 			"built-in Connect Four solver); for tictactoe use --write-labelled\n");
 		return 2;
 	}
+	if (o.labels && !o.mistakes) { /* it was ignored */
+		fprintf(stderr, "azeval: --labels F goes with --mistakes (where its labels are "
+			"cached)\n");
+		return 2;
+	}
+	if (o.mistakes && !o.positions) {
+		fprintf(stderr, "azeval: --mistakes goes with --positions FILE (%s)\n",
+			o.vs ? "drop --vs, which plays games" : "the positions to judge");
+		return 2;
+	}
 	if (o.tactic && !o.labelled) {
 		fprintf(stderr, "azeval: --tactic goes with --write-labelled FILE\n");
 		return 2;

@@ -76,6 +76,7 @@ printf '%s\n' '- 0' '55 0' > "$T/occupied.txt"        # line 2: cell 5 played tw
 printf '%s\n' '- 0' '1 abc' > "$T/badscore.txt"       # line 2: score is not a number
 printf '%s\n' '5 0 5' > "$T/badbest.txt"              # best move on an occupied cell
 printf '%s\n' '14253 1' > "$T/over.txt"               # X has won: no move to judge
+printf '%s\n' '4453 0' > "$T/c4.txt"                 # a Connect Four position (Pons' format)
 : > "$T/file"
 
 # The fixtures themselves are sound: azeval accepts the good checkpoint and positions.
@@ -258,6 +259,10 @@ check "azeval --write-labelled unwritable" "$T/file" "$AZEVAL" --game tictactoe 
 	--write-labelled "$T/file/x"
 check "azeval --positions with --vs" "--positions and --vs" "$AZEVAL" --checkpoint "$C" \
 	--positions "$P" --vs random
+check "azeval --labels without --mistakes" "^azeval: --labels F goes with --mistakes" "$AZEVAL" \
+	--game connect4 --checkpoint "$T/c4.safetensors" --positions "$T/c4.txt" --labels "$T/x.labels"
+check "azeval --mistakes with --vs" "^azeval: --mistakes goes with --positions FILE \(drop --vs" \
+	"$AZEVAL" --game connect4 --checkpoint "$T/c4.safetensors" --mistakes --vs random
 check "azeval no game, no checkpoint" "--game GAME is required.*tictactoe" "$AZEVAL" \
 	--write-labelled "$T/x.txt"
 
