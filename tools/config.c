@@ -438,8 +438,13 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 	for (size_t i = 0; i < p->n; i++) {
 		const struct opt *o = find_opt(p->key[i]);
 		char e[300];
-		if (!o || o->off == offsetof(struct az_config, config) ||
-		    o->off == offsetof(struct az_config, resume)) {
+		if (o && (o->off == offsetof(struct az_config, config) ||
+			  o->off == offsetof(struct az_config, resume))) {
+			snprintf(err, errlen, "--config %s: '%s' is a command-line option only (give "
+				 "--%s to azrun)", path, p->key[i], p->key[i]);
+			return -EINVAL;
+		}
+		if (!o) {
 			snprintf(err, errlen, "--config %s: unknown option '%s' (keys are azrun's long "
 				 "options without '--')", path, p->key[i]);
 			return -EINVAL;

@@ -126,6 +126,9 @@ check "azrun --out not creatable" "$T/file" "$AZRUN" --game tictactoe --out "$T/
 check "azrun --config missing" "nope.ini" "$AZRUN" --out "$N" --config "$T/nope.ini"
 printf 'bogus = 1\n' > "$T/bad.ini"
 check "azrun --config unknown key" "bogus" "$AZRUN" --out "$N" --config "$T/bad.ini"
+printf 'resume = on\n' > "$T/resume.ini"
+check "azrun --config resume key" "'resume' is a command-line option only \(give --resume" \
+	"$AZRUN" --out "$N" --config "$T/resume.ini"
 check "azrun --resume without a run" "run.json" "$AZRUN" --resume --out "$T/none"
 check "azrun --resume=bogus" "^azrun: --resume: invalid value 'bogus' \(expected on or off\)$" \
 	"$AZRUN" --resume=bogus --out "$T/none"
