@@ -49,12 +49,12 @@ static void usage(const char *prog)
 	       "                       --adjudicator table|exact|exact-krylov|anneal\n"
 	       "  --checkpoint FILE    safetensors checkpoint (e.g. RUN/best.safetensors)\n"
 	       "  --positions FILE     labelled positions\n"
-	       "  --sims N             MCTS simulations per move; 0 = raw policy (default 200)\n"
+	       "  --sims N             MCTS simulations per move, >= 2; 0: the raw policy (default 200)\n"
 	       "  --c-puct C           PUCT constant (default 1.5)\n"
 	       "  --mcts-solver 0|1    search with MCTS-Solver proofs (default 1)\n"
 	       "  --fpu-reduction R    first-play urgency: parent's value - R * sqrt(visited\n"
 	       "                       prior) (default 0.25); R < 0: value 0\n"
-	       "  --backend B          auto | cpu | cuda (default auto: cuda when visible)\n"
+	       "  --backend B          auto | cpu | cpu-async | cuda (default auto: cuda when visible)\n"
 	       "  --json               one JSON object: positions, move_accuracy,\n"
 	       "                       value_sign_accuracy (null when the file has no such labels)\n"
 	       "  --vs OPPONENT        play --games N games (default 100, colours alternated)\n"
@@ -414,8 +414,12 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 		case 's':
 			rc = num_arg("sims", optarg, 0, 1000000, &v);
 			o->sims = (long)v;
-			if (rc == 0 && v != (double)o->sims)
-				rc = num_arg("sims", "not an integer", 0, 0, &v);
+			/* as azrun: one simulation expands the root only, no visits to pick by */
+			if (rc == 0 && (v != (double)o->sims || o->sims == 1)) {
+				fprintf(stderr, "azeval: --sims: 0 (the raw policy) or a whole number "
+					"from 2 to 1000000, not '%s'\n", optarg);
+				rc = -EINVAL;
+			}
 			break;
 		case 'n':
 			rc = long_arg("games", optarg, 1, 1000000, &o->games);
@@ -426,7 +430,7 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 			break;
 		case 'b':
 			if (az_backend_parse(optarg, &o->kind) < 0) {
-				fprintf(stderr, "azeval: --backend: auto, cpu or cuda, not '%s'\n",
+				fprintf(stderr, "azeval: --backend: auto, cpu, cpu-async or cuda, not '%s'\n",
 					optarg);
 				rc = -EINVAL;
 			}
@@ -595,15 +599,21 @@ static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		fprintf(stderr, "azeval: evaluation failed: %s\n", strerror(-rc));
 		return 1;
 	}
+	/* where the labels are kept, or (the save failed, said above) that they are not */
+	char where[4200];
+	if (o->json)
+		snprintf(where, sizeof(where), saved < 0 ? "null" : "\"%s\"", path);
+	else
+		snprintf(where, sizeof(where), saved < 0 ? "labels not saved (%s unwritable)" :
+			 "labels cached in %s", path);
 	if (o->json)
 		printf("{\"positions\": %ld, \"lost_positions\": %ld, \"mistakes\": %ld, "
-		       "\"mistake_rate\": %.6f, \"sims\": %ld, \"labels\": \"%s\"}\n", n, lost,
-		       mistakes, (double)mistakes / (double)n, o->sims, path);
+		       "\"mistake_rate\": %.6f, \"sims\": %ld, \"labels\": %s}\n", n, lost,
+		       mistakes, (double)mistakes / (double)n, o->sims, where);
 	else
 		printf("%s: %ld positions (%ld lost for the side to move), %ld simulations per "
-		       "move\nmistake_rate         %.2f%% (%ld of %ld)\nlabels cached in %s\n",
-		       o->positions, n, lost, o->sims, 100.0 * (double)mistakes / (double)n, mistakes,
-		       n, path);
+		       "move\nmistake_rate         %.2f%% (%ld of %ld)\n%s\n", o->positions, n, lost,
+		       o->sims, 100.0 * (double)mistakes / (double)n, mistakes, n, where);
 	return saved < 0 ? 1 : 0;
 }
 
@@ -650,6 +660,16 @@ int main(int argc, char **argv)
 	if ((o.mistakes || o.tactic || o.labels) && strcmp(g->name, "connect4") != 0) {
 		fprintf(stderr, "azeval: --mistakes, --labels and --tactic need --game connect4 (the "
 			"built-in Connect Four solver); for tictactoe use --write-labelled\n");
+		return 2;
+	}
+	if (o.labels && !o.mistakes) { /* it was ignored */
+		fprintf(stderr, "azeval: --labels F goes with --mistakes (where its labels are "
+			"cached)\n");
+		return 2;
+	}
+	if (o.mistakes && !o.positions) {
+		fprintf(stderr, "azeval: --mistakes goes with --positions FILE (%s)\n",
+			o.vs ? "drop --vs, which plays games" : "the positions to judge");
 		return 2;
 	}
 	if (o.tactic && !o.labelled) {

@@ -92,7 +92,7 @@ static void usage(const char *prog)
 	       "                      colours, first in game 1 (default 1)\n"
 	       "  --seed S            random seed (default 1)\n"
 	       "  --c-puct C          PUCT constant (default 1.5)\n"
-	       "  --backend B         auto | cpu | cuda (default auto: cuda when visible)\n"
+	       "  --backend B         auto | cpu | cpu-async | cuda (default auto: cuda when visible)\n"
 	       "  --graph N           tangled: numbered graph (docs/tangled.md; default: the\n"
 	       "                      checkpoint's, else 3, K4)\n"
 	       "  --variant V         tangled: free | fixed tokens (default free)\n"
@@ -190,7 +190,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		}
 		case 'b':
 			if (az_backend_parse(optarg, &o->backend) < 0) {
-				fprintf(stderr, "azplay: --backend: auto, cpu or cuda\n");
+				fprintf(stderr, "azplay: --backend: auto, cpu, cpu-async or cuda\n");
 				rc = -EINVAL;
 			}
 			break;

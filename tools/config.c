@@ -243,6 +243,16 @@ static const char *quoted(const char *v, char *buf, size_t n)
 	return buf;
 }
 
+/* A flag's value: "" (given alone), on, 1, yes, true: 1; off, 0, no, false: 0; else -1. */
+static int flag_value(const char *v)
+{
+	static const char *const words[] = {"off", "0", "no", "false", "", "on", "1", "yes", "true"};
+	for (size_t i = 0; i < AZ_ARRAY_LEN(words); i++)
+		if (!strcmp(v, words[i]))
+			return i >= 4;
+	return -1;
+}
+
 static int set_value(struct az_config *c, const struct opt *o, const char *v, char *err,
 		     size_t errlen)
 {
@@ -279,6 +289,11 @@ static int set_value(struct az_config *c, const struct opt *o, const char *v, ch
 		return 0;
 	}
 	case T_STR:
+		if (strlen(v) >= o->size && o->off == offsetof(struct az_config, eval_cache)) {
+			/* a word from a list: name the list, not the field's size */
+			snprintf(err, errlen, "--eval-cache must be worker, shared or off");
+			return -EINVAL;
+		}
 		if (strlen(v) >= o->size) {
 			snprintf(err, errlen, "--%s: value too long (at most %zu characters)",
 				 o->name, o->size - 1);
@@ -308,13 +323,11 @@ static int set_value(struct az_config *c, const struct opt *o, const char *v, ch
 		}
 		return 0;
 	case T_FLAG: { /* "" (a command-line flag), or a file's / run.json's on | off */
-		static const char *const words[] = {"off", "0", "no", "false", "", "on", "1", "yes",
-						    "true"};
-		for (size_t i = 0; i < AZ_ARRAY_LEN(words); i++)
-			if (!strcmp(v, words[i])) {
-				*(int *)p = i >= 4;
-				return 0;
-			}
+		int on = flag_value(v);
+		if (on >= 0) {
+			*(int *)p = on;
+			return 0;
+		}
 		why = "expected on or off";
 		goto bad;
 	}
@@ -334,6 +347,19 @@ static const struct opt *find_opt(const char *name)
 	return NULL;
 }
 
+/* Whether a is one of azrun's options ("--sims", "--sims=8"): after an option that takes a
+ * value, the value is missing rather than "--sims" (--arena-leaves --sims 8). */
+static int is_option(const char *a)
+{
+	char name[64];
+
+	if (strncmp(a, "--", 2) != 0)
+		return 0;
+	snprintf(name, sizeof(name), "%s", a + 2);
+	name[strcspn(name, "=")] = '\0';
+	return find_opt(name) != NULL;
+}
+
 /* First pass: --help, --game, --out and --resume decide the base configuration. */
 static int prescan(int argc, char **argv, const char **game, const char **out, int *resume,
 		   const char **config)
@@ -344,6 +370,8 @@ static int prescan(int argc, char **argv, const char **game, const char **out, i
 			return 1;
 		if (!strcmp(a, "--resume"))
 			*resume = 1;
+		else if (!strncmp(a, "--resume=", 9) && flag_value(a + 9) >= 0)
+			*resume = flag_value(a + 9); /* as the main pass reads it; a bad word fails there */
 		else if (!strncmp(a, "--game=", 7))
 			*game = a + 7;
 		else if (!strcmp(a, "--game") && i + 1 < argc)
@@ -426,8 +454,13 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 	for (size_t i = 0; i < p->n; i++) {
 		const struct opt *o = find_opt(p->key[i]);
 		char e[300];
-		if (!o || o->off == offsetof(struct az_config, config) ||
-		    o->off == offsetof(struct az_config, resume)) {
+		if (o && (o->off == offsetof(struct az_config, config) ||
+			  o->off == offsetof(struct az_config, resume))) {
+			snprintf(err, errlen, "--config %s: '%s' is a command-line option only (give "
+				 "--%s to azrun)", path, p->key[i], p->key[i]);
+			return -EINVAL;
+		}
+		if (!o) {
 			snprintf(err, errlen, "--config %s: unknown option '%s' (keys are azrun's long "
 				 "options without '--')", path, p->key[i]);
 			return -EINVAL;
@@ -517,16 +550,23 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 			return -EINVAL;
 		}
 		if (o->type != T_FLAG && !val) {
-			if (i + 1 >= argc) {
+			if (i + 1 >= argc || is_option(argv[i + 1])) {
 				snprintf(err, errlen, "--%s needs a value %s", o->name, o->arg);
 				return -EINVAL;
 			}
 			val = argv[++i];
 		}
 		if (resume && is_arch_opt(o)) {
-			snprintf(err, errlen, "--resume: the architecture of a run cannot change "
-				 "(--%s; start a new run with a different --out instead)", o->name);
-			return -EINVAL;
+			/* compared as parsed, as a --config file's: the run's own value may repeat */
+			struct az_config tmp = *c;
+			if (set_value(&tmp, o, val ? val : "", err, errlen) < 0)
+				return -EINVAL;
+			if (tmp.net != c->net || tmp.hidden != c->hidden || tmp.blocks != c->blocks) {
+				snprintf(err, errlen, "--resume: the architecture of a run cannot "
+					 "change (--%s; start a new run with a different --out "
+					 "instead)", o->name);
+				return -EINVAL;
+			}
 		}
 		int rc = set_value(c, o, val ? val : "", err, errlen);
 		if (rc < 0)
@@ -677,8 +717,8 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 {
 	*wp = (struct az_worker_params){
 		.game = c->game, .games_per_worker = c->games_per_worker, .workers = c->workers,
-		.sims = c->sims,
-		.leaves = c->leaves, .arena_leaves = c->arena_leaves, .seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
+		.sims = c->sims, .leaves = c->leaves, .arena_leaves = c->arena_leaves,
+		.seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
 		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies, .solver = c->mcts_solver,
 		.fpu_reduction = c->fpu_reduction, .forced_k = c->forced_playouts,
 		.playout_cap_p = c->playout_cap_p, .value_mix = c->value_mix,

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "games/game.h"
 #include "gpu/backend.h"
@@ -82,6 +83,11 @@ int az_config_set(struct az_config *c, const char *name, const char *value, char
  * Returns 0, 1 when --help was printed, or -EINVAL with a message in err. */
 int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_t errlen);
 
+/* Checks c as a whole (counts >= 1, caps, combinations, the network against the game,
+ * --bench's folder; tools/config_check.c): 0, or -EINVAL with one line naming one option in
+ * err[errlen]. az_config_parse() calls it; azbench checks its configurations with it too. */
+int az_config_validate(const struct az_config *c, char *err, size_t errlen);
+
 /* Resolve c->game to its game object, configuring Tangled (graph, variant, adjudicator) first.
  * Call once per process before az_game_find(c->game) is used, and before forking. Returns 0 or
  * -EINVAL / -ENOENT with a message in err. */
@@ -106,6 +112,10 @@ void az_config_train_params(const struct az_config *c, struct az_trainer_proc_pa
 
 /* Print azrun's --help to stdout. */
 void az_config_usage(const char *prog);
+
+/* text on f in lines of at most width characters, broken at spaces (a longer word stays whole
+ * up to width), each after a prefix: first before the first line, rest before the others. */
+void az_usage_wrap(FILE *f, const char *first, const char *rest, size_t width, const char *text);
 
 /* Save c as JSON to path (temp + rename). Returns 0 or -errno, message in err. */
 int az_config_save(const struct az_config *c, const char *path, char *err, size_t errlen);

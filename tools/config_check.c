@@ -38,7 +38,6 @@ static const char *zero_count(const struct az_config *c)
 		{c->workers, "--workers must be at least 1"},
 		{c->games_per_worker, "--games-per-worker must be at least 1"},
 		{c->games_per_iter, "--games-per-iter must be at least 1"},
-		{c->sims, "--sims must be at least 1"},
 		{c->leaves, "--leaves must be at least 1"},
 		{c->arena_games, "--arena-games must be at least 1"},
 		{c->hidden, "--hidden must be at least 1"},
@@ -112,7 +111,7 @@ int az_config_validate(const struct az_config *c, char *err, size_t errlen)
 		what = over_cap(c);
 	else if (net_unfit(c))
 		what = net_unfit(c);
-	else if (c->sims < 2)
+	else if (c->sims < 2) /* 0 too: "at least 1" would invite the 1 refused here */
 		what = "--sims: at least 2 (one simulation only expands the root, which leaves no "
 		       "visit counts to choose a move by)";
 	else if (c->ring_capacity < 2 || c->ring_capacity > MAX_RING ||

@@ -28,8 +28,4 @@ const struct opt *az_config_opts(size_t *n);
 /* o's value in c as text (as --help shows it and run.json stores it) into buf[n]. */
 void az_config_show_value(const struct az_config *c, const struct opt *o, char *buf, size_t n);
 
-/* Checks c as a whole (counts >= 1, caps, combinations, the network against the game,
- * --bench's folder): 0, or -EINVAL with one line naming one option in err[errlen]. */
-int az_config_validate(const struct az_config *c, char *err, size_t errlen);
-
 #endif

@@ -29,24 +29,28 @@ static void usage_line(const struct opt *o, const struct az_config *d, int nd)
 		for (int k = 0, n = 0; k < nd; k++)
 			n += snprintf(def + n, sizeof(def) - (size_t)n, "%s%s%s", k ? " / " : " (default ",
 				      v[k], k + 1 == nd ? ")" : "");
-	char text[600];
+	char text[600], first[80];
 	snprintf(text, sizeof(text), "%s%s", o->help, def);
+	snprintf(first, sizeof(first), "  %-26s ", left);
+	az_usage_wrap(stdout, first, "                             ", 70, text);
+}
+
+void az_usage_wrap(FILE *f, const char *first, const char *rest, size_t width, const char *text)
+{
 	const char *t = text;
-	int first = 1;
-	while (*t) {
+	for (int line = 0; *t; line++) {
 		size_t n = strlen(t);
-		if (n > 70) {
-			n = 70;
+		if (n > width) {
+			n = width;
 			while (n > 0 && t[n] != ' ')
 				n--;
 			if (n == 0)
-				n = 70;
+				n = width;
 		}
-		printf("  %-26s %.*s\n", first ? left : "", (int)n, t);
+		fprintf(f, "%s%.*s\n", line ? rest : first, (int)n, t);
 		t += n;
 		while (*t == ' ')
 			t++;
-		first = 0;
 	}
 }
 

@@ -13,6 +13,7 @@
 
 #include "base/spawn.h"
 #include "run/runinfo.h"
+#include "tools/config.h"
 #include "tools/report_bench.h"
 #include "tools/subcommands.h"
 #include "base/util.h"
@@ -58,7 +59,8 @@ static void report_usage(void)
 	       "--bench adds bench_agent.png, bench_policy.png and bench_tactics.png (data:\n"
 	       "bench.tsv): mistake rates on Pons' Connect Four sets, tactics. Needs\n"
 	       "gnuplot (Debian: apt-get install gnuplot-nox); --gnuplot PATH or the AZ_GNUPLOT\n"
-	       "environment variable names another binary.\n\n%s\n", elo_note);
+	       "environment variable names another binary.\n\n");
+	az_usage_wrap(stdout, "", "", 80, elo_note);
 }
 
 /* A missing value is "?" in data.tsv (the script declares it as gnuplot's missing mark). */

@@ -17,6 +17,12 @@ _Static_assert(AZ_RUN_BENCH_SETS == AZ_C4_BENCH_SETS, "the metrics keys are the 
 int az_run_bench_check(const struct az_config *c, char *err, size_t errlen)
 {
 	int rc = az_c4_bench_check(c->bench, (long)c->bench_positions, err, errlen);
+	size_t n = strlen(err);
+
+	/* a resumed run's sets may have moved since run.json saved their path */
+	if (rc < 0 && c->resume && n < errlen)
+		snprintf(err + n, errlen - n, "; on --resume, --bench DIR names the sets anew and "
+			 "--bench \"\" turns the benchmark off");
 	return rc < 0 ? -EINVAL : 0;
 }
 

@@ -17,7 +17,8 @@ struct az_run_info;
 int az_status_main(int argc, char **argv);
 int az_report_main(int argc, char **argv);
 
-/* Option parsing of both subcommands: --out DIR or one positional DIR; --help calls help().
+/* Option parsing of status, report and verify: --out DIR or one positional DIR; --help calls
+ * help().
  * Returns 0, 1 after --help, or -EINVAL (message printed). */
 int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help)(void));
 

@@ -8,6 +8,7 @@
 
 #include "run/rundir.h"
 #include "tools/config.h"
+#include "tools/subcommands.h"
 
 static void print_line(void *ctx, int damaged, const char *msg)
 {
@@ -15,29 +16,21 @@ static void print_line(void *ctx, int damaged, const char *msg)
 	printf("%s%s\n", damaged ? "DAMAGED: " : "note: ", msg);
 }
 
+static void verify_usage(void)
+{
+	printf("Usage: azrun verify --out DIR\n"
+	       "Checks every checkpoint, replay record and metrics line of a run.\n"
+	       "Exit 0: intact; 1: something is damaged; 2: bad usage.\n");
+}
+
 int az_verify_main(int argc, char **argv)
 {
-	const char *out = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			out = argv[++i];
-		else if (!strncmp(argv[i], "--out=", 6))
-			out = argv[i] + 6;
-		else if (!strcmp(argv[i], "--help")) {
-			printf("Usage: azrun verify --out DIR\n"
-			       "Checks every checkpoint, replay record and metrics line of a run.\n"
-			       "Exit 0: intact; 1: something is damaged; 2: bad usage.\n");
-			return 0;
-		} else {
-			fprintf(stderr, "azrun verify: unknown argument '%s' (see --help)\n",
-				argv[i]);
-			return 2;
-		}
-	}
-	if (!out) {
-		fprintf(stderr, "azrun verify: --out DIR is required\n");
-		return 2;
-	}
+	const char *out;
+	/* the same command line as status and report: --out DIR or DIR, --help */
+	int prc = az_subcommand_parse_dir(argc, argv, &out, verify_usage);
+
+	if (prc)
+		return prc > 0 ? 0 : 2;
 	struct az_config cfg;
 	char path[AZ_RUNDIR_PATH_MAX], err[512];
 	az_rundir_path(path, sizeof(path), out, AZ_RUNDIR_CONFIG);

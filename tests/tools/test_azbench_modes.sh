@@ -136,12 +136,28 @@ grep -q "PyTorch side .*torch_train_bench.py (found" "$T/train2.json.err" ||
 	fail "train does not say where it found the PyTorch script"
 
 # Bad usage: exit 2 with a message.
-for bad in "infer --batches 0" "pipeline --game chess" "train --seconds -1" "infer --bogus"; do
+for bad in "infer --batches 0" "pipeline --game chess" "train --seconds -1" "infer --bogus" \
+	"pipeline --game connect4 --net resnet:5000x1" \
+	"pipeline --game tictactoe --eval-cache shared --eval-cache-mb 5000"; do
 	set +e
 	# shellcheck disable=SC2086
 	"$AZBENCH" $bad > /dev/null 2> "$T/err"; rc=$?
 	set -e
 	[ $rc -eq 2 ] && [ -s "$T/err" ] || fail "azbench $bad: exit $rc, expected 2 and a message"
+done
+# --backend's message lists every backend it accepts (cpu-async included).
+set +e
+"$AZBENCH" infer --backend tpu > /dev/null 2> "$T/err"; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "auto, cpu, cpu-async or cuda" "$T/err" ||
+	fail "infer --backend tpu: exit $rc, $(cat "$T/err")"
+# A network azrun refuses is refused with azrun's reason, not "needs a board shape".
+for m in infer train pipeline; do
+	set +e
+	"$AZBENCH" $m --game tictactoe --net resnet:5000x1 > /dev/null 2> "$T/err"; rc=$?
+	set -e
+	[ $rc -eq 2 ] && grep -q "^azbench $m: tictactoe: --net resnet: at most 1024 filters$" \
+		"$T/err" || fail "$m --net resnet:5000x1: exit $rc, $(cat "$T/err")"
 done
 # A registered game azbench cannot run is refused, and the games offered are the runnable ones.
 set +e

@@ -185,6 +185,18 @@ XDG_CACHE_HOME="$T/cache" "$AZEVAL" --game connect4 --checkpoint "$T/c4/best.saf
 	--json > /dev/null
 [ "$(find "$T/cache/ringzero" -name '*Test_L3_R1.labels' | wc -l)" -eq 1 ] ||
 	fail "no labels cache under XDG_CACHE_HOME for a read-only positions folder"
+# An unwritable --labels: the result is printed, exit 1, and no claim that the labels were kept.
+rc=0
+"$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" --positions "$T/l2.txt" \
+	--limit 5 --mistakes --sims 0 --labels /proc/ringzero.labels > "$T/nolab" 2> "$T/nolab.err" ||
+	rc=$?
+"$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" --positions "$T/l2.txt" \
+	--limit 5 --mistakes --sims 0 --labels /proc/ringzero.labels --json > "$T/nolab.json" \
+	2> /dev/null || true
+[ "$rc" -eq 1 ] && grep -q "cannot write the labels cache" "$T/nolab.err" &&
+	grep -q "^mistake_rate " "$T/nolab" && ! grep -q "labels cached in" "$T/nolab" &&
+	grep -q '"labels": null}' "$T/nolab.json" ||
+	fail "unwritable --labels: exit $rc, $(cat "$T/nolab" "$T/nolab.err" "$T/nolab.json")"
 # Tactics: with the solver in the search, a win in one is always taken, whatever the network.
 "$AZEVAL" --game connect4 --write-labelled "$T/win.txt" --tactic win --games 40 2> /dev/null
 [ "$(wc -l < "$T/win.txt")" -eq 40 ] || fail "expected 40 win-in-one positions"

@@ -76,6 +76,7 @@ printf '%s\n' '- 0' '55 0' > "$T/occupied.txt"        # line 2: cell 5 played tw
 printf '%s\n' '- 0' '1 abc' > "$T/badscore.txt"       # line 2: score is not a number
 printf '%s\n' '5 0 5' > "$T/badbest.txt"              # best move on an occupied cell
 printf '%s\n' '14253 1' > "$T/over.txt"               # X has won: no move to judge
+printf '%s\n' '4453 0' > "$T/c4.txt"                 # a Connect Four position (Pons' format)
 : > "$T/file"
 
 # The fixtures themselves are sound: azeval accepts the good checkpoint and positions.
@@ -91,14 +92,22 @@ N="$T/new"
 check "azrun unknown option" "bogus" "$AZRUN" --out "$N" --bogus
 check "azrun stray argument" "stray" "$AZRUN" --out "$N" stray
 check "azrun missing value" "sims" "$AZRUN" --out "$N" --sims
+check "azrun value missing before an option" "^azrun: --arena-leaves needs a value K$" "$AZRUN" \
+	--out "$N" --arena-leaves --sims 8
+check "azrun value missing before option=" "^azrun: --bench needs a value DIR$" "$AZRUN" \
+	--out "$N" --bench --sims=8
 check "azrun malformed number" "sims.*abc" "$AZRUN" --out "$N" --sims abc
 check "azrun negative sims" "sims.*negative" "$AZRUN" --out "$N" --sims -5
 check "azrun negative seed" "seed.*negative" "$AZRUN" --out "$N" --seed " -5"
 check "azrun zero workers" "workers" "$AZRUN" --out "$N" --workers 0
+check "azrun zero sims" "^azrun: --sims: at least 2 " "$AZRUN" --out "$N" --sims 0
+check "azrun one sim" "^azrun: --sims: at least 2 " "$AZRUN" --out "$N" --sims 1
 check "azrun too many workers" "workers" "$AZRUN" --out "$N" --workers 100000
 check "azrun ring not a power of two" "ring-capacity" "$AZRUN" --out "$N" --ring-capacity 48
 check "azrun unknown eval cache" "eval-cache must be worker, shared or off" "$AZRUN" --out "$N" \
 	--eval-cache bogus
+check "azrun long unknown eval cache" "^azrun: --eval-cache must be worker, shared or off$" \
+	"$AZRUN" --out "$N" --eval-cache worker-shared
 check "azrun shared cache too big" "eval-cache-mb: at most 4095" "$AZRUN" --out "$N" \
 	--eval-cache shared --eval-cache-mb 5000
 check "azrun huge network" "hidden" "$AZRUN" --out "$N" --hidden 100000
@@ -117,7 +126,12 @@ check "azrun --out not creatable" "$T/file" "$AZRUN" --game tictactoe --out "$T/
 check "azrun --config missing" "nope.ini" "$AZRUN" --out "$N" --config "$T/nope.ini"
 printf 'bogus = 1\n' > "$T/bad.ini"
 check "azrun --config unknown key" "bogus" "$AZRUN" --out "$N" --config "$T/bad.ini"
+printf 'resume = on\n' > "$T/resume.ini"
+check "azrun --config resume key" "'resume' is a command-line option only \(give --resume" \
+	"$AZRUN" --out "$N" --config "$T/resume.ini"
 check "azrun --resume without a run" "run.json" "$AZRUN" --resume --out "$T/none"
+check "azrun --resume=bogus" "^azrun: --resume: invalid value 'bogus' \(expected on or off\)$" \
+	"$AZRUN" --resume=bogus --out "$T/none"
 # One fault, one message naming the one option at fault (no other '--' in the line).
 check "azrun no --game" "--game GAME is required \(tictactoe,connect4,tangled" "$AZRUN" --out "$N"
 check "azrun negative l2 alone" "^azrun: --l2 [^-]*$" "$AZRUN" --out "$N" --l2 -1
@@ -152,6 +166,8 @@ fi
 check "azrun status unknown option" "^azrun status: unknown option '--bogus' \(see --help\)$" \
 	"$AZRUN" status --bogus
 check "azrun status missing value" "^azrun status: --out needs a value" "$AZRUN" status --out
+check "azrun verify missing value" "^azrun verify: --out needs a value DIR" "$AZRUN" verify --out
+check "azrun verify two directories" "^azrun verify: unexpected argument" "$AZRUN" verify a b
 
 # ---- azrun: resuming a damaged run ----
 R="$T/run"
@@ -160,6 +176,24 @@ R="$T/run"
 	--quiet 2> "$T/runlog" ||
 	{ echo "FAIL fixtures: the tiny run failed" >&2; cat "$T/runlog" >&2; exit 1; }
 cp -a "$R" "$T/run.orig"
+# --resume=yes is --resume (it used to start a new run, then ask for --game)
+cases=$((cases + 1))
+if ! "$AZRUN" --resume=yes --out "$R" --iterations 1 --quiet > "$T/out" 2> "$T/err" ||
+	! grep -q "nothing to do" "$T/err"; then
+	failures=$((failures + 1))
+	echo "FAIL azrun --resume=yes: not a resume of the finished run:" >&2
+	sed -n '1,4s/^/    stderr: /p' "$T/err" >&2
+fi
+# verify takes the run directory as status and report do: --out DIR or DIR alone
+for form in "--out $R" "$R"; do
+	cases=$((cases + 1))
+	# shellcheck disable=SC2086 # the two words of "--out DIR" on purpose
+	if ! "$AZRUN" verify $form > "$T/out" 2> "$T/err"; then
+		failures=$((failures + 1))
+		echo "FAIL azrun verify $form: refused the intact run:" >&2
+		sed -n '1,4s/^/    stderr: /p' "$T/err" >&2
+	fi
+done
 # snapshot: every file of the run but its log, with contents
 snap() { (cd "$1" && find . -type f ! -name azrun.log ! -name progress.json -print0 | sort -z |
 	xargs -0 sha256sum); }
@@ -200,12 +234,16 @@ check "azeval unknown option" "bogus" "$AZEVAL" --checkpoint "$C" --positions "$
 check "azeval stray argument" "stray" "$AZEVAL" --checkpoint "$C" --positions "$P" stray
 check "azeval negative sims" "sims" "$AZEVAL" --checkpoint "$C" --positions "$P" --sims -5
 check "azeval malformed sims" "sims" "$AZEVAL" --checkpoint "$C" --positions "$P" --sims 1x
+check "azeval fractional sims" "^azeval: --sims: 0 \(the raw policy\) or a whole number from 2 " \
+	"$AZEVAL" --checkpoint "$C" --positions "$P" --sims 1.5
+check "azeval one sim" "^azeval: --sims: 0 \(the raw policy\) or a whole number from 2 " \
+	"$AZEVAL" --checkpoint "$C" --positions "$P" --sims 1
 check "azeval malformed c-puct" "c-puct" "$AZEVAL" --checkpoint "$C" --positions "$P" \
 	--c-puct abc
 check "azeval draw band out of range" "draw-band" "$AZEVAL" --checkpoint "$C" \
 	--positions "$P" --draw-band 2
-check "azeval unknown backend" "backend" "$AZEVAL" --checkpoint "$C" --positions "$P" \
-	--backend tpu
+check "azeval unknown backend" "backend: auto, cpu, cpu-async or cuda" "$AZEVAL" \
+	--checkpoint "$C" --positions "$P" --backend tpu
 check "azeval unknown game" "unknown game" "$AZEVAL" --game chess --checkpoint "$C" \
 	--positions "$P"
 check "azeval no --checkpoint" "checkpoint" "$AZEVAL" --positions "$P"
@@ -233,6 +271,10 @@ check "azeval --write-labelled unwritable" "$T/file" "$AZEVAL" --game tictactoe 
 	--write-labelled "$T/file/x"
 check "azeval --positions with --vs" "--positions and --vs" "$AZEVAL" --checkpoint "$C" \
 	--positions "$P" --vs random
+check "azeval --labels without --mistakes" "^azeval: --labels F goes with --mistakes" "$AZEVAL" \
+	--game connect4 --checkpoint "$T/c4.safetensors" --positions "$T/c4.txt" --labels "$T/x.labels"
+check "azeval --mistakes with --vs" "^azeval: --mistakes goes with --positions FILE \(drop --vs" \
+	"$AZEVAL" --game connect4 --checkpoint "$T/c4.safetensors" --mistakes --vs random
 check "azeval no game, no checkpoint" "--game GAME is required.*tictactoe" "$AZEVAL" \
 	--write-labelled "$T/x.txt"
 

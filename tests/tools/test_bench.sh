@@ -108,8 +108,8 @@ fi
 mv "$R/bench" "$T/bench.saved" && echo x > "$R/bench"
 "$AZRUN" --resume --out "$R" --iterations 7 --quiet 2> "$T/err4" \
 	|| fail "a failed benchmark failed the run: $(tail -3 "$T/err4")"
-grep -q 'iter 7 bench: Test_L1_R1: cannot write .*; the iteration goes on without it' "$R/azrun.log" \
-	|| fail "the failed benchmark was not logged: $(tail -3 "$R/azrun.log")"
+grep -q 'iter 7 bench: Test_L1_R1: cannot write .*; the iteration goes on without it' \
+	"$R/azrun.log" || fail "the failed benchmark was not logged: $(tail -3 "$R/azrun.log")"
 tail -1 "$R/metrics.jsonl" | grep -q '"iteration": 7,' || fail "iteration 7 did not commit"
 tail -1 "$R/metrics.jsonl" | grep -q bench_ && fail "iteration 7 has benchmark keys"
 "$AZRUN" verify --out "$R" > "$T/verify" 2>&1 || fail "verify after a failed benchmark"
@@ -130,4 +130,13 @@ mkdir "$T/part" && cp "$B"/Test_L1_* "$T/part/"
 bad "a folder without Test_L2_R1" "Test_L2_R1" --game connect4 --bench "$T/part"
 bad "another game" "Connect Four only" --game tictactoe --bench "$B"
 bad "--bench-positions 0" "--bench-positions" --game connect4 --bench "$B" --bench-positions 0
+# The sets moved after the run saved their path: a resume is refused, saying how to go on.
+mv "$B" "$T/moved"
+rc=0
+"$AZRUN" --resume --out "$R" --iterations 8 --quiet 2> "$T/moved.err" || rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l < "$T/moved.err")" -eq 1 ] &&
+	grep -q 'on --resume, --bench DIR names the sets anew and --bench "" turns' "$T/moved.err" ||
+	fail "a resume with moved sets: exit $rc, $(cat "$T/moved.err")"
+"$AZRUN" --resume --out "$R" --iterations 8 --quiet --bench "$T/moved" 2> "$T/moved.err" ||
+	fail "a resume naming the moved sets failed: $(tail -3 "$T/moved.err")"
 echo "PASS"

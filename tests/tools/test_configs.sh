@@ -18,6 +18,16 @@ for tool in "${@:2}"; do
 done
 version=$("$AZRUN" --version | sed 's/^azrun //')
 
+# --help of every tool, subcommand and mode: exit 0, within 100 columns (STYLE.md's width).
+AZBENCH=$5
+for cmd in "$AZRUN" "$AZRUN status" "$AZRUN report" "$AZRUN verify" "$3" "$4" "$AZBENCH" \
+	"$AZBENCH ring" "$AZBENCH infer" "$AZBENCH pipeline" "$AZBENCH train" "$6"; do
+	# shellcheck disable=SC2086 # "TOOL MODE" splits into its two words on purpose
+	$cmd --help > "$T/help" 2>&1 || fail "$cmd --help failed: $(tail -2 "$T/help")"
+	awk 'length > 100 { print "line " NR ": " length " columns"; bad = 1 } END { exit bad }' \
+		"$T/help" > "$T/wide" || fail "$(basename "$cmd") --help: $(head -1 "$T/wide")"
+done
+
 ls "$SRC"/configs/*.ini > /dev/null || fail "no configs/*.ini"
 for ini in "$SRC"/configs/*.ini; do
 	name=$(basename "$ini" .ini)

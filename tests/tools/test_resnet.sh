@@ -50,6 +50,10 @@ printf 'net = resnet\n' > "$T/same.ini" # the kind alone, as the run has it: acc
 "$AZRUN" --resume --out "$T/ttt" --config "$T/same.ini" --iterations 4 --quiet 2> "$T/log" \
 	|| fail "resume refused net = resnet: $(tail -3 "$T/log")"
 [ "$(wc -l < "$T/ttt/metrics.jsonl")" -eq 4 ] || fail "resume did not add iteration 4"
+# ... and so is the run's own --net on the command line, as in the file
+"$AZRUN" --resume --out "$T/ttt" --net resnet:8x1 --hidden 8 --iterations 5 --quiet \
+	2> "$T/log" || fail "resume refused the run's own --net resnet:8x1: $(tail -3 "$T/log")"
+[ "$(wc -l < "$T/ttt/metrics.jsonl")" -eq 5 ] || fail "resume did not add iteration 5"
 
 # A run.json that says mlp for ResNet checkpoints is damage that verify names.
 sed -i 's/"resnet:8x1"/"mlp:8x1"/' "$T/ttt/run.json"

@@ -5,6 +5,7 @@
 #include "gpu/backend.h"
 #include "net/model.h"
 #include "tools/bench/bench_common.h"
+#include "tools/config.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -129,7 +130,7 @@ static int mode_opt(const struct az_bench_argv *p, int code, const char *arg)
 		if (!p->backend)
 			break;
 		if (az_backend_parse(arg, p->backend) < 0) {
-			fprintf(stderr, "azbench %s: --backend: auto, cpu or cuda\n", p->mode);
+			fprintf(stderr, "azbench %s: --backend: auto, cpu, cpu-async or cuda\n", p->mode);
 			return -EINVAL;
 		}
 		return 0;
@@ -719,4 +720,29 @@ int az_bench_parse_games(const char *s, const char **games, int *n)
 	games[0] = g->name;
 	*n = 1;
 	return 0;
+}
+
+int az_bench_config_check(const char *mode, struct az_config *cfg)
+{
+	char why[400];
+
+	snprintf(cfg->out, sizeof(cfg->out), "azbench"); /* required by the check; unused here */
+	if (az_config_validate(cfg, why, sizeof(why)) == 0)
+		return 0;
+	fprintf(stderr, "azbench %s: %s: %s\n", mode, cfg->game, why);
+	return -EINVAL;
+}
+
+int az_bench_net_check(const char *mode, const char *game, uint32_t net, uint32_t hidden,
+		       uint32_t blocks)
+{
+	struct az_config cfg;
+
+	AZ_ASSERT(az_config_defaults(&cfg, game) == 0);
+	if (hidden) {
+		cfg.net = net;
+		cfg.hidden = hidden;
+		cfg.blocks = blocks;
+	}
+	return az_bench_config_check(mode, &cfg);
 }

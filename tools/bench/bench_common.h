@@ -109,7 +109,7 @@ struct az_bench_argv {
 	int max_batches;
 	uint32_t *hidden, *blocks;     /* --net HxR */
 	uint32_t *net;                 /* and KIND:WxR (enum az_net_kind); NULL: MLPs only */
-	enum az_backend_kind *backend; /* --backend auto | cpu | cuda */
+	enum az_backend_kind *backend; /* --backend auto | cpu | cpu-async | cuda */
 	/* Any other option: returns 0, -EINVAL after a message on stderr, or -ENOENT for a code it
 	 * does not know (then usage goes to stderr). NULL: the mode has none. */
 	int (*opt)(void *mode_opts, int code, const char *arg);
@@ -121,6 +121,20 @@ struct az_bench_argv {
  * non-option argument is rejected. Returns 0 to run, 1 after --help, 2 on bad usage (a message
  * went to stderr). The mode sets its other defaults first. */
 int az_bench_parse_argv(const struct az_bench_argv *p, int argc, char **argv);
+
+struct az_config;
+
+/* Whether azrun would accept cfg (az_config_validate: the same caps, e.g. at most 1024 ResNet
+ * filters, a shared evaluation cache below 4 GiB, a board shape for --net resnet), so that a
+ * setting azrun refuses is refused before anything is measured. cfg->out is set to a
+ * placeholder (azbench has no run directory). Returns 0, or -EINVAL after "azbench MODE: GAME:
+ * azrun's message" on stderr. */
+int az_bench_config_check(const char *mode, struct az_config *cfg);
+
+/* az_bench_config_check() of azrun's defaults for game with a --net override (hidden 0: the
+ * game's network kept). */
+int az_bench_net_check(const char *mode, const char *game, uint32_t net, uint32_t hidden,
+		       uint32_t blocks);
 
 /* Before any measurement: --csv and --plot name files in existing, writable directories, and
  * gnuplot is in PATH when --plot is given. Returns 0, or -EINVAL / -ENOENT after one line

@@ -156,7 +156,7 @@ static int parse(struct infer_opts *o, int argc, char **argv)
 }
 
 /* The network a game trains by default (tools/config.c), unless --net overrides it. Returns 0,
- * or -EINVAL for a ResNet on a game without a board shape. */
+ * or -EINVAL when net/model.c cannot build it (az_bench_net_check() refuses that first). */
 static int game_arch(const struct infer_opts *o, const char *game, struct az_arch *a)
 {
 	const struct az_game *g = az_game_find(game);
@@ -204,12 +204,13 @@ int az_bench_infer(int argc, char **argv)
 		struct az_arch a;
 		char net[32];
 
-		if (game_arch(&o, o.games[gi], &a) < 0) {
-			fprintf(stderr, "azbench infer: %s: --net %s needs a game with a board "
-				"shape\n", o.games[gi], az_net_kind_name(a.kind));
+		/* azrun's caps and the board shape: the reason named, not a guess */
+		if (az_bench_net_check("infer", o.games[gi], o.net, o.hidden, o.blocks) < 0) {
 			az_bench_table_free(&t);
 			return 2;
 		}
+		int arc = game_arch(&o, o.games[gi], &a);
+		AZ_ASSERT(arc == 0); /* what azrun accepts, the model can build */
 		/* MLP rows keep the "HxR" they always had */
 		if (a.kind == AZ_NET_MLP)
 			snprintf(net, sizeof(net), "%ux%u", a.hidden, a.blocks);

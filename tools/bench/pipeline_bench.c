@@ -74,7 +74,8 @@ static void usage(FILE *out)
 		"  --net HxR                the network (default: the game's); mlp:HxR, or\n"
 		"                           resnet:FxR (F filters; tictactoe, connect4)\n"
 		"  --leaves K               leaves in flight per game (default: azrun's)\n"
-		"  --eval-cache-mb MB       each worker's evaluation cache, 0 off (default:\n"
+		"  --eval-cache-mb MB       the evaluation cache in MiB: each worker's, or the\n"
+		"                           one --eval-cache shared table; 0 off (default:\n"
 		"                           azrun's)\n"
 		"  --eval-cache MODE        worker | shared | off (default: azrun's)\n"
 		"  --default-runs N         runs of azrun's defaults per game (default %d, at\n"
@@ -209,7 +210,18 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 	o->default_runs = DEFAULT_RUNS;
 	o->nworkers = az_bench_parse_u32_list("1,2,4,8,16", o->workers, MAX_LIST, 1, 256);
 	o->ngpw = az_bench_parse_u32_list("4,16,128", o->gpw, MAX_LIST, 1, 4096);
-	return az_bench_parse_argv(&p, argc, argv);
+	int rc = az_bench_parse_argv(&p, argc, argv);
+	/* what azrun would refuse (resnet:5000x1, a 5 GB shared cache) fails now, not mid-sweep */
+	for (int gi = 0; gi < o->ngames && rc == 0; gi++) {
+		struct az_pipeline_game pg = { o->games[gi], o->backend, o->sims, o->leaves,
+					       o->cache_mb, o->cache, o->hidden, o->blocks,
+					       o->net };
+		struct az_config cfg;
+		az_pipeline_game_config(&pg, &cfg);
+		if (az_bench_config_check("pipeline", &cfg) < 0)
+			rc = 2;
+	}
+	return rc;
 }
 
 /* ---- the finite phases ---- */

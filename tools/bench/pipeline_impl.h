@@ -51,9 +51,13 @@ struct az_pipeline_game {
 	uint32_t hidden, blocks, net; /* --net (net: enum az_net_kind); hidden 0: the game's */
 };
 
-/* azrun's defaults for p->game with p's overrides into gc->cfg, and a randomly initialised
- * network of azrun's default shape (or p's --net) saved to dir/GAME.safetensors. Returns 0 or -errno (a
- * message on stderr). */
+/* azrun's defaults for p->game with p's overrides (--sims, --leaves, --eval-cache[-mb], --net,
+ * --backend) into *cfg. p->game must be a registered game. */
+void az_pipeline_game_config(const struct az_pipeline_game *p, struct az_config *cfg);
+
+/* az_pipeline_game_config() into gc->cfg, and a randomly initialised network of azrun's default
+ * shape (or p's --net) saved to dir/GAME.safetensors. Returns 0 or -errno (a message on
+ * stderr). */
 int az_pipeline_game_setup(const struct az_pipeline_game *p, const char *dir, struct game_ctx *gc);
 
 /* Run the pipeline under cfg (W = cfg->workers, G = cfg->games_per_worker, cfg's ring, batch

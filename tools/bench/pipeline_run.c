@@ -143,6 +143,26 @@ out:
 	return rc;
 }
 
+void az_pipeline_game_config(const struct az_pipeline_game *p, struct az_config *cfg)
+{
+	AZ_ASSERT(az_game_find(p->game) && az_config_defaults(cfg, p->game) == 0);
+	cfg->backend = p->backend;
+	cfg->quiet = 1;
+	if (p->sims)
+		cfg->sims = p->sims;
+	if (p->leaves)
+		cfg->leaves = p->leaves;
+	if (p->cache_mb >= 0)
+		cfg->eval_cache_mb = (uint32_t)p->cache_mb;
+	if (p->cache)
+		snprintf(cfg->eval_cache, sizeof(cfg->eval_cache), "%s", p->cache);
+	if (p->hidden) {
+		cfg->net = p->net;
+		cfg->hidden = p->hidden;
+		cfg->blocks = p->blocks;
+	}
+}
+
 int az_pipeline_game_setup(const struct az_pipeline_game *p, const char *dir, struct game_ctx *gc)
 {
 	char err[512];
@@ -150,22 +170,7 @@ int az_pipeline_game_setup(const struct az_pipeline_game *p, const char *dir, st
 
 	memset(gc, 0, sizeof(*gc));
 	gc->g = az_game_find(p->game);
-	AZ_ASSERT(gc->g && az_config_defaults(&gc->cfg, p->game) == 0);
-	gc->cfg.backend = p->backend;
-	gc->cfg.quiet = 1;
-	if (p->sims)
-		gc->cfg.sims = p->sims;
-	if (p->leaves)
-		gc->cfg.leaves = p->leaves;
-	if (p->cache_mb >= 0)
-		gc->cfg.eval_cache_mb = (uint32_t)p->cache_mb;
-	if (p->cache)
-		snprintf(gc->cfg.eval_cache, sizeof(gc->cfg.eval_cache), "%s", p->cache);
-	if (p->hidden) {
-		gc->cfg.net = p->net;
-		gc->cfg.hidden = p->hidden;
-		gc->cfg.blocks = p->blocks;
-	}
+	az_pipeline_game_config(p, &gc->cfg);
 	gc->arch = (struct az_arch){ .inputs = gc->g->features, .hidden = gc->cfg.hidden,
 				     .blocks = gc->cfg.blocks, .actions = gc->g->actions,
 				     .kind = gc->cfg.net };

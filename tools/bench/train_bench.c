@@ -491,11 +491,9 @@ int az_bench_train(int argc, char **argv)
 				p->arch.height = g->height;
 				p->arch.width = g->width;
 			}
-			if (!az_arch_valid(&p->arch)) {
-				fprintf(stderr, "azbench train: %s: --net resnet needs a game with a "
-					"board shape\n", g->name);
+			if (az_bench_net_check("train", g->name, o.net, o.hidden, o.blocks) < 0)
 				return 2;
-			}
+			AZ_ASSERT(az_arch_valid(&p->arch)); /* what azrun accepts, the model can build */
 			p->lr = cfg.lr;
 			p->l2 = cfg.l2;
 			p->batch = o.batches[bi];
