@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* azrun's configuration checks (az_config_validate, tools/config_impl.h): one message per
+/* azrun's configuration checks (az_config_validate, tools/config.h): one message per
  * fault, naming one option, before the run directory is touched. */
 #include <errno.h>
 #include <math.h>
@@ -15,8 +15,8 @@
 #include "tools/config_impl.h"
 #include "tools/run_bench.h"
 
-/* Upper bounds of az_config_validate(): far beyond useful settings, low enough that a typo is refused
- * before the run directory is touched rather than failing (or exhausting memory) later. */
+/* Upper bounds of az_config_validate(): far beyond useful settings, low enough that a typo is
+ * refused before the run directory is touched rather than failing (or exhausting memory) later. */
 #define MAX_SIMS 1000000u
 #define MAX_LEAVES 256u
 #define MAX_GAMES_PER_WORKER 4096u
