@@ -67,6 +67,7 @@ static void row_from_json(const cJSON *j, struct az_metric_row *r)
 	r->arena_s = num(j, "arena_s");
 	r->time = num(j, "time");
 	r->bench_s = num(j, "bench_s");
+	r->best_iteration = num(j, "best_iteration");
 	for (int k = 0; k < AZ_RUN_BENCH_SETS; k++) {
 		char key[48];
 		snprintf(key, sizeof(key), "bench_policy_%s", az_run_bench_sets[k].key);

@@ -22,6 +22,7 @@ extern const struct az_run_bench_set az_run_bench_sets[AZ_RUN_BENCH_SETS];
 /* One line of metrics.jsonl. Numbers absent from the line are NAN. */
 struct az_metric_row {
 	double iteration, games, positions, policy_loss, value_loss;
+	double best_iteration; /* the best network after this iteration's arena (NAN: absent) */
 	double arena_score, arena_wins, arena_draws, arena_losses;
 	double evals_per_s, mean_batch, ring_occupancy;
 	double eval_cache_hit_rate; /* self-play leaves answered by the workers' caches, 0-1 */

@@ -144,7 +144,14 @@ static void print_bench(const struct az_run_info *ri)
 		printf(" %s %.0f/%.0f", az_run_bench_sets[k].key, 100 * r->bench_policy[k],
 		       100 * r->bench_agent[k]);
 	}
-	printf(" (iteration %.0f, %.1f s)", r->iteration, isnan(r->bench_s) ? 0.0 : r->bench_s);
+	/* The benchmark measures the best network after the arena: name it when it is older
+	 * than the iteration (an unchanged best repeats its results at no cost). */
+	if (!isnan(r->best_iteration) && r->best_iteration != r->iteration)
+		printf(" (iteration %.0f: the best network, of iteration %.0f, %.1f s)", r->iteration,
+		       r->best_iteration, isnan(r->bench_s) ? 0.0 : r->bench_s);
+	else
+		printf(" (iteration %.0f, %.1f s)", r->iteration,
+		       isnan(r->bench_s) ? 0.0 : r->bench_s);
 	putchar('\n');
 }
 

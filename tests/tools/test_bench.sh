@@ -91,6 +91,14 @@ grep -Eq '^bench: +mistakes % policy/agent L1_R1 [0-9]+/[0-9]+ .* L3_R1 [0-9]+/[
 	"$T/status" || fail "status: no benchmark line: $(cat "$T/status")"
 grep -Eq '^ +tactics % policy/agent win1 [0-9]+/[0-9]+ block [0-9]+/[0-9]+ \(iteration 6' \
 	"$T/status" || fail "status: no tactics line: $(cat "$T/status")"
+# the network measured: iteration 6's best, named when it is an older one
+b6=$(sed -n 6p "$R/metrics.jsonl" | grep -o '"best_iteration": [0-9]*' | grep -o '[0-9]*$')
+if [ "$b6" -ne 6 ]; then
+	grep -q "(iteration 6: the best network, of iteration $b6, " "$T/status" ||
+		fail "status: the measured network (iteration $b6) not named: $(cat "$T/status")"
+else
+	grep -q "(iteration 6, " "$T/status" || fail "status: $(cat "$T/status")"
+fi
 if command -v gnuplot > /dev/null; then
 	"$AZRUN" report --out "$R" > "$T/report" 2>&1 || fail "report: $(cat "$T/report")"
 	for p in bench_agent bench_policy bench_tactics; do
