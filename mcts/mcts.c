@@ -216,6 +216,12 @@ void az_tree_shrink(struct az_tree *t, uint32_t target_nodes)
 	t->cap = target;
 }
 
+void az_tree_set_leaf_hook(struct az_tree *t, az_leaf_fn fn, void *ctx)
+{
+	t->leaf_fn = fn;
+	t->leaf_ctx = ctx;
+}
+
 void az_tree_set_noise(struct az_tree *t, int on)
 {
 	t->noise_on = on != 0;
@@ -430,6 +436,8 @@ int az_tree_select(struct az_tree *t, struct az_leaf *leaf)
 	}
 	if (g->terminal(leaf->state, &v))
 		return finish_terminal(t, idx, v);
+	if (t->leaf_fn)
+		t->leaf_fn(t->leaf_ctx, leaf->state);
 	k = add_children(t, idx, leaf->state);
 	if (k < 0) {
 		undo_vl(t, idx);

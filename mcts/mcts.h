@@ -73,6 +73,18 @@ void az_tree_shrink(struct az_tree *t, uint32_t target_nodes);
 void az_tree_set_noise(struct az_tree *t, int on);
 
 /* Descend from the root by PUCT, adding virtual loss along the path (AZ_SELECT_EVAL). */
+
+/* Called by az_tree_select() with a new leaf's position (game->state_bytes) as soon as the
+ * descent has reached it and found it not terminal, before the leaf's children are created: the
+ * caller can start work on the position (a cache prefetch) that overlaps the children's creation.
+ * It comes for every AZ_SELECT_EVAL leaf, with the leaf->state that select then returns, and for
+ * leaves the solver proves from their children (AZ_SELECT_TERMINAL). It must not call into the
+ * tree; `state` is valid during the call only. */
+typedef void (*az_leaf_fn)(void *ctx, const void *state);
+
+/* Install fn(ctx, state) as the tree's leaf hook (NULL: none, the default). The hook does not
+ * change the search. */
+void az_tree_set_leaf_hook(struct az_tree *t, az_leaf_fn fn, void *ctx);
 int az_tree_select(struct az_tree *t, struct az_leaf *leaf);
 
 /* Expand leaf `node` with the network's policy[A] (probabilities; entries of illegal moves are

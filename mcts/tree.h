@@ -56,6 +56,8 @@ struct az_tree {
 	float *policy;    /* [A] scratch for az_mcts_search() */
 	uint8_t *mask;    /* [A] scratch for legal moves */
 	uint32_t *counts; /* [A] scratch: the root children's (pruned) visits, by child offset */
+	az_leaf_fn leaf_fn; /* az_tree_set_leaf_hook(); NULL: none */
+	void *leaf_ctx;
 	uint8_t root_state[AZ_GAME_STATE_MAX];
 };
 

@@ -170,10 +170,20 @@ uint64_t az_evalcache_key(const struct az_game *g, const void *state)
 	return mix64(h ^ (uint64_t)(g->to_move(state) + 1));
 }
 
-static void *line(struct az_evalcache *c, uint64_t key, uint32_t model, uint32_t gen)
+static void *line(const struct az_evalcache *c, uint64_t key, uint32_t model, uint32_t gen)
 {
 	uint64_t i = mix64(key ^ ((uint64_t)gen << 32 | model)) & c->mask;
 	return c->mem + (size_t)i * c->stride;
+}
+
+void az_evalcache_prefetch(const struct az_evalcache *c, uint64_t key, uint32_t model,
+			   uint32_t gen)
+{
+	const uint8_t *e = line(c, key, model, gen);
+	/* Read (0), keep in every cache level (3). The last byte's line: a private entry's stride
+	 * is not a multiple of 64, so it may span two lines (same line: a no-op). */
+	__builtin_prefetch(e, 0, 3);
+	__builtin_prefetch(e + c->stride - 1, 0, 3);
 }
 
 static uint32_t f2u(float f)

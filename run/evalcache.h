@@ -49,6 +49,12 @@ uint64_t az_evalcache_key(const struct az_game *g, const void *state);
 const float *az_evalcache_find(struct az_evalcache *c, uint64_t key, uint32_t model,
 			       uint32_t gen, float *value);
 
+/* A hint: start loading the memory that az_evalcache_find(c, key, model, gen) will read (the
+ * entry's first and last cache lines), so that a find issued some work later does not wait for
+ * it. Reads and changes nothing, counts nothing; any arguments are fine. */
+void az_evalcache_prefetch(const struct az_evalcache *c, uint64_t key, uint32_t model,
+			   uint32_t gen);
+
 /* Remember policy[A] and value for (key, model, gen), replacing its line's entry. Shared: when
  * another writer holds the line at that moment, this insert is dropped (a cache may forget). */
 void az_evalcache_put(struct az_evalcache *c, uint64_t key, uint32_t model, uint32_t gen,

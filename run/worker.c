@@ -71,6 +71,11 @@ struct worker {
 	 * published with sequence number seq, stored with its answer when that comes back. */
 	struct az_evalcache *cache;
 	uint64_t *pend_key;
+	/* The leaf hook's (leaf_hook) key of the leaf being selected, for model leaf_model;
+	 * leaf_keyed 1 once it is set in this selection. */
+	uint64_t leaf_key;
+	uint32_t leaf_model;
+	int leaf_keyed;
 	/* Generation of each model slot for this process's lifetime: azrun changes a model only
 	 * between phases, and a phase's workers are forked after its models are loaded. */
 	uint32_t gen[AZ_MODEL_SLOTS];
@@ -213,6 +218,16 @@ static void start_game(struct worker *w, struct wgame *gm)
 	begin_move(w, gm);
 }
 
+/* The trees' leaf hook with the cache on: the new leaf's key, and a prefetch of its cache entry
+ * that overlaps select's creation of the leaf's children. */
+static void leaf_hook(void *ctx, const void *state)
+{
+	struct worker *w = ctx;
+	w->leaf_key = az_evalcache_key(w->g, state);
+	w->leaf_keyed = 1;
+	az_evalcache_prefetch(w->cache, w->leaf_key, w->leaf_model, w->gen[w->leaf_model]);
+}
+
 /* Submit leaves of gm's current tree until K are in flight, the ring is full or the move's
  * simulation budget is spoken for. Returns how many leaves were handled, or -ENOMEM when the
  * tree cannot grow (nothing published for that selection). */
@@ -227,6 +242,9 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 		void *slot = az_ring_claim(&w->ring, &seq);
 		if (!slot)
 			break; /* ring full: results will free slots */
+		uint32_t model = model_for(w, gm);
+		w->leaf_model = model;
+		w->leaf_keyed = 0;
 		AZ_NVTX_PUSH("select");
 		int rc = az_tree_select(t, &w->leaf);
 		AZ_NVTX_POP();
@@ -238,9 +256,9 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 		w->st.sims++;
 		if (rc == AZ_SELECT_TERMINAL)
 			continue; /* claimed slot stays unpublished and is reused */
-		uint32_t model = model_for(w, gm);
 		if (w->cache) {
-			uint64_t key = az_evalcache_key(w->g, w->leaf.state);
+			uint64_t key = w->leaf_keyed ? w->leaf_key
+						     : az_evalcache_key(w->g, w->leaf.state);
 			float value;
 			const float *pol = az_evalcache_find(w->cache, key, model, w->gen[model],
 							     &value);
@@ -649,6 +667,8 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 			if (az_tree_create(g, &mp, start, &gm->tree[p]) < 0)
 				return -ENOMEM;
 			az_tree_set_noise(gm->tree[p], mode == AZ_WORKER_SELFPLAY);
+			if (w->cache)
+				az_tree_set_leaf_hook(gm->tree[p], leaf_hook, w);
 		}
 		gm->hx = malloc(sizeof(float) * g->max_plies * g->features);
 		gm->hpi = malloc(sizeof(float) * g->max_plies * g->actions);

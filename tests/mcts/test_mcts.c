@@ -528,6 +528,78 @@ static void test_leaf_legal(void **unused)
 	}
 }
 
+struct hook_log {
+	const struct az_game *g;
+	int calls;
+	uint8_t state[AZ_GAME_STATE_MAX];
+};
+
+static void log_leaf(void *ctx, const void *state)
+{
+	struct hook_log *h = ctx;
+
+	h->calls++;
+	memcpy(h->state, state, h->g->state_bytes);
+}
+
+/* The leaf hook: called once in each selection that returns EVAL, with the leaf's state, never
+ * for BUSY; a tree with the hook makes the same selections as one without. */
+static void test_leaf_hook(void **unused)
+{
+	const struct az_game *games[2] = {&az_game_connect4, ttt};
+	float pol[AZ_GAME_ACTIONS_MAX];
+	uint8_t s[AZ_GAME_STATE_MAX];
+
+	(void)unused;
+	for (int gi = 0; gi < 2; gi++) {
+		const struct az_game *g = games[gi];
+		struct hook_log h = {.g = g};
+		struct az_tree *t, *plain;
+		int evals = 0;
+
+		for (uint32_t a = 0; a < g->actions; a++)
+			pol[a] = 1.0f + (float)a;
+		g->init(s);
+		t = make_tree(g, s, 5, 0.25f);
+		plain = make_tree(g, s, 5, 0.25f);
+		az_tree_set_leaf_hook(t, log_leaf, &h);
+		for (int round = 0; round < 80; round++) {
+			struct az_leaf leaf[3], other;
+			int n = 0;
+
+			for (int k = 0; k < 3; k++) {
+				int before = h.calls;
+				int r = az_tree_select(t, &leaf[n]);
+
+				assert_int_equal(az_tree_select(plain, &other), r);
+				assert_int_equal(other.node, leaf[n].node);
+				assert_true(r >= 0);
+				if (r == AZ_SELECT_BUSY)
+					assert_int_equal(h.calls, before);
+				if (r != AZ_SELECT_EVAL)
+					continue;
+				assert_int_equal(h.calls, before + 1);
+				assert_memory_equal(h.state, leaf[n].state, g->state_bytes);
+				n++;
+				evals++;
+			}
+			for (int k = 0; k < n; k++) {
+				az_tree_expand(t, leaf[k].node, pol, 0.1f * (float)(k - 1));
+				az_tree_expand(plain, leaf[k].node, pol, 0.1f * (float)(k - 1));
+			}
+		}
+		assert_true(evals > 80);
+		assert_int_equal(az_tree_root_visits(t), az_tree_root_visits(plain));
+		az_tree_set_leaf_hook(t, NULL, NULL); /* off again: no more calls */
+		h.calls = 0;
+		assert_int_equal(search(t, g, az_tree_root_visits(t) + 20), 0);
+		assert_int_equal(h.calls, 0);
+		assert_tree_ok(t);
+		az_tree_destroy(plain);
+		az_tree_destroy(t);
+	}
+}
+
 /* az_tree_shrink: after a big search the arenas hold far more than 1024 nodes; between games
  * (after a reset) they go back to the target, or to the nodes in use when more; the tree
  * searches, advances and grows again afterwards. */
@@ -668,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_advance_reuse),
 		cmocka_unit_test(test_visit_policy_and_pick),
 		cmocka_unit_test(test_leaf_legal),
+		cmocka_unit_test(test_leaf_hook),
 		cmocka_unit_test(test_shrink),
 		cmocka_unit_test(test_search_eval_error),
 		cmocka_unit_test(test_golden_selfplay),
