@@ -265,9 +265,22 @@ static void undo_vl(struct az_tree *t, uint32_t idx)
 	}
 }
 
+/* The reduction FPU of node nd (children c, priors noisy or the clean ones) given the prior mass
+ * of its visited children, summed in child order as a double. */
+static float fpu_reduced(const struct az_tree *t, const struct node *nd, double mass)
+{
+	return (nd->n ? -nd->w / (float)nd->n : 0.0f) - t->params.fpu_reduction * sqrtf((float)mass);
+}
+
 /* PUCT child of expanded node idx: argmax Q + c * P * sqrt(N + vl) / (1 + N(a) + vl(a)); ties
  * go to the higher prior, then to the lower action (children are in action order). At the root
- * a child short of its forced playouts comes first (params.forced_k, mcts/targets.c). */
+ * a child short of its forced playouts comes first (params.forced_k, mcts/targets.c).
+ * One pass over the children: with the reduction FPU and c * sqrt(N + vl) >= 0, an unvisited
+ * child's score fpu + c * P * sqrt(N + vl) does not decrease with P (rounding is monotone), so
+ * the best unvisited child is the one of highest prior (lowest index among equals); it is scored
+ * after the loop, once the visited children's prior mass gives the FPU, and ranked against the
+ * visited ones by the same order (score, then prior, then index) that a scan in child order
+ * applies, so the choice is exactly the two-pass one's. */
 static uint32_t puct_child(const struct az_tree *t, uint32_t idx)
 {
 	const struct node *nd = &t->nodes[idx];
@@ -275,9 +288,11 @@ static uint32_t puct_child(const struct az_tree *t, uint32_t idx)
 	const float *noisy = (idx == 0 && t->root_noisy) ? t->noisy : NULL;
 	float cs = t->params.c_puct * sqrtf((float)(nd->n + nd->vl));
 	float vloss = t->params.vloss, fpu = t->params.fpu;
-	float best = -INFINITY, best_p = -INFINITY;
-	uint32_t besti = 0;
+	float best = -INFINITY, best_p = -INFINITY, unv_p = -INFINITY;
+	uint32_t besti = 0, unv = NONE;
 	int solver = t->params.solver;
+	int late = !t->params.fpu_absolute && cs >= 0.0f; /* FPU after the loop */
+	double mass = 0.0;
 
 	if (idx == 0 && t->params.forced_k > 0.0f) {
 		uint32_t forced = az_tree_forced_child(t);
@@ -285,25 +300,34 @@ static uint32_t puct_child(const struct az_tree *t, uint32_t idx)
 		if (forced != NONE)
 			return forced;
 	}
-	if (!t->params.fpu_absolute) {
-		double mass = 0.0;
-
+	if (!t->params.fpu_absolute && !late) {
 		for (uint32_t i = 0; i < nd->nchild; i++)
 			if (c[i].n + c[i].vl)
 				mass += noisy ? noisy[i] : c[i].prior;
-		fpu = (nd->n ? -nd->w / (float)nd->n : 0.0f) -
-		      t->params.fpu_reduction * sqrtf((float)mass);
+		fpu = fpu_reduced(t, nd, mass);
 	}
 	for (uint32_t i = 0; i < nd->nchild; i++) {
 		uint32_t visits = c[i].n + c[i].vl;
 		float p = noisy ? noisy[i] : c[i].prior;
-		float q = visits ? (c[i].w - (float)c[i].vl * vloss) / (float)visits : fpu;
+		float q;
 		float s;
 
+		if (visits)
+			mass += p;
 		if (solver && (c[i].flags & F_PROVEN)) {
 			if (c[i].tvalue > 0)
 				continue; /* a proven win for the opponent: never worth a visit */
 			q = (float)-c[i].tvalue;
+		} else if (visits) {
+			q = (c[i].w - (float)c[i].vl * vloss) / (float)visits;
+		} else if (late) {
+			if (p > unv_p) {
+				unv_p = p;
+				unv = i;
+			}
+			continue;
+		} else {
+			q = fpu;
 		}
 		s = q + cs * p / (float)(1 + visits);
 
@@ -311,6 +335,14 @@ static uint32_t puct_child(const struct az_tree *t, uint32_t idx)
 			best = s;
 			best_p = p;
 			besti = i;
+		}
+	}
+	if (unv != NONE) {
+		float s = fpu_reduced(t, nd, mass) + cs * unv_p / (float)(1 + 0u);
+
+		if (s > best || (s == best && (unv_p > best_p || (unv_p == best_p && unv < besti)))) {
+			best = s;
+			besti = unv;
 		}
 	}
 	AZ_ASSERT(best > -INFINITY); /* a node whose children all lose is proven: not descended */
