@@ -24,6 +24,9 @@ struct az_worker_params {
 	/* Arena: leaves in flight per game; 0: az_arena_leaves() (enough for the batches that
 	 * self-play's G·K leaves per worker make). */
 	uint32_t arena_leaves;
+	/* Self-play: the most leaves in flight per game in the phase's tail (az_tail_leaves);
+	 * 0: min(8, sims / 8); at most `leaves` turns the tail rule off. */
+	uint32_t tail_leaves;
 	uint64_t seed;             /* run seed; per game streams are derived from it */
 	float c_puct, dir_alpha, dir_eps;
 	uint32_t solver;           /* MCTS-Solver on (1) or off (0) */
@@ -59,6 +62,16 @@ enum az_worker_mode { AZ_WORKER_SELFPLAY = 0, AZ_WORKER_ARENA = 1 };
  * share of its simulations is in flight; both players of an arena game get the same K, so the
  * comparison stays fair). Never below K. */
 uint32_t az_arena_leaves(const struct az_worker_params *wp, uint32_t ngames);
+
+/* Leaves in flight per self-play game when `nactive` of a worker's `ngames` game slots are
+ * still playing. While the phase has games to start, every finished game is replaced and this
+ * is K (wp->leaves). In the phase's tail no game replaces a finished one and the worker's
+ * G·K leaves in flight shrink to nactive·K: batches fall to a few positions and each move of
+ * the last (longest) games waits on round trips of nearly empty batches. So K rises to
+ * ceil(ngames·K / nactive), capped at wp->tail_leaves (0: min(8, sims / 8), the cap of
+ * az_arena_leaves and for the same reason), never below K. Under lockstep (--deterministic)
+ * it stays K. */
+uint32_t az_tail_leaves(const struct az_worker_params *wp, uint32_t ngames, uint32_t nactive);
 
 /* Play games of the current phase through ring `worker` of seg until ctl->games_target games
  * have been claimed and finished. Self-play writes every finished game to replay_path (io_uring

@@ -3,6 +3,8 @@
 #include "run/supervise.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <signal.h>
@@ -26,6 +28,20 @@ static void on_signal(int sig)
 		interrupted = sig;
 }
 
+/* The self-pipe that SIGCHLD writes to, so that a supervisor waiting for its children wakes
+ * the moment one exits (a poll on the read end) instead of at its next tick; -1 until
+ * az_sv_install_signals. Both ends are non-blocking: a full pipe already says "wake up". */
+static int chld_pipe[2] = {-1, -1};
+
+static void on_sigchld(int sig)
+{
+	(void)sig;
+	int e = errno;
+	if (chld_pipe[1] >= 0)
+		(void)!write(chld_pipe[1], "", 1);
+	errno = e;
+}
+
 /* The signals that stop a run cleanly: ^C, kill, a closed terminal, a closed pipe (`azrun |
  * head`). */
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
@@ -43,8 +59,34 @@ void az_sv_install_signals(void)
 		sigaddset(&set, stop_signals[i]);
 	}
 	signal(SIGXFSZ, SIG_IGN);
+	if (chld_pipe[0] < 0 && pipe(chld_pipe) == 0) {
+		for (int i = 0; i < 2; i++) {
+			fcntl(chld_pipe[i], F_SETFD, FD_CLOEXEC);
+			fcntl(chld_pipe[i], F_SETFL, fcntl(chld_pipe[i], F_GETFL) | O_NONBLOCK);
+		}
+		/* SA_RESTART: a blocking call elsewhere is resumed, not failed with EINTR. */
+		sa.sa_handler = on_sigchld;
+		sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+		sigaction(SIGCHLD, &sa, NULL);
+	}
 	/* Unblocked in case the parent left them blocked (then one is delivered here). */
+	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
+int az_sv_wait_child(double max_s)
+{
+	if (chld_pipe[0] < 0) {
+		struct timespec ts = {(time_t)max_s, (long)((max_s - (double)(time_t)max_s) * 1e9)};
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	struct pollfd p = {.fd = chld_pipe[0], .events = POLLIN};
+	int n = poll(&p, 1, (int)(max_s * 1000 + 0.5));
+	char buf[64];
+	while (read(chld_pipe[0], buf, sizeof(buf)) > 0)
+		;
+	return n > 0;
 }
 
 int az_sv_interrupted(void)
@@ -74,6 +116,12 @@ pid_t az_sv_spawn(int (*fn)(void *), void *arg, const char *name)
 	signal(SIGHUP, SIG_IGN); /* the terminal's hangup reaches the whole group */
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error (EPIPE), not a death */
 	signal(SIGTERM, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL); /* the supervisor's self-pipe is not ours to write */
+	if (chld_pipe[0] >= 0) {
+		close(chld_pipe[0]);
+		close(chld_pipe[1]);
+		chld_pipe[0] = chld_pipe[1] = -1;
+	}
 	sigset_t set;
 	sigemptyset(&set);
 	sigprocmask(SIG_SETMASK, &set, NULL);
@@ -497,7 +545,7 @@ int az_phase_wait(struct az_pipeline *pl, struct az_phase *ph)
 	while (phase_step(pl, ph, &rc) > 0) {
 		if (ph->tick)
 			ph->tick(ph);
-		sleep_ms(20);
+		az_sv_wait_child(0.02); /* woken at once by a child's exit (SIGCHLD) */
 	}
 	return rc;
 }

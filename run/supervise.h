@@ -28,6 +28,12 @@ void az_sv_install_signals(void);
 /* The number of the first stop signal that arrived (exit with 128 + it), or 0. */
 int az_sv_interrupted(void);
 
+/* Sleeps until a child of this process exits (SIGCHLD, seen through a self-pipe that
+ * az_sv_install_signals sets up) or max_s seconds pass, whichever is first; a stop signal
+ * also ends it early. Returns 1 when a child exit woke it, 0 otherwise (without
+ * az_sv_install_signals it just sleeps max_s). Never reaps: the caller's waitpid does. */
+int az_sv_wait_child(double max_s);
+
 /* Fork a child named `name` (prctl PR_SET_NAME, at most 15 characters) that dies with its
  * parent and exits with status 0 when fn returns >= 0, 1 otherwise. Returns the child's pid in
  * the parent, or -errno when fork failed. */

@@ -44,7 +44,7 @@ struct worker {
 	struct az_slot_layout lay;
 	enum az_worker_mode mode;
 	uint32_t id;
-	uint32_t leaves; /* K of this phase: cfg->leaves, or the arena's (az_arena_leaves) */
+	uint32_t leaves; /* K now: the arena's (az_arena_leaves), or self-play's (az_tail_leaves) */
 	uint32_t iteration;
 	struct az_replay_writer *rw;
 	struct wgame *games;
@@ -192,6 +192,8 @@ static void start_game(struct worker *w, struct wgame *gm)
 		if (n >= atomic_load_explicit(&w->ctl->games_target, memory_order_relaxed)) {
 			w->exhausted = 1;
 			gm->active = 0;
+			if (w->mode == AZ_WORKER_SELFPLAY) /* the tail: fewer games, more leaves each */
+				w->leaves = az_tail_leaves(w->cfg, w->ngames, w->nactive);
 			return;
 		}
 	} while (!atomic_compare_exchange_weak_explicit(&w->ctl->next_game, &n, n + 1,
@@ -576,6 +578,20 @@ static int drain_stale(struct az_ring *ring, uint32_t spin)
 			return rc; /* 10 s without an answer: the inference process is gone */
 	}
 	return 0;
+}
+
+uint32_t az_tail_leaves(const struct az_worker_params *wp, uint32_t ngames, uint32_t nactive)
+{
+	uint32_t k = wp->leaves;
+	if (wp->lockstep || nactive == 0 || nactive >= ngames)
+		return k;
+	uint32_t cap = wp->tail_leaves;
+	if (cap == 0)
+		cap = wp->sims / 8 < 8 ? wp->sims / 8 : 8;
+	uint64_t want = ((uint64_t)ngames * k + nactive - 1) / nactive;
+	if (want > cap)
+		want = cap;
+	return want > k ? (uint32_t)want : k;
 }
 
 uint32_t az_arena_leaves(const struct az_worker_params *wp, uint32_t ngames)

@@ -40,6 +40,9 @@ static const struct opt base_opts[] = {
 	{"leaves", T_U32, F(leaves), 0, "K", "leaves in flight per game (virtual loss)", 1},
 	{"arena-leaves", T_U32, F(arena_leaves), 0, "K", "arena: leaves in flight per game; 0: "
 	 "enough for full batches, ceil(G*K / arena games per worker), at most 8 and sims/8", 1},
+	{"tail-leaves", T_U32, F(tail_leaves), 0, "K", "self-play: once a worker has no game left to "
+	 "start, leaves in flight per game rise to ceil(G*K / games still playing), at most this, "
+	 "so the phase's last games keep batches full; 0: min(8, sims/8); at most --leaves: off", 1},
 	{"seed", T_U64, F(seed), 0, "S", "random seed: the first network, search noise and training "
 	 "samples; games still depend on timing (batching, workers) unless --deterministic", 1},
 	{"deterministic", T_FLAG, F(deterministic), 0, NULL, "the same --seed gives bit-identical "
@@ -718,6 +721,7 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 	*wp = (struct az_worker_params){
 		.game = c->game, .games_per_worker = c->games_per_worker, .workers = c->workers,
 		.sims = c->sims, .leaves = c->leaves, .arena_leaves = c->arena_leaves,
+		.tail_leaves = c->tail_leaves,
 		.seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
 		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies, .solver = c->mcts_solver,
 		.fpu_reduction = c->fpu_reduction, .forced_k = c->forced_playouts,

@@ -21,6 +21,7 @@ struct az_config {
 	uint32_t sims;             /* simulations per move */
 	uint32_t leaves;           /* K: leaves in flight per game (virtual loss) */
 	uint32_t arena_leaves;     /* arena K; 0: automatic (az_arena_leaves) */
+	uint32_t tail_leaves;      /* self-play tail's cap on K; 0: automatic (az_tail_leaves) */
 	uint64_t seed;
 	enum az_backend_kind backend;
 	/* search */

@@ -64,6 +64,7 @@ static const char *over_cap(const struct az_config *c)
 		{c->sims, MAX_SIMS, "--sims: at most 1000000"},
 		{c->leaves, MAX_LEAVES, "--leaves: at most 256"},
 		{c->arena_leaves, MAX_LEAVES, "--arena-leaves: at most 256"},
+		{c->tail_leaves, MAX_LEAVES, "--tail-leaves: at most 256"},
 		{c->games_per_worker, MAX_GAMES_PER_WORKER, "--games-per-worker: at most 4096"},
 		{c->hidden, MAX_HIDDEN, "--hidden: at most 8192"},
 		{c->blocks, MAX_BLOCKS, "--blocks: at most 128"},

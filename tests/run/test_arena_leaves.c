@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of az_arena_leaves (run/roles.h): the arena's leaves in flight per game. */
+/* Unit tests of az_arena_leaves and az_tail_leaves (run/roles.h): the arena's leaves in flight
+ * per game, and self-play's in the phase's tail. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -50,12 +51,41 @@ static void test_explicit(void **state)
 	assert_int_equal(az_arena_leaves(&wp, 20), 64);
 }
 
+/* Self-play's tail: K while every slot plays, then ceil(G*K / playing) up to min(8, sims/8). */
+static void test_tail(void **state)
+{
+	(void)state;
+	struct az_worker_params wp = params(128, 2, 100);
+	assert_int_equal(az_tail_leaves(&wp, 100, 100), 2); /* all slots playing */
+	assert_int_equal(az_tail_leaves(&wp, 100, 0), 2);
+	assert_int_equal(az_tail_leaves(&wp, 100, 80), 3);  /* ceil(200 / 80) */
+	assert_int_equal(az_tail_leaves(&wp, 100, 50), 4);
+	assert_int_equal(az_tail_leaves(&wp, 100, 10), 8);  /* 20, capped at 8 */
+	wp.sims = 40;
+	assert_int_equal(az_tail_leaves(&wp, 100, 10), 5);  /* sims / 8 */
+	wp.sims = 8;
+	assert_int_equal(az_tail_leaves(&wp, 100, 10), 2);  /* cap 1 < K: K */
+	/* an explicit cap; one at most K turns it off */
+	wp = params(128, 2, 100);
+	wp.tail_leaves = 16;
+	assert_int_equal(az_tail_leaves(&wp, 100, 10), 16);
+	wp.tail_leaves = 2;
+	assert_int_equal(az_tail_leaves(&wp, 100, 10), 2);
+	wp.tail_leaves = 1;
+	assert_int_equal(az_tail_leaves(&wp, 100, 10), 2);
+	/* --deterministic keeps K */
+	wp = params(128, 2, 100);
+	wp.lockstep = 1;
+	assert_int_equal(az_tail_leaves(&wp, 100, 10), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_connect4_defaults),
 		cmocka_unit_test(test_many_games_keep_k),
 		cmocka_unit_test(test_explicit),
+		cmocka_unit_test(test_tail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
