@@ -195,7 +195,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.mcts_solver = 1, .fpu_reduction = 0.25f, .playout_cap_p = 1.0f, .value_mix = 0.5f,
 		.arena_threshold = 0.55f, .train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
 		.max_batch = 256, .deadline_us = 200, .spin = 200, .eval_cache_mb = 8,
-		.eval_cache = "worker",
+		.eval_cache = "shared",
 		.bench_every = 1, .bench_positions = AZ_RUN_BENCH_POSITIONS,
 		/* the game's own, from its descriptor */
 		.iterations = g->iterations, .games_per_iter = g->games_per_iter, .sims = g->sims,

@@ -137,9 +137,9 @@ grep -q "bad.safetensors" "$T/err" || fail "error does not name the file"
 [ "$(wc -l < "$T/c4/metrics.jsonl")" -eq 1 ] || fail "connect4 metrics missing"
 grep -q '"eval_cache_hit_rate": 0.0000' "$T/c4/metrics.jsonl" || fail "cache off, yet hits"
 
-# --eval-cache shared: one table in the segment answers some leaves, not all; resumed with
-# --eval-cache off (the option may change on resume, and is saved): no hits.
-"$AZRUN" --game tictactoe --out "$T/shc" --iterations 1 "${tiny[@]}" --eval-cache shared \
+# --eval-cache worker (the default is shared): each worker's own table answers some leaves, not
+# all; resumed with --eval-cache off (the option may change on resume, and is saved): no hits.
+"$AZRUN" --game tictactoe --out "$T/shc" --iterations 1 "${tiny[@]}" --eval-cache worker \
 	2> "$T/log5"
 python3 - "$T/shc/metrics.jsonl" <<'PY'
 import json, sys
