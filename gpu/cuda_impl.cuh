@@ -13,6 +13,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* cuBLAS's entry points, resolved by az_cublas_load() (gpu/cuda_blas.cu): the library is opened
+ * with dlopen on first use, not linked, so programs that never use the GPU do not map it. */
+struct az_cublas_api {
+	decltype(&cublasCreate) create;
+	decltype(&cublasDestroy) destroy;
+	decltype(&cublasSetStream) set_stream;
+	decltype(&cublasSetMathMode) set_math_mode;
+	decltype(&cublasSetWorkspace) set_workspace;
+	/* the C entry point (C++ also sees an inline overload taking a cudaDataType compute type) */
+	cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+				  int, const void *, const void *, cudaDataType, int, const void *,
+				  cudaDataType, int, const void *, void *, cudaDataType, int,
+				  cublasComputeType_t, cublasGemmAlgo_t);
+};
+extern struct az_cublas_api az_cublas;
+/* az_cublas_load() (gpu/cuda_kernels.h) fills it. */
+
 /* Init-time checks: set `ret` and jump to the cleanup label of the calling function. An
  * allocation failure is -ENOMEM, anything else -ENODEV (STYLE.md section 3). */
 #define AZ_CUDA_CHECK(call, label)                                                          \

@@ -201,6 +201,12 @@ void az_cuda_net_backward(void *blas, void *stream, int math, const struct az_ar
 int az_cuda_blas_create(void *stream, void **blas, void **workspace);
 void az_cuda_blas_destroy(void *blas, void *workspace);
 
+/* gpu/cuda_blas.cu: opens libcublas with dlopen and resolves the entry points the passes use,
+ * once per process (thread-safe; az_cuda_blas_create calls it). cuBLAS is not linked: loading
+ * it maps ~94 MB of private memory, which every process and every fork would pay. Returns 0,
+ * or -ENODEV when the library or a symbol is missing (the reason printed once to stderr). */
+int az_cublas_load(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,7 +35,7 @@ static void gemm(void *blas, int math, cublasOperation_t ta, cublasOperation_t t
 {
 	const float one = 1.0f;
 
-	AZ_CUBLAS_FATAL(cublasGemmEx((cublasHandle_t)blas, ta, tb, (int)m, (int)n, (int)k, &one, A,
+	AZ_CUBLAS_FATAL(az_cublas.gemm_ex((cublasHandle_t)blas, ta, tb, (int)m, (int)n, (int)k, &one, A,
 				     CUDA_R_32F, (int)lda, B, CUDA_R_32F, (int)ldb, &beta, C,
 				     CUDA_R_32F, (int)ldc, compute_type(math),
 				     CUBLAS_GEMM_DEFAULT));
@@ -281,12 +281,15 @@ int az_cuda_blas_create(void *stream, void **blas, void **workspace)
 	void *ws = NULL;
 	int ret = 0;
 
-	AZ_CUBLAS_CHECK(cublasCreate(&h), err);
-	AZ_CUBLAS_CHECK(cublasSetStream(h, az_stream(stream)), err_destroy);
+	ret = az_cublas_load();
+	if (ret < 0)
+		return ret;
+	AZ_CUBLAS_CHECK(az_cublas.create(&h), err);
+	AZ_CUBLAS_CHECK(az_cublas.set_stream(h, az_stream(stream)), err_destroy);
 	/* Plain fp32 unless a GEMM asks for a fast compute type (the math mode, per call). */
-	AZ_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), err_destroy);
+	AZ_CUBLAS_CHECK(az_cublas.set_math_mode(h, CUBLAS_DEFAULT_MATH), err_destroy);
 	AZ_CUDA_CHECK(cudaMalloc(&ws, WORKSPACE_BYTES), err_destroy);
-	AZ_CUBLAS_CHECK(cublasSetWorkspace(h, ws, WORKSPACE_BYTES), err_free);
+	AZ_CUBLAS_CHECK(az_cublas.set_workspace(h, ws, WORKSPACE_BYTES), err_free);
 	*blas = h;
 	*workspace = ws;
 	return 0;
@@ -294,7 +297,7 @@ int az_cuda_blas_create(void *stream, void **blas, void **workspace)
 err_free:
 	(void)cudaFree(ws);
 err_destroy:
-	(void)cublasDestroy(h);
+	(void)az_cublas.destroy(h);
 err:
 	return ret;
 }
@@ -302,7 +305,7 @@ err:
 void az_cuda_blas_destroy(void *blas, void *workspace)
 {
 	if (blas)
-		(void)cublasDestroy((cublasHandle_t)blas);
+		(void)az_cublas.destroy((cublasHandle_t)blas);
 	if (workspace)
 		(void)cudaFree(workspace);
 }
