@@ -95,6 +95,7 @@ struct az_game_defaults {
 	uint32_t arena_games, arena_temp_plies;
 	uint32_t hidden, blocks, train_steps_max, window;
 	float dir_alpha, train_epochs, lr;
+	float explore; /* --explore: self-play's probability of a random move (docs/targets.md) */
 };
 
 /* A game option (Tangled: --graph, --variant ...), declared by its game. The tools take it as

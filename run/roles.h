@@ -41,6 +41,9 @@ struct az_worker_params {
 	uint32_t sims_fresh;       /* 1: each move runs sims new simulations (az_tree_sims_target) */
 	uint32_t temp_plies;       /* self-play: tau = 1 for the first N plies, then greedy */
 	uint32_t random_opening;   /* self-play: up to R uniformly random plies first (0: none) */
+	/* Self-play: each move is a uniformly random legal move with this probability (0: never);
+	 * records before the game's last such move take the root's search value as value target. */
+	float explore;
 	uint32_t arena_temp_plies; /* arena: opening plies sampled at tau = 1 */
 	uint32_t spin;             /* ring wait: polls before the futex sleep */
 	/* Bytes of each worker's evaluation cache (run/evalcache.h); 0: no cache. */

@@ -27,6 +27,7 @@ struct wgame {
 	uint32_t ply;
 	int cand_player;         /* arena: which player (0 first, 1 second) is the candidate */
 	uint32_t nrec;           /* self-play records so far */
+	uint32_t explore_cut;    /* records before the last exploratory move (--explore) */
 	float *hx, *hpi;         /* [max_plies, D], [max_plies, A] */
 	float *hz;               /* [max_plies] */
 	float *hq;               /* [max_plies] root search value of each record (side to move) */
@@ -143,6 +144,19 @@ static void publish_stats(struct worker *w)
 	sync_stats(w, 0);
 }
 
+/* A uniformly random legal move at gm->state (not terminal), drawn from the game's stream. */
+static int random_legal(struct worker *w, struct wgame *gm)
+{
+	uint8_t mask[AZ_GAME_ACTIONS_MAX];
+	int n = w->g->legal(gm->state, mask);
+	AZ_ASSERT(n > 0);
+	uint32_t pick = az_rng_below(&gm->rng, (uint32_t)n);
+	for (uint32_t a = 0; a < w->g->actions; a++)
+		if (mask[a] && pick-- == 0)
+			return (int)a;
+	return -1;
+}
+
 /* --random-opening R: play r ~ U{0..R} uniformly random legal plies from the start (no search,
  * no records), so that self-play also sees positions its own play would avoid: the positions of
  * weak or random play, where tactics a strong player never allows (a win in one beside the
@@ -158,15 +172,9 @@ static void random_opening(struct worker *w, struct wgame *gm)
 		float v;
 		g->init(gm->state);
 		while (k < r) {
-			int n = g->legal(gm->state, mask);
-			if (n <= 0)
+			if (g->legal(gm->state, mask) <= 0)
 				break;
-			uint32_t pick = az_rng_below(&gm->rng, (uint32_t)n);
-			for (uint32_t a = 0; a < g->actions; a++)
-				if (mask[a] && pick-- == 0) {
-					g->apply(gm->state, (int)a);
-					break;
-				}
+			g->apply(gm->state, random_legal(w, gm));
 			k++;
 			if (g->terminal(gm->state, &v))
 				break;
@@ -207,6 +215,7 @@ static void start_game(struct worker *w, struct wgame *gm)
 	gm->number = n;
 	gm->ply = 0;
 	gm->nrec = 0;
+	gm->explore_cut = 0;
 	gm->cand_player = (int)(n & 1); /* colours alternate between consecutive games */
 	az_rng_seed(&gm->rng, w->cfg->seed * 0xbf58476d1ce4e5b9ull + ((uint64_t)w->iteration << 40) +
 		    n * 2u + 1u);
@@ -293,8 +302,10 @@ static int finish_game(struct worker *w, struct wgame *gm, float v_final)
 	int final_player = w->g->to_move(gm->state);
 	int rc = 0;
 	if (w->mode == AZ_WORKER_SELFPLAY) {
+		/* Before a random move (--explore) the result says little about the records' own
+		 * play: those learn the search's value. */
 		az_replay_value_targets(gm->nrec, gm->hplayer, final_player, v_final, gm->hq,
-					w->cfg->value_mix, gm->hz);
+					w->cfg->value_mix, gm->explore_cut, gm->hz);
 		rc = az_replay_writer_append(w->rw, gm->nrec, gm->hx, gm->hpi, gm->hz);
 		w->st.positions += gm->nrec;
 	} else {
@@ -329,6 +340,10 @@ static int make_move(struct worker *w, struct wgame *gm)
 	}
 	int a = az_tree_pick(t, gm->ply < temp_plies ? 1.0f : 0.0f);
 	AZ_ASSERT(a >= 0);
+	if (selfplay && w->cfg->explore > 0.0f && az_rng_uniform(&gm->rng) < w->cfg->explore) {
+		a = random_legal(w, gm);
+		gm->explore_cut = gm->nrec;
+	}
 	g->apply(gm->state, a);
 	gm->ply++;
 	w->st.moves++;

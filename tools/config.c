@@ -69,6 +69,10 @@ static const struct opt base_opts[] = {
 	{"random-opening", T_U32, F(random_opening), 0, "R", "self-play games begin with "
 	 "r ~ U{0..R} uniformly random plies (not searched, not recorded), so that training sees "
 	 "the positions of weak play too; 0: none", 1},
+	{"explore", T_F32, F(explore), 0, "P", "self-play: each move is, with probability P, a "
+	 "uniformly random legal move instead of the search's; its record keeps the search's policy "
+	 "target, and the positions before it take the root's search value as value target. "
+	 "Training then sees what a blunder leaves, such as a win in one nobody stopped; 0: off", 1},
 	{"value-mix", T_F32, F(value_mix), 0, "L", "value target (1 - L) * game result + L * the "
 	 "root's search value at the move; 0: the game result only", 1},
 	{"sims-fresh", T_U32, F(sims_fresh), 0, "0|1", "1: every move runs --sims new simulations; "
@@ -202,7 +206,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.dir_alpha = g->dir_alpha, .temp_plies = g->temp_plies, .arena_games = g->arena_games,
 		.arena_temp_plies = g->arena_temp_plies, .hidden = g->hidden, .blocks = g->blocks,
 		.train_epochs = g->train_epochs, .train_steps_max = g->train_steps_max,
-		.window = g->window, .lr = g->lr};
+		.window = g->window, .lr = g->lr, .explore = g->explore};
 	snprintf(c->game, sizeof(c->game), "%s", d->name);
 	az_config_opts(&nopts);
 	for (size_t i = 0; i < nopts; i++)
@@ -726,7 +730,7 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies, .solver = c->mcts_solver,
 		.fpu_reduction = c->fpu_reduction, .forced_k = c->forced_playouts,
 		.playout_cap_p = c->playout_cap_p, .value_mix = c->value_mix,
-		.random_opening = c->random_opening,
+		.random_opening = c->random_opening, .explore = c->explore,
 		.sims_fast = c->sims_fast ? c->sims_fast : (c->sims / 4 > 2 ? c->sims / 4 : 2),
 		.sims_fresh = c->sims_fresh,
 		.arena_temp_plies = c->arena_temp_plies, .spin = c->spin,

@@ -37,6 +37,7 @@ struct az_config {
 	uint32_t sims_fast;        /* sims of the other moves' fast searches; 0: sims / 4 */
 	uint32_t random_opening;   /* self-play: up to R random plies before the search */
 	float value_mix;           /* value target (1 - m) z + m q (q: root search value) */
+	float explore;             /* self-play: probability of a random move instead of the search's */
 	uint32_t sims_fresh;       /* 1: each move runs --sims new simulations (reuse on top) */
 	/* arena */
 	uint32_t arena_games;

@@ -151,6 +151,8 @@ int az_config_validate(const struct az_config *c, char *err, size_t errlen)
 		       "be longer";
 	else if (!(c->value_mix >= 0 && c->value_mix <= 1))
 		what = "--value-mix must be in [0, 1] (0: the game result only)";
+	else if (!(c->explore >= 0 && c->explore < 1))
+		what = "--explore must be in [0, 1) (0: off)";
 	else if (c->random_opening > 64)
 		what = "--random-opening: at most 64 plies";
 	else if (c->sims_fresh > 1)

@@ -96,12 +96,15 @@ static uint32_t record_crc(const unsigned char *rec, size_t payload)
 }
 
 void az_replay_value_targets(uint32_t n, const int8_t *player, int final_player, float v_final,
-			     const float *q, float mix, float *z)
+			     const float *q, float mix, uint32_t q_only, float *z)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		float r = player[i] == final_player ? v_final : -v_final;
 
-		z[i] = mix > 0.0f ? (1.0f - mix) * r + mix * q[i] : r;
+		if (i < q_only)
+			z[i] = q[i];
+		else
+			z[i] = mix > 0.0f ? (1.0f - mix) * r + mix * q[i] : r;
 	}
 }
 

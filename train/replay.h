@@ -27,10 +27,12 @@ struct az_replay_writer;
 /* The value targets of one game's n records into z[n]: z[i] = (1 - mix) * r_i + mix * q[i],
  * where r_i is the game's result for record i's side to move (v_final for final_player, the side
  * to move at the end, -v_final for the other) and q[i] the root's search value at record i for
- * its side to move (q may be NULL when mix is 0). mix 0 is AlphaZero's target, the result only;
- * lc0's trainer mixes the same two targets (its q_ratio). */
+ * its side to move (q may be NULL when mix is 0 and q_only is 0). mix 0 is AlphaZero's target,
+ * the result only; lc0's trainer mixes the same two targets (its q_ratio). The first q_only
+ * records (at most n) take q[i] alone: they precede a random move of the game (--explore), after
+ * which the result no longer follows from their own play. */
 void az_replay_value_targets(uint32_t n, const int8_t *player, int final_player, float v_final,
-			     const float *q, float mix, float *z);
+			     const float *q, float mix, uint32_t q_only, float *z);
 
 /* Create (O_CREAT|O_EXCL) segment file `path` and an io_uring for it. Returns 0, -EEXIST or
  * -errno, message in err. */

@@ -81,4 +81,24 @@ print("games %d, %d of them after a random opening" % (len(opening), random))
 PY
 "$AZRUN" --out "$T/bad" "${tiny[@]}" --random-opening 65 2> "$T/err" && fail "--random-opening 65"
 grep -q "random-opening" "$T/err" || fail "--random-opening 65: unclear"
+# --explore: most moves random; with --value-mix 0 a record keeps the bare result only after its
+# game's last random move, the ones before take the search value (no proofs: --mcts-solver 0,
+# so a search value is rarely a whole number). Deterministic, so the counts are fixed.
+"$AZRUN" --out "$T/explore" "${tiny[@]}" --explore 0.9 --value-mix 0 --mcts-solver 0
+grep -qF '"explore":	"0.9"' "$T/explore/run.json" || fail "run.json lacks explore"
+python3 - "$T/explore/replay/iter-0001-w00.rpl" <<'PY'
+import struct, sys
+
+b = open(sys.argv[1], "rb").read()
+d, a = struct.unpack_from("<II", b, 8)
+size = (d + a + 1) * 4 + 8
+zs = [struct.unpack_from("<%df" % (d + a + 1), b, off)[d + a] for off in range(32, len(b), size)]
+assert len(zs) >= 16 * 3, len(zs)
+searched = sum(z not in (-1.0, 0.0, 1.0) for z in zs)
+assert searched > len(zs) // 3, (searched, len(zs))
+assert all(abs(z) <= 1 for z in zs)
+print("records %d, %d with the search's value" % (len(zs), searched))
+PY
+"$AZRUN" --out "$T/bad2" "${tiny[@]}" --explore 1 2> "$T/err" && fail "--explore 1"
+grep -q "explore must be in" "$T/err" || fail "--explore 1: unclear"
 echo "test_targets: ok"

@@ -405,16 +405,25 @@ static void test_value_targets(void **state)
 
 	(void)state;
 	/* The side to move at the end (player 1) won: v_final +1 for it. */
-	az_replay_value_targets(4, player, 1, 1.0f, NULL, 0.0f, z);
+	az_replay_value_targets(4, player, 1, 1.0f, NULL, 0.0f, 0, z);
 	assert_memory_equal(z, want0, sizeof(z));
-	az_replay_value_targets(4, player, 1, 1.0f, q, 0.25f, z);
+	az_replay_value_targets(4, player, 1, 1.0f, q, 0.25f, 0, z);
 	for (int i = 0; i < 4; i++)
 		assert_float_equal(z[i], want25[i], 1e-6);
-	az_replay_value_targets(4, player, 1, 1.0f, q, 1.0f, z);
+	az_replay_value_targets(4, player, 1, 1.0f, q, 1.0f, 0, z);
 	assert_memory_equal(z, q, sizeof(z));
-	az_replay_value_targets(4, player, 0, 0.0f, q, 0.5f, z); /* a draw */
+	az_replay_value_targets(4, player, 0, 0.0f, q, 0.5f, 0, z); /* a draw */
 	for (int i = 0; i < 4; i++)
 		assert_float_equal(z[i], 0.5f * q[i], 1e-6);
+	/* --explore: the two records before the game's last random move take q alone, the rest
+	 * the mix as before */
+	az_replay_value_targets(4, player, 1, 1.0f, q, 0.25f, 2, z);
+	assert_float_equal(z[0], q[0], 1e-6);
+	assert_float_equal(z[1], q[1], 1e-6);
+	assert_float_equal(z[2], want25[2], 1e-6);
+	assert_float_equal(z[3], want25[3], 1e-6);
+	az_replay_value_targets(4, player, 1, 1.0f, q, 0.0f, 4, z); /* even with mix 0 */
+	assert_memory_equal(z, q, sizeof(z));
 }
 
 /* Value-only records (an all-zero policy) load back as such, beside ordinary ones. */
