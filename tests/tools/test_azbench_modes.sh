@@ -138,13 +138,17 @@ grep -q "PyTorch side .*torch_train_bench.py (found" "$T/train2.json.err" ||
 # Bad usage: exit 2 with a message.
 for bad in "infer --batches 0" "pipeline --game chess" "train --seconds -1" "infer --bogus" \
 	"pipeline --game connect4 --net resnet:5000x1" \
-	"pipeline --game tictactoe --eval-cache shared --eval-cache-mb 5000"; do
+	"pipeline --game tictactoe --eval-cache shared --eval-cache-mb 5000" \
+	"pipeline --phases 21" "pipeline --sims 2,3"; do
 	set +e
 	# shellcheck disable=SC2086
 	"$AZBENCH" $bad > /dev/null 2> "$T/err"; rc=$?
 	set -e
 	[ $rc -eq 2 ] && [ -s "$T/err" ] || fail "azbench $bad: exit $rc, expected 2 and a message"
 done
+# A single-number option says so, with its range and what it got.
+grep -qx "azbench pipeline: --sims wants one number in \[1, 100000\], got '2,3'" "$T/err" ||
+	fail "pipeline --sims 2,3: $(cat "$T/err")"
 # --backend's message lists every backend it accepts (cpu-async included).
 set +e
 "$AZBENCH" infer --backend tpu > /dev/null 2> "$T/err"; rc=$?

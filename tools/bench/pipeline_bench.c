@@ -109,12 +109,26 @@ static void usage(FILE *out)
 		DEFAULT_RUNS, MAX_RUNS, az_bench_common_help, DEFAULT_SECONDS, MIN_MEASURE_S);
 }
 
+/* One number for option `name`, in [1, max] ([0, max] when zero_ok), into *out. Returns 0 or
+ * -EINVAL with a one-line message naming the option, the range and what was given. */
+static int one_value(const char *name, const char *arg, uint32_t max, int zero_ok, uint32_t *out)
+{
+	char *end = NULL;
+	errno = 0;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v > max || (v == 0 && !zero_ok)) {
+		fprintf(stderr, "azbench pipeline: %s wants one number in [%d, %u], got '%s'\n", name,
+			zero_ok ? 0 : 1, max, arg);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
 /* A pipeline option that az_bench_parse_argv() does not handle (az_bench_argv.opt). */
 static int parse_opt(void *mode_opts, int c, const char *arg)
 {
 	struct pipe_opts *o = mode_opts;
-	uint32_t one[MAX_LIST];
-	int n = 0;
 
 	switch (c) {
 	case 'w':
@@ -124,42 +138,20 @@ static int parse_opt(void *mode_opts, int c, const char *arg)
 		return az_bench_opt_list("pipeline", "--games-per-worker", arg, o->gpw, &o->ngpw,
 					 MAX_LIST, 4096);
 	case 's':
+		return one_value("--sims", arg, 100000, 0, &o->sims);
 	case 'K':
-		if (az_bench_opt_list("pipeline", c == 's' ? "--sims" : "--leaves", arg, one, &n,
-				      MAX_LIST, 100000) < 0 || n != 1)
-			return -EINVAL;
-		*(c == 's' ? &o->sims : &o->leaves) = one[0];
-		return 0;
+		return one_value("--leaves", arg, 100000, 0, &o->leaves);
 	case 'P':
-		if (strcmp(arg, "0") == 0) {
-			o->phases = 0;
-			return 0;
-		}
-		if (az_bench_opt_list("pipeline", "--phases", arg, one, &n, MAX_LIST, 20) < 0 ||
-		    n != 1)
-			return -EINVAL;
-		o->phases = one[0];
-		return 0;
-	case 'C':
-		if (strcmp(arg, "0") == 0) {
-			o->cache_mb = 0;
-			return 0;
-		}
-		if (az_bench_opt_list("pipeline", "--eval-cache-mb", arg, one, &n, MAX_LIST,
-				      65536) < 0 || n != 1)
-			return -EINVAL;
-		o->cache_mb = one[0];
-		return 0;
+		return one_value("--phases", arg, 20, 1, &o->phases);
+	case 'C': {
+		uint32_t mb;
+		int rc = one_value("--eval-cache-mb", arg, 65536, 1, &mb);
+		if (rc == 0)
+			o->cache_mb = mb;
+		return rc;
+	}
 	case 'D':
-		if (strcmp(arg, "0") == 0) {
-			o->default_runs = 0;
-			return 0;
-		}
-		if (az_bench_opt_list("pipeline", "--default-runs", arg, one, &n, MAX_LIST,
-				      MAX_RUNS) < 0 || n != 1)
-			return -EINVAL;
-		o->default_runs = one[0];
-		return 0;
+		return one_value("--default-runs", arg, MAX_RUNS, 1, &o->default_runs);
 	case 'E':
 		if (strcmp(arg, "worker") && strcmp(arg, "shared") && strcmp(arg, "off")) {
 			fprintf(stderr, "azbench pipeline: --eval-cache: '%s' is not worker, shared "
