@@ -106,6 +106,56 @@ static int c4_terminal(const void *state, float *value)
 	return 1;
 }
 
+/* The cells that would complete four in a row for stones b (occupied or not, sentinel row
+ * included): per direction d, three of b's stones beside the cell in one of the four ways a
+ * line of four can hold it (three on one side, or two and one). Shifts cannot wrap between
+ * columns: the empty sentinel row breaks every line that would. */
+static uint64_t winning_cells(uint64_t b)
+{
+	static const int dir[3] = { STRIDE, STRIDE - 1, STRIDE + 1 };
+	uint64_t r = (b << 1) & (b << 2) & (b << 3); /* vertical: the three below */
+
+	for (int i = 0; i < 3; i++) {
+		int d = dir[i];
+		uint64_t two = (b << d) & (b << 2 * d);
+
+		r |= two & (b << 3 * d);
+		r |= two & (b >> d);
+		two = (b >> d) & (b >> 2 * d);
+		r |= two & (b << d);
+		r |= two & (b >> 3 * d);
+	}
+	return r;
+}
+
+static uint64_t c4_terminal_after(const void *state, int8_t *tvalue)
+{
+	struct c4_state s;
+	uint64_t all, playable, wins, out = 0;
+
+	load(state, &s);
+	if (s.result)
+		return 0;
+	all = s.stones[0] | s.stones[1];
+	playable = 0;
+	for (int c = 0; c < COLS; c++)
+		if (!(all & TOP(c)))
+			playable |= (all + BOTTOM(c)) & COLUMN(c);
+	wins = winning_cells(s.stones[s.plies & 1]) & playable;
+	for (int c = 0; c < COLS; c++) {
+		if (!(playable & COLUMN(c)))
+			continue;
+		if (wins & COLUMN(c)) {
+			out |= (uint64_t)1 << c;
+			tvalue[c] = -1; /* the mover won: the side to move after it lost */
+		} else if (s.plies + 1 == CELLS) {
+			out |= (uint64_t)1 << c;
+			tvalue[c] = 0; /* the last cell, no four: a draw */
+		}
+	}
+	return out;
+}
+
 /* features[p * 42 + row * 7 + col], row 0 at the bottom: plane 0 = stones of the side to move,
  * plane 1 = the opponent's. */
 static void c4_encode(const void *state, float *features)
@@ -201,6 +251,7 @@ const struct az_game az_game_connect4 = {
 	.max_plies = CELLS,
 	.planes = 2, .height = ROWS, .width = COLS, /* c4_encode: [plane][row][col] */
 	AZ_GAME_RULES(c4),
+	.terminal_after = c4_terminal_after,
 	AZ_GAME_IO(c4),
 	.sides = { "X", "O" },
 	.not_notation = "not a column (1-7)",

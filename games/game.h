@@ -34,6 +34,12 @@ struct az_game {
 	/* 1 when the game is over, with *value the result for the side to move at `state`
 	 * (-1 loss, 0 draw, +1 win); 0 otherwise. */
 	int (*terminal)(const void *state, float *value);
+	/* Optional (NULL: the search applies each move and asks terminal()), for games of at most
+	 * 64 actions: which moves from `state` (not terminal) end the game, as a bit mask over
+	 * actions, each with tvalue[a] the result for the side to move after it (-1 loss, 0
+	 * draw, +1 win; entries of other actions untouched). MCTS-Solver asks it at every
+	 * expansion; a game answers it from its own representation without playing each move. */
+	uint64_t (*terminal_after)(const void *state, int8_t *tvalue);
 	/* Encode for the network, from the point of view of the side to move: features[D]. */
 	void (*encode)(const void *state, float *features);
 	/* Apply symmetry k (0 <= k < S) to an encoded position and/or a policy vector; either pair

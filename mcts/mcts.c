@@ -388,6 +388,18 @@ static void flag_terminal_children(struct az_tree *t, uint32_t idx, const void *
 	uint8_t next[AZ_GAME_STATE_MAX];
 	float v;
 
+	if (g->terminal_after) { /* the game's own answer, no move played */
+		int8_t tv[64];
+		uint64_t term = g->terminal_after(state, tv);
+		for (uint32_t i = 0; term && i < t->nodes[idx].nchild; i++) {
+			uint16_t a = c[i].action;
+			if (a < 64 && (term >> a & 1)) {
+				c[i].flags |= F_TERMINAL | F_PROVEN;
+				c[i].tvalue = tv[a];
+			}
+		}
+		return;
+	}
 	for (uint32_t i = 0; i < t->nodes[idx].nchild; i++) {
 		az_game_after(g, state, c[i].action, next);
 		if (g->terminal(next, &v)) {

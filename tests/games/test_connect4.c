@@ -143,6 +143,58 @@ static void test_random_games(void **unused)
 	(void)draws;
 }
 
+/* terminal_after (MCTS-Solver's check at each expansion) agrees with playing each legal move and
+ * asking terminal(), at every position of 3000 random games and of games that fill the board. */
+static void test_terminal_after(void **unused)
+{
+	uint64_t rng = 0xD1B54A32D192ED03ull;
+	long terminal_children = 0, draws = 0;
+
+	(void)unused;
+	assert_non_null(G->terminal_after);
+	for (int game = 0; game < 3000; game++) {
+		uint8_t s[AZ_GAME_STATE_MAX], next[AZ_GAME_STATE_MAX], mask[7];
+		float v;
+
+		G->init(s);
+		for (int n; (n = G->legal(s, mask)) > 0;) {
+			int8_t tv[64];
+			memset(tv, 99, sizeof(tv));
+			uint64_t term = G->terminal_after(s, tv);
+			for (int a = 0; a < 7; a++) {
+				if (!mask[a]) {
+					assert_false(term >> a & 1);
+					continue;
+				}
+				az_game_after(G, s, a, next);
+				int over = G->terminal(next, &v);
+				assert_int_equal((int)(term >> a & 1), over);
+				if (over) {
+					assert_int_equal(tv[a], (int)v);
+					terminal_children++;
+					draws += v == 0.0f;
+				}
+			}
+			assert_int_equal(term >> 7, 0);
+			/* mostly random moves; every 4th game avoids wins, so boards fill up (draws) */
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			int a = -1, pick = (int)(rng % (uint64_t)n);
+			for (int c = 0; c < 7; c++)
+				if (mask[c] && pick-- == 0)
+					a = c;
+			if (game % 4 == 0 && (term >> a & 1))
+				for (int c = 0; c < 7; c++)
+					if (mask[c] && !(term >> c & 1))
+						a = c;
+			G->apply(s, a);
+		}
+		int8_t tv_end[64];
+		assert_int_equal(G->terminal_after(s, tv_end), 0); /* over: nothing to flag */
+	}
+	assert_true(terminal_children > 3000);
+	assert_true(draws > 0);
+}
+
 static void test_full_column(void **unused)
 {
 	uint8_t s[AZ_GAME_STATE_MAX], mask[7];
@@ -323,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_wins),
 		cmocka_unit_test(test_no_false_wins),
 		cmocka_unit_test(test_random_games),
+		cmocka_unit_test(test_terminal_after),
 		cmocka_unit_test(test_full_column),
 		cmocka_unit_test(test_draw),
 		cmocka_unit_test(test_format_encode),
