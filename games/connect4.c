@@ -131,21 +131,17 @@ static uint64_t winning_cells(uint64_t b)
 static uint64_t c4_terminal_after(const void *state, int8_t *tvalue)
 {
 	struct c4_state s;
-	uint64_t all, playable, wins, out = 0;
+	uint64_t all, wins, out = 0;
 
 	load(state, &s);
 	if (s.result)
 		return 0;
 	all = s.stones[0] | s.stones[1];
-	playable = 0;
-	for (int c = 0; c < COLS; c++)
-		if (!(all & TOP(c)))
-			playable |= (all + BOTTOM(c)) & COLUMN(c);
-	wins = winning_cells(s.stones[s.plies & 1]) & playable;
+	wins = winning_cells(s.stones[s.plies & 1]);
 	for (int c = 0; c < COLS; c++) {
-		if (!(playable & COLUMN(c)))
-			continue;
-		if (wins & COLUMN(c)) {
+		if (all & TOP(c))
+			continue; /* full */
+		if (wins & (all + BOTTOM(c)) & COLUMN(c)) { /* the cell a stone would drop into */
 			out |= (uint64_t)1 << c;
 			tvalue[c] = -1; /* the mover won: the side to move after it lost */
 		} else if (s.plies + 1 == CELLS) {

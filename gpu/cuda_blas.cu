@@ -15,7 +15,6 @@ struct az_cublas_api az_cublas;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int load_rc;
-static char load_err[384];
 
 #define AZ_STR_(x) #x
 #define AZ_STR(x) AZ_STR_(x) /* expands the macro first: cublasCreate -> "cublasCreate_v2" */
@@ -28,18 +27,14 @@ static void load(void)
 			       AZ_CUBLAS_DIR "/libcublas.so." AZ_STR(CUBLAS_VER_MAJOR),
 			       "libcublas.so"};
 	void *h = NULL;
-	const char *first_error = "";
+	char first[256] = ""; /* why the soname failed: the one worth telling */
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !h; i++) {
 		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-		if (!h && i == 0) {
-			snprintf(load_err, sizeof(load_err), "%s", dlerror());
-			first_error = load_err;
-		}
+		if (!h && i == 0)
+			snprintf(first, sizeof(first), "%s", dlerror());
 	}
 	if (!h) {
-		char why[sizeof(load_err)];
-		snprintf(why, sizeof(why), "%s", first_error);
-		snprintf(load_err, sizeof(load_err), "cuda: cannot load cuBLAS: %s", why);
+		fprintf(stderr, "cuda: cannot load cuBLAS: %s\n", first);
 		load_rc = -ENODEV;
 		return;
 	}
@@ -47,9 +42,8 @@ static void load(void)
 	do {                                                                               \
 		az_cublas.field = (decltype(az_cublas.field))dlsym(h, AZ_STR(fn));         \
 		if (!az_cublas.field) {                                                    \
-			snprintf(load_err, sizeof(load_err),                               \
-				 "cuda: cuBLAS lacks %s (a different major version?)",     \
-				 AZ_STR(fn));                                              \
+			fprintf(stderr, "cuda: cuBLAS lacks %s (a different major "        \
+				"version?)\n", AZ_STR(fn));                                \
 			load_rc = -ENODEV;                                                 \
 			return;                                                            \
 		}                                                                          \
@@ -65,11 +59,6 @@ static void load(void)
 
 int az_cublas_load(void)
 {
-	pthread_once(&load_once, load);
-	if (load_rc < 0) {
-		static int told;
-		if (!told++)
-			fprintf(stderr, "%s\n", load_err);
-	}
+	pthread_once(&load_once, load); /* load() tells why it failed, once */
 	return load_rc;
 }

@@ -13,8 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* cuBLAS's entry points, resolved by az_cublas_load() (gpu/cuda_blas.cu): the library is opened
- * with dlopen on first use, not linked, so programs that never use the GPU do not map it. */
+/* cuBLAS's entry points, filled by az_cublas_load() (gpu/cuda_kernels.h, gpu/cuda_blas.cu): the
+ * library is opened with dlopen on first use, not linked, so programs that never use the GPU do
+ * not map it. */
 struct az_cublas_api {
 	decltype(&cublasCreate) create;
 	decltype(&cublasDestroy) destroy;
@@ -28,7 +29,6 @@ struct az_cublas_api {
 				  cublasComputeType_t, cublasGemmAlgo_t);
 };
 extern struct az_cublas_api az_cublas;
-/* az_cublas_load() (gpu/cuda_kernels.h) fills it. */
 
 /* Init-time checks: set `ret` and jump to the cleanup label of the calling function. An
  * allocation failure is -ENOMEM, anything else -ENODEV (STYLE.md section 3). */

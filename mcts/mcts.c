@@ -312,7 +312,7 @@ static uint32_t puct_child(const struct az_tree *t, uint32_t idx)
 		float q;
 		float s;
 
-		if (visits)
+		if (late && visits)
 			mass += p;
 		if (solver && (c[i].flags & F_PROVEN)) {
 			if (c[i].tvalue > 0)
@@ -338,7 +338,7 @@ static uint32_t puct_child(const struct az_tree *t, uint32_t idx)
 		}
 	}
 	if (unv != NONE) {
-		float s = fpu_reduced(t, nd, mass) + cs * unv_p / (float)(1 + 0u);
+		float s = fpu_reduced(t, nd, mass) + cs * unv_p; /* / (1 + 0 visits) */
 
 		if (s > best || (s == best && (unv_p > best_p || (unv_p == best_p && unv < besti)))) {
 			best = s;

@@ -72,7 +72,6 @@ void az_tree_shrink(struct az_tree *t, uint32_t target_nodes);
  * never accumulates. */
 void az_tree_set_noise(struct az_tree *t, int on);
 
-/* Descend from the root by PUCT, adding virtual loss along the path (AZ_SELECT_EVAL). */
 
 /* Called by az_tree_select() with a new leaf's position (game->state_bytes) as soon as the
  * descent has reached it and found it not terminal, before the leaf's children are created: the
@@ -85,6 +84,7 @@ typedef void (*az_leaf_fn)(void *ctx, const void *state);
 /* Install fn(ctx, state) as the tree's leaf hook (NULL: none, the default). The hook does not
  * change the search. */
 void az_tree_set_leaf_hook(struct az_tree *t, az_leaf_fn fn, void *ctx);
+/* Descend from the root by PUCT, adding virtual loss along the path (AZ_SELECT_EVAL). */
 int az_tree_select(struct az_tree *t, struct az_leaf *leaf);
 
 /* Expand leaf `node` with the network's policy[A] (probabilities; entries of illegal moves are

@@ -74,21 +74,6 @@ void az_sv_install_signals(void)
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
-int az_sv_wait_child(double max_s)
-{
-	if (chld_pipe[0] < 0) {
-		struct timespec ts = {(time_t)max_s, (long)((max_s - (double)(time_t)max_s) * 1e9)};
-		nanosleep(&ts, NULL);
-		return 0;
-	}
-	struct pollfd p = {.fd = chld_pipe[0], .events = POLLIN};
-	int n = poll(&p, 1, (int)(max_s * 1000 + 0.5));
-	char buf[64];
-	while (read(chld_pipe[0], buf, sizeof(buf)) > 0)
-		;
-	return n > 0;
-}
-
 int az_sv_interrupted(void)
 {
 	return interrupted;
@@ -98,6 +83,20 @@ static void sleep_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000 * 1000};
 	nanosleep(&ts, NULL);
+}
+
+int az_sv_wait_child(double max_s)
+{
+	if (chld_pipe[0] < 0) {
+		sleep_ms((long)(max_s * 1000 + 0.5));
+		return 0;
+	}
+	struct pollfd p = {.fd = chld_pipe[0], .events = POLLIN};
+	int n = poll(&p, 1, (int)(max_s * 1000 + 0.5));
+	char buf[64];
+	while (read(chld_pipe[0], buf, sizeof(buf)) > 0)
+		;
+	return n > 0;
 }
 
 pid_t az_sv_spawn(int (*fn)(void *), void *arg, const char *name)

@@ -595,32 +595,34 @@ static int drain_stale(struct az_ring *ring, uint32_t spin)
 	return 0;
 }
 
-uint32_t az_tail_leaves(const struct az_worker_params *wp, uint32_t ngames, uint32_t nactive)
+/* K spread over n games so that slots * K leaves stay in flight: ceil(slots * K / n), at most
+ * cap (0: min(8, sims / 8)), never below K; K when n is 0. */
+static uint32_t spread_leaves(const struct az_worker_params *wp, uint64_t slots, uint32_t n,
+			      uint32_t cap)
 {
 	uint32_t k = wp->leaves;
-	if (wp->lockstep || nactive == 0 || nactive >= ngames)
+	if (n == 0)
 		return k;
-	uint32_t cap = wp->tail_leaves;
 	if (cap == 0)
 		cap = wp->sims / 8 < 8 ? wp->sims / 8 : 8;
-	uint64_t want = ((uint64_t)ngames * k + nactive - 1) / nactive;
+	uint64_t want = (slots * k + n - 1) / n;
 	if (want > cap)
 		want = cap;
 	return want > k ? (uint32_t)want : k;
 }
 
+uint32_t az_tail_leaves(const struct az_worker_params *wp, uint32_t ngames, uint32_t nactive)
+{
+	if (wp->lockstep || nactive >= ngames)
+		return wp->leaves;
+	return spread_leaves(wp, ngames, nactive, wp->tail_leaves);
+}
+
 uint32_t az_arena_leaves(const struct az_worker_params *wp, uint32_t ngames)
 {
-	uint32_t k = wp->leaves;
 	if (wp->arena_leaves > 0)
 		return wp->arena_leaves;
-	if (ngames == 0)
-		return k;
-	uint64_t want = ((uint64_t)wp->games_per_worker * k + ngames - 1) / ngames;
-	uint32_t cap = wp->sims / 8 < 8 ? wp->sims / 8 : 8;
-	if (want > cap)
-		want = cap;
-	return want > k ? (uint32_t)want : k;
+	return spread_leaves(wp, wp->games_per_worker, ngames, 0);
 }
 
 static int worker_init(struct worker *w, const struct az_worker_params *cfg, struct az_seg *seg,

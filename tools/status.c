@@ -146,12 +146,10 @@ static void print_bench(const struct az_run_info *ri)
 	}
 	/* The benchmark measures the best network after the arena: name it when it is older
 	 * than the iteration (an unchanged best repeats its results at no cost). */
+	printf(" (iteration %.0f", r->iteration);
 	if (!isnan(r->best_iteration) && r->best_iteration != r->iteration)
-		printf(" (iteration %.0f: the best network, of iteration %.0f, %.1f s)", r->iteration,
-		       r->best_iteration, isnan(r->bench_s) ? 0.0 : r->bench_s);
-	else
-		printf(" (iteration %.0f, %.1f s)", r->iteration,
-		       isnan(r->bench_s) ? 0.0 : r->bench_s);
+		printf(": the best network, of iteration %.0f", r->best_iteration);
+	printf(", %.1f s)", isnan(r->bench_s) ? 0.0 : r->bench_s);
 	putchar('\n');
 }
 
