@@ -14,6 +14,7 @@
 #include "base/az_err.h"
 #include "base/nvtx.h"
 #include "gpu/backend_impl.h"
+#include "gpu/cpu_packed.h"
 #include "gpu/cuda_kernels.h"
 #include "shm/slot.h"
 
@@ -50,10 +51,14 @@ void az_cuda_slot_geom_init(struct az_cuda_slot_geom *g, uint32_t features, uint
 	g->bytes = l.bytes;
 }
 
-/* ---- cpu backend: one model copy per slot and one activation buffer ---- */
+/* ---- cpu backend: one model copy per slot (and its packed weights) and one activation
+ * buffer ---- */
 
 struct cpu_ctx {
 	struct az_model *models[AZ_BACKEND_MODELS];
+	/* AZ_CPU_GEMM_AVX512: each slot's weights packed at load (gpu/cpu_packed.h) */
+	struct az_packed packed[AZ_BACKEND_MODELS];
+	enum az_cpu_gemm gemm;
 	struct az_acts acts;
 };
 
@@ -64,8 +69,10 @@ static void cpu_destroy(void *ctx)
 	if (!c)
 		return;
 	az_acts_destroy(&c->acts);
-	for (int i = 0; i < AZ_BACKEND_MODELS; i++)
+	for (int i = 0; i < AZ_BACKEND_MODELS; i++) {
+		az_packed_destroy(&c->packed[i]);
 		az_model_destroy(c->models[i]);
+	}
 	free(c);
 }
 
@@ -76,10 +83,18 @@ static int cpu_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
 
 	if (!c)
 		return -ENOMEM;
+	ret = az_cpu_gemm_select(&c->gemm); /* -EINVAL / -ENOTSUP: a bad AZ_CPU_GEMM */
+	if (ret)
+		goto err_destroy;
 	for (int i = 0; i < AZ_BACKEND_MODELS; i++) {
 		ret = az_model_create(a, &c->models[i]);
 		if (ret)
 			goto err_destroy;
+		if (c->gemm == AZ_CPU_GEMM_AVX512) {
+			ret = az_packed_create(c->models[i], &c->packed[i]);
+			if (ret)
+				goto err_destroy;
+		}
 	}
 	ret = az_acts_create(a, max_batch, &c->acts);
 	if (ret)
@@ -100,6 +115,8 @@ static int cpu_load(void *ctx, uint32_t model, const struct az_model *m)
 	memcpy(dst->params, m->params, dst->n_params * sizeof(float));
 	memcpy(dst->game, m->game, sizeof(dst->game));
 	dst->iteration = m->iteration;
+	if (c->gemm == AZ_CPU_GEMM_AVX512)
+		az_packed_update(dst, &c->packed[model]);
 	return 0;
 }
 
@@ -109,10 +126,27 @@ static int cpu_forward(void *ctx, uint32_t model, uint32_t batch, const float *x
 	struct cpu_ctx *c = ctx;
 	const struct az_model *m = c->models[model];
 
-	az_model_forward(m, batch, x, &c->acts);
+	az_model_forward_packed(m, c->gemm == AZ_CPU_GEMM_AVX512 ? &c->packed[model] : NULL, batch,
+				x, &c->acts);
 	memcpy(logits, c->acts.logits, (size_t)batch * m->arch.actions * sizeof(float));
 	memcpy(value, c->acts.value, (size_t)batch * sizeof(float));
 	return 0;
+}
+
+static void cpu_describe(void *ctx, char *buf, size_t len)
+{
+	const struct cpu_ctx *c = ctx;
+
+	snprintf(buf, len, "%s",
+		 c->gemm == AZ_CPU_GEMM_AVX512 ? "AVX-512 packed-weight kernels"
+					       : "OpenBLAS sgemm");
+}
+
+static uint32_t cpu_preferred_batch(void *ctx)
+{
+	const struct cpu_ctx *c = ctx;
+
+	return c->gemm == AZ_CPU_GEMM_AVX512 ? AZ_CPU_PACKED_BATCH : 0;
 }
 
 const struct az_backend_ops az_backend_cpu_ops = {
@@ -120,6 +154,8 @@ const struct az_backend_ops az_backend_cpu_ops = {
 	.create = cpu_create,
 	.load = cpu_load,
 	.forward = cpu_forward,
+	.describe = cpu_describe,
+	.preferred_batch = cpu_preferred_batch,
 	.destroy = cpu_destroy,
 };
 
@@ -266,6 +302,11 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 	if (ret) {
 		if (ret == -ENOMEM)
 			az_set_err(why, whylen, "%s: out of memory", b->ops->name);
+		else if ((ret == -EINVAL || ret == -ENOTSUP) && (b->ops == &az_backend_cpu_ops ||
+								 b->ops == &az_backend_cpu_async_ops))
+			az_set_err(why, whylen, "%s: %s", b->ops->name,
+				   ret == -ENOTSUP ? "AZ_CPU_GEMM=avx512 but this CPU has no AVX-512F"
+						   : "AZ_CPU_GEMM must be auto, blas or avx512");
 		else if (ret == -EINVAL && b->ops != &az_backend_cpu_ops)
 			az_set_err(why, whylen, "%s: %s", b->ops->name, bad_env);
 		else
@@ -348,6 +389,13 @@ uint32_t az_backend_slot_streams(const struct az_backend *b)
 	if (!b || !b->host_base)
 		return 0;
 	return b->zero_copy ? b->ops->slot_streams : 1;
+}
+
+uint32_t az_backend_preferred_batch(const struct az_backend *b)
+{
+	uint32_t want = b->ops->preferred_batch ? b->ops->preferred_batch(b->ctx) : 0;
+
+	return want && want < b->max_batch ? want : b->max_batch;
 }
 
 int az_backend_zero_copy(const struct az_backend *b)

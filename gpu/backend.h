@@ -44,6 +44,9 @@ struct az_backend_ops {
 			     const struct az_slot_layout *l, uint32_t stream);
 	int (*wait_slots)(void *ctx, uint32_t stream, int block);
 	uint32_t slot_streams;
+	/* Optional (NULL or 0: no preference): the batch size this backend reaches its peak at,
+	 * which the server uses when it was given no --max-batch. */
+	uint32_t (*preferred_batch)(void *ctx);
 };
 
 /* Parse "auto" | "cpu" | "cpu-async" | "cuda". Returns 0 or -EINVAL. */
@@ -102,6 +105,11 @@ uint32_t az_backend_slot_streams(const struct az_backend *b);
 /* 1 when the registered segment is read in place by the device (the backend's own
  * forward_slots), 0 for the staging fallback or when nothing is registered. */
 int az_backend_zero_copy(const struct az_backend *b);
+
+/* The largest batch worth forming for this backend, at most the max_batch it was created
+ * with: its preferred_batch (the cpu backend on AVX-512: AZ_CPU_PACKED_BATCH), or max_batch
+ * when it has no preference (OpenBLAS and CUDA gain from every row up to their limits). */
+uint32_t az_backend_preferred_batch(const struct az_backend *b);
 
 /* Submit n (1 <= n <= max_batch) requests of model slot `model` on stream `stream`:
  * slot_offsets[i] is the byte offset of request i's ring slot from the registered base; l must be

@@ -177,8 +177,19 @@ static int async_forward(void *ctx, uint32_t model, uint32_t batch, const float 
 
 static void async_describe(void *ctx, char *buf, size_t len)
 {
-	(void)ctx;
-	snprintf(buf, len, "cpu forward on a helper thread, %u streams", STREAMS);
+	struct async_ctx *c = ctx;
+	char cpu[96];
+
+	az_backend_cpu_ops.describe(c->cpu, cpu, sizeof(cpu));
+	snprintf(buf, len, "cpu forward (%s) on a helper thread, %u streams", cpu, STREAMS);
+}
+
+/* The cpu backend's own preference (immutable after create: no lock). */
+static uint32_t async_preferred_batch(void *ctx)
+{
+	struct async_ctx *c = ctx;
+
+	return az_backend_cpu_ops.preferred_batch(c->cpu);
 }
 
 static int async_register_host(void *ctx, void *base, size_t size)
@@ -242,6 +253,7 @@ const struct az_backend_ops az_backend_cpu_async_ops = {
 	.forward = async_forward,
 	.destroy = async_destroy,
 	.describe = async_describe,
+	.preferred_batch = async_preferred_batch,
 	.register_host = async_register_host,
 	.unregister_host = async_unregister_host,
 	.forward_slots = async_forward_slots,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/az_assert.h"
+#include "gpu/cpu_packed.h"
 
 /* Floats of the ResNet forward scratch: one chunk's im2col matrix, or the policy conv's
  * channels-last output of a whole batch, whichever is larger. */
@@ -85,6 +86,12 @@ static void linear_acc(uint32_t batch, uint32_t in, uint32_t out, const float *x
 			    1.0f, y, 1);
 		return;
 	}
+	if (out == 1) {
+		/* One output (a value head): y[B] += x[B, in] w as a GEMV over the batch. */
+		cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)batch, (int)in, 1.0f, x, (int)in, w,
+			    1, 1.0f, y, 1);
+		return;
+	}
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)batch, (int)out, (int)in, 1.0f,
 		    x, (int)in, w, (int)in, 1.0f, y, (int)out);
 }
@@ -111,6 +118,25 @@ static void relu(float *y, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		y[i] = y[i] < 0.0f ? 0.0f : y[i];
+}
+
+/* One layer y = act(x W^T + b (+ res)), W = w[out, in] inside m's params: the packed AVX-512
+ * kernel when pk holds W, else C = bias (+ residual), C += x W^T on OpenBLAS, then ReLU. */
+static void layer(const struct az_model *m, const struct az_packed *pk, uint32_t batch,
+		  uint32_t in, uint32_t out, const float *x, const float *w, const float *b,
+		  const float *res, int act, float *y)
+{
+	const struct az_packed_mat *pm = pk ? az_packed_find(pk, (size_t)(w - m->params)) : NULL;
+
+	if (pm) {
+		AZ_DEBUG_ASSERT(pm->in == in && pm->out == out);
+		az_packed_linear(pm, batch, x, b, res, act, y);
+		return;
+	}
+	fill_bias(y, b, res, batch, out);
+	linear_acc(batch, in, out, x, w, y);
+	if (act)
+		relu(y, (size_t)batch * out);
 }
 
 /* ---- ResNet ---- */
@@ -168,10 +194,11 @@ void az_conv3_col2im(const float *col, uint32_t batch, uint32_t C, uint32_t Hb, 
 
 /* out[batch * cells, F] = relu(conv3x3(in) + b (+ res)), in read with strides (sn, sc, sp) as
  * az_conv3_im2col; AZ_CONV_CHUNK samples per im2col + GEMM, through col. */
-static void conv3_forward(const struct az_arch *a, const float *in, uint32_t batch, uint32_t C,
-			  size_t sn, size_t sc, size_t sp, const float *w, const float *b,
-			  const float *res, float *out, float *col)
+static void conv3_forward(const struct az_model *m, const struct az_packed *pk, const float *in,
+			  uint32_t batch, uint32_t C, size_t sn, size_t sc, size_t sp,
+			  const float *w, const float *b, const float *res, float *out, float *col)
 {
+	const struct az_arch *a = &m->arch;
 	uint32_t F = a->hidden, Hb = a->height, Wb = a->width;
 	size_t cells = (size_t)Hb * Wb;
 
@@ -180,15 +207,14 @@ static void conv3_forward(const struct az_arch *a, const float *in, uint32_t bat
 		size_t first = n0 * cells * F;
 
 		az_conv3_im2col(in + n0 * sn, nb, C, Hb, Wb, sn, sc, sp, col);
-		fill_bias(out + first, b, res ? res + first : NULL, (uint32_t)(nb * cells), F);
-		linear_acc((uint32_t)(nb * cells), 9 * C, F, col, w, out + first);
+		layer(m, pk, (uint32_t)(nb * cells), 9 * C, F, col, w, b, res ? res + first : NULL,
+		      1, out + first);
 	}
-	relu(out, batch * cells * F);
 }
 
 /* The ResNet forward pass (net/model.h); parameters in az_model_tensor() order. */
-static void resnet_forward(const struct az_model *m, uint32_t batch, const float *x,
-			   struct az_acts *acts)
+static void resnet_forward(const struct az_model *m, const struct az_packed *pk, uint32_t batch,
+			   const float *x, struct az_acts *acts)
 {
 	const struct az_arch *a = &m->arch;
 	uint32_t C = a->planes, F = a->hidden, R = a->blocks, A = a->actions;
@@ -197,23 +223,22 @@ static void resnet_forward(const struct az_model *m, uint32_t batch, const float
 	const float *p = m->params;
 
 	/* the input is plane-major: sample stride C*cells, channel stride cells, cell stride 1 */
-	conv3_forward(a, x, batch, C, C * cells, cells, 1, p, p + (size_t)9 * F * C, NULL,
+	conv3_forward(m, pk, x, batch, C, C * cells, cells, 1, p, p + (size_t)9 * F * C, NULL,
 		      acts->trunk[0], acts->scratch);
 	p += (size_t)9 * F * C + F;
 	for (uint32_t r = 0; r < R; r++) {
 		const float *w1 = p, *b1 = w1 + conv, *w2 = b1 + F, *b2 = w2 + conv;
 
-		conv3_forward(a, acts->trunk[r], batch, F, cells * F, 1, F, w1, b1, NULL,
+		conv3_forward(m, pk, acts->trunk[r], batch, F, cells * F, 1, F, w1, b1, NULL,
 			      acts->inner[r], acts->scratch);
-		conv3_forward(a, acts->inner[r], batch, F, cells * F, 1, F, w2, b2, acts->trunk[r],
-			      acts->trunk[r + 1], acts->scratch);
+		conv3_forward(m, pk, acts->inner[r], batch, F, cells * F, 1, F, w2, b2,
+			      acts->trunk[r], acts->trunk[r + 1], acts->scratch);
 		p = b2 + F;
 	}
 	const float *h = acts->trunk[R];
 
 	/* policy: 1x1 conv to 2 planes (channels last in scratch), ReLU, to channel-major */
-	fill_bias(acts->scratch, p + 2 * F, NULL, (uint32_t)rows, 2);
-	linear_acc((uint32_t)rows, F, 2, h, p, acts->scratch);
+	layer(m, pk, (uint32_t)rows, F, 2, h, p, p + 2 * F, NULL, 0, acts->scratch);
 	p += 2 * F + 2;
 	for (size_t n = 0; n < batch; n++)
 		for (size_t c = 0; c < 2; c++)
@@ -222,21 +247,17 @@ static void resnet_forward(const struct az_model *m, uint32_t batch, const float
 
 				acts->pconv[(n * 2 + c) * cells + q] = v < 0.0f ? 0.0f : v;
 			}
-	fill_bias(acts->logits, p + (size_t)A * 2 * cells, NULL, batch, A);
-	linear_acc(batch, (uint32_t)(2 * cells), A, acts->pconv, p, acts->logits);
+	layer(m, pk, batch, (uint32_t)(2 * cells), A, acts->pconv, p, p + (size_t)A * 2 * cells,
+	      NULL, 0, acts->logits);
 	p += (size_t)A * 2 * cells + A;
 
 	/* value: 1x1 conv to 1 plane ([rows, 1] is already [batch, cells]), ReLU, fc1, ReLU, fc2 */
-	fill_bias(acts->vconv, p + F, NULL, (uint32_t)rows, 1);
-	linear_acc((uint32_t)rows, F, 1, h, p, acts->vconv);
-	relu(acts->vconv, rows);
+	layer(m, pk, (uint32_t)rows, F, 1, h, p, p + F, NULL, 1, acts->vconv);
 	p += F + 1;
-	fill_bias(acts->vhid, p + (size_t)V * cells, NULL, batch, V);
-	linear_acc(batch, (uint32_t)cells, V, acts->vconv, p, acts->vhid);
-	relu(acts->vhid, (size_t)batch * V);
+	layer(m, pk, batch, (uint32_t)cells, V, acts->vconv, p, p + (size_t)V * cells, NULL, 1,
+	      acts->vhid);
 	p += (size_t)V * cells + V;
-	fill_bias(acts->value, p + V, NULL, batch, 1);
-	linear_acc(batch, V, 1, acts->vhid, p, acts->value);
+	layer(m, pk, batch, V, 1, acts->vhid, p, p + V, NULL, 0, acts->value);
 	p += V + 1;
 	for (uint32_t r = 0; r < batch; r++)
 		acts->value[r] = tanhf(acts->value[r]);
@@ -248,9 +269,15 @@ static void resnet_forward(const struct az_model *m, uint32_t batch, const float
 void az_model_forward(const struct az_model *m, uint32_t batch, const float *x,
 		      struct az_acts *acts)
 {
+	az_model_forward_packed(m, NULL, batch, x, acts);
+}
+
+void az_model_forward_packed(const struct az_model *m, const struct az_packed *pk,
+			     uint32_t batch, const float *x, struct az_acts *acts)
+{
 	const struct az_arch *a = &m->arch;
 	uint32_t D = a->inputs, H = a->hidden, R = a->blocks, A = a->actions;
-	size_t HH = (size_t)H * H, BH = (size_t)batch * H;
+	size_t HH = (size_t)H * H;
 	const float *p = m->params;
 
 	AZ_ASSERT(batch <= acts->max_batch);
@@ -258,7 +285,7 @@ void az_model_forward(const struct az_model *m, uint32_t batch, const float *x,
 		return;
 	if (a->kind == AZ_NET_RESNET) {
 		AZ_ASSERT(acts->scratch); /* acts made for this arch */
-		resnet_forward(m, batch, x, acts);
+		resnet_forward(m, pk, batch, x, acts);
 		return;
 	}
 
@@ -266,32 +293,23 @@ void az_model_forward(const struct az_model *m, uint32_t batch, const float *x,
 	 * C += x W^T, then ReLU: two passes over C besides the GEMM's, none of them zeroing. */
 	const float *w0 = p, *b0 = w0 + (size_t)H * D;
 
-	fill_bias(acts->trunk[0], b0, NULL, batch, H);
-	linear_acc(batch, D, H, x, w0, acts->trunk[0]);
-	relu(acts->trunk[0], BH);
+	layer(m, pk, batch, D, H, x, w0, b0, NULL, 1, acts->trunk[0]);
 	p = b0 + H;
 	for (uint32_t r = 0; r < R; r++) {
 		const float *w1 = p, *b1 = w1 + HH, *w2 = b1 + H, *b2 = w2 + HH;
 
-		fill_bias(acts->inner[r], b1, NULL, batch, H);
-		linear_acc(batch, H, H, acts->trunk[r], w1, acts->inner[r]);
-		relu(acts->inner[r], BH);
+		layer(m, pk, batch, H, H, acts->trunk[r], w1, b1, NULL, 1, acts->inner[r]);
 		/* the residual sum: trunk[r + 1] = max(0, trunk[r] + b2 + W2 inner[r]) */
-		fill_bias(acts->trunk[r + 1], b2, acts->trunk[r], batch, H);
-		linear_acc(batch, H, H, acts->inner[r], w2, acts->trunk[r + 1]);
-		relu(acts->trunk[r + 1], BH);
+		layer(m, pk, batch, H, H, acts->inner[r], w2, b2, acts->trunk[r], 1,
+		      acts->trunk[r + 1]);
 		p = b2 + H;
 	}
 
 	const float *h = acts->trunk[R];
 
-	fill_bias(acts->logits, p + (size_t)A * H, NULL, batch, A);
-	linear_acc(batch, H, A, h, p, acts->logits);
+	layer(m, pk, batch, H, A, h, p, p + (size_t)A * H, NULL, 0, acts->logits);
 	p += (size_t)A * H + A;
-	for (uint32_t r = 0; r < batch; r++)
-		acts->value[r] = p[H];
-	cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)batch, (int)H, 1.0f, h, (int)H, p, 1, 1.0f,
-		    acts->value, 1);
+	layer(m, pk, batch, H, 1, h, p, p + H, NULL, 0, acts->value);
 	p += H;
 	for (uint32_t r = 0; r < batch; r++)
 		acts->value[r] = tanhf(acts->value[r]);

@@ -509,6 +509,7 @@ extern const struct az_backend_ops az_backend_cuda_ops = {
 	cuda_forward_slots,
 	cuda_wait_slots,
 	NPIPES,
+	NULL, /* preferred_batch: every row up to max_batch pays on a GPU */
 };
 
 } /* extern "C" */

@@ -60,6 +60,10 @@ struct server {
 	uint64_t *offsets; /* [max_batch] ring slot offsets from the segment base */
 	uint8_t *model_of; /* [max_batch] model slot of each batch row, read once */
 	uint32_t rr;       /* round-robin cursor of collect_more() */
+	uint32_t cap;      /* rows the arrays above and the backend are made for */
+	/* the largest batch formed: cfg->max_batch, or (auto) the backend's choice once it
+	 * exists, cap before */
+	uint32_t batch;
 };
 
 static uint64_t now_ns(void)
@@ -111,10 +115,9 @@ static void enable_slot_path(struct server *sv)
 static int create_backend(struct server *sv, const struct az_arch *a, char *why, size_t len)
 {
 	if (!sv->cfg->backend_ops)
-		return az_backend_create(sv->cfg->backend, a, sv->cfg->max_batch, &sv->be, why,
-					 len);
+		return az_backend_create(sv->cfg->backend, a, sv->cap, &sv->be, why, len);
 	snprintf(why, len, "%s: supplied by the caller", sv->cfg->backend_ops->name);
-	return az_backend_create_ops(sv->cfg->backend_ops, a, sv->cfg->max_batch, &sv->be);
+	return az_backend_create_ops(sv->cfg->backend_ops, a, sv->cap, &sv->be);
 }
 
 /* Load model slot `model` from the path azrun published. Creates the backend on first use (the
@@ -150,6 +153,10 @@ static int load_model(struct server *sv, uint32_t model, uint32_t gen)
 		infer_log(sv, rc < 0 ? LOG_ERROR : LOG_INFO, "inference: backend %s\n", why);
 		if (rc < 0)
 			goto out;
+		sv->batch = sv->cfg->max_batch ? sv->cfg->max_batch
+					       : az_backend_preferred_batch(sv->be);
+		infer_log(sv, LOG_INFO, "inference: batches of up to %u (%s)\n", sv->batch,
+			  sv->cfg->max_batch ? "--max-batch" : "the backend's choice");
 		sv->arch = m->arch;
 		enable_slot_path(sv);
 	}
@@ -303,7 +310,7 @@ static int any_live(const struct server *sv)
 static uint32_t collect_more(struct server *sv, struct pipe_batch *pb,
 			     const struct pipe_batch *busy)
 {
-	uint32_t budget = sv->cfg->max_batch, total = 0, taken = 0, start = sv->rr;
+	uint32_t budget = sv->batch, total = 0, taken = 0, start = sv->rr;
 	AZ_NVTX_PUSH("wait");
 	for (uint32_t polls = 0;; polls++) {
 		total = 0;
@@ -385,7 +392,8 @@ static int server_init(struct server *sv, struct az_seg *seg, const struct az_in
 	az_slot_layout_init(&sv->lay, cfg->features, cfg->actions);
 	if (sv->lay.bytes > seg->hdr->slot_bytes)
 		return -EPROTO;
-	size_t B = cfg->max_batch;
+	sv->cap = sv->batch = az_infer_batch_cap(cfg->max_batch);
+	size_t B = sv->cap;
 	sv->rings = calloc(sv->nrings, sizeof(*sv->rings));
 	sv->slots = calloc(B, sizeof(*sv->slots));
 	sv->taken = calloc(sv->nrings, sizeof(*sv->taken));
@@ -437,15 +445,17 @@ int az_infer_serve(struct az_seg *seg, const struct az_infer_config *cfg)
 	/* Relaxed: informational. */
 	atomic_store_explicit(&sv.ctl->server_pid, (uint32_t)getpid(), memory_order_relaxed);
 	struct az_batch_params bp = {
-		.max_batch = cfg->max_batch,
+		.max_batch = sv.batch, /* set again each round: auto changes it at the first load */
 		.deadline_us = cfg->deadline_us,
 		.spin = cfg->spin,
 		.idle_timeout_us = 20000, /* wake up to notice model changes and stop requests */
 		.fixed_deadline = cfg->fixed_deadline,
 	};
 	/* Acquire: pairs with azrun's release store of stop (nothing else is read after it). */
-	while (!atomic_load_explicit(&sv.ctl->stop, memory_order_acquire))
+	while (!atomic_load_explicit(&sv.ctl->stop, memory_order_acquire)) {
+		bp.max_batch = sv.batch;
 		serve_round(&sv, &bp);
+	}
 out:
 	server_fini(&sv);
 	return rc;

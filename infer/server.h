@@ -14,11 +14,22 @@
  * a longer one hides a stalled worker behind minutes-long batches. */
 #define AZ_INFER_DEADLINE_MAX_US 1000000u
 
+/* max_batch 0 ("auto"): the backend is made for this many rows and chooses at most this. */
+#define AZ_INFER_BATCH_AUTO_MAX 256u
+
+/* The rows a server is made for: max_batch, or AZ_INFER_BATCH_AUTO_MAX for "auto". */
+static inline uint32_t az_infer_batch_cap(uint32_t max_batch)
+{
+	return max_batch ? max_batch : AZ_INFER_BATCH_AUTO_MAX;
+}
+
 struct az_infer_config {
 	enum az_backend_kind backend;
 	uint32_t features;    /* D of the game (slot layout) */
 	uint32_t actions;     /* A of the game */
-	uint32_t max_batch;   /* largest batch handed to the backend */
+	/* Largest batch handed to the backend; 0: the backend's choice,
+	 * az_backend_preferred_batch() of a backend made for AZ_INFER_BATCH_AUTO_MAX rows. */
+	uint32_t max_batch;
 	/* Wait at most this long after the first request for a fuller batch, when some producer
 	 * may still add to it (the batch starts at once when none can: az_batch_collect()); at
 	 * most AZ_INFER_DEADLINE_MAX_US. */

@@ -94,7 +94,8 @@ static const struct opt base_opts[] = {
 	{"lr", T_F32, F(lr), 0, "X", "Adam learning rate", 1},
 	{"l2", T_F32, F(l2), 0, "X", "L2 weight penalty", 1},
 	{"ring-capacity", T_U32, F(ring_capacity), 0, "N", "slots per worker ring (power of 2)", 1},
-	{"max-batch", T_U32, F(max_batch), 0, "N", "largest inference batch", 1},
+	{"max-batch", T_U32, F(max_batch), 0, "N", "largest inference batch; 0: the backend's "
+	 "choice (64 on the CPU's AVX-512 kernels, else 256)", 1},
 	{"batch-deadline-us", T_U32, F(deadline_us), 0, "US",
 	 "wait for a fuller batch at most this long while some worker may still add to it "
 	 "(at most 1000000)", 1},
@@ -198,7 +199,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.seed = 1, .backend = AZ_BACKEND_AUTO, .c_puct = 1.5f, .dir_eps = 0.25f,
 		.mcts_solver = 1, .fpu_reduction = 0.25f, .playout_cap_p = 1.0f, .value_mix = 0.5f,
 		.arena_threshold = 0.55f, .train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
-		.max_batch = 256, .deadline_us = 200, .spin = 200, .eval_cache_mb = 8,
+		.max_batch = 0, .deadline_us = 200, .spin = 200, .eval_cache_mb = 8,
 		.eval_cache = "shared",
 		.bench_every = 1, .bench_positions = AZ_RUN_BENCH_POSITIONS,
 		/* the game's own, from its descriptor */

@@ -44,7 +44,6 @@ static const char *zero_count(const struct az_config *c)
 		{c->train_batch, "--train-batch must be at least 1"},
 		{c->train_steps_max, "--train-steps-max must be at least 1"},
 		{c->window, "--window must be at least 1"},
-		{c->max_batch, "--max-batch must be at least 1"},
 	};
 	for (size_t i = 0; i < AZ_ARRAY_LEN(counts); i++)
 		if (!counts[i].v)

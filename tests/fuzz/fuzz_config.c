@@ -61,7 +61,8 @@ static void check_runnable(const struct az_config *c)
 	AZ_ASSERT(c->out[0]);
 	AZ_ASSERT(c->iterations && c->workers && c->games_per_worker && c->games_per_iter &&
 		  c->sims && c->leaves && c->arena_games && c->hidden && c->train_batch &&
-		  c->window && c->max_batch);
+		  c->window); /* max_batch 0: the backend chooses */
+	AZ_ASSERT(c->max_batch <= 65536);
 	AZ_ASSERT(c->workers <= 256);
 	AZ_ASSERT(c->ring_capacity >= 2 && !(c->ring_capacity & (c->ring_capacity - 1)));
 	AZ_ASSERT(finite_in(c->arena_threshold, 0, 1) && finite_in(c->dir_eps, 0, 1));

@@ -13,6 +13,7 @@
 
 #include "gpu/backend.h"
 #include "net/model.h"
+#include "tests/gpu/cpu_backend_ref.h"
 #include "base/rng.h"
 
 /* First step of a gpu-labelled test's main(): exit 77 (ctest: Skipped) when no CUDA device is

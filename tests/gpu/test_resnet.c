@@ -19,6 +19,7 @@
 #include "gpu/backend.h"
 #include "net/checkpoint.h"
 #include "net/model.h"
+#include "tests/gpu/cpu_backend_ref.h"
 #include "tests/test_util.h"
 
 /* 3 rows x 4 columns: rows and columns differ, so a transposed index shows. */
@@ -309,7 +310,7 @@ static void test_backends(void **state)
 	assert_int_equal(az_backend_load(be, 0, m), 0);
 	assert_int_equal(az_backend_forward(be, 0, 4, x, logits, value), 0);
 	assert_int_equal(az_acts_create(&arch, 4, &acts), 0);
-	az_model_forward(m, 4, x, &acts);
+	cpu_backend_forward(m, 4, x, &acts);
 	assert_memory_equal(logits, acts.logits, sizeof(logits));
 	assert_memory_equal(value, acts.value, sizeof(value));
 	/* a model of another architecture (an MLP of the same sizes) is refused */

@@ -44,6 +44,9 @@
 
 static const struct az_arch arch = { .inputs = D, .hidden = 32, .blocks = 2, .actions = A };
 static enum az_backend_kind backend = AZ_BACKEND_CPU;
+/* run_server()'s --max-batch (0: the backend's choice), and the largest batch the stand-in
+ * below accepts (0: any) */
+static uint32_t server_max_batch = 16, standin_limit;
 
 struct expect {
 	uint32_t model;
@@ -190,7 +193,7 @@ static void serve_model(struct az_ctl_shm *ctl, const char *path)
 
 struct async_batch {
 	uint32_t model, n;
-	uint64_t offsets[16];
+	uint64_t offsets[AZ_INFER_BATCH_AUTO_MAX];
 };
 
 struct async_ctx {
@@ -206,7 +209,7 @@ static int async_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
 	struct async_ctx *c = calloc(1, sizeof(*c));
 	char why[128];
 
-	if (!c || max_batch > 16)
+	if (!c || max_batch > AZ_INFER_BATCH_AUTO_MAX)
 		return -EINVAL;
 	int rc = az_backend_create(AZ_BACKEND_CPU, a, max_batch, &c->inner, why, sizeof(why));
 
@@ -254,6 +257,7 @@ static int async_forward_slots(void *ctx, uint32_t model, uint32_t n,
 	struct async_ctx *c = ctx;
 
 	assert_true(c->nq[stream] < AZ_BACKEND_MODELS); /* waited for before the next batch */
+	assert_true(standin_limit == 0 || n <= standin_limit);
 	struct async_batch *q = &c->q[stream][c->nq[stream]++];
 
 	q->model = model;
@@ -296,6 +300,12 @@ static const struct az_backend_ops async_ops = {
 	.slot_streams = ASYNC_STREAMS,
 };
 
+static uint32_t prefer4(void *ctx)
+{
+	(void)ctx;
+	return 4;
+}
+
 /* One server lifetime; returns what it logged. */
 static char *run_server(const struct az_model *m, const struct expect *e, const char *ckpt,
 			const struct az_backend_ops *ops)
@@ -319,7 +329,8 @@ static char *run_server(const struct az_model *m, const struct expect *e, const 
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		struct az_infer_config ic = { .backend = backend, .features = D, .actions = A,
-					      .max_batch = 16, .deadline_us = 200, .spin = 64,
+					      .max_batch = server_max_batch, .deadline_us = 200,
+					      .spin = 64,
 					      .log_fd = fds[1], .backend_ops = ops };
 
 		/* A failed check ends the parent without a stop request: die with it. */
@@ -455,6 +466,31 @@ static void test_serve(void **state)
 	fx_teardown(&f);
 }
 
+/* --max-batch 0: the server forms batches of the backend's preferred size (4 here, with 48
+ * requests in flight that would fill batches of 16), says so, and serves every request; an
+ * explicit --max-batch wins over the preference. */
+static void test_serve_preferred_batch(void **state)
+{
+	struct az_backend_ops async_ops_prefer4 = async_ops; /* asking for batches of 4 */
+	struct fixture f;
+
+	(void)state;
+	async_ops_prefer4.preferred_batch = prefer4;
+	fx_setup(&f);
+	server_max_batch = 0;
+	standin_limit = 4;
+	char *log = run_server(f.m, f.e, f.ckpt, &async_ops_prefer4);
+
+	assert_non_null(strstr(log, "batches of up to 4 (the backend's choice)"));
+	server_max_batch = 8;
+	standin_limit = 8;
+	log = run_server(f.m, f.e, f.ckpt, &async_ops_prefer4);
+	assert_non_null(strstr(log, "batches of up to 8 (--max-batch)"));
+	server_max_batch = 16;
+	standin_limit = 0;
+	fx_teardown(&f);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "async") == 0) {
@@ -478,6 +514,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_serve), cmocka_unit_test(test_serve_async_rings),
 		cmocka_unit_test(test_serve_cpu_async), cmocka_unit_test(test_serve_deadline_max),
+		cmocka_unit_test(test_serve_preferred_batch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -400,7 +400,7 @@ static int game_ceilings(const struct game_ctx *gc, int gi, struct config *cf, i
 	double eps[MAX_CONFIGS + 1];
 	int idx[MAX_CONFIGS + MAX_GAMES * MAX_RUNS], nb = 1;
 	char why[128];
-	uint32_t maxb = gc->cfg.max_batch;
+	uint32_t maxb = az_infer_batch_cap(gc->cfg.max_batch);
 
 	batches[0] = 1; /* the serial baseline's batch */
 	for (int i = 0; i < n; i++) {

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* The CPU backend's packed-weight linear layers: each weight matrix of a network copied once
+ * (at load) into 32-output panels that an AVX-512 micro-kernel streams from L1, with the bias,
+ * the residual input and the ReLU applied in the kernel's epilogue. Used by the cpu backend's
+ * forward pass; OpenBLAS stays the reference and the fallback on CPUs without AVX-512. */
+#ifndef AZ_GPU_CPU_PACKED_H
+#define AZ_GPU_CPU_PACKED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/model.h"
+
+/* Outputs per packed panel (two 16-float AVX-512 vectors). */
+#define AZ_PACKED_PANEL 32u
+
+/* The batch the cpu backend asks for on these kernels (az_backend_preferred_batch()): they
+ * reach their peak from about 8 rows (`azbench infer --game connect4`: 1.09M evals/s at 8-64,
+ * 1.07M at 256), so a larger batch only adds latency. Connect Four's self-play with the
+ * defaults, `azrun --game connect4 --iterations 4 --max-batch B`: 1.33-1.44M sims/s at
+ * B = 16-64, 1.01M at 256 (the workers wait for answers a bigger batch holds back). */
+#define AZ_CPU_PACKED_BATCH 64u
+
+/* One packed weight matrix: W[out, in] (PyTorch layout, row-major) as ceil(out / 32) panels,
+ * panel p holding w[(p * in + k) * 32 + i] = W[p * 32 + i, k], 0 past out. */
+struct az_packed_mat {
+	size_t offset;    /* of W in the model's params, in floats: the forward pass's key */
+	uint32_t out, in;
+	float *w;         /* 64-byte aligned, inside az_packed.buf */
+};
+
+/* Every weight matrix of one model, packed. */
+struct az_packed {
+	struct az_packed_mat *mats;
+	uint32_t n;
+	float *buf;       /* owned */
+};
+
+/* Which kernel az_packed_linear() uses: AZ_CPU_GEMM_BLAS means "none, call OpenBLAS". */
+enum az_cpu_gemm {
+	AZ_CPU_GEMM_BLAS = 0,
+	AZ_CPU_GEMM_AVX512 = 1,
+};
+
+/* The kernel the cpu backend uses on this machine: the environment's AZ_CPU_GEMM ("auto", the
+ * default, "blas" or "avx512") against what the CPU can run (AVX-512F with OS support, from
+ * cpuid and xgetbv through __builtin_cpu_supports). Returns 0 with *kind set; -EINVAL for an
+ * unknown AZ_CPU_GEMM; -ENOTSUP for "avx512" on a CPU without it. */
+int az_cpu_gemm_select(enum az_cpu_gemm *kind);
+
+/* "blas" or "avx512" (static storage). */
+const char *az_cpu_gemm_name(enum az_cpu_gemm kind);
+
+/* Allocate pk for every weight matrix of m's architecture (az_model_tensor() entries with
+ * ndim >= 2, and the MLP's value row) and pack m's parameters into it. Returns 0 or -ENOMEM
+ * (pk zeroed then). */
+int az_packed_create(const struct az_model *m, struct az_packed *pk);
+
+/* Re-pack m's parameters into pk, made by az_packed_create() for the same architecture (after
+ * the parameters changed: a new network loaded into the slot). */
+void az_packed_update(const struct az_model *m, struct az_packed *pk);
+
+void az_packed_destroy(struct az_packed *pk);
+
+/* The packed matrix of the weight at params + offset, or NULL. */
+const struct az_packed_mat *az_packed_find(const struct az_packed *pk, size_t offset);
+
+/* y[r, j] = act(sum_k x[r, k] W[j, k] + b[j] (+ res[r, j])) for r < batch, j < out, with W
+ * packed in pm; act is max(0, .) when relu is set, the identity otherwise. x is [batch, in],
+ * res (or NULL) and y are [batch, out], all row-major and dense; y may be res. Needs
+ * AZ_CPU_GEMM_AVX512 (az_cpu_gemm_select()); the caller checks. */
+void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, const float *x,
+		      const float *b, const float *res, int relu, float *y);
+
+/* az_model_forward() (net/model.h) with the weights packed in pk (made from m's parameters)
+ * and the AVX-512 kernel; pk NULL: az_model_forward() itself. Same activations kept; the
+ * results match OpenBLAS's to float rounding (a different summation order). */
+void az_model_forward_packed(const struct az_model *m, const struct az_packed *pk,
+			     uint32_t batch, const float *x, struct az_acts *acts);
+
+#endif

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the cpu backend's packed-weight kernels (gpu/cpu_packed.h): one layer against a
+ * naive double-precision sum over shapes that hit every tile and panel edge, whole networks (MLP
+ * and ResNet) against the OpenBLAS forward pass, row independence, re-packing after a load, and
+ * the AZ_CPU_GEMM choice. The kernel tests skip on a CPU without AVX-512. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/rng.h"
+#include "gpu/backend.h"
+#include "gpu/cpu_packed.h"
+#include "net/model.h"
+#include "tests/gpu/gpu_test_util.h"
+
+/* 1 when this CPU runs the AVX-512 kernel (AZ_CPU_GEMM unset: the automatic choice). */
+static int have_avx512(void)
+{
+	enum az_cpu_gemm kind;
+
+	unsetenv("AZ_CPU_GEMM");
+	assert_int_equal(az_cpu_gemm_select(&kind), 0);
+	return kind == AZ_CPU_GEMM_AVX512;
+}
+
+#define NEED_AVX512()                                                  \
+	do {                                                           \
+		if (!have_avx512()) {                                  \
+			fprintf(stderr, "no AVX-512F: skipped\n");      \
+			skip();                                        \
+		}                                                      \
+	} while (0)
+
+/* One layer through a model whose only weight matrix is W[out, in]: an MLP with no blocks has
+ * trunk.in [hidden, inputs], so W is trunk.in.weight and b trunk.in.bias. */
+static void check_layer(uint32_t out, uint32_t in, uint32_t batch, int relu, int mode,
+			uint64_t seed)
+{
+	struct az_arch a = { .inputs = in, .hidden = out, .blocks = 0, .actions = 3 };
+	struct az_model *m = random_model(&a, seed);
+	struct az_packed pk;
+	struct az_rng rng;
+	float *x = xmalloc(sizeof(float) * batch * in);
+	float *res = xmalloc(sizeof(float) * batch * out);
+	float *y = xmalloc(sizeof(float) * batch * out);
+	const float *w = m->params, *b = m->params + (size_t)out * in;
+
+	az_rng_seed(&rng, seed + 1);
+	fill_uniform(x, (size_t)batch * in, &rng, -1.0, 1.0);
+	fill_uniform(res, (size_t)batch * out, &rng, -1.0, 1.0);
+	assert_int_equal(az_packed_create(m, &pk), 0);
+	const struct az_packed_mat *pm = az_packed_find(&pk, 0);
+
+	assert_non_null(pm);
+	assert_int_equal(pm->out, out);
+	assert_int_equal(pm->in, in);
+	/* mode 0: no residual; 1: a residual in its own array; 2: the residual is y itself */
+	if (mode == 2)
+		memcpy(y, res, sizeof(float) * batch * out);
+	else
+		poison(y, sizeof(float) * batch * out);
+	az_packed_linear(pm, batch, x, b, mode == 0 ? NULL : mode == 1 ? res : y, relu, y);
+	for (uint32_t r = 0; r < batch; r++)
+		for (uint32_t j = 0; j < out; j++) {
+			double s = b[j], mag = fabs(b[j]);
+
+			for (uint32_t k = 0; k < in; k++) {
+				double t = (double)x[(size_t)r * in + k] * w[(size_t)j * in + k];
+
+				s += t;
+				mag += fabs(t);
+			}
+			if (mode) {
+				s += res[(size_t)r * out + j];
+				mag += fabs(res[(size_t)r * out + j]);
+			}
+			if (relu && s < 0.0)
+				s = 0.0;
+			double got = y[(size_t)r * out + j];
+
+			if (!(fabs(got - s) <= 1e-5 * (mag + 1.0)))
+				fail_msg("out %u in %u batch %u relu %d mode %d: y[%u, %u] = %.9g, want "
+					 "%.9g", out, in, batch, relu, mode, r, j, got, s);
+		}
+	az_packed_destroy(&pk);
+	FREE_ALL(x, res, y);
+	az_model_destroy(m);
+}
+
+/* Every panel width (1, 16, 17, 32, 33 outputs: one vector, two, a masked second, two panels),
+ * every row tail (batch 1 to 17, 63), inputs of 1 and odd sizes, with and without the residual
+ * and the ReLU. */
+static void test_linear_shapes(void **state)
+{
+	static const uint32_t outs[] = { 1, 7, 16, 17, 31, 32, 33, 64, 100 };
+	static const uint32_t ins[] = { 1, 5, 128 };
+	uint64_t seed = 1;
+
+	(void)state;
+	NEED_AVX512();
+	for (size_t o = 0; o < sizeof(outs) / sizeof(outs[0]); o++)
+		for (size_t i = 0; i < sizeof(ins) / sizeof(ins[0]); i++)
+			for (uint32_t batch = 1; batch <= 17; batch++)
+				check_layer(outs[o], ins[i], batch, (int)(batch & 1),
+					    (int)(batch % 3), seed++);
+	for (int mode = 0; mode < 3; mode++) {
+		check_layer(128, 128, 63, 1, mode, seed++);
+		check_layer(40, 84, 63, 0, mode, seed++);
+	}
+}
+
+/* Whole networks: the packed forward pass against the OpenBLAS one (the reference that
+ * tests/gpu/test_forward.c checks in double), and each row the same bits at any batch size and
+ * place in the batch (rows never share a sum). */
+static void check_net(const struct az_arch *a, uint64_t seed)
+{
+	static const uint32_t batches[] = { 1, 3, 8, 13, 40 };
+	struct az_model *m = random_model(a, seed);
+	struct az_packed pk;
+	struct az_acts ref, got, one;
+	struct az_rng rng;
+	uint32_t D = a->inputs, A = a->actions, maxb = 40;
+	float *x = xmalloc(sizeof(float) * maxb * D);
+
+	az_rng_seed(&rng, seed + 7);
+	fill_uniform(x, (size_t)maxb * D, &rng, 0.0, 1.0);
+	assert_int_equal(az_packed_create(m, &pk), 0);
+	assert_int_equal(az_acts_create(a, maxb, &ref), 0);
+	assert_int_equal(az_acts_create(a, maxb, &got), 0);
+	assert_int_equal(az_acts_create(a, 1, &one), 0);
+	for (size_t i = 0; i < sizeof(batches) / sizeof(batches[0]); i++) {
+		uint32_t B = batches[i];
+
+		az_model_forward(m, B, x, &ref);
+		poison(got.logits, sizeof(float) * B * A);
+		poison(got.value, sizeof(float) * B);
+		az_model_forward_packed(m, &pk, B, x, &got);
+		check_close_tol(got.logits, ref.logits, (size_t)B * A, 1e-4, "logits");
+		check_close_tol(got.value, ref.value, B, 1e-4, "value");
+		for (uint32_t r = 0; r < B; r++) {
+			az_model_forward_packed(m, &pk, 1, x + (size_t)r * D, &one);
+			assert_memory_equal(one.logits, got.logits + (size_t)r * A,
+					    sizeof(float) * A);
+			assert_memory_equal(one.value, got.value + r, sizeof(float));
+		}
+	}
+	az_acts_destroy(&one);
+	az_acts_destroy(&got);
+	az_acts_destroy(&ref);
+	az_packed_destroy(&pk);
+	free(x);
+	az_model_destroy(m);
+}
+
+static void test_networks(void **state)
+{
+	/* Connect Four's default net, a small odd-sized MLP, and a ResNet with planes != hidden */
+	const struct az_arch c4 = { .inputs = 84, .hidden = 128, .blocks = 3, .actions = 7 };
+	const struct az_arch odd = { .inputs = 9, .hidden = 20, .blocks = 2, .actions = 9 };
+	struct az_arch res = { .kind = AZ_NET_RESNET, .inputs = 3 * 6 * 7, .hidden = 16,
+			       .blocks = 2, .actions = 7, .planes = 3, .height = 6, .width = 7 };
+
+	(void)state;
+	NEED_AVX512();
+	assert_true(az_arch_valid(&res));
+	check_net(&c4, 11);
+	check_net(&odd, 12);
+	check_net(&res, 13);
+}
+
+/* A changed model, re-packed, gives what a fresh packing of it gives, and not the old answer:
+ * the cpu backend's load re-packs its slot. */
+static void test_update(void **state)
+{
+	const struct az_arch a = { .inputs = 9, .hidden = 48, .blocks = 1, .actions = 9 };
+	struct az_model *m = random_model(&a, 21), *m2 = random_model(&a, 22);
+	struct az_packed pk, fresh;
+	struct az_acts acts, acts2;
+	float x[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 }, before[9];
+
+	(void)state;
+	NEED_AVX512();
+	assert_int_equal(az_acts_create(&a, 1, &acts), 0);
+	assert_int_equal(az_acts_create(&a, 1, &acts2), 0);
+	assert_int_equal(az_packed_create(m, &pk), 0);
+	az_model_forward_packed(m, &pk, 1, x, &acts);
+	memcpy(before, acts.logits, sizeof(before));
+	memcpy(m->params, m2->params, sizeof(float) * m->n_params);
+	az_packed_update(m, &pk);
+	assert_int_equal(az_packed_create(m, &fresh), 0);
+	az_model_forward_packed(m, &pk, 1, x, &acts);
+	az_model_forward_packed(m, &fresh, 1, x, &acts2);
+	assert_memory_equal(acts.logits, acts2.logits, sizeof(before));
+	assert_memory_not_equal(acts.logits, before, sizeof(before));
+	az_packed_destroy(&fresh);
+	az_packed_destroy(&pk);
+	az_acts_destroy(&acts2);
+	az_acts_destroy(&acts);
+	az_model_destroy(m2);
+	az_model_destroy(m);
+}
+
+/* AZ_CPU_GEMM: "blas" always works, "avx512" only where the CPU has it, anything else is
+ * refused, by az_cpu_gemm_select() and by the backend with a message naming the variable. */
+static void test_select(void **state)
+{
+	const struct az_arch a = { .inputs = 9, .hidden = 16, .blocks = 1, .actions = 9 };
+	enum az_cpu_gemm kind = AZ_CPU_GEMM_AVX512;
+	struct az_backend *be = NULL;
+	int avx = have_avx512();
+	char why[256];
+
+	(void)state;
+	setenv("AZ_CPU_GEMM", "blas", 1);
+	assert_int_equal(az_cpu_gemm_select(&kind), 0);
+	assert_int_equal(kind, AZ_CPU_GEMM_BLAS);
+	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "OpenBLAS"));
+	az_backend_destroy(be);
+
+	setenv("AZ_CPU_GEMM", "avx512", 1);
+	assert_int_equal(az_cpu_gemm_select(&kind), avx ? 0 : -ENOTSUP);
+	assert_int_equal(kind, AZ_CPU_GEMM_AVX512);
+
+	setenv("AZ_CPU_GEMM", "sse9", 1);
+	assert_int_equal(az_cpu_gemm_select(&kind), -EINVAL);
+	be = NULL;
+	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)), -EINVAL);
+	assert_null(be);
+	assert_non_null(strstr(why, "AZ_CPU_GEMM"));
+
+	setenv("AZ_CPU_GEMM", "auto", 1);
+	assert_int_equal(az_cpu_gemm_select(&kind), 0);
+	assert_int_equal(kind, avx ? AZ_CPU_GEMM_AVX512 : AZ_CPU_GEMM_BLAS);
+	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, avx ? "AVX-512" : "OpenBLAS"));
+	az_backend_destroy(be);
+	unsetenv("AZ_CPU_GEMM");
+	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_AVX512), "avx512");
+	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_BLAS), "blas");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_linear_shapes),
+		cmocka_unit_test(test_networks),
+		cmocka_unit_test(test_update),
+		cmocka_unit_test(test_select),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
