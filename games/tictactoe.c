@@ -109,6 +109,36 @@ static int ttt_terminal(const void *state, float *value)
 	return 1;
 }
 
+/* MCTS-Solver's check (games/game.h): a move ends the game when it completes a line through its
+ * cell (the mover wins: -1 for the side to move after it) or fills the last cell (a draw). */
+static uint64_t ttt_terminal_after(const void *state, int8_t *tvalue)
+{
+	const struct ttt_state *s = state;
+	uint8_t me = (uint8_t)(s->to_move + 1);
+	uint64_t out = 0;
+
+	if (s->result)
+		return 0;
+	for (int c = 0; c < N; c++) {
+		if (s->cell[c])
+			continue;
+		int won = 0;
+
+		for (int i = 0; !won && lines_of[c][i][0] >= 0; i++) {
+			const int8_t *l = lines_of[c][i];
+
+			/* the line's two other cells are the mover's (c itself is empty) */
+			won = (s->cell[l[0]] == me || l[0] == c) && (s->cell[l[1]] == me || l[1] == c) &&
+			      (s->cell[l[2]] == me || l[2] == c);
+		}
+		if (won || s->plies + 1 == N) {
+			out |= (uint64_t)1 << c;
+			tvalue[c] = won ? -1 : 0;
+		}
+	}
+	return out;
+}
+
 /* features[p * 9 + c]: plane 0 = stones of the side to move, plane 1 = the opponent's. */
 static void ttt_encode(const void *state, float *features)
 {
@@ -182,6 +212,7 @@ const struct az_game az_game_tictactoe = {
 	.max_plies = N,
 	.planes = 2, .height = 3, .width = 3, /* ttt_encode: 2 planes of cells 0-8, row-major */
 	AZ_GAME_RULES(ttt),
+	.terminal_after = ttt_terminal_after,
 	AZ_GAME_IO(ttt),
 	.sides = { "X", "O" },
 	.not_notation = "not a cell (1-9)",
