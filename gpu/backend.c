@@ -30,6 +30,7 @@ struct az_backend {
 	/* staging fallback of the slot path: x[max_batch, inputs], logits[max_batch, actions],
 	 * value[max_batch]; allocated at create (no allocation on the steady-state path) */
 	float *x, *logits, *value;
+	int vec_softmax; /* az_stage_softmax_ok() of the arch */
 };
 
 /* The scatter kernel writes these header fields at fixed offsets (gpu/cuda_gather.cu). */
@@ -247,6 +248,7 @@ static int backend_alloc(const struct az_arch *a, uint32_t max_batch, struct az_
 		backend_free(b);
 		return -ENOMEM;
 	}
+	b->vec_softmax = az_stage_softmax_ok(a->actions);
 	*out = b;
 	return 0;
 }
@@ -403,6 +405,14 @@ int az_backend_zero_copy(const struct az_backend *b)
 	return b && b->zero_copy;
 }
 
+int az_stage_softmax_ok(uint32_t actions)
+{
+	enum az_cpu_gemm kind;
+
+	return az_cpu_gemm_select(&kind) == 0 && kind == AZ_CPU_GEMM_AVX512 &&
+	       actions <= AZ_PACKED_SOFTMAX_MAX;
+}
+
 int az_stage_forward_slots(const struct az_backend_ops *ops, void *ctx, uint8_t *base,
 			   uint32_t model, uint32_t n, const uint64_t *slot_offsets,
 			   const struct az_slot_layout *l, const struct az_stage_bufs *s)
@@ -425,8 +435,14 @@ int az_stage_forward_slots(const struct az_backend_ops *ops, void *ctx, uint8_t 
 		void *slot = base + slot_offsets[i];
 		struct az_slot_hdr *h = az_slot_hdr(slot);
 
-		az_masked_softmax(s->logits + (size_t)i * l->actions, az_slot_legal(slot, l),
-				  l->actions, az_slot_policy(slot, l));
+		const float *logits = s->logits + (size_t)i * l->actions;
+
+		if (s->vec_softmax)
+			az_packed_softmax(logits, az_slot_legal(slot, l), l->actions,
+					  az_slot_policy(slot, l));
+		else
+			az_masked_softmax(logits, az_slot_legal(slot, l), l->actions,
+					  az_slot_policy(slot, l));
 		h->value = s->value[i];
 		h->status = 0;
 	}
@@ -439,7 +455,8 @@ int az_stage_forward_slots(const struct az_backend_ops *ops, void *ctx, uint8_t 
 static int staged_forward_slots(struct az_backend *b, uint32_t model, uint32_t n,
 				const uint64_t *slot_offsets, const struct az_slot_layout *l)
 {
-	struct az_stage_bufs s = { .x = b->x, .logits = b->logits, .value = b->value };
+	struct az_stage_bufs s = { .x = b->x, .logits = b->logits, .value = b->value,
+				   .vec_softmax = b->vec_softmax };
 
 	return az_stage_forward_slots(b->ops, b->ctx, b->host_base, model, n, slot_offsets, l, &s);
 }

@@ -12,7 +12,13 @@
  * value[max_batch], owned by the caller. */
 struct az_stage_bufs {
 	float *x, *logits, *value;
+	int vec_softmax; /* 1: az_packed_softmax() writes the policies (az_stage_softmax_ok()) */
 };
+
+/* 1 when the staged pass may write policies with az_packed_softmax(): AVX-512 chosen
+ * (az_cpu_gemm_select(): AZ_CPU_GEMM=blas keeps the scalar reference) and actions <=
+ * AZ_PACKED_SOFTMAX_MAX. */
+int az_stage_softmax_ok(uint32_t actions);
 
 /* One staged pass over n ring slots at base + slot_offsets[i] (checked by the caller): gather
  * the features into s->x, ops->forward(ctx, model, ...), write the masked softmax, value and

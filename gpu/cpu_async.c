@@ -134,6 +134,7 @@ static int async_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
 	c->stage.value = malloc((size_t)max_batch * sizeof(float));
 	if (!c->stage.x || !c->stage.logits || !c->stage.value)
 		goto err_destroy;
+	c->stage.vec_softmax = az_stage_softmax_ok(a->actions);
 	for (uint32_t k = 0; k < QCAP; k++) {
 		c->q[k].offsets = malloc((size_t)max_batch * sizeof(uint64_t));
 		if (!c->q[k].offsets)

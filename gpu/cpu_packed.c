@@ -14,6 +14,7 @@
 #include "gpu/cpu_packed.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,7 +239,66 @@ AVX512 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, con
 	}
 }
 
+/* Cephes expf's constants (Stephen L. Moshier, Cephes Math Library, expf.c): ln 2 in a part
+ * exact in float and a remainder, and the polynomial for e^r on [-ln2/2, ln2/2]. */
+#define EXP_LN2_HI 0.693359375f
+#define EXP_LN2_LO -2.12194440e-4f
+#define EXP_P0 1.9875691500e-4f
+#define EXP_P1 1.3981999507e-3f
+#define EXP_P2 8.3334519073e-3f
+#define EXP_P3 4.1665795894e-2f
+#define EXP_P4 1.6666665459e-1f
+#define EXP_P5 5.0000001201e-1f
+
+/* e^x for x <= 0 (an underflow gives 0: scalef by a very negative n). */
+INLINE512 __m512 exp_nonpositive(__m512 x)
+{
+	__m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504089f)),
+					_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(EXP_LN2_HI), x);
+
+	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(EXP_LN2_LO), r);
+	__m512 p = _mm512_set1_ps(EXP_P0);
+
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P1));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P2));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P3));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P4));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P5));
+	/* e^r = 1 + r + r^2 P(r) */
+	p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+	return _mm512_scalef_ps(p, n);
+}
+
+AVX512 void az_packed_softmax(const float *logits, const uint8_t *legal, uint32_t actions,
+			      float *prob)
+{
+	__mmask16 all = (__mmask16)((1u << actions) - 1), ok = 0;
+
+	for (uint32_t a = 0; a < actions; a++)
+		ok |= (__mmask16)((legal[a] != 0) << a);
+	__m512 z = _mm512_maskz_loadu_ps(ok, logits);
+	/* finite: |z| < inf (false for NaN); lanes outside ok read as 0, which passes */
+	__mmask16 fin = _mm512_cmp_ps_mask(_mm512_abs_ps(z), _mm512_set1_ps(INFINITY), _CMP_LT_OQ);
+
+	if (!ok || fin != 0xffff) {
+		az_masked_softmax(logits, legal, actions, prob);
+		return;
+	}
+	float max = _mm512_mask_reduce_max_ps(ok, z);
+	__m512 e = _mm512_maskz_mov_ps(ok, exp_nonpositive(_mm512_sub_ps(z, _mm512_set1_ps(max))));
+	float sum = _mm512_reduce_add_ps(e); /* >= 1: the max's own term is exactly 1 */
+
+	_mm512_mask_storeu_ps(prob, all, _mm512_mul_ps(e, _mm512_set1_ps(1.0f / sum)));
+}
+
 #else
+
+void az_packed_softmax(const float *logits, const uint8_t *legal, uint32_t actions,
+		       float *prob)
+{
+	az_masked_softmax(logits, legal, actions, prob); /* never chosen off x86 */
+}
 
 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, const float *x,
 		      const float *b, const float *res, int relu, float *y)

@@ -72,6 +72,18 @@ const struct az_packed_mat *az_packed_find(const struct az_packed *pk, size_t of
 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, const float *x,
 		      const float *b, const float *res, int relu, float *y);
 
+/* Largest action count az_packed_softmax() takes (one 16-float vector). */
+#define AZ_PACKED_SOFTMAX_MAX 16u
+
+/* az_masked_softmax() (net/model.h) of one row of actions <= AZ_PACKED_SOFTMAX_MAX logits in
+ * one AVX-512 vector: prob[a] = exp(logit[a] - max) / sum over the legal a, 0 elsewhere. The
+ * exponential is Cephes's expf (range reduction by ln 2 in two parts, a degree-5 polynomial,
+ * about 1 ulp), the sum in float: equal to az_masked_softmax()'s to about 2e-7. Rows with a
+ * non-finite legal logit or no legal move go to az_masked_softmax() itself. Needs
+ * AZ_CPU_GEMM_AVX512 support (the caller checks). */
+void az_packed_softmax(const float *logits, const uint8_t *legal, uint32_t actions,
+		       float *prob);
+
 /* az_model_forward() (net/model.h) with the weights packed in pk (made from m's parameters)
  * and the AVX-512 kernel; pk NULL: az_model_forward() itself. Same activations kept; the
  * results match OpenBLAS's to float rounding (a different summation order). */

@@ -208,6 +208,56 @@ static void test_update(void **state)
 	az_model_destroy(m);
 }
 
+/* The vector softmax against az_masked_softmax(): every action count 1-16, random legal masks
+ * (none, one, all), logits spread far enough that terms underflow; rows with an infinite or NaN
+ * legal logit go to the scalar function and match it bit for bit. */
+static void test_softmax(void **state)
+{
+	struct az_rng rng;
+	float logits[16], got[16], want[16];
+	uint8_t legal[16];
+
+	(void)state;
+	NEED_AVX512();
+	az_rng_seed(&rng, 31);
+	for (int trial = 0; trial < 20000; trial++) {
+		uint32_t A = 1 + (uint32_t)(trial % 16), kind = (uint32_t)(trial / 16) % 4;
+		double spread = trial % 3 == 0 ? 200.0 : trial % 3 == 1 ? 10.0 : 0.01;
+
+		for (uint32_t a = 0; a < A; a++) {
+			logits[a] = (float)(spread * (2.0 * az_rng_uniform(&rng) - 1.0));
+			legal[a] = kind == 0 ? 0 : kind == 1 ? a == A / 2 : kind == 2
+				  ? 1 : az_rng_uniform(&rng) < 0.6;
+		}
+		if (trial % 97 == 0) { /* not finite: +inf, -inf or NaN on a legal entry */
+			logits[trial % A] = trial % 3 == 0 ? INFINITY : trial % 3 == 1 ? -INFINITY
+										  : NAN;
+			legal[trial % A] = 1;
+		}
+		poison(got, sizeof(got));
+		poison(want, sizeof(want));
+		az_masked_softmax(logits, legal, A, want);
+		az_packed_softmax(logits, legal, A, got);
+		if (trial % 97 == 0) {
+			assert_memory_equal(got, want, A * sizeof(float));
+			continue;
+		}
+		double sum = 0.0;
+		int any = 0;
+
+		for (uint32_t a = 0; a < A; a++) {
+			any |= legal[a];
+			if (!legal[a])
+				assert_true(got[a] == 0.0f);
+			if (!(fabs((double)got[a] - want[a]) <= 1e-6))
+				fail_msg("A %u trial %d: prob[%u] = %.9g, want %.9g", A, trial, a,
+					 got[a], want[a]);
+			sum += got[a];
+		}
+		assert_true(any ? fabs(sum - 1.0) < 1e-5 : sum == 0.0);
+	}
+}
+
 /* AZ_CPU_GEMM: "blas" always works, "avx512" only where the CPU has it, anything else is
  * refused, by az_cpu_gemm_select() and by the backend with a message naming the variable. */
 static void test_select(void **state)
@@ -254,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_linear_shapes),
 		cmocka_unit_test(test_networks),
 		cmocka_unit_test(test_update),
+		cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_select),
 	};
 
