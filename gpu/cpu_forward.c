@@ -201,12 +201,18 @@ static void conv3_forward(const struct az_model *m, const struct az_packed *pk, 
 	const struct az_arch *a = &m->arch;
 	uint32_t F = a->hidden, Hb = a->height, Wb = a->width;
 	size_t cells = (size_t)Hb * Wb;
+	/* packed: the weight's columns are tap-major, and so must col's be */
+	const struct az_packed_mat *pm = pk ? az_packed_find(pk, (size_t)(w - m->params)) : NULL;
 
+	AZ_ASSERT(!pm || pm->conv_c == C);
 	for (uint32_t n0 = 0; n0 < batch; n0 += AZ_CONV_CHUNK) {
 		uint32_t nb = batch - n0 < AZ_CONV_CHUNK ? batch - n0 : AZ_CONV_CHUNK;
 		size_t first = n0 * cells * F;
 
-		az_conv3_im2col(in + n0 * sn, nb, C, Hb, Wb, sn, sc, sp, col);
+		if (pm)
+			az_packed_im2col(in + n0 * sn, nb, C, Hb, Wb, sn, sc, sp, col);
+		else
+			az_conv3_im2col(in + n0 * sn, nb, C, Hb, Wb, sn, sc, sp, col);
 		layer(m, pk, (uint32_t)(nb * cells), 9 * C, F, col, w, b, res ? res + first : NULL,
 		      1, out + first);
 	}

@@ -80,6 +80,8 @@ static uint32_t list_mats(const struct az_arch *a, struct az_packed_mat *mats)
 			mats[n].offset = t.offset;
 			mats[n].out = t.rows;
 			mats[n].in = t.cols;
+			mats[n].conv_c = t.ndim == 4 && t.shape[2] == 3 && t.shape[3] == 3
+						 ? t.shape[1] : 0;
 		}
 		n++;
 	}
@@ -118,16 +120,51 @@ void az_packed_update(const struct az_model *m, struct az_packed *pk)
 	for (uint32_t i = 0; i < pk->n; i++) {
 		const struct az_packed_mat *pm = &pk->mats[i];
 		const float *src = m->params + pm->offset;
-		size_t in = pm->in;
+		size_t in = pm->in, C = pm->conv_c;
 
 		for (size_t p = 0; p < panels(pm->out); p++)
 			for (size_t k = 0; k < in; k++) {
 				float *dst = pm->w + (p * in + k) * AZ_PACKED_PANEL;
+				/* tap-major column k = t * C + c reads W's column c * 9 + t */
+				size_t from = C ? k % C * 9 + k / C : k;
 
 				for (size_t j = 0; j < AZ_PACKED_PANEL; j++) {
 					size_t row = p * AZ_PACKED_PANEL + j;
 
-					dst[j] = row < pm->out ? src[row * in + k] : 0.0f;
+					dst[j] = row < pm->out ? src[row * in + from] : 0.0f;
+				}
+			}
+	}
+}
+
+void az_packed_im2col(const float *in, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
+		      size_t sn, size_t sc, size_t sp, float *col)
+{
+	size_t cells = (size_t)Hb * Wb;
+
+	for (uint32_t n = 0; n < batch; n++) {
+		const float *src = in + n * sn;
+
+		for (uint32_t y = 0; y < Hb; y++)
+			for (uint32_t x = 0; x < Wb; x++) {
+				float *row = col + ((size_t)n * cells + (size_t)y * Wb + x) * 9 * C;
+
+				for (int t = 0; t < 9; t++) {
+					int yy = (int)y + t / 3 - 1, xx = (int)x + t % 3 - 1;
+					float *dst = row + (size_t)t * C;
+
+					if (yy < 0 || xx < 0 || yy >= (int)Hb || xx >= (int)Wb) {
+						memset(dst, 0, sizeof(float) * C);
+						continue;
+					}
+					const float *s = src + ((size_t)yy * Wb + (size_t)xx) * sp;
+
+					if (sc == 1) {
+						memcpy(dst, s, sizeof(float) * C);
+						continue;
+					}
+					for (uint32_t c = 0; c < C; c++)
+						dst[c] = s[c * sc];
 				}
 			}
 	}
