@@ -192,6 +192,63 @@ void az_conv3_col2im(const float *col, uint32_t batch, uint32_t C, uint32_t Hb, 
 	}
 }
 
+void az_conv3_im2col_tap(const float *in, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
+			 size_t sn, size_t sc, size_t sp, float *col)
+{
+	size_t cells = (size_t)Hb * Wb;
+
+	for (uint32_t n = 0; n < batch; n++) {
+		const float *src = in + n * sn;
+
+		for (uint32_t y = 0; y < Hb; y++)
+			for (uint32_t x = 0; x < Wb; x++) {
+				float *row = col + ((size_t)n * cells + (size_t)y * Wb + x) * 9 * C;
+
+				for (int t = 0; t < 9; t++) {
+					int yy = (int)y + t / 3 - 1, xx = (int)x + t % 3 - 1;
+					float *dst = row + (size_t)t * C;
+
+					if (yy < 0 || xx < 0 || yy >= (int)Hb || xx >= (int)Wb) {
+						memset(dst, 0, sizeof(float) * C);
+						continue;
+					}
+					const float *s = src + ((size_t)yy * Wb + (size_t)xx) * sp;
+
+					if (sc == 1) {
+						memcpy(dst, s, sizeof(float) * C);
+						continue;
+					}
+					for (uint32_t c = 0; c < C; c++)
+						dst[c] = s[c * sc];
+				}
+			}
+	}
+}
+
+void az_conv3_col2im_tap(const float *col, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
+			 float *out)
+{
+	size_t cells = (size_t)Hb * Wb;
+
+	for (uint32_t n = 0; n < batch; n++)
+		for (uint32_t y = 0; y < Hb; y++)
+			for (uint32_t x = 0; x < Wb; x++) {
+				const float *row = col + ((size_t)n * cells + (size_t)y * Wb + x) * 9 * C;
+
+				for (int t = 0; t < 9; t++) {
+					int yy = (int)y + t / 3 - 1, xx = (int)x + t % 3 - 1;
+
+					if (yy < 0 || xx < 0 || yy >= (int)Hb || xx >= (int)Wb)
+						continue;
+					float *dst = out + (n * cells + (size_t)yy * Wb + (size_t)xx) * C;
+					const float *src = row + (size_t)t * C;
+
+					for (uint32_t c = 0; c < C; c++)
+						dst[c] += src[c];
+				}
+			}
+}
+
 /* out[batch * cells, F] = relu(conv3x3(in) + b (+ res)), in read with strides (sn, sc, sp) as
  * az_conv3_im2col; AZ_CONV_CHUNK samples per im2col + GEMM, through col. */
 static void conv3_forward(const struct az_model *m, const struct az_packed *pk, const float *in,
@@ -210,7 +267,7 @@ static void conv3_forward(const struct az_model *m, const struct az_packed *pk, 
 		size_t first = n0 * cells * F;
 
 		if (pm)
-			az_packed_im2col(in + n0 * sn, nb, C, Hb, Wb, sn, sc, sp, col);
+			az_conv3_im2col_tap(in + n0 * sn, nb, C, Hb, Wb, sn, sc, sp, col);
 		else
 			az_conv3_im2col(in + n0 * sn, nb, C, Hb, Wb, sn, sc, sp, col);
 		layer(m, pk, (uint32_t)(nb * cells), 9 * C, F, col, w, b, res ? res + first : NULL,

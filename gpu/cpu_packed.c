@@ -137,39 +137,6 @@ void az_packed_update(const struct az_model *m, struct az_packed *pk)
 	}
 }
 
-void az_packed_im2col(const float *in, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
-		      size_t sn, size_t sc, size_t sp, float *col)
-{
-	size_t cells = (size_t)Hb * Wb;
-
-	for (uint32_t n = 0; n < batch; n++) {
-		const float *src = in + n * sn;
-
-		for (uint32_t y = 0; y < Hb; y++)
-			for (uint32_t x = 0; x < Wb; x++) {
-				float *row = col + ((size_t)n * cells + (size_t)y * Wb + x) * 9 * C;
-
-				for (int t = 0; t < 9; t++) {
-					int yy = (int)y + t / 3 - 1, xx = (int)x + t % 3 - 1;
-					float *dst = row + (size_t)t * C;
-
-					if (yy < 0 || xx < 0 || yy >= (int)Hb || xx >= (int)Wb) {
-						memset(dst, 0, sizeof(float) * C);
-						continue;
-					}
-					const float *s = src + ((size_t)yy * Wb + (size_t)xx) * sp;
-
-					if (sc == 1) {
-						memcpy(dst, s, sizeof(float) * C);
-						continue;
-					}
-					for (uint32_t c = 0; c < C; c++)
-						dst[c] = s[c * sc];
-				}
-			}
-	}
-}
-
 void az_packed_destroy(struct az_packed *pk)
 {
 	if (!pk)

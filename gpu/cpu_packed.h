@@ -25,7 +25,7 @@
  * panel p holding w[(p * in + k) * 32 + i] = W[p * 32 + i, k], 0 past out. A 3x3 convolution's
  * [F, C, 3, 3] weight (in = 9C) has its columns in tap-major order instead, column t * C + c
  * holding W[f, c, t] (t = ky * 3 + kx), so that its im2col rows are runs of C channels
- * (az_packed_im2col()). */
+ * (az_conv3_im2col_tap(), net/model.h). */
 struct az_packed_mat {
 	size_t offset;    /* of W in the model's params, in floats: the forward pass's key */
 	uint32_t out, in;
@@ -75,12 +75,6 @@ const struct az_packed_mat *az_packed_find(const struct az_packed *pk, size_t of
  * AZ_CPU_GEMM_AVX512 (az_cpu_gemm_select()); the caller checks. */
 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, const float *x,
 		      const float *b, const float *res, int relu, float *y);
-
-/* az_conv3_im2col() (net/model.h) for a convolution packed tap-major: col[row][t * C + c] for
- * row = n * Hb*Wb + y * Wb + x, the same inputs and strides; each row is 9 runs of C floats
- * (a copy when the channels are contiguous, sc = 1). */
-void az_packed_im2col(const float *in, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
-		      size_t sn, size_t sc, size_t sp, float *col);
 
 /* Largest action count az_packed_softmax() takes (one 16-float vector). */
 #define AZ_PACKED_SOFTMAX_MAX 16u

@@ -155,6 +155,17 @@ void az_conv3_im2col(const float *in, uint32_t batch, uint32_t C, uint32_t Hb, u
 void az_conv3_col2im(const float *col, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
 		     float *out);
 
+/* az_conv3_im2col with the columns tap-major: col[row][t * C + c] (t = ky * 3 + kx) for the same
+ * rows, inputs and strides, so each row is nine runs of C channels (a copy each when sc = 1).
+ * What the packed kernels (gpu/cpu_packed.h) and the trainer use, with the weight's columns in
+ * the same order. */
+void az_conv3_im2col_tap(const float *in, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
+			 size_t sn, size_t sc, size_t sp, float *col);
+
+/* The adjoint of az_conv3_im2col_tap for channels-last data, as az_conv3_col2im. */
+void az_conv3_col2im_tap(const float *col, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
+			 float *out);
+
 /* Masked softmax of logits[A] over legal[A] (1 = legal) into prob[A]; illegal entries get 0.
  * With no legal move every entry is 0. What the CPU backends write into the ring slots: the one
  * normalisation of the self-play path (the worker takes it as is, az_tree_expand_normalised). */
