@@ -203,7 +203,7 @@ static const struct az_backend_ops *pick(enum az_backend_kind kind, char *why, s
 		return &az_backend_cpu_async_ops;
 	case AZ_BACKEND_AUTO:
 		if (no_cuda) {
-			az_set_err(why, whylen, "cpu: %s", no_cuda);
+			az_set_err(why, whylen, "cpu: CUDA not usable here (%s)", no_cuda);
 			return &az_backend_cpu_ops;
 		}
 		/* fall through */
@@ -305,10 +305,12 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 		if (ret == -ENOMEM)
 			az_set_err(why, whylen, "%s: out of memory", b->ops->name);
 		else if ((ret == -EINVAL || ret == -ENOTSUP) && (b->ops == &az_backend_cpu_ops ||
-								 b->ops == &az_backend_cpu_async_ops))
-			az_set_err(why, whylen, "%s: %s", b->ops->name,
-				   ret == -ENOTSUP ? "AZ_CPU_GEMM=avx512 but this CPU has no AVX-512F"
-						   : "AZ_CPU_GEMM must be auto, blas or avx512");
+								 b->ops == &az_backend_cpu_async_ops)) {
+			char msg[160];
+
+			az_cpu_gemm_error(ret, msg, sizeof(msg));
+			az_set_err(why, whylen, "%s: %s", b->ops->name, msg);
+		}
 		else if (ret == -EINVAL && b->ops != &az_backend_cpu_ops)
 			az_set_err(why, whylen, "%s: %s", b->ops->name, bad_env);
 		else

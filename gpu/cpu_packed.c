@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,17 @@ int az_cpu_gemm_select(enum az_cpu_gemm *kind)
 		return have ? 0 : -ENOTSUP;
 	}
 	return -EINVAL;
+}
+
+int az_cpu_gemm_error(int err, char *buf, size_t len)
+{
+	const char *env = getenv("AZ_CPU_GEMM");
+
+	if (err == -ENOTSUP)
+		return snprintf(buf, len, "AZ_CPU_GEMM=avx512 but this CPU has no AVX-512F; unset "
+				"it or use blas");
+	return snprintf(buf, len, "AZ_CPU_GEMM='%s': must be auto, blas or avx512 (or unset: "
+			"auto)", env ? env : "");
 }
 
 const char *az_cpu_gemm_name(enum az_cpu_gemm kind)

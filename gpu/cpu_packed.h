@@ -52,6 +52,10 @@ enum az_cpu_gemm {
  * unknown AZ_CPU_GEMM; -ENOTSUP for "avx512" on a CPU without it. */
 int az_cpu_gemm_select(enum az_cpu_gemm *kind);
 
+/* The message for an az_cpu_gemm_select() error (-EINVAL or -ENOTSUP), naming the variable
+ * and its value, into buf (snprintf rules). */
+int az_cpu_gemm_error(int err, char *buf, size_t len);
+
 /* "blas" or "avx512" (static storage). */
 const char *az_cpu_gemm_name(enum az_cpu_gemm kind);
 

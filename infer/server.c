@@ -83,6 +83,16 @@ __attribute__((format(printf, 3, 4))) static void infer_log(const struct server 
 {
 	va_list ap;
 
+	if (sv->cfg->log_line) {
+		char line[1024];
+
+		va_start(ap, fmt);
+		vsnprintf(line, sizeof(line), fmt, ap);
+		va_end(ap);
+		line[strcspn(line, "\n")] = '\0';
+		sv->cfg->log_line(level == LOG_ERROR, line);
+		return;
+	}
 	if (sv->cfg->log_fd < 0 || (level == LOG_INFO && sv->cfg->quiet))
 		return;
 	va_start(ap, fmt);

@@ -38,6 +38,10 @@ struct az_infer_config {
 	uint32_t spin;        /* polls before sleeping on the doorbell */
 	int log_fd;           /* where to write one line about the backend choice; -1 for none */
 	int quiet;            /* only errors go to log_fd */
+	/* Optional: takes each line instead of log_fd (no trailing newline; error 1 for an error,
+	 * 0 for information, which it gets even when quiet is set: azrun's run log). Called on
+	 * the server's thread. */
+	void (*log_line)(int error, const char *line);
 	/* Optional: serve on this ops table instead of `backend` (a stand-in in tests); it must
 	 * outlive the call. NULL: az_backend_create(backend). */
 	const struct az_backend_ops *backend_ops;

@@ -12,6 +12,7 @@
 
 #include "base/util.h"
 #include "base/version.h"
+#include "gpu/cpu_packed.h"
 #include "run/loop.h"
 #include "tools/config.h"
 #include "tools/run_bench.h"
@@ -22,6 +23,16 @@
 #endif
 
 /* The loop's parameters from azrun's configuration. */
+/* The inference process's lines go to the run log (azrun.log, and stderr unless --quiet) with
+ * the time, as azrun's own. */
+static void infer_log_line(int error, const char *line)
+{
+	if (error)
+		az_log("%s", line);
+	else
+		az_info("%s", line);
+}
+
 static void run_params(const struct az_config *c, const struct az_game *g, const char *options,
 		       struct az_run_params *p)
 {
@@ -40,7 +51,8 @@ static void run_params(const struct az_config *c, const struct az_game *g, const
 		.eval_cache_shared_bytes = az_config_eval_cache_shared_bytes(c),
 		.infer = {.backend = c->backend, .features = g->features, .actions = g->actions,
 			  .max_batch = c->max_batch, .deadline_us = c->deadline_us, .spin = c->spin,
-			  .log_fd = STDERR_FILENO, .quiet = c->quiet}};
+			  .log_fd = STDERR_FILENO, .quiet = c->quiet,
+			  .log_line = infer_log_line}};
 }
 
 /* Create (or reopen) the run directory, lock it, save run.json, open the log. */
@@ -160,6 +172,14 @@ static int configure(struct az_config *c, int argc, char **argv)
 	if (c->backend == AZ_BACKEND_CUDA && !az_cuda_available()) {
 		fprintf(stderr, "azrun: --backend cuda: no CUDA device visible (no device or driver, "
 			"or built without CUDA); use --backend auto or cpu\n");
+		return 2;
+	}
+	enum az_cpu_gemm gemm;
+
+	rc = az_cpu_gemm_select(&gemm); /* here, before the run directory is touched */
+	if (rc < 0) {
+		az_cpu_gemm_error(rc, err, sizeof(err));
+		fprintf(stderr, "azrun: %s\n", err);
 		return 2;
 	}
 	return -1;

@@ -95,7 +95,7 @@ static const struct opt base_opts[] = {
 	{"l2", T_F32, F(l2), 0, "X", "L2 weight penalty", 1},
 	{"ring-capacity", T_U32, F(ring_capacity), 0, "N", "slots per worker ring (power of 2)", 1},
 	{"max-batch", T_U32, F(max_batch), 0, "N", "largest inference batch; 0: the backend's "
-	 "choice (64 on the CPU's AVX-512 kernels, else 256)", 1},
+	 "choice (64 on the CPU's AVX-512 kernels, else 256); at most 65536", 1},
 	{"batch-deadline-us", T_U32, F(deadline_us), 0, "US",
 	 "wait for a fuller batch at most this long while some worker may still add to it "
 	 "(at most 1000000)", 1},

@@ -80,7 +80,11 @@ void az_config_usage(const char *prog)
 	for (size_t i = 0; i < nopts; i++)
 		usage_line(&opts[i], d, nd);
 	printf("  %-26s %s\n", "--version", "print the version and exit");
-	printf("  %-26s %s\n\nExamples:\n"
+	printf("  %-26s %s\n\nEnvironment:\n"
+	       "  AZ_CPU_GEMM=auto|blas|avx512  the cpu backend's kernels (default auto: AVX-512\n"
+	       "                             where the CPU has it, else OpenBLAS; docs/cpu.md)\n"
+	       "  AZ_CUDA_MATH=fp32|tf32|bf16   the cuda backend's GEMM precision (docs/gpu.md)\n"
+	       "\nExamples:\n"
 	       "  %s --game tictactoe --out runs/ttt\n"
 	       "  %s --game connect4 --out runs/c4 --iterations 2\n"
 	       "  %s --game tangled --graph 3 --out runs/k4\n"

@@ -278,5 +278,18 @@ check "azeval --mistakes with --vs" "^azeval: --mistakes goes with --positions F
 check "azeval no game, no checkpoint" "--game GAME is required.*tictactoe" "$AZEVAL" \
 	--write-labelled "$T/x.txt"
 
+# ---- the environment: a bad AZ_CPU_GEMM is refused before any run directory is touched ----
+check "azrun AZ_CPU_GEMM=foo" "^azrun: AZ_CPU_GEMM='foo': must be auto, blas or avx512" \
+	env AZ_CPU_GEMM=foo "$AZRUN" --game tictactoe --out "$N"
+rm -rf "$R" && cp -a "$T/run.orig" "$R"
+snap "$R" > "$T/before"
+check "azrun --resume with AZ_CPU_GEMM=foo" "AZ_CPU_GEMM='foo'" \
+	env AZ_CPU_GEMM=foo "$AZRUN" --resume --out "$R" --iterations 3 --quiet
+snap "$R" > "$T/after"
+if ! cmp -s "$T/before" "$T/after"; then
+	failures=$((failures + 1))
+	echo "FAIL azrun --resume with AZ_CPU_GEMM=foo: the run directory changed" >&2
+fi
+
 echo "bad input: $cases cases, $failures failed"
 [ $failures -eq 0 ]

@@ -124,7 +124,8 @@ static void usage(FILE *out)
 		"                     mlp:HxR, or resnet:FxR (F filters; tictactoe, connect4)\n"
 		"  --help             this text\n"
 		"%s\n"
-		"Columns: evals_per_s = rows/s through az_backend_forward; us_per_batch =\n"
+		"Columns: kernel = the cpu backend's path (avx512 or blas: AZ_CPU_GEMM,\n"
+		"docs/cpu.md) or cuda; evals_per_s = rows/s through az_backend_forward; us_per_batch =\n"
 		"time of one forward pass; vs_batch1 = throughput relative to batch 1 (when\n"
 		"measured). Each point is the fastest of 5 equal slices of its time (a\n"
 		"ceiling: other load on the machine blurs it less). Default --seconds %.0f.\n"
@@ -233,6 +234,9 @@ int az_bench_infer(int argc, char **argv)
 			az_bench_row_str(&r, "game", o.games[gi]);
 			az_bench_row_str(&r, "net", net);
 			az_bench_row_str(&r, "backend", strncmp(why, "cuda", 4) ? "cpu" : "cuda");
+			/* the cpu backend's path (docs/cpu.md), from its description */
+			az_bench_row_str(&r, "kernel", !strncmp(why, "cuda", 4) ? "cuda"
+						       : strstr(why, "AVX-512") ? "avx512" : "blas");
 			az_bench_row_int(&r, "batch", o.batches[i]);
 			az_bench_row_num(&r, "evals_per_s", eps[i], 0);
 			az_bench_row_num(&r, "us_per_batch", 1e6 * o.batches[i] / eps[i], 1);

@@ -537,8 +537,10 @@ static int serial_baselines(const struct pipe_opts *o, const struct game_ctx *gc
 		if (rc < 0 && az_sv_interrupted())
 			return -EINTR;
 		if (rc < 0) {
-			fprintf(stderr, "azbench pipeline: serial baseline: %s %s\n", strerror(-rc),
-				sr[gi].why);
+			/* the child's own reason when it gave one (its exit status is only a
+			 * failure) */
+			fprintf(stderr, "azbench pipeline: serial baseline: %s\n",
+				sr[gi].why[0] ? sr[gi].why : strerror(-rc));
 			return rc;
 		}
 	}
