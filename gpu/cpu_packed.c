@@ -102,14 +102,23 @@ static uint32_t list_mats(const struct az_arch *a, struct az_packed_mat *mats)
 
 int az_packed_create(const struct az_model *m, struct az_packed *pk)
 {
-	uint32_t n = list_mats(&m->arch, NULL);
+	int rc = az_packed_alloc(&m->arch, pk);
+
+	if (rc == 0)
+		az_packed_update(m, pk);
+	return rc;
+}
+
+int az_packed_alloc(const struct az_arch *a, struct az_packed *pk)
+{
+	uint32_t n = list_mats(a, NULL);
 	size_t total = 0;
 
 	memset(pk, 0, sizeof(*pk));
 	pk->mats = calloc(n ? n : 1, sizeof(*pk->mats));
 	if (!pk->mats)
 		return -ENOMEM;
-	pk->n = list_mats(&m->arch, pk->mats);
+	pk->n = list_mats(a, pk->mats);
 	for (uint32_t i = 0; i < pk->n; i++)
 		total += mat_floats(pk->mats[i].out, pk->mats[i].in);
 	pk->buf = aligned_alloc(64, (total ? total : 16) * sizeof(float));
@@ -123,22 +132,25 @@ int az_packed_create(const struct az_model *m, struct az_packed *pk)
 		pk->mats[i].w = p;
 		p += mat_floats(pk->mats[i].out, pk->mats[i].in);
 	}
-	az_packed_update(m, pk);
 	return 0;
 }
 
 void az_packed_update(const struct az_model *m, struct az_packed *pk)
 {
 	for (uint32_t i = 0; i < pk->n; i++) {
-		const struct az_packed_mat *pm = &pk->mats[i];
+		struct az_packed_mat *pm = &pk->mats[i];
 		const float *src = m->params + pm->offset;
 		size_t in = pm->in, C = pm->conv_c;
 
+		if (!C) {
+			az_packed_pack(pm, src, in, 1);
+			continue;
+		}
 		for (size_t p = 0; p < panels(pm->out); p++)
 			for (size_t k = 0; k < in; k++) {
 				float *dst = pm->w + (p * in + k) * AZ_PACKED_PANEL;
 				/* tap-major column k = t * C + c reads W's column c * 9 + t */
-				size_t from = C ? k % C * 9 + k / C : k;
+				size_t from = k % C * 9 + k / C;
 
 				for (size_t j = 0; j < AZ_PACKED_PANEL; j++) {
 					size_t row = p * AZ_PACKED_PANEL + j;
@@ -147,6 +159,27 @@ void az_packed_update(const struct az_model *m, struct az_packed *pk)
 				}
 			}
 	}
+}
+
+size_t az_packed_floats(uint32_t out, uint32_t in)
+{
+	return mat_floats(out, in);
+}
+
+void az_packed_pack(struct az_packed_mat *pm, const float *src, size_t rs, size_t cs)
+{
+	size_t in = pm->in;
+
+	for (size_t p = 0; p < panels(pm->out); p++)
+		for (size_t k = 0; k < in; k++) {
+			float *dst = pm->w + (p * in + k) * AZ_PACKED_PANEL;
+
+			for (size_t j = 0; j < AZ_PACKED_PANEL; j++) {
+				size_t row = p * AZ_PACKED_PANEL + j;
+
+				dst[j] = row < pm->out ? src[row * rs + k * cs] : 0.0f;
+			}
+		}
 }
 
 void az_packed_destroy(struct az_packed *pk)

@@ -59,10 +59,23 @@ int az_cpu_gemm_error(int err, char *buf, size_t len);
 /* "blas" or "avx512" (static storage). */
 const char *az_cpu_gemm_name(enum az_cpu_gemm kind);
 
-/* Allocate pk for every weight matrix of m's architecture (az_model_tensor() entries with
- * ndim >= 2, and the MLP's value row) and pack m's parameters into it. Returns 0 or -ENOMEM
- * (pk zeroed then). */
+/* Allocate pk for every weight matrix of architecture a (az_model_tensor() entries with
+ * ndim >= 2, the MLP's value row among them), nothing packed yet. Returns 0 or -ENOMEM (pk
+ * zeroed then). */
+int az_packed_alloc(const struct az_arch *a, struct az_packed *pk);
+
+/* az_packed_alloc() for m's architecture, then az_packed_update() from m. */
 int az_packed_create(const struct az_model *m, struct az_packed *pk);
+
+/* Floats of a packed out x in matrix (a multiple of 16: 64-byte aligned blocks). */
+size_t az_packed_floats(uint32_t out, uint32_t in);
+
+/* Pack the pm->out x pm->in matrix whose entry (j, k) is src[j * rs + k * cs] (rs = in, cs = 1:
+ * a row-major W[out, in]; rs = 1, cs = out: its transpose stored row-major) into pm->w, which
+ * the caller allocated with az_packed_floats() floats, 64-byte aligned; pm->conv_c must be 0.
+ * For products with matrices that are not a model's weights (the trainer's input gradient
+ * dX = dY W). */
+void az_packed_pack(struct az_packed_mat *pm, const float *src, size_t rs, size_t cs);
 
 /* Re-pack m's parameters into pk, made by az_packed_create() for the same architecture (after
  * the parameters changed: a new network loaded into the slot). */

@@ -208,6 +208,32 @@ static void test_update(void **state)
 	az_model_destroy(m);
 }
 
+/* az_packed_pack() of a matrix given transposed (rs = 1, cs = out) packs exactly what the model
+ * packing does for W itself: the same floats, so the same products. */
+static void test_pack_transposed(void **state)
+{
+	const struct az_arch a = { .inputs = 45, .hidden = 70, .blocks = 0, .actions = 3 };
+	struct az_model *m = random_model(&a, 41);
+	struct az_packed pk;
+	struct az_packed_mat pm = { .out = 70, .in = 45 };
+	float *wt = xmalloc(sizeof(float) * 70 * 45);
+
+	(void)state;
+	assert_int_equal(az_packed_create(m, &pk), 0);
+	for (size_t j = 0; j < 70; j++)
+		for (size_t k = 0; k < 45; k++)
+			wt[k * 70 + j] = m->params[j * 45 + k]; /* W^T, row-major [45, 70] */
+	pm.w = aligned_alloc(64, az_packed_floats(70, 45) * sizeof(float));
+	assert_non_null(pm.w);
+	az_packed_pack(&pm, wt, 1, 70);
+	assert_memory_equal(pm.w, az_packed_find(&pk, 0)->w,
+			    az_packed_floats(70, 45) * sizeof(float));
+	free(pm.w);
+	free(wt);
+	az_packed_destroy(&pk);
+	az_model_destroy(m);
+}
+
 /* The vector softmax against az_masked_softmax(): every action count 1-16, random legal masks
  * (none, one, all), logits spread far enough that terms underflow; rows with an infinite or NaN
  * legal logit go to the scalar function and match it bit for bit. */
@@ -305,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_networks),
 		cmocka_unit_test(test_update),
 		cmocka_unit_test(test_softmax),
+		cmocka_unit_test(test_pack_transposed),
 		cmocka_unit_test(test_select),
 	};
 
