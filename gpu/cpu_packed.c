@@ -288,6 +288,78 @@ AVX512 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, con
 	}
 }
 
+/* One tile of az_packed_gemm_tn(): rows i0 .. i0 + mr of C (mr a constant after inlining), nv
+ * vectors of columns from j0, masked by m0 / m1. */
+INLINE512 void tile_tn(const unsigned nv, const unsigned mr, uint32_t kdim, const float *a,
+		       size_t lda, const float *b, size_t ldb, int accumulate, float *c,
+		       size_t ldc, size_t i0, size_t j0, __mmask16 m0, __mmask16 m1)
+{
+	__m512 acc[MR][2];
+
+	for (unsigned r = 0; r < mr; r++)
+		acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+	for (size_t k = 0; k < kdim; k++) {
+		const float *bk = b + k * ldb + j0, *ak = a + k * lda + i0;
+		__m512 b0 = _mm512_maskz_loadu_ps(m0, bk);
+		__m512 b1 = nv > 1 ? _mm512_maskz_loadu_ps(m1, bk + 16) : b0;
+
+		for (unsigned r = 0; r < mr; r++) {
+			__m512 v = _mm512_set1_ps(ak[r]);
+
+			acc[r][0] = _mm512_fmadd_ps(v, b0, acc[r][0]);
+			if (nv > 1)
+				acc[r][1] = _mm512_fmadd_ps(v, b1, acc[r][1]);
+		}
+	}
+	for (unsigned r = 0; r < mr; r++)
+		for (unsigned v = 0; v < nv; v++) {
+			__mmask16 mk = v ? m1 : m0;
+			float *at = c + (i0 + r) * ldc + j0 + 16 * v;
+			__m512 s = acc[r][v];
+
+			if (accumulate)
+				s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(mk, at));
+			_mm512_mask_storeu_ps(at, mk, s);
+		}
+}
+
+/* Every row tile of C for the column block at j0. */
+INLINE512 void tn_rows(const unsigned nv, uint32_t m, uint32_t kdim, const float *a, size_t lda,
+		       const float *b, size_t ldb, int accumulate, float *c, size_t ldc,
+		       size_t j0, __mmask16 m0, __mmask16 m1)
+{
+	size_t i0 = 0;
+
+	for (; i0 + MR <= m; i0 += MR)
+		tile_tn(nv, MR, kdim, a, lda, b, ldb, accumulate, c, ldc, i0, j0, m0, m1);
+	switch (m - i0) {
+#define TAIL(q)                                                                         \
+	case q:                                                                         \
+		tile_tn(nv, q, kdim, a, lda, b, ldb, accumulate, c, ldc, i0, j0, m0, m1); \
+		break;
+		TAIL(1) TAIL(2) TAIL(3) TAIL(4) TAIL(5) TAIL(6) TAIL(7)
+#undef TAIL
+	default:
+		break;
+	}
+}
+
+AVX512 void az_packed_gemm_tn(uint32_t m, uint32_t n, uint32_t kdim, const float *a, size_t lda,
+			      const float *b, size_t ldb, int accumulate, float *c, size_t ldc)
+{
+	for (size_t j0 = 0; j0 < n; j0 += AZ_PACKED_PANEL) {
+		uint32_t left = n - (uint32_t)j0;
+		__mmask16 m0 = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
+		__mmask16 m1 = left >= 32 ? 0xffff
+				: left > 16 ? (__mmask16)((1u << (left - 16)) - 1) : 0;
+
+		if (left > 16)
+			tn_rows(2, m, kdim, a, lda, b, ldb, accumulate, c, ldc, j0, m0, m1);
+		else
+			tn_rows(1, m, kdim, a, lda, b, ldb, accumulate, c, ldc, j0, m0, m1);
+	}
+}
+
 /* Cephes expf's constants (Stephen L. Moshier, Cephes Math Library, expf.c): ln 2 in a part
  * exact in float and a remainder, and the polynomial for e^r on [-ln2/2, ln2/2]. */
 #define EXP_LN2_HI 0.693359375f
@@ -342,6 +414,14 @@ AVX512 void az_packed_softmax(const float *logits, const uint8_t *legal, uint32_
 }
 
 #else
+
+void az_packed_gemm_tn(uint32_t m, uint32_t n, uint32_t kdim, const float *a, size_t lda,
+		       const float *b, size_t ldb, int accumulate, float *c, size_t ldc)
+{
+	(void)m, (void)n, (void)kdim, (void)a, (void)lda, (void)b, (void)ldb, (void)accumulate;
+	(void)c, (void)ldc;
+	abort(); /* az_cpu_gemm_select() never chooses AVX-512 off x86 */
+}
 
 void az_packed_softmax(const float *logits, const uint8_t *legal, uint32_t actions,
 		       float *prob)

@@ -93,6 +93,15 @@ const struct az_packed_mat *az_packed_find(const struct az_packed *pk, size_t of
 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, const float *x,
 		      const float *b, const float *res, int relu, float *y);
 
+/* c[i, j] = (accumulate ? c[i, j] : 0) + sum_k a[k, i] b[k, j] for i < m, j < n, k < kdim: C =
+ * A^T B with A [kdim, m] and B [kdim, n] row-major (leading dimensions lda, ldb) and C [m, n]
+ * (ldc): the trainer's weight gradients dW = dy^T x, a reduction over the minibatch's rows. The
+ * forward kernel's register tile (8 rows of C x 32 columns) held across all kdim rows, a's 8
+ * entries broadcast and b's 32 loaded per k. Needs AZ_CPU_GEMM_AVX512 support (the caller
+ * checks). */
+void az_packed_gemm_tn(uint32_t m, uint32_t n, uint32_t kdim, const float *a, size_t lda,
+		       const float *b, size_t ldb, int accumulate, float *c, size_t ldc);
+
 /* Largest action count az_packed_softmax() takes (one 16-float vector). */
 #define AZ_PACKED_SOFTMAX_MAX 16u
 

@@ -215,12 +215,16 @@ static void forward_loss(const struct az_model *m, uint32_t batch, const float *
 
 /* ---- backprop ---- */
 
-/* dw[out, in] = dy[B, out]^T * x[B, in]; db[out] = column sums of dy. */
-static void linear_grad_params(uint32_t batch, uint32_t in, uint32_t out, const float *dy,
-			       const float *x, float *dw, float *db)
+/* dw[out, in] = dy[B, out]^T * x[B, in]; db[out] = column sums of dy. On the packed kernels
+ * (az_packed_gemm_tn) when ws has them, else OpenBLAS. */
+static void linear_grad_params(const struct az_train_ws *ws, uint32_t batch, uint32_t in,
+			       uint32_t out, const float *dy, const float *x, float *dw, float *db)
 {
-	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)out, (int)in, (int)batch, 1.0f,
-		    dy, (int)out, x, (int)in, 0.0f, dw, (int)in);
+	if (ws->pk.n)
+		az_packed_gemm_tn(out, in, batch, dy, out, x, in, 0, dw, in);
+	else
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)out, (int)in,
+			    (int)batch, 1.0f, dy, (int)out, x, (int)in, 0.0f, dw, (int)in);
 	memset(db, 0, out * sizeof(float));
 	for (uint32_t b = 0; b < batch; b++)
 		for (uint32_t o = 0; o < out; o++)
@@ -302,8 +306,13 @@ static void conv3_backward(const struct az_arch *a, const float *in, uint32_t ba
 
 		az_conv3_im2col_tap(in + n0 * sn, nb, C, Hb, Wb, sn, sc, sp, col);
 		/* dwt[F, 9C] (+)= dy^T col: the first chunk overwrites, the others add */
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)F, (int)K, rows, 1.0f,
-			    dyc, (int)F, col, (int)K, n0 == 0 ? 0.0f : 1.0f, dwt, (int)K);
+		if (pm)
+			az_packed_gemm_tn(F, (uint32_t)K, (uint32_t)rows, dyc, F, col, K, n0 != 0,
+					  dwt, K);
+		else
+			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)F, (int)K, rows,
+				    1.0f, dyc, (int)F, col, (int)K, n0 == 0 ? 0.0f : 1.0f, dwt,
+				    (int)K);
 		for (int r = 0; r < rows; r++)
 			for (uint32_t o = 0; o < F; o++)
 				db[o] += dyc[(size_t)r * F + o];
@@ -344,18 +353,18 @@ static void resnet_backprop(const struct az_model *m, uint32_t batch, const floa
 	size_t v2 = tensor_off(a, head + 8);
 
 	/* value: fc2, ReLU, fc1, ReLU, 1x1 conv (its [rows, 1] gradient is dvconv) */
-	linear_grad_params(batch, V, 1, ws->dpre, ac->vhid, grad + v2, grad + v2 + V);
+	linear_grad_params(ws, batch, V, 1, ws->dpre, ac->vhid, grad + v2, grad + v2 + V);
 	linear_grad_input(batch, V, 1, ws->dpre, P + v2, 0.0f, ws->dvhid);
 	relu_grad(ac->vhid, ws->dvhid, ws->dvhid, (size_t)batch * V);
-	linear_grad_params(batch, (uint32_t)cells, V, ws->dvhid, ac->vconv, grad + v1,
+	linear_grad_params(ws, batch, (uint32_t)cells, V, ws->dvhid, ac->vconv, grad + v1,
 			   grad + v1 + V * cells);
 	linear_grad_input(batch, (uint32_t)cells, V, ws->dvhid, P + v1, 0.0f, ws->dvconv);
 	relu_grad(ac->vconv, ws->dvconv, ws->dvconv, rows);
-	linear_grad_params((uint32_t)rows, F, 1, ws->dvconv, hR, grad + vc, grad + vc + F);
+	linear_grad_params(ws, (uint32_t)rows, F, 1, ws->dvconv, hR, grad + vc, grad + vc + F);
 	linear_grad_input((uint32_t)rows, F, 1, ws->dvconv, P + vc, 0.0f, ws->dh);
 
 	/* policy: fc, ReLU, back to channels last, 1x1 conv */
-	linear_grad_params(batch, (uint32_t)(2 * cells), A, ws->dlogits, ac->pconv, grad + pf,
+	linear_grad_params(ws, batch, (uint32_t)(2 * cells), A, ws->dlogits, ac->pconv, grad + pf,
 			   grad + pf + (size_t)A * 2 * cells);
 	linear_grad_input(batch, (uint32_t)(2 * cells), A, ws->dlogits, P + pf, 0.0f, ws->dpconv);
 	relu_grad(ac->pconv, ws->dpconv, ws->dpconv, rows * 2);
@@ -363,7 +372,7 @@ static void resnet_backprop(const struct az_model *m, uint32_t batch, const floa
 		for (size_t c = 0; c < 2; c++)
 			for (size_t q = 0; q < cells; q++)
 				ws->dpcl[(n * cells + q) * 2 + c] = ws->dpconv[(n * 2 + c) * cells + q];
-	linear_grad_params((uint32_t)rows, F, 2, ws->dpcl, hR, grad + pc, grad + pc + 2 * F);
+	linear_grad_params(ws, (uint32_t)rows, F, 2, ws->dpcl, hR, grad + pc, grad + pc + 2 * F);
 	linear_grad_input((uint32_t)rows, F, 2, ws->dpcl, P + pc, 1.0f, ws->dh);
 
 	/* blocks, last first: out = relu(in + conv2(t)), t = relu(conv1(in)) */
@@ -402,8 +411,8 @@ static void backprop(const struct az_model *m, uint32_t batch, const float *x,
 		return;
 	}
 	/* Heads: logits = hR Wp^T + bp, value pre-activation = hR wv + bv. */
-	linear_grad_params(batch, H, A, ws->dlogits, hR, gwp, gwp + (size_t)A * H);
-	linear_grad_params(batch, H, 1, ws->dpre, hR, gwv, gwv + H);
+	linear_grad_params(ws, batch, H, A, ws->dlogits, hR, gwp, gwp + (size_t)A * H);
+	linear_grad_params(ws, batch, H, 1, ws->dpre, hR, gwv, gwv + H);
 	linear_grad_input(batch, H, A, ws->dlogits, wp, 0.0f, ws->dh);
 	linear_grad_input(batch, H, 1, ws->dpre, wv, 1.0f, ws->dh);
 
@@ -415,10 +424,10 @@ static void backprop(const struct az_model *m, uint32_t batch, const float *x,
 		const float *in = ws->acts.trunk[r], *t = ws->acts.inner[r];
 
 		relu_grad(ws->acts.trunk[r + 1], ws->dh, ws->dg, BH);
-		linear_grad_params(batch, H, H, ws->dg, t, gw2, gw2 + HH);
+		linear_grad_params(ws, batch, H, H, ws->dg, t, gw2, gw2 + HH);
 		linear_grad_input(batch, H, H, ws->dg, w2, 0.0f, ws->dt);
 		relu_grad(t, ws->dt, ws->dt, BH);
-		linear_grad_params(batch, H, H, ws->dt, in, gw1, gw1 + HH);
+		linear_grad_params(ws, batch, H, H, ws->dt, in, gw1, gw1 + HH);
 		/* d in = dg (skip connection) + dt W1. */
 		memcpy(ws->dh, ws->dg, BH * sizeof(float));
 		linear_grad_input(batch, H, H, ws->dt, w1, 1.0f, ws->dh);
@@ -426,7 +435,7 @@ static void backprop(const struct az_model *m, uint32_t batch, const float *x,
 
 	/* Input layer: h0 = relu(W_in x + b_in); no gradient w.r.t. x is needed. */
 	relu_grad(ws->acts.trunk[0], ws->dh, ws->dg, BH);
-	linear_grad_params(batch, D, H, ws->dg, x, grad, grad + (size_t)H * D);
+	linear_grad_params(ws, batch, D, H, ws->dg, x, grad, grad + (size_t)H * D);
 }
 
 /* grad += 2 * l2 * w on every weight tensor (biases are not decayed). */

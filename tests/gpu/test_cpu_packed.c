@@ -234,6 +234,56 @@ static void test_pack_transposed(void **state)
 	az_model_destroy(m);
 }
 
+/* az_packed_gemm_tn against a double-precision sum: every row tail (m 1-17), column widths
+ * around the 16 and 32 boundaries, reductions of 1 to 300 rows, padded leading dimensions, and
+ * accumulate on and off. */
+static void test_gemm_tn(void **state)
+{
+	static const uint32_t ns[] = { 1, 7, 16, 17, 32, 33, 70, 288 };
+	static const uint32_t ks[] = { 1, 3, 64, 300 };
+	struct az_rng rng;
+	uint64_t trial = 0;
+
+	(void)state;
+	NEED_AVX512();
+	az_rng_seed(&rng, 51);
+	for (uint32_t m = 1; m <= 17; m++)
+		for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++)
+			for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++, trial++) {
+				uint32_t n = ns[ni], kd = ks[ki];
+				int acc = (int)(trial & 1);
+				size_t lda = m + trial % 3, ldb = n + trial % 5, ldc = n + trial % 2;
+				float *a = xmalloc(sizeof(float) * kd * lda);
+				float *b = xmalloc(sizeof(float) * kd * ldb);
+				float *c = xmalloc(sizeof(float) * m * ldc);
+				float *c0 = xmalloc(sizeof(float) * m * ldc);
+
+				fill_uniform(a, kd * lda, &rng, -1.0, 1.0);
+				fill_uniform(b, kd * ldb, &rng, -1.0, 1.0);
+				fill_uniform(c0, m * ldc, &rng, -1.0, 1.0);
+				memcpy(c, c0, sizeof(float) * m * ldc);
+				az_packed_gemm_tn(m, n, kd, a, lda, b, ldb, acc, c, ldc);
+				for (uint32_t i = 0; i < m; i++)
+					for (size_t j = 0; j < ldc; j++) {
+						size_t at = i * ldc + j;
+						double want = acc || j >= n ? c0[at] : 0.0, mag = 1.0;
+
+						for (uint32_t k = 0; j < n && k < kd; k++) {
+							double t = (double)a[k * lda + i] *
+								   b[k * ldb + j];
+
+							want += t;
+							mag += fabs(t);
+						}
+						if (!(fabs(c[at] - want) <= 1e-5 * mag))
+							fail_msg("m %u n %u k %u acc %d: c[%u, %zu] = "
+								 "%.9g, want %.9g", m, n, kd, acc, i,
+								 j, c[at], want);
+					}
+				FREE_ALL(a, b, c, c0);
+			}
+}
+
 /* The vector softmax against az_masked_softmax(): every action count 1-16, random legal masks
  * (none, one, all), logits spread far enough that terms underflow; rows with an infinite or NaN
  * legal logit go to the scalar function and match it bit for bit. */
@@ -332,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_update),
 		cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_pack_transposed),
+		cmocka_unit_test(test_gemm_tn),
 		cmocka_unit_test(test_select),
 	};
 
