@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/az_assert.h"
 #include "gpu/cpu_packed.h"
 
 struct az_train_ws {
@@ -90,13 +91,17 @@ int az_train_ws_create(const struct az_arch *a, uint32_t max_batch, struct az_tr
 	enum az_cpu_gemm gemm;
 
 	if (az_cpu_gemm_select(&gemm) == 0 && gemm == AZ_CPU_GEMM_AVX512) {
-		size_t K = a->kind == AZ_NET_RESNET ? 9 * (size_t)(a->planes > H ? a->planes : H) : 0;
+		/* wtp holds any weight transposed: a conv's [9C, F] or a linear layer's [in, out] */
+		size_t conv = a->kind == AZ_NET_RESNET ? 9 * (a->planes > H ? a->planes : H) : 0;
+		size_t dims[] = { conv, H, A, a->inputs, V, 2 * cells };
+		size_t K = 0;
 
-		ws->wtp.w = K ? aligned_alloc(64, az_packed_floats((uint32_t)K, (uint32_t)H) *
-						      sizeof(float))
-			      : NULL;
-		ws->zero = K ? calloc(K, sizeof(float)) : NULL;
-		if (az_packed_alloc(a, &ws->pk) < 0 || (K && (!ws->wtp.w || !ws->zero))) {
+		for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]); i++)
+			K = dims[i] > K ? dims[i] : K;
+		ws->wtp.w = aligned_alloc(64, az_packed_floats((uint32_t)K, (uint32_t)K) *
+						      sizeof(float));
+		ws->zero = calloc(K, sizeof(float));
+		if (az_packed_alloc(a, &ws->pk) < 0 || !ws->wtp.w || !ws->zero) {
 			az_train_ws_destroy(ws);
 			return -ENOMEM;
 		}
@@ -231,10 +236,23 @@ static void linear_grad_params(const struct az_train_ws *ws, uint32_t batch, uin
 			db[o] += dy[(size_t)b * out + o];
 }
 
-/* dx[B, in] = dy[B, out] * w[out, in] + beta * dx. */
-static void linear_grad_input(uint32_t batch, uint32_t in, uint32_t out, const float *dy,
-			      const float *w, float beta, float *dx)
+/* dx[B, in] = dy[B, out] * w[out, in] + beta * dx (beta 0 or 1). On the packed kernels when ws
+ * has them: w transposed and packed into ws->wtp, dx the residual input for beta = 1. */
+static void linear_grad_input(struct az_train_ws *ws, uint32_t batch, uint32_t in, uint32_t out,
+			      const float *dy, const float *w, float beta, float *dx)
 {
+	AZ_ASSERT(beta == 0.0f || beta == 1.0f);
+	if (ws->pk.n) {
+		struct az_packed_mat *pm = &ws->wtp;
+
+		/* entry (j, k) of the packed matrix is w[k][j]: w's transpose, [in, out] */
+		pm->out = in;
+		pm->in = out;
+		pm->conv_c = 0;
+		az_packed_pack(pm, w, 1, in);
+		az_packed_linear(pm, batch, dy, ws->zero, beta != 0.0f ? dx : NULL, 0, dx);
+		return;
+	}
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)batch, (int)in, (int)out, 1.0f,
 		    dy, (int)out, w, (int)in, beta, dx, (int)in);
 }
@@ -354,26 +372,26 @@ static void resnet_backprop(const struct az_model *m, uint32_t batch, const floa
 
 	/* value: fc2, ReLU, fc1, ReLU, 1x1 conv (its [rows, 1] gradient is dvconv) */
 	linear_grad_params(ws, batch, V, 1, ws->dpre, ac->vhid, grad + v2, grad + v2 + V);
-	linear_grad_input(batch, V, 1, ws->dpre, P + v2, 0.0f, ws->dvhid);
+	linear_grad_input(ws, batch, V, 1, ws->dpre, P + v2, 0.0f, ws->dvhid);
 	relu_grad(ac->vhid, ws->dvhid, ws->dvhid, (size_t)batch * V);
 	linear_grad_params(ws, batch, (uint32_t)cells, V, ws->dvhid, ac->vconv, grad + v1,
 			   grad + v1 + V * cells);
-	linear_grad_input(batch, (uint32_t)cells, V, ws->dvhid, P + v1, 0.0f, ws->dvconv);
+	linear_grad_input(ws, batch, (uint32_t)cells, V, ws->dvhid, P + v1, 0.0f, ws->dvconv);
 	relu_grad(ac->vconv, ws->dvconv, ws->dvconv, rows);
 	linear_grad_params(ws, (uint32_t)rows, F, 1, ws->dvconv, hR, grad + vc, grad + vc + F);
-	linear_grad_input((uint32_t)rows, F, 1, ws->dvconv, P + vc, 0.0f, ws->dh);
+	linear_grad_input(ws, (uint32_t)rows, F, 1, ws->dvconv, P + vc, 0.0f, ws->dh);
 
 	/* policy: fc, ReLU, back to channels last, 1x1 conv */
 	linear_grad_params(ws, batch, (uint32_t)(2 * cells), A, ws->dlogits, ac->pconv, grad + pf,
 			   grad + pf + (size_t)A * 2 * cells);
-	linear_grad_input(batch, (uint32_t)(2 * cells), A, ws->dlogits, P + pf, 0.0f, ws->dpconv);
+	linear_grad_input(ws, batch, (uint32_t)(2 * cells), A, ws->dlogits, P + pf, 0.0f, ws->dpconv);
 	relu_grad(ac->pconv, ws->dpconv, ws->dpconv, rows * 2);
 	for (size_t n = 0; n < batch; n++)
 		for (size_t c = 0; c < 2; c++)
 			for (size_t q = 0; q < cells; q++)
 				ws->dpcl[(n * cells + q) * 2 + c] = ws->dpconv[(n * 2 + c) * cells + q];
 	linear_grad_params(ws, (uint32_t)rows, F, 2, ws->dpcl, hR, grad + pc, grad + pc + 2 * F);
-	linear_grad_input((uint32_t)rows, F, 2, ws->dpcl, P + pc, 1.0f, ws->dh);
+	linear_grad_input(ws, (uint32_t)rows, F, 2, ws->dpcl, P + pc, 1.0f, ws->dh);
 
 	/* blocks, last first: out = relu(in + conv2(t)), t = relu(conv1(in)) */
 	for (uint32_t r = R; r-- > 0;) {
@@ -413,8 +431,8 @@ static void backprop(const struct az_model *m, uint32_t batch, const float *x,
 	/* Heads: logits = hR Wp^T + bp, value pre-activation = hR wv + bv. */
 	linear_grad_params(ws, batch, H, A, ws->dlogits, hR, gwp, gwp + (size_t)A * H);
 	linear_grad_params(ws, batch, H, 1, ws->dpre, hR, gwv, gwv + H);
-	linear_grad_input(batch, H, A, ws->dlogits, wp, 0.0f, ws->dh);
-	linear_grad_input(batch, H, 1, ws->dpre, wv, 1.0f, ws->dh);
+	linear_grad_input(ws, batch, H, A, ws->dlogits, wp, 0.0f, ws->dh);
+	linear_grad_input(ws, batch, H, 1, ws->dpre, wv, 1.0f, ws->dh);
 
 	/* Blocks, last first: out = relu(in + W2 t + b2), t = relu(W1 in + b1). */
 	for (uint32_t r = R; r-- > 0;) {
@@ -425,12 +443,12 @@ static void backprop(const struct az_model *m, uint32_t batch, const float *x,
 
 		relu_grad(ws->acts.trunk[r + 1], ws->dh, ws->dg, BH);
 		linear_grad_params(ws, batch, H, H, ws->dg, t, gw2, gw2 + HH);
-		linear_grad_input(batch, H, H, ws->dg, w2, 0.0f, ws->dt);
+		linear_grad_input(ws, batch, H, H, ws->dg, w2, 0.0f, ws->dt);
 		relu_grad(t, ws->dt, ws->dt, BH);
 		linear_grad_params(ws, batch, H, H, ws->dt, in, gw1, gw1 + HH);
 		/* d in = dg (skip connection) + dt W1. */
 		memcpy(ws->dh, ws->dg, BH * sizeof(float));
-		linear_grad_input(batch, H, H, ws->dt, w1, 1.0f, ws->dh);
+		linear_grad_input(ws, batch, H, H, ws->dt, w1, 1.0f, ws->dh);
 	}
 
 	/* Input layer: h0 = relu(W_in x + b_in); no gradient w.r.t. x is needed. */
