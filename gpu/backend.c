@@ -433,18 +433,15 @@ int az_stage_forward_slots(const struct az_backend_ops *ops, void *ctx, uint8_t 
 	if (ret)
 		return ret;
 	AZ_NVTX_PUSH("publish");
+	void (*softmax)(const float *, const uint8_t *, uint32_t, float *) =
+		s->vec_softmax ? az_packed_softmax : az_masked_softmax;
+
 	for (uint32_t i = 0; i < n; i++) {
 		void *slot = base + slot_offsets[i];
 		struct az_slot_hdr *h = az_slot_hdr(slot);
 
-		const float *logits = s->logits + (size_t)i * l->actions;
-
-		if (s->vec_softmax)
-			az_packed_softmax(logits, az_slot_legal(slot, l), l->actions,
-					  az_slot_policy(slot, l));
-		else
-			az_masked_softmax(logits, az_slot_legal(slot, l), l->actions,
-					  az_slot_policy(slot, l));
+		softmax(s->logits + (size_t)i * l->actions, az_slot_legal(slot, l), l->actions,
+			az_slot_policy(slot, l));
 		h->value = s->value[i];
 		h->status = 0;
 	}

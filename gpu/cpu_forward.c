@@ -123,14 +123,19 @@ static void relu(float *y, size_t n)
 		y[i] = y[i] < 0.0f ? 0.0f : y[i];
 }
 
-/* One layer y = act(x W^T + b (+ res)), W = w[out, in] inside m's params: the packed AVX-512
- * kernel when pk holds W, else C = bias (+ residual), C += x W^T on OpenBLAS, then ReLU. */
-static void layer(const struct az_model *m, const struct az_packed *pk, uint32_t batch,
-		  uint32_t in, uint32_t out, const float *x, const float *w, const float *b,
-		  const float *res, int act, float *y)
+/* W = w[out, in] inside m's params, packed in pk (NULL: not packed, or no pk). */
+static const struct az_packed_mat *packed_of(const struct az_model *m, const struct az_packed *pk,
+					     const float *w)
 {
-	const struct az_packed_mat *pm = pk ? az_packed_find(pk, (size_t)(w - m->params)) : NULL;
+	return pk ? az_packed_find(pk, (size_t)(w - m->params)) : NULL;
+}
 
+/* One layer y = act(x W^T + b (+ res)): the packed AVX-512 kernel on pm (W packed), else
+ * C = bias (+ residual), C += x W^T on OpenBLAS with W = w[out, in], then ReLU. */
+static void layer_on(const struct az_packed_mat *pm, uint32_t batch, uint32_t in, uint32_t out,
+		     const float *x, const float *w, const float *b, const float *res, int act,
+		     float *y)
+{
 	if (pm) {
 		AZ_DEBUG_ASSERT(pm->in == in && pm->out == out);
 		az_packed_linear(pm, batch, x, b, res, act, y);
@@ -140,6 +145,14 @@ static void layer(const struct az_model *m, const struct az_packed *pk, uint32_t
 	linear_acc(batch, in, out, x, w, y);
 	if (act)
 		relu(y, (size_t)batch * out);
+}
+
+/* layer_on() with W looked up in pk. */
+static void layer(const struct az_model *m, const struct az_packed *pk, uint32_t batch,
+		  uint32_t in, uint32_t out, const float *x, const float *w, const float *b,
+		  const float *res, int act, float *y)
+{
+	layer_on(packed_of(m, pk, w), batch, in, out, x, w, b, res, act, y);
 }
 
 /* ---- ResNet ---- */
@@ -262,7 +275,7 @@ static void conv3_forward(const struct az_model *m, const struct az_packed *pk, 
 	uint32_t F = a->hidden, Hb = a->height, Wb = a->width;
 	size_t cells = (size_t)Hb * Wb;
 	/* packed: the weight's columns are tap-major, and so must col's be */
-	const struct az_packed_mat *pm = pk ? az_packed_find(pk, (size_t)(w - m->params)) : NULL;
+	const struct az_packed_mat *pm = packed_of(m, pk, w);
 
 	AZ_ASSERT(!pm || pm->conv_c == C);
 	for (uint32_t n0 = 0; n0 < batch; n0 += AZ_CONV_CHUNK) {
@@ -273,8 +286,8 @@ static void conv3_forward(const struct az_model *m, const struct az_packed *pk, 
 			az_conv3_im2col_tap(in + n0 * sn, nb, C, Hb, Wb, sn, sc, sp, col);
 		else
 			az_conv3_im2col(in + n0 * sn, nb, C, Hb, Wb, sn, sc, sp, col);
-		layer(m, pk, (uint32_t)(nb * cells), 9 * C, F, col, w, b, res ? res + first : NULL,
-		      1, out + first);
+		layer_on(pm, (uint32_t)(nb * cells), 9 * C, F, col, w, b, res ? res + first : NULL,
+			 1, out + first);
 	}
 }
 

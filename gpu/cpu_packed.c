@@ -135,29 +135,31 @@ int az_packed_alloc(const struct az_arch *a, struct az_packed *pk)
 	return 0;
 }
 
+/* pm->w from the matrix whose entry (j, k) is src[j * rs + k * cs]; with pm->conv_c = C, packed
+ * column k = t * C + c (tap-major) reads the tensor's column c * 9 + t. */
+static void pack_cols(struct az_packed_mat *pm, const float *src, size_t rs, size_t cs)
+{
+	size_t in = pm->in, C = pm->conv_c;
+
+	for (size_t p = 0; p < panels(pm->out); p++)
+		for (size_t k = 0; k < in; k++) {
+			float *dst = pm->w + (p * in + k) * AZ_PACKED_PANEL;
+			size_t from = C ? k % C * 9 + k / C : k;
+
+			for (size_t j = 0; j < AZ_PACKED_PANEL; j++) {
+				size_t row = p * AZ_PACKED_PANEL + j;
+
+				dst[j] = row < pm->out ? src[row * rs + from * cs] : 0.0f;
+			}
+		}
+}
+
 void az_packed_update(const struct az_model *m, struct az_packed *pk)
 {
 	for (uint32_t i = 0; i < pk->n; i++) {
 		struct az_packed_mat *pm = &pk->mats[i];
-		const float *src = m->params + pm->offset;
-		size_t in = pm->in, C = pm->conv_c;
 
-		if (!C) {
-			az_packed_pack(pm, src, in, 1);
-			continue;
-		}
-		for (size_t p = 0; p < panels(pm->out); p++)
-			for (size_t k = 0; k < in; k++) {
-				float *dst = pm->w + (p * in + k) * AZ_PACKED_PANEL;
-				/* tap-major column k = t * C + c reads W's column c * 9 + t */
-				size_t from = k % C * 9 + k / C;
-
-				for (size_t j = 0; j < AZ_PACKED_PANEL; j++) {
-					size_t row = p * AZ_PACKED_PANEL + j;
-
-					dst[j] = row < pm->out ? src[row * in + from] : 0.0f;
-				}
-			}
+		pack_cols(pm, m->params + pm->offset, pm->in, 1);
 	}
 }
 
@@ -168,18 +170,8 @@ size_t az_packed_floats(uint32_t out, uint32_t in)
 
 void az_packed_pack(struct az_packed_mat *pm, const float *src, size_t rs, size_t cs)
 {
-	size_t in = pm->in;
-
-	for (size_t p = 0; p < panels(pm->out); p++)
-		for (size_t k = 0; k < in; k++) {
-			float *dst = pm->w + (p * in + k) * AZ_PACKED_PANEL;
-
-			for (size_t j = 0; j < AZ_PACKED_PANEL; j++) {
-				size_t row = p * AZ_PACKED_PANEL + j;
-
-				dst[j] = row < pm->out ? src[row * rs + k * cs] : 0.0f;
-			}
-		}
+	pm->conv_c = 0;
+	pack_cols(pm, src, rs, cs);
 }
 
 void az_packed_destroy(struct az_packed *pk)
@@ -203,6 +195,14 @@ const struct az_packed_mat *az_packed_find(const struct az_packed *pk, size_t of
 
 #define AVX512 __attribute__((target("avx512f")))
 #define INLINE512 __attribute__((target("avx512f"), always_inline)) static inline
+
+/* The lanes of the 32-column block that has `left` columns still to go: m0 the first vector's,
+ * m1 the second's. */
+INLINE512 void block_masks(uint32_t left, __mmask16 *m0, __mmask16 *m1)
+{
+	*m0 = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
+	*m1 = left >= 32 ? 0xffff : left > 16 ? (__mmask16)((1u << (left - 16)) - 1) : 0;
+}
 
 /* One tile: mr (<= MR, a constant after inlining) rows from row r0, nv (1 or 2) vectors of panel
  * p; m0/m1 mask the outputs that exist (a partial last panel). */
@@ -277,9 +277,9 @@ AVX512 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, con
 {
 	for (size_t p = 0; p < panels(pm->out); p++) {
 		uint32_t left = pm->out - (uint32_t)(p * AZ_PACKED_PANEL);
-		__mmask16 m0 = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
-		__mmask16 m1 = left >= 32 ? 0xffff
-				: left > 16 ? (__mmask16)((1u << (left - 16)) - 1) : 0;
+		__mmask16 m0, m1;
+
+		block_masks(left, &m0, &m1);
 
 		if (left > 16)
 			panel_rows(2, pm, p, batch, x, b, res, relu, y, m0, m1);
@@ -349,9 +349,9 @@ AVX512 void az_packed_gemm_tn(uint32_t m, uint32_t n, uint32_t kdim, const float
 {
 	for (size_t j0 = 0; j0 < n; j0 += AZ_PACKED_PANEL) {
 		uint32_t left = n - (uint32_t)j0;
-		__mmask16 m0 = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
-		__mmask16 m1 = left >= 32 ? 0xffff
-				: left > 16 ? (__mmask16)((1u << (left - 16)) - 1) : 0;
+		__mmask16 m0, m1;
+
+		block_masks(left, &m0, &m1);
 
 		if (left > 16)
 			tn_rows(2, m, kdim, a, lda, b, ldb, accumulate, c, ldc, j0, m0, m1);

@@ -72,7 +72,7 @@ size_t az_packed_floats(uint32_t out, uint32_t in);
 
 /* Pack the pm->out x pm->in matrix whose entry (j, k) is src[j * rs + k * cs] (rs = in, cs = 1:
  * a row-major W[out, in]; rs = 1, cs = out: its transpose stored row-major) into pm->w, which
- * the caller allocated with az_packed_floats() floats, 64-byte aligned; pm->conv_c must be 0.
+ * the caller allocated with az_packed_floats() floats, 64-byte aligned (pm->conv_c set to 0).
  * For products with matrices that are not a model's weights (the trainer's input gradient
  * dX = dY W). */
 void az_packed_pack(struct az_packed_mat *pm, const float *src, size_t rs, size_t cs);

@@ -34,8 +34,9 @@ struct az_train_ws {
 	/* AZ_CPU_GEMM_AVX512 (az_cpu_gemm_select()): the weights packed again before every
 	 * forward pass (gpu/cpu_packed.h; n = 0 otherwise: the OpenBLAS forward pass) */
 	struct az_packed pk;
-	/* with pk: a conv's tap-major weight transposed and packed (out 9C, in F) for the input
-	 * gradient dcol = dy wt, and the zero bias that product starts from */
+	/* with pk: a weight transposed and packed (pack_transposed(): a conv's tap-major [F, 9C]
+	 * or a linear layer's [out, in]) for the input gradients dx = dy w, and the zero bias
+	 * those products start from */
 	struct az_packed_mat wtp;
 	float *zero;
 };
@@ -236,6 +237,17 @@ static void linear_grad_params(const struct az_train_ws *ws, uint32_t batch, uin
 			db[o] += dy[(size_t)b * out + o];
 }
 
+/* ws->wtp = the transpose of the row-major w[rows, cols], packed: entry (j, k) is w[k][j], so
+ * az_packed_linear() on it computes dy w. */
+static struct az_packed_mat *pack_transposed(struct az_train_ws *ws, const float *w,
+					     uint32_t rows, uint32_t cols)
+{
+	ws->wtp.out = cols;
+	ws->wtp.in = rows;
+	az_packed_pack(&ws->wtp, w, 1, cols);
+	return &ws->wtp;
+}
+
 /* dx[B, in] = dy[B, out] * w[out, in] + beta * dx (beta 0 or 1). On the packed kernels when ws
  * has them: w transposed and packed into ws->wtp, dx the residual input for beta = 1. */
 static void linear_grad_input(struct az_train_ws *ws, uint32_t batch, uint32_t in, uint32_t out,
@@ -243,14 +255,8 @@ static void linear_grad_input(struct az_train_ws *ws, uint32_t batch, uint32_t i
 {
 	AZ_ASSERT(beta == 0.0f || beta == 1.0f);
 	if (ws->pk.n) {
-		struct az_packed_mat *pm = &ws->wtp;
-
-		/* entry (j, k) of the packed matrix is w[k][j]: w's transpose, [in, out] */
-		pm->out = in;
-		pm->in = out;
-		pm->conv_c = 0;
-		az_packed_pack(pm, w, 1, in);
-		az_packed_linear(pm, batch, dy, ws->zero, beta != 0.0f ? dx : NULL, 0, dx);
+		az_packed_linear(pack_transposed(ws, w, out, in), batch, dy, ws->zero,
+				 beta != 0.0f ? dx : NULL, 0, dx);
 		return;
 	}
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)batch, (int)in, (int)out, 1.0f,
@@ -295,8 +301,8 @@ static void tap_order(const float *from, uint32_t F, uint32_t C, int to_tap, flo
  * chunk (AZ_CONV_CHUNK samples) in col; dcol holds a chunk's column gradient. Both are
  * tap-major (az_conv3_im2col_tap: runs of C channels, 2-3x cheaper to build and to fold back
  * than channels 9 floats apart), with w permuted to match in wt and the gradient put back in
- * W's order from dwt at the end. With packed kernels (ws->pk), dcol = dy wt runs on them, wt
- * transposed and packed in ws->wtp. ws provides wt, dwt, wtp and zero. */
+ * W's order from dwt at the end. With packed kernels (ws->pk), dwt and dcol = dy wt run on
+ * them, wt transposed and packed in ws->wtp. ws provides wt, dwt, wtp and zero. */
 static void conv3_backward(const struct az_arch *a, const float *in, uint32_t batch, uint32_t C,
 			   size_t sn, size_t sc, size_t sp, const float *dy, const float *w,
 			   float *dw, float *db, float *dx, float *col, float *dcol,
@@ -305,17 +311,13 @@ static void conv3_backward(const struct az_arch *a, const float *in, uint32_t ba
 	uint32_t F = a->hidden, Hb = a->height, Wb = a->width;
 	size_t cells = (size_t)Hb * Wb, K = (size_t)9 * C;
 	float *wt = ws->wt, *dwt = ws->dwt;
-	struct az_packed_mat *pm = ws->pk.n ? &ws->wtp : NULL;
+	int packed = ws->pk.n != 0;
+	const struct az_packed_mat *pm = NULL;
 
 	if (dx)
 		tap_order(w, F, C, 1, wt);
-	if (dx && pm) {
-		/* entry (j, f) of the packed matrix is wt[f][j]: the transpose of wt */
-		pm->out = (uint32_t)K;
-		pm->in = F;
-		pm->conv_c = 0;
-		az_packed_pack(pm, wt, 1, K);
-	}
+	if (dx && packed)
+		pm = pack_transposed(ws, wt, F, (uint32_t)K);
 	memset(db, 0, F * sizeof(float));
 	for (uint32_t n0 = 0; n0 < batch; n0 += AZ_CONV_CHUNK) {
 		uint32_t nb = batch - n0 < AZ_CONV_CHUNK ? batch - n0 : AZ_CONV_CHUNK;
@@ -324,7 +326,7 @@ static void conv3_backward(const struct az_arch *a, const float *in, uint32_t ba
 
 		az_conv3_im2col_tap(in + n0 * sn, nb, C, Hb, Wb, sn, sc, sp, col);
 		/* dwt[F, 9C] (+)= dy^T col: the first chunk overwrites, the others add */
-		if (pm)
+		if (packed)
 			az_packed_gemm_tn(F, (uint32_t)K, (uint32_t)rows, dyc, F, col, K, n0 != 0,
 					  dwt, K);
 		else
