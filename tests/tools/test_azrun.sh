@@ -179,12 +179,18 @@ for (mv, score), (mv2, outcome, keeps) in zip(src, lab):
 assert solved >= 300, solved            # at least the move played in each position
 assert 0 <= m["mistake_rate"] <= 1 and m["mistakes"] <= 300 - m["lost_positions"], m
 PY
-# Read-only folder: the cache goes under XDG_CACHE_HOME.
+# Read-only folder: the cache goes under XDG_CACHE_HOME. The test makes its own read-only copy
+# (../shared may be writable for the user; nothing here writes into it).
+mkdir -p "$T/ro"
+head -50 "$SHARED/data/connect4/Test_L3_R1" > "$T/ro/Test_L3_R1"
+chmod a-w "$T/ro/Test_L3_R1" "$T/ro"
 XDG_CACHE_HOME="$T/cache" "$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" \
-	--positions "$SHARED/data/connect4/Test_L3_R1" --limit 50 --mistakes --sims 0 \
+	--positions "$T/ro/Test_L3_R1" --limit 50 --mistakes --sims 0 \
 	--json > /dev/null
+chmod u+w "$T/ro"
 [ "$(find "$T/cache/ringzero" -name '*Test_L3_R1.labels' | wc -l)" -eq 1 ] ||
 	fail "no labels cache under XDG_CACHE_HOME for a read-only positions folder"
+[ ! -e "$T/ro/Test_L3_R1.labels" ] || fail "labels written into a read-only positions folder"
 # An unwritable --labels: the result is printed, exit 1, and no claim that the labels were kept.
 rc=0
 "$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" --positions "$T/l2.txt" \

@@ -55,4 +55,12 @@ done
 # The README's --config example points at a shipped file.
 ex=$(grep -o -- '--config [^ ]*' "$SRC/README.md" | head -1 | cut -d' ' -f2)
 [ -n "$ex" ] && [ -f "$SRC/$ex" ] || fail "README's --config example '$ex' is not a shipped file"
+# The README's two set-up commands configure build/ identically (the test command must not
+# rebuild what the run command built), and .ci/run calls the test command verbatim.
+mapfile -t setup < <(grep -E '^tools/install-deps\.sh && cmake ' "$SRC/README.md")
+[ "${#setup[@]}" -eq 2 ] || fail "README: expected 2 set-up commands, found ${#setup[@]}"
+cfg0=$(sed -E 's/ && cmake --build.*//' <<< "${setup[0]}")
+cfg1=$(sed -E 's/ && cmake --build.*//' <<< "${setup[1]}")
+[ "$cfg0" = "$cfg1" ] || fail "README's set-up commands configure differently: '$cfg0' / '$cfg1'"
+grep -qxF "${setup[1]}" "$SRC/.ci/run" || fail ".ci/run does not run the README's test command"
 echo "configs: $(ls "$SRC"/configs/*.ini | wc -l) files ran; --version in $(( $# - 1 )) tools"

@@ -25,7 +25,10 @@
 /* An idle ring consumer re-checks for finished producers this often. */
 #define IDLE_US 1000u
 /* A producer goes on past the end time (up to the hard end) until it has measured this many
- * round trips, so that a preemption during a short slice does not leave a row empty. */
+ * round trips, so that a preemption during a short slice does not leave a row empty. Past the
+ * hard end it stops only once it has measured at least one: a process starved by load through
+ * its whole slice still measures a round (the reaper's grace, seconds later, is what calls a
+ * configuration stalled), so a row is never empty from load alone. */
 #define MIN_ROUNDS 64u
 /* Largest shared mapping one configuration may ask for. */
 #define REGION_MAX (1ull << 30)
@@ -121,7 +124,7 @@ void rb_producer_rtt(struct rb_ctx *c, const struct rb_ops *ops, uint32_t id)
 		int measure = t0 >= c->ctl->t_warm_ns;
 
 		if (t0 >= c->ctl->t_end_ns &&
-		    (st->requests >= MIN_ROUNDS || t0 >= c->ctl->t_hard_ns))
+		    (st->requests >= MIN_ROUNDS || (t0 >= c->ctl->t_hard_ns && st->requests > 0)))
 			break;
 		for (k = 0; k < b; k++)
 			if (ops->send(c, id, seq + k, t0) < 0)
@@ -332,7 +335,8 @@ static void stream_producer(struct rb_ctx *c, uint32_t id)
 			base = got;
 		}
 		if (t >= c->ctl->t_end_ns &&
-		    ((t_first && got - base >= 8ull * c->cfg.capacity) || t >= c->ctl->t_hard_ns))
+		    t_first && (got - base >= 8ull * c->cfg.capacity ||
+				(t >= c->ctl->t_hard_ns && got > base)))
 			sending = 0;
 	}
 	st->requests = t_first ? got - base : 0;
@@ -425,7 +429,8 @@ static void memcpy_producer(struct rb_ctx *c, uint32_t id)
 
 		flag_wait(c, 0, 1);
 		t0 = az_bench_now_ns();
-		if (t0 >= c->ctl->t_end_ns && (st->requests >= 8ull * n || t0 >= c->ctl->t_hard_ns))
+		if (t0 >= c->ctl->t_end_ns &&
+		    (st->requests >= 8ull * n || (t0 >= c->ctl->t_hard_ns && st->requests > 0)))
 			break;
 		for (uint32_t k = 0; k < n; k++) {
 			rb_msg_fill(c, id, seq++, 0, RB_MSG_REQ);
