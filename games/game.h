@@ -58,6 +58,11 @@ struct az_game {
 	const char *sides[2];
 	const char *not_notation;
 	const char *illegal;
+	/* Optional (NULL: terminal() is a cheap rule check): wall-clock ns this process has spent
+	 * adjudicating terminal states (Tangled's Ising adjudicator: an annealing run or a table
+	 * lookup), a running total since the process started. The run reports its share of each
+	 * worker's time (metrics.jsonl "adjudication_share", azrun status). */
+	uint64_t (*adjudicate_ns)(void);
 };
 
 /* Designated initialisers for a game whose functions are named <prefix>_<member>:

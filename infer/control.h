@@ -45,6 +45,8 @@ struct az_ctl_worker {
 	_Atomic uint64_t cache_lookups;     /* leaves looked up there (hits + misses) */
 	/* arena results, from the candidate's point of view */
 	_Atomic uint64_t arena_wins, arena_draws, arena_losses;
+	_Atomic uint64_t adjudicate_ns;     /* wall ns in the game's adjudicator (az_game) */
+	_Atomic uint64_t busy_ns;           /* wall ns this worker has run in the phase */
 };
 _Static_assert(sizeof(struct az_ctl_worker) % AZ_CACHELINE == 0, "whole cache lines");
 

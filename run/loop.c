@@ -272,6 +272,32 @@ struct iter_stats {
 	double bench_s;  /* its wall time in this iteration */
 };
 
+/* Share of the workers' time spent adjudicating terminal states (0 for games without an
+ * adjudicator). */
+static double adjudication_share(const struct az_pipeline_counters *c)
+{
+	return c->busy_ns ? (double)c->adjudicate_ns / (double)c->busy_ns : 0.0;
+}
+
+/* The self-play phase's log line: evals/s beside sims/s and the evaluation cache's hit rate
+ * (with the cache on, most simulations need no network evaluation, so evals/s alone reads as
+ * a collapse), and the adjudicator's share of the workers' time when the game has one. */
+static void log_selfplay(uint32_t it, const struct iter_stats *st)
+{
+	const struct az_pipeline_counters *c = &st->sp;
+	double sp = st->selfplay_s > 0 ? st->selfplay_s : 1;
+	char adj[48] = "";
+
+	if (c->adjudicate_ns)
+		snprintf(adj, sizeof(adj), ", adjudication %.1f %%", 100.0 * adjudication_share(c));
+	az_info("iter %u selfplay: %llu games, %llu positions, %.1fs, %.0f sims/s, %.0f evals/s "
+		"(cache hits %.1f %%), mean batch %.1f%s", it, (unsigned long long)c->games,
+		(unsigned long long)c->positions, st->selfplay_s, (double)c->sims / sp,
+		(double)c->evals / sp,
+		c->cache_lookups ? 100.0 * (double)c->cache_hits / (double)c->cache_lookups : 0.0,
+		c->batches ? (double)c->evals / (double)c->batches : 0.0, adj);
+}
+
 static int selfplay_phase(struct az_run_loop *r, uint32_t it, struct iter_stats *st)
 {
 	double t0 = az_now();
@@ -284,11 +310,7 @@ static int selfplay_phase(struct az_run_loop *r, uint32_t it, struct iter_stats 
 		rc = r->hooks->selfplay_end(r, it, &st->sp);
 	st->selfplay_s = az_now() - t0;
 	if (rc == 0)
-		az_info("iter %u selfplay: %llu games, %llu positions, %.1fs, %.0f evals/s, "
-			"mean batch %.1f", it, (unsigned long long)st->sp.games,
-			(unsigned long long)st->sp.positions, st->selfplay_s,
-			(double)st->sp.evals / (st->selfplay_s > 0 ? st->selfplay_s : 1),
-			st->sp.batches ? (double)st->sp.evals / (double)st->sp.batches : 0.0);
+		log_selfplay(it, st);
 	return rc;
 }
 
@@ -470,7 +492,7 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 "\"mean_batch\": %.2f, \"ring_occupancy\": %.2f, \"train_samples\": %llu, "
 		 "\"train_steps\": %u, \"selfplay_s\": %.3f, \"train_s\": %.3f, "
 		 "\"arena_s\": %.3f, \"arena_evals_per_s\": %.1f, \"best_iteration\": %u, "
-		 "\"eval_cache_hit_rate\": %.4f, %s"
+		 "\"eval_cache_hit_rate\": %.4f, \"adjudication_share\": %.4f, %s"
 		 "\"time\": %.3f%s}",
 		 it, (unsigned long long)c->games, (unsigned long long)c->positions,
 		 st->tr.policy_loss, st->tr.value_loss, st->score, st->promoted ? "true" : "false",
@@ -481,7 +503,7 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 (unsigned long long)st->tr.samples, st->tr.steps, st->selfplay_s, st->train_s,
 		 st->arena_s, st->arena_evals_per_s, r->best_iteration,
 		 c->cache_lookups ? (double)c->cache_hits / (double)c->cache_lookups : 0.0,
-		 bench, wall_clock(),
+		 adjudication_share(c), bench, wall_clock(),
 		 it == r->first && r->first > 1 ? ", \"resumed\": true" : "");
 	int rc = az_rundir_metrics_commit(r->p.out, it - 1, line, err, sizeof(err));
 	if (rc < 0)

@@ -62,6 +62,8 @@ static void row_from_json(const cJSON *j, struct az_metric_row *r)
 	r->mean_batch = num(j, "mean_batch");
 	r->ring_occupancy = num(j, "ring_occupancy");
 	r->eval_cache_hit_rate = num(j, "eval_cache_hit_rate");
+	r->adjudication_share = num(j, "adjudication_share");
+	r->sims_per_s = num(j, "sims_per_s");
 	r->selfplay_s = num(j, "selfplay_s");
 	r->train_s = num(j, "train_s");
 	r->arena_s = num(j, "arena_s");

@@ -26,6 +26,8 @@ struct az_metric_row {
 	double arena_score, arena_wins, arena_draws, arena_losses;
 	double evals_per_s, mean_batch, ring_occupancy;
 	double eval_cache_hit_rate; /* self-play leaves answered by the workers' caches, 0-1 */
+	double adjudication_share;  /* workers' time in the game's adjudicator, 0-1 (Tangled) */
+	double sims_per_s;          /* self-play simulations per second */
 	double selfplay_s, train_s, arena_s;
 	double time;  /* unix seconds when the iteration completed */
 	/* the benchmark (fractions 0-1; NAN in an iteration without it) and its seconds */

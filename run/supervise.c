@@ -333,10 +333,10 @@ void az_pipeline_stop(struct az_pipeline *pl)
 static const size_t wfield[] = {
 	W(claimed), W(done), W(games_done), W(positions), W(moves), W(sims), W(occupancy_sum),
 	W(occupancy_samples), W(cache_hits), W(cache_lookups), W(arena_wins), W(arena_draws),
-	W(arena_losses)};
+	W(arena_losses), W(adjudicate_ns), W(busy_ns)};
 #undef W
 _Static_assert(sizeof(wfield) / sizeof(wfield[0]) * 8 ==
-		       offsetof(struct az_ctl_worker, arena_losses) + 8,
+		       offsetof(struct az_ctl_worker, busy_ns) + 8,
 	       "wfield lists every counter of struct az_ctl_worker");
 
 static _Atomic uint64_t *wcounter(struct az_ctl_shm *c, uint32_t w, size_t off)
@@ -385,7 +385,9 @@ void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counter
 		{&s->cache_lookups, offsetof(struct az_ctl_worker, cache_lookups)},
 		{&s->arena_wins, offsetof(struct az_ctl_worker, arena_wins)},
 		{&s->arena_draws, offsetof(struct az_ctl_worker, arena_draws)},
-		{&s->arena_losses, offsetof(struct az_ctl_worker, arena_losses)}};
+		{&s->arena_losses, offsetof(struct az_ctl_worker, arena_losses)},
+		{&s->adjudicate_ns, offsetof(struct az_ctl_worker, adjudicate_ns)},
+		{&s->busy_ns, offsetof(struct az_ctl_worker, busy_ns)}};
 	for (size_t i = 0; i < AZ_ARRAY_LEN(sum); i++) {
 		uint64_t v = 0;
 		for (uint32_t w = 0; w < AZ_CTL_MAX_WORKERS; w++)

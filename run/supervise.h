@@ -115,6 +115,7 @@ struct az_pipeline_counters {
 	uint64_t occ_sum, occ_n;               /* ring occupancy samples */
 	uint64_t cache_hits, cache_lookups;    /* workers' evaluation caches */
 	uint64_t arena_wins, arena_draws, arena_losses;
+	uint64_t adjudicate_ns, busy_ns;       /* workers: adjudicating, running (wall ns) */
 	int32_t worker_error;
 };
 void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counters *c);

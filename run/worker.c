@@ -12,6 +12,7 @@
 #include "infer/control.h"
 #include "base/nvtx.h"
 #include "base/rng.h"
+#include "base/util.h"
 #include "shm/slot.h"
 #include "run/evalcache.h"
 #include "run/roles.h"
@@ -65,8 +66,11 @@ struct worker {
 	 * worker's own lines of the control area by publish_stats(). */
 	struct {
 		uint64_t games_done, positions, moves, sims, occ_sum, occ_n, cache_hits;
-		uint64_t cache_lookups, wins, draws, losses, claimed, done;
+		uint64_t cache_lookups, wins, draws, losses, claimed, done, adj_ns, busy_ns;
 	} st;
+	/* This process's start (az_now_ns) and the game's adjudication total then, with the
+	 * totals loaded from a predecessor: publish_stats() adds what this process spent. */
+	uint64_t t_start, adj_start, adj_base, busy_base;
 	uint32_t passes;
 	/* Evaluation cache (NULL: off). pend_key[seq & ring mask] is the key of the leaf
 	 * published with sequence number seq, stored with its answer when that comes back. */
@@ -130,7 +134,8 @@ static void sync_stats(struct worker *w, int load)
 		 {&c->cache_hits, &w->st.cache_hits}, {&c->cache_lookups, &w->st.cache_lookups},
 		 {&c->arena_wins, &w->st.wins}, {&c->arena_draws, &w->st.draws},
 		 {&c->arena_losses, &w->st.losses}, {&c->done, &w->st.done},
-		 {&c->claimed, &w->st.claimed}};
+		 {&c->claimed, &w->st.claimed}, {&c->adjudicate_ns, &w->st.adj_ns},
+		 {&c->busy_ns, &w->st.busy_ns}};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
 		if (load)
 			*f[i].own = atomic_load_explicit(f[i].shared, memory_order_relaxed);
@@ -141,6 +146,9 @@ static void sync_stats(struct worker *w, int load)
 
 static void publish_stats(struct worker *w)
 {
+	w->st.busy_ns = w->busy_base + (az_now_ns() - w->t_start);
+	if (w->g->adjudicate_ns)
+		w->st.adj_ns = w->adj_base + (w->g->adjudicate_ns() - w->adj_start);
 	sync_stats(w, 0);
 }
 
@@ -638,6 +646,10 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	if (!w->g || id >= AZ_CTL_MAX_WORKERS)
 		return -EINVAL;
 	sync_stats(w, 1);
+	w->t_start = az_now_ns();
+	w->adj_start = w->g->adjudicate_ns ? w->g->adjudicate_ns() : 0;
+	w->adj_base = w->st.adj_ns;
+	w->busy_base = w->st.busy_ns;
 	az_slot_layout_init(&w->lay, w->g->features, w->g->actions);
 	int rc = az_seg_ring(seg, id, &w->ring);
 	if (rc == 0)

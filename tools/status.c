@@ -162,9 +162,12 @@ static void print_done(const struct az_run_info *ri)
 	if (!ri->nrows)
 		return;
 	const struct az_metric_row *l = &ri->rows[ri->nrows - 1];
-	printf("last iter:  %.0f evals/s, mean batch %.1f, ring occupancy %.1f, policy loss "
-	       "%.4f, value loss %.4f\n", l->evals_per_s, l->mean_batch, l->ring_occupancy,
-	       l->policy_loss, l->value_loss);
+	printf("last iter:  %.0f sims/s, %.0f evals/s, mean batch %.1f, ring occupancy %.1f, "
+	       "policy loss %.4f, value loss %.4f\n", l->sims_per_s, l->evals_per_s, l->mean_batch,
+	       l->ring_occupancy, l->policy_loss, l->value_loss);
+	if (!isnan(l->adjudication_share) && l->adjudication_share > 0)
+		printf("adjudication: %.1f %% of the self-play workers' time\n",
+		       100.0 * l->adjudication_share);
 	if (!isnan(l->eval_cache_hit_rate))
 		printf("eval cache: %.1f %% of self-play leaves answered without the network\n",
 		       100.0 * l->eval_cache_hit_rate);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/az_assert.h"
+#include "base/util.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 
@@ -155,6 +156,14 @@ static void tangled_apply(void *state, int action)
 	}
 }
 
+/* Adjudication time of this process (a running total; each forked worker has its own). */
+static uint64_t adjudicate_ns_total;
+
+static uint64_t tangled_adjudicate_ns(void)
+{
+	return adjudicate_ns_total;
+}
+
 static int tangled_terminal(const void *state, float *value)
 {
 	struct az_tangled_outcome out;
@@ -166,8 +175,11 @@ static int tangled_terminal(const void *state, float *value)
 		return 0;
 	if (value) {
 		/* a numerical failure here is fatal (the search cannot score the game) */
+		uint64_t t0 = az_now_ns();
+
 		ret = az_tangled_adj_judge(tg.adj, state, tg.epsilon, &out);
 		AZ_ASSERT(ret == 0);
+		adjudicate_ns_total += az_now_ns() - t0;
 		/* E + 2 non-zero entries: red is to move when E is even, blue when odd */
 		if (out.winner == AZ_TANGLED_DRAW)
 			*value = 0.0f;
@@ -434,6 +446,7 @@ int az_tangled_setup(const struct az_tangled_options *o, char *err, size_t errle
 		AZ_GAME_RULES(tangled),
 		AZ_GAME_IO(tangled),
 		.sides = { "Red", "Blue" },
+		.adjudicate_ns = tangled_adjudicate_ns,
 	};
 	tg.ready = 1;
 	return 0;

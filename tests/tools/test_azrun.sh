@@ -218,6 +218,17 @@ grep -q '"move_accuracy": 1.000000' "$T/win.json" || fail "search missed a win i
 	--positions "$T/k3.txt" --sims 4 --json > "$T/tg.json"
 grep -q '"positions": 559' "$T/tg.json" || fail "azeval on K3 labels"
 "$AZRUN" verify --out "$T/tg" > /dev/null || fail "verify of a tangled run"
+# The self-play line and metrics: sims/s and the cache's hit rate beside evals/s, and the
+# adjudicator's share of the workers' time (Tangled adjudicates; Connect Four does not).
+grep -Eq "selfplay: .* [0-9]+ sims/s, [0-9]+ evals/s \(cache hits [0-9.]+ %\).*adjudication [0-9.]+ %" \
+	"$T/tg/azrun.log" || fail "tangled self-play line: $(grep selfplay "$T/tg/azrun.log")"
+python3 - "$T/tg/metrics.jsonl" "$T/c4/metrics.jsonl" <<'PY' || fail "adjudication_share"
+import json, sys
+tg = json.loads(open(sys.argv[1]).readline())
+c4 = json.loads(open(sys.argv[2]).readline())
+assert 0 < tg["adjudication_share"] < 1 and tg["sims_per_s"] > 0, tg
+assert c4["adjudication_share"] == 0, c4
+PY
 # Connect Four end to end on the cpu-async backend: the pipelined zero-copy server path.
 "$AZRUN" --game connect4 --out "$T/c4async" --iterations 1 --backend cpu-async --workers 2 \
 	--games-per-worker 4 --games-per-iter 12 --sims 12 --arena-games 4 2> "$T/log6" ||
