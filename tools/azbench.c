@@ -25,6 +25,8 @@ static const struct mode modes[] = {
 	  "self-play end to end vs workers: evals/s, speedup over serial, share of ceiling" },
 	{ "train", az_bench_train,
 	  "trainer samples/s vs batch size, C against PyTorch (1 thread)" },
+	{ "search", az_bench_search,
+	  "tree search alone with a stub evaluator: simulations/s per game" },
 };
 
 static void usage(FILE *out)

@@ -17,4 +17,8 @@ int az_bench_pipeline(int argc, char **argv);
 /* Trainer steps per second. */
 int az_bench_train(int argc, char **argv);
 
+/* Simulations per second of the tree search alone, with a stub evaluator
+ * (tools/bench/search_bench.c). */
+int az_bench_search(int argc, char **argv);
+
 #endif

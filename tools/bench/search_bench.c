@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/* `azbench search`: simulations per second of the tree search alone (selection, expansion,
+ * backup, the game's legal() and apply()), with a stub evaluator in place of the network, on
+ * self-play games played the way a worker plays them (noise, temperature, tree reuse). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/az_assert.h"
+#include "base/util.h"
+#include "games/game.h"
+#include "games/tangled/tangled.h"
+#include "mcts/mcts.h"
+#include "tools/bench/bench.h"
+#include "tools/bench/bench_common.h"
+
+#define MAX_GAMES 4
+#define DEFAULT_MOVES 500
+
+struct search_opts {
+	struct az_bench_opts common;
+	const char *games[MAX_GAMES];
+	int ngames;
+	uint32_t graph, sims, moves, reads;
+	int peaked; /* --stub peaked: hashed priors; 0: uniform */
+};
+
+/* The stub evaluator's context. */
+struct stub {
+	const struct az_game *g;
+	uint8_t mask[AZ_GAME_ACTIONS_MAX];
+	int peaked;
+	uint64_t evals;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+/* uniform: 1/n over the n legal moves, value 0. peaked: priors proportional to 1 + 15 u^4 for a
+ * u in [0, 1) hashed from the position and the action (a few moves stand out, as with a
+ * trained network), value in [-0.5, 0.5) hashed from the position. Deterministic either way. */
+static int stub_eval(void *ctx, const void *state, float *policy, float *value)
+{
+	struct stub *s = ctx;
+	const struct az_game *g = s->g;
+	uint64_t h = 0x9e3779b97f4a7c15ULL;
+	float sum = 0.0f;
+
+	g->legal(state, s->mask);
+	for (uint32_t i = 0; s->peaked && i < g->state_bytes; i++)
+		h = mix64(h ^ ((const uint8_t *)state)[i]);
+	for (uint32_t a = 0; a < g->actions; a++) {
+		float u = (float)(mix64(h + a) >> 40) / (float)(1u << 24);
+		float p = s->peaked ? 1.0f + 15.0f * u * u * u * u : 1.0f;
+
+		policy[a] = s->mask[a] ? p : 0.0f;
+		sum += policy[a];
+	}
+	for (uint32_t a = 0; a < g->actions; a++)
+		policy[a] = sum > 0.0f ? policy[a] / sum : 0.0f;
+	*value = s->peaked ? (float)(mix64(h) >> 40) / (float)(1u << 24) - 0.5f : 0.0f;
+	s->evals++;
+	return 0;
+}
+
+struct search_result {
+	uint64_t sims, evals, moves, games, hash; /* hash: of every move chosen, in order */
+	double seconds;
+};
+
+/* Self-play moves of `sims` simulations each until `moves` moves were chosen (games restart
+ * from the start position). Returns 0 or -errno. */
+static int run_games(const struct az_game *g, const struct search_opts *o, uint32_t temp_plies,
+		     struct search_result *res)
+{
+	struct az_mcts_params mp;
+	struct az_tree *t;
+	struct stub s = {.g = g, .peaked = o->peaked};
+	uint8_t state[AZ_GAME_STATE_MAX];
+	uint64_t hash = 0;
+	uint32_t ply = 0;
+	int rc;
+
+	az_mcts_params_default(&mp, g);
+	mp.seed = 1;
+	g->init(state);
+	rc = az_tree_create(g, &mp, state, &t);
+	if (rc < 0)
+		return rc;
+	az_tree_set_noise(t, 1);
+	memset(res, 0, sizeof(*res));
+	double t0 = az_now();
+	while (rc == 0 && res->moves < o->moves) {
+		uint32_t before = az_tree_root_visits(t);
+		float v;
+		int a;
+
+		rc = az_mcts_search(t, az_tree_sims_target(t, o->sims, 1), stub_eval, &s);
+		if (rc < 0)
+			break;
+		res->sims += az_tree_root_visits(t) - before;
+		a = az_tree_pick(t, ply < temp_plies ? 1.0f : 0.0f);
+		AZ_ASSERT(a >= 0);
+		hash = mix64(hash ^ (uint64_t)a);
+		g->apply(state, a);
+		res->moves++;
+		ply++;
+		if (g->terminal(state, &v)) {
+			res->games++;
+			ply = 0;
+			g->init(state);
+			az_tree_reset(t, state);
+		} else {
+			AZ_ASSERT(az_tree_advance(t, a) == 0);
+		}
+	}
+	res->seconds = az_now() - t0;
+	res->evals = s.evals;
+	res->hash = hash;
+	az_tree_destroy(t);
+	return rc;
+}
+
+/* The game by name; Tangled is set up first with graph o->graph and a cheap adjudicator
+ * (simulated annealing with o->reads reads of 4 sweeps: the search, not the adjudicator, is
+ * measured). Returns NULL after a message on stderr. */
+static const struct az_game *game_setup(const struct search_opts *o, const char *name)
+{
+	const struct az_game_desc *d = az_game_desc_find(name);
+	char err[256];
+
+	if (d && strcmp(d->name, "tangled") == 0) {
+		struct az_tangled_options to;
+
+		az_tangled_options_default(&to);
+		to.graph = (int)o->graph;
+		to.adjudicator = "anneal";
+		to.anneal_reads = o->reads;
+		to.anneal_sweeps = 4;
+		if (az_tangled_setup(&to, err, sizeof(err)) < 0) {
+			fprintf(stderr, "azbench search: %s\n", err);
+			return NULL;
+		}
+		return az_tangled_game();
+	}
+	if (!d || !az_game_desc_game(d)) {
+		fprintf(stderr, "azbench search: unknown game '%s' (%s)\n", name, az_game_names());
+		return NULL;
+	}
+	return az_game_desc_game(d);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: azbench search [options]\n"
+		"Simulations per second of the tree search alone: self-play moves (root noise,\n"
+		"temperature for the game's first plies, tree reuse) with a stub evaluator instead\n"
+		"of the network. A fixed amount of work (--moves), so that two builds can be\n"
+		"compared; moves_hash fingerprints the moves chosen.\n"
+		"  --game LIST     comma-separated games (default connect4,tangled)\n"
+		"  --graph N       Tangled's numbered graph (default 5, Petersen: 55 actions);\n"
+		"                  adjudicated by simulated annealing with --reads reads of 4 sweeps\n"
+		"  --reads N       annealing reads per terminal colouring (default 4)\n"
+		"  --sims N        simulations per move (default 800)\n"
+		"  --moves N       moves to search per game (default %d)\n"
+		"  --stub KIND     uniform (default: uniform priors, value 0) or peaked (priors\n"
+		"                  and value hashed from the position)\n"
+		"%s"
+		"Columns: game, actions, stub, sims, moves, games, seconds, sims_per_s,\n"
+		"ns_per_sim, evals_per_s, moves_hash.\n",
+		DEFAULT_MOVES, az_bench_common_help);
+}
+
+static int one_u32(const char *name, const char *arg, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	char *end = NULL;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < lo || v > hi) {
+		fprintf(stderr, "azbench search: %s wants one number in [%u, %u], got '%s'\n", name,
+			lo, hi, arg);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_opt(void *mode_opts, int c, const char *arg)
+{
+	struct search_opts *o = mode_opts;
+
+	switch (c) {
+	case 'g': {
+		static char buf[256];
+		char *save = NULL;
+
+		snprintf(buf, sizeof(buf), "%s", arg);
+		o->ngames = 0;
+		for (char *s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+			if (o->ngames == MAX_GAMES) {
+				fprintf(stderr, "azbench search: at most %d games\n", MAX_GAMES);
+				return -EINVAL;
+			}
+			o->games[o->ngames++] = s;
+		}
+		return o->ngames ? 0 : -EINVAL;
+	}
+	case 'G':
+		return one_u32("--graph", arg, 1, 20, &o->graph);
+	case 'r':
+		return one_u32("--reads", arg, 1, 100000, &o->reads);
+	case 's':
+		return one_u32("--sims", arg, 1, 1000000, &o->sims);
+	case 'm':
+		return one_u32("--moves", arg, 1, 10000000, &o->moves);
+	case 'k':
+		if (strcmp(arg, "uniform") && strcmp(arg, "peaked")) {
+			fprintf(stderr, "azbench search: --stub: uniform or peaked, not '%s'\n", arg);
+			return -EINVAL;
+		}
+		o->peaked = strcmp(arg, "peaked") == 0;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+int az_bench_search(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "game", required_argument, NULL, 'g' },
+		{ "graph", required_argument, NULL, 'G' },
+		{ "reads", required_argument, NULL, 'r' },
+		{ "sims", required_argument, NULL, 's' },
+		{ "moves", required_argument, NULL, 'm' },
+		{ "stub", required_argument, NULL, 'k' },
+		AZ_BENCH_LONGOPT_HELP,
+		AZ_BENCH_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct search_opts o;
+	const struct az_bench_argv p = {
+		.mode = "search", .longopts = longopts, .common = &o.common, .usage = usage,
+		.opt = parse_opt, .mode_opts = &o,
+	};
+	struct az_bench_table t = { 0 };
+	int rc, status = 0;
+
+	memset(&o, 0, sizeof(o));
+	o.games[0] = "connect4";
+	o.games[1] = "tangled";
+	o.ngames = 2;
+	o.graph = 5;
+	o.reads = 4;
+	o.sims = 800;
+	o.moves = DEFAULT_MOVES;
+	rc = az_bench_parse_argv(&p, argc, argv);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	for (int i = 0; i < o.ngames; i++) {
+		const struct az_game *g = game_setup(&o, o.games[i]);
+		const struct az_game_desc *d = az_game_desc_find(o.games[i]);
+		struct search_result r;
+		struct az_bench_row row = { 0 };
+		char hex[20];
+
+		if (!g)
+			return 2;
+		az_bench_progress(&o.common, "search: %s, %u moves of %u sims\n", g->name, o.moves,
+				  o.sims);
+		rc = run_games(g, &o, d->defaults.temp_plies, &r);
+		if (rc < 0) {
+			fprintf(stderr, "azbench search: %s: %s\n", g->name, strerror(-rc));
+			status = 1;
+			continue;
+		}
+		snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)r.hash);
+		az_bench_row_str(&row, "game", g->name);
+		az_bench_row_int(&row, "actions", g->actions);
+		az_bench_row_str(&row, "stub", o.peaked ? "peaked" : "uniform");
+		az_bench_row_int(&row, "sims", (int64_t)r.sims);
+		az_bench_row_int(&row, "moves", (int64_t)r.moves);
+		az_bench_row_int(&row, "games", (int64_t)r.games);
+		az_bench_row_num(&row, "seconds", r.seconds, 3);
+		az_bench_row_num(&row, "sims_per_s", (double)r.sims / r.seconds, 0);
+		az_bench_row_num(&row, "ns_per_sim", r.seconds * 1e9 / (double)r.sims, 0);
+		az_bench_row_num(&row, "evals_per_s", (double)r.evals / r.seconds, 0);
+		az_bench_row_str(&row, "moves_hash", hex);
+		if (az_bench_table_add(&t, &row) < 0)
+			status = 1;
+	}
+	if (az_bench_emit(&t, &o.common, NULL))
+		status = 1;
+	az_bench_recommend(&o.common, "none: this mode measures the search alone", NULL);
+	az_bench_table_free(&t);
+	return status;
+}
