@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/az_assert.h"
 #include "base/util.h"
@@ -73,8 +74,18 @@ static int stub_eval(void *ctx, const void *state, float *policy, float *value)
 
 struct search_result {
 	uint64_t sims, evals, moves, games, hash; /* hash: of every move chosen, in order */
-	double seconds;
+	double seconds, cpu_seconds; /* wall clock; this thread's CPU time */
 };
+
+/* This thread's CPU time in seconds: the rates use it, so that other load on a shared machine
+ * (which stretches the wall clock) blurs them less. */
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Self-play moves of `sims` simulations each until `moves` moves were chosen (games restart
  * from the start position). Returns 0 or -errno. */
@@ -97,7 +108,7 @@ static int run_games(const struct az_game *g, const struct search_opts *o, uint3
 		return rc;
 	az_tree_set_noise(t, 1);
 	memset(res, 0, sizeof(*res));
-	double t0 = az_now();
+	double t0 = az_now(), c0 = cpu_now();
 	while (rc == 0 && res->moves < o->moves) {
 		uint32_t before = az_tree_root_visits(t);
 		float v;
@@ -123,6 +134,7 @@ static int run_games(const struct az_game *g, const struct search_opts *o, uint3
 		}
 	}
 	res->seconds = az_now() - t0;
+	res->cpu_seconds = cpu_now() - c0;
 	res->evals = s.evals;
 	res->hash = hash;
 	az_tree_destroy(t);
@@ -175,8 +187,9 @@ static void usage(FILE *out)
 		"  --stub KIND     uniform (default: uniform priors, value 0) or peaked (priors\n"
 		"                  and value hashed from the position)\n"
 		"%s"
-		"Columns: game, actions, stub, sims, moves, games, seconds, sims_per_s,\n"
-		"ns_per_sim, evals_per_s, moves_hash.\n",
+		"Columns: game, actions, stub, sims, moves, games, seconds (wall), cpu_s (this\n"
+		"thread's CPU time, which the rates use), sims_per_s, ns_per_sim, evals_per_s,\n"
+		"moves_hash.\n",
 		DEFAULT_MOVES, az_bench_common_help);
 }
 
@@ -293,9 +306,10 @@ int az_bench_search(int argc, char **argv)
 		az_bench_row_int(&row, "moves", (int64_t)r.moves);
 		az_bench_row_int(&row, "games", (int64_t)r.games);
 		az_bench_row_num(&row, "seconds", r.seconds, 3);
-		az_bench_row_num(&row, "sims_per_s", (double)r.sims / r.seconds, 0);
-		az_bench_row_num(&row, "ns_per_sim", r.seconds * 1e9 / (double)r.sims, 0);
-		az_bench_row_num(&row, "evals_per_s", (double)r.evals / r.seconds, 0);
+		az_bench_row_num(&row, "cpu_s", r.cpu_seconds, 3);
+		az_bench_row_num(&row, "sims_per_s", (double)r.sims / r.cpu_seconds, 0);
+		az_bench_row_num(&row, "ns_per_sim", r.cpu_seconds * 1e9 / (double)r.sims, 0);
+		az_bench_row_num(&row, "evals_per_s", (double)r.evals / r.cpu_seconds, 0);
 		az_bench_row_str(&row, "moves_hash", hex);
 		if (az_bench_table_add(&t, &row) < 0)
 			status = 1;
