@@ -261,5 +261,5 @@ const struct az_game_desc az_game_desc_connect4 = {
 	.defaults = { .iterations = 10, .games_per_iter = 200, .sims = 100, .temp_plies = 8,
 		      .arena_games = 40, .arena_temp_plies = 4, .hidden = 128, .blocks = 3,
 		      .train_steps_max = 2000, .window = 5, .dir_alpha = 1.0f,
-		      .train_epochs = 2.0f, .lr = 1e-3f, .explore = 0.5f },
+		      .train_epochs = 2.0f, .lr = 1e-3f, .explore = 0.5f, .arena_threshold = 0.55f },
 };

@@ -107,6 +107,10 @@ struct az_game_defaults {
 	uint32_t hidden, blocks, train_steps_max, window;
 	float dir_alpha, train_epochs, lr;
 	float explore; /* --explore: self-play's probability of a random move (docs/targets.md) */
+	/* --arena-threshold: the candidate's arena score that promotes it (AlphaGo Zero: 0.55).
+	 * A drawish game wants 0.5 (promote unless measurably worse): between two good networks
+	 * nearly every arena game is a draw, and 0.55 would keep the first network for ever. */
+	float arena_threshold;
 };
 
 /* A game option (Tangled: --graph, --variant ...), declared by its game. The tools take it as

@@ -229,5 +229,5 @@ const struct az_game_desc az_game_desc_tictactoe = {
 	.defaults = { .iterations = 20, .games_per_iter = 500, .sims = 64, .temp_plies = 4,
 		      .arena_games = 100, .arena_temp_plies = 4, .hidden = 64, .blocks = 2,
 		      .train_steps_max = 1500, .window = 4, .dir_alpha = 1.0f,
-		      .train_epochs = 4.0f, .lr = 2e-3f },
+		      .train_epochs = 4.0f, .lr = 2e-3f, .arena_threshold = 0.55f },
 };

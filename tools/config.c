@@ -198,7 +198,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.workers = cores > 0 ? (uint32_t)cores : 1, .games_per_worker = 128, .leaves = 2,
 		.seed = 1, .backend = AZ_BACKEND_AUTO, .c_puct = 1.5f, .dir_eps = 0.25f,
 		.mcts_solver = 1, .fpu_reduction = 0.25f, .playout_cap_p = 1.0f, .value_mix = 0.5f,
-		.arena_threshold = 0.55f, .train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
+		.train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
 		.max_batch = 0, .deadline_us = 200, .spin = 200, .eval_cache_mb = 8,
 		.eval_cache = "shared",
 		.bench_every = 1, .bench_positions = AZ_RUN_BENCH_POSITIONS,
@@ -207,7 +207,8 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.dir_alpha = g->dir_alpha, .temp_plies = g->temp_plies, .arena_games = g->arena_games,
 		.arena_temp_plies = g->arena_temp_plies, .hidden = g->hidden, .blocks = g->blocks,
 		.train_epochs = g->train_epochs, .train_steps_max = g->train_steps_max,
-		.window = g->window, .lr = g->lr, .explore = g->explore};
+		.window = g->window, .lr = g->lr, .explore = g->explore,
+		.arena_threshold = g->arena_threshold};
 	snprintf(c->game, sizeof(c->game), "%s", d->name);
 	az_config_opts(&nopts);
 	for (size_t i = 0; i < nopts; i++)

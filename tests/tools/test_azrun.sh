@@ -218,6 +218,9 @@ grep -q '"move_accuracy": 1.000000' "$T/win.json" || fail "search missed a win i
 	--positions "$T/k3.txt" --sims 4 --json > "$T/tg.json"
 grep -q '"positions": 559' "$T/tg.json" || fail "azeval on K3 labels"
 "$AZRUN" verify --out "$T/tg" > /dev/null || fail "verify of a tangled run"
+# Tangled's own promotion score (a drawish game: promote unless measurably worse).
+grep -Eq '"arena-threshold":[[:space:]]*"0.5"' "$T/tg/run.json" ||
+	fail "tangled's default arena threshold: $(grep -o '"arena-threshold":[^,]*' "$T/tg/run.json")"
 # The self-play line and metrics: sims/s and the cache's hit rate beside evals/s, and the
 # adjudicator's share of the workers' time (Tangled adjudicates; Connect Four does not).
 grep -Eq "selfplay: .* [0-9]+ sims/s, [0-9]+ evals/s \(cache hits [0-9.]+ %\).*adjudication [0-9.]+ %" \
