@@ -70,8 +70,8 @@ struct az_tangled_options {
  * colouring of a graph with E <= 6 computed once at setup with INNER (default: exact for
  * N <= 6, anneal otherwise) and kept in the cache file; with 6 < E <= 16 every canonical
  * colouring in a complete outcome table file (table_dir or cache_dir; see
- * az_tangled_adj_create); for larger graphs "table" caches as the others do. Every adjudicator caches results per colouring (in memory, and in a file in
- * cache_dir when set), so terminal() is a lookup after a colouring's first adjudication. */
+ * az_tangled_adj_create); for larger graphs "table" caches as the others do. Every
+ * adjudicator caches results per colouring (in memory, and in a file in cache_dir when set), so terminal() is a lookup after a colouring's first adjudication. */
 void az_tangled_options_default(struct az_tangled_options *o);
 
 /* Configure the process-wide Tangled game. Returns 0, or -EINVAL / -ENOENT / -ENOMEM with a

@@ -145,8 +145,9 @@ const double *tg_outcomes_find(const struct tg_outcomes *t, uint64_t code);
 uint64_t tg_outcomes_count(const struct tg_outcomes *t);
 size_t tg_outcomes_bytes(const struct tg_outcomes *t);
 
-/* How to build: workers (<= 1: in this process), records per chunk (0: count / 64 within 1..256), stop_after
- * (tests: claim at most this many chunks, then -EINTR with the parts kept; 0: no limit),
+/* How to build: workers (<= 1: in this process), records per chunk (0: count / 64 within
+ * 1..256), stop_after (tests: claim at most this many chunks, then -EINTR with the parts
+ * kept; 0: no limit),
  * eval (corr[N*N] of a canonical colouring; called in the workers), progress (records done of
  * the total, in the builder process, about ten times a second; may be NULL). On return kept
  * (records found in verified chunks of an earlier build) and computed (records evaluated). */

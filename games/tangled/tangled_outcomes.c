@@ -524,13 +524,15 @@ static int run_workers(struct builder *bd, int workers)
 		atomic_store_explicit(&bd->shm->error, ret, memory_order_relaxed);
 	while (running) {
 		for (int w = 0; w < workers; w++) {
-			int st;
+			int st = 0;
+			pid_t r = pids[w] > 0 ? waitpid(pids[w], &st, WNOHANG) : 0;
 
-			if (pids[w] <= 0 || waitpid(pids[w], &st, WNOHANG) != pids[w])
+			/* ECHILD: the caller's SIGCHLD handler reaped it; assemble() checks its chunks */
+			if (r != pids[w] && !(r < 0 && errno == ECHILD))
 				continue;
 			pids[w] = 0;
 			running--;
-			if ((!WIFEXITED(st) || WEXITSTATUS(st)) && !ret)
+			if (r > 0 && (!WIFEXITED(st) || WEXITSTATUS(st)) && !ret)
 				ret = -ECHILD;
 		}
 		if (bd->b->progress)
@@ -590,7 +592,8 @@ static int assemble(struct builder *bd, char *err, size_t errlen)
 		memcpy(img + h.sums_off + 8 * i, &sum, 8);
 	}
 	if (ret) {
-		snprintf(err, errlen, "outcome table %s: a chunk changed while assembling", s->path);
+		snprintf(err, errlen, "outcome table %s: a chunk is missing or damaged at assembly",
+			 s->path);
 		goto out;
 	}
 	ret = az_write_file_atomic(s->path, img, h.total_bytes, err, errlen);
