@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/az_assert.h"
+#include "base/util.h"
 #include "games/tangled/tangled.h"
 #include "base/version.h"
 
@@ -17,7 +18,8 @@
 
 static void usage(const char *prog)
 {
-	printf("Usage: %s [options] [STATE ...]\n\n"
+	printf("Usage: %s [options] [STATE ...]\n"
+	       "       %s table [options]   build the complete outcome table of a graph\n\n"
 	       "Adjudicates Tangled terminal states: the states given as arguments, or one per\n"
 	       "line on standard input when none are given (blank lines and lines starting with\n"
 	       "'#' are skipped). A state is the comma-separated state vector of N + E integers:\n"
@@ -56,13 +58,23 @@ static void usage(const char *prog)
 	       "  --beta-max B         last beta (default 3)\n"
 	       "  --seed S             simulated annealing seed (default 0)\n"
 	       "  --cache-dir D        keep results per colouring in a cache file in D\n"
+	       "\n"
+	       "table: every canonical colouring (up to automorphisms and gauge flips) of a graph\n"
+	       "with at most 16 edges, adjudicated once by forked workers into a checksummed file\n"
+	       "that later runs map (azrun uses it automatically). --adjudicator names the inner\n"
+	       "method (default: exact for N <= 6, anneal above); the key is the graph, method\n"
+	       "and every parameter. An interrupted build resumes.\n"
+	       "  --cache-dir D        where the table lives (default $RINGZERO_CACHE_DIR,\n"
+	       "                       $XDG_CACHE_HOME/ringzero or ~/.cache/ringzero)\n"
+	       "  --workers N          building processes (default: the online CPUs)\n"
+	       "  --quiet              no progress bar\n"
 	       "  --version            print the version and exit\n"
 	       "  --help               this text\n\n"
 	       "Exit status: 0 all states adjudicated; 2 usage error or an invalid state (wrong\n"
 	       "length, value out of range, not terminal: reported on stderr, the other states\n"
 	       "are still adjudicated); 1 other failures (unreadable graph or schedule file ...).\n"
 	       "Set OPENBLAS_NUM_THREADS=1: the eigenproblems are small.\n",
-	       prog);
+	       prog, prog);
 }
 
 /* Parse "0,1,2" (optional [ ], blanks) into v; 0, or -EINVAL with a message in err. */
@@ -182,8 +194,76 @@ static void one(struct ctx *c, const char *text)
 
 enum {
 	OPT_GRAPH = 256, OPT_GRAPH_FILE, OPT_ADJ, OPT_EPS, OPT_JSON, OPT_SCHED, OPT_TIME,
-	OPT_READS, OPT_SWEEPS, OPT_BMIN, OPT_BMAX, OPT_SEED, OPT_CACHE, OPT_HELP
+	OPT_READS, OPT_SWEEPS, OPT_BMIN, OPT_BMAX, OPT_SEED, OPT_CACHE, OPT_HELP, OPT_WORKERS,
+	OPT_QUIET
 };
+
+static void table_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct az_progress *p = ctx;
+
+	p->total = total ? total : 1; /* known once the colourings are enumerated */
+	az_progress_update(p, done, "colourings");
+}
+
+/* aztangled table: build (or verify) the complete outcome table and print a summary. */
+static int table_main(const struct az_tangled_graph *g, struct az_tangled_options *o,
+		      int quiet)
+{
+	char dir[1024], adj[64], err[512] = "", dur[32];
+	struct az_tangled_adj *a = NULL;
+	struct az_tangled_adj_stats st;
+	struct az_progress bar;
+	double t0 = az_now(), colourings = 1.0;
+	int ret;
+
+	if (g->e > 16) {
+		fprintf(stderr, "aztangled: table: graph %s has %d edges; complete tables go up to "
+			"16 (larger graphs cache lazily)\n", g->name, g->e);
+		return 2;
+	}
+	if (!o->cache_dir && az_tangled_default_cache_dir(dir, sizeof(dir)) == 0)
+		o->cache_dir = dir;
+	if (!o->cache_dir) {
+		fprintf(stderr, "aztangled: table: no cache directory (--cache-dir, or set HOME)\n");
+		return 2;
+	}
+	o->table_dir = o->cache_dir;
+	if (!o->adjudicator)
+		o->adjudicator = "table";
+	else if (strncmp(o->adjudicator, "table", 5) != 0) {
+		snprintf(adj, sizeof(adj), "table:%s", o->adjudicator);
+		o->adjudicator = adj;
+	}
+	char label[80];
+
+	snprintf(label, sizeof(label), "table %s", g->name);
+	az_progress_begin(&bar, label, 1, quiet);
+	o->table_progress = table_progress;
+	o->table_progress_ctx = &bar;
+	ret = az_tangled_adj_create(g, o, &a, err, sizeof(err));
+	az_progress_end(&bar);
+	if (ret) {
+		fprintf(stderr, "aztangled: table: %s\n", err);
+		return ret == -EINVAL ? 2 : 1;
+	}
+	az_tangled_adj_stats(a, &st);
+	for (int e = 0; e < g->e; e++)
+		colourings *= 3.0;
+	az_format_duration(az_now() - t0, dur, sizeof(dur));
+	if (g->e <= 6)
+		printf("graph %s: %d edges, a table computed in memory at setup; no table file\n",
+		       g->name, g->e);
+	else
+		printf("graph %s (N=%d, E=%d): %.0f colourings, %llu canonical (%d automorphisms, "
+		       "gauge flips), %s, %s (%llu evaluated%s), %s, %llu bytes\n", g->name, g->n,
+		       g->e, colourings, (unsigned long long)st.table_entries, st.automorphisms,
+		       az_tangled_adj_name(a), dur, (unsigned long long)st.evaluations,
+		       st.table_built ? "" : ", already built", az_tangled_adj_table_path(a),
+		       (unsigned long long)st.table_bytes);
+	az_tangled_adj_destroy(a);
+	return 0;
+}
 
 static int number(const char *opt, const char *arg, double lo, double hi, double *out)
 {
@@ -217,6 +297,8 @@ int main(int argc, char **argv)
 		{ "beta-max", required_argument, NULL, OPT_BMAX },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "cache-dir", required_argument, NULL, OPT_CACHE },
+		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -226,8 +308,8 @@ int main(int argc, char **argv)
 	struct az_tangled_graph *g;
 	struct ctx c = { 0 };
 	char err[512] = "";
-	int opt, ret;
-	double x, graph, reads, sweeps;
+	int opt, ret, table = 0, quiet = 0;
+	double x, graph, reads, sweeps, workers = 0;
 
 	az_tangled_options_default(&o);
 	o.adjudicator = NULL;
@@ -251,7 +333,15 @@ int main(int argc, char **argv)
 		{ OPT_BMIN, "--beta-min", 1e-9, 1e9, &o.beta_min },
 		{ OPT_BMAX, "--beta-max", 1e-9, 1e9, &o.beta_max },
 		{ OPT_SEED, "--seed", 0, 1.8e19, &x }, /* checked here, read exactly below */
+		{ OPT_WORKERS, "--workers", 1, 4096, &workers },
 	};
+
+	if (argc > 1 && strcmp(argv[1], "table") == 0) {
+		table = 1;
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		size_t k = 0;
@@ -280,6 +370,10 @@ int main(int argc, char **argv)
 		case OPT_CACHE:
 			o.cache_dir = optarg;
 			break;
+		case OPT_QUIET:
+			quiet = 1;
+			break;
+		case OPT_WORKERS:
 		case OPT_GRAPH:
 		case OPT_EPS:
 		case OPT_TIME:
@@ -311,6 +405,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "aztangled: %s\n", err);
 		free(g);
 		return ret == -EINVAL && !o.graph_file ? 2 : 1;
+	}
+	if (table) {
+		o.table_workers = (int)workers;
+		ret = table_main(g, &o, quiet);
+		free(g);
+		return ret;
 	}
 	if (!o.adjudicator)
 		o.adjudicator = g->n <= 8 ? "exact" : g->n <= 20 ? "exact-krylov" : "anneal";

@@ -54,6 +54,13 @@ struct az_tangled_options {
 	double anneal_time_ns;   /* tf of the Schrodinger evolutions, ns [5] */
 	double beta_min;         /* simulated annealing first beta; 0 = 1/sqrt(sum J^2 + 0.001) */
 	double beta_max;         /* simulated annealing last beta [3] */
+	/* Complete outcome tables (graphs with 6 < E <= 16 under a "table" adjudicator): */
+	const char *table_dir;   /* where they live; NULL = cache_dir (none: no table file) */
+	int table_workers;       /* processes building one; 0 = the online CPUs */
+	/* Build progress, called in the calling process with records done of the total (NULL:
+	 * none). The library never prints; a tool draws a bar. */
+	void (*table_progress)(void *ctx, uint64_t done, uint64_t total);
+	void *table_progress_ctx;
 };
 
 /* Defaults: graph 3, free tokens, adjudicator "table", epsilon 0.5, 10000 reads, 16 sweeps,
@@ -61,9 +68,10 @@ struct az_tangled_options {
  * Adjudicator names: "exact" (dense Schrodinger evolution, N <= 12), "exact-krylov" (sparse
  * Krylov propagator, N <= 20), "anneal" (simulated annealing), "table" or "table:INNER": every
  * colouring of a graph with E <= 6 computed once at setup with INNER (default: exact for
- * N <= 6, anneal otherwise) and kept in the cache file; for larger graphs "table" caches as
- * the others do. Every adjudicator caches results per colouring (in memory, and in a file in
- * cache_dir when set), so terminal() is a lookup after a colouring's first adjudication. */
+ * N <= 6, anneal otherwise) and kept in the cache file; with 6 < E <= 16 every canonical
+ * colouring in a complete outcome table file (table_dir or cache_dir; see
+ * az_tangled_adj_create); for larger graphs "table" caches as the others do. Every
+ * adjudicator caches results per colouring (in memory, and in a file in cache_dir when set), so terminal() is a lookup after a colouring's first adjudication. */
 void az_tangled_options_default(struct az_tangled_options *o);
 
 /* Configure the process-wide Tangled game. Returns 0, or -EINVAL / -ENOENT / -ENOMEM with a
@@ -159,7 +167,12 @@ struct az_tangled_adj;
 /* Uses o->adjudicator (NULL: "table"), schedule, anneal_time_ns, anneal_reads, anneal_sweeps,
  * beta_min, beta_max, seed and cache_dir; ignores graph, variant and epsilon. Loads the cache
  * file when cache_dir is set (a file with another key, version or a bad checksum is ignored
- * and rewritten). A "table" adjudicator of a small graph computes its whole table here.
+ * and rewritten). A "table" adjudicator of a small graph computes its whole table here: with
+ * E <= 6 in memory (and the cache file); with 6 < E <= 16 (Moser spindle, 3-prism, barbell,
+ * Petersen) as a complete outcome table file in table_dir (or cache_dir) keyed by graph, method
+ * and parameters, mapped read-only (forked children share it) and built first when absent or
+ * damaged, by table_workers forked processes, resuming an interrupted build (this call forks:
+ * make it before starting threads). Without either directory such a graph caches lazily.
  * Returns 0, -EINVAL (bad name, graph too large for the method, bad schedule), -ENOENT,
  * -ENOMEM, with a message in err. */
 int az_tangled_adj_create(const struct az_tangled_graph *g, const struct az_tangled_options *o,
@@ -188,11 +201,22 @@ struct az_tangled_adj_stats {
 	uint64_t file_loaded;  /* entries read from the cache file */
 	int file_rejected;     /* the cache file was present but not trusted (rewritten) */
 	int automorphisms;     /* automorphisms used to share evaluations */
+	uint64_t table_entries; /* canonical colourings in the complete table (0: none) */
+	uint64_t table_bytes;   /* its file size */
+	int table_built;        /* this call built (or finished) it */
 };
 void az_tangled_adj_stats(const struct az_tangled_adj *a, struct az_tangled_adj_stats *st);
 
 /* Path of the cache file ("" when there is none). */
 const char *az_tangled_adj_cache_path(const struct az_tangled_adj *a);
+
+/* Path of the complete outcome table in use ("" when there is none). */
+const char *az_tangled_adj_table_path(const struct az_tangled_adj *a);
+
+/* The default directory for outcome tables and caches into buf: $RINGZERO_CACHE_DIR, else
+ * $XDG_CACHE_HOME/ringzero, else $HOME/.cache/ringzero. 0, or -ENOENT when none is set or
+ * RINGZERO_CACHE_DIR is "none" (no file tables), -ENAMETOOLONG. */
+int az_tangled_default_cache_dir(char *buf, size_t len);
 
 /* ==== the configured game (games/tangled/tangled.c) ==== */
 

@@ -101,6 +101,74 @@ void tg_canonical(const struct az_tangled_graph *g, const uint8_t (*perm)[AZ_TAN
 		  const int16_t *emap, int count, int use_gauge, const uint8_t *labels,
 		  uint8_t *canon, struct tg_transform *t);
 
+/* ---- complete outcome tables (games/tangled/tangled_outcomes.c) ---- */
+
+/* Graphs with at most this many edges get a complete table (Petersen: 15). */
+#define TG_OUTCOMES_MAX_EDGES 16
+
+/* Code of a colouring labels[e] (labels 1-3, 0 read as 1): sum (label - 1) 3^k; and back. */
+uint64_t tg_outcomes_code(int e, const uint8_t *labels);
+void tg_outcomes_decode(int e, uint64_t code, uint8_t *labels);
+
+/* The canonical colourings of g (tg_canonical with gauge flips over perm[0..naut-1], identity
+ * first) as sorted codes: *codes is malloc'd (caller frees), *count their number. 0, -EINVAL
+ * (E outside 1..TG_OUTCOMES_MAX_EDGES), -ENOMEM. Costs one tg_canonical per gauge-canonical
+ * colouring (Petersen: about a second). */
+int tg_outcomes_enumerate(const struct az_tangled_graph *g,
+			  const uint8_t (*perm)[AZ_TANGLED_MAX_VERTICES], const int16_t *emap,
+			  int naut, uint64_t **codes, uint64_t *count);
+
+/* What a table file is for: its path, the key text (graph, method, every parameter) and its
+ * hash, the graph, npairs = N (N - 1) / 2; for building, the sorted codes and their count. */
+struct tg_outcomes_spec {
+	const char *path;
+	const char *key;
+	uint64_t key_hash;
+	const struct az_tangled_graph *g;
+	uint32_t npairs;
+	const uint64_t *codes; /* build only */
+	uint64_t count;        /* build only */
+};
+
+/* A mapped, verified table. Read-only: forked children may use their inherited copy. */
+struct tg_outcomes;
+
+/* Map s->path read-only and verify all of it (header, key, every chunk checksum, codes
+ * increasing, values in [-1, 1]). 0, -ENOENT (absent), -EPROTO (not this key, or damaged:
+ * never served), -errno. The caller closes the result. */
+int tg_outcomes_open(const struct tg_outcomes_spec *s, struct tg_outcomes **out);
+void tg_outcomes_close(struct tg_outcomes *t);
+
+/* The upper triangle (npairs doubles, row-wise) of the canonical colouring `code`, or NULL
+ * when the table has no such colouring. Binary search; any process holding t. */
+const double *tg_outcomes_find(const struct tg_outcomes *t, uint64_t code);
+uint64_t tg_outcomes_count(const struct tg_outcomes *t);
+size_t tg_outcomes_bytes(const struct tg_outcomes *t);
+
+/* How to build: workers (<= 1: in this process), records per chunk (0: count / 64 within
+ * 1..256), stop_after (tests: claim at most this many chunks, then -EINTR with the parts
+ * kept; 0: no limit),
+ * eval (corr[N*N] of a canonical colouring; called in the workers), progress (records done of
+ * the total, in the builder process, about ten times a second; may be NULL). On return kept
+ * (records found in verified chunks of an earlier build) and computed (records evaluated). */
+struct tg_outcomes_build {
+	int workers;
+	uint32_t chunk_records;
+	uint32_t stop_after;
+	int (*eval)(void *ctx, const uint8_t *labels, double *corr);
+	void *eval_ctx;
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+	uint64_t kept, computed;
+};
+
+/* Build s->path (see the file's essay: lock, resume from verified chunks, forked workers,
+ * crash-safe renames). Returns 0 (also when another process finished it meanwhile), -EINTR
+ * (stop_after reached), -ECHILD (a worker died), the evaluator's -errno, -ENOMEM or an I/O
+ * -errno, with a message in err. Call from a single-threaded process (it forks). */
+int tg_outcomes_build(const struct tg_outcomes_spec *s, struct tg_outcomes_build *b,
+		      char *err, size_t errlen);
+
 /* 64-bit FNV-1a, continued from h (start with TG_FNV_INIT). */
 #define TG_FNV_INIT 14695981039346656037ull
 uint64_t tg_fnv1a(uint64_t h, const void *p, size_t n);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct az_game_opt opts[AZ_TANGLED_OPTS] = {
@@ -32,12 +33,31 @@ int az_tangled_variant_parse(const char *text, enum az_tangled_variant *v)
 	return 0;
 }
 
+int az_tangled_default_cache_dir(char *buf, size_t len)
+{
+	const char *env = getenv("RINGZERO_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
+		   *home = getenv("HOME");
+	int n;
+
+	if (env && *env)
+		n = strcmp(env, "none") == 0 ? -1 : snprintf(buf, len, "%s", env);
+	else if (xdg && *xdg)
+		n = snprintf(buf, len, "%s/ringzero", xdg);
+	else if (home && *home)
+		n = snprintf(buf, len, "%s/.cache/ringzero", home);
+	else
+		n = -1;
+	if (n < 0)
+		return -ENOENT;
+	return (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
 int az_tangled_configure(const union az_game_opt_value *v, uint64_t seed, char *err,
 			 size_t errlen)
 {
 	struct az_tangled_options o;
 	const char *variant = v[AZ_TANGLED_OPT_VARIANT].str;
-	char e[400];
+	char e[400], tdir[1024];
 	int rc;
 
 	az_tangled_options_default(&o);
@@ -51,6 +71,10 @@ int az_tangled_configure(const union az_game_opt_value *v, uint64_t seed, char *
 							     : NULL;
 	o.epsilon = v[AZ_TANGLED_OPT_EPSILON].f32;
 	o.seed = seed;
+	/* complete outcome tables (graphs that qualify) are reused across runs: the tools share
+	 * one directory; the process that configures (azrun, before it forks) builds a missing one */
+	if (az_tangled_default_cache_dir(tdir, sizeof(tdir)) == 0)
+		o.table_dir = tdir;
 	rc = az_tangled_setup(&o, e, sizeof(e));
 	if (rc < 0)
 		snprintf(err, errlen, "tangled: %s", e);

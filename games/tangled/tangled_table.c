@@ -29,6 +29,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/util.h"
+
 #define MAXV AZ_TANGLED_MAX_VERTICES
 #define CACHE_MAGIC "AZTANGLC"
 #define CACHE_VERSION 1u
@@ -142,6 +144,8 @@ struct az_tangled_adj {
 	uint64_t header_hash;
 	char path[4096];
 	int fd;           /* O_APPEND cache file, -1 when none */
+	struct tg_outcomes *tab; /* complete outcome table (mapped), NULL when none */
+	char tab_path[4096];
 	struct az_tangled_adj_stats st;
 	double *scratch;  /* N*N */
 };
@@ -392,7 +396,9 @@ int az_tangled_adj_correlations(struct az_tangled_adj *a, const uint8_t *labels,
 	tg_canonical(&a->g, (const uint8_t (*)[MAXV])a->perm, a->emap, a->naut, 1, labels, canon,
 		     &t);
 	pack(a, canon, key);
-	cv = map_get(&a->canon, key);
+	cv = a->tab ? tg_outcomes_find(a->tab, tg_outcomes_code(a->g.e, canon)) : NULL;
+	if (!cv)
+		cv = map_get(&a->canon, key);
 	if (!cv) {
 		ret = evaluate(a, canon, full);
 		if (ret)
@@ -619,10 +625,86 @@ static int fill_table(struct az_tangled_adj *a)
 	return 0;
 }
 
+/* ---- complete outcome table (games/tangled/tangled_outcomes.c) ---- */
+
+static int table_eval(void *ctx, const uint8_t *labels, double *corr)
+{
+	return evaluate(ctx, labels, corr);
+}
+
+/* Build the table of a qualifying graph in dir (workers, progress from o). 0 or -errno. */
+static int table_build(struct az_tangled_adj *a, const struct az_tangled_options *o,
+		       struct tg_outcomes_spec *s, char *err, size_t errlen)
+{
+	struct tg_outcomes_build b = {
+		.workers = o->table_workers > 0 ? o->table_workers
+						: (int)sysconf(_SC_NPROCESSORS_ONLN),
+		.eval = table_eval, .eval_ctx = a,
+		.progress = o->table_progress, .progress_ctx = o->table_progress_ctx,
+	};
+	uint64_t *codes, before = a->st.evaluations;
+	int ret;
+
+	ret = tg_outcomes_enumerate(&a->g, (const uint8_t (*)[MAXV])a->perm, a->emap, a->naut,
+				    &codes, &s->count);
+	if (ret) {
+		snprintf(err, errlen, "enumerating the colourings of %s: %s", a->g.name,
+			 strerror(-ret));
+		return ret;
+	}
+	s->codes = codes;
+	ret = tg_outcomes_build(s, &b, err, errlen);
+	free(codes);
+	s->codes = NULL;
+	a->st.evaluations = before + b.computed; /* in-process or forked, counted once */
+	a->st.table_built = 1;
+	return ret;
+}
+
+/* Map the table of graph + method + parameters from dir, building it first when it is
+ * absent or fails its checks (a damaged file is never served). 0 or -errno with err. */
+static int table_setup(struct az_tangled_adj *a, const struct az_tangled_options *o,
+		       const char *dir, char *err, size_t errlen)
+{
+	uint64_t kh = tg_fnv1a(TG_FNV_INIT, a->key, strlen(a->key));
+	struct tg_outcomes_spec s = { .path = a->tab_path, .key = a->key, .key_hash = kh,
+				      .g = &a->g, .npairs = a->npairs };
+	int ret;
+
+	snprintf(a->tab_path, sizeof(a->tab_path), "%s/tangled-%s%d-%s-%016llx.table", dir,
+		 a->g.number ? "g" : "file", a->g.number, method_names[a->method],
+		 (unsigned long long)kh);
+	ret = az_mkdir_p(dir);
+	if (ret) {
+		snprintf(err, errlen, "cache directory %s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	ret = tg_outcomes_open(&s, &a->tab);
+	if (ret == -EPROTO) {
+		a->st.file_rejected = 1;
+		unlink(a->tab_path); /* the builder's lock-holder check must not find it */
+	}
+	if (ret) {
+		ret = table_build(a, o, &s, err, errlen);
+		if (!ret)
+			ret = tg_outcomes_open(&s, &a->tab);
+		if (ret) {
+			if (!*err)
+				snprintf(err, errlen, "outcome table %s: %s", a->tab_path,
+					 strerror(-ret));
+			return ret;
+		}
+	} else {
+		a->st.file_loaded = tg_outcomes_count(a->tab);
+	}
+	return 0;
+}
+
 int az_tangled_adj_create(const struct az_tangled_graph *g, const struct az_tangled_options *o,
 			  struct az_tangled_adj **out, char *err, size_t errlen)
 {
 	struct az_tangled_adj *a;
+	const char *tdir;
 	int ret = -ENOMEM, stale = 0;
 
 	*out = NULL;
@@ -677,6 +759,14 @@ int az_tangled_adj_create(const struct az_tangled_graph *g, const struct az_tang
 	ret = make_key(a);
 	if (ret)
 		goto err;
+	tdir = o->table_dir && *o->table_dir ? o->table_dir : o->cache_dir;
+	if (a->table && g->e > TABLE_MAX_EDGES && g->e <= TG_OUTCOMES_MAX_EDGES && tdir && *tdir) {
+		ret = table_setup(a, o, tdir, err, errlen);
+		if (ret)
+			goto err;
+		*out = a; /* every colouring is in the table: no cache file */
+		return 0;
+	}
 	if (o->cache_dir && *o->cache_dir) {
 		ret = cache_load(a, o->cache_dir, &stale, err, errlen);
 		if (ret)
@@ -714,6 +804,7 @@ void az_tangled_adj_destroy(struct az_tangled_adj *a)
 		return;
 	if (a->fd >= 0)
 		close(a->fd);
+	tg_outcomes_close(a->tab);
 	map_fini(&a->canon);
 	map_fini(&a->raw);
 	free(a->key);
@@ -731,7 +822,14 @@ const char *az_tangled_adj_name(const struct az_tangled_adj *a)
 void az_tangled_adj_stats(const struct az_tangled_adj *a, struct az_tangled_adj_stats *st)
 {
 	*st = a->st;
-	st->cached = a->canon.count;
+	st->cached = a->canon.count + (a->tab ? tg_outcomes_count(a->tab) : 0);
+	st->table_entries = a->tab ? tg_outcomes_count(a->tab) : 0;
+	st->table_bytes = a->tab ? tg_outcomes_bytes(a->tab) : 0;
+}
+
+const char *az_tangled_adj_table_path(const struct az_tangled_adj *a)
+{
+	return a->tab ? a->tab_path : "";
 }
 
 const char *az_tangled_adj_cache_path(const struct az_tangled_adj *a)

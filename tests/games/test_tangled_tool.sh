@@ -76,4 +76,20 @@ for k in --graph --graph-file --adjudicator exact-krylov anneal --epsilon --json
 	--seed --schedule; do
 	grep -q -- "$k" "$T/help" || fail "--help lacks $k"
 done
+
+# aztangled table: the barbell's 56 canonical colourings into a file, then found as built; a
+# graph too large for a complete table is refused.
+"$AZT" table --graph 19 --adjudicator anneal --reads 20 --sweeps 4 --workers 2 --quiet \
+	--cache-dir "$T/cache" > "$T/table.txt"
+grep -q '2187 colourings, 56 canonical (8 automorphisms.*table:anneal.*(56 evaluated).*bytes' \
+	"$T/table.txt" || fail "table: $(cat "$T/table.txt")"
+ls "$T"/cache/tangled-g19-anneal-*.table > /dev/null || fail "no table file"
+"$AZT" table --graph 19 --adjudicator anneal --reads 20 --sweeps 4 --quiet \
+	--cache-dir "$T/cache" > "$T/table2.txt"
+grep -q '(0 evaluated, already built)' "$T/table2.txt" || fail "rebuilt: $(cat "$T/table2.txt")"
+set +e
+"$AZT" table --graph 6 --cache-dir "$T/cache" 2> "$T/err"
+[ $? -eq 2 ] || fail "tesseract table should exit 2"
+set -e
+grep -q 'up to 16' "$T/err" || fail "tesseract: $(cat "$T/err")"
 echo "aztangled integration test passed"
