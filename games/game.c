@@ -175,3 +175,20 @@ void az_game_opt_default(const struct az_game_opt *o, union az_game_opt_value *v
 	else
 		snprintf(v->str, o->size, "%s", o->def);
 }
+
+static void (*progress_fn)(void *ctx, const char *what, uint64_t done, uint64_t total);
+static void *progress_ctx;
+
+void az_game_set_progress(void (*fn)(void *ctx, const char *what, uint64_t done,
+				     uint64_t total),
+			  void *ctx)
+{
+	progress_fn = fn;
+	progress_ctx = ctx;
+}
+
+void az_game_progress(const char *what, uint64_t done, uint64_t total)
+{
+	if (progress_fn)
+		progress_fn(progress_ctx, what, done, total);
+}

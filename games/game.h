@@ -178,6 +178,15 @@ const struct az_game_desc *az_game_desc_find(const char *name);
  * configured: Tangled before az_tangled_setup()). */
 const struct az_game *az_game_find(const char *name);
 
+/* Progress of long one-time work a game does in configure() (Tangled builds a missing outcome
+ * table, seconds to minutes): a tool installs fn before configuring and NULL after; the game
+ * calls az_game_progress() with what it does ("outcome table"), done of total. Process-wide,
+ * one thread; libraries never print, the tool draws. */
+void az_game_set_progress(void (*fn)(void *ctx, const char *what, uint64_t done,
+				     uint64_t total),
+			  void *ctx);
+void az_game_progress(const char *what, uint64_t done, uint64_t total);
+
 /* Comma-separated list of the known game names (static string). */
 const char *az_game_names(void);
 

@@ -674,12 +674,43 @@ int az_config_set(struct az_config *c, const char *name, const char *value, char
 	return set_value(c, o, value, err, errlen);
 }
 
+/* The bar of a game's one-time work in configure() (games/game.h), begun on its first report. */
+struct setup_bar {
+	struct az_progress bar;
+	int begun, quiet;
+	uint64_t total;
+	double t0;
+};
+
+static void setup_progress(void *ctx, const char *what, uint64_t done, uint64_t total)
+{
+	struct setup_bar *b = ctx;
+	if (!b->begun) {
+		az_info("%s: building (%llu entries; built once, then reused)", what,
+			(unsigned long long)total);
+		az_progress_begin(&b->bar, what, total, b->quiet);
+		b->begun = 1;
+		b->t0 = az_now();
+	}
+	b->total = total;
+	az_progress_update(&b->bar, done, "entries");
+}
+
 int az_config_game(const struct az_config *c, const struct az_game **g, char *err,
 		   size_t errlen)
 {
 	const struct az_game_desc *d = az_game_desc_find(c->game);
 	if (d && d->configure) {
+		struct setup_bar b = {.quiet = c->quiet};
+		az_game_set_progress(setup_progress, &b);
 		int rc = d->configure(game_values(c, d), c->seed, err, errlen);
+		az_game_set_progress(NULL, NULL);
+		if (b.begun) {
+			az_progress_end(&b.bar);
+			if (rc == 0)
+				az_info("%s built: %llu entries in %.1fs", b.bar.label,
+					(unsigned long long)b.total, az_now() - b.t0);
+		}
 		if (rc < 0)
 			return rc;
 	}

@@ -52,6 +52,13 @@ int az_tangled_default_cache_dir(char *buf, size_t len)
 	return (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
+/* A table build's progress, handed to the tool's drawer (games/game.h). */
+static void table_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)ctx;
+	az_game_progress("tangled outcome table", done, total);
+}
+
 int az_tangled_configure(const union az_game_opt_value *v, uint64_t seed, char *err,
 			 size_t errlen)
 {
@@ -75,6 +82,7 @@ int az_tangled_configure(const union az_game_opt_value *v, uint64_t seed, char *
 	 * one directory; the process that configures (azrun, before it forks) builds a missing one */
 	if (az_tangled_default_cache_dir(tdir, sizeof(tdir)) == 0)
 		o.table_dir = tdir;
+	o.table_progress = table_progress;
 	rc = az_tangled_setup(&o, e, sizeof(e));
 	if (rc < 0)
 		snprintf(err, errlen, "tangled: %s", e);

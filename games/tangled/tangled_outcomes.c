@@ -525,8 +525,11 @@ static int run_workers(struct builder *bd, int workers)
 	while (running) {
 		for (int w = 0; w < workers; w++) {
 			int st = 0;
-			pid_t r = pids[w] > 0 ? waitpid(pids[w], &st, WNOHANG) : 0;
+			pid_t r;
 
+			if (pids[w] <= 0) /* reaped already (or never started) */
+				continue;
+			r = waitpid(pids[w], &st, WNOHANG);
 			/* ECHILD: the caller's SIGCHLD handler reaped it; assemble() checks its chunks */
 			if (r != pids[w] && !(r < 0 && errno == ECHILD))
 				continue;
