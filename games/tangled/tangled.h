@@ -54,6 +54,10 @@ struct az_tangled_options {
 	double anneal_time_ns;   /* tf of the Schrodinger evolutions, ns [5] */
 	double beta_min;         /* simulated annealing first beta; 0 = 1/sqrt(sum J^2 + 0.001) */
 	double beta_max;         /* simulated annealing last beta [3] */
+	const char *anneal_path; /* "auto" | "scalar" | "avx2" | "avx512"; NULL = the environment
+				  * variable AZ_TANGLED_ANNEAL, else auto (the fastest this CPU
+				  * runs). Same distribution, different numbers per path: the path
+				  * is part of the cache key */
 };
 
 /* Defaults: graph 3, free tokens, adjudicator "table", epsilon 0.5, 10000 reads, 16 sweeps,
