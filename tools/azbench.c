@@ -25,6 +25,8 @@ static const struct mode modes[] = {
 	  "self-play end to end vs workers: evals/s, speedup over serial, share of ceiling" },
 	{ "train", az_bench_train,
 	  "trainer samples/s vs batch size, C against PyTorch (1 thread)" },
+	{ "tangled", az_bench_tangled,
+	  "Tangled annealing adjudications/s: scalar vs the AVX2 / AVX-512 paths" },
 };
 
 static void usage(FILE *out)

@@ -37,6 +37,10 @@
 
 enum az_tangled_variant { AZ_TANGLED_FREE = 0, AZ_TANGLED_FIXED = 1 };
 
+/* The vector annealing paths hold a read in a 16-bit lane: larger graphs anneal on the scalar
+ * path whatever anneal_path (or AZ_TANGLED_ANNEAL) asks. */
+#define AZ_TANGLED_ANNEAL_VECTOR_MAX_N 16
+
 struct az_tangled_options {
 	int graph;               /* numbered graph of TANGLED.md section 2 (default 3, K4) */
 	const char *graph_file;  /* edge-list file instead of a numbered graph (NULL: none) */

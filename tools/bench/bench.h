@@ -17,4 +17,7 @@ int az_bench_pipeline(int argc, char **argv);
 /* Trainer steps per second. */
 int az_bench_train(int argc, char **argv);
 
+/* Tangled's simulated-annealing paths side by side (tools/bench/tangled_bench.c). */
+int az_bench_tangled(int argc, char **argv);
+
 #endif
