@@ -21,6 +21,7 @@
 #define V_TABLE(p) _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(const void *)(p)))
 #define V_AND(a, b) _mm512_and_si512(a, b)
 #define V_XOR(a, b) _mm512_xor_si512(a, b)
+#define V_OR(a, b) _mm512_or_si512(a, b)
 #define V_ADD16(a, b) _mm512_add_epi16(a, b)
 #define V_SUB16(a, b) _mm512_sub_epi16(a, b)
 #define V_SRLI16(a, k) _mm512_srli_epi16(a, k)

@@ -51,66 +51,91 @@ static void K_FN(redraw)(const struct tg_anneal_plan *pl, struct az_rng *slow, u
 
 /* Lanes whose high 16 bits tied with R_hi decide on 16 fresh low bits against R_lo. */
 static void K_FN(untie)(const uint16_t *rl, struct az_rng *slow, uint16_t *acc,
-			const uint16_t *tie, const int16_t *q)
+			const uint16_t *tie, const uint16_t *q)
 {
 	for (int i = 0; i < K_LANES; i++)
 		if (tie[i]) {
 			uint16_t u = (uint16_t)(az_rng_next(slow) >> 48);
 
-			acc[i] = u >= (q[i] > 0 ? rl[q[i]] : 0) ? 0xffff : 0;
+			int8_t qi = (int8_t)(q[i] & 0xff); /* q[i] = q * 257 */
+
+			acc[i] = u >= (qi > 0 ? rl[qi] : 0) ? 0xffff : 0;
 		}
 }
 
+#define K_BLOCK (K_LANES * K_VECS) /* reads per block: at most 64, a bit each in a slice */
+_Static_assert(K_BLOCK <= 64, "a block's reads must fit the 64-bit slices");
+
 #define LUT16(lo, hi, idx) V_BLENDHI(V_SHUF(lo, idx), V_SHUF(hi, idx))
 
-/* One Metropolis step of every lane of x in sweep t. */
-static inline __attribute__((target(K_TARGET))) KV K_FN(step)(const struct tg_anneal_plan *pl,
-							     struct K_FN(rng) *r,
-							     struct az_rng *slow, uint32_t t,
-							     KV x, KV trl, KV trh)
+/* One Metropolis step of every lane of the block x[K_VECS] in sweep t. The registers advance
+ * stage by stage together, so that their independent dependency chains sit side by side in
+ * the instruction stream (one chain alone is latency-bound). */
+static inline __attribute__((target(K_TARGET))) void K_FN(step)(const struct tg_anneal_plan *pl,
+							       struct K_FN(rng) *r,
+							       struct az_rng *slow, uint32_t t,
+							       KV *x, KV trl, KV trh)
 {
 	const KV nv = V_SET16((short)pl->n), k257 = V_SET16(257), x0f = V_SET16(0x0f0f);
-	const KV xff = V_SET16(0x00ff), zero = V_SET16(0);
+	const KV zero = V_SET16(0), rej = V_SET16((short)pl->reject);
 	static const uint8_t nib[16] = { 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4 };
-	KV r1 = K_FN(next)(r), r2 = K_FN(next)(r), v, lo, vv, a, pm, b, y, cb, c, m, z, q, big;
-	KV acc, tie;
+	static const uint8_t swapb[16] = { 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14 };
+	const KV swap = V_TABLE(swapb);
+	KV u[K_VECS], v[K_VECS], lo[K_VECS], b[K_VECS], q[K_VECS], acc[K_VECS], tie[K_VECS];
+	KV any = zero;
+	int k;
 
-	v = V_MULHI(r1, nv);
-	lo = V_MULLO(r1, nv);
-	if (V_ANY(V_SUBS(V_SET16((short)pl->reject), lo))) { /* lo < reject in some lane */
-		uint16_t va[K_LANES], la[K_LANES];
+	for (k = 0; k < K_VECS; k++) {
+		KV r1 = K_FN(next)(r);
 
-		V_STORE(va, v);
-		V_STORE(la, lo);
-		K_FN(redraw)(pl, slow, va, la);
-		v = V_LOAD(va);
+		u[k] = K_FN(next)(r);
+		v[k] = V_MULHI(r1, nv);
+		lo[k] = V_MULLO(r1, nv);
+		any = V_OR(any, V_SUBS(rej, lo[k])); /* lo < reject in some lane */
 	}
-	vv = V_MULLO(v, k257); /* v in both bytes: the pshufb index of the low and high byte */
-	a = LUT16(V_TABLE(pl->alo), V_TABLE(pl->ahi), vv);
-	pm = LUT16(V_TABLE(pl->plo), V_TABLE(pl->phi), vv);
-	b = LUT16(V_TABLE(pl->blo), V_TABLE(pl->bhi), vv);
-	y = V_AND(V_XOR(x, pm), a);
-	cb = V_ADD16(V_SHUF(V_TABLE(nib), V_AND(y, x0f)),
-		     V_SHUF(V_TABLE(nib), V_AND(V_SRLI16(y, 4), x0f)));
-	c = V_AND(V_ADD16(cb, V_SRLI16(cb, 8)), xff);
-	m = V_SUB16(V_ADD16(c, c), V_AND(V_SHUF(V_TABLE(pl->deg), vv), xff));
-	z = V_CMPEQ16(V_AND(x, b), zero); /* spin v down */
-	q = V_SUB16(V_XOR(m, z), z);      /* -m where z */
-	/* q < 0 has bit 7 set in both bytes of q * 257, which pshufb reads as R = 0 */
-	big = LUT16(trl, trh, V_MULLO(q, k257));
-	acc = V_CMPEQ16(V_MAXU16(r2, big), r2);
-	tie = V_CMPEQ16(r2, big);
-	if (V_ANY(tie)) {
-		uint16_t aa[K_LANES], ta[K_LANES];
-		int16_t qa[K_LANES];
+	if (V_ANY(any))
+		for (k = 0; k < K_VECS; k++) {
+			uint16_t va[K_LANES], la[K_LANES];
 
-		V_STORE(aa, acc);
-		V_STORE(ta, tie);
-		V_STORE(qa, q);
-		K_FN(untie)(pl->rl[t], slow, aa, ta, qa);
-		acc = V_LOAD(aa);
+			V_STORE(va, v[k]);
+			V_STORE(la, lo[k]);
+			K_FN(redraw)(pl, slow, va, la);
+			v[k] = V_LOAD(va);
+		}
+	any = zero;
+	for (k = 0; k < K_VECS; k++) {
+		KV vv = V_MULLO(v[k], k257); /* v in both bytes: pshufb index of either byte */
+		KV a = LUT16(V_TABLE(pl->alo), V_TABLE(pl->ahi), vv);
+		KV pm = LUT16(V_TABLE(pl->plo), V_TABLE(pl->phi), vv);
+		KV y = V_AND(V_XOR(x[k], pm), a), cb, c, m, z, big;
+
+		b[k] = LUT16(V_TABLE(pl->blo), V_TABLE(pl->bhi), vv);
+		/* per-byte popcounts, then their sum c in both bytes: c * 257 */
+		cb = V_ADD16(V_SHUF(V_TABLE(nib), V_AND(y, x0f)),
+			     V_SHUF(V_TABLE(nib), V_AND(V_SRLI16(y, 4), x0f)));
+		c = V_ADD16(cb, V_SHUF(cb, swap));
+		m = V_SUB16(V_ADD16(c, c), V_SHUF(V_TABLE(pl->deg), vv)); /* (2c - deg) * 257 */
+		z = V_CMPEQ16(V_AND(x[k], b[k]), zero); /* spin v down */
+		/* q * 257 = -m where z. q < 0 has bit 7 set in both bytes of q * 257, which pshufb
+		 * reads as R = 0; q >= 0 has q in both */
+		q[k] = V_SUB16(V_XOR(m, z), z);
+		big = LUT16(trl, trh, q[k]);
+		acc[k] = V_CMPEQ16(V_MAXU16(u[k], big), u[k]);
+		tie[k] = V_CMPEQ16(u[k], big);
+		any = V_OR(any, tie[k]);
 	}
-	return V_XOR(x, V_AND(acc, b));
+	if (V_ANY(any))
+		for (k = 0; k < K_VECS; k++) {
+			uint16_t aa[K_LANES], ta[K_LANES], qa[K_LANES];
+
+			V_STORE(aa, acc[k]);
+			V_STORE(ta, tie[k]);
+			V_STORE(qa, q[k]);
+			K_FN(untie)(pl->rl[t], slow, aa, ta, qa);
+			acc[k] = V_LOAD(aa);
+		}
+	for (k = 0; k < K_VECS; k++)
+		x[k] = V_XOR(x[k], V_AND(acc[k], b[k]));
 }
 
 /* Add the agreements of one block (valid = mask of the block's reads that count). */
@@ -145,7 +170,7 @@ __attribute__((target(K_TARGET))) void K_FN(tg_anneal_run)(const struct tg_annea
 	r.s2 = V_LOAD(seeds + 2 * K_W64);
 	r.s3 = V_LOAD(seeds + 3 * K_W64);
 	az_rng_seed(&slow, x0); /* continues the splitmix sequence: a separate stream */
-	for (uint64_t base = 0; base < pl->reads; base += TG_ANNEAL_BLOCK) {
+	for (uint64_t base = 0; base < pl->reads; base += K_BLOCK) {
 		uint64_t left = pl->reads - base;
 		KV x[K_VECS];
 
@@ -155,11 +180,12 @@ __attribute__((target(K_TARGET))) void K_FN(tg_anneal_run)(const struct tg_annea
 			const KV trl = V_TABLE(pl->rhlo[t]), trh = V_TABLE(pl->rhhi[t]);
 
 			for (int s = 0; s < pl->n; s++)
-				for (int k = 0; k < K_VECS; k++)
-					x[k] = K_FN(step)(pl, &r, &slow, t, x[k], trl, trh);
+				K_FN(step)(pl, &r, &slow, t, x, trl, trh);
 		}
-		K_FN(count)(pl, x, left >= 64 ? ~0ull : (1ull << left) - 1, agree);
+		K_FN(count)(pl, x, left >= K_BLOCK ? ~0ull >> (64 - K_BLOCK) : (1ull << left) - 1,
+			    agree);
 	}
 }
 
 #undef LUT16
+#undef K_BLOCK
