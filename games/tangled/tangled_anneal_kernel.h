@@ -3,7 +3,7 @@
  * and compiled per instruction set: included only by tangled_anneal_simd.c (AVX2) and
  * tangled_anneal_avx512.c, after they define K_TARGET (the target attribute), K_FN(x) (name
  * suffix), KV (the vector type), K_LANES (16-bit lanes per register), K_W64 (64-bit lanes),
- * K_VECS (registers per block of TG_ANNEAL_BLOCK reads) and the V_ operations.
+ * K_VECS (registers per block; a block holds at most 64 reads) and the V_ operations.
  *
  * One read per 16-bit lane: its spins are the lane's bits (1 = up). A step of a read draws a
  * vertex v (16 bits, exact by Lemire's rejection) and a 32-bit acceptance number u (16 bits
@@ -56,7 +56,6 @@ static void K_FN(untie)(const uint16_t *rl, struct az_rng *slow, uint16_t *acc,
 	for (int i = 0; i < K_LANES; i++)
 		if (tie[i]) {
 			uint16_t u = (uint16_t)(az_rng_next(slow) >> 48);
-
 			int8_t qi = (int8_t)(q[i] & 0xff); /* q[i] = q * 257 */
 
 			acc[i] = u >= (qi > 0 ? rl[qi] : 0) ? 0xffff : 0;
@@ -69,8 +68,8 @@ _Static_assert(K_BLOCK <= 64, "a block's reads must fit the 64-bit slices");
 #define LUT16(lo, hi, idx) V_BLENDHI(V_SHUF(lo, idx), V_SHUF(hi, idx))
 
 /* One Metropolis step of every lane of the block x[K_VECS] in sweep t. The registers advance
- * stage by stage together, so that their independent dependency chains sit side by side in
- * the instruction stream (one chain alone is latency-bound). */
+ * stage by stage together: their independent dependency chains sit side by side in the
+ * instruction stream, and the two rare slow paths are tested once per block. */
 static inline __attribute__((target(K_TARGET))) void K_FN(step)(const struct tg_anneal_plan *pl,
 							       struct K_FN(rng) *r,
 							       struct az_rng *slow, uint32_t t,

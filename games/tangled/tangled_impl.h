@@ -107,7 +107,6 @@ int tg_anneal_path_effective(enum tg_anneal_path path, int n);
 /* ---- the vector paths (games/tangled/tangled_anneal_simd.c, tangled_anneal_avx512.c) ---- */
 
 #define TG_ANNEAL_SIMD_MAX_N AZ_TANGLED_ANNEAL_VECTOR_MAX_N /* a read in one 16-bit lane */
-#define TG_ANNEAL_BLOCK 64      /* reads per kernel block (one bit each in the bit slices) */
 
 /* Everything the kernels read, built once per call by tg_anneal_plan_init(). Byte tables are
  * indexed by vertex (pshufb): neighbour masks split in low/high bytes, a = J != 0 neighbours,
