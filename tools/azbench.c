@@ -27,6 +27,8 @@ static const struct mode modes[] = {
 	  "trainer samples/s vs batch size, C against PyTorch (1 thread)" },
 	{ "search", az_bench_search,
 	  "tree search alone with a stub evaluator: simulations/s per game" },
+	{ "tangled", az_bench_tangled,
+	  "Tangled annealing adjudications/s: scalar vs the AVX2 / AVX-512 paths" },
 };
 
 static void usage(FILE *out)

@@ -73,7 +73,13 @@ static void usage(const char *prog)
 	       "Exit status: 0 all states adjudicated; 2 usage error or an invalid state (wrong\n"
 	       "length, value out of range, not terminal: reported on stderr, the other states\n"
 	       "are still adjudicated); 1 other failures (unreadable graph or schedule file ...).\n"
-	       "Set OPENBLAS_NUM_THREADS=1: the eigenproblems are small.\n",
+	       "Set OPENBLAS_NUM_THREADS=1: the eigenproblems are small.\n\n"
+	       "Environment: AZ_TANGLED_ANNEAL=auto|scalar|avx2|avx512 picks the simulated\n"
+	       "annealing code path (default auto: the fastest this CPU runs). Every path samples\n"
+	       "the same distribution; the numbers for a seed differ per path, and the cache key\n"
+	       "names the path. The vector paths take graphs of up to 16 vertices (larger ones\n"
+	       "run scalar); naming a path the CPU lacks is an error. `azbench tangled` compares\n"
+	       "their speed.\n",
 	       prog, prog);
 }
 

@@ -37,6 +37,10 @@
 
 enum az_tangled_variant { AZ_TANGLED_FREE = 0, AZ_TANGLED_FIXED = 1 };
 
+/* The vector annealing paths hold a read in a 16-bit lane: larger graphs anneal on the scalar
+ * path whatever anneal_path (or AZ_TANGLED_ANNEAL) asks. */
+#define AZ_TANGLED_ANNEAL_VECTOR_MAX_N 16
+
 struct az_tangled_options {
 	int graph;               /* numbered graph of TANGLED.md section 2 (default 3, K4) */
 	const char *graph_file;  /* edge-list file instead of a numbered graph (NULL: none) */
@@ -54,6 +58,10 @@ struct az_tangled_options {
 	double anneal_time_ns;   /* tf of the Schrodinger evolutions, ns [5] */
 	double beta_min;         /* simulated annealing first beta; 0 = 1/sqrt(sum J^2 + 0.001) */
 	double beta_max;         /* simulated annealing last beta [3] */
+	const char *anneal_path; /* "auto" | "scalar" | "avx2" | "avx512"; NULL = the environment
+				  * variable AZ_TANGLED_ANNEAL, else auto (the fastest this CPU
+				  * runs). Same distribution, different numbers per path: the path
+				  * is part of the cache key */
 	/* Complete outcome tables (graphs with 6 < E <= 16 under a "table" adjudicator): */
 	const char *table_dir;   /* where they live; NULL = cache_dir (none: no table file) */
 	int table_workers;       /* processes building one; 0 = the online CPUs */

@@ -67,17 +67,75 @@ int tg_krylov_correlations(const struct az_tangled_graph *g, const uint8_t *labe
 
 /* ---- simulated annealing (games/tangled/tangled_anneal.c) ---- */
 
+/* Implementations of the same sampler. The vector paths run each read in its own SIMD lane with
+ * its own random initial spins, vertex choices and acceptance draws: the distribution of C is
+ * the scalar path's, the numbers for a given seed are not (reproducible per seed and path). */
+enum tg_anneal_path {
+	TG_ANNEAL_AUTO,   /* AZ_TANGLED_ANNEAL if set, else the best this CPU runs */
+	TG_ANNEAL_SCALAR, /* the reference (tangled_anneal.c), any N */
+	TG_ANNEAL_AVX2,   /* 16 reads per register, N <= TG_ANNEAL_SIMD_MAX_N */
+	TG_ANNEAL_AVX512, /* 32 reads per register (AVX-512BW), N <= TG_ANNEAL_SIMD_MAX_N */
+	TG_ANNEAL_PATHS
+};
+
 struct tg_anneal_params {
 	uint32_t reads;
 	uint32_t sweeps;
 	double beta_min; /* 0: 1 / sqrt(sum J^2 + 0.001) */
 	double beta_max;
 	uint64_t seed;
+	enum tg_anneal_path path; /* 0 = TG_ANNEAL_AUTO */
 };
 
-/* C = mean over reads of s s^T, zero diagonal (TANGLED.md 3.3). 0 or -ENOMEM / -EINVAL. */
+/* C = mean over reads of s s^T, zero diagonal (TANGLED.md 3.3), corr[N*N], on the path
+ * tg_anneal_path_effective(p->path, N) names. 0, or -ENOMEM / -EINVAL (no reads or sweeps,
+ * beta_max <= 0, AZ_TANGLED_ANNEAL unparsable) / -ENODEV (the path needs an ISA this CPU
+ * lacks). */
 int tg_anneal_correlations(const struct az_tangled_graph *g, const uint8_t *labels,
 			   const struct tg_anneal_params *p, double *corr);
+
+/* "auto" | "scalar" | "avx2" | "avx512" into *path: 0 or -EINVAL. */
+int tg_anneal_path_parse(const char *text, enum tg_anneal_path *path);
+const char *tg_anneal_path_name(enum tg_anneal_path path);
+/* 1 when this CPU runs the path (scalar and auto: always). */
+int tg_anneal_path_supported(enum tg_anneal_path path);
+/* The path that runs for a request on an N-vertex graph: AUTO becomes AZ_TANGLED_ANNEAL's path
+ * (when set and parsable, else -EINVAL) or the best supported one; a vector path on N above
+ * TG_ANNEAL_SIMD_MAX_N becomes SCALAR. Returns the path, or -EINVAL. */
+int tg_anneal_path_effective(enum tg_anneal_path path, int n);
+
+/* ---- the vector paths (games/tangled/tangled_anneal_simd.c, tangled_anneal_avx512.c) ---- */
+
+#define TG_ANNEAL_SIMD_MAX_N AZ_TANGLED_ANNEAL_VECTOR_MAX_N /* a read in one 16-bit lane */
+
+/* Everything the kernels read, built once per call by tg_anneal_plan_init(). Byte tables are
+ * indexed by vertex (pshufb): neighbour masks split in low/high bytes, a = J != 0 neighbours,
+ * p = J = +1 (purple), b = 1 << v. Acceptance: flipping a spin with dE = 2q is accepted iff
+ * the lane's 32-bit draw u >= R[t][q] (R = 2^32 - round(exp(-2 beta_t q) 2^32), R = 0 for
+ * q <= 0), tested on the high 16 bits (rh) and on the low ones (rl) only on a tie. */
+struct tg_anneal_plan {
+	int n;
+	uint32_t reads, sweeps;
+	uint64_t seed;
+	uint16_t nmask;  /* (1 << n) - 1 */
+	uint16_t reject; /* 65536 mod n: a 16-bit vertex draw r with (r n) mod 2^16 below it is
+			  * redrawn (Lemire), so vertex choices are exactly uniform */
+	uint8_t alo[16], ahi[16], plo[16], phi[16], blo[16], bhi[16], deg[16];
+	uint8_t (*rhlo)[16], (*rhhi)[16]; /* [sweeps][q]: bytes of R_hi */
+	uint16_t (*rl)[16];               /* [sweeps][q]: R_lo */
+};
+
+/* Tables for labels[E] on g (N <= TG_ANNEAL_SIMD_MAX_N): 0, -EINVAL, -ENOMEM. */
+int tg_anneal_plan_init(struct tg_anneal_plan *pl, const struct az_tangled_graph *g,
+			const uint8_t *labels, const struct tg_anneal_params *p);
+void tg_anneal_plan_fini(struct tg_anneal_plan *pl);
+/* Beta of sweep t: geometric from b0 (p->beta_min, or 1/sqrt(sumj2 + 0.001) when that is 0) to
+ * p->beta_max over p->sweeps sweeps, rounded to float32 as numpy.geomspace(dtype=float32). */
+double tg_anneal_beta(const struct tg_anneal_params *p, double sumj2, uint32_t t);
+/* Run every read of pl; agree[i * N + j] (i < j) += number of reads whose spins i and j agree.
+ * Callers check tg_anneal_path_supported() first. */
+void tg_anneal_run_avx2(const struct tg_anneal_plan *pl, uint64_t *agree);
+void tg_anneal_run_avx512(const struct tg_anneal_plan *pl, uint64_t *agree);
 
 /* ---- colourings up to symmetry (games/tangled/tangled_graphs.c) ---- */
 

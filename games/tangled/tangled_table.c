@@ -523,6 +523,34 @@ static int choose_method(struct az_tangled_adj *a, const char *name, char *err, 
 	return 0;
 }
 
+/* The annealing path that runs (named in the cache key: the numbers differ per path). */
+static int anneal_path(struct az_tangled_adj *a, const char *name, char *err, size_t errlen)
+{
+	enum tg_anneal_path want = TG_ANNEAL_AUTO;
+	int path;
+
+	if (name && tg_anneal_path_parse(name, &want)) {
+		if (err && errlen)
+			snprintf(err, errlen, "anneal path '%s': auto, scalar, avx2 or avx512", name);
+		return -EINVAL;
+	}
+	path = tg_anneal_path_effective(want, a->g.n);
+	if (path < 0) {
+		if (err && errlen)
+			snprintf(err, errlen, "AZ_TANGLED_ANNEAL='%s': auto, scalar, avx2 or avx512",
+				 getenv("AZ_TANGLED_ANNEAL"));
+		return -EINVAL;
+	}
+	if (!tg_anneal_path_supported((enum tg_anneal_path)path)) {
+		if (err && errlen)
+			snprintf(err, errlen, "anneal path %s: this CPU lacks its instructions",
+				 tg_anneal_path_name((enum tg_anneal_path)path));
+		return -ENODEV;
+	}
+	a->ap.path = (enum tg_anneal_path)path;
+	return 0;
+}
+
 /* The cache key: graph, method, parameters, symmetry reduction. */
 static int make_key(struct az_tangled_adj *a)
 {
@@ -539,9 +567,9 @@ static int make_key(struct az_tangled_adj *a)
 	if (a->method == M_ANNEAL)
 		n += (size_t)snprintf(k + n, cap - n,
 				      "; method=anneal reads=%u sweeps=%u beta_min=%.17g "
-				      "beta_max=%.17g seed=%llu", a->ap.reads, a->ap.sweeps,
-				      a->ap.beta_min, a->ap.beta_max,
-				      (unsigned long long)a->ap.seed);
+				      "beta_max=%.17g seed=%llu path=%s", a->ap.reads,
+				      a->ap.sweeps, a->ap.beta_min, a->ap.beta_max,
+				      (unsigned long long)a->ap.seed, tg_anneal_path_name(a->ap.path));
 	else
 		n += (size_t)snprintf(k + n, cap - n, "; method=%s tf=%.17g schedule=%016llx",
 				      method_names[a->method], a->tf,
@@ -737,7 +765,11 @@ int az_tangled_adj_create(const struct az_tangled_graph *g, const struct az_tang
 		ret = -EINVAL;
 		goto err;
 	}
-	if (a->method != M_ANNEAL) {
+	if (a->method == M_ANNEAL) {
+		ret = anneal_path(a, o->anneal_path, err, errlen);
+		if (ret)
+			goto err;
+	} else {
 		ret = tg_schedule_load(o->schedule, &a->sched, err, errlen);
 		if (ret)
 			goto err;

@@ -376,7 +376,7 @@ static void test_anneal(void **st)
  * decouple. */
 static void test_anneal_raw(void **st)
 {
-	struct tg_anneal_params p = { 2000, 16, 0.0, 3.0, 5 };
+	struct tg_anneal_params p = { 2000, 16, 0.0, 3.0, 5, TG_ANNEAL_AUTO };
 	static const uint8_t green[6] = { 2, 2, 2, 2, 2, 2 };
 	double c[16];
 	char err[64];

@@ -20,5 +20,7 @@ int az_bench_train(int argc, char **argv);
 /* Simulations per second of the tree search alone, with a stub evaluator
  * (tools/bench/search_bench.c). */
 int az_bench_search(int argc, char **argv);
+/* Tangled's simulated-annealing paths side by side (tools/bench/tangled_bench.c). */
+int az_bench_tangled(int argc, char **argv);
 
 #endif

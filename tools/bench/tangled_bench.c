@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/* `azbench tangled`: simulated-annealing adjudications per second of every annealing path this
+ * CPU runs (scalar, avx2, avx512: AZ_TANGLED_ANNEAL's values) on one graph, side by side, with
+ * each path's speed over the scalar one. Paths alternate in short rounds, so that load from
+ * other processes falls on all of them alike. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/rng.h"
+#include "games/tangled/tangled.h"
+#include "tools/bench/bench.h"
+#include "tools/bench/bench_common.h"
+
+#define DEFAULT_SECONDS 6.0
+#define ROUND_S 0.25
+#define NPATHS 3
+
+enum { OPT_GRAPH = 1, OPT_READS, OPT_SWEEPS };
+
+struct tangled_opts {
+	struct az_bench_opts common;
+	int graph;
+	uint32_t reads, sweeps;
+};
+
+static const char *const path_names[NPATHS] = { "scalar", "avx2", "avx512" };
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: azbench tangled [options]\n\n"
+		"Simulated-annealing adjudications per second (TANGLED.md 3.3) of each annealing\n"
+		"path this CPU runs (AZ_TANGLED_ANNEAL=scalar|avx2|avx512), on random colourings\n"
+		"of one graph, and each path's speed over the scalar one. Vector paths cover\n"
+		"graphs of up to %d vertices.\n\n"
+		"Options:\n"
+		"  --graph N          numbered graph (default 5, Petersen)\n"
+		"  --reads R          reads per adjudication (default 10000)\n"
+		"  --sweeps S         sweeps per read (default 16)\n"
+		"%s",
+		AZ_TANGLED_ANNEAL_VECTOR_MAX_N, az_bench_common_help);
+}
+
+static int mode_opt(void *mo, int code, const char *arg)
+{
+	struct tangled_opts *o = mo;
+	char *end;
+	long v;
+
+	if (code != OPT_GRAPH && code != OPT_READS && code != OPT_SWEEPS)
+		return -ENOENT;
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || *end || v < 1 || v > (code == OPT_GRAPH ? 1000 : 100000000)) {
+		fprintf(stderr, "azbench tangled: bad value '%s'\n", arg);
+		return -EINVAL;
+	}
+	if (code == OPT_GRAPH)
+		o->graph = (int)v;
+	else if (code == OPT_READS)
+		o->reads = (uint32_t)v;
+	else
+		o->sweeps = (uint32_t)v;
+	return 0;
+}
+
+static int parse(struct tangled_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "graph", required_argument, NULL, OPT_GRAPH },
+		{ "reads", required_argument, NULL, OPT_READS },
+		{ "sweeps", required_argument, NULL, OPT_SWEEPS },
+		AZ_BENCH_LONGOPT_HELP, AZ_BENCH_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct az_bench_argv p = {
+		.mode = "tangled", .longopts = longopts, .common = &o->common, .usage = usage,
+		.opt = mode_opt, .mode_opts = o,
+	};
+
+	memset(o, 0, sizeof(*o));
+	o->common.seconds = DEFAULT_SECONDS;
+	o->graph = 5;
+	o->reads = 10000;
+	o->sweeps = 16;
+	return az_bench_parse_argv(&p, argc, argv);
+}
+
+/* Adjudicate random colourings for about `seconds`; adds the annealing runs done and their
+ * time. A colouring whose orbit under the graph's symmetries was already adjudicated is a
+ * cache hit (Petersen has only a few hundred orbits): neither counted nor timed. */
+static int measure(struct az_tangled_adj *a, const struct az_tangled_graph *g, struct az_rng *r,
+		   double seconds, uint64_t *runs, double *elapsed)
+{
+	uint8_t labels[AZ_TANGLED_MAX_EDGES];
+	double *corr = malloc(sizeof(double) * (size_t)g->n * (size_t)g->n);
+	uint64_t start = az_bench_now_ns(), t0, t1;
+	int rc = 0;
+
+	if (!corr)
+		return -ENOMEM;
+	do {
+		struct az_tangled_adj_stats st0, st1;
+
+		for (int e = 0; e < g->e; e++)
+			labels[e] = (uint8_t)(1 + az_rng_below(r, 3));
+		az_tangled_adj_stats(a, &st0);
+		t0 = az_bench_now_ns();
+		rc = az_tangled_adj_correlations(a, labels, corr);
+		t1 = az_bench_now_ns();
+		az_tangled_adj_stats(a, &st1);
+		if (st1.evaluations != st0.evaluations) {
+			*runs += st1.evaluations - st0.evaluations;
+			*elapsed += (double)(t1 - t0) * 1e-9;
+		}
+	} while (!rc && (double)(t1 - start) < 1e9 * seconds);
+	free(corr);
+	return rc;
+}
+
+static int add_rows(const struct tangled_opts *o, const struct az_tangled_graph *g,
+		    const int *ok, const uint64_t *runs, const double *secs,
+		    struct az_bench_table *t, char *text, size_t len)
+{
+	double rate[NPATHS];
+	int best = 0;
+
+	for (int i = 0; i < NPATHS; i++) {
+		struct az_bench_row r = { 0 };
+
+		if (!ok[i])
+			continue;
+		rate[i] = (double)runs[i] / secs[i];
+		best = rate[i] > rate[best] ? i : best;
+		az_bench_row_str(&r, "graph", g->name);
+		az_bench_row_int(&r, "n", g->n);
+		az_bench_row_str(&r, "path", path_names[i]);
+		az_bench_row_int(&r, "reads", o->reads);
+		az_bench_row_int(&r, "sweeps", o->sweeps);
+		az_bench_row_int(&r, "adjudications", (int64_t)runs[i]);
+		az_bench_row_num(&r, "adj_per_s", rate[i], 1);
+		az_bench_row_num(&r, "ns_per_update",
+				 1e9 / rate[i] / ((double)o->reads * o->sweeps * g->n), 3);
+		az_bench_row_num(&r, "vs_scalar", rate[i] / rate[0], 2);
+		if (az_bench_table_add(t, &r) < 0)
+			return -ENOMEM;
+	}
+	snprintf(text, len, "AZ_TANGLED_ANNEAL=%s (auto picks the fastest path this CPU runs): "
+		 "%.1f adjudications/s on %s, %.1fx the scalar path", path_names[best], rate[best],
+		 g->name, rate[best] / rate[0]);
+	return 0;
+}
+
+int az_bench_tangled(int argc, char **argv)
+{
+	struct az_tangled_adj *adj[NPATHS] = { NULL };
+	struct az_bench_table t = { 0 };
+	struct az_tangled_options to;
+	struct az_tangled_graph g;
+	struct tangled_opts o;
+	struct az_rng rng;
+	uint64_t runs[NPATHS] = { 0 };
+	double secs[NPATHS] = { 0 }, rounds;
+	int ok[NPATHS] = { 0 }, npaths = 0, rc = parse(&o, argc, argv);
+	char err[256], text[512];
+
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (az_tangled_graph_numbered(o.graph, &g, err, sizeof(err))) {
+		fprintf(stderr, "azbench tangled: %s\n", err);
+		return 2;
+	}
+	az_tangled_options_default(&to);
+	to.adjudicator = "anneal";
+	to.anneal_reads = o.reads;
+	to.anneal_sweeps = o.sweeps;
+	for (int i = 0; i < NPATHS; i++) {
+		to.anneal_path = path_names[i];
+		rc = az_tangled_adj_create(&g, &to, &adj[i], err, sizeof(err));
+		if (rc == -ENODEV || (i && g.n > AZ_TANGLED_ANNEAL_VECTOR_MAX_N)) {
+			az_bench_progress(&o.common, "tangled: %s skipped (%s)\n", path_names[i],
+					  rc ? err : "more vertices than a 16-bit lane holds");
+			continue;
+		}
+		if (rc) {
+			fprintf(stderr, "azbench tangled: %s: %s\n", path_names[i], err);
+			rc = 1;
+			goto out;
+		}
+		ok[i] = 1;
+		npaths++;
+	}
+	rounds = o.common.seconds / (ROUND_S * npaths);
+	az_bench_progress(&o.common, "tangled: %s, %d paths, %u reads x %u sweeps, %.0f rounds "
+			  "of %.2fs each\n", g.name, npaths, o.reads, o.sweeps, rounds < 1 ? 1 : rounds,
+			  ROUND_S);
+	az_rng_seed(&rng, 1);
+	for (int k = 0; k < (rounds < 1 ? 1 : (int)rounds); k++)
+		for (int i = 0; i < NPATHS; i++) {
+			if (!ok[i])
+				continue;
+			rc = measure(adj[i], &g, &rng, ROUND_S, &runs[i], &secs[i]);
+			if (rc) {
+				fprintf(stderr, "azbench tangled: %s: %s\n", path_names[i],
+					strerror(-rc));
+				rc = 1;
+				goto out;
+			}
+		}
+	rc = add_rows(&o, &g, ok, runs, secs, &t, text, sizeof(text));
+	if (rc) {
+		rc = 1;
+		goto out;
+	}
+	o.common.table_cols = NULL;
+	rc = az_bench_emit(&t, &o.common, NULL);
+	az_bench_recommend(&o.common, text, NULL);
+out:
+	for (int i = 0; i < NPATHS; i++)
+		az_tangled_adj_destroy(adj[i]);
+	az_bench_table_free(&t);
+	return rc;
+}
