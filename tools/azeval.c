@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* azeval: measure a checkpoint against labelled positions (move accuracy against the optimal
- * moves, value-sign accuracy against the exact score), and write labelled tic-tac-toe positions
- * with the built-in exact solver. */
+ * moves, value-sign accuracy against the exact score, AlphaZero.jl's mistake rate on Connect
+ * Four and Tangled), play baseline opponents, and write labelled positions with the solvers. */
 #include <cblas.h>
 #include <errno.h>
 #include <getopt.h>
@@ -22,6 +22,8 @@
 #include "eval/net_eval.h"
 #include "eval/positions.h"
 #include "eval/rollout.h"
+#include "eval/tangled_labels.h"
+#include "games/tangled/tangled_solve.h"
 
 /* The network evaluator (eval/net_eval.h): net.mask holds the last position's legal moves. */
 struct eval_ctx {
@@ -32,10 +34,11 @@ struct eval_ctx {
 static void usage(const char *prog)
 {
 	printf("Usage: %s --checkpoint FILE --positions FILE [--sims N] [--json]\n"
-	       "       %s --checkpoint FILE --positions FILE --mistakes (connect4)\n"
-	       "       %s --checkpoint FILE --vs random|rollout [--games N]\n"
+	       "       %s --checkpoint FILE --positions FILE --mistakes (connect4, tangled)\n"
+	       "       %s --checkpoint FILE --vs random|rollout [--games N] [--vs-sims N]\n"
 	       "       %s --game tictactoe --write-labelled FILE\n"
-	       "       %s --game connect4 --write-labelled FILE --tactic win|block\n\n"
+	       "       %s --game connect4 --write-labelled FILE --tactic win|block\n"
+	       "       %s --game tangled --write-labelled FILE --uncoloured K [--games N]\n\n"
 	       "Measures a network against labelled positions. A positions line is\n"
 	       "  <moves> [<score> [<best>]]\n"
 	       "moves from the start in the game's notation (tic-tac-toe cells 1-9, Connect Four\n"
@@ -59,17 +62,25 @@ static void usage(const char *prog)
 	       "                       value_sign_accuracy (null when the file has no such labels)\n"
 	       "  --vs OPPONENT        play --games N games (default 100, colours alternated)\n"
 	       "                       against random (uniform legal moves) or rollout (MCTS\n"
-	       "                       with random playouts, same --sims) and report W/D/L\n"
+	       "                       with random playouts) and report W/D/L\n"
+	       "  --vs-sims N          simulations of the rollout opponent (default: --sims)\n"
 	       "  --seed S             seed of the opponents (default 1)\n"
 	       "  --version            print the version and exit\n"
 	       "  --write-labelled F   write every reachable non-terminal position with its exact\n"
 	       "                       score and optimal moves (built-in solver; tic-tac-toe)\n"
-	       "  --mistakes           connect4: AlphaZero.jl's mistake rate, the share of moves\n"
-	       "                       that change the game-theoretic outcome, by the built-in\n"
+	       "  --mistakes           connect4, tangled: AlphaZero.jl's mistake rate, the share\n"
+	       "                       of moves that change the game-theoretic outcome, by the built-in\n"
 	       "                       solver, solving only the moves played; the labels are\n"
 	       "                       cached in FILE.labels (or under ~/.cache/ringzero when\n"
 	       "                       FILE's folder is read-only)\n"
-	       "  --labels F           connect4 --mistakes: cache the labels in F instead\n"
+	       "  --labels F           --mistakes: cache the labels in F instead\n"
+	       "  --uncoloured K       tangled --write-labelled: --games N distinct positions with K\n"
+	       "                       uncoloured edges from random games (with --checkpoint: from\n"
+	       "                       games of the raw policy at --temperature T, default 1),\n"
+	       "                       each labelled by the exact solver\n"
+	       "  --solve-nodes N      tangled: solver budget per position (default 100000000;\n"
+	       "                       0: none); positions it cannot solve are left out (labels)\n"
+	       "                       or counted as unsolved (--mistakes)\n"
 	       "  --limit N            only the first N positions of the file (default: all)\n"
 	       "  --tactic win|block   connect4 --write-labelled: --games N positions from random\n"
 	       "                       games where the side to move wins at once while the\n"
@@ -80,7 +91,7 @@ static void usage(const char *prog)
 	       "value_sign_accuracy scores drawn positions only with a --draw-band > 0 (without\n"
 	       "one a draw cannot be predicted); decisive_sign_accuracy never does. A positions\n"
 	       "line whose first non-blank character is '#' is a comment.\n",
-	       prog, prog, prog, prog, prog);
+	       prog, prog, prog, prog, prog, prog);
 }
 
 struct label_ctx {
@@ -156,18 +167,18 @@ struct match {
 	struct az_tree *agent, *opp;
 	struct az_rollout rollout;
 	struct az_rng rng;
-	uint32_t sims;
+	uint32_t sims, vs_sims; /* the agent's; the rollout opponent's */
 	int rollout_opp;
 };
 
-/* The opponent's move: uniformly random, or plain MCTS with random playouts (same sims). */
+/* The opponent's move: uniformly random, or plain MCTS with random playouts (vs_sims). */
 static int opponent_move(struct match *mt, const void *state)
 {
 	const struct az_game *g = mt->c->g;
 	uint8_t mask[AZ_GAME_ACTIONS_MAX];
 	if (mt->rollout_opp) {
 		az_tree_reset(mt->opp, state);
-		int rc = az_mcts_search(mt->opp, mt->sims < 2 ? 2 : mt->sims, az_rollout_eval,
+		int rc = az_mcts_search(mt->opp, mt->vs_sims < 2 ? 2 : mt->vs_sims, az_rollout_eval,
 					&mt->rollout);
 		return rc < 0 ? rc : az_tree_pick(mt->opp, 0.0f);
 	}
@@ -202,9 +213,10 @@ static int play_match_game(struct match *mt, int agent_first)
 }
 
 static int run_matches(struct eval_ctx *c, const char *vs, long games, uint32_t sims,
-		       uint64_t seed, int json)
+		       uint32_t vs_sims, uint64_t seed, int json)
 {
-	struct match mt = {.c = c, .sims = sims, .rollout_opp = strcmp(vs, "rollout") == 0};
+	struct match mt = {.c = c, .sims = sims, .vs_sims = vs_sims,
+			   .rollout_opp = strcmp(vs, "rollout") == 0};
 	struct az_mcts_params mp;
 	uint8_t st[AZ_GAME_STATE_MAX];
 	az_mcts_params_default(&mp, c->g);
@@ -228,10 +240,18 @@ static int run_matches(struct eval_ctx *c, const char *vs, long games, uint32_t 
 	az_tree_destroy(mt.agent);
 	az_tree_destroy(mt.opp);
 	double score = games ? ((double)w + 0.5 * (double)d) / (double)games : 0.0;
-	if (json)
+	if (json && mt.rollout_opp)
+		printf("{\"opponent\": \"%s\", \"games\": %ld, \"wins\": %ld, \"draws\": %ld, "
+		       "\"losses\": %ld, \"score\": %.4f, \"sims\": %u, \"vs_sims\": %u}\n", vs,
+		       games, w, d, l, score, sims, vs_sims);
+	else if (json)
 		printf("{\"opponent\": \"%s\", \"games\": %ld, \"wins\": %ld, \"draws\": %ld, "
 		       "\"losses\": %ld, \"score\": %.4f, \"sims\": %u}\n", vs, games, w, d, l,
 		       score, sims);
+	else if (mt.rollout_opp)
+		printf("agent vs %s over %ld games (colours alternated, %u simulations for the "
+		       "agent, %u for the opponent): %ld wins, %ld draws, %ld losses, score "
+		       "%.1f%%\n", vs, games, sims, vs_sims, w, d, l, 100.0 * score);
 	else
 		printf("agent vs %s over %ld games (colours alternated, %u simulations each): "
 		       "%ld wins, %ld draws, %ld losses, score %.1f%%\n", vs, games, sims, w, d, l,
@@ -330,6 +350,10 @@ struct eval_opts {
 	const char *labels, *tactic; /* connect4: --labels, --tactic (NULL: not given) */
 	int mistakes;
 	long limit;
+	long uncoloured;     /* tangled --write-labelled: -1 not given */
+	long vs_sims;        /* --vs-sims: -1 not given (the agent's --sims) */
+	double solve_nodes;  /* tangled solver budget per position */
+	double temperature;  /* tangled --write-labelled with a checkpoint */
 	int solver;          /* --mcts-solver */
 	float fpu_reduction; /* --fpu-reduction; < 0: constant fpu 0 */
 	const char *graph_file, *variant, *adjudicator; /* tangled (NULL: not given) */
@@ -389,10 +413,14 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 		{"adjudicator", required_argument, 0, 'A'}, {"mistakes", no_argument, 0, 'M'},
 		{"labels", required_argument, 0, 'L'}, {"limit", required_argument, 0, 'l'},
 		{"tactic", required_argument, 0, 'T'}, {"mcts-solver", required_argument, 0, 'O'},
-		{"fpu-reduction", required_argument, 0, 'R'}, {0, 0, 0, 0},
+		{"fpu-reduction", required_argument, 0, 'R'},
+		{"uncoloured", required_argument, 0, 'K'}, {"vs-sims", required_argument, 0, 'W'},
+		{"solve-nodes", required_argument, 0, 'N'},
+		{"temperature", required_argument, 0, 't'}, {0, 0, 0, 0},
 	};
 	*o = (struct eval_opts){.sims = 200, .games = 100, .c_puct = 1.5f, .seed = 1,
-				.kind = AZ_BACKEND_AUTO, .solver = 1, .fpu_reduction = 0.25f};
+				.kind = AZ_BACKEND_AUTO, .solver = 1, .fpu_reduction = 0.25f,
+				.uncoloured = -1, .vs_sims = -1, .solve_nodes = 1e8, .temperature = 1.0};
 	double v;
 	int c, rc = 0;
 	opterr = 0; /* our own one-line messages */
@@ -457,6 +485,19 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 			o->fpu_reduction = (float)v;
 			break;
 		case 'L': o->labels = optarg; break;
+		case 'K':
+			rc = long_arg("uncoloured", optarg, 0, AZ_TANGLED_MAX_EDGES, &o->uncoloured);
+			break;
+		case 'W':
+			rc = num_arg("vs-sims", optarg, 2, 1000000, &v);
+			o->vs_sims = (long)v;
+			break;
+		case 'N':
+			rc = num_arg("solve-nodes", optarg, 0, 1e15, &o->solve_nodes);
+			break;
+		case 't':
+			rc = num_arg("temperature", optarg, 0.01, 100, &o->temperature);
+			break;
 		case 'l':
 			rc = num_arg("limit", optarg, 1, 1e9, &v);
 			o->limit = (long)v;
@@ -617,6 +658,153 @@ static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 	return saved < 0 ? 1 : 0;
 }
 
+/* A solver for the configured Tangled game with the --solve-nodes budget. 0, or 1 after a
+ * message. */
+static int tangled_solver(const struct eval_opts *o, struct az_tangled_solver **s)
+{
+	struct az_tangled_solve_params p;
+
+	az_tangled_solve_params_default(&p);
+	p.max_nodes = (uint64_t)o->solve_nodes;
+	if (az_tangled_solver_create(&p, s) < 0) {
+		fprintf(stderr, "azeval: out of memory for the Tangled solver\n");
+		return 1;
+	}
+	return 0;
+}
+
+/* The network's raw policy as a move chooser of the labelled-set sampler. */
+static int policy_of(void *ctx, const void *state, float *policy)
+{
+	float v;
+
+	return az_net_eval(&((struct eval_ctx *)ctx)->net, state, policy, &v);
+}
+
+/* tangled --write-labelled --uncoloured K: --games N distinct positions from random games, or
+ * from games of the raw policy (c not NULL). Returns 0, or the exit status after a message. */
+static int write_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c)
+{
+	struct az_tangled_sample sp = {.uncoloured = (int)o->uncoloured, .count = o->games,
+				       .seed = o->seed, .temperature = (float)o->temperature};
+	struct az_tangled_sample_result r;
+	struct az_tangled_solver *s;
+	char err[600];
+	int rc;
+
+	if (c) {
+		sp.policy = policy_of;
+		sp.ctx = c;
+	}
+	if ((rc = tangled_solver(o, &s)) != 0)
+		return rc;
+	rc = az_tangled_labelled_write(o->labelled, &sp, s, &r, err, sizeof(err));
+	az_tangled_solver_destroy(s);
+	if (rc < 0) {
+		fprintf(stderr, "azeval: %s\n", err);
+		return 1;
+	}
+	fprintf(stderr, "azeval: wrote %ld labelled tangled positions with %ld uncoloured edges "
+		"to %s (%ld games, %ld unsolved within --solve-nodes, %.3f s solving)\n",
+		r.written, o->uncoloured, o->labelled, r.games, r.unsolved, r.seconds);
+	if (r.written < o->games)
+		fprintf(stderr, "azeval: only %ld distinct positions of the %ld asked for\n",
+			r.written, o->games);
+	return 0;
+}
+
+/* The configuration the Tangled labels depend on (the labels cache's key). */
+static void tangled_key(const struct az_config *gc, char *buf, size_t n)
+{
+	char rec[300];
+
+	az_config_game_options(gc, rec, sizeof(rec));
+	snprintf(buf, n, "%s;adjudicator=%s;seed=%llu", rec,
+		 az_tangled_adj_name(az_tangled_current_adj()), (unsigned long long)gc->seed);
+}
+
+/* --mistakes on Tangled positions: as eval_mistakes, with the exact Tangled solver; positions
+ * it cannot solve within --solve-nodes are counted apart (unsolved) and not scored. */
+static int eval_mistakes_tangled(struct eval_ctx *c, const struct eval_opts *o,
+				 const struct az_mcts_params *mp, const char *key)
+{
+	char path[4096], err[600];
+	struct az_tangled_labels *l;
+	struct az_tangled_solver *s;
+	struct az_tree *tree;
+	long mistakes = 0, n, lost = 0, unsolved = 0, scored = 0;
+	int rc;
+	if (o->labels)
+		snprintf(path, sizeof(path), "%s", o->labels);
+	else if (az_c4_labels_path(o->positions, path, sizeof(path)) < 0) {
+		fprintf(stderr, "azeval: cannot open %s: %s\n", o->positions, strerror(ENOENT));
+		return 2;
+	}
+	if ((rc = tangled_solver(o, &s)) != 0)
+		return rc;
+	if ((rc = az_tangled_labels_open(o->positions, path, key, o->limit, s, &l, err,
+					 sizeof(err))) < 0) {
+		fprintf(stderr, "azeval: %s\n", err);
+		az_tangled_solver_destroy(s);
+		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
+	}
+	n = az_tangled_labels_count(l);
+	rc = n == 0 ? -EINVAL : az_tree_create(c->g, mp, az_tangled_labels_state(l, 0), &tree);
+	if (rc < 0) {
+		if (n == 0)
+			fprintf(stderr, "azeval: %s holds no positions\n", o->positions);
+		az_tangled_labels_close(l);
+		az_tangled_solver_destroy(s);
+		return n == 0 ? 2 : 1;
+	}
+	for (long i = 0; i < n && rc == 0; i++) {
+		int a = agent_move(c, tree, az_tangled_labels_state(l, i), (uint32_t)o->sims);
+		int keeps = 1, v = 0;
+		rc = a < 0 ? a : az_tangled_labels_outcome(l, i, &v);
+		if (rc == 0)
+			rc = az_tangled_labels_keeps(l, i, a, &keeps);
+		if (rc == -ETIMEDOUT) {
+			unsolved++;
+			rc = 0;
+			continue;
+		}
+		scored += rc == 0;
+		mistakes += rc == 0 && !keeps;
+		lost += rc == 0 && v < 0;
+	}
+	az_tree_destroy(tree);
+	int saved = az_tangled_labels_save(l, err, sizeof(err));
+	az_tangled_labels_close(l);
+	az_tangled_solver_destroy(s);
+	if (saved < 0)
+		fprintf(stderr, "azeval: %s\n", err);
+	if (rc < 0) {
+		fprintf(stderr, "azeval: evaluation failed: %s\n", strerror(-rc));
+		return 1;
+	}
+	double rate = scored ? (double)mistakes / (double)scored : 0.0;
+	char where[4200];
+	if (o->json)
+		snprintf(where, sizeof(where), saved < 0 ? "null" : "\"%s\"", path);
+	else
+		snprintf(where, sizeof(where), saved < 0 ? "labels not saved (%s unwritable)" :
+			 "labels cached in %s", path);
+	if (o->json && scored)
+		printf("{\"positions\": %ld, \"lost_positions\": %ld, \"mistakes\": %ld, "
+		       "\"mistake_rate\": %.6f, \"unsolved\": %ld, \"sims\": %ld, \"labels\": "
+		       "%s}\n", scored, lost, mistakes, rate, unsolved, o->sims, where);
+	else if (o->json)
+		printf("{\"positions\": 0, \"lost_positions\": 0, \"mistakes\": 0, "
+		       "\"mistake_rate\": null, \"unsolved\": %ld, \"sims\": %ld, \"labels\": "
+		       "%s}\n", unsolved, o->sims, where);
+	else
+		printf("%s: %ld positions solved (%ld lost for the side to move, %ld unsolved "
+		       "within --solve-nodes), %ld simulations per move\nmistake_rate         "
+		       "%.2f%% (%ld of %ld)\n%s\n", o->positions, scored, lost, unsolved, o->sims,
+		       100.0 * rate, mistakes, scored, where);
+	return saved < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct eval_opts o;
@@ -657,9 +845,29 @@ int main(int argc, char **argv)
 		fprintf(stderr, "azeval: %s\n", gerr);
 		return 2;
 	}
-	if ((o.mistakes || o.tactic || o.labels) && strcmp(g->name, "connect4") != 0) {
-		fprintf(stderr, "azeval: --mistakes, --labels and --tactic need --game connect4 (the "
-			"built-in Connect Four solver); for tictactoe use --write-labelled\n");
+	int tangled = strcmp(g->name, "tangled") == 0;
+	if ((o.mistakes || o.labels) && strcmp(g->name, "connect4") != 0 && !tangled) {
+		fprintf(stderr, "azeval: --mistakes and --labels need --game connect4 or tangled (the "
+			"built-in solvers); for tictactoe use --write-labelled\n");
+		return 2;
+	}
+	if (o.tactic && strcmp(g->name, "connect4") != 0) {
+		fprintf(stderr, "azeval: --tactic needs --game connect4\n");
+		return 2;
+	}
+	if (o.uncoloured >= 0 && (!tangled || !o.labelled)) {
+		fprintf(stderr, "azeval: --uncoloured K goes with --game tangled --write-labelled "
+			"FILE\n");
+		return 2;
+	}
+	if (tangled && o.uncoloured > az_tangled_current_graph()->e) {
+		fprintf(stderr, "azeval: --uncoloured: at most %d (the edges of %s), not %ld\n",
+			az_tangled_current_graph()->e, az_tangled_current_graph()->name,
+			o.uncoloured);
+		return 2;
+	}
+	if (o.vs_sims >= 0 && (!o.vs || strcmp(o.vs, "rollout") != 0)) {
+		fprintf(stderr, "azeval: --vs-sims N goes with --vs rollout\n");
 		return 2;
 	}
 	if (o.labels && !o.mistakes) { /* it was ignored */
@@ -678,9 +886,11 @@ int main(int argc, char **argv)
 	}
 	if (o.labelled && o.tactic)
 		return write_tactics(&o, o.labelled);
-	if (o.labelled)
+	if (o.labelled && o.uncoloured < 0)
 		return write_labelled(g, o.labelled);
-	if (!o.ckpt || (!o.positions && !o.vs)) {
+	if (o.labelled && !o.ckpt)
+		return write_tangled_labelled(&o, NULL);
+	if (!o.labelled && (!o.ckpt || (!o.positions && !o.vs))) {
 		fprintf(stderr, "azeval: %s (see --help)\n", o.ckpt ?
 			"what to measure: --positions FILE or --vs random|rollout" :
 			"--checkpoint FILE is required");
@@ -706,8 +916,15 @@ int main(int argc, char **argv)
 			az_backend_destroy(be);
 		return rc == -ENODEV ? 2 : 1;
 	}
+	if (o.labelled) {
+		rc = write_tangled_labelled(&o, &c);
+		az_net_eval_fini(&c.net);
+		az_backend_destroy(be);
+		return rc;
+	}
 	if (o.vs) {
-		rc = run_matches(&c, o.vs, o.games, (uint32_t)o.sims, o.seed, o.json);
+		uint32_t vs_sims = (uint32_t)(o.vs_sims > 0 ? o.vs_sims : o.sims);
+		rc = run_matches(&c, o.vs, o.games, (uint32_t)o.sims, vs_sims, o.seed, o.json);
 		az_net_eval_fini(&c.net);
 		az_backend_destroy(be);
 		return rc < 0 ? 1 : 0;
@@ -720,6 +937,14 @@ int main(int argc, char **argv)
 	mp.solver = o.solver;
 	mp.fpu_absolute = o.fpu_reduction < 0;
 	mp.fpu_reduction = mp.fpu_absolute ? 0.0f : o.fpu_reduction;
+	if (o.mistakes && tangled) {
+		char key[600];
+		tangled_key(&gc, key, sizeof(key));
+		rc = eval_mistakes_tangled(&c, &o, &mp, key);
+		az_net_eval_fini(&c.net);
+		az_backend_destroy(be);
+		return rc;
+	}
 	if (o.mistakes) {
 		rc = eval_mistakes(&c, &o, &mp);
 		az_net_eval_fini(&c.net);

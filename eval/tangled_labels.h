@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* Tangled positions labelled by the exact solver (games/tangled/tangled_solve.h): AlphaZero.jl's
+ * mistake metric on a positions file, with the labels cached as for Connect Four
+ * (eval/c4_labels.h), and labelled sets drawn from random or policy-sampled games at a chosen
+ * number of uncoloured edges. Everything here works on the configured Tangled game. */
+#ifndef AZ_EVAL_TANGLED_LABELS_H
+#define AZ_EVAL_TANGLED_LABELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "games/tangled/tangled_solve.h"
+
+/* The labels of one positions file: per position its outcome for the side to move (-1, 0, +1)
+ * and, per action, whether playing it keeps that outcome, solved on demand and cached. The
+ * cache file opens with the line "# tangled-labels 1 KEY" (KEY names the game's configuration:
+ * labels of another graph, variant or adjudicator are ignored), then one line per position:
+ *   <moves> <outcome or ?> <one character per action: '+' keeps, 'x' changes, '?' not solved,
+ *   '-' illegal>
+ * Lines whose moves do not match the source's are ignored and rewritten. */
+struct az_tangled_labels;
+
+/* Read the first `limit` positions (0: all) of positions file src (moves; scores and best moves
+ * are not trusted: every label is solved) and what cache (may not exist) knows about them. The
+ * solver s (borrowed, used by later calls) sets the budget of each solve. Returns 0, -EINVAL
+ * (bad line: message in err with file and line), -ENOENT, -EIO or -ENOMEM. */
+int az_tangled_labels_open(const char *src, const char *cache, const char *key, long limit,
+			   struct az_tangled_solver *s, struct az_tangled_labels **out, char *err,
+			   size_t errlen);
+void az_tangled_labels_close(struct az_tangled_labels *l);
+
+long az_tangled_labels_count(const struct az_tangled_labels *l);
+
+/* Position i's state (game state bytes), 0 <= i < count. */
+const void *az_tangled_labels_state(const struct az_tangled_labels *l, long i);
+
+/* Position i's outcome for the side to move. Returns 0, -ETIMEDOUT (the solver's budget ran out:
+ * unsolved) or -ENOMEM. */
+int az_tangled_labels_outcome(struct az_tangled_labels *l, long i, int *outcome);
+
+/* Whether legal action a keeps position i's outcome (*keeps 0: a mistake; every move keeps a
+ * loss). Returns 0, -EINVAL (illegal action), -ETIMEDOUT or -ENOMEM. */
+int az_tangled_labels_keeps(struct az_tangled_labels *l, long i, int a, int *keeps);
+
+/* Write the cache when something new was solved (temporary name, then rename). Returns 0 or
+ * -EIO with a message in err. */
+int az_tangled_labels_save(struct az_tangled_labels *l, char *err, size_t errlen);
+
+/* A move chooser for az_tangled_labelled_write: policy[A] (any non-negative weights over the
+ * legal moves) for state. Returns 0 or a negative errno. */
+typedef int (*az_tangled_policy_fn)(void *ctx, const void *state, float *policy);
+
+struct az_tangled_sample {
+	int uncoloured;           /* the positions taken have exactly this many uncoloured edges */
+	long count;               /* distinct positions wanted */
+	long max_games;           /* games tried at most (0: 100 x count) */
+	uint64_t seed;
+	az_tangled_policy_fn policy; /* NULL: uniformly random moves */
+	void *ctx;
+	float temperature;        /* with a policy: weights raised to 1 / temperature (> 0) */
+};
+
+struct az_tangled_sample_result {
+	long written, unsolved, games;
+	double seconds;           /* spent solving */
+};
+
+/* Play games from the start (seeded), take each game's first non-terminal position with
+ * p->uncoloured uncoloured edges unless it was taken before, label it with solver s and write
+ * "<moves> <value> <optimal moves>" lines to path (temporary name, then rename), until count
+ * positions are written or max_games games were played. Positions the solver's budget cannot
+ * solve are counted in r->unsolved and left out. Returns 0, or -EIO / -ENOMEM / the policy's
+ * error with a message in err. */
+int az_tangled_labelled_write(const char *path, const struct az_tangled_sample *p,
+			      struct az_tangled_solver *s, struct az_tangled_sample_result *r,
+			      char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Integration test: the exact Tangled benchmark on K4 (graph 3). azeval --write-labelled
+# --uncoloured writes distinct solver-labelled positions; --mistakes on them gives the JSON keys
+# in range, agrees with the move accuracy on the same file (its best moves are every optimal
+# move, so a move is a mistake exactly when it is not one), caches its labels, ignores a cache of
+# another configuration, and reports an exhausted budget as unsolved; --vs-sims reaches the
+# rollout opponent; bad values exit 2.
+# Usage: test_tangled_exact.sh AZRUN AZEVAL
+set -euo pipefail
+AZRUN=$1 AZEVAL=$2
+. "$(dirname "$0")/lib.sh"
+tiny=(--workers 2 --games-per-worker 4 --games-per-iter 12 --sims 12 --arena-games 4 --quiet)
+
+"$AZRUN" --game tangled --graph 3 --out "$T/tg" --iterations 1 "${tiny[@]}" 2> "$T/log" ||
+	fail "azrun on K4: $(tail -3 "$T/log")"
+CK=$T/tg/best.safetensors
+
+# Random games, 3 uncoloured edges left: distinct positions, each with a score and best moves.
+"$AZEVAL" --game tangled --graph 3 --write-labelled "$T/k4.txt" --uncoloured 3 --games 40 \
+	--seed 5 2> "$T/w.err" || fail "write-labelled: $(cat "$T/w.err")"
+grep -q "wrote 40 labelled tangled positions with 3 uncoloured edges" "$T/w.err" ||
+	fail "write-labelled: $(cat "$T/w.err")"
+python3 - "$T/k4.txt" <<'EOF' || fail "labelled file malformed"
+import sys
+lines = open(sys.argv[1]).read().split("\n")[:-1]
+assert len(lines) == 40, len(lines)
+assert len(set(l.split()[0] for l in lines)) == 40
+for l in lines:
+    moves, score, best = l.split()
+    assert int(score) in (-1, 0, 1), l
+    assert len(best.split(",")) >= 1
+    # three of the six edges coloured, possibly tokens taken
+    assert sum(1 for m in moves.split(".") if not m.startswith("v")) == 3, l
+EOF
+# The same seed writes the same file.
+"$AZEVAL" --game tangled --graph 3 --write-labelled "$T/k4b.txt" --uncoloured 3 --games 40 \
+	--seed 5 2> /dev/null
+cmp -s "$T/k4.txt" "$T/k4b.txt" || fail "write-labelled is not deterministic"
+# From games of the network's raw policy.
+"$AZEVAL" --checkpoint "$CK" --write-labelled "$T/k4n.txt" --uncoloured 4 --games 10 \
+	--temperature 2 2> "$T/wn.err" || fail "write-labelled with a checkpoint: $(cat "$T/wn.err")"
+[ "$(wc -l < "$T/k4n.txt")" -ge 1 ] || fail "no positions from the network's games"
+
+for sims in 0 4; do
+	"$AZEVAL" --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --sims $sims --json \
+		> "$T/m$sims.json" || fail "--mistakes --sims $sims"
+	"$AZEVAL" --checkpoint "$CK" --positions "$T/k4.txt" --sims $sims --json \
+		> "$T/a$sims.json" || fail "--positions --sims $sims"
+	python3 - "$T/m$sims.json" "$T/a$sims.json" <<'EOF' || fail "--mistakes --sims $sims: $(cat "$T/m$sims.json")"
+import json, sys
+m = json.load(open(sys.argv[1]))
+a = json.load(open(sys.argv[2]))
+for k in ("positions", "lost_positions", "mistakes", "mistake_rate", "unsolved", "sims", "labels"):
+    assert k in m, k
+assert m["positions"] == 40 and m["unsolved"] == 0, m
+assert 0 <= m["lost_positions"] <= 40, m
+assert 0 <= m["mistakes"] <= 40 - m["lost_positions"], m
+assert 0 <= m["mistake_rate"] <= 1, m
+assert abs(m["mistake_rate"] - m["mistakes"] / 40) < 1e-6, m
+assert abs(m["mistake_rate"] - (1 - a["move_accuracy"])) < 1e-6, (m, a)
+EOF
+done
+[ -f "$T/k4.txt.labels" ] || fail "no labels cache beside the positions"
+head -1 "$T/k4.txt.labels" | grep -q "^# tangled-labels 1 graph=3;variant=free;adjudicator=" ||
+	fail "labels cache header: $(head -1 "$T/k4.txt.labels")"
+# The cached labels give the same answer; so does a cache of another configuration (ignored).
+"$AZEVAL" --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --sims 0 --json > "$T/m0b.json"
+cmp -s "$T/m0.json" "$T/m0b.json" || fail "cached labels changed the result"
+sed -i '1s/graph=3/graph=2/; 2,$s/+/x/g' "$T/k4.txt.labels"
+"$AZEVAL" --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --sims 0 --json > "$T/m0c.json"
+cmp -s "$T/m0.json" "$T/m0c.json" || fail "a foreign labels cache was trusted"
+# A budget of one node solves nothing: every position is unsolved, none scored.
+"$AZEVAL" --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --sims 0 --json \
+	--solve-nodes 1 --labels "$T/none.labels" > "$T/mu.json"
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["unsolved"] == 40 and m["positions"] == 0 and m["mistake_rate"] is None, m' "$T/mu.json" ||
+	fail "budget: $(cat "$T/mu.json")"
+
+# The rollout opponent's own simulation count.
+"$AZEVAL" --checkpoint "$CK" --vs rollout --sims 4 --vs-sims 6 --games 2 --json > "$T/vs.json"
+grep -q '"sims": 4, "vs_sims": 6}' "$T/vs.json" || fail "--vs-sims: $(cat "$T/vs.json")"
+
+# Bad values: exit 2 with one line.
+bad() {
+	local rc=0
+	"$AZEVAL" "$@" > /dev/null 2> "$T/bad.err" || rc=$?
+	[ "$rc" -eq 2 ] && [ "$(wc -l < "$T/bad.err")" -eq 1 ] ||
+		fail "azeval $*: exit $rc, $(cat "$T/bad.err")"
+}
+bad --game tangled --graph 3 --write-labelled "$T/x.txt" --uncoloured 7
+bad --game tangled --graph 3 --write-labelled "$T/x.txt" --uncoloured x
+bad --game connect4 --write-labelled "$T/x.txt" --uncoloured 3
+bad --checkpoint "$CK" --vs random --vs-sims 4
+bad --checkpoint "$CK" --vs rollout --vs-sims 1
+[ ! -e "$T/x.txt" ] || fail "a refused command wrote its file"
+echo "tangled exact benchmark: all checks passed"
