@@ -359,3 +359,45 @@ void az_format_duration(double s, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%ldh%02ldm", (long)s / 3600, (long)s / 60 % 60);
 }
+
+int az_parse_duration(const char *text, double *seconds)
+{
+	static const struct {
+		char unit;
+		double s;
+	} units[] = {{'h', 3600.0}, {'m', 60.0}, {'s', 1.0}};
+	const char *p = text;
+	double total = 0.0;
+	size_t next = 0; /* units must come in order h, m, s, each once */
+
+	if (!p || !*p)
+		return -EINVAL;
+	while (*p) {
+		char *end;
+		unsigned long v;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		errno = 0;
+		v = strtoul(p, &end, 10);
+		if (errno || v > 10000000ul)
+			return -EINVAL;
+		if (!*end) { /* a bare number: seconds, only alone or last after h/m */
+			if (next == 3)
+				return -EINVAL;
+			total += (double)v;
+			p = end;
+			break;
+		}
+		while (next < 3 && units[next].unit != *end)
+			next++;
+		if (next == 3)
+			return -EINVAL;
+		total += (double)v * units[next++].s;
+		p = end + 1;
+	}
+	if (!(total > 0.0) || total > 1e7)
+		return -EINVAL;
+	*seconds = total;
+	return 0;
+}

@@ -14,8 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/az_assert.h"
 #include "base/util.h"
 #include "net/checkpoint.h"
+#include "run/runinfo.h"
 #include "run/tbevents.h"
 #include "train/replay.h"
 
@@ -506,6 +508,9 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 adjudication_share(c), bench, wall_clock(),
 		 it == r->first && r->first > 1 ? ", \"resumed\": true" : "");
 	int rc = az_rundir_metrics_commit(r->p.out, it - 1, line, err, sizeof(err));
+	if (rc >= 0) /* what --time-limit counts, as prior_training_s() reads it back */
+		r->trained_s += st->selfplay_s + st->train_s + st->arena_s +
+				(st->bench ? st->bench_s : 0.0);
 	if (rc < 0)
 		az_log("azrun: %s", err);
 	else if (az_tb_write_run(r->p.out, err, sizeof(err)) < 0) /* a view: the run goes on */
@@ -581,33 +586,93 @@ static int iteration(struct az_run_loop *r, uint32_t it)
 	return rc;
 }
 
-/* After an iteration: how long it took and when the run should end, from this azrun's mean. */
-static void log_eta(const struct az_run_loop *r, uint32_t it, double t_it, double t_all)
+/* Training time of the iterations before `first` (earlier azruns of the run), in seconds: the
+ * phases' times in metrics.jsonl. 0 when there is none or it cannot be read (the limit then
+ * counts this azrun alone; resume has verified the file already). */
+static double prior_training_s(const struct az_run_loop *r)
 {
-	char a[32], b[32];
+	struct az_run_info ri;
+	char err[256];
+	double s = 0.0;
+
+	if (r->first <= 1 || az_run_info_load(r->p.out, &ri, err, sizeof(err)) < 0)
+		return 0.0;
+	for (size_t i = 0; i < ri.nrows; i++) {
+		const struct az_metric_row *m = &ri.rows[i];
+		const double ph[] = {m->selfplay_s, m->train_s, m->arena_s, m->bench_s};
+
+		if (!(m->iteration < r->first))
+			continue;
+		for (size_t k = 0; k < AZ_ARRAY_LEN(ph); k++)
+			s += isnan(ph[k]) ? 0.0 : ph[k];
+	}
+	az_run_info_free(&ri);
+	return s;
+}
+
+/* Iterations still to run after `it`: up to --iterations, and with a time limit as many as
+ * fit at this azrun's mean iteration time, plus the one during which the limit passes. */
+static uint32_t iterations_left(const struct az_run_loop *r, uint32_t it, double mean,
+				double used)
+{
 	uint32_t left = r->p.iterations - it;
+	if (r->p.time_limit_s > 0) {
+		double fit = used >= r->p.time_limit_s ? 0.0
+			     : ceil((r->p.time_limit_s - used) / (mean > 0 ? mean : 1e-9));
+		if (fit < left)
+			left = (uint32_t)fit;
+	}
+	return left;
+}
+
+/* After an iteration: how long it took and when the run should end, from this azrun's mean. */
+static void log_eta(const struct az_run_loop *r, uint32_t it, double t_it, double t_all,
+		    double used)
+{
+	char a[32], b[32], lim[64] = "";
+	double mean = t_all / (double)(it - r->first + 1);
+	uint32_t left = iterations_left(r, it, mean, used);
 	az_format_duration(t_it, a, sizeof(a));
-	az_format_duration(t_all / (double)(it - r->first + 1) * left, b, sizeof(b));
+	az_format_duration(mean * left, b, sizeof(b));
+	if (r->p.time_limit_s > 0) {
+		char u[32], l[32];
+		az_format_duration(used, u, sizeof(u));
+		az_format_duration(r->p.time_limit_s, l, sizeof(l));
+		snprintf(lim, sizeof(lim), " (%s of the %s time limit used)", u, l);
+	}
 	if (left)
-		az_info("iter %u/%u done in %s; eta %s for the %u iteration%s left", it,
-			r->p.iterations, a, b, left, left == 1 ? "" : "s");
+		az_info("iter %u/%u done in %s; eta %s for the %u iteration%s left%s", it,
+			r->p.iterations, a, b, left, left == 1 ? "" : "s", lim);
 	else
-		az_info("iter %u/%u done in %s", it, r->p.iterations, a);
+		az_info("iter %u/%u done in %s%s", it, r->p.iterations, a, lim);
 }
 
 int az_run_iterate(struct az_run_loop *r)
 {
 	int rc = 0;
-	double t0 = az_now();
+	double t0 = az_now(), prior;
 	r->first = r->completed + 1;
 	r->bench_of = -1;
+	r->time_limited = 0;
+	r->trained_s = 0;
+	prior = r->p.time_limit_s > 0 ? prior_training_s(r) : 0.0;
 	for (uint32_t it = r->first; rc == 0 && it <= r->p.iterations; it++) {
 		if (az_sv_interrupted())
 			return -EINTR; /* before it started: nothing of it is on disk */
+		if (r->p.time_limit_s > 0 && prior + r->trained_s >= r->p.time_limit_s) {
+			char u[32], l[32];
+			az_format_duration(prior + r->trained_s, u, sizeof(u));
+			az_format_duration(r->p.time_limit_s, l, sizeof(l));
+			az_info("azrun: time limit reached (%s of training, limit %s) after iteration "
+				"%u of %u; --resume --time-limit LONGER continues", u, l, it - 1,
+				r->p.iterations);
+			r->time_limited = 1;
+			break;
+		}
 		double t = az_now();
 		rc = iteration(r, it);
 		if (rc == 0)
-			log_eta(r, it, az_now() - t, az_now() - t0);
+			log_eta(r, it, az_now() - t, az_now() - t0, prior + r->trained_s);
 		if (az_sv_interrupted() && rc == 0)
 			rc = -EINTR;
 	}

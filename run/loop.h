@@ -49,6 +49,10 @@ struct az_run_params {
 	uint64_t seed;
 	const char *game_options;     /* recorded in checkpoints ("graph=3;variant=free" or "") */
 	int quiet;                    /* no progress bars */
+	/* Stop after the iteration during which the run's training time (the iterations in
+	 * metrics.jsonl, earlier azruns' included, plus this azrun's) reaches this many seconds;
+	 * 0: no limit. */
+	double time_limit_s;
 	struct az_worker_params worker;
 	struct az_trainer_proc_params train;
 	struct az_pipeline_params pipeline;
@@ -83,6 +87,8 @@ struct az_run_loop {
 	struct az_pipeline pl;
 	uint32_t completed;      /* last completed iteration */
 	uint32_t first;          /* the first iteration this azrun ran (> 1 after a resume) */
+	int time_limited;        /* az_run_iterate() stopped at p.time_limit_s */
+	double trained_s;        /* this azrun's iterations' phase times (what the limit counts) */
 	uint32_t best_iteration; /* iteration whose candidate is best (0: the random init) */
 	char best[AZ_RUNDIR_PATH_MAX];
 	char latest[AZ_RUNDIR_PATH_MAX];

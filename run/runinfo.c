@@ -169,6 +169,10 @@ int az_run_info_load(const char *dir, struct az_run_info *ri, char *err, size_t 
 	ri->iterations = isnan(its) ? 0 : (uint32_t)its;
 	if (!isnan(thr))
 		ri->arena_threshold = thr;
+	const cJSON *tl = cJSON_GetObjectItemCaseSensitive(run, "time-limit");
+	if (!cJSON_IsString(tl) || !tl->valuestring[0] ||
+	    az_parse_duration(tl->valuestring, &ri->time_limit_s) < 0)
+		ri->time_limit_s = 0;
 	cJSON_Delete(run);
 	cJSON *st = parse_file(dir, az_rundir_name(AZ_RUNDIR_STATE));
 	double c = num(st, "completed"), b = num(st, "best_iteration");

@@ -41,6 +41,7 @@ struct az_run_info {
 	char game[32];
 	uint32_t iterations;      /* target (run.json; progress.json while running); 0 unknown */
 	double arena_threshold;   /* run.json, default 0.55 */
+	double time_limit_s;      /* run.json's --time-limit in seconds; 0: none */
 	uint32_t completed;       /* state.json (0 when absent) */
 	uint32_t best_iteration;
 	struct az_metric_row *rows; /* metrics.jsonl sorted by iteration, malloc'd */

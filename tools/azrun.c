@@ -42,6 +42,8 @@ static void run_params(const struct az_config *c, const struct az_game *g, const
 		.arena_threshold = c->arena_threshold, .window = c->window, .net = c->net,
 		.hidden = c->hidden, .blocks = c->blocks, .seed = c->seed, .game_options = options,
 		.quiet = c->quiet};
+	if (c->time_limit[0] && az_parse_duration(c->time_limit, &p->time_limit_s) < 0)
+		p->time_limit_s = 0; /* checked before: az_config_check() */
 	az_config_worker_params(c, &p->worker);
 	az_config_train_params(c, &p->train);
 	az_run_bench_params(c, &p->bench);

@@ -106,6 +106,11 @@ static const struct opt base_opts[] = {
 	{"eval-cache", T_STR, F(eval_cache), sizeof(((struct az_config *)0)->eval_cache),
 	 "MODE", "evaluation cache: worker (one per worker process) | shared (one in the shared "
 	 "segment for all workers) | off", 1},
+	{"time-limit", T_STR, F(time_limit), sizeof(((struct az_config *)0)->time_limit),
+	 "DURATION", "stop cleanly after the iteration during which the run's training time "
+	 "reaches DURATION (90s, 50m, 2h, 1h30m; the iterations of earlier azruns of the run count; "
+	 "--resume continues past it with a new --time-limit); the ETA plans the iterations left "
+	 "from measured iteration times; \"\" none", 1},
 	{"bench", T_STR, F(bench), sizeof(((struct az_config *)0)->bench), "DIR", "connect4: "
 	 "after the arena, the best network's mistake rate (moves that change the solved outcome) "
 	 "on Pascal Pons' sets in DIR (Test_L1_R1 ... Test_L3_R1, as ../shared/data/connect4) "

@@ -58,6 +58,7 @@ struct az_config {
 	uint32_t spin;
 	uint32_t eval_cache_mb;    /* the evaluation cache's size, MiB; 0: off */
 	char eval_cache[8];        /* "worker": one per worker; "shared": one for all; "off" */
+	char time_limit[16];       /* --time-limit DURATION ("" none): see az_parse_duration() */
 	/* benchmark (connect4): Pons' sets in bench ("" off), every bench_every iterations, the
 	 * first bench_positions positions of each (tools/run_bench.h) */
 	char bench[512];

@@ -259,12 +259,28 @@ int az_status_main(int argc, char **argv)
 	if (ri.running) {
 		print_live(&ri);
 	} else {
+		size_t n;
+		double used = SUM(&ri, selfplay_s, &n) + SUM(&ri, train_s, &n) +
+			      SUM(&ri, arena_s, &n) + SUM(&ri, bench_s, &n);
 		const char *why = ri.completed >= ri.iterations && ri.iterations ? "finished" :
-				  "stopped or interrupted; continue with azrun --resume";
+				  ri.time_limit_s > 0 && used >= ri.time_limit_s
+				  ? "stopped at its time limit; continue with azrun --resume "
+				    "--time-limit LONGER"
+				  : "stopped or interrupted; continue with azrun --resume";
 		printf("state:      not running (%s)\n", why);
 	}
 	printf("iterations: %u of %u complete; best network from iteration %u\n", ri.completed,
 	       ri.iterations, ri.best_iteration);
+	if (ri.time_limit_s > 0) {
+		size_t n;
+		double used = SUM(&ri, selfplay_s, &n) + SUM(&ri, train_s, &n) +
+			      SUM(&ri, arena_s, &n) + SUM(&ri, bench_s, &n);
+		char u[32], l[32];
+		az_format_duration(used, u, sizeof(u));
+		az_format_duration(ri.time_limit_s, l, sizeof(l));
+		printf("time limit: %s of %s used (--time-limit: stops after the iteration that "
+		       "reaches it)\n", u, l);
+	}
 	print_done(&ri);
 	az_run_info_free(&ri);
 	return 0;

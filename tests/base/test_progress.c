@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -52,10 +53,34 @@ static void test_duration(void **state)
 	assert_string_equal(b, "?");
 }
 
+/* --time-limit's durations: units h, m, s in order, each once; a bare number is seconds. */
+static void test_parse_duration(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		double s;
+	} ok[] = {{"90s", 90}, {"50m", 3000}, {"2h", 7200}, {"1h30m", 5400}, {"45", 45},
+		  {"1h5", 3605}, {"1h2m3s", 3723}, {"0h1s", 1}};
+	static const char *const bad[] = {"", "0", "0s", "5x", "m", "1m1h", "1h1h", "-5m", "1.5h",
+					  "2h ", " 2h", "1s5", "99999999h"};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		double s = -1;
+		assert_int_equal(az_parse_duration(ok[i].text, &s), 0);
+		assert_true(s == ok[i].s);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		double s = -1;
+		assert_int_equal(az_parse_duration(bad[i], &s), -EINVAL);
+		assert_true(s == -1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bar_text), cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_parse_duration),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -218,6 +218,20 @@ grep -q '"move_accuracy": 1.000000' "$T/win.json" || fail "search missed a win i
 	--positions "$T/k3.txt" --sims 4 --json > "$T/tg.json"
 grep -q '"positions": 559' "$T/tg.json" || fail "azeval on K3 labels"
 "$AZRUN" verify --out "$T/tg" > /dev/null || fail "verify of a tangled run"
+# --time-limit: stops cleanly after the iteration during which the limit passes (exit 0,
+# resumable), counts earlier azruns' iterations on resume, and status shows it.
+"$AZRUN" --game tictactoe --out "$T/tl" --iterations 200 --time-limit 2s "${tiny[@]}" \
+	2> /dev/null || fail "--time-limit run failed"
+n1=$(wc -l < "$T/tl/metrics.jsonl")
+[ "$n1" -ge 1 ] && [ "$n1" -lt 200 ] || fail "--time-limit 2s ran $n1 iterations"
+grep -q "time limit reached" "$T/tl/azrun.log" || fail "no time-limit log line"
+"$AZRUN" status --out "$T/tl" | grep -q "^time limit: .* of 2.0s used" ||
+	fail "status shows no time limit: $("$AZRUN" status --out "$T/tl")"
+"$AZRUN" --resume --out "$T/tl" --time-limit 2s --quiet 2> /dev/null || fail "resume at the limit"
+[ "$(wc -l < "$T/tl/metrics.jsonl")" -eq "$n1" ] || fail "a resume past the limit ran iterations"
+"$AZRUN" --resume --out "$T/tl" --time-limit 4s --quiet 2> /dev/null || fail "resume, longer limit"
+[ "$(wc -l < "$T/tl/metrics.jsonl")" -gt "$n1" ] || fail "a longer limit ran no iteration"
+"$AZRUN" verify --out "$T/tl" > /dev/null || fail "verify after --time-limit"
 # Tangled's own promotion score (a drawish game: promote unless measurably worse).
 grep -Eq '"arena-threshold":[[:space:]]*"0.5"' "$T/tg/run.json" ||
 	fail "tangled's default arena threshold: $(grep -o '"arena-threshold":[^,]*' "$T/tg/run.json")"
