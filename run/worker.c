@@ -327,6 +327,21 @@ static int finish_game(struct worker *w, struct wgame *gm, float v_final)
 	return rc;
 }
 
+/* Mark the illegal moves of `state` in its policy target pi[A] as -0.0f, the legal mask the
+ * trainer's softmax is taken over (train/replay.h). The search gives illegal moves no visits, so
+ * they are all 0 before. */
+static void mark_illegal(const struct az_game *g, const void *state, float *pi)
+{
+	uint8_t mask[AZ_GAME_ACTIONS_MAX];
+
+	g->legal(state, mask);
+	for (uint32_t a = 0; a < g->actions; a++)
+		if (!mask[a]) {
+			AZ_DEBUG_ASSERT(pi[a] == 0.0f);
+			pi[a] = -0.0f;
+		}
+}
+
 /* The search of gm's current move is complete: record, choose, play, advance the trees. */
 static int make_move(struct worker *w, struct wgame *gm)
 {
@@ -342,6 +357,7 @@ static int make_move(struct worker *w, struct wgame *gm)
 			az_tree_visit_policy(t, pi);
 		else /* a fast search: a value target only (train/replay.h) */
 			memset(pi, 0, g->actions * sizeof(*pi));
+		mark_illegal(g, gm->state, pi);
 		gm->hq[gm->nrec] = az_tree_root_value(t);
 		gm->hplayer[gm->nrec] = (int8_t)g->to_move(gm->state);
 		gm->nrec++;
