@@ -35,7 +35,7 @@ struct wgame {
 	int8_t *hplayer;         /* side to move of each record */
 	uint32_t target;         /* root visits at which the current move's search is done */
 	int full;                /* the current move gets a full search (playout cap) */
-	struct az_rng rng;       /* playout-cap draws, seeded by the game's number */
+	struct az_rng rng;       /* playout-cap draws, tie-breaks, seeded by the game's number */
 };
 
 struct worker {
@@ -362,7 +362,10 @@ static int make_move(struct worker *w, struct wgame *gm)
 		gm->hplayer[gm->nrec] = (int8_t)g->to_move(gm->state);
 		gm->nrec++;
 	}
-	int a = az_tree_pick(t, gm->ply < temp_plies ? 1.0f : 0.0f);
+	/* Ties at temperature 0 (a network with uniform priors, the arena's greedy plies) are
+	 * drawn from the game's stream: deterministic per seed and game, yet not always the
+	 * first move in action order. */
+	int a = az_tree_pick(t, gm->ply < temp_plies ? 1.0f : 0.0f, &gm->rng);
 	AZ_ASSERT(a >= 0);
 	if (selfplay && w->cfg->explore > 0.0f && az_rng_uniform(&gm->rng) < w->cfg->explore) {
 		a = random_legal(w, gm);
