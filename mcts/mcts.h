@@ -132,11 +132,11 @@ void az_tree_visit_policy(const struct az_tree *t, float *pi);
 /* Choose a root action: temperature 0 picks the most visited (ties by prior; moves equal in
  * both, as under a network with uniform priors, drawn uniformly from `ties`, the caller's seeded
  * stream, which is drawn from only then; the first in the game's action order when ties is
- * NULL), otherwise samples from visits^(1/T) (the pruned visits with forced playouts, as az_tree_visit_policy). With the
- * solver the choice is restricted as in az_tree_visit_policy(), and a proven win is always
- * played (a win in one first) at any temperature; when no allowed move was visited, the one
- * with the highest prior. Returns the action, or -EINVAL when the root is neither expanded nor
- * proven (nothing searched yet) or has no children. */
+ * NULL), otherwise samples from visits^(1/T) (the pruned visits with forced playouts, as
+ * az_tree_visit_policy). With the solver the choice is restricted as in az_tree_visit_policy(),
+ * and a proven win is always played (a win in one first) at any temperature; when no allowed
+ * move was visited, the one with the highest prior. Returns the action, or -EINVAL when the
+ * root is neither expanded nor proven (nothing searched yet) or has no children. */
 int az_tree_pick(struct az_tree *t, float temperature, struct az_rng *ties);
 
 /* Move the root to the child reached by `action`, keeping its subtree (tree reuse); unknown
