@@ -50,5 +50,5 @@ int az_eval_move(const struct az_game *g, az_eval_fn fn, void *ctx, struct az_tr
 	}
 	az_tree_reset(t, state);
 	int rc = az_mcts_search(t, sims < 2 ? 2 : sims, fn, ctx);
-	return rc < 0 ? rc : az_tree_pick(t, 0.0f);
+	return rc < 0 ? rc : az_tree_pick(t, 0.0f, NULL);
 }

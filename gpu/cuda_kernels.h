@@ -98,7 +98,8 @@ void az_cuda_colsum(const float *m, uint32_t rows, uint32_t cols, float *out, vo
 void az_cuda_masked_softmax(const float *logits, const uint8_t *legal, uint32_t rows,
 			    uint32_t actions, float *prob, void *stream);
 /* Policy cross-entropy of each row: row_ce[r] = -sum_a pi log softmax(logits)_a (double) and,
- * when dlogits is not NULL, dlogits = (softmax * sum(pi) - pi) * inv_b. */
+ * when dlogits is not NULL, dlogits = (softmax * sum(pi) - pi) * inv_b, the softmax over the
+ * legal actions only (pi not -0.0f; dlogits 0 elsewhere), as az_train_policy_xent(). */
 void az_cuda_policy_xent(const float *logits, const float *pi, uint32_t rows, uint32_t actions,
 			 double inv_b, float *dlogits, double *row_ce, void *stream);
 /* Value loss: row_se[r] = (value[r] - z[r])^2 and, when dpre is not NULL, the gradient with

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The softmax family, one block per row: the legal-move masked softmax served to the workers,
- * the policy cross-entropy of training (loss and gradient w.r.t. the logits) and the value head's
+ * the policy cross-entropy of training (loss and gradient w.r.t. the logits, the softmax over the
+ * legal moves that the targets' sign bits mark) and the value head's
  * squared error. Reductions run in double like the CPU trainer's, in a fixed order. */
 #include "gpu/cuda_impl.cuh"
 #include "gpu/cuda_kernels.h"
@@ -14,27 +15,40 @@ static __global__ void masked_softmax_kernel(const float *logits, const uint8_t 
 	az_row_masked_softmax(logits + r * A, legal + r * A, A, prob + r * A, prob + r * A);
 }
 
-/* As forward_loss() in train/trainer.c: lse = max + log sum exp(l - max) over all actions,
- * ce = -sum pi (l - lse), d l_i = (exp(l_i - lse) sum(pi) - pi_i) inv_b. */
+/* As az_train_policy_xent() in train/trainer.c: the softmax over the legal actions only (those
+ * whose target is not -0.0f; all of them when every target is), lse = max + log sum exp(l - max),
+ * ce = -sum pi (l - lse), d l_i = (exp(l_i - lse) sum(pi) - pi_i) inv_b on legal i, 0 on the
+ * others. */
 static __global__ void policy_xent_kernel(const float *logits, const float *pi, uint32_t A,
 					  double inv_b, float *dlogits, double *row_ce)
 {
 	__shared__ float sf[32];
 	__shared__ double sd[32];
+	__shared__ unsigned su[32];
 	size_t r = blockIdx.x;
 	const float *lg = logits + r * A, *tp = pi + r * A;
 	float m = -INFINITY;
 	double s = 0.0, cross = 0.0, mass = 0.0;
+	unsigned nlegal = 0;
 
 	for (uint32_t i = threadIdx.x; i < A; i += blockDim.x)
-		m = lg[i] > m ? lg[i] : m;
+		nlegal += !signbit(tp[i]);
+	nlegal = az_block_reduce(nlegal, az_op_sum<unsigned>(), 0u, su);
+	const bool all = nlegal == 0;
+
+	for (uint32_t i = threadIdx.x; i < A; i += blockDim.x)
+		if (all || !signbit(tp[i]))
+			m = lg[i] > m ? lg[i] : m;
 	m = az_block_reduce(m, az_op_max(), -INFINITY, sf);
 	for (uint32_t i = threadIdx.x; i < A; i += blockDim.x)
-		s += exp((double)lg[i] - (double)m);
+		if (all || !signbit(tp[i]))
+			s += exp((double)lg[i] - (double)m);
 	s = az_block_reduce(s, az_op_sum<double>(), 0.0, sd);
 	double lse = (double)m + log(s);
 
 	for (uint32_t i = threadIdx.x; i < A; i += blockDim.x) {
+		if (!all && signbit(tp[i]))
+			continue;
 		cross += (double)tp[i] * ((double)lg[i] - lse);
 		mass += tp[i];
 	}
@@ -45,7 +59,8 @@ static __global__ void policy_xent_kernel(const float *logits, const float *pi, 
 	if (!dlogits)
 		return;
 	for (uint32_t i = threadIdx.x; i < A; i += blockDim.x)
-		dlogits[r * A + i] = (float)((exp((double)lg[i] - lse) * mass - tp[i]) * inv_b);
+		dlogits[r * A + i] = !all && signbit(tp[i]) ? 0.0f :
+			(float)((exp((double)lg[i] - lse) * mass - tp[i]) * inv_b);
 }
 
 static __global__ void value_loss_kernel(const float *value, const float *z, uint32_t rows,

@@ -15,6 +15,8 @@
 
 #define AZ_CTL_PATH_MAX 512
 #define AZ_CTL_MAX_WORKERS 256
+/* Arena games whose move hashes are kept (az_ctl_shm.arena_hash): game numbers below this. */
+#define AZ_CTL_ARENA_HASHES 8192
 
 /* Model slots: which network a request asks for (the slot header's `model`), and the index of a
  * model in the backend. One count for both: the backend holds every model slot azrun serves. */
@@ -43,8 +45,10 @@ struct az_ctl_worker {
 	_Atomic uint64_t occupancy_samples;
 	_Atomic uint64_t cache_hits;        /* leaves answered by the evaluation cache */
 	_Atomic uint64_t cache_lookups;     /* leaves looked up there (hits + misses) */
-	/* arena results, from the candidate's point of view */
+	/* arena results, from the candidate's point of view; arena_first_* are those of the games
+	 * where the candidate moved first (the second-player results are the differences) */
 	_Atomic uint64_t arena_wins, arena_draws, arena_losses;
+	_Atomic uint64_t arena_first_wins, arena_first_draws, arena_first_losses;
 	_Atomic uint64_t adjudicate_ns;     /* wall ns in the game's adjudicator (az_game) */
 	_Atomic uint64_t busy_ns;           /* wall ns this worker has run in the phase */
 };
@@ -86,6 +90,14 @@ struct az_ctl_shm {
 
 	/* ---- per worker, written by that worker only ---- */
 	struct az_ctl_worker worker[AZ_CTL_MAX_WORKERS];
+
+	/* ---- per arena game, written once by the worker that finished it ----
+	 * arena_hash[n]: a hash of arena game n's moves and of the candidate's colour, never 0;
+	 * 0 while game n is unfinished (or was abandoned). A game number is claimed by one worker
+	 * only (next_game), so each entry has one writer. Relaxed stores and loads: azrun counts
+	 * the distinct games (az_pipeline_arena_distinct) after reaping the phase's workers,
+	 * waitpid orders the stores before its loads. Zeroed by az_pipeline_reset_phase(). */
+	_Atomic uint64_t arena_hash[AZ_CTL_ARENA_HASHES];
 };
 
 #endif

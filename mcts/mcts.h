@@ -32,6 +32,7 @@ struct az_mcts_params {
 void az_mcts_params_default(struct az_mcts_params *p, const struct az_game *g);
 
 struct az_tree;
+struct az_rng; /* base/rng.h */
 
 /* A leaf handed out by az_tree_select(). */
 struct az_leaf {
@@ -128,13 +129,15 @@ int az_tree_root_proven(const struct az_tree *t, int *value);
  * KataGo's policy-target pruning), so the forced visits do not reach the target. */
 void az_tree_visit_policy(const struct az_tree *t, float *pi);
 
-/* Choose a root action: temperature 0 picks the most visited (ties by prior), otherwise samples
- * from visits^(1/T) (the pruned visits with forced playouts, as az_tree_visit_policy). With the
- * solver the choice is restricted as in az_tree_visit_policy(), and a proven win is always
- * played (a win in one first) at any temperature; when no allowed move was visited, the one
- * with the highest prior. Returns the action, or -EINVAL when the root is neither expanded nor
- * proven (nothing searched yet) or has no children. */
-int az_tree_pick(struct az_tree *t, float temperature);
+/* Choose a root action: temperature 0 picks the most visited (ties by prior; moves equal in
+ * both, as under a network with uniform priors, drawn uniformly from `ties`, the caller's seeded
+ * stream, which is drawn from only then; the first in the game's action order when ties is
+ * NULL), otherwise samples from visits^(1/T) (the pruned visits with forced playouts, as
+ * az_tree_visit_policy). With the solver the choice is restricted as in az_tree_visit_policy(),
+ * and a proven win is always played (a win in one first) at any temperature; when no allowed
+ * move was visited, the one with the highest prior. Returns the action, or -EINVAL when the
+ * root is neither expanded nor proven (nothing searched yet) or has no children. */
+int az_tree_pick(struct az_tree *t, float temperature, struct az_rng *ties);
 
 /* Move the root to the child reached by `action`, keeping its subtree (tree reuse); unknown
  * children start a fresh tree. Must be called with nothing in flight. Returns 0 or -EINVAL. */

@@ -103,32 +103,66 @@ void az_tree_visit_policy(const struct az_tree *t, float *pi)
 	}
 }
 
-int az_tree_pick(struct az_tree *t, float temperature)
+/* The prior of root child i as the search used it (with the root's noise when it has some). */
+static float used_prior(const struct az_tree *t, const struct node *c, uint32_t i)
+{
+	return t->root_noisy ? t->noisy[i] : c[i].prior;
+}
+
+/* Among the root children of rank best_rank with the most visits and, among those, the highest
+ * prior, the one `ties` draws (uniformly; the first when ties is NULL or there is one). Returns
+ * the child's index, or -1 when no child has that rank; *nmax gets the visits. */
+static int pick_best(const struct az_tree *t, int best_rank, const uint32_t *n,
+		     struct az_rng *ties, uint32_t *nmax)
+{
+	const struct node *root = &t->nodes[0];
+	const struct node *c = &t->nodes[root->first];
+	float best_p = -INFINITY;
+	uint32_t k = 0, j;
+	int besti = -1;
+
+	*nmax = 0;
+	for (uint32_t i = 0; i < root->nchild; i++) {
+		float p = used_prior(t, c, i);
+
+		if (rank_of(t, &c[i]) != best_rank)
+			continue;
+		if (besti < 0 || n[i] > *nmax || (n[i] == *nmax && p > best_p)) {
+			*nmax = n[i];
+			best_p = p;
+			besti = (int)i;
+			k = 1;
+		} else if (n[i] == *nmax && p == best_p) {
+			k++;
+		}
+	}
+	if (k < 2 || !ties)
+		return besti;
+	/* One draw, and only on a tie, so a stream without ties is not disturbed. */
+	j = az_rng_below(ties, k);
+	for (uint32_t i = (uint32_t)besti; i < root->nchild; i++)
+		if (rank_of(t, &c[i]) == best_rank && n[i] == *nmax && used_prior(t, c, i) == best_p &&
+		    j-- == 0)
+			return (int)i;
+	return besti; /* not reached: k ties lie at or after besti */
+}
+
+int az_tree_pick(struct az_tree *t, float temperature, struct az_rng *ties)
 {
 	const struct node *root = &t->nodes[0];
 	const struct node *c = &t->nodes[root->first];
 	int best_rank = root_best_rank(t);
 	const uint32_t *n = az_tree_root_counts(t, best_rank);
-	uint32_t nmax = 0, besti = 0;
-	float best_p = -INFINITY;
+	uint32_t nmax;
 	double total = 0.0, x;
+	int besti;
 
 	if (!(temperature >= 0.0f))
 		return -EINVAL;
-	for (uint32_t i = 0; i < root->nchild; i++) {
-		float p = t->root_noisy ? t->noisy[i] : c[i].prior;
-
-		if (rank_of(t, &c[i]) != best_rank)
-			continue;
-		if (n[i] > nmax || (n[i] == nmax && p > best_p)) {
-			nmax = n[i];
-			best_p = p;
-			besti = i;
-		}
-	}
+	besti = pick_best(t, best_rank, n, ties, &nmax);
 	/* Nothing visited among the best (a short search whose visits all went to moves it then
 	 * proved lost): the highest prior among them. */
-	if (best_p == -INFINITY || (nmax == 0 && !(root->flags & (F_PROVEN | F_EXPANDED))))
+	if (besti < 0 || (nmax == 0 && !(root->flags & (F_PROVEN | F_EXPANDED))))
 		return -EINVAL;
 	if (temperature == 0.0f || nmax == 0 || best_rank >= 2)
 		return c[besti].action;

@@ -324,6 +324,16 @@ static int read_whole(const char *path, unsigned char **buf, size_t *size, char 
 	return 0;
 }
 
+/* Whether the first n bytes are printable ASCII or whitespace (a text file, not a checkpoint,
+ * whose first 8 bytes are a small little-endian length with zero high bytes). */
+static int looks_like_text(const unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(b[i] == '\n' || b[i] == '\r' || b[i] == '\t' || (b[i] >= 0x20 && b[i] < 0x7f)))
+			return 0;
+	return 1;
+}
+
 /* The 8-byte length and the header's bounds. */
 static int check_framing(struct ckpt_file *f, char *err, size_t errlen)
 {
@@ -336,6 +346,18 @@ static int check_framing(struct ckpt_file *f, char *err, size_t errlen)
 	}
 	for (int i = 0; i < 8; i++)
 		h |= (uint64_t)f->buf[i] << (8 * i);
+	/* A text file read as a length is a huge number: say what the file looks like instead. */
+	if (h > HEADER_MAX && f->size >= 24 &&
+	    memcmp(f->buf, "version https://git-lfs", 23) == 0) {
+		az_set_err(err, errlen, "checkpoint %s: not a safetensors file (a Git LFS pointer? "
+			"run git lfs pull)", f->name);
+		return -EINVAL;
+	}
+	if (h > HEADER_MAX && looks_like_text(f->buf, f->size < 64 ? f->size : 64)) {
+		az_set_err(err, errlen, "checkpoint %s: not a safetensors file (it starts with "
+			"text)", f->name);
+		return -EINVAL;
+	}
 	if (h > HEADER_MAX) {
 		az_set_err(err, errlen, "checkpoint %s: header length %llu exceeds the %u-byte limit",
 			f->name, (unsigned long long)h, HEADER_MAX);
@@ -571,21 +593,33 @@ static int span_cmp(const void *a, const void *b)
 {
 	const struct span *x = a, *y = b;
 
-	return (x->begin > y->begin) - (x->begin < y->begin);
+	if (x->begin != y->begin)
+		return (x->begin > y->begin) - (x->begin < y->begin);
+	return (x->index > y->index) - (x->index < y->index); /* a fixed order for the message */
 }
 
 /* Tensors must tile the data area exactly: sorted by offset, each starts where the last ended.
- * Any order is accepted (a file re-saved by Python orders tensors by name). */
-static int check_tiling(const struct ckpt_file *f, struct span *sp, uint32_t n, char *err,
-			size_t errlen)
+ * Any order is accepted (a file re-saved by Python orders tensors by name). A failure names the
+ * two tensors on either side of the overlap or gap (t: the tensors, by span index). */
+static int check_tiling(const struct ckpt_file *f, const struct az_tensor *t, struct span *sp,
+			uint32_t n, char *err, size_t errlen)
 {
 	uint64_t pos = 0;
 
 	qsort(sp, n, sizeof(*sp), span_cmp);
 	for (uint32_t i = 0; i < n; i++) {
+		if (sp[i].begin != pos && i == 0) {
+			az_set_err(err, errlen, "checkpoint %s: a gap before the first tensor: %s "
+				"starts at data byte %llu, not 0", f->name, t[sp[i].index].name,
+				(unsigned long long)sp[i].begin);
+			return -EINVAL;
+		}
 		if (sp[i].begin != pos) {
-			az_set_err(err, errlen, "checkpoint %s: tensors overlap or leave a gap at "
-				"data byte %llu", f->name, (unsigned long long)pos);
+			az_set_err(err, errlen, "checkpoint %s: tensors %s and %s %s: %s ends at data "
+				"byte %llu, %s starts at %llu", f->name, t[sp[i - 1].index].name,
+				t[sp[i].index].name, sp[i].begin < pos ? "overlap" : "leave a gap",
+				t[sp[i - 1].index].name, (unsigned long long)pos,
+				t[sp[i].index].name, (unsigned long long)sp[i].begin);
 			return -EINVAL;
 		}
 		pos = sp[i].end;
@@ -673,7 +707,7 @@ static int load_tensors(const struct ckpt_file *f, const cJSON *root,
 			goto err_free;
 		sp[i].index = i;
 	}
-	rc = check_tiling(f, sp, n, err, errlen);
+	rc = check_tiling(f, t, sp, n, err, errlen);
 	if (rc < 0)
 		goto err_free;
 	rc = az_model_create(&cm->arch, &m);

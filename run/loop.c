@@ -270,6 +270,8 @@ struct iter_stats {
 	int promoted;
 	struct az_train_report tr;
 	uint64_t wins, draws, losses;
+	uint64_t first[3], second[3]; /* candidate W, D, L moving first and moving second */
+	uint64_t distinct;            /* distinct arena games (moves and colours) */
 	int bench;       /* the benchmark ran (or was repeated): r->bench_json holds its keys */
 	double bench_s;  /* its wall time in this iteration */
 };
@@ -332,6 +334,12 @@ static int arena_phase(struct az_run_loop *r, uint32_t it, const char *cand, str
 	/* Over the games only, as evals_per_s is over self-play's (the model load is excluded). */
 	double games_s = az_now() - t1;
 	st->arena_evals_per_s = (double)c.evals / (games_s > 0 ? games_s : 1);
+	if (rc == 0) {
+		int d = az_pipeline_arena_distinct(&r->pl, &c.arena_hashed);
+
+		rc = d < 0 ? d : 0;
+		c.arena_distinct = d < 0 ? 0 : (uint64_t)d;
+	}
 	if (rc == 0 && r->hooks)
 		rc = r->hooks->arena_end(r, it, &c);
 	st->arena_s = az_now() - t0;
@@ -340,14 +348,33 @@ static int arena_phase(struct az_run_loop *r, uint32_t it, const char *cand, str
 	st->wins = c.arena_wins;
 	st->draws = c.arena_draws;
 	st->losses = c.arena_losses;
+	st->first[0] = c.arena_first_wins;
+	st->first[1] = c.arena_first_draws;
+	st->first[2] = c.arena_first_losses;
+	st->second[0] = c.arena_wins - c.arena_first_wins;
+	st->second[1] = c.arena_draws - c.arena_first_draws;
+	st->second[2] = c.arena_losses - c.arena_first_losses;
+	st->distinct = c.arena_distinct;
 	uint64_t n = st->wins + st->draws + st->losses;
 	st->score = n ? ((double)st->wins + 0.5 * (double)st->draws) / (double)n : 0.0;
 	/* The threshold is a float (0.55f is slightly above 0.55): compare with a tolerance so an
 	 * exact 22/40 promotes. */
 	st->promoted = st->score >= (double)r->p.arena_threshold - 1e-6;
-	az_info("iter %u arena: candidate %llu-%llu-%llu (W-D-L) score %.3f -> %s", it,
+	az_info("iter %u arena: candidate %llu-%llu-%llu (W-D-L) score %.3f -> %s; moving first "
+		"%llu-%llu-%llu, second %llu-%llu-%llu; %llu distinct games", it,
 		(unsigned long long)st->wins, (unsigned long long)st->draws,
-		(unsigned long long)st->losses, st->score, st->promoted ? "promoted" : "kept best");
+		(unsigned long long)st->losses, st->score, st->promoted ? "promoted" : "kept best",
+		(unsigned long long)st->first[0], (unsigned long long)st->first[1],
+		(unsigned long long)st->first[2], (unsigned long long)st->second[0],
+		(unsigned long long)st->second[1], (unsigned long long)st->second[2],
+		(unsigned long long)st->distinct);
+	/* A deterministic arena (greedy play, no noise, ties always broken alike) plays one game
+	 * per colour over and over: its score measures two games, not n. */
+	if (c.arena_hashed > c.arena_distinct)
+		az_log("azrun: warning: iter %u arena: %llu of %llu games repeat an earlier game "
+		       "(a deterministic arena? see --arena-temp-plies)", it,
+		       (unsigned long long)(c.arena_hashed - c.arena_distinct),
+		       (unsigned long long)c.arena_hashed);
 	return 0;
 }
 
@@ -481,7 +508,7 @@ static double wall_clock(void)
 
 static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_stats *st)
 {
-	char line[4096], err[512], bench[sizeof(r->bench_json) + 64] = "";
+	char line[6144], err[512], bench[sizeof(r->bench_json) + 64] = "";
 	double sp = st->selfplay_s > 0 ? st->selfplay_s : 1;
 	const struct az_pipeline_counters *c = &st->sp;
 	if (st->bench)
@@ -490,7 +517,10 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 "{\"iteration\": %u, \"games\": %llu, \"positions\": %llu, "
 		 "\"policy_loss\": %.5f, \"value_loss\": %.5f, \"arena_score\": %.4f, "
 		 "\"promoted\": %s, \"arena_wins\": %llu, \"arena_draws\": %llu, "
-		 "\"arena_losses\": %llu, \"evals_per_s\": %.1f, \"sims_per_s\": %.1f, "
+		 "\"arena_losses\": %llu, \"arena_first_wins\": %llu, \"arena_first_draws\": %llu, "
+		 "\"arena_first_losses\": %llu, \"arena_second_wins\": %llu, "
+		 "\"arena_second_draws\": %llu, \"arena_second_losses\": %llu, "
+		 "\"arena_distinct_games\": %llu, \"evals_per_s\": %.1f, \"sims_per_s\": %.1f, "
 		 "\"mean_batch\": %.2f, \"ring_occupancy\": %.2f, \"train_samples\": %llu, "
 		 "\"train_steps\": %u, \"selfplay_s\": %.3f, \"train_s\": %.3f, "
 		 "\"arena_s\": %.3f, \"arena_evals_per_s\": %.1f, \"best_iteration\": %u, "
@@ -499,7 +529,11 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 it, (unsigned long long)c->games, (unsigned long long)c->positions,
 		 st->tr.policy_loss, st->tr.value_loss, st->score, st->promoted ? "true" : "false",
 		 (unsigned long long)st->wins, (unsigned long long)st->draws,
-		 (unsigned long long)st->losses, (double)c->evals / sp, (double)c->sims / sp,
+		 (unsigned long long)st->losses, (unsigned long long)st->first[0],
+		 (unsigned long long)st->first[1], (unsigned long long)st->first[2],
+		 (unsigned long long)st->second[0], (unsigned long long)st->second[1],
+		 (unsigned long long)st->second[2], (unsigned long long)st->distinct,
+		 (double)c->evals / sp, (double)c->sims / sp,
 		 c->batches ? (double)c->evals / (double)c->batches : 0.0,
 		 c->occ_n ? (double)c->occ_sum / (double)c->occ_n : 0.0,
 		 (unsigned long long)st->tr.samples, st->tr.steps, st->selfplay_s, st->train_s,

@@ -188,20 +188,33 @@ static int leader_arena_begin(struct az_run_loop *r, uint32_t it, const char *ca
 	return send_ctl(&c, cand);
 }
 
+/* The arena counters summed over the ranks: W, D, L, the W, D, L moving first, the distinct
+ * and the hashed games (distinct within each rank: games are not compared across ranks). */
+enum { ARENA_VALUES = 8 };
+
+static void arena_values(const struct az_pipeline_counters *c, uint64_t v[ARENA_VALUES])
+{
+	const uint64_t x[ARENA_VALUES] = {c->arena_wins, c->arena_draws, c->arena_losses,
+					  c->arena_first_wins, c->arena_first_draws,
+					  c->arena_first_losses, c->arena_distinct, c->arena_hashed};
+
+	memcpy(v, x, sizeof(x));
+}
+
 /* The arena results of every rank, summed at rank 0 (rank 0 adds its own afterwards). */
-static int reduce_results(uint64_t v[3], uint64_t sum[3])
+static int reduce_results(uint64_t v[ARENA_VALUES], uint64_t sum[ARENA_VALUES])
 {
 	MPI_Request req;
 	double t0 = az_now(), in_mpi = 0;
-	MPI_Ireduce(v, sum, 3, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD, &req);
+	MPI_Ireduce(v, sum, ARENA_VALUES, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD, &req);
 	int rc = az_mpi_wait(&req, &in_mpi);
 	if (m.rank == 0) {
 		/* It waits for the slowest rank's arena games: that is waiting, not the network;
-		 * the reduce of 24 bytes itself is counted as one Test's time. */
+		 * the reduce of 64 bytes itself is counted as one Test's time. */
 		double t = az_now() - t0;
 		m.k[K_ARENA].s += t < 1e-4 ? t : 1e-4;
 		m.wait_s += t < 1e-4 ? 0 : t - 1e-4;
-		m.k[K_ARENA].bytes += (uint64_t)(m.size - 1) * 3 * sizeof(uint64_t);
+		m.k[K_ARENA].bytes += (uint64_t)(m.size - 1) * ARENA_VALUES * sizeof(uint64_t);
 		m.k[K_ARENA].msgs += (uint64_t)m.size - 1;
 	}
 	return rc;
@@ -228,13 +241,18 @@ static void log_iteration(uint32_t it)
 
 static int leader_arena_end(struct az_run_loop *r, uint32_t it, struct az_pipeline_counters *c)
 {
-	uint64_t zero[3] = {0, 0, 0}, sum[3] = {0, 0, 0};
+	uint64_t zero[ARENA_VALUES] = {0}, sum[ARENA_VALUES] = {0};
 	int rc = reduce_results(zero, sum);
 	if (rc < 0)
 		return rc;
 	c->arena_wins += sum[0];
 	c->arena_draws += sum[1];
 	c->arena_losses += sum[2];
+	c->arena_first_wins += sum[3];
+	c->arena_first_draws += sum[4];
+	c->arena_first_losses += sum[5];
+	c->arena_distinct += sum[6];
+	c->arena_hashed += sum[7];
 	m.in_iteration = 0; /* the others wait for the next control message now */
 	log_iteration(it);
 	return 0;
@@ -394,7 +412,13 @@ static int follower_arena(struct az_run_loop *r, const struct ctl *c, const char
 	if (rc < 0)
 		return rc;
 	az_pipeline_sample(&r->pl, &pc);
-	uint64_t v[3] = {pc.arena_wins, pc.arena_draws, pc.arena_losses};
+	int d = az_pipeline_arena_distinct(&r->pl, &pc.arena_hashed);
+	uint64_t v[ARENA_VALUES];
+
+	pc.arena_distinct = d < 0 ? 0 : (uint64_t)d; /* -ENOMEM: not counted, still reduced */
+	if (d < 0)
+		pc.arena_hashed = 0;
+	arena_values(&pc, v);
 	return reduce_results(v, NULL);
 }
 

@@ -58,6 +58,13 @@ static void row_from_json(const cJSON *j, struct az_metric_row *r)
 	r->arena_wins = num(j, "arena_wins");
 	r->arena_draws = num(j, "arena_draws");
 	r->arena_losses = num(j, "arena_losses");
+	r->arena_first[0] = num(j, "arena_first_wins");
+	r->arena_first[1] = num(j, "arena_first_draws");
+	r->arena_first[2] = num(j, "arena_first_losses");
+	r->arena_second[0] = num(j, "arena_second_wins");
+	r->arena_second[1] = num(j, "arena_second_draws");
+	r->arena_second[2] = num(j, "arena_second_losses");
+	r->arena_distinct_games = num(j, "arena_distinct_games");
 	r->evals_per_s = num(j, "evals_per_s");
 	r->mean_batch = num(j, "mean_batch");
 	r->ring_occupancy = num(j, "ring_occupancy");

@@ -24,6 +24,8 @@ struct az_metric_row {
 	double iteration, games, positions, policy_loss, value_loss;
 	double best_iteration; /* the best network after this iteration's arena (NAN: absent) */
 	double arena_score, arena_wins, arena_draws, arena_losses;
+	double arena_first[3], arena_second[3]; /* candidate W, D, L moving first / second */
+	double arena_distinct_games;            /* different arena games (moves, colours) */
 	double evals_per_s, mean_batch, ring_occupancy;
 	double eval_cache_hit_rate; /* self-play leaves answered by the workers' caches, 0-1 */
 	double adjudication_share;  /* workers' time in the game's adjudicator, 0-1 (Tangled) */

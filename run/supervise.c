@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -333,7 +334,8 @@ void az_pipeline_stop(struct az_pipeline *pl)
 static const size_t wfield[] = {
 	W(claimed), W(done), W(games_done), W(positions), W(moves), W(sims), W(occupancy_sum),
 	W(occupancy_samples), W(cache_hits), W(cache_lookups), W(arena_wins), W(arena_draws),
-	W(arena_losses), W(adjudicate_ns), W(busy_ns)};
+	W(arena_losses), W(arena_first_wins), W(arena_first_draws), W(arena_first_losses),
+	W(adjudicate_ns), W(busy_ns)};
 #undef W
 _Static_assert(sizeof(wfield) / sizeof(wfield[0]) * 8 ==
 		       offsetof(struct az_ctl_worker, busy_ns) + 8,
@@ -355,6 +357,8 @@ void az_pipeline_reset_phase(struct az_pipeline *pl, uint64_t games)
 	for (uint32_t w = 0; w < AZ_CTL_MAX_WORKERS; w++)
 		for (size_t k = 0; k < AZ_ARRAY_LEN(wfield); k++)
 			atomic_store_explicit(wcounter(c, w, wfield[k]), 0, memory_order_relaxed);
+	for (size_t n = 0; n < AZ_CTL_ARENA_HASHES; n++)
+		atomic_store_explicit(&c->arena_hash[n], 0, memory_order_relaxed);
 	atomic_store_explicit(&c->worker_error, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->phase_stop, 0, memory_order_relaxed);
 }
@@ -386,6 +390,9 @@ void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counter
 		{&s->arena_wins, offsetof(struct az_ctl_worker, arena_wins)},
 		{&s->arena_draws, offsetof(struct az_ctl_worker, arena_draws)},
 		{&s->arena_losses, offsetof(struct az_ctl_worker, arena_losses)},
+		{&s->arena_first_wins, offsetof(struct az_ctl_worker, arena_first_wins)},
+		{&s->arena_first_draws, offsetof(struct az_ctl_worker, arena_first_draws)},
+		{&s->arena_first_losses, offsetof(struct az_ctl_worker, arena_first_losses)},
 		{&s->adjudicate_ns, offsetof(struct az_ctl_worker, adjudicate_ns)},
 		{&s->busy_ns, offsetof(struct az_ctl_worker, busy_ns)}};
 	for (size_t i = 0; i < AZ_ARRAY_LEN(sum); i++) {
@@ -395,6 +402,37 @@ void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counter
 		*sum[i].to = v;
 	}
 	s->worker_error = atomic_load_explicit(&c->worker_error, memory_order_relaxed);
+	s->arena_distinct = s->arena_hashed = 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int az_pipeline_arena_distinct(const struct az_pipeline *pl, uint64_t *hashed)
+{
+	uint64_t *h = malloc(AZ_CTL_ARENA_HASHES * sizeof(*h));
+	size_t n = 0, distinct = 0;
+
+	if (!h)
+		return -ENOMEM;
+	/* Relaxed: the writers have been reaped (waitpid orders their stores before these). */
+	for (size_t i = 0; i < AZ_CTL_ARENA_HASHES; i++) {
+		uint64_t v = atomic_load_explicit(&pl->ctl->arena_hash[i], memory_order_relaxed);
+
+		if (v)
+			h[n++] = v;
+	}
+	qsort(h, n, sizeof(*h), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		distinct += i == 0 || h[i] != h[i - 1];
+	free(h);
+	if (hashed)
+		*hashed = n;
+	return (int)distinct;
 }
 
 void az_pipeline_set_positions(struct az_pipeline *pl, uint64_t n)

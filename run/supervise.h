@@ -115,10 +115,20 @@ struct az_pipeline_counters {
 	uint64_t occ_sum, occ_n;               /* ring occupancy samples */
 	uint64_t cache_hits, cache_lookups;    /* workers' evaluation caches */
 	uint64_t arena_wins, arena_draws, arena_losses;
+	uint64_t arena_first_wins, arena_first_draws, arena_first_losses; /* candidate moved first */
+	uint64_t arena_distinct, arena_hashed; /* 0 here; the arena phase's caller sets them from
+						* az_pipeline_arena_distinct() */
 	uint64_t adjudicate_ns, busy_ns;       /* workers: adjudicating, running (wall ns) */
 	int32_t worker_error;
 };
 void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counters *c);
+
+/* The arena phase's distinct games: how many different hashes (moves and the candidate's
+ * colour) its finished games with numbers below AZ_CTL_ARENA_HASHES left in the control area;
+ * *hashed (may be NULL) gets how many games were hashed. A deterministic arena (no noise, no
+ * temperature, no random ties) plays each colour's game once and repeats it. Call once the
+ * phase's workers have been reaped. Returns the count or -ENOMEM. */
+int az_pipeline_arena_distinct(const struct az_pipeline *pl, uint64_t *hashed);
 
 /* Replace the phase's positions count (the sum of the workers' counters) by n, once every worker
  * of the phase has been reaped: az_pipeline_sample() reports n until the next phase. */

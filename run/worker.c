@@ -27,6 +27,7 @@ struct wgame {
 	uint8_t state[AZ_GAME_STATE_MAX];
 	uint32_t ply;
 	int cand_player;         /* arena: which player (0 first, 1 second) is the candidate */
+	uint64_t moves_hash;     /* arena: FNV-1a of cand_player and the moves so far */
 	uint32_t nrec;           /* self-play records so far */
 	uint32_t explore_cut;    /* records before the last exploratory move (--explore) */
 	float *hx, *hpi;         /* [max_plies, D], [max_plies, A] */
@@ -35,7 +36,7 @@ struct wgame {
 	int8_t *hplayer;         /* side to move of each record */
 	uint32_t target;         /* root visits at which the current move's search is done */
 	int full;                /* the current move gets a full search (playout cap) */
-	struct az_rng rng;       /* playout-cap draws, seeded by the game's number */
+	struct az_rng rng;       /* playout-cap draws, tie-breaks, seeded by the game's number */
 };
 
 struct worker {
@@ -67,6 +68,7 @@ struct worker {
 	struct {
 		uint64_t games_done, positions, moves, sims, occ_sum, occ_n, cache_hits;
 		uint64_t cache_lookups, wins, draws, losses, claimed, done, adj_ns, busy_ns;
+		uint64_t first_wins, first_draws, first_losses;
 	} st;
 	/* This process's start (az_now_ns) and the game's adjudication total then, with the
 	 * totals loaded from a predecessor: publish_stats() adds what this process spent. */
@@ -85,6 +87,16 @@ struct worker {
 	 * between phases, and a phase's workers are forked after its models are loaded. */
 	uint32_t gen[AZ_MODEL_SLOTS];
 };
+
+/* FNV-1a, 64-bit, one 64-bit value at a time: the arena's game hashes (distinct games). */
+#define FNV_OFFSET 14695981039346656037ull
+
+static uint64_t hash_step(uint64_t h, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ull;
+	return h;
+}
 
 static struct az_tree *cur_tree(const struct worker *w, const struct wgame *gm)
 {
@@ -133,7 +145,9 @@ static void sync_stats(struct worker *w, int load)
 		 {&c->occupancy_sum, &w->st.occ_sum}, {&c->occupancy_samples, &w->st.occ_n},
 		 {&c->cache_hits, &w->st.cache_hits}, {&c->cache_lookups, &w->st.cache_lookups},
 		 {&c->arena_wins, &w->st.wins}, {&c->arena_draws, &w->st.draws},
-		 {&c->arena_losses, &w->st.losses}, {&c->done, &w->st.done},
+		 {&c->arena_losses, &w->st.losses}, {&c->arena_first_wins, &w->st.first_wins},
+		 {&c->arena_first_draws, &w->st.first_draws},
+		 {&c->arena_first_losses, &w->st.first_losses}, {&c->done, &w->st.done},
 		 {&c->claimed, &w->st.claimed}, {&c->adjudicate_ns, &w->st.adj_ns},
 		 {&c->busy_ns, &w->st.busy_ns}};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
@@ -225,6 +239,7 @@ static void start_game(struct worker *w, struct wgame *gm)
 	gm->nrec = 0;
 	gm->explore_cut = 0;
 	gm->cand_player = (int)(n & 1); /* colours alternate between consecutive games */
+	gm->moves_hash = hash_step(FNV_OFFSET, (uint64_t)gm->cand_player);
 	az_rng_seed(&gm->rng, w->cfg->seed * 0xbf58476d1ce4e5b9ull + ((uint64_t)w->iteration << 40) +
 		    n * 2u + 1u);
 	w->g->init(gm->state);
@@ -319,12 +334,36 @@ static int finish_game(struct worker *w, struct wgame *gm, float v_final)
 	} else {
 		float v = gm->cand_player == final_player ? v_final : -v_final;
 		(*(v > 0 ? &w->st.wins : v < 0 ? &w->st.losses : &w->st.draws))++;
+		if (gm->cand_player == 0)
+			(*(v > 0 ? &w->st.first_wins : v < 0 ? &w->st.first_losses
+						     : &w->st.first_draws))++;
+		/* Relaxed: this worker alone plays game number gm->number; azrun reads the hash
+		 * after reaping it (infer/control.h). */
+		if (gm->number < AZ_CTL_ARENA_HASHES)
+			atomic_store_explicit(&w->ctl->arena_hash[gm->number],
+					      gm->moves_hash ? gm->moves_hash : 1,
+					      memory_order_relaxed);
 	}
 	w->st.games_done++;
 	w->st.done++;
 	publish_stats(w);
 	start_game(w, gm);
 	return rc;
+}
+
+/* Mark the illegal moves of `state` in its policy target pi[A] as -0.0f, the legal mask the
+ * trainer's softmax is taken over (train/replay.h). The search gives illegal moves no visits, so
+ * they are all 0 before. */
+static void mark_illegal(const struct az_game *g, const void *state, float *pi)
+{
+	uint8_t mask[AZ_GAME_ACTIONS_MAX];
+
+	g->legal(state, mask);
+	for (uint32_t a = 0; a < g->actions; a++)
+		if (!mask[a]) {
+			AZ_DEBUG_ASSERT(pi[a] == 0.0f);
+			pi[a] = -0.0f;
+		}
 }
 
 /* The search of gm's current move is complete: record, choose, play, advance the trees. */
@@ -342,17 +381,22 @@ static int make_move(struct worker *w, struct wgame *gm)
 			az_tree_visit_policy(t, pi);
 		else /* a fast search: a value target only (train/replay.h) */
 			memset(pi, 0, g->actions * sizeof(*pi));
+		mark_illegal(g, gm->state, pi);
 		gm->hq[gm->nrec] = az_tree_root_value(t);
 		gm->hplayer[gm->nrec] = (int8_t)g->to_move(gm->state);
 		gm->nrec++;
 	}
-	int a = az_tree_pick(t, gm->ply < temp_plies ? 1.0f : 0.0f);
+	/* Ties at temperature 0 (a network with uniform priors, the arena's greedy plies) are
+	 * drawn from the game's stream: deterministic per seed and game, yet not always the
+	 * first move in action order. */
+	int a = az_tree_pick(t, gm->ply < temp_plies ? 1.0f : 0.0f, &gm->rng);
 	AZ_ASSERT(a >= 0);
 	if (selfplay && w->cfg->explore > 0.0f && az_rng_uniform(&gm->rng) < w->cfg->explore) {
 		a = random_legal(w, gm);
 		gm->explore_cut = gm->nrec;
 	}
 	g->apply(gm->state, a);
+	gm->moves_hash = hash_step(gm->moves_hash, (uint64_t)a);
 	gm->ply++;
 	w->st.moves++;
 	float v;

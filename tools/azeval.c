@@ -180,7 +180,7 @@ static int opponent_move(struct match *mt, const void *state)
 		az_tree_reset(mt->opp, state);
 		int rc = az_mcts_search(mt->opp, mt->vs_sims < 2 ? 2 : mt->vs_sims, az_rollout_eval,
 					&mt->rollout);
-		return rc < 0 ? rc : az_tree_pick(mt->opp, 0.0f);
+		return rc < 0 ? rc : az_tree_pick(mt->opp, 0.0f, NULL);
 	}
 	int n = g->legal(state, mask), k = (int)az_rng_below(&mt->rng, (uint32_t)n);
 	for (uint32_t a = 0; a < g->actions; a++)

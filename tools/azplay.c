@@ -429,7 +429,7 @@ static int search_move(struct play *p, struct player *pl, int side)
 	}
 	printf("\n");
 	float temp = pl->kind == K_AGENT ? p->o.temperature : 0.0f;
-	int a = az_tree_pick(pl->tree, temp);
+	int a = az_tree_pick(pl->tree, temp, NULL);
 	if (a < 0)
 		fprintf(stderr, "azplay: the search chose no move: %s\n", strerror(-a));
 	return a;

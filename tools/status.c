@@ -112,7 +112,8 @@ static void print_arena(const struct az_run_info *ri)
 	double *cand = best + ri->nrows;
 	az_elo_estimate(ri->rows, ri->nrows, best, cand);
 	size_t first = ri->nrows > ARENA_ROWS_SHOWN ? ri->nrows - ARENA_ROWS_SHOWN : 0;
-	printf("arena:      iteration  W-D-L        score  result     best Elo\n");
+	printf("arena:      iteration  W-D-L        score  result     best Elo  first   second  "
+	       "distinct\n");
 	if (first)
 		printf("            (%zu earlier iterations not shown; see azrun report)\n", first);
 	for (size_t i = first; i < ri->nrows; i++) {
@@ -121,8 +122,18 @@ static void print_arena(const struct az_run_info *ri)
 		if (!isnan(r->arena_wins))
 			snprintf(wdl, sizeof(wdl), "%.0f-%.0f-%.0f", r->arena_wins, r->arena_draws,
 				 r->arena_losses);
-		printf("            %9.0f  %-11s  %5.3f  %-9s  %+6.0f\n", r->iteration, wdl,
-		       r->arena_score, r->promoted ? "promoted" : "kept best", best[i]);
+		char w1[24] = "?", w2[24] = "?", distinct[24] = "?";
+		if (!isnan(r->arena_first[0]))
+			snprintf(w1, sizeof(w1), "%.0f-%.0f-%.0f", r->arena_first[0],
+				 r->arena_first[1], r->arena_first[2]);
+		if (!isnan(r->arena_second[0]))
+			snprintf(w2, sizeof(w2), "%.0f-%.0f-%.0f", r->arena_second[0],
+				 r->arena_second[1], r->arena_second[2]);
+		if (!isnan(r->arena_distinct_games))
+			snprintf(distinct, sizeof(distinct), "%.0f", r->arena_distinct_games);
+		printf("            %9.0f  %-11s  %5.3f  %-9s  %+6.0f  %-6s  %-6s  %s\n",
+		       r->iteration, wdl, r->arena_score, r->promoted ? "promoted" : "kept best",
+		       best[i], w1, w2, distinct);
 	}
 	free(best);
 }

@@ -13,7 +13,14 @@
  * A record whose policy is all zero carries a value target only (a position searched by a fast
  * search under playout-cap randomisation): the trainer's cross-entropy weights each row by its
  * policy mass (az_train_policy_xent), so such a row adds nothing to the policy loss or its
- * gradient. Older files simply have no such rows: the format is unchanged. */
+ * gradient. Older files simply have no such rows: the format is unchanged.
+ *
+ * The legal moves travel in the policy's sign bits: policy[a] is -0.0f when action a is illegal
+ * in the record's position and +0.0f or more when it is legal (run/worker.c writes them so). The
+ * trainer's softmax runs over the legal moves only (az_train_policy_xent); the values compare
+ * equal to 0, so older readers see the same targets, and older files (no sign bits set) read as
+ * "every move legal", the unmasked loss they were trained with. Anything that moves policies
+ * around must copy them (the games' symmetry functions do) rather than add to them. */
 #ifndef AZ_REPLAY_H
 #define AZ_REPLAY_H
 

@@ -163,23 +163,41 @@ static double l2_pass(const struct az_model *m, float l2, float *grad)
 	return sq;
 }
 
+/* Whether action i of policy target tp, which has nlegal entries not marked illegal, is in the
+ * softmax. */
+static inline int in_softmax(const float *tp, uint32_t i, uint32_t nlegal)
+{
+	return nlegal == 0 || !signbit(tp[i]);
+}
+
 double az_train_policy_xent(const float *lg, const float *tp, uint32_t A, double inv_b,
 			    float *dl)
 {
-	double max = lg[0], lse = 0.0, mass = 0.0, cross = 0.0;
+	double max = -INFINITY, lse = 0.0, mass = 0.0, cross = 0.0;
+	uint32_t nlegal = 0;
 
-	for (uint32_t i = 1; i < A; i++)
-		max = lg[i] > max ? lg[i] : max;
+	/* The softmax runs over the legal moves only (train/replay.h: -0.0f marks an illegal
+	 * one); a row marking every move illegal cannot come from a game, and is read unmasked. */
 	for (uint32_t i = 0; i < A; i++)
-		lse += exp(lg[i] - max);
+		nlegal += !signbit(tp[i]);
+	for (uint32_t i = 0; i < A; i++)
+		if (in_softmax(tp, i, nlegal))
+			max = lg[i] > max ? lg[i] : max;
+	for (uint32_t i = 0; i < A; i++)
+		if (in_softmax(tp, i, nlegal))
+			lse += exp(lg[i] - max);
 	lse = max + log(lse);
 	for (uint32_t i = 0; i < A; i++) {
+		if (!in_softmax(tp, i, nlegal))
+			continue;
 		cross += tp[i] * (lg[i] - lse);
 		mass += tp[i];
 	}
-	/* d/dlogit_i of -sum_a pi_a log softmax_a = softmax_i * sum(pi) - pi_i. */
+	/* d/dlogit_i of -sum_a pi_a log softmax_a = softmax_i * sum(pi) - pi_i on a legal i; an
+	 * illegal logit is outside the softmax, so its gradient is 0. */
 	for (uint32_t i = 0; dl && i < A; i++)
-		dl[i] = (float)((exp(lg[i] - lse) * mass - tp[i]) * inv_b);
+		dl[i] = in_softmax(tp, i, nlegal) ?
+			(float)((exp(lg[i] - lse) * mass - tp[i]) * inv_b) : 0.0f;
 	return -cross;
 }
 

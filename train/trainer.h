@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Training the policy/value network on the CPU: loss, backprop through the residual MLP of
  * net/model.h, and the optimiser (Adam, or SGD with momentum).
- *   loss = mean_b [ -sum_a pi[b,a] log softmax(logits[b])_a ]     (policy cross-entropy)
+ *   loss = mean_b [ -sum_a pi[b,a] log softmax(logits[b])_a ]     (policy cross-entropy, the
+ *                                                                   softmax over legal moves)
  *        + mean_b [ (value[b] - z[b])^2 ]                           (value squared error)
  *        + l2 * sum(weights^2)                                      (L2, weights only, not biases)
  * as in Silver et al. 2017 ("Mastering the game of Go without human knowledge", eq. 1). */
@@ -32,9 +33,10 @@ struct az_train_params {
 void az_train_params_default(struct az_train_params *p);
 
 /* Loss and its gradient for a batch: x[B, D], pi[B, A] (target distribution; rows sum to 1,
- * zero on illegal moves), z[B] (game result for the side to move). grad[n_params] is overwritten.
- * acts must hold at least B rows; scratch is allocated internally per call when NULL is passed
- * as ws, otherwise ws must come from az_train_ws_create. Returns 0 or -ENOMEM. */
+ * -0.0f on illegal moves, which the softmax leaves out: train/replay.h), z[B] (game result for
+ * the side to move). grad[n_params] is overwritten. acts must hold at least B rows; scratch is
+ * allocated internally per call when NULL is passed as ws, otherwise ws must come from
+ * az_train_ws_create. Returns 0 or -ENOMEM. */
 struct az_train_ws;
 int az_train_ws_create(const struct az_arch *a, uint32_t max_batch, struct az_train_ws **out);
 void az_train_ws_destroy(struct az_train_ws *ws);
@@ -43,9 +45,12 @@ int az_train_loss_grad(const struct az_model *m, uint32_t batch, const float *x,
 		       struct az_loss *loss);
 
 /* Policy loss of one row: -sum_a tp[a] * log softmax(lg)[a] over A actions, in nats, computed
- * in double with the max subtracted before exp. When dl is not NULL it receives the gradient
- * w.r.t. the logits times inv_b (the 1/B of a batch mean): dl[a] = (softmax_a * sum(tp) - tp[a])
- * * inv_b. Used per row by az_train_loss_grad; the CUDA loss kernel is tested against it. */
+ * in double with the max subtracted before exp. The softmax is taken over the legal actions only:
+ * an entry tp[a] with its sign bit set (-0.0f, train/replay.h) marks action a illegal and leaves
+ * lg[a] out of the max, the sum and the gradient (dl[a] = 0); a row with every sign bit set is
+ * read unmasked. When dl is not NULL it receives the gradient w.r.t. the logits times inv_b (the
+ * 1/B of a batch mean): dl[a] = (softmax_a * sum(tp) - tp[a]) * inv_b on legal a. Used per row
+ * by az_train_loss_grad; the CUDA loss kernel is tested against it. */
 double az_train_policy_xent(const float *lg, const float *tp, uint32_t A, double inv_b,
 			    float *dl);
 

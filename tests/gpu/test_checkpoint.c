@@ -433,7 +433,8 @@ static void test_bad_tables(void **state)
 		const char *what;
 	} cases[] = {
 		{mut_shape, "shape"},	     {mut_ndim, "shape"},
-		{mut_dtype, "dtype"},	     {mut_overlap, "overlap"},
+		{mut_dtype, "dtype"},
+		{mut_overlap, "tensors block.0.fc1.weight and block.0.fc2.weight overlap"},
 		{mut_swap, "hash"},	     {mut_out_of_bounds, "data_offsets"},
 		{mut_missing_tensor, "missing"}, {mut_extra_tensor, "tensors"},
 		{mut_no_iteration, "iteration"}, {mut_format, "format"},
@@ -452,6 +453,22 @@ static void test_bad_tables(void **state)
 	save_mutated(mut_nothing);
 	assert_int_equal(az_ckpt_load(path, &m, NULL, 0), 0);
 	az_model_destroy(m);
+}
+
+/* Issue 23: a text file where a checkpoint should be (a Git LFS pointer left by a clone without
+ * git lfs pull) is called what it is, not read as an absurd header length. */
+static void test_not_safetensors(void **state)
+{
+	static const char lfs[] = "version https://git-lfs.github.com/spec/v1\n"
+				  "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+				  "size 12345\n";
+	static const char text[] = "this is not a checkpoint\n";
+
+	(void)state;
+	az_test_write_file(path, lfs, sizeof(lfs) - 1);
+	expect_load_error(path, -EINVAL, "not a safetensors file (a Git LFS pointer?");
+	az_test_write_file(path, text, sizeof(text) - 1);
+	expect_load_error(path, -EINVAL, "not a safetensors file (it starts with text)");
 }
 
 static void test_trailing_bytes(void **state)
@@ -591,6 +608,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corrupt_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_header, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_tables, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_safetensors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trailing_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nonfinite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),

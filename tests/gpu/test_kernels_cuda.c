@@ -171,6 +171,11 @@ static void test_policy_value_loss(void **state)
 	az_rng_seed(&rng, 15);
 	fill_uniform(lg, n, &rng, -5, 5);
 	fill_uniform(pi, n, &rng, 0, 1);
+	/* Illegal moves (-0.0f, outside the softmax: train/replay.h) on about a third of the
+	 * entries; row 1 marks every entry, which reads unmasked. */
+	for (size_t i = 0; i < n; i++)
+		if (i / A == 1 || az_rng_uniform(&rng) < 0.3)
+			pi[i] = -0.0f;
 	for (uint32_t r = 0; r < rows; r++) {
 		/* the trainer's own per-row loss (train/trainer.c) is the reference */
 		ce_w[r] = az_train_policy_xent(lg + (size_t)r * A, pi + (size_t)r * A, A, inv_b,

@@ -38,7 +38,7 @@ struct batch {
 	float x[B * 84], pi[B * 7], z[B];
 };
 
-/* Random inputs; pi a distribution per row with some zero entries (illegal moves). */
+/* Random inputs; pi a distribution per row with some illegal (-0.0f) and unvisited (0) moves. */
 static void make_batch(struct batch *b, uint64_t seed)
 {
 	struct az_rng rng;
@@ -49,7 +49,10 @@ static void make_batch(struct batch *b, uint64_t seed)
 		float *p = b->pi + r * arch_p->actions, sum = 0.0f;
 
 		for (uint32_t a = 0; a < arch_p->actions; a++) {
-			p[a] = az_rng_uniform(&rng) < 0.3 ? 0.0f : (float)az_rng_uniform(&rng);
+			double u = az_rng_uniform(&rng);
+
+			/* illegal (-0.0f: train/replay.h), unvisited, or a share of the target */
+			p[a] = u < 0.15 ? -0.0f : u < 0.3 ? 0.0f : (float)az_rng_uniform(&rng);
 			sum += p[a];
 		}
 		for (uint32_t a = 0; a < arch_p->actions && sum > 0.0f; a++)

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "base/rng.h"
 #include "tests/mcts/mcts_test_util.h"
 
 #ifndef AZ_GOLDEN_DIR
@@ -76,7 +77,7 @@ static struct az_tree *ttt_pick(const char *moves, int want)
 	struct az_tree *t = ttt_tree(moves, s);
 
 	assert_int_equal(search(t, ttt, 200), 0);
-	assert_int_equal(az_tree_pick(t, 0.0f), want);
+	assert_int_equal(az_tree_pick(t, 0.0f, NULL), want);
 	assert_tree_ok(t);
 	return t;
 }
@@ -113,7 +114,7 @@ static void test_connect4_tactics(void **unused)
 		assert_true(az_game_play_moves(c4, s, pos[i], err, sizeof(err)) >= 0);
 		t = make_tree(c4, s, 1, 0.0f);
 		assert_int_equal(search(t, c4, 2000), 0);
-		assert_int_equal(az_tree_pick(t, 0.0f), 0);
+		assert_int_equal(az_tree_pick(t, 0.0f, NULL), 0);
 		if (i == 0)
 			assert_true(az_tree_root_value(t) > 0.5f);
 		assert_tree_ok(t);
@@ -143,7 +144,7 @@ static void sweep_win(void *ctx, const void *state, const char *moves)
 	w->positions++;
 	az_tree_reset(w->t, state);
 	assert_int_equal(search(w->t, ttt, 100), 0);
-	a = az_tree_pick(w->t, 0.0f);
+	a = az_tree_pick(w->t, 0.0f, NULL);
 	if (a < 0 || !wins_at_once(ttt, state, a) || !(az_tree_root_value(w->t) > 0.0f)) {
 		w->failures++;
 		print_message("win in one missed after %s: picked %d\n", moves, a);
@@ -179,7 +180,7 @@ static void test_terminal_root(void **unused)
 	assert_int_equal(az_tree_root_visits(t), 10);
 	assert_float_equal(az_tree_root_value(t), -1.0f, 1e-6); /* O to move has lost */
 	assert_int_equal(az_tree_inflight(t), 0);
-	assert_int_equal(az_tree_pick(t, 0.0f), -EINVAL);
+	assert_int_equal(az_tree_pick(t, 0.0f, NULL), -EINVAL);
 	assert_int_equal(az_tree_advance(t, 5), -EINVAL);
 	az_tree_destroy(t);
 }
@@ -367,7 +368,7 @@ static void test_advance_reuse(void **unused)
 	az_tree_set_noise(t, 1);
 	assert_int_equal(search(t, ttt, 300), 0);
 	az_tree_root_children(t, visits, NULL, NULL);
-	a = az_tree_pick(t, 0.0f);
+	a = az_tree_pick(t, 0.0f, NULL);
 	assert_true(a >= 0 && visits[a] > 1);
 	nodes = az_tree_node_count(t);
 
@@ -434,7 +435,7 @@ static void test_visit_policy_and_pick(void **unused)
 	(void)unused;
 	ttt_position("15", s);
 	t = make_tree(ttt, s, 11, 0.0f);
-	assert_int_equal(az_tree_pick(t, 0.0f), -EINVAL); /* nothing visited yet */
+	assert_int_equal(az_tree_pick(t, 0.0f, NULL), -EINVAL); /* nothing visited yet */
 	assert_int_equal(search(t, ttt, 120), 0);
 	ttt->legal(s, mask);
 	az_tree_visit_policy(t, pi);
@@ -450,12 +451,12 @@ static void test_visit_policy_and_pick(void **unused)
 		}
 	}
 	assert_float_equal(sum, 1.0, 1e-5);
-	assert_int_equal(az_tree_pick(t, 0.0f), argmax);
-	assert_int_equal(az_tree_pick(t, 0.0f), argmax); /* deterministic */
-	assert_int_equal(az_tree_pick(t, -1.0f), -EINVAL);
+	assert_int_equal(az_tree_pick(t, 0.0f, NULL), argmax);
+	assert_int_equal(az_tree_pick(t, 0.0f, NULL), argmax); /* deterministic */
+	assert_int_equal(az_tree_pick(t, -1.0f, NULL), -EINVAL);
 
 	for (int i = 0; i < draws; i++) {
-		int a = az_tree_pick(t, 1.0f);
+		int a = az_tree_pick(t, 1.0f, NULL);
 
 		assert_true(a >= 0 && a < 9 && mask[a]);
 		hits[a]++;
@@ -469,14 +470,54 @@ static void test_visit_policy_and_pick(void **unused)
 	for (int a = 0; a < 9; a++)
 		sum += (double)visits[a] * visits[a];
 	for (int i = 0; i < draws; i++)
-		hits[az_tree_pick(t, 0.5f)]++;
+		hits[az_tree_pick(t, 0.5f, NULL)]++;
 	for (int a = 0; a < 9; a++)
 		assert_float_equal((double)hits[a] / draws, visits[a] * visits[a] / sum, 0.015);
 
 	/* A tiny temperature is all but greedy (the runner-up may have only one visit less:
 	 * (29/30)^1000 ~ 2e-15). */
 	for (int i = 0; i < 20; i++)
-		assert_int_equal(az_tree_pick(t, 0.001f), argmax);
+		assert_int_equal(az_tree_pick(t, 0.001f, NULL), argmax);
+	az_tree_destroy(t);
+}
+
+/* Issue 23: at temperature 0, moves equal in visits and prior are drawn from the caller's
+ * stream. On the empty tic-tac-toe board with a uniform evaluator, every opening ties after 10
+ * simulations (one visit each); X's opening varies with the seed, a seed always gives the same
+ * move, and without a stream it is the first (the old choice, kept for NULL). A position
+ * without a tie draws nothing from the stream. */
+static void test_pick_ties_seeded(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	uint32_t visits[9], seen[9] = { 0 }, distinct = 0;
+	struct az_tree *t = ttt_tree("", s);
+	struct az_rng rng, again;
+
+	(void)unused;
+	assert_int_equal(search(t, ttt, 10), 0);
+	az_tree_root_children(t, visits, NULL, NULL);
+	for (int a = 0; a < 9; a++)
+		assert_int_equal(visits[a], 1);
+	assert_int_equal(az_tree_pick(t, 0.0f, NULL), 0);
+	for (uint64_t seed = 0; seed < 90; seed++) {
+		az_rng_seed(&rng, seed);
+		az_rng_seed(&again, seed);
+		int a = az_tree_pick(t, 0.0f, &rng);
+
+		assert_true(a >= 0 && a < 9);
+		assert_int_equal(az_tree_pick(t, 0.0f, &again), a); /* same seed, same move */
+		distinct += seen[a]++ == 0;
+	}
+	assert_int_equal(distinct, 9); /* 90 seeds reach all 9 openings (each ~1/9) */
+	az_tree_destroy(t);
+
+	/* X: 1 2, O: 4 5: the win at 3 has the most visits, no tie, no draw. */
+	t = ttt_tree("1425", s);
+	assert_int_equal(search(t, ttt, 200), 0);
+	az_rng_seed(&rng, 7);
+	again = rng;
+	assert_int_equal(az_tree_pick(t, 0.0f, &rng), 2);
+	assert_memory_equal(&rng, &again, sizeof(rng));
 	az_tree_destroy(t);
 }
 
@@ -677,7 +718,7 @@ static void selfplay_transcript(char *out, size_t len)
 		int a;
 
 		assert_int_equal(search(t, ttt, 100), 0);
-		a = az_tree_pick(t, ply < 2 ? 1.0f : 0.0f);
+		a = az_tree_pick(t, ply < 2 ? 1.0f : 0.0f, NULL);
 		assert_true(a >= 0);
 		az_tree_root_children(t, visits, NULL, NULL);
 		n += (size_t)snprintf(out + n, len - n, "%d:", a + 1);
@@ -739,6 +780,7 @@ int main(void)
 		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_advance_reuse),
 		cmocka_unit_test(test_visit_policy_and_pick),
+		cmocka_unit_test(test_pick_ties_seeded),
 		cmocka_unit_test(test_leaf_legal),
 		cmocka_unit_test(test_leaf_hook),
 		cmocka_unit_test(test_shrink),

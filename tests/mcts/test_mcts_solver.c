@@ -66,8 +66,8 @@ static void test_win_in_one(void **unused)
 	assert_int_equal(az_tree_root_proven(t, &v), 1);
 	assert_int_equal(v, 1);
 	assert_float_equal(az_tree_root_value(t), 1.0f, 0);
-	assert_int_equal(az_tree_pick(t, 0.0f), 0);
-	assert_int_equal(az_tree_pick(t, 1.0f), 0); /* a proven win is played at any temperature */
+	assert_int_equal(az_tree_pick(t, 0.0f, NULL), 0);
+	assert_int_equal(az_tree_pick(t, 1.0f, NULL), 0); /* a proven win is played at any temperature */
 	az_tree_visit_policy(t, pi);
 	assert_float_equal(pi[0], 1.0f, 0);
 	assert_float_equal(pi[4], 0.0f, 0);
@@ -80,7 +80,7 @@ static void test_win_in_one(void **unused)
 	assert_int_equal(az_mcts_search(t, 50, eval_liar, &l), 0);
 	assert_true(l.calls > 0);
 	assert_int_equal(az_tree_root_proven(t, NULL), 0);
-	assert_int_not_equal(az_tree_pick(t, 0.0f), 0);
+	assert_int_not_equal(az_tree_pick(t, 0.0f, NULL), 0);
 	az_tree_destroy(t);
 }
 
@@ -97,9 +97,9 @@ static void test_forced_block(void **unused)
 	(void)unused;
 	assert_int_equal(az_mcts_search(t, 40, eval_liar, &l), 0);
 	assert_int_equal(az_tree_root_proven(t, NULL), 0);
-	assert_int_equal(az_tree_pick(t, 0.0f), 4);
+	assert_int_equal(az_tree_pick(t, 0.0f, NULL), 4);
 	for (int i = 0; i < 50; i++)
-		assert_int_equal(az_tree_pick(t, 1.0f), 4); /* losing moves are never sampled */
+		assert_int_equal(az_tree_pick(t, 1.0f, NULL), 4); /* losing moves are never sampled */
 	az_tree_visit_policy(t, pi);
 	assert_float_equal(pi[4], 1.0f, 0);
 	az_tree_root_children(t, visits, NULL, NULL);
@@ -115,7 +115,7 @@ static void test_forced_block(void **unused)
 	l.calls = 0;
 	t = c4_tree("727314", 0, 0.0f, 1);
 	assert_int_equal(az_mcts_search(t, 40, eval_liar, &l), 0);
-	assert_int_not_equal(az_tree_pick(t, 0.0f), 4);
+	assert_int_not_equal(az_tree_pick(t, 0.0f, NULL), 4);
 	az_tree_destroy(t);
 }
 
@@ -180,7 +180,7 @@ static void sweep_one(void *ctx, const void *state, const char *moves)
 	if (!az_tree_root_proven(w->t, &v))
 		return;
 	w->proven++;
-	a = az_tree_pick(w->t, 0.0f);
+	a = az_tree_pick(w->t, 0.0f, NULL);
 	if (v != exact || a < 0 || !opt[a])
 		w->failures++;
 }

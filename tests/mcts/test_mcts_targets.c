@@ -145,7 +145,7 @@ static void test_forced_pruned_from_target(void **unused)
 	assert_float_equal(pi[0], 0.0f, 0);
 	assert_float_equal(pi[1] + pi[2] + pi[3], 1.0f, 1e-5);
 	for (int i = 0; i < 200; i++)
-		assert_int_not_equal(az_tree_pick(t, 1.0f), 0);
+		assert_int_not_equal(az_tree_pick(t, 1.0f, NULL), 0);
 	az_tree_destroy(t);
 }
 
@@ -193,7 +193,7 @@ static void test_fresh_sims_after_reuse(void **unused)
 	assert_int_equal(az_tree_sims_target(t, 200, 1), 200);
 	assert_int_equal(az_mcts_search(t, az_tree_sims_target(t, 200, 1), eval_uniform, &e), 0);
 	assert_int_equal(az_tree_root_visits(t), 200);
-	a = az_tree_pick(t, 0.0f);
+	a = az_tree_pick(t, 0.0f, NULL);
 	assert_int_equal(az_tree_advance(t, a), 0);
 	reused = az_tree_root_visits(t);
 	assert_true(reused > 10);
@@ -211,7 +211,7 @@ static void test_fresh_sims_after_reuse(void **unused)
 	assert_int_equal(e.calls, 200);
 
 	/* The default budget: only sims - reused new ones. */
-	a = az_tree_pick(t, 0.0f);
+	a = az_tree_pick(t, 0.0f, NULL);
 	assert_int_equal(az_tree_advance(t, a), 0);
 	reused = az_tree_root_visits(t);
 	e.calls = 0;

@@ -219,7 +219,7 @@ static int play(const struct az_game *g, struct az_evalcache *c, uint32_t sims, 
 				az_evalcache_put(c, key, 0, 1, pol, v);
 			az_tree_expand(t, leaf.node, pol, v);
 		}
-		int a = az_tree_pick(t, plies < 4 ? 1.0f : 0.0f);
+		int a = az_tree_pick(t, plies < 4 ? 1.0f : 0.0f, NULL);
 		assert_true(a >= 0);
 		moves[plies++] = a;
 		g->apply(s, a);

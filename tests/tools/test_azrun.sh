@@ -28,6 +28,24 @@ for r in rows:
     assert 0 < r["eval_cache_hit_rate"] < 1, r
 PY
 "$AZRUN" status "$T/ttt" | grep -q "^eval cache: " || fail "azrun status lacks the cache line"
+# Issue 23: each record's policy marks exactly the occupied cells illegal (-0.0f, the legal mask
+# of train/replay.h): record = features[18], policy[9], z, info, crc after a 32-byte header.
+python3 - "$T"/ttt/replay/*.rpl <<'PY'
+import math, struct, sys
+D, A = 18, 9
+size = (D + A + 1) * 4 + 8
+marked = 0
+for path in sys.argv[1:]:
+    b = open(path, "rb").read()
+    for off in range(32, len(b) - size + 1, size):
+        rec = struct.unpack_from("<%df" % (D + A), b, off)
+        for c in range(A):
+            taken = rec[c] != 0 or rec[A + c] != 0
+            illegal = math.copysign(1.0, rec[D + c]) < 0
+            assert taken == illegal, (path, off, rec)
+            marked += illegal
+assert marked > 0, "no illegal move marked"
+PY
 [ -s "$T/ttt/best.safetensors" ] || fail "no best.safetensors"
 [ -s "$T/ttt/checkpoints/iter-0002.safetensors" ] || fail "no iteration checkpoint"
 ls "$T/ttt/replay/"iter-0001-w0[01].rpl > /dev/null || fail "no replay segments"

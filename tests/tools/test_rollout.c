@@ -77,7 +77,7 @@ static void test_search_finds_win(void **unused)
 	p.dir_eps = 0;
 	assert_int_equal(az_tree_create(g, &p, st, &t), 0);
 	assert_int_equal(az_mcts_search(t, 400, az_rollout_eval, &r), 0);
-	assert_int_equal(az_tree_pick(t, 0.0f), 2);
+	assert_int_equal(az_tree_pick(t, 0.0f, NULL), 2);
 	az_tree_destroy(t);
 }
 

@@ -2,7 +2,8 @@
 /* Backprop against central finite differences: for every parameter tensor (weights, biases, both
  * heads) several entries are perturbed and the loss slope compared with the analytic gradient,
  * with L2 on, for the residual MLP and for the ResNet (3x4 board: rows and columns differ, so a
- * swapped stride shows). Also checks the loss terms against a direct computation. */
+ * swapped stride shows). Also checks the loss terms against a direct computation, and the
+ * policy loss masked to the legal moves (issue 23: illegal logits are outside the softmax). */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -35,7 +36,8 @@ struct fixture {
 };
 
 /* Random parameters everywhere (biases too, so their gradients are not checked at a special
- * point), random inputs, target distributions with a zero (an "illegal" move) and outcomes. */
+ * point), random inputs, target distributions with an illegal move (-0.0f: train/replay.h) and
+ * outcomes. */
 static int setup_arch(void **state, const struct az_arch *arch)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
@@ -53,7 +55,7 @@ static int setup_arch(void **state, const struct az_arch *arch)
 		float sum = 0.0f;
 
 		for (int a = 0; a < A; a++) {
-			f->pi[b * A + a] = a == b ? 0.0f : (float)(0.1 + az_rng_uniform(&rng));
+			f->pi[b * A + a] = a == b ? -0.0f : (float)(0.1 + az_rng_uniform(&rng));
 			sum += f->pi[b * A + a];
 		}
 		for (int a = 0; a < A; a++)
@@ -198,8 +200,8 @@ static void test_loss_terms(void **state)
 	for (int b = 0; b < B; b++) {
 		double s = 0.0;
 
-		for (int a = 0; a < A; a++)
-			s += exp(acts.logits[b * A + a]);
+		for (int a = 0; a < A; a++) /* the softmax over the legal moves: a != b */
+			s += a == b ? 0.0 : exp(acts.logits[b * A + a]);
 		for (int a = 0; a < A; a++)
 			ce -= f->pi[b * A + a] * (acts.logits[b * A + a] - log(s));
 		se += (acts.value[b] - f->z[b]) * (acts.value[b] - f->z[b]);
@@ -233,6 +235,97 @@ static void test_loss_terms(void **state)
 	free(g1);
 }
 
+/* Issue 23: the policy softmax is taken over the legal moves only. Per row: the loss is the
+ * cross-entropy of the softmax over the legal logits, an illegal logit changes nothing (its
+ * gradient is exactly 0), and the legal logits' gradient matches central finite differences. */
+static void test_masked_policy_logits(void **state)
+{
+	enum { N = 9 };
+	const float tp[N] = { -0.0f, 0.25f, 0.0f, 0.125f, -0.0f, 0.5f, 0.125f, -0.0f, 0.0f };
+	float lg[N], dl[N], ddummy[N];
+	struct az_rng rng;
+	double s = 0.0, want = 0.0;
+
+	(void)state;
+	az_rng_seed(&rng, 23);
+	for (int i = 0; i < N; i++)
+		lg[i] = (float)(2.0 * az_rng_normal(&rng));
+	lg[4] = 40.0f; /* an illegal move the network likes: it must not matter */
+	for (int i = 0; i < N; i++)
+		s += signbit(tp[i]) ? 0.0 : exp(lg[i]);
+	for (int i = 0; i < N; i++)
+		want -= tp[i] * (lg[i] - log(s));
+	double got = az_train_policy_xent(lg, tp, N, 0.5, dl);
+
+	assert_true(fabs(got - want) < 1e-9 * fmax(1.0, fabs(want)));
+	for (int i = 0; i < N; i++) {
+		float keep = lg[i];
+
+		lg[i] = keep + FD_EPS;
+		double up = az_train_policy_xent(lg, tp, N, 0.5, ddummy);
+		lg[i] = keep - FD_EPS;
+		double down = az_train_policy_xent(lg, tp, N, 0.5, ddummy);
+		lg[i] = keep;
+		double num = 0.5 * (up - down) / (2.0 * FD_EPS);
+
+		if (signbit(tp[i])) {
+			assert_true(dl[i] == 0.0f);
+			assert_true(up == down); /* outside the softmax: the loss does not move */
+		} else if (!(fabs(num - dl[i]) <= 1e-4 + 1e-3 * fabs(num))) {
+			fail_msg("logit %d: gradient %.6g, finite diff %.6g", i, dl[i], num);
+		}
+	}
+	/* Every entry marked: read unmasked, as a plain softmax over all N. */
+	float all[N];
+
+	for (int i = 0; i < N; i++)
+		all[i] = -0.0f;
+	assert_true(az_train_policy_xent(lg, all, N, 1.0, dl) == 0.0);
+	for (int i = 0; i < N; i++)
+		assert_true(isfinite(dl[i]) && dl[i] == 0.0f);
+}
+
+/* The acceptance case of issue 23: a zero network on tic-tac-toe with one cell taken, the
+ * target uniform over the 8 legal moves. Its policy loss is ln 8 (the softmax over the legal
+ * moves), not ln 9, and the taken cell's policy bias gets no gradient. */
+static void test_masked_policy_zero_net(void **state)
+{
+	const struct az_arch arch = { .inputs = 18, .hidden = 8, .blocks = 1, .actions = 9 };
+	struct az_model *m = NULL;
+	float x[18] = { 0 }, pi[9], z = 0.0f;
+	struct az_loss l;
+
+	(void)state;
+	assert_int_equal(az_model_create(&arch, &m), 0);
+	memset(m->params, 0, m->n_params * sizeof(float));
+	float *grad = malloc(m->n_params * sizeof(float));
+
+	assert_non_null(grad);
+	x[9 + 4] = 1.0f; /* the opponent holds the centre */
+	for (int a = 0; a < 9; a++)
+		pi[a] = a == 4 ? -0.0f : 0.125f;
+	assert_int_equal(az_train_loss_grad(m, 1, x, pi, &z, 0.0f, NULL, grad, &l), 0);
+	if (!(fabs(l.policy - log(8.0)) < 1e-6))
+		fail_msg("policy loss %.6f, want ln 8 = %.6f (ln 9 = %.6f: the softmax over all 9)",
+			 l.policy, log(8.0), log(9.0));
+	for (uint32_t i = 0; i < az_model_tensor_count(&arch); i++) {
+		struct az_tensor t;
+
+		assert_int_equal(az_model_tensor(&arch, i, &t), 0);
+		if (strcmp(t.name, "policy.bias") != 0)
+			continue;
+		for (int a = 0; a < 9; a++) /* softmax 1/8 minus target 1/8; the centre outside */
+			assert_true(fabs(grad[t.offset + a]) < 1e-7);
+		assert_true(grad[t.offset + 4] == 0.0f);
+	}
+	/* Without the mark (+0.0f: an unvisited legal move) the centre is in the softmax. */
+	pi[4] = 0.0f;
+	assert_int_equal(az_train_loss_grad(m, 1, x, pi, &z, 0.0f, NULL, grad, &l), 0);
+	assert_true(fabs(l.policy - log(9.0)) < 1e-6);
+	free(grad);
+	az_model_destroy(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +333,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_loss_terms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gradcheck_all_tensors, setup_resnet, teardown),
 		cmocka_unit_test_setup_teardown(test_loss_terms, setup_resnet, teardown),
+		cmocka_unit_test(test_masked_policy_logits),
+		cmocka_unit_test(test_masked_policy_zero_net),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,7 +105,7 @@ static int serial_games(const struct game_ctx *gc, az_eval_fn eval,
 			if (rc < 0)
 				break;
 			res->sims += az_tree_root_visits(t) - before;
-			int a = az_tree_pick(t, ply < cfg->temp_plies ? 1.0f : 0.0f);
+			int a = az_tree_pick(t, ply < cfg->temp_plies ? 1.0f : 0.0f, NULL);
 			AZ_ASSERT(a >= 0);
 			g->apply(state, a);
 			res->moves++;

@@ -118,7 +118,7 @@ static int run_games(const struct az_game *g, const struct search_opts *o, uint3
 		if (rc < 0)
 			break;
 		res->sims += az_tree_root_visits(t) - before;
-		a = az_tree_pick(t, ply < temp_plies ? 1.0f : 0.0f);
+		a = az_tree_pick(t, ply < temp_plies ? 1.0f : 0.0f, NULL);
 		AZ_ASSERT(a >= 0);
 		hash = mix64(hash ^ (uint64_t)a);
 		g->apply(state, a);
