@@ -83,7 +83,8 @@ n=$(grep -ao 'bench/vs_rollout' "$R/tb/events.out.tfevents.ringzero" | wc -l)
 "$AZRUN" verify --out "$R" > "$T/verify" 2>&1 || fail "verify: $(cat "$T/verify")"
 grep -q ' 0 problems' "$T/verify" || fail "verify did not report 0 problems: $(cat "$T/verify")"
 "$AZRUN" status --out "$R" > "$T/status" || fail "azrun status failed"
-grep -Eq '^bench: +mistakes % policy/agent u3 [0-9]+/[0-9]+ u4 [0-9]+/[0-9]+ u5 [0-9]+/[0-9]+; vs rollout [0-9]+% \(iteration 4' \
+pp='[0-9]+/[0-9]+'
+grep -Eq "^bench: +mistakes % policy/agent u3 $pp u4 $pp u5 $pp; vs rollout [0-9]+% \(iteration 4" \
 	"$T/status" || fail "status: no benchmark line: $(cat "$T/status")"
 if command -v gnuplot > /dev/null; then
 	"$AZRUN" report --out "$R" > "$T/report" 2>&1 || fail "report: $(cat "$T/report")"
