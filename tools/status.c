@@ -213,7 +213,8 @@ static void status_usage(void)
 	       "evals/s and ETA (from DIR/progress.json); always, the completed iterations,\n"
 	       "games, positions, last throughput and batch fill, time per phase and the arena\n"
 	       "history with an Elo estimate (see azrun report --help for the formula); with\n"
-	       "--bench, the last benchmark's mistake and tactics rates.\n");
+	       "--bench, the last benchmark's mistake rates (Connect Four: and tactics;\n"
+	       "Tangled: and the score against rollout MCTS).\n");
 }
 
 int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help)(void))
