@@ -47,6 +47,39 @@ static cJSON *parse_file(const char *dir, const char *name)
 	return j;
 }
 
+/* The Tangled benchmark's depths of row j: its keys bench_agent_u<K>, the smallest
+ * AZ_RUN_BENCH_DEPTHS ascending, with their rates. */
+static void tangled_bench_from_json(const cJSON *j, struct az_metric_row *r)
+{
+	const cJSON *it;
+	r->bench_depths = 0;
+	cJSON_ArrayForEach(it, j) {
+		int d, n = 0, k;
+		if (!it->string || sscanf(it->string, "bench_agent_u%d%n", &d, &n) != 1 ||
+		    it->string[n] || d < 0 || !cJSON_IsNumber(it))
+			continue;
+		for (k = 0; k < r->bench_depths && r->bench_depth[k] != d; k++)
+			;
+		if (k < r->bench_depths) /* a repeated key */
+			continue;
+		for (k = r->bench_depths; k > 0 && r->bench_depth[k - 1] > d; k--)
+			if (k < AZ_RUN_BENCH_DEPTHS)
+				r->bench_depth[k] = r->bench_depth[k - 1];
+		if (k < AZ_RUN_BENCH_DEPTHS) {
+			r->bench_depth[k] = d;
+			r->bench_depths += r->bench_depths < AZ_RUN_BENCH_DEPTHS;
+		}
+	}
+	for (int k = 0; k < r->bench_depths; k++) {
+		char key[48];
+		snprintf(key, sizeof(key), "bench_policy_u%d", r->bench_depth[k]);
+		r->bench_upolicy[k] = num(j, key);
+		snprintf(key, sizeof(key), "bench_agent_u%d", r->bench_depth[k]);
+		r->bench_uagent[k] = num(j, key);
+	}
+	r->bench_vs_rollout = num(j, "bench_vs_rollout");
+}
+
 static void row_from_json(const cJSON *j, struct az_metric_row *r)
 {
 	r->iteration = num(j, "iteration");
@@ -84,6 +117,7 @@ static void row_from_json(const cJSON *j, struct az_metric_row *r)
 		snprintf(key, sizeof(key), "bench_agent_%s", az_run_bench_sets[k].key);
 		r->bench_agent[k] = num(j, key);
 	}
+	tangled_bench_from_json(j, r);
 	r->promoted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "promoted"));
 	r->resumed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "resumed"));
 }

@@ -19,6 +19,12 @@ struct az_run_bench_set {
 };
 extern const struct az_run_bench_set az_run_bench_sets[AZ_RUN_BENCH_SETS];
 
+/* The Tangled benchmark's keys (azrun --bench auto; eval/tangled_bench.h measures them): per
+ * depth K (uncoloured edges) the mistake rates bench_policy_u<K> and bench_agent_u<K>, and
+ * bench_vs_rollout, the agent's score against rollout MCTS. A row keeps at most this many
+ * depths (the smallest). */
+#define AZ_RUN_BENCH_DEPTHS 4
+
 /* One line of metrics.jsonl. Numbers absent from the line are NAN. */
 struct az_metric_row {
 	double iteration, games, positions, policy_loss, value_loss;
@@ -34,6 +40,12 @@ struct az_metric_row {
 	double time;  /* unix seconds when the iteration completed */
 	/* the benchmark (fractions 0-1; NAN in an iteration without it) and its seconds */
 	double bench_policy[AZ_RUN_BENCH_SETS], bench_agent[AZ_RUN_BENCH_SETS], bench_s;
+	/* the Tangled benchmark: bench_depths depths (0: none), ascending, with their mistake
+	 * rates; the score against rollout MCTS (NAN: absent) */
+	int bench_depths;
+	int bench_depth[AZ_RUN_BENCH_DEPTHS];
+	double bench_upolicy[AZ_RUN_BENCH_DEPTHS], bench_uagent[AZ_RUN_BENCH_DEPTHS];
+	double bench_vs_rollout;
 	int promoted;
 	int resumed;  /* the first iteration of an azrun that resumed the run */
 };

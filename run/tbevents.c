@@ -70,7 +70,8 @@ static double field(const struct az_metric_row *r, size_t off)
 	return *(const double *)((const char *)r + off);
 }
 
-/* The benchmark's fractions (azrun --bench), where the row has them: "bench/agent/L1_R1". */
+/* The benchmark's fractions (azrun --bench), where the row has them: "bench/agent/L1_R1";
+ * Tangled's "bench/agent/u4" per depth and "bench/vs_rollout". */
 static void put_bench(struct az_bytes *b, double t, int64_t step, const struct az_metric_row *r)
 {
 	char tag[64];
@@ -82,6 +83,16 @@ static void put_bench(struct az_bytes *b, double t, int64_t step, const struct a
 			if (!isnan(v))
 				az_tb_put_scalar(b, t, step, tag, (float)v);
 		}
+	for (int k = 0; k < r->bench_depths; k++)
+		for (int agent = 0; agent < 2; agent++) {
+			double v = agent ? r->bench_uagent[k] : r->bench_upolicy[k];
+			snprintf(tag, sizeof(tag), "bench/%s/u%d", agent ? "agent" : "policy",
+				 r->bench_depth[k]);
+			if (!isnan(v))
+				az_tb_put_scalar(b, t, step, tag, (float)v);
+		}
+	if (!isnan(r->bench_vs_rollout))
+		az_tb_put_scalar(b, t, step, "bench/vs_rollout", (float)r->bench_vs_rollout);
 	if (!isnan(r->bench_s))
 		az_tb_put_scalar(b, t, step, "time/bench_s", (float)r->bench_s);
 }

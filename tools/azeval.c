@@ -19,6 +19,7 @@
 #include "base/version.h"
 #include "tools/config.h"
 #include "eval/c4_labels.h"
+#include "eval/match.h"
 #include "eval/net_eval.h"
 #include "eval/positions.h"
 #include "eval/rollout.h"
@@ -160,87 +161,25 @@ static int agent_move(struct eval_ctx *c, struct az_tree *t, const void *state, 
 	return az_eval_move(c->g, az_net_eval, &c->net, t, sims, state);
 }
 
-/* ---- matches against baseline opponents (--vs random|rollout) ---- */
-
-struct match {
-	struct eval_ctx *c;
-	struct az_tree *agent, *opp;
-	struct az_rollout rollout;
-	struct az_rng rng;
-	uint32_t sims, vs_sims; /* the agent's; the rollout opponent's */
-	int rollout_opp;
-};
-
-/* The opponent's move: uniformly random, or plain MCTS with random playouts (vs_sims). */
-static int opponent_move(struct match *mt, const void *state)
-{
-	const struct az_game *g = mt->c->g;
-	uint8_t mask[AZ_GAME_ACTIONS_MAX];
-	if (mt->rollout_opp) {
-		az_tree_reset(mt->opp, state);
-		int rc = az_mcts_search(mt->opp, mt->vs_sims < 2 ? 2 : mt->vs_sims, az_rollout_eval,
-					&mt->rollout);
-		return rc < 0 ? rc : az_tree_pick(mt->opp, 0.0f, NULL);
-	}
-	int n = g->legal(state, mask), k = (int)az_rng_below(&mt->rng, (uint32_t)n);
-	for (uint32_t a = 0; a < g->actions; a++)
-		if (mask[a] && k-- == 0)
-			return (int)a;
-	return -EINVAL;
-}
-
-/* Play one game; agent_first says who opens. Returns the agent's result (+1, 0, -1) or -2. */
-static int play_match_game(struct match *mt, int agent_first)
-{
-	const struct az_game *g = mt->c->g;
-	uint8_t st[AZ_GAME_STATE_MAX];
-	float v;
-	g->init(st);
-	int agent_player = agent_first ? 0 : 1;
-	while (!g->terminal(st, &v)) {
-		int a;
-		if (g->to_move(st) == agent_player) {
-			a = agent_move(mt->c, mt->agent, st, mt->sims);
-		} else {
-			a = opponent_move(mt, st);
-		}
-		if (a < 0)
-			return -2;
-		g->apply(st, a);
-	}
-	float r = g->to_move(st) == agent_player ? v : -v;
-	return r > 0 ? 1 : r < 0 ? -1 : 0;
-}
+/* ---- matches against baseline opponents (--vs random|rollout; eval/match.h) ---- */
 
 static int run_matches(struct eval_ctx *c, const char *vs, long games, uint32_t sims,
 		       uint32_t vs_sims, uint64_t seed, int json)
 {
-	struct match mt = {.c = c, .sims = sims, .vs_sims = vs_sims,
-			   .rollout_opp = strcmp(vs, "rollout") == 0};
-	struct az_mcts_params mp;
-	uint8_t st[AZ_GAME_STATE_MAX];
-	az_mcts_params_default(&mp, c->g);
-	mp.dir_eps = 0;
-	c->g->init(st);
-	if (az_tree_create(c->g, &mp, st, &mt.agent) < 0 || az_tree_create(c->g, &mp, st, &mt.opp) < 0)
-		return -ENOMEM;
-	az_rollout_init(&mt.rollout, c->g, seed);
-	az_rng_seed(&mt.rng, seed);
-	long w = 0, d = 0, l = 0;
-	for (long i = 0; i < games; i++) {
-		int r = play_match_game(&mt, (i & 1) == 0);
-		if (r == -2) {
-			fprintf(stderr, "azeval: evaluation failed\n");
-			return -EIO;
-		}
-		w += r > 0;
-		d += r == 0;
-		l += r < 0;
+	struct az_match_params mp = {.g = c->g, .fn = az_net_eval, .ctx = &c->net, .sims = sims,
+				     .vs_sims = vs_sims, .games = games, .seed = seed,
+				     .opponent = strcmp(vs, "rollout") == 0 ? AZ_MATCH_ROLLOUT
+									   : AZ_MATCH_RANDOM};
+	struct az_match_result mr;
+	int rollout_opp = mp.opponent == AZ_MATCH_ROLLOUT;
+	int rc = az_match_play(&mp, &mr);
+	if (rc < 0) {
+		fprintf(stderr, "azeval: evaluation failed: %s\n", strerror(-rc));
+		return rc;
 	}
-	az_tree_destroy(mt.agent);
-	az_tree_destroy(mt.opp);
-	double score = games ? ((double)w + 0.5 * (double)d) / (double)games : 0.0;
-	if (json && mt.rollout_opp)
+	long w = mr.wins, d = mr.draws, l = mr.losses;
+	double score = mr.score;
+	if (json && rollout_opp)
 		printf("{\"opponent\": \"%s\", \"games\": %ld, \"wins\": %ld, \"draws\": %ld, "
 		       "\"losses\": %ld, \"score\": %.4f, \"sims\": %u, \"vs_sims\": %u}\n", vs,
 		       games, w, d, l, score, sims, vs_sims);
@@ -248,7 +187,7 @@ static int run_matches(struct eval_ctx *c, const char *vs, long games, uint32_t 
 		printf("{\"opponent\": \"%s\", \"games\": %ld, \"wins\": %ld, \"draws\": %ld, "
 		       "\"losses\": %ld, \"score\": %.4f, \"sims\": %u}\n", vs, games, w, d, l,
 		       score, sims);
-	else if (mt.rollout_opp)
+	else if (rollout_opp)
 		printf("agent vs %s over %ld games (colours alternated, %u simulations for the "
 		       "agent, %u for the opponent): %ld wins, %ld draws, %ld losses, score "
 		       "%.1f%%\n", vs, games, sims, vs_sims, w, d, l, 100.0 * score);

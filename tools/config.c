@@ -111,14 +111,17 @@ static const struct opt base_opts[] = {
 	 "reaches DURATION (90s, 50m, 2h, 1h30m; the iterations of earlier azruns of the run count; "
 	 "--resume continues past it with a new --time-limit); the ETA plans the iterations left "
 	 "from measured iteration times; \"\" none", 1},
-	{"bench", T_STR, F(bench), sizeof(((struct az_config *)0)->bench), "DIR", "connect4: "
-	 "after the arena, the best network's mistake rate (moves that change the solved outcome) "
-	 "on Pascal Pons' sets in DIR (Test_L1_R1 ... Test_L3_R1, as ../shared/data/connect4) "
-	 "and its win-in-one and forced-block rates, raw policy and search, into metrics.jsonl "
-	 "(docs/benchmark.md); \"\" turns it off", 1},
+	{"bench", T_STR, F(bench), sizeof(((struct az_config *)0)->bench), "DIR|auto", "after "
+	 "the arena, the best network's mistake rate (moves that change the solved outcome), raw "
+	 "policy and search, into metrics.jsonl (docs/benchmark.md). connect4: DIR holds Pascal "
+	 "Pons' sets (Test_L1_R1 ... Test_L3_R1, as ../shared/data/connect4), plus win-in-one and "
+	 "forced-block rates; tangled: auto, sets from random games labelled by the exact solver "
+	 "once per run into OUT/bench/, plus the score against rollout MCTS; \"\" turns it off",
+	 1},
 	{"bench-every", T_U32, F(bench_every), 0, "K", "--bench: every K iterations", 1},
 	{"bench-positions", T_U32, F(bench_positions), 0, "N", "--bench: the first N positions "
-	 "of each set, and N per tactical set (at most 1000)", 1},
+	 "of each set, and N per tactical set; tangled: N positions per depth and N games (made "
+	 "even) against rollout MCTS (at most 1000)", 1},
 	{"resume", T_FLAG, F(resume), 0, NULL, "continue the run in --out after its last "
 	 "completed iteration, with its saved configuration", 0},
 	{"quiet", T_FLAG, F(quiet), 0, NULL, "no progress output", 0},
@@ -599,7 +602,8 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 	int rc = az_config_validate(c, err, errlen);
 	char abs[PATH_MAX];
 	/* Absolute in run.json, so that --resume from another folder finds the sets. */
-	if (rc == 0 && c->bench[0] && realpath(c->bench, abs) && strlen(abs) < sizeof(c->bench))
+	if (rc == 0 && c->bench[0] && strcmp(c->bench, AZ_RUN_BENCH_AUTO) != 0 &&
+	    realpath(c->bench, abs) && strlen(abs) < sizeof(c->bench))
 		snprintf(c->bench, sizeof(c->bench), "%s", abs);
 	if (rc == 0 && !game && !resume) {
 		/* Checked last, so that a bad value is named first. */

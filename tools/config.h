@@ -59,8 +59,9 @@ struct az_config {
 	uint32_t eval_cache_mb;    /* the evaluation cache's size, MiB; 0: off */
 	char eval_cache[8];        /* "worker": one per worker; "shared": one for all; "off" */
 	char time_limit[16];       /* --time-limit DURATION ("" none): see az_parse_duration() */
-	/* benchmark (connect4): Pons' sets in bench ("" off), every bench_every iterations, the
-	 * first bench_positions positions of each (tools/run_bench.h) */
+	/* benchmark: Connect Four's Pons' sets in bench, or "auto" (Tangled's generated sets);
+	 * "" off; every bench_every iterations, bench_positions positions per set
+	 * (tools/run_bench.h) */
 	char bench[512];
 	uint32_t bench_every;
 	uint32_t bench_positions;

@@ -163,9 +163,6 @@ int az_config_validate(const struct az_config *c, char *err, size_t errlen)
 		what = "--bench-every must be at least 1";
 	else if (c->bench_positions < 1 || c->bench_positions > 1000)
 		what = "--bench-positions must be from 1 to 1000 (Pons' sets hold 1000 each)";
-	else if (c->bench[0] && strcmp(c->game, "connect4") != 0)
-		what = "--bench: Connect Four only (the exact solver behind it is Connect Four's); "
-		       "drop --bench";
 	else if (c->bench[0])
 		return az_run_bench_check(c, err, errlen);
 	if (!what)

@@ -57,7 +57,9 @@ static void report_usage(void)
 	       "script (plots.gp), and a summary page linking them (index.html, report.md).\n"
 	       "A dashed line marks where an azrun resumed the run (--resume). A run with\n"
 	       "--bench adds bench_agent.png, bench_policy.png and bench_tactics.png (data:\n"
-	       "bench.tsv): mistake rates on Pons' Connect Four sets, tactics. Needs\n"
+	       "bench.tsv): mistake rates on Pons' Connect Four sets, tactics; with --bench\n"
+	       "auto (Tangled) bench_tangled.png and bench_rollout.png: mistake rates per\n"
+	       "depth, the score against rollout MCTS. Needs\n"
 	       "gnuplot (Debian: apt-get install gnuplot-nox); --gnuplot PATH or the AZ_GNUPLOT\n"
 	       "environment variable names another binary.\n\n");
 	az_usage_wrap(stdout, "", "", 80, elo_note);
@@ -208,7 +210,7 @@ static int write_script(const char *path, const struct az_run_info *ri)
 	if (az_report_bench_rows(ri)) { /* after the histogram: back to the iteration axis */
 		fprintf(f, "set style data lines\nset xtics autofreq\n%sset xrange [%g:%g]\n",
 			tics, lo - 0.5, hi + 0.5);
-		az_report_bench_script(f);
+		az_report_bench_script(f, ri);
 	}
 	return fclose(f) == 0 ? 0 : -EIO;
 }
@@ -413,8 +415,8 @@ static int make_plots(const char *rdir, const struct az_run_info *ri, const doub
 			gnuplot_opt || getenv("AZ_GNUPLOT") ? gp : "not in PATH", rdir);
 		return 1;
 	}
-	size_t nb = az_report_bench_rows(ri) ? AZ_REPORT_BENCH_PLOTS : 0;
-	for (size_t i = 0; i < NPLOTS + AZ_REPORT_BENCH_PLOTS; i++) { /* no stale picture stays */
+	size_t fb, nb = az_report_bench_plots(ri, &fb);
+	for (size_t i = 0; i < NPLOTS + AZ_REPORT_BENCH_FILES; i++) { /* no stale picture stays */
 		snprintf(path, sizeof(path), "%s/%s", rdir, i < NPLOTS ? plots[i].file
 			 : az_report_bench_files[i - NPLOTS]);
 		unlink(path);
@@ -428,7 +430,7 @@ static int make_plots(const char *rdir, const struct az_run_info *ri, const doub
 	for (size_t i = 0; i < NPLOTS + nb; i++) {
 		struct stat sb;
 		snprintf(path, sizeof(path), "%s/%s", rdir, i < NPLOTS ? plots[i].file
-			 : az_report_bench_files[i - NPLOTS]);
+			 : az_report_bench_files[fb + i - NPLOTS]);
 		if (stat(path, &sb) < 0 || sb.st_size == 0) {
 			fprintf(stderr, "azrun report: gnuplot did not write %s; see "
 				"%s/gnuplot.log\n", path, rdir);
@@ -491,7 +493,7 @@ int az_report_main(int argc, char **argv)
 	}
 	printf("report: %s/index.html (and report.md): %zu iteration%s, %zu plots%s\n", rdir,
 	       ri.nrows, ri.nrows == 1 ? "" : "s",
-	       ri.nrows ? NPLOTS + (az_report_bench_rows(&ri) ? AZ_REPORT_BENCH_PLOTS : 0) : 0,
+	       ri.nrows ? NPLOTS + az_report_bench_plots(&ri, &(size_t){0}) : 0,
 	       ri.running ? "; the run is still in progress" : "");
 	rc = 0;
 out:

@@ -6,14 +6,18 @@
 #include <math.h>
 #include <stdio.h>
 
-const char *const az_report_bench_files[AZ_REPORT_BENCH_PLOTS] = {
-	"bench_agent.png", "bench_policy.png", "bench_tactics.png"};
+#define C4_PLOTS 3 /* az_report_bench_files[0..2]; Tangled's follow */
 
-static const char *const titles[AZ_REPORT_BENCH_PLOTS] = {
+const char *const az_report_bench_files[AZ_REPORT_BENCH_FILES] = {
+	"bench_agent.png", "bench_policy.png", "bench_tactics.png", "bench_tangled.png",
+	"bench_rollout.png"};
+
+static const char *const titles[AZ_REPORT_BENCH_FILES] = {
 	"Benchmark: mistakes of the agent", "Benchmark: mistakes of the raw policy",
-	"Benchmark: tactics"};
+	"Benchmark: tactics", "Benchmark: mistakes on solved Tangled positions",
+	"Benchmark: score against rollout MCTS"};
 
-static const char *const captions[AZ_REPORT_BENCH_PLOTS] = {
+static const char *const captions[AZ_REPORT_BENCH_FILES] = {
 	"AlphaZero.jl's metric on Pascal Pons' Connect Four sets: the share of the agent's moves "
 	"(the search at the run's --sims, no noise, most visited move) that change the "
 	"game-theoretic outcome (win to draw or loss, draw to loss), by the exact solver; one line "
@@ -21,7 +25,13 @@ static const char *const captions[AZ_REPORT_BENCH_PLOTS] = {
 	"The same for the raw policy: the network's most likely legal move, without search.",
 	"Success rates on positions from random games where the side to move wins at once while "
 	"the opponent threatens too (win in one), or must block the opponent's only threat "
-	"(forced block); solid: agent, dashed: raw policy."};
+	"(forced block); solid: agent, dashed: raw policy.",
+	"AlphaZero.jl's metric on positions from uniformly random games with K uncoloured edges "
+	"(uK), labelled by the exact solver: the share of moves that change the game-theoretic "
+	"outcome; solid: the agent (the search at the run's --sims, no noise), dashed: the raw "
+	"policy; the best network after each benchmarked iteration's arena.",
+	"The agent's score (wins + draws / 2) against plain MCTS with random playouts at the same "
+	"simulations per move, colours alternated."};
 
 static int has_bench(const struct az_metric_row *r)
 {
@@ -31,12 +41,41 @@ static int has_bench(const struct az_metric_row *r)
 	return 0;
 }
 
-size_t az_report_bench_rows(const struct az_run_info *ri)
+static int has_tangled(const struct az_metric_row *r)
+{
+	return r->bench_depths > 0 || !isnan(r->bench_vs_rollout);
+}
+
+/* The run's Tangled depths: those of its first row with them (a run keeps its sets). */
+static const struct az_metric_row *tangled_first(const struct az_run_info *ri)
+{
+	for (size_t i = 0; i < ri->nrows; i++)
+		if (has_tangled(&ri->rows[i]))
+			return &ri->rows[i];
+	return NULL;
+}
+
+static size_t c4_rows(const struct az_run_info *ri)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < ri->nrows; i++)
 		n += (size_t)has_bench(&ri->rows[i]);
 	return n;
+}
+
+size_t az_report_bench_rows(const struct az_run_info *ri)
+{
+	size_t c4 = c4_rows(ri), n = 0;
+	for (size_t i = 0; c4 == 0 && i < ri->nrows; i++)
+		n += (size_t)has_tangled(&ri->rows[i]);
+	return c4 ? c4 : n;
+}
+
+size_t az_report_bench_plots(const struct az_run_info *ri, size_t *first)
+{
+	*first = c4_rows(ri) || !tangled_first(ri) ? 0 : C4_PLOTS;
+	return !az_report_bench_rows(ri) ? 0 : *first ? AZ_REPORT_BENCH_FILES - C4_PLOTS
+						  : C4_PLOTS;
 }
 
 static void put_pct(FILE *f, double v)
@@ -47,11 +86,122 @@ static void put_pct(FILE *f, double v)
 		fprintf(f, "%.6g", 100 * v);
 }
 
+static void pct(FILE *f, double v)
+{
+	if (isnan(v))
+		fputs("?", f);
+	else
+		fprintf(f, "%.0f", 100 * v);
+}
+
+/* ---- Tangled (azrun --bench auto): bench.tsv is iteration, policy_u<K>..., agent_u<K>...,
+ * vs_rollout, in percent, for the depths of the run's first benchmark ---- */
+
+static void tangled_value(FILE *f, const struct az_metric_row *r, int depth, int agent)
+{
+	double v = NAN;
+	for (int k = 0; k < r->bench_depths; k++)
+		if (r->bench_depth[k] == depth)
+			v = agent ? r->bench_uagent[k] : r->bench_upolicy[k];
+	put_pct(f, v);
+}
+
+static int tangled_data(FILE *f, const struct az_run_info *ri)
+{
+	const struct az_metric_row *d = tangled_first(ri);
+	fputs("# iteration", f);
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < d->bench_depths; k++)
+			fprintf(f, "\t%s_u%d", pass ? "agent" : "policy", d->bench_depth[k]);
+	fputs("\tvs_rollout\t(percent: mistakes, then the score against rollout MCTS)\n", f);
+	for (size_t i = 0; i < ri->nrows; i++) {
+		const struct az_metric_row *r = &ri->rows[i];
+		if (!has_tangled(r))
+			continue;
+		fprintf(f, "%.0f", r->iteration);
+		for (int pass = 0; pass < 2; pass++)
+			for (int k = 0; k < d->bench_depths; k++) {
+				fputc('\t', f);
+				tangled_value(f, r, d->bench_depth[k], pass);
+			}
+		fputc('\t', f);
+		put_pct(f, r->bench_vs_rollout);
+		fputc('\n', f);
+	}
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
+static void tangled_script(FILE *f, const struct az_run_info *ri)
+{
+	const struct az_metric_row *d = tangled_first(ri);
+	int n = d->bench_depths;
+	fprintf(f, "\nB = 'bench.tsv'\nunset arrow\nunset label\nset yrange [0:*]\n"
+		"set offsets 0, 0, graph 0.05, 0\nset ylabel 'mistakes (%%)'\n"
+		"set output '%s'\nset title '%s (%% of moves that change the solved outcome)'\n"
+		"plot ", az_report_bench_files[C4_PLOTS], titles[C4_PLOTS]);
+	for (int k = 0, i = 0; k < n; k++)
+		for (int agent = 1; agent >= 0; agent--, i++)
+			fprintf(f, "%sB using 1:%d with linespoints lc %d dt %d pt %d title "
+				"'u%d %s'", i ? ", \\\n     " : "", 2 + k + (agent ? n : 0), k + 1,
+				agent ? 1 : 2, agent ? 7 : 6, d->bench_depth[k],
+				agent ? "agent" : "raw policy");
+	fprintf(f, "\nset output '%s'\nset title '%s (%%)'\nset ylabel 'score (%%)'\n"
+		"set yrange [0:100]\nplot B using 1:%d with linespoints lc 1 pt 7 title "
+		"'agent vs rollout MCTS'\nset autoscale y\n", az_report_bench_files[C4_PLOTS + 1],
+		titles[C4_PLOTS + 1], 2 + 2 * n);
+}
+
+static void tangled_page(FILE *f, const struct az_run_info *ri, int md)
+{
+	const struct az_metric_row *d = tangled_first(ri);
+	const char *sep = md ? " | " : "</td><td>";
+	fputs(md ? "\n## Benchmark\n\nRaw policy / agent mistakes in percent per depth (uK: K "
+	      "uncoloured edges), and the agent's score against rollout MCTS. Data: "
+	      "[bench.tsv](bench.tsv).\n\n| iteration |"
+	      : "<h2>Benchmark</h2>\n<p>Raw policy / agent mistakes in percent per depth (uK: K "
+	      "uncoloured edges), and the agent's score against rollout MCTS. Data: <a "
+	      "href=\"bench.tsv\">bench.tsv</a>.</p>\n<table>\n<tr><th>iteration</th>", f);
+	for (int k = 0; k < d->bench_depths; k++)
+		fprintf(f, md ? " u%d |" : "<th>u%d</th>", d->bench_depth[k]);
+	fputs(md ? " vs rollout |\n|---:|" : "<th>vs rollout</th></tr>\n", f);
+	for (int k = 0; md && k <= d->bench_depths; k++)
+		fputs("---:|", f);
+	if (md)
+		fputc('\n', f);
+	for (size_t i = 0; i < ri->nrows; i++) {
+		const struct az_metric_row *r = &ri->rows[i];
+		if (!has_tangled(r))
+			continue;
+		fprintf(f, "%s%.0f", md ? "| " : "<tr><td>", r->iteration);
+		for (int k = 0; k < d->bench_depths; k++) {
+			fputs(sep, f);
+			for (int agent = 0; agent < 2; agent++) {
+				double v = NAN;
+				for (int j = 0; j < r->bench_depths; j++)
+					if (r->bench_depth[j] == d->bench_depth[k])
+						v = agent ? r->bench_uagent[j] : r->bench_upolicy[j];
+				if (agent)
+					fputc('/', f);
+				pct(f, v);
+			}
+		}
+		fputs(sep, f);
+		pct(f, r->bench_vs_rollout);
+		fputs(md ? " |\n" : "</td></tr>\n", f);
+	}
+	if (!md)
+		fputs("</table>\n", f);
+}
+
+/* ---- both ---- */
+
 int az_report_bench_data(const char *path, const struct az_run_info *ri)
 {
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -errno;
+	if (!c4_rows(ri))
+		return tangled_data(f, ri);
 	fputs("# iteration", f);
 	for (int pass = 0; pass < 2; pass++)
 		for (int k = 0; k < AZ_RUN_BENCH_SETS; k++)
@@ -78,8 +228,12 @@ static int column(int k, int agent)
 	return 2 + k + (agent ? AZ_RUN_BENCH_SETS : 0);
 }
 
-void az_report_bench_script(FILE *f)
+void az_report_bench_script(FILE *f, const struct az_run_info *ri)
 {
+	if (!c4_rows(ri)) {
+		tangled_script(f, ri);
+		return;
+	}
 	fputs("\nB = 'bench.tsv'\nunset arrow\nunset label\nset yrange [0:*]\n"
 	      "set offsets 0, 0, graph 0.05, 0\nset ylabel 'mistakes (%)'\n", f);
 	for (int agent = 1; agent >= 0; agent--) {
@@ -102,20 +256,13 @@ void az_report_bench_script(FILE *f)
 	fputs("\nset autoscale y\n", f);
 }
 
-static void pct(FILE *f, double v)
-{
-	if (isnan(v))
-		fputs("?", f);
-	else
-		fprintf(f, "%.0f", 100 * v);
-}
-
 void az_report_bench_page(FILE *f, const struct az_run_info *ri, int md, int with_plots)
 {
 	const char *sep = md ? " | " : "</td><td>";
-	if (!az_report_bench_rows(ri))
+	size_t first, n = az_report_bench_plots(ri, &first);
+	if (!n)
 		return;
-	for (int i = 0; with_plots && i < AZ_REPORT_BENCH_PLOTS; i++) {
+	for (size_t i = first; with_plots && i < first + n; i++) {
 		if (md)
 			fprintf(f, "\n## %s\n\n%s\n\n![%s](%s)\n", titles[i], captions[i], titles[i],
 				az_report_bench_files[i]);
@@ -123,6 +270,10 @@ void az_report_bench_page(FILE *f, const struct az_run_info *ri, int md, int wit
 			fprintf(f, "<h2>%s</h2>\n<p>%s</p>\n<p><a href=\"%s\"><img src=\"%s\" "
 				"alt=\"%s\"></a></p>\n", titles[i], captions[i],
 				az_report_bench_files[i], az_report_bench_files[i], titles[i]);
+	}
+	if (first) {
+		tangled_page(f, ri, md);
+		return;
 	}
 	fputs(md ? "\n## Benchmark\n\nRaw policy / agent, in percent: mistakes on Pons' sets, "
 	      "successes on the tactical sets. Data: [bench.tsv](bench.tsv).\n\n| iteration |"

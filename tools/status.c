@@ -138,22 +138,39 @@ static void print_arena(const struct az_run_info *ri)
 	free(best);
 }
 
-/* The last benchmark (azrun --bench), in two lines; nothing without one. */
+/* Whether row r holds a benchmark, Connect Four's or Tangled's. */
+static int has_bench(const struct az_metric_row *r)
+{
+	for (int k = 0; k < AZ_RUN_BENCH_SETS; k++)
+		if (!isnan(r->bench_agent[k]))
+			return 1;
+	return r->bench_depths > 0 || !isnan(r->bench_vs_rollout);
+}
+
+/* The last benchmark (azrun --bench): Connect Four's in two lines, Tangled's in one; nothing
+ * without one. */
 static void print_bench(const struct az_run_info *ri)
 {
 	const struct az_metric_row *r = NULL;
 	for (size_t i = ri->nrows; i-- > 0 && !r;)
-		for (int k = 0; k < AZ_RUN_BENCH_SETS && !r; k++)
-			if (!isnan(ri->rows[i].bench_agent[k]))
-				r = &ri->rows[i];
+		if (has_bench(&ri->rows[i]))
+			r = &ri->rows[i];
 	if (!r)
 		return;
 	printf("bench:      mistakes %% policy/agent");
-	for (int k = 0; k < AZ_RUN_BENCH_SETS; k++) {
-		if (k == AZ_RUN_BENCH_PONS)
-			printf("\n            tactics %% policy/agent");
-		printf(" %s %.0f/%.0f", az_run_bench_sets[k].key, 100 * r->bench_policy[k],
-		       100 * r->bench_agent[k]);
+	if (r->bench_depths > 0 || !isnan(r->bench_vs_rollout)) {
+		for (int k = 0; k < r->bench_depths; k++)
+			printf(" u%d %.0f/%.0f", r->bench_depth[k], 100 * r->bench_upolicy[k],
+			       100 * r->bench_uagent[k]);
+		if (!isnan(r->bench_vs_rollout))
+			printf("; vs rollout %.0f%%", 100 * r->bench_vs_rollout);
+	} else {
+		for (int k = 0; k < AZ_RUN_BENCH_SETS; k++) {
+			if (k == AZ_RUN_BENCH_PONS)
+				printf("\n            tactics %% policy/agent");
+			printf(" %s %.0f/%.0f", az_run_bench_sets[k].key, 100 * r->bench_policy[k],
+			       100 * r->bench_agent[k]);
+		}
 	}
 	/* The benchmark measures the best network after the arena: name it when it is older
 	 * than the iteration (an unchanged best repeats its results at no cost). */
@@ -207,7 +224,8 @@ static void status_usage(void)
 	       "evals/s and ETA (from DIR/progress.json); always, the completed iterations,\n"
 	       "games, positions, last throughput and batch fill, time per phase and the arena\n"
 	       "history with an Elo estimate (see azrun report --help for the formula); with\n"
-	       "--bench, the last benchmark's mistake and tactics rates.\n");
+	       "--bench, the last benchmark's mistake rates (Connect Four: and tactics;\n"
+	       "Tangled: and the score against rollout MCTS).\n");
 }
 
 int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help)(void))

@@ -94,7 +94,7 @@ check "azrun stray argument" "stray" "$AZRUN" --out "$N" stray
 check "azrun missing value" "sims" "$AZRUN" --out "$N" --sims
 check "azrun value missing before an option" "^azrun: --arena-leaves needs a value K$" "$AZRUN" \
 	--out "$N" --arena-leaves --sims 8
-check "azrun value missing before option=" "^azrun: --bench needs a value DIR$" "$AZRUN" \
+check "azrun value missing before option=" "^azrun: --bench needs a value DIR\|auto$" "$AZRUN" \
 	--out "$N" --bench --sims=8
 check "azrun malformed number" "sims.*abc" "$AZRUN" --out "$N" --sims abc
 check "azrun negative sims" "sims.*negative" "$AZRUN" --out "$N" --sims -5

@@ -136,7 +136,7 @@ bad() { # bad WHAT EXPECTED-TEXT ARGS...
 bad "a missing folder" "--bench $T/none: No such file" --game connect4 --bench "$T/none"
 mkdir "$T/part" && cp "$B"/Test_L1_* "$T/part/"
 bad "a folder without Test_L2_R1" "Test_L2_R1" --game connect4 --bench "$T/part"
-bad "another game" "Connect Four only" --game tictactoe --bench "$B"
+bad "another game" "the games with an exact solver" --game tictactoe --bench "$B"
 bad "--bench-positions 0" "--bench-positions" --game connect4 --bench "$B" --bench-positions 0
 # The sets moved after the run saved their path: a resume is refused, saying how to go on.
 mv "$B" "$T/moved"
