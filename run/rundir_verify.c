@@ -53,10 +53,11 @@ static int ckpt_iteration(const char *name, uint32_t *it)
 	return 1;
 }
 
-/* Is the network at path one of this run (game, architecture)? 0, or -1 after the report
+/* Is the network at path one of this run (game, architecture) and of iteration `iteration`
+ * (its file name's, or state.json's best; -1: not checked)? 0, or -1 after the report
  * (damage, or a note when it never committed). */
 static int check_network(struct az_rundir_check *t, const char *path, int damage,
-			 const struct az_game *g)
+			 const struct az_game *g, long iteration)
 {
 	struct az_model *m;
 	char err[512];
@@ -79,6 +80,11 @@ static int check_network(struct az_rundir_check *t, const char *path, int damage
 		    kind[0], *kind[0] ? ":" : "", a->hidden, a->blocks, kind[1],
 		    *kind[1] ? ":" : "", t->hidden, t->blocks);
 		rc = -1;
+	} else if (iteration >= 0 && m->iteration != (uint32_t)iteration) {
+		/* a checkpoint copied over another's name, or a best of another iteration */
+		say(t, damage, "%s: the network of iteration %u, but it stands for iteration %ld "
+		    "(copied from another file?)", path, m->iteration, iteration);
+		rc = -1;
 	}
 	az_model_destroy(m);
 	return rc;
@@ -90,15 +96,20 @@ static void check_state(const char *out, struct az_rundir_check *t)
 	char path[AZ_RUNDIR_PATH_MAX], err[512];
 	struct az_rundir_state st;
 	az_rundir_path(path, sizeof(path), out, AZ_RUNDIR_STATE);
-	int rc = az_rundir_state_load(out, &st, err, sizeof(err));
+	int legacy = 0;
+	int rc = az_rundir_state_load(out, &st, &legacy, err, sizeof(err));
 	t->completed = -1;
 	if (rc == -ENOENT) {
 		t->state_missing = 1;
 	} else if (rc < 0) {
+		t->state_damaged = 1;
 		say(t, 1, "%s", err);
 	} else {
 		t->completed = st.completed;
 		t->best_iteration = st.best_iteration;
+		if (legacy)
+			say(t, 0, "%s: no crc32 (written by an older azrun): accepted as legacy; the "
+			    "next commit adds it", path);
 	}
 }
 
@@ -160,7 +171,7 @@ static uint32_t check_checkpoints(const char *out, const struct az_game *g,
 			say(t, 0, "%s: iteration %u never committed (state.json says %ld); resume "
 			    "removes it", path, it, t->completed);
 		}
-		if (check_network(t, path, committed, g) == 0 && committed) {
+		if (check_network(t, path, committed, g, it) == 0 && committed) {
 			if (want >= 0)
 				seen[it] = 1;
 			if (it > top)
@@ -193,7 +204,9 @@ static void check_best(const char *out, const struct az_game *g, struct az_rundi
 		return;
 	}
 	t->checkpoints++;
-	if (check_network(t, best, 1, g) < 0 || t->completed < 0)
+	/* Its iteration is not checked: after a promotion cut short it is the previous best's,
+	 * which resume replaces (the bytes are compared with iter-B's below). */
+	if (check_network(t, best, 1, g, -1) < 0 || t->completed < 0)
 		return;
 	az_rundir_checkpoint_path(ck, sizeof(ck), out, t->best_iteration);
 	char *a = NULL, *b = NULL;
@@ -289,17 +302,27 @@ static long check_metrics(const char *out, struct az_rundir_check *t)
 		size_t l = nl ? (size_t)(nl - s) : strlen(s);
 		lineno++;
 		t->metrics_lines++;
-		cJSON *j = cJSON_ParseWithLength(s, l);
-		cJSON *it = j ? cJSON_GetObjectItem(j, "iteration") : NULL;
-		double v = cJSON_IsNumber(it) ? it->valuedouble : -1;
-		cJSON_Delete(j);
+		long v = -1;
+		int lrc = az_rundir_metrics_line(s, l, &v);
+		if (lrc == 1)
+			t->metrics_legacy++;
+		if (lrc == -EBADMSG) {
+			say(t, 1, "%s: line %ld is damaged (its crc32 does not match: a flipped bit or "
+			    "an edit); restore the file, or azrun repair --out %s sets the lines from "
+			    "it on aside", path, lineno, out);
+			bad = 1;
+			next++;
+			continue;
+		}
+		if (lrc < 0)
+			v = -1;
 		if (!nl)
 			say(t, 1, "%s: line %ld is cut short (no newline)", path, lineno);
 		else if (v < 0)
 			say(t, 1, "%s: line %ld is not a metrics object (torn or garbage)", path,
 			    lineno);
-		else if (v != (double)next)
-			say(t, 1, "%s: line %ld holds iteration %.0f where iteration %ld belongs",
+		else if (v != next)
+			say(t, 1, "%s: line %ld holds iteration %ld where iteration %ld belongs",
 			    path, lineno, v, next);
 		else if (t->completed >= 0 && next > t->completed) {
 			t->repairs++;
@@ -315,6 +338,9 @@ static long check_metrics(const char *out, struct az_rundir_check *t)
 		next++; /* the damaged line stands for the iteration it should hold */
 	}
 	free(text);
+	if (t->metrics_legacy)
+		say(t, 0, "%s: %ld line%s without a crc32 (written by an older azrun): accepted as "
+		    "legacy", path, t->metrics_legacy, t->metrics_legacy == 1 ? "" : "s");
 	if (t->completed >= 0 && next - 1 < t->completed && !bad)
 		say(t, 1, "%s: has the lines of iterations 1-%ld, but state.json says %ld are "
 		    "complete", path, next - 1, t->completed);
