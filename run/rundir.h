@@ -111,7 +111,8 @@ int az_rundir_state_load(const char *dir, struct az_rundir_state *st, int *legac
 int az_rundir_metrics_line(const char *line, size_t len, long *iteration);
 
 /* Rewrite metrics.jsonl keeping the lines of iterations <= keep, then append `line` (a JSON
- * object without newline, sealed here; may be NULL). Atomic replace: a crash leaves the old or the new file.
+ * object without newline, sealed here; may be NULL). Atomic replace: a crash leaves the old or
+ * the new file.
  * A line that does not parse is never dropped: -EINVAL, the file unchanged. 0 or -errno with a
  * message in err. */
 int az_rundir_metrics_commit(const char *dir, uint32_t keep, const char *line, char *err,
@@ -191,5 +192,22 @@ void az_rundir_drop_temps(const char *dir, void (*say)(void *ctx, const char *ms
  * crash inside it is repaired by the next resume). 0 or -errno with a message in err. */
 int az_rundir_repair(const char *dir, const struct az_rundir_check *t,
 		     void (*say)(void *ctx, const char *msg), void *ctx, char *err, size_t errlen);
+
+/* `azrun repair` (run/rundir_repair.c): make a damaged run resumable without deleting
+ * anything. What resuming does not need and cannot trust is moved to DIR/quarantine/ under its
+ * own relative name (a ".N" suffix when taken): a damaged checkpoint of an old iteration (not
+ * the last, not the best), an unreadable replay file, a damaged progress.json. What can be
+ * rebuilt is: state.json from the intact metrics lines, a damaged best.safetensors or
+ * checkpoints/iter-B from its twin, a replay file with a damaged tail cut to its whole games
+ * (its original copied to the quarantine first). What resuming needs and cannot be rebuilt is
+ * counted in s->unrepaired and left in place. Each action is passed to s->say. Run it under
+ * the directory's lock. Returns 0. */
+struct az_rundir_salvage {
+	void (*say)(void *ctx, const char *msg); /* may be NULL */
+	void *ctx;
+	uint32_t net, hidden, blocks; /* run.json's architecture, as in struct az_rundir_check */
+	long moved, rebuilt, unrepaired; /* out */
+};
+int az_rundir_salvage(const char *dir, const struct az_game *g, struct az_rundir_salvage *s);
 
 #endif

@@ -4,6 +4,7 @@
  * leftover of an iteration that never committed, resume rolls back or completes
  * (az_rundir_repair in run/rundir.c). */
 #include "run/rundir.h"
+#include "run/rundir_impl.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -53,11 +54,10 @@ static int ckpt_iteration(const char *name, uint32_t *it)
 	return 1;
 }
 
-/* Is the network at path one of this run (game, architecture) and of iteration `iteration`
- * (its file name's, or state.json's best; -1: not checked)? 0, or -1 after the report
- * (damage, or a note when it never committed). */
-static int check_network(struct az_rundir_check *t, const char *path, int damage,
-			 const struct az_game *g, long iteration)
+/* run/rundir_impl.h. The iteration is its file name's (-1 for best.safetensors); a network that
+ * never committed is reported as a note. */
+int az_rundir_network_check(struct az_rundir_check *t, const char *path, int damage,
+			    const struct az_game *g, long iteration)
 {
 	struct az_model *m;
 	char err[512];
@@ -111,6 +111,22 @@ static void check_state(const char *out, struct az_rundir_check *t)
 			say(t, 0, "%s: no crc32 (written by an older azrun): accepted as legacy; the "
 			    "next commit adds it", path);
 	}
+}
+
+/* progress.json: only azrun status reads it and the next azrun rewrites it, so damage to it is
+ * a note (status then shows the completed state), not a reason to refuse a resume. */
+static void check_progress(const char *out, struct az_rundir_check *t)
+{
+	char path[AZ_RUNDIR_PATH_MAX], *text = NULL;
+	size_t len = 0;
+	az_rundir_path(path, sizeof(path), out, AZ_RUNDIR_PROGRESS);
+	if (az_read_file(path, &text, &len) < 0)
+		return;
+	int sealed = az_rundir_seal_check(text, len);
+	if (sealed < 0 || !az_rundir_seal_json_ok(text, len, sealed))
+		say(t, 0, "%s: damaged (its crc32 does not match); azrun status ignores it, the next "
+		    "azrun rewrites it, azrun repair sets it aside", path);
+	free(text);
 }
 
 static void note_temp(struct az_rundir_check *t, const char *path)
@@ -171,7 +187,7 @@ static uint32_t check_checkpoints(const char *out, const struct az_game *g,
 			say(t, 0, "%s: iteration %u never committed (state.json says %ld); resume "
 			    "removes it", path, it, t->completed);
 		}
-		if (check_network(t, path, committed, g, it) == 0 && committed) {
+		if (az_rundir_network_check(t, path, committed, g, it) == 0 && committed) {
 			if (want >= 0)
 				seen[it] = 1;
 			if (it > top)
@@ -183,7 +199,16 @@ static uint32_t check_checkpoints(const char *out, const struct az_game *g,
 		if (!seen[k]) {
 			char ck[AZ_RUNDIR_PATH_MAX];
 			az_rundir_checkpoint_path(ck, sizeof(ck), out, (uint32_t)k);
-			if (access(ck, F_OK) != 0)
+			char q[AZ_RUNDIR_PATH_MAX + 64], rel[64];
+			snprintf(rel, sizeof(rel), "checkpoints/iter-%04ld.safetensors", k);
+			az_rundir_quarantine_path(q, sizeof(q), out, rel);
+			if (access(ck, F_OK) == 0)
+				continue; /* present but damaged: reported above */
+			/* azrun repair sets aside damaged checkpoints that resuming never reads */
+			if (k != t->completed && k != (long)t->best_iteration && access(q, F_OK) == 0)
+				say(t, 0, "%s: set aside in %s by azrun repair (damaged; resume does "
+				    "not read it)", ck, q);
+			else
 				say(t, 1, "%s: missing, but state.json says iteration %ld is complete",
 				    ck, k);
 		}
@@ -206,7 +231,7 @@ static void check_best(const char *out, const struct az_game *g, struct az_rundi
 	t->checkpoints++;
 	/* Its iteration is not checked: after a promotion cut short it is the previous best's,
 	 * which resume replaces (the bytes are compared with iter-B's below). */
-	if (check_network(t, best, 1, g, -1) < 0 || t->completed < 0)
+	if (az_rundir_network_check(t, best, 1, g, -1) < 0 || t->completed < 0)
 		return;
 	az_rundir_checkpoint_path(ck, sizeof(ck), out, t->best_iteration);
 	char *a = NULL, *b = NULL;
@@ -351,6 +376,7 @@ int az_rundir_verify(const char *out, const struct az_game *g, struct az_rundir_
 {
 	char path[AZ_RUNDIR_PATH_MAX];
 	check_state(out, t);
+	check_progress(out, t);
 	check_temps(out, NULL, t);
 	check_temps(out, AZ_TB_DIR, t);
 	uint32_t top = check_checkpoints(out, g, t);

@@ -17,6 +17,7 @@
 #include "tools/config.h"
 #include "tools/run_bench.h"
 #include "tools/subcommands.h"
+#include "tools/repair.h"
 #include "tools/verify.h"
 #ifdef AZ_MPI_BUILD
 #include "run/mpi.h"
@@ -279,6 +280,8 @@ int main(int argc, char **argv)
 		return 0;
 	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
 		return az_verify_main(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "repair") == 0)
+		return az_repair_main(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "status") == 0)
 		return az_status_main(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "report") == 0)
