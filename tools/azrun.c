@@ -146,6 +146,13 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 		       : rc == -EDOM ? "training diverged (see above)" : strerror(-rc), c->out);
 		return 1;
 	}
+	if (r->damage_seen) {
+		az_log("azrun: %u iteration%s complete, but %ld damaged file%s met on the way (see "
+		       "the warnings above); azrun verify --out %s names them, azrun repair --out %s "
+		       "sets them aside", r->completed, r->completed == 1 ? "" : "s", r->damage_seen,
+		       az_plural(r->damage_seen), c->out, c->out);
+		return 1;
+	}
 	char took[32];
 	az_format_duration(az_now() - t0, took, sizeof(took));
 	if (r->first > 1) /* resumed: this azrun ran iterations first..completed */
