@@ -99,7 +99,104 @@ static int add_metadata(cJSON *root, const struct az_model *m, uint32_t crc)
 	snprintf(buf, sizeof(buf), "crc32:%08x", crc);
 	if (rc || !cJSON_AddStringToObject(meta, "content_hash", buf))
 		return -ENOMEM;
+	/* filled in by az_ckpt_save once the header is complete (header_crc) */
+	if (!cJSON_AddStringToObject(meta, "header_crc32", "00000000"))
+		return -ENOMEM;
 	return 0;
+}
+
+/* ---- the header's own checksum ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One canonical line of the header into lines[*n] (malloc'd); -ENOMEM. */
+static int __attribute__((format(printf, 3, 4)))
+add_line(char **lines, uint32_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *l = len >= 0 ? malloc((size_t)len + 1) : NULL;
+	if (!l)
+		return -ENOMEM;
+	va_start(ap, fmt);
+	vsnprintf(l, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	lines[(*n)++] = l;
+	return 0;
+}
+
+/* A JSON array of numbers as "a,b,c" (anything else as "?"). */
+static void numbers(const cJSON *a, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (const cJSON *e = cJSON_IsArray(a) ? a->child : NULL; e && n < len; e = e->next)
+		n += (size_t)snprintf(buf + n, len - n, "%s%.17g", n ? "," : "",
+				      cJSON_IsNumber(e) ? e->valuedouble : NAN);
+	if (!cJSON_IsArray(a))
+		snprintf(buf, len, "?");
+}
+
+/* "header_crc32": the CRC-32 of the header's meaning, independent of its layout (key order,
+ * spacing, padding): one line per metadata entry but header_crc32 ("m key=value") and per
+ * tensor ("t name dtype shape offsets"), sorted, each ended by a newline. 0 or -ENOMEM. */
+static int header_crc(const cJSON *root, uint32_t *out)
+{
+	uint32_t cap = 2, n = 0;
+	for (const cJSON *e = root->child; e; e = e->next)
+		cap += cJSON_IsObject(e) ? (uint32_t)cJSON_GetArraySize(e) + 1 : 1;
+	char **lines = calloc(cap, sizeof(*lines));
+	int rc = lines ? 0 : -ENOMEM;
+	for (const cJSON *e = root->child; rc == 0 && e; e = e->next) {
+		if (strcmp(e->string, "__metadata__") == 0) {
+			for (const cJSON *m = e->child; rc == 0 && m; m = m->next)
+				if (strcmp(m->string, "header_crc32") != 0)
+					rc = add_line(lines, &n, "m %s=%s", m->string,
+						      cJSON_IsString(m) ? m->valuestring : "?");
+			continue;
+		}
+		const cJSON *dt = cJSON_GetObjectItemCaseSensitive(e, "dtype");
+		char shape[256], offs[96];
+		numbers(cJSON_GetObjectItemCaseSensitive(e, "shape"), shape, sizeof(shape));
+		numbers(cJSON_GetObjectItemCaseSensitive(e, "data_offsets"), offs, sizeof(offs));
+		rc = add_line(lines, &n, "t %s %s %s %s", e->string,
+			      cJSON_IsString(dt) ? dt->valuestring : "?", shape, offs);
+	}
+	uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	if (rc == 0) {
+		qsort(lines, n, sizeof(*lines), cmp_str);
+		for (uint32_t i = 0; i < n; i++) {
+			crc = crc32_bytes(crc, lines[i], strlen(lines[i]));
+			crc = crc32_bytes(crc, "\n", 1);
+		}
+		*out = crc;
+	}
+	for (uint32_t i = 0; lines && i < n; i++)
+		free(lines[i]);
+	free(lines);
+	return rc;
+}
+
+/* Fill the header_crc32 placeholder of a header built by build_header (hdr[0..hlen)). */
+static int seal_header(char *hdr, size_t hlen)
+{
+	static const char key[] = "\"header_crc32\":\"00000000\"";
+	cJSON *root = cJSON_ParseWithLength(hdr, hlen);
+	char *at = strstr(hdr, key);
+	uint32_t crc = 0;
+	int rc = root && at ? header_crc(root, &crc) : -ENOMEM;
+	cJSON_Delete(root);
+	if (rc == 0) {
+		char hex[9];
+		snprintf(hex, sizeof(hex), "%08x", crc);
+		memcpy(at + sizeof(key) - 10, hex, 8);
+	}
+	return rc;
 }
 
 static int add_tensor_entry(cJSON *root, const struct az_tensor *t, size_t begin)
@@ -265,6 +362,8 @@ int az_ckpt_save(const char *path, const struct az_model *m, char *err, size_t e
 		goto err_tensors;
 	}
 	rc = build_header(m, t, (uint32_t)n, tensors_crc(m, t, (uint32_t)n), &hdr, &hlen);
+	if (rc == 0)
+		rc = seal_header(hdr, hlen);
 	if (rc < 0) {
 		az_set_err(err, errlen, "checkpoint %s: out of memory building the header", path);
 		goto err_tensors;
@@ -374,10 +473,48 @@ static int check_framing(struct ckpt_file *f, char *err, size_t errlen)
 	return 0;
 }
 
+/* Control bytes inside the header's strings, raw or escaped (\u0000-\u001f, \u007f): names
+ * and metadata are printable text, and a NUL would cut a name short where C reads it. Returns
+ * the header offset of the first, or -1. */
+static long header_control(const struct ckpt_file *f)
+{
+	const char *text = (const char *)f->buf + 8;
+	int in_string = 0;
+
+	for (size_t i = 0; i < f->hlen; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (!in_string) {
+			in_string = c == '"';
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f)
+			return (long)i;
+		if (c == '"') {
+			in_string = 0;
+		} else if (c == '\\') {
+			const char *e = text + i + 1; /* the escape: \uXXXX or one character */
+
+			if (i + 5 < f->hlen && e[0] == 'u' && e[1] == '0' && e[2] == '0' &&
+			    (e[3] == '0' || e[3] == '1' || (e[3] == '7' && (e[4] | 0x20) == 'f')))
+				return (long)i;
+			i++;
+		}
+	}
+	return -1;
+}
+
 /* Parse the header; anything after the JSON value must be padding whitespace. */
 static cJSON *parse_header(const struct ckpt_file *f, char *err, size_t errlen)
 {
 	const char *text = (const char *)f->buf + 8, *end = NULL;
+	long ctl = header_control(f);
+
+	if (ctl >= 0) {
+		az_set_err(err, errlen, "checkpoint %s: header byte %ld is a control character "
+			"(a damaged name or value)", f->name, ctl);
+		return NULL;
+	}
 	cJSON *root = cJSON_ParseWithLengthOpts(text, (size_t)f->hlen, &end, 0);
 	size_t at;
 
@@ -755,6 +892,36 @@ err_free:
 	return rc;
 }
 
+/* The header's own checksum, when it has one (files of older builds have none: legacy,
+ * accepted; their metadata is checked as before). */
+static int check_header_crc(const struct ckpt_file *f, const cJSON *root, char *err,
+			    size_t errlen)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
+	const char *v = meta_str(meta, "header_crc32");
+	uint32_t crc;
+	char q[48];
+
+	if (!cJSON_GetObjectItemCaseSensitive(meta, "header_crc32"))
+		return 0;
+	if (!v || strlen(v) != 8 || strspn(v, "0123456789abcdef") != 8) {
+		az_set_err(err, errlen, "checkpoint %s: header_crc32 \"%s\" is not 8 hex digits",
+			f->name, v ? shown(v, q) : "?");
+		return -EINVAL;
+	}
+	if (header_crc(root, &crc) < 0) {
+		az_set_err(err, errlen, "checkpoint %s: out of memory", f->name);
+		return -ENOMEM;
+	}
+	if (crc != (uint32_t)strtoul(v, NULL, 16)) {
+		az_set_err(err, errlen, "checkpoint %s: header checksum mismatch: header_crc32 says "
+			"%s, the header hashes to %08x (damaged metadata or tensor table)", f->name, v,
+			crc);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int az_ckpt_load_mem(const void *data, size_t len, const char *name, struct az_model **out,
 		     char *err, size_t errlen)
 {
@@ -777,6 +944,8 @@ int az_ckpt_load_mem(const void *data, size_t len, const char *name, struct az_m
 	if (!root)
 		return -EINVAL;
 	rc = parse_metadata(&f, root, &cm, err, errlen);
+	if (rc == 0)
+		rc = check_header_crc(&f, root, err, errlen);
 	if (rc == 0)
 		rc = check_sizes(&f, root, &cm.arch, err, errlen);
 	if (rc == 0)

@@ -95,10 +95,10 @@ static int worker_child(struct az_phase *ph, uint32_t i)
 	az_rundir_replay_path(path, sizeof(path), r->p.out, ph->iteration, i, ph->attempt[i]);
 	int rc = az_worker_run(&r->p.worker, &r->pl.seg, i, r->mode, ph->iteration, path);
 	if (rc == -EPROTO)
-		fprintf(stderr, "worker %u: stopped: the inference process answered that it has not "
-			"loaded the model asked for (see its error above)\n", i);
+		az_log("worker %u: stopped: the inference process answered that it has not loaded "
+		       "the model asked for (see its error above)", i);
 	else if (rc < 0)
-		fprintf(stderr, "worker %u: failed: %s\n", i, strerror(-rc));
+		az_log("worker %u: failed: %s", i, strerror(-rc));
 	return rc;
 }
 
@@ -110,7 +110,7 @@ static int trainer_child(struct az_phase *ph, uint32_t i)
 	(void)i;
 	int rc = az_train_run(r->job, rep, err, sizeof(err));
 	if (rc < 0)
-		fprintf(stderr, "trainer: %s\n", err);
+		az_log("trainer: %s", err);
 	return rc;
 }
 
@@ -127,9 +127,10 @@ static void cut_torn_tail(struct az_run_loop *r, uint32_t it, uint32_t worker, u
 	az_replay_buf_init(&b, r->p.g->features, r->p.g->actions);
 	long n = az_replay_load_file(path, &b, 1, &dropped, err, sizeof(err));
 	az_replay_buf_free(&b);
-	if (n < 0)
-		az_log("azrun: %s", err);
-	else if (dropped)
+	if (n < 0) {
+		r->damage_seen++;
+		az_log("azrun: warning: %s", err);
+	} else if (dropped)
 		az_log("azrun: %s: truncated a torn tail of %zu bytes (the game the dead worker was "
 		       "writing); %ld whole-game records kept", path, dropped, n);
 }
@@ -581,6 +582,8 @@ static int iteration(struct az_run_loop *r, uint32_t it)
 	st.train_s = az_now() - t0;
 	if (rc < 0)
 		return rc;
+	if (st.tr.damaged_files) /* trained on what was intact; the run ends non-zero */
+		r->damage_seen += st.tr.damaged_files;
 	az_info("iter %u train: %u step%s on %llu samples, policy loss %.4f, value loss %.4f, "
 		"%.1fs", it, st.tr.steps, st.tr.steps == 1 ? "" : "s", (unsigned long long)st.tr.samples,
 		st.tr.policy_loss, st.tr.value_loss, st.train_s);

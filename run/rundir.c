@@ -13,7 +13,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include "base/az_assert.h"
 #include "base/util.h"
 #include "run/tbevents.h"
 
@@ -120,45 +122,154 @@ long az_rundir_drop_replay_after(const char *dir, uint32_t completed)
 	return n;
 }
 
+#define SEAL_KEY ", \"crc32\": \""
+
+static uint32_t crc_text(const char *p, size_t len)
+{
+	return (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const unsigned char *)p, (uInt)len);
+}
+
+int az_rundir_seal(char *text, size_t cap)
+{
+	size_t len = strlen(text);
+	while (len && (text[len - 1] == '\n' || text[len - 1] == ' ' || text[len - 1] == '\t'))
+		len--;
+	if (!len || text[len - 1] != '}')
+		return -EINVAL;
+	len--; /* the body: everything before the final "}", trailing whitespace dropped */
+	while (len && (text[len - 1] == '\n' || text[len - 1] == ' ' || text[len - 1] == '\t'))
+		len--;
+	if (len + AZ_RUNDIR_SEAL_LEN + 1 > cap)
+		return -ENOSPC;
+	uint32_t crc = crc_text(text, len);
+	snprintf(text + len, cap - len, "%s%08x\"}\n", SEAL_KEY, crc);
+	return (int)(len + AZ_RUNDIR_SEAL_LEN);
+}
+
+int az_rundir_seal_check(const char *text, size_t len)
+{
+	const size_t key = sizeof(SEAL_KEY) - 1, tail = AZ_RUNDIR_SEAL_LEN - 1; /* no newline */
+	if (len && text[len - 1] == '\n')
+		len--;
+	/* A sealed text ends in a string member; a legacy one (numbers, "true") does not. */
+	if (len < 2 || text[len - 2] != '"' || text[len - 1] != '}')
+		return 0;
+	if (len < tail || memcmp(text + len - tail, SEAL_KEY, key) != 0)
+		return -EBADMSG;
+	const char *hex = text + len - tail + key;
+	uint32_t want = 0;
+	for (int i = 0; i < 8; i++) {
+		char c = hex[i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return -EBADMSG;
+		want = want << 4 | (uint32_t)(c <= '9' ? c - '0' : c - 'a' + 10);
+	}
+	return crc_text(text, len - tail) == want ? 1 : -EBADMSG;
+}
+
+/* The JSON value of text[0..len) with nothing but whitespace after it, or NULL. */
+static cJSON *parse_strict(const char *text, size_t len)
+{
+	const char *end = NULL;
+	cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	for (const char *p = end; j && p < text + len; p++)
+		if (*p != ' ' && *p != '\n' && *p != '\t' && *p != '\r') {
+			cJSON_Delete(j);
+			return NULL;
+		}
+	return j;
+}
+
+int az_rundir_seal_json_ok(const char *text, size_t len, int sealed)
+{
+	cJSON *j = parse_strict(text, len);
+	int ok = cJSON_IsObject(j) &&
+		 (sealed || !cJSON_GetObjectItemCaseSensitive(j, "crc32"));
+	cJSON_Delete(j);
+	return ok;
+}
+
 int az_rundir_state_save(const char *dir, const struct az_rundir_state *st, char *err,
 			 size_t errlen)
 {
 	char path[AZ_RUNDIR_PATH_MAX], text[256];
 	az_rundir_path(path, sizeof(path), dir, AZ_RUNDIR_STATE);
-	snprintf(text, sizeof(text), "{\"completed\": %u, \"best_iteration\": %u}\n", st->completed,
+	snprintf(text, sizeof(text), "{\"completed\": %u, \"best_iteration\": %u}", st->completed,
 		 st->best_iteration);
-	return az_write_file_atomic(path, text, strlen(text), err, errlen);
+	int len = az_rundir_seal(text, sizeof(text));
+	AZ_ASSERT(len > 0);
+	return az_write_file_atomic(path, text, (size_t)len, err, errlen);
 }
 
-int az_rundir_state_load(const char *dir, struct az_rundir_state *st, char *err, size_t errlen)
+/* A state.json's members: "completed" and "best_iteration" (and "crc32" when sealed), nothing
+ * else, each an integer in range. */
+static int state_members(const cJSON *j, int sealed, struct az_rundir_state *st)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "completed");
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "best_iteration");
+	int n = cJSON_GetArraySize(j);
+	if (!cJSON_IsNumber(c) || !cJSON_IsNumber(b) || n != 2 + sealed)
+		return 0;
+	double cv = c->valuedouble, bv = b->valuedouble;
+	if (!(cv >= 0 && cv < 1e6 && bv >= 0 && bv <= cv) || cv != (double)(uint32_t)cv ||
+	    bv != (double)(uint32_t)bv)
+		return 0;
+	st->completed = (uint32_t)cv;
+	st->best_iteration = (uint32_t)bv;
+	return 1;
+}
+
+int az_rundir_state_load(const char *dir, struct az_rundir_state *st, int *legacy, char *err,
+			 size_t errlen)
 {
 	char path[AZ_RUNDIR_PATH_MAX], *text = NULL;
+	size_t len = 0;
 	memset(st, 0, sizeof(*st));
+	if (legacy)
+		*legacy = 0;
 	az_rundir_path(path, sizeof(path), dir, AZ_RUNDIR_STATE);
-	int rc = az_read_file(path, &text, NULL);
+	int rc = az_read_file(path, &text, &len);
 	if (rc == -ENOENT)
 		return -ENOENT;
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: cannot read (%s)", path, strerror(-rc));
 		return -EINVAL;
 	}
-	cJSON *j = cJSON_Parse(text);
+	int sealed = az_rundir_seal_check(text, len);
+	cJSON *j = sealed >= 0 ? parse_strict(text, len) : NULL;
 	free(text);
-	cJSON *c = j ? cJSON_GetObjectItem(j, "completed") : NULL;
-	cJSON *b = j ? cJSON_GetObjectItem(j, "best_iteration") : NULL;
-	int ok = cJSON_IsNumber(c) && cJSON_IsNumber(b) && c->valuedouble >= 0 &&
-		 c->valuedouble < 1e6 && b->valuedouble >= 0 && b->valuedouble <= c->valuedouble;
-	if (ok) {
-		st->completed = (uint32_t)c->valuedouble;
-		st->best_iteration = (uint32_t)b->valuedouble;
-	}
+	int ok = cJSON_IsObject(j) && state_members(j, sealed, st);
 	cJSON_Delete(j);
-	if (!ok) {
-		snprintf(err, errlen, "%s is damaged (not a RingZero state file); restore it or start "
-			 "a new run", path);
+	if (sealed < 0) {
+		snprintf(err, errlen, "%s is damaged (its crc32 does not match: a flipped bit or an "
+			 "edit); restore it from a backup (azrun repair --out %s rebuilds it from "
+			 "metrics.jsonl)", path, dir);
 		return -EINVAL;
 	}
+	if (!ok) {
+		memset(st, 0, sizeof(*st));
+		snprintf(err, errlen, "%s is damaged (not a RingZero state file); restore it from "
+			 "a backup (azrun repair --out %s rebuilds it from metrics.jsonl)", path, dir);
+		return -EINVAL;
+	}
+	if (legacy)
+		*legacy = !sealed;
 	return 0;
+}
+
+int az_rundir_metrics_line(const char *line, size_t len, long *iteration)
+{
+	int sealed = az_rundir_seal_check(line, len);
+	if (sealed < 0)
+		return -EBADMSG;
+	cJSON *j = parse_strict(line, len);
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, "iteration");
+	int ok = cJSON_IsObject(j) && cJSON_IsNumber(it) && it->valuedouble >= 0 &&
+		 it->valuedouble < 1e6 && (sealed || !cJSON_GetObjectItemCaseSensitive(j, "crc32"));
+	if (ok)
+		*iteration = (long)it->valuedouble;
+	cJSON_Delete(j);
+	return !ok ? -EINVAL : sealed ? 0 : 1;
 }
 
 int az_rundir_metrics_commit(const char *dir, uint32_t keep, const char *line, char *err,
@@ -183,25 +294,38 @@ int az_rundir_metrics_commit(const char *dir, uint32_t keep, const char *line, c
 		nl = strchr(s, '\n');
 		lineno++;
 		size_t l = nl ? (size_t)(nl - s) : strlen(s);
-		cJSON *j = cJSON_ParseWithLength(s, l);
-		cJSON *itv = j ? cJSON_GetObjectItem(j, "iteration") : NULL;
-		int ok = cJSON_IsNumber(itv);
-		if (ok && itv->valuedouble <= keep) {
-			memcpy(out + n, s, l);
-			n += l;
-			out[n++] = '\n';
-		}
-		cJSON_Delete(j);
-		if (!ok) {
-			snprintf(err, errlen, "%s: line %ld is not a metrics object; nothing written "
-				 "(azrun verify --out %s names the damage)", path, lineno, dir);
+		long it = -1;
+		int rc = az_rundir_metrics_line(s, l, &it);
+		if (rc < 0) {
+			snprintf(err, errlen, "%s: line %ld is %s; nothing written (azrun verify "
+				 "--out %s names the damage, azrun repair --out %s sets it aside)", path,
+				 lineno, rc == -EBADMSG ? "damaged (its crc32 does not match)"
+				 : "not a metrics object", dir, dir);
 			free(out);
 			free(old);
 			return -EINVAL;
 		}
+		if (it <= (long)keep) {
+			memcpy(out + n, s, l);
+			n += l;
+			out[n++] = '\n';
+		}
 	}
-	if (line)
-		n += (size_t)sprintf(out + n, "%s\n", line);
+	if (line) {
+		size_t l = strlen(line);
+		char *nout = realloc(out, n + l + AZ_RUNDIR_SEAL_LEN + 1);
+		if (!nout) {
+			free(out);
+			free(old);
+			snprintf(err, errlen, "%s: out of memory", path);
+			return -ENOMEM;
+		}
+		out = nout;
+		memcpy(out + n, line, l + 1);
+		int sl = az_rundir_seal(out + n, l + AZ_RUNDIR_SEAL_LEN + 1);
+		AZ_ASSERT(sl > 0);
+		n += (size_t)sl;
+	}
 	int rc = az_write_file_atomic(path, out, n, err, errlen);
 	free(out);
 	free(old);
@@ -215,11 +339,13 @@ void az_rundir_progress_write(const char *dir, const struct az_rundir_progress *
 	snprintf(text, sizeof(text),
 		 "{\"pid\": %ld, \"iteration\": %u, \"iterations\": %u, \"phase\": \"%s\", "
 		 "\"phase_started\": %.0f, \"done\": %llu, \"total\": %llu, "
-		 "\"evals_per_s\": %.1f, \"updated\": %ld}\n",
+		 "\"evals_per_s\": %.1f, \"updated\": %ld}",
 		 p->pid, p->iteration, p->iterations, p->phase, p->phase_started,
 		 (unsigned long long)p->done, (unsigned long long)p->total, p->evals_per_s,
 		 (long)time(NULL));
-	az_write_file_replace(path, text, strlen(text));
+	int len = az_rundir_seal(text, sizeof(text));
+	if (len > 0)
+		az_write_file_replace(path, text, (size_t)len);
 }
 
 /* Why mkdir of p failed with rc, in words: names the deepest existing ancestor of p and what

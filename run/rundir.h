@@ -66,6 +66,29 @@ int az_rundir_replay_window(const char *dir, uint32_t it, uint32_t window, char 
  * how many were removed. */
 long az_rundir_drop_replay_after(const char *dir, uint32_t completed);
 
+/* Checksums of the small files ("seals"). A sealed text is a JSON object whose last member is
+ * "crc32": the CRC-32 (zlib) of every byte before the separating ", " of that member, as 8
+ * lowercase hex digits, then "}" and one newline:
+ *   {"completed": 7, "best_iteration": 3, "crc32": "1a2b3c4d"}
+ * A flipped bit in the covered bytes changes the CRC; one in the member itself or the closing
+ * bytes breaks the framing or the JSON; so no single flip reads as another valid value. Files
+ * written before seals (no "crc32" member) are accepted as legacy (docs/run-directory.md). */
+#define AZ_RUNDIR_SEAL_LEN 23 /* ", \"crc32\": \"XXXXXXXX\"}\n" */
+
+/* Seal the JSON object text[0..strlen) in place: its final "}" (and any whitespace after it)
+ * becomes the "crc32" member, "}" and a newline. cap: bytes of text. Returns the new length,
+ * or -ENOSPC (text unchanged) / -EINVAL (not ending in "}"). */
+int az_rundir_seal(char *text, size_t cap);
+
+/* Check the seal of text[0..len): 1 when sealed and intact, 0 when there is no seal (a legacy
+ * text; its JSON must then hold no "crc32" member, see az_rundir_seal_legacy_ok), -EBADMSG
+ * when the seal is malformed or does not match (the text was damaged). */
+int az_rundir_seal_check(const char *text, size_t len);
+
+/* The JSON text[0..len) parses strictly (nothing but whitespace after it) and, when it is a
+ * legacy text (az_rundir_seal_check 0), holds no "crc32" member. Returns 1 or 0. */
+int az_rundir_seal_json_ok(const char *text, size_t len, int sealed);
+
 /* state.json. */
 struct az_rundir_state {
 	uint32_t completed;      /* last completed iteration (0: none) */
@@ -77,11 +100,19 @@ int az_rundir_state_save(const char *dir, const struct az_rundir_state *st, char
 			 size_t errlen);
 
 /* Read state.json. 0, -ENOENT when it does not exist (st zeroed), -EINVAL when it is damaged
- * (message in err). */
-int az_rundir_state_load(const char *dir, struct az_rundir_state *st, char *err, size_t errlen);
+ * (a checksum mismatch, or not a state file; message in err naming the file and what to do).
+ * *legacy (may be NULL) is set to 1 for a file without a checksum (written before them). */
+int az_rundir_state_load(const char *dir, struct az_rundir_state *st, int *legacy, char *err,
+			 size_t errlen);
+
+/* One line of metrics.jsonl (len bytes, without its newline): 0 and its iteration, 1 when it
+ * is intact but legacy (no checksum), -EBADMSG when its checksum does not match, -EINVAL when
+ * it is not a metrics object. */
+int az_rundir_metrics_line(const char *line, size_t len, long *iteration);
 
 /* Rewrite metrics.jsonl keeping the lines of iterations <= keep, then append `line` (a JSON
- * object without newline; may be NULL). Atomic replace: a crash leaves the old or the new file.
+ * object without newline, sealed here; may be NULL). Atomic replace: a crash leaves the old or
+ * the new file.
  * A line that does not parse is never dropped: -EINVAL, the file unchanged. 0 or -errno with a
  * message in err. */
 int az_rundir_metrics_commit(const char *dir, uint32_t keep, const char *line, char *err,
@@ -97,7 +128,7 @@ struct az_rundir_progress {
 	double evals_per_s;
 };
 
-/* Write progress.json; best effort (errors ignored: it is only for `azrun status`). */
+/* Write progress.json, sealed; best effort (errors ignored: it is only for `azrun status`). */
 void az_rundir_progress_write(const char *dir, const struct az_rundir_progress *p);
 
 /* Create dir, checkpoints/ and replay/ and take the run's lock (flock on azrun.lock, held
@@ -128,6 +159,8 @@ struct az_rundir_check {
 	/* Out. */
 	long checkpoints, replay_files, records, games_bad, problems;
 	long metrics_lines;
+	long metrics_legacy;     /* lines without a crc32 (older azruns), accepted */
+	int state_damaged;       /* state.json exists but is damaged */
 	size_t dropped;  /* bytes after the last whole game, over all replay files */
 	long completed;  /* from state.json; -1 when missing or damaged */
 	uint32_t best_iteration; /* from state.json */
@@ -159,5 +192,22 @@ void az_rundir_drop_temps(const char *dir, void (*say)(void *ctx, const char *ms
  * crash inside it is repaired by the next resume). 0 or -errno with a message in err. */
 int az_rundir_repair(const char *dir, const struct az_rundir_check *t,
 		     void (*say)(void *ctx, const char *msg), void *ctx, char *err, size_t errlen);
+
+/* `azrun repair` (run/rundir_repair.c): make a damaged run resumable without deleting
+ * anything. What resuming does not need and cannot trust is moved to DIR/quarantine/ under its
+ * own relative name (a ".N" suffix when taken): a damaged checkpoint of an old iteration (not
+ * the last, not the best), an unreadable replay file, a damaged progress.json. What can be
+ * rebuilt is: state.json from the intact metrics lines, a damaged best.safetensors or
+ * checkpoints/iter-B from its twin, a replay file with a damaged tail cut to its whole games
+ * (its original copied to the quarantine first). What resuming needs and cannot be rebuilt is
+ * counted in s->unrepaired and left in place. Each action is passed to s->say. Run it under
+ * the directory's lock. Returns 0. */
+struct az_rundir_salvage {
+	void (*say)(void *ctx, const char *msg); /* may be NULL */
+	void *ctx;
+	uint32_t net, hidden, blocks; /* run.json's architecture, as in struct az_rundir_check */
+	long moved, rebuilt, unrepaired; /* out */
+};
+int az_rundir_salvage(const char *dir, const struct az_game *g, struct az_rundir_salvage *s);
 
 #endif

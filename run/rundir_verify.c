@@ -4,6 +4,7 @@
  * leftover of an iteration that never committed, resume rolls back or completes
  * (az_rundir_repair in run/rundir.c). */
 #include "run/rundir.h"
+#include "run/rundir_impl.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -53,10 +54,10 @@ static int ckpt_iteration(const char *name, uint32_t *it)
 	return 1;
 }
 
-/* Is the network at path one of this run (game, architecture)? 0, or -1 after the report
- * (damage, or a note when it never committed). */
-static int check_network(struct az_rundir_check *t, const char *path, int damage,
-			 const struct az_game *g)
+/* run/rundir_impl.h. The iteration is its file name's (-1 for best.safetensors); a network that
+ * never committed is reported as a note. */
+int az_rundir_network_check(struct az_rundir_check *t, const char *path, int damage,
+			    const struct az_game *g, long iteration)
 {
 	struct az_model *m;
 	char err[512];
@@ -79,6 +80,11 @@ static int check_network(struct az_rundir_check *t, const char *path, int damage
 		    kind[0], *kind[0] ? ":" : "", a->hidden, a->blocks, kind[1],
 		    *kind[1] ? ":" : "", t->hidden, t->blocks);
 		rc = -1;
+	} else if (iteration >= 0 && m->iteration != (uint32_t)iteration) {
+		/* a checkpoint copied over another's name, or a best of another iteration */
+		say(t, damage, "%s: the network of iteration %u, but it stands for iteration %ld "
+		    "(copied from another file?)", path, m->iteration, iteration);
+		rc = -1;
 	}
 	az_model_destroy(m);
 	return rc;
@@ -90,16 +96,37 @@ static void check_state(const char *out, struct az_rundir_check *t)
 	char path[AZ_RUNDIR_PATH_MAX], err[512];
 	struct az_rundir_state st;
 	az_rundir_path(path, sizeof(path), out, AZ_RUNDIR_STATE);
-	int rc = az_rundir_state_load(out, &st, err, sizeof(err));
+	int legacy = 0;
+	int rc = az_rundir_state_load(out, &st, &legacy, err, sizeof(err));
 	t->completed = -1;
 	if (rc == -ENOENT) {
 		t->state_missing = 1;
 	} else if (rc < 0) {
+		t->state_damaged = 1;
 		say(t, 1, "%s", err);
 	} else {
 		t->completed = st.completed;
 		t->best_iteration = st.best_iteration;
+		if (legacy)
+			say(t, 0, "%s: no crc32 (written by an older azrun): accepted as legacy; the "
+			    "next commit adds it", path);
 	}
+}
+
+/* progress.json: only azrun status reads it and the next azrun rewrites it, so damage to it is
+ * a note (status then shows the completed state), not a reason to refuse a resume. */
+static void check_progress(const char *out, struct az_rundir_check *t)
+{
+	char path[AZ_RUNDIR_PATH_MAX], *text = NULL;
+	size_t len = 0;
+	az_rundir_path(path, sizeof(path), out, AZ_RUNDIR_PROGRESS);
+	if (az_read_file(path, &text, &len) < 0)
+		return;
+	int sealed = az_rundir_seal_check(text, len);
+	if (sealed < 0 || !az_rundir_seal_json_ok(text, len, sealed))
+		say(t, 0, "%s: damaged (its crc32 does not match); azrun status ignores it, the next "
+		    "azrun rewrites it, azrun repair sets it aside", path);
+	free(text);
 }
 
 static void note_temp(struct az_rundir_check *t, const char *path)
@@ -160,7 +187,7 @@ static uint32_t check_checkpoints(const char *out, const struct az_game *g,
 			say(t, 0, "%s: iteration %u never committed (state.json says %ld); resume "
 			    "removes it", path, it, t->completed);
 		}
-		if (check_network(t, path, committed, g) == 0 && committed) {
+		if (az_rundir_network_check(t, path, committed, g, it) == 0 && committed) {
 			if (want >= 0)
 				seen[it] = 1;
 			if (it > top)
@@ -172,7 +199,16 @@ static uint32_t check_checkpoints(const char *out, const struct az_game *g,
 		if (!seen[k]) {
 			char ck[AZ_RUNDIR_PATH_MAX];
 			az_rundir_checkpoint_path(ck, sizeof(ck), out, (uint32_t)k);
-			if (access(ck, F_OK) != 0)
+			char q[AZ_RUNDIR_PATH_MAX + 64], rel[64];
+			snprintf(rel, sizeof(rel), "checkpoints/iter-%04ld.safetensors", k);
+			az_rundir_quarantine_path(q, sizeof(q), out, rel);
+			if (access(ck, F_OK) == 0)
+				continue; /* present but damaged: reported above */
+			/* azrun repair sets aside damaged checkpoints that resuming never reads */
+			if (k != t->completed && k != (long)t->best_iteration && access(q, F_OK) == 0)
+				say(t, 0, "%s: set aside in %s by azrun repair (damaged; resume does "
+				    "not read it)", ck, q);
+			else
 				say(t, 1, "%s: missing, but state.json says iteration %ld is complete",
 				    ck, k);
 		}
@@ -193,7 +229,9 @@ static void check_best(const char *out, const struct az_game *g, struct az_rundi
 		return;
 	}
 	t->checkpoints++;
-	if (check_network(t, best, 1, g) < 0 || t->completed < 0)
+	/* Its iteration is not checked: after a promotion cut short it is the previous best's,
+	 * which resume replaces (the bytes are compared with iter-B's below). */
+	if (az_rundir_network_check(t, best, 1, g, -1) < 0 || t->completed < 0)
 		return;
 	az_rundir_checkpoint_path(ck, sizeof(ck), out, t->best_iteration);
 	char *a = NULL, *b = NULL;
@@ -289,17 +327,27 @@ static long check_metrics(const char *out, struct az_rundir_check *t)
 		size_t l = nl ? (size_t)(nl - s) : strlen(s);
 		lineno++;
 		t->metrics_lines++;
-		cJSON *j = cJSON_ParseWithLength(s, l);
-		cJSON *it = j ? cJSON_GetObjectItem(j, "iteration") : NULL;
-		double v = cJSON_IsNumber(it) ? it->valuedouble : -1;
-		cJSON_Delete(j);
+		long v = -1;
+		int lrc = az_rundir_metrics_line(s, l, &v);
+		if (lrc == 1)
+			t->metrics_legacy++;
+		if (lrc == -EBADMSG) {
+			say(t, 1, "%s: line %ld is damaged (its crc32 does not match: a flipped bit or "
+			    "an edit); restore the file, or azrun repair --out %s sets the lines from "
+			    "it on aside", path, lineno, out);
+			bad = 1;
+			next++;
+			continue;
+		}
+		if (lrc < 0)
+			v = -1;
 		if (!nl)
 			say(t, 1, "%s: line %ld is cut short (no newline)", path, lineno);
 		else if (v < 0)
 			say(t, 1, "%s: line %ld is not a metrics object (torn or garbage)", path,
 			    lineno);
-		else if (v != (double)next)
-			say(t, 1, "%s: line %ld holds iteration %.0f where iteration %ld belongs",
+		else if (v != next)
+			say(t, 1, "%s: line %ld holds iteration %ld where iteration %ld belongs",
 			    path, lineno, v, next);
 		else if (t->completed >= 0 && next > t->completed) {
 			t->repairs++;
@@ -315,6 +363,9 @@ static long check_metrics(const char *out, struct az_rundir_check *t)
 		next++; /* the damaged line stands for the iteration it should hold */
 	}
 	free(text);
+	if (t->metrics_legacy)
+		say(t, 0, "%s: %ld line%s without a crc32 (written by an older azrun): accepted as "
+		    "legacy", path, t->metrics_legacy, t->metrics_legacy == 1 ? "" : "s");
 	if (t->completed >= 0 && next - 1 < t->completed && !bad)
 		say(t, 1, "%s: has the lines of iterations 1-%ld, but state.json says %ld are "
 		    "complete", path, next - 1, t->completed);
@@ -325,6 +376,7 @@ int az_rundir_verify(const char *out, const struct az_game *g, struct az_rundir_
 {
 	char path[AZ_RUNDIR_PATH_MAX];
 	check_state(out, t);
+	check_progress(out, t);
 	check_temps(out, NULL, t);
 	check_temps(out, AZ_TB_DIR, t);
 	uint32_t top = check_checkpoints(out, g, t);

@@ -36,13 +36,16 @@ static double num(const cJSON *obj, const char *key)
 	return NAN;
 }
 
+/* A small file's JSON, NULL when it is missing, does not parse or fails its checksum (a
+ * damaged file is shown as absent; azrun verify names it). */
 static cJSON *parse_file(const char *dir, const char *name)
 {
 	char path[AZ_RUNDIR_PATH_MAX], *text = NULL;
+	size_t len = 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (az_read_file(path, &text, NULL) < 0)
+	if (az_read_file(path, &text, &len) < 0)
 		return NULL;
-	cJSON *j = cJSON_Parse(text);
+	cJSON *j = az_rundir_seal_check(text, len) < 0 ? NULL : cJSON_Parse(text);
 	free(text);
 	return j;
 }
@@ -129,7 +132,8 @@ static int cmp_rows(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* metrics.jsonl: one object per line; a line that is not one (a torn write) is skipped. */
+/* metrics.jsonl: one object per line; a line that is not one (a torn write) or fails its
+ * checksum is skipped. */
 static int load_metrics(const char *dir, struct az_run_info *ri)
 {
 	char path[AZ_RUNDIR_PATH_MAX], *text = NULL;
@@ -141,7 +145,8 @@ static int load_metrics(const char *dir, struct az_run_info *ri)
 	int rc = ri->rows ? 0 : -ENOMEM;
 	for (char *s = text, *nl; rc == 0 && *s; s = nl ? nl + 1 : s + strlen(s)) {
 		nl = strchr(s, '\n');
-		cJSON *j = cJSON_ParseWithLength(s, nl ? (size_t)(nl - s) : strlen(s));
+		size_t l = nl ? (size_t)(nl - s) : strlen(s);
+		cJSON *j = az_rundir_seal_check(s, l) < 0 ? NULL : cJSON_ParseWithLength(s, l);
 		if (!cJSON_IsObject(j) || isnan(num(j, "iteration"))) {
 			cJSON_Delete(j);
 			continue;

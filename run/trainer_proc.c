@@ -10,6 +10,7 @@
 #include "games/game.h"
 #include "net/checkpoint.h"
 #include "base/nvtx.h"
+#include "base/util.h"
 #include "base/rng.h"
 #include "run/roles.h"
 #include "train/replay.h"
@@ -25,8 +26,8 @@ static void sample_row(const struct az_game *g, const struct az_replay_buf *b, s
 	z[i] = b->z[r];
 }
 
-static long load_window(const struct az_train_job *job, struct az_replay_buf *buf, char *err,
-			size_t errlen)
+static long load_window(const struct az_train_job *job, struct az_replay_buf *buf,
+			struct az_train_report *rep, char *err, size_t errlen)
 {
 	for (uint32_t i = 0; i < job->n_replay; i++) {
 		size_t dropped = 0;
@@ -35,9 +36,12 @@ static long load_window(const struct az_train_job *job, struct az_replay_buf *bu
 		long n = az_replay_load_file(job->replay_paths[i], buf, 0, &dropped, err, errlen);
 		if (n < 0)
 			return n;
-		if (dropped)
-			fprintf(stderr, "trainer: %s: damaged after its first %ld records: %zu bytes "
-				"ignored (see azrun verify)\n", job->replay_paths[i], n, dropped);
+		if (dropped) { /* in azrun.log too; azrun ends non-zero (run/loop.c) */
+			rep->damaged_files++;
+			az_log("trainer: warning: %s: damaged after its first %ld records: %zu bytes "
+			       "ignored (azrun verify names it, azrun repair cuts it)",
+			       job->replay_paths[i], n, dropped);
+		}
 	}
 	return (long)buf->count;
 }
@@ -54,7 +58,7 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 	int rc;
 	memset(rep, 0, sizeof(*rep));
 	az_replay_buf_init(&buf, g->features, g->actions);
-	long count = load_window(job, &buf, err, errlen);
+	long count = load_window(job, &buf, rep, err, errlen);
 	if (count <= 0) {
 		rc = count < 0 ? (int)count : -EINVAL;
 		if (count == 0)

@@ -802,7 +802,7 @@ int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32
 		rc = az_replay_writer_open(replay_path, w.g->features, w.g->actions, &w.rw, err,
 					   sizeof(err));
 		if (rc < 0) {
-			fprintf(stderr, "worker %u: %s\n", id, err);
+			az_log("worker %u: %s", id, err);
 			goto out;
 		}
 	}

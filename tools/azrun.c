@@ -17,6 +17,7 @@
 #include "tools/config.h"
 #include "tools/run_bench.h"
 #include "tools/subcommands.h"
+#include "tools/repair.h"
 #include "tools/verify.h"
 #ifdef AZ_MPI_BUILD
 #include "run/mpi.h"
@@ -143,6 +144,13 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 		       "intact and --resume --out %s continues", r->completed, az_plural(r->completed),
 		       rc == -ECHILD ? "a process failed (see above)"
 		       : rc == -EDOM ? "training diverged (see above)" : strerror(-rc), c->out);
+		return 1;
+	}
+	if (r->damage_seen) {
+		az_log("azrun: %u iteration%s complete, but %ld damaged file%s met on the way (see "
+		       "the warnings above); azrun verify --out %s names them, azrun repair --out %s "
+		       "sets them aside", r->completed, r->completed == 1 ? "" : "s", r->damage_seen,
+		       az_plural(r->damage_seen), c->out, c->out);
 		return 1;
 	}
 	char took[32];
@@ -279,6 +287,8 @@ int main(int argc, char **argv)
 		return 0;
 	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
 		return az_verify_main(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "repair") == 0)
+		return az_repair_main(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "status") == 0)
 		return az_status_main(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "report") == 0)

@@ -21,6 +21,7 @@
 #include "games/game.h"
 #include "infer/server.h"
 #include "run/roles.h"
+#include "run/rundir.h"
 #include "base/az_assert.h"
 #include "base/util.h"
 #include "base/version.h"
@@ -631,10 +632,19 @@ int az_config_save(const struct az_config *c, const char *path, char *err, size_
 	cJSON_AddStringToObject(root, "version", az_version());
 	char *text = cJSON_Print(root);
 	cJSON_Delete(root);
-	if (!text)
+	size_t cap = text ? strlen(text) + AZ_RUNDIR_SEAL_LEN + 1 : 0;
+	char *sealed = text ? malloc(cap) : NULL;
+	if (!sealed) {
+		cJSON_free(text);
 		return -ENOMEM;
-	int rc = az_write_file_atomic(path, text, strlen(text), err, errlen);
-	free(text);
+	}
+	memcpy(sealed, text, strlen(text) + 1);
+	cJSON_free(text);
+	/* its own checksum (run/rundir.h), so that a flipped bit is refused, not obeyed */
+	int rc = az_rundir_seal(sealed, cap);
+	if (rc > 0)
+		rc = az_write_file_atomic(path, sealed, (size_t)rc, err, errlen);
+	free(sealed);
 	return rc;
 }
 
@@ -648,8 +658,15 @@ int az_config_load(struct az_config *c, const char *path, char *err, size_t errl
 			 rc == -ENOENT ? ": is this a run directory?" : "");
 		return rc;
 	}
-	cJSON *root = cJSON_Parse(text);
+	int sealed = az_rundir_seal_check(text, len);
+	cJSON *root = sealed >= 0 && az_rundir_seal_json_ok(text, len, sealed) ? cJSON_Parse(text)
+									     : NULL;
 	free(text);
+	if (sealed < 0) {
+		snprintf(err, errlen, "%s is damaged (its crc32 does not match: a flipped bit or an "
+			 "edit); restore it from a backup (it holds the run's options)", path);
+		return -EINVAL;
+	}
 	cJSON *g = root ? cJSON_GetObjectItem(root, "game") : NULL;
 	if (!cJSON_IsString(g) || az_config_defaults(c, g->valuestring) < 0) {
 		snprintf(err, errlen, "%s: not a RingZero run configuration (bad JSON or game)",

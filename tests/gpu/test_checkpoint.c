@@ -96,8 +96,10 @@ static void expect_load_error(const char *p, int rc, const char *what)
 	assert_non_null(strstr(err, p));
 }
 
-/* Save a model, then rewrite the header through mutate() keeping the data area as it is. */
-static void save_mutated(void (*mutate)(cJSON *root))
+/* Save a model, then rewrite the header through mutate() keeping the data area as it is.
+ * keep_crc 0: without its header_crc32 (as an older build wrote it), so that the checks after
+ * it are reached; 1: with it, which the mutation then contradicts. */
+static void save_mutated_crc(void (*mutate)(cJSON *root), int keep_crc)
 {
 	unsigned char *buf, len8[8];
 	size_t len, padded, raw;
@@ -110,6 +112,9 @@ static void save_mutated(void (*mutate)(cJSON *root))
 	h = header_len(buf);
 	root = cJSON_ParseWithLength((const char *)buf + 8, (size_t)h);
 	assert_non_null(root);
+	if (!keep_crc)
+		cJSON_DeleteItemFromObjectCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(root, "__metadata__"), "header_crc32");
 	mutate(root);
 	text = cJSON_PrintUnformatted(root);
 	raw = strlen(text);
@@ -127,6 +132,11 @@ static void save_mutated(void (*mutate)(cJSON *root))
 	cJSON_free(text);
 	cJSON_Delete(root);
 	free(buf);
+}
+
+static void save_mutated(void (*mutate)(cJSON *root))
+{
+	save_mutated_crc(mutate, 0);
 }
 
 static void set_array(cJSON *root, const char *tensor, const char *field, double a, double b,
@@ -455,6 +465,74 @@ static void test_bad_tables(void **state)
 	az_model_destroy(m);
 }
 
+static void mut_version(cJSON *root)
+{
+	set_meta(root, "version", "0.1.1");
+}
+
+static void mut_nul_name(cJSON *root)
+{
+	cJSON *t = cJSON_DetachItemFromObjectCaseSensitive(root, "trunk.in.bias");
+
+	assert_non_null(t);
+	cJSON_AddItemToObject(root, "trunk.in.bias\x01", t);
+}
+
+/* Issue 23: the header's own checksum (header_crc32) refuses a changed metadata string or
+ * tensor entry that no other check catches; a file without one (older builds) still loads. */
+static void test_header_crc(void **state)
+{
+	struct az_model *m = NULL;
+	char err[512];
+
+	save_mutated_crc(mut_version, 1);
+	expect_load_error(path, -EINVAL, "header checksum mismatch");
+	save_mutated_crc(mut_nothing, 1); /* reordered/re-spaced but the same meaning: loads */
+	assert_int_equal(az_ckpt_load(path, &m, err, sizeof(err)), 0);
+	az_model_destroy(m);
+	save_mutated(mut_version); /* legacy: no checksum, accepted */
+	assert_int_equal(az_ckpt_load(path, &m, err, sizeof(err)), 0);
+	az_model_destroy(m);
+	save_mutated(mut_nul_name);
+	expect_load_error(path, -EINVAL, "control character");
+}
+
+/* Issue 23: every single-bit flip of the header length and header is refused, or loads the
+ * very same network (a flip in the space padding). */
+static void test_header_flips(void **state)
+{
+	size_t len;
+	unsigned char *buf = saved_bytes(5, &len);
+	uint64_t h = header_len(buf);
+	struct az_model *ref = NULL, *m = NULL;
+	long refused = 0, same = 0;
+
+	assert_int_equal(az_ckpt_load_mem(buf, len, "ref", &ref, NULL, 0), 0);
+	for (size_t i = 0; i < 8 + h; i++) {
+		for (int b = 0; b < 8; b++) {
+			buf[i] ^= (unsigned char)(1u << b);
+			if (az_ckpt_load_mem(buf, len, "flip", &m, NULL, 0) < 0) {
+				refused++;
+			} else {
+				if (m->n_params != ref->n_params || m->iteration != ref->iteration ||
+				    strcmp(m->game, ref->game) != 0 ||
+				    memcmp(&m->arch, &ref->arch, sizeof(m->arch)) != 0 ||
+				    memcmp(m->params, ref->params, m->n_params * sizeof(float)))
+					fail_msg("flip of bit %d of header byte %zu loads another "
+						 "network", b, i);
+				same++;
+				az_model_destroy(m);
+			}
+			m = NULL;
+			buf[i] ^= (unsigned char)(1u << b);
+		}
+	}
+	print_message("header flips: %ld refused, %ld harmless (padding)\n", refused, same);
+	assert_true(refused > 0);
+	az_model_destroy(ref);
+	free(buf);
+}
+
 /* Issue 23: a text file where a checkpoint should be (a Git LFS pointer left by a clone without
  * git lfs pull) is called what it is, not read as an absurd header length. */
 static void test_not_safetensors(void **state)
@@ -514,6 +592,14 @@ static void test_nonfinite(void **state)
 	assert_non_null(at);
 	snprintf(hex, sizeof(hex), "%08x", crc);
 	memcpy(at + 6, hex, 8);
+	/* the header's own checksum covers content_hash: make it an older build's file (a key
+	 * of the same length that nothing reads) so that the check of the weights is reached */
+	at = NULL;
+	for (size_t i = 8; !at && i + 14 < 8 + h; i++)
+		if (memcmp(buf + i, "\"header_crc32\"", 14) == 0)
+			at = buf + i;
+	assert_non_null(at);
+	memcpy(at + 1, "older_build_", 12);
 	az_test_write_file(path, buf, len);
 	free(buf);
 	expect_load_error(path, -EINVAL, "non-finite");
@@ -615,6 +701,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_save_bad_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replace_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_header_crc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_header_flips, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,10 +60,76 @@ static void test_metrics_append(void **state)
 		      "{\"iteration\": 3, \"x\": 3}\n");
 	assert_int_equal(az_rundir_metrics_commit(dir, 2, "{\"iteration\": 3, \"x\": 9}", err,
 						  sizeof(err)), 0);
-	char *t = read_metrics();
-	assert_string_equal(t, "{\"iteration\": 1, \"x\": 1}\n{\"iteration\": 2, \"x\": 2}\n"
-			       "{\"iteration\": 3, \"x\": 9}\n");
+	char *t = read_metrics(), want[256] = "{\"iteration\": 3, \"x\": 9}";
+	/* the new line sealed (its crc32), the legacy lines kept as they were */
+	assert_true(az_rundir_seal(want, sizeof(want)) > 0);
+	assert_non_null(strstr(want, "\"crc32\": \""));
+	size_t head = strlen("{\"iteration\": 1, \"x\": 1}\n{\"iteration\": 2, \"x\": 2}\n");
+	assert_memory_equal(t, "{\"iteration\": 1, \"x\": 1}\n{\"iteration\": 2, \"x\": 2}\n",
+			    head);
+	assert_string_equal(t + head, want);
 	free(t);
+}
+
+/* Issue 23: every single-bit flip of a sealed state.json is refused or reads the same state;
+ * a legacy file (no crc32) still loads. */
+static void test_state_flips(void **state)
+{
+	char p[AZ_RUNDIR_PATH_MAX], err[512], *text = NULL;
+	size_t len = 0;
+	struct az_rundir_state st = {.completed = 7, .best_iteration = 3}, back;
+	int legacy = -1;
+	long refused = 0, same = 0;
+	(void)state;
+	az_rundir_path(p, sizeof(p), dir, AZ_RUNDIR_STATE);
+	assert_int_equal(az_rundir_state_save(dir, &st, err, sizeof(err)), 0);
+	assert_int_equal(az_read_file(p, &text, &len), 0);
+	assert_int_equal(az_rundir_state_load(dir, &back, &legacy, err, sizeof(err)), 0);
+	assert_int_equal(back.completed, 7);
+	assert_int_equal(legacy, 0);
+	for (size_t i = 0; i < len; i++)
+		for (int b = 0; b < 8; b++) {
+			text[i] ^= (char)(1 << b);
+			assert_int_equal(az_write_file_atomic(p, text, len, err, sizeof(err)), 0);
+			int rc = az_rundir_state_load(dir, &back, NULL, err, sizeof(err));
+			if (rc == 0 && (back.completed != 7 || back.best_iteration != 3))
+				fail_msg("flip of bit %d of byte %zu reads %u/%u", b, i,
+					 back.completed, back.best_iteration);
+			if (rc < 0)
+				assert_non_null(strstr(err, "state.json"));
+			rc < 0 ? refused++ : same++;
+			text[i] ^= (char)(1 << b);
+		}
+	assert_int_equal(refused + same, (long)len * 8);
+	free(text);
+	static const char old[] = "{\"completed\": 2, \"best_iteration\": 1}\n";
+	assert_int_equal(az_write_file_atomic(p, old, strlen(old), err, sizeof(err)), 0);
+	assert_int_equal(az_rundir_state_load(dir, &back, &legacy, err, sizeof(err)), 0);
+	assert_int_equal(back.completed, 2);
+	assert_int_equal(legacy, 1);
+	unlink(p);
+}
+
+/* Issue 23: every single-bit flip of a sealed metrics line is refused (digits included). */
+static void test_metrics_line_flips(void **state)
+{
+	char line[512] = "{\"iteration\": 2, \"games\": 200, \"positions\": 1234, "
+			 "\"policy_loss\": 1.51151, \"promoted\": true, \"time\": 1796174226.125}";
+	long it = -1;
+	(void)state;
+	assert_int_equal(az_rundir_metrics_line(line, strlen(line), &it), 1); /* legacy */
+	assert_int_equal(it, 2);
+	int n = az_rundir_seal(line, sizeof(line));
+	assert_true(n > 0);
+	size_t len = (size_t)n - 1; /* without its newline */
+	assert_int_equal(az_rundir_metrics_line(line, len, &it), 0);
+	for (size_t i = 0; i < len; i++)
+		for (int b = 0; b < 8; b++) {
+			line[i] ^= (char)(1 << b);
+			if (az_rundir_metrics_line(line, len, &it) >= 0)
+				fail_msg("flip of bit %d of byte %zu (%c) accepted", b, i, line[i]);
+			line[i] ^= (char)(1 << b);
+		}
 }
 
 /* A line that does not parse (a diverged run's "-nan", a torn or garbage line) is never
@@ -127,6 +193,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_metrics_append, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_keeps_bad_lines, setup, teardown),
 		cmocka_unit_test(test_temp_names), cmocka_unit_test(test_restart_budget),
+		cmocka_unit_test_setup_teardown(test_state_flips, setup, teardown),
+		cmocka_unit_test(test_metrics_line_flips),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

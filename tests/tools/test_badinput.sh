@@ -212,7 +212,12 @@ resume_case() {
 	fi
 }
 resume_case "azrun resume: corrupt run.json" "run.json" 'echo "{not json" > "$R/run.json"'
+# an edit without its crc32 (a legacy file, as older azruns wrote): the value is named
 resume_case "azrun resume: run.json with zero workers" "workers" \
+	'sed -i -e "s/\"workers\":[^,]*/\"workers\": \"0\"/" \
+		-e "s/, \"crc32\": \"[0-9a-f]*\"}\$/\n}/" "$R/run.json"'
+# an edit under its crc32 (issue 23): refused as damage
+resume_case "azrun resume: run.json edited under its crc32" "crc32" \
 	'sed -i "s/\"workers\":[^,]*/\"workers\": \"0\"/" "$R/run.json"'
 resume_case "azrun resume: corrupt state.json" "state.json" 'echo "{" > "$R/state.json"'
 resume_case "azrun resume: truncated best checkpoint" "best.safetensors" \

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/* `azrun repair` (run/rundir.h: az_rundir_salvage): set aside what resuming does not need and
+ * cannot trust, rebuild what can be rebuilt from the run's other files, delete nothing. */
+#include "run/rundir.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "games/game.h"
+#include "run/rundir_impl.h"
+#include "train/replay.h"
+
+#define QUARANTINE "quarantine"
+
+void az_rundir_quarantine_path(char *buf, size_t len, const char *dir, const char *rel)
+{
+	snprintf(buf, len, "%s/%s/%s", dir, QUARANTINE, rel);
+}
+
+static void __attribute__((format(printf, 2, 3)))
+say(struct az_rundir_salvage *s, const char *fmt, ...)
+{
+	char msg[3 * AZ_RUNDIR_PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (s->say)
+		s->say(s->ctx, msg);
+}
+
+/* A free name for rel under DIR/quarantine/ (rel, then rel.1, rel.2, ...), its folder made. */
+static int quarantine_target(const char *dir, const char *rel, char *q, size_t len)
+{
+	char d[AZ_RUNDIR_PATH_MAX + 64];
+	az_rundir_quarantine_path(q, len, dir, rel);
+	snprintf(d, sizeof(d), "%s", q);
+	char *slash = strrchr(d, '/');
+	if (slash)
+		*slash = 0;
+	int rc = az_mkdir_p(d);
+	if (rc < 0)
+		return rc;
+	size_t base = strlen(q);
+	for (int k = 1; access(q, F_OK) == 0 && k < 1000; k++)
+		snprintf(q + base, len - base, ".%d", k);
+	return access(q, F_OK) == 0 ? -EEXIST : 0;
+}
+
+/* Move DIR/rel into the quarantine (rename: nothing is copied or lost). */
+static int set_aside(struct az_rundir_salvage *s, const char *dir, const char *rel,
+		     const char *why)
+{
+	char from[AZ_RUNDIR_PATH_MAX + 64], q[AZ_RUNDIR_PATH_MAX + 128];
+	snprintf(from, sizeof(from), "%s/%s", dir, rel);
+	int rc = quarantine_target(dir, rel, q, sizeof(q));
+	if (rc == 0 && rename(from, q) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		say(s, "cannot move %s to %s/: %s", from, QUARANTINE, strerror(-rc));
+		s->unrepaired++;
+		return rc;
+	}
+	s->moved++;
+	say(s, "moved %s to %s (%s)", from, q, why);
+	return 0;
+}
+
+/* A copy of DIR/rel in the quarantine (the original stays, to be rewritten). */
+static int keep_copy(struct az_rundir_salvage *s, const char *dir, const char *rel)
+{
+	char from[AZ_RUNDIR_PATH_MAX + 64], q[AZ_RUNDIR_PATH_MAX + 128], err[512];
+	snprintf(from, sizeof(from), "%s/%s", dir, rel);
+	int rc = quarantine_target(dir, rel, q, sizeof(q));
+	if (rc == 0)
+		rc = az_copy_file_atomic(from, q, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s", strerror(-rc));
+	if (rc < 0) {
+		say(s, "cannot copy %s to %s/: %s", from, QUARANTINE, err);
+		s->unrepaired++;
+		return rc;
+	}
+	say(s, "copied %s to %s (the damaged original, kept)", from, q);
+	return 0;
+}
+
+/* Is the network at path of this run and iteration (-1: any)? Quietly. */
+static int network_ok(const struct az_rundir_salvage *s, const char *path, long iteration,
+		      const struct az_game *g)
+{
+	struct az_rundir_check t = {.net = s->net, .hidden = s->hidden, .blocks = s->blocks};
+	return access(path, F_OK) == 0 &&
+	       az_rundir_network_check(&t, path, 1, g, iteration) == 0;
+}
+
+/* The intact metrics lines of iterations 1, 2, ...: how many, and the best_iteration of the
+ * last (-1 when it has none). */
+static long metrics_prefix(const char *dir, long *best)
+{
+	char path[AZ_RUNDIR_PATH_MAX], *text = NULL;
+	long n = 0;
+	*best = -1;
+	az_rundir_path(path, sizeof(path), dir, AZ_RUNDIR_METRICS);
+	if (az_read_file(path, &text, NULL) < 0)
+		return 0;
+	for (char *p = text, *nl; *p && (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+		long it = -1;
+		if (az_rundir_metrics_line(p, (size_t)(nl - p), &it) < 0 || it != n + 1)
+			break;
+		cJSON *j = cJSON_ParseWithLength(p, (size_t)(nl - p));
+		const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "best_iteration");
+		*best = cJSON_IsNumber(b) && b->valuedouble >= 0 && b->valuedouble <= (double)it
+			? (long)b->valuedouble : -1;
+		cJSON_Delete(j);
+		n = it;
+	}
+	free(text);
+	return n;
+}
+
+/* A damaged state.json, rebuilt from metrics.jsonl: the last of its intact lines of
+ * consecutive iterations was written after that iteration's checkpoint and replay, so the
+ * iteration is whole, and the line names the best network after it. */
+static int rebuild_state(struct az_rundir_salvage *s, const char *dir, const struct az_game *g,
+			 struct az_rundir_state *st)
+{
+	char ck[AZ_RUNDIR_PATH_MAX], err[512];
+	long best = -1, n = metrics_prefix(dir, &best);
+	az_rundir_checkpoint_path(ck, sizeof(ck), dir, (uint32_t)n);
+	if (best < 0 || !network_ok(s, ck, n, g)) {
+		say(s, "%s/state.json is damaged and metrics.jsonl does not say where the run stands "
+		    "(no intact line with best_iteration, or its checkpoint is damaged): restore "
+		    "state.json from a backup", dir);
+		s->unrepaired++;
+		return -EINVAL;
+	}
+	if (set_aside(s, dir, az_rundir_name(AZ_RUNDIR_STATE), "damaged") < 0)
+		return -EIO;
+	st->completed = (uint32_t)n;
+	st->best_iteration = (uint32_t)best;
+	int rc = az_rundir_state_save(dir, st, err, sizeof(err));
+	if (rc < 0) {
+		say(s, "%s", err);
+		s->unrepaired++;
+		return rc;
+	}
+	s->rebuilt++;
+	say(s, "rebuilt %s/state.json from metrics.jsonl: %u iterations completed, best from "
+	    "iteration %u", dir, st->completed, st->best_iteration);
+	return 0;
+}
+
+/* Copy DIR/from over DIR/to (a network rebuilt from its twin), the damaged one set aside. */
+static void restore_network(struct az_rundir_salvage *s, const char *dir, const char *from_rel,
+			    const char *to_rel)
+{
+	char from[AZ_RUNDIR_PATH_MAX + 64], to[AZ_RUNDIR_PATH_MAX + 64], err[512];
+	snprintf(from, sizeof(from), "%s/%s", dir, from_rel);
+	snprintf(to, sizeof(to), "%s/%s", dir, to_rel);
+	if (access(to, F_OK) == 0 && set_aside(s, dir, to_rel, "damaged") < 0)
+		return;
+	if (az_copy_file_atomic(from, to, err, sizeof(err)) < 0) {
+		say(s, "%s", err);
+		s->unrepaired++;
+		return;
+	}
+	s->rebuilt++;
+	say(s, "rebuilt %s as a copy of %s (the same network)", to, from);
+}
+
+/* checkpoints/iter-0..C and best.safetensors. */
+static void salvage_networks(struct az_rundir_salvage *s, const char *dir,
+			     const struct az_game *g, const struct az_rundir_state *st)
+{
+	char ck[AZ_RUNDIR_PATH_MAX], rel[64], best[AZ_RUNDIR_PATH_MAX];
+	const char *best_rel = az_rundir_name(AZ_RUNDIR_BEST);
+	az_rundir_path(best, sizeof(best), dir, AZ_RUNDIR_BEST);
+	for (uint32_t k = 0; k <= st->completed; k++) {
+		az_rundir_checkpoint_path(ck, sizeof(ck), dir, k);
+		if (access(ck, F_OK) != 0 || network_ok(s, ck, k, g))
+			continue;
+		snprintf(rel, sizeof(rel), "checkpoints/iter-%04u.safetensors", k);
+		if (k == st->best_iteration && network_ok(s, best, k, g)) {
+			restore_network(s, dir, best_rel, rel);
+		} else if (k == st->completed || k == st->best_iteration) {
+			say(s, "%s is damaged, and resuming needs it (%s): restore it from a backup",
+			    ck, k == st->completed ? "training goes on from it" : "the best network");
+			s->unrepaired++;
+		} else {
+			set_aside(s, dir, rel, "damaged; resuming does not read it");
+		}
+	}
+	if (!network_ok(s, best, -1, g)) {
+		az_rundir_checkpoint_path(ck, sizeof(ck), dir, st->best_iteration);
+		snprintf(rel, sizeof(rel), "checkpoints/iter-%04u.safetensors", st->best_iteration);
+		if (network_ok(s, ck, st->best_iteration, g)) {
+			restore_network(s, dir, rel, best_rel);
+		} else {
+			say(s, "%s is damaged or missing and so is %s: restore one from a backup", best,
+			    ck);
+			s->unrepaired++;
+		}
+	}
+}
+
+/* Replay files of committed iterations: a torn or damaged tail is cut to the last whole game
+ * (the original kept in the quarantine); a file that does not read at all is moved there. */
+static void salvage_replay(struct az_rundir_salvage *s, const char *dir, const struct az_game *g,
+			   const struct az_rundir_state *st)
+{
+	char rdir[AZ_RUNDIR_PATH_MAX], path[AZ_RUNDIR_PATH_MAX + 300], rel[320], err[512];
+	az_rundir_path(rdir, sizeof(rdir), dir, AZ_RUNDIR_REPLAY);
+	DIR *d = opendir(rdir);
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		uint32_t it;
+		if (!az_rundir_replay_iteration(e->d_name, &it) || it > st->completed)
+			continue; /* later iterations never committed: resume rolls them back */
+		snprintf(path, sizeof(path), "%s/%s", rdir, e->d_name);
+		snprintf(rel, sizeof(rel), "%s/%s", az_rundir_name(AZ_RUNDIR_REPLAY), e->d_name);
+		struct az_replay_buf b;
+		size_t dropped = 0;
+		az_replay_buf_init(&b, g->features, g->actions);
+		long n = az_replay_load_file(path, &b, 0, &dropped, err, sizeof(err));
+		az_replay_buf_free(&b);
+		if (n < 0) {
+			set_aside(s, dir, rel, "unreadable; its games leave the replay window");
+		} else if (dropped && keep_copy(s, dir, rel) == 0) {
+			az_replay_buf_init(&b, g->features, g->actions);
+			n = az_replay_load_file(path, &b, 1, &dropped, err, sizeof(err));
+			az_replay_buf_free(&b);
+			s->rebuilt++;
+			say(s, "cut %s to its %ld whole-game records (%zu damaged bytes after them)",
+			    path, n, dropped);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+int az_rundir_salvage(const char *dir, const struct az_game *g, struct az_rundir_salvage *s)
+{
+	char path[AZ_RUNDIR_PATH_MAX], err[512], *text = NULL;
+	size_t len = 0;
+	struct az_rundir_state st;
+	s->moved = s->rebuilt = s->unrepaired = 0;
+	/* progress.json: only azrun status reads it, and the next azrun rewrites it */
+	az_rundir_path(path, sizeof(path), dir, AZ_RUNDIR_PROGRESS);
+	if (az_read_file(path, &text, &len) == 0 &&
+	    (az_rundir_seal_check(text, len) < 0 ||
+	     !az_rundir_seal_json_ok(text, len, az_rundir_seal_check(text, len))))
+		set_aside(s, dir, az_rundir_name(AZ_RUNDIR_PROGRESS), "damaged; azrun rewrites it");
+	free(text);
+	int rc = az_rundir_state_load(dir, &st, NULL, err, sizeof(err));
+	if (rc == -EINVAL)
+		rc = rebuild_state(s, dir, g, &st);
+	if (rc < 0)
+		return 0; /* missing (nothing completed, or verify says what is there) or refused */
+	salvage_networks(s, dir, g, &st);
+	salvage_replay(s, dir, g, &st);
+	return 0;
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Issue 23 items 1 and 2, on a tiny tic-tac-toe run: every single-bit flip of state.json is
+# refused by verify (or reads the same state), a sample of them by resume with nothing changed,
+# never a silent rollback; flips of a metrics line's digits are refused; a copied checkpoint is
+# named; `azrun repair` on a damaged old checkpoint and a torn old replay tail moves them aside
+# (nothing deleted) and resume then continues.
+# Usage: test_integrity.sh AZRUN
+set -uo pipefail
+AZRUN=$1
+. "$(dirname "$0")/lib.sh"
+args=(--game tictactoe --workers 2 --games-per-worker 4 --games-per-iter 12 --sims 12
+      --arena-games 4 --quiet)
+snap() { (cd "$1" && find . -type f ! -name azrun.log ! -name progress.json -print0 | sort -z |
+	xargs -0 sha256sum); }
+
+"$AZRUN" "${args[@]}" --iterations 3 --window 1 --out "$T/base" 2> "$T/base.log" ||
+	{ cat "$T/base.log"; fail "base run"; }
+"$AZRUN" verify --out "$T/base" > "$T/v.out" || { cat "$T/v.out"; fail "base run verify"; }
+
+# 1. Every bit of state.json, through verify; resumes sampled (the completed count, the best
+# iteration, the crc32).
+python3 - "$AZRUN" "$T" <<'PY' || fail "state.json flips"
+import json, os, shutil, subprocess, sys
+azrun, T = sys.argv[1], sys.argv[2]
+base, D = T + "/base", T + "/flip"
+shutil.copytree(base, D)
+path = D + "/state.json"
+orig = open(path, "rb").read()
+want = json.loads(orig)
+refused = same = 0
+for i in range(len(orig)):
+    for b in range(8):
+        buf = bytearray(orig); buf[i] ^= 1 << b
+        open(path, "wb").write(buf)
+        rc = subprocess.run([azrun, "verify", "--out", D], stdout=subprocess.DEVNULL).returncode
+        if rc == 0:
+            try:
+                got = json.loads(bytes(buf))
+            except ValueError:
+                got = None
+            if not got or got["completed"] != want["completed"] or \
+               got["best_iteration"] != want["best_iteration"]:
+                sys.exit("flip of bit %d of byte %d passes verify: %r" % (b, i, bytes(buf)))
+            same += 1
+        else:
+            refused += 1
+open(path, "wb").write(orig)
+print("state.json: %d flips, %d refused, %d harmless" % (8 * len(orig), refused, same))
+def snap(d):
+    out = {}
+    for root, _, files in os.walk(d):
+        for f in files:
+            if f not in ("azrun.log", "progress.json"):
+                p = os.path.join(root, f); out[p] = open(p, "rb").read()
+    return out
+sample = [orig.index(b"3"), orig.index(b"best_iteration") + 17, len(orig) - 4]
+for i in sample:
+    buf = bytearray(orig); buf[i] ^= 1
+    open(path, "wb").write(buf)
+    before = snap(D)
+    r = subprocess.run([azrun, "--resume", "--out", D, "--iterations", "4", "--quiet"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode == 0 or "state.json" not in r.stderr or snap(D) != before:
+        sys.exit("resume after a flip of byte %d: rc %d, %s" % (i, r.returncode, r.stderr))
+    open(path, "wb").write(orig)
+print("resume refused %d sampled flips, nothing changed" % len(sample))
+
+# 2. Every bit of every digit of metrics line 2, through verify.
+path = D + "/metrics.jsonl"
+orig = open(path, "rb").read()
+start = orig.index(b"\n") + 1
+end = orig.index(b"\n", start)
+n = 0
+for i in range(start, end):
+    if not chr(orig[i]).isdigit():
+        continue
+    for b in range(8):
+        buf = bytearray(orig); buf[i] ^= 1 << b
+        open(path, "wb").write(buf)
+        rc = subprocess.run([azrun, "verify", "--out", D], stdout=subprocess.DEVNULL).returncode
+        if rc != 1:
+            sys.exit("metrics flip of bit %d of byte %d: verify exit %d" % (b, i, rc))
+        n += 1
+open(path, "wb").write(orig)
+print("metrics.jsonl: %d digit flips, all refused" % n)
+PY
+
+# 3. A checkpoint copied over another iteration's name.
+D="$T/copied"
+cp -a "$T/base" "$D"
+cp "$D/checkpoints/iter-0001.safetensors" "$D/checkpoints/iter-0002.safetensors"
+"$AZRUN" verify --out "$D" > "$T/v.out"
+[ $? -eq 1 ] && grep -q "iter-0002.safetensors: the network of iteration 1" "$T/v.out" ||
+	{ cat "$T/v.out"; fail "a copied checkpoint passes verify"; }
+
+# 4. azrun repair: an old checkpoint damaged (neither the last nor the best) and an old replay
+# file (outside the window) with a torn tail.
+D="$T/repair"
+cp -a "$T/base" "$D"
+best=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["best_iteration"])' \
+	"$D/state.json")
+old=0; [ "$best" -eq 0 ] && old=1
+ck=$(printf '%s/checkpoints/iter-%04d.safetensors' "$D" "$old")
+python3 - "$ck" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read()); b[-9] ^= 0x10
+open(sys.argv[1], "wb").write(b)
+PY
+rp="$D/replay/iter-0001-w00.rpl"
+truncate -s -7 "$rp"
+find "$D" -type f ! -name azrun.log ! -name progress.json | sed "s|^$D/||" | sort > "$T/files.before"
+"$AZRUN" verify --out "$D" > "$T/v.out"
+[ $? -eq 1 ] || { cat "$T/v.out"; fail "repair case: damage not seen"; }
+"$AZRUN" --resume --out "$D" --iterations 4 --quiet 2> "$T/r.err" && fail "resume accepted damage"
+"$AZRUN" repair --out "$D" 2> "$T/repair.err" || { cat "$T/repair.err"; fail "azrun repair"; }
+grep -q "moved .*iter-000$old.safetensors to .*quarantine" "$D/azrun.log" ||
+	{ cat "$D/azrun.log"; fail "repair did not log the checkpoint's move in azrun.log"; }
+grep -q "cut .*iter-0001-w00.rpl" "$D/azrun.log" || { cat "$T/repair.err"; fail "replay tail"; }
+# nothing deleted: every file is in place or in quarantine/
+while read -r f; do
+	[ -f "$D/$f" ] || [ -f "$D/quarantine/$f" ] || fail "repair lost $f"
+done < "$T/files.before"
+"$AZRUN" verify --out "$D" > "$T/v.out" || { cat "$T/v.out"; fail "verify after repair"; }
+"$AZRUN" --resume --out "$D" --iterations 4 --quiet 2> "$T/r.err" ||
+	{ cat "$T/r.err"; fail "resume after repair"; }
+"$AZRUN" verify --out "$D" > "$T/v.out" || { cat "$T/v.out"; fail "verify after resume"; }
+grep -q '"completed": 4' "$D/state.json" || fail "resume did not complete iteration 4"
+
+# 5. A damaged state.json is rebuilt by repair from metrics.jsonl.
+D="$T/state"
+cp -a "$T/base" "$D"
+sed -i 's/"completed": 3/"completed": 2/' "$D/state.json"
+"$AZRUN" repair --out "$D" 2> "$T/repair.err" || { cat "$T/repair.err"; fail "state rebuild"; }
+grep -q '"completed": 3' "$D/state.json" || fail "state.json not rebuilt: $(cat "$D/state.json")"
+[ -f "$D/quarantine/state.json" ] || fail "the damaged state.json was not kept"
+echo "ok"
