@@ -51,6 +51,13 @@ struct az_ctl_worker {
 	_Atomic uint64_t arena_first_wins, arena_first_draws, arena_first_losses;
 	_Atomic uint64_t adjudicate_ns;     /* wall ns in the game's adjudicator (az_game) */
 	_Atomic uint64_t busy_ns;           /* wall ns this worker has run in the phase */
+	/* Heartbeat (the supervisor's watchdog, run/supervise.c): bumped once per pass of the
+	 * worker's loop, waiting passes included, so it stops only when the process does (a
+	 * stop signal, a hang). A liveness count, not a statistic: never zeroed (a restarted
+	 * worker continues its predecessor's value), and not in az_pipeline_sample's sums.
+	 * Relaxed store here, relaxed load in azrun: it orders nothing, and a stale value only
+	 * makes the watchdog see the beat a tick later. */
+	_Atomic uint64_t beat;
 };
 _Static_assert(sizeof(struct az_ctl_worker) % AZ_CACHELINE == 0, "whole cache lines");
 
@@ -78,6 +85,10 @@ struct az_ctl_shm {
 	_Atomic uint32_t model_ack[AZ_MODEL_SLOTS];
 	_Atomic int32_t model_err[AZ_MODEL_SLOTS];
 	_Atomic uint32_t server_pid;
+	/* Heartbeat of the inference process: bumped once per round of its loop, idle rounds
+	 * included (they end at most every 20 ms), so it stops only when the process does or
+	 * hangs in a forward pass or a model load. Relaxed, as struct az_ctl_worker's beat. */
+	_Atomic uint64_t server_beat;
 	/* Statistics; relaxed stores: readers (azrun between phases) only need eventual values. */
 	_Atomic uint64_t evals;
 	_Atomic uint64_t batches;

@@ -461,8 +461,13 @@ int az_infer_serve(struct az_seg *seg, const struct az_infer_config *cfg)
 		.idle_timeout_us = 20000, /* wake up to notice model changes and stop requests */
 		.fixed_deadline = cfg->fixed_deadline,
 	};
+	/* Relaxed: the heartbeat orders nothing (infer/control.h); a predecessor that wrote it
+	 * has been reaped, so continuing its value never repeats one the watchdog saw. */
+	uint64_t beat = atomic_load_explicit(&sv.ctl->server_beat, memory_order_relaxed);
 	/* Acquire: pairs with azrun's release store of stop (nothing else is read after it). */
 	while (!atomic_load_explicit(&sv.ctl->stop, memory_order_acquire)) {
+		/* Relaxed: liveness only (infer/control.h). */
+		atomic_store_explicit(&sv.ctl->server_beat, ++beat, memory_order_relaxed);
 		bp.max_batch = sv.batch;
 		serve_round(&sv, &bp);
 	}

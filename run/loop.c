@@ -4,12 +4,14 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -135,38 +137,74 @@ static void cut_torn_tail(struct az_run_loop *r, uint32_t it, uint32_t worker, u
 		       "writing); %ld whole-game records kept", path, dropped, n);
 }
 
-/* After a worker died: the positions counter holds every game a worker finished, but a dead
- * worker's replay writer may not have written its last games yet (they were staged), so count
- * the records that are in this node's files of the phase instead: metrics and store agree. */
-static void recount_positions(struct az_run_loop *r, uint32_t it)
+/* The whole games and their records at the start of replay file `path` (after its header).
+ * Returns 0, -ENOENT when there is no such file, or -errno. */
+static int count_whole_games(const struct az_game *g, const char *path, uint64_t *games,
+			     uint64_t *records)
 {
-	char path[AZ_RUNDIR_PATH_MAX], err[512];
-	uint64_t n = 0;
+	struct stat st;
+	int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+	*games = *records = 0;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	if ((size_t)st.st_size <= AZ_REPLAY_HEADER_BYTES)
+		goto out;
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED) {
+		rc = -errno;
+		goto out;
+	}
+	uint32_t n = 0;
+	size_t len = az_replay_whole_games((const char *)p + AZ_REPLAY_HEADER_BYTES,
+					   (size_t)st.st_size - AZ_REPLAY_HEADER_BYTES,
+					   g->features, g->actions, &n);
+	munmap(p, (size_t)st.st_size);
+	*games = n;
+	*records = len / az_replay_record_bytes(g->features, g->actions);
+out:
+	close(fd);
+	return rc;
+}
+
+/* After a worker died: the games and positions counters hold every game a worker finished, but
+ * a dead worker's replay writer may not have written its last games yet (they were staged), so
+ * count the whole games and records that are in this node's files of the phase instead: metrics
+ * and store agree. The dead worker's staged games are lost, not played again: the iteration has
+ * that many games fewer (logged). */
+static void recount_store(struct az_run_loop *r, uint32_t it)
+{
+	char path[AZ_RUNDIR_PATH_MAX];
+	uint64_t games = 0, records = 0;
 	for (uint32_t w = 0; w < r->ph.n; w++) {
 		for (uint32_t a = 0; a <= r->ph.attempt[w]; a++) {
-			struct az_replay_buf b;
+			uint64_t ng, nr;
 			az_rundir_replay_path(path, sizeof(path), r->p.out, it, w, a);
-			if (access(path, F_OK) != 0)
+			int rc = count_whole_games(r->p.g, path, &ng, &nr);
+			if (rc == -ENOENT)
 				continue;
-			az_replay_buf_init(&b, r->p.g->features, r->p.g->actions);
-			long k = az_replay_load_file(path, &b, 0, NULL, err, sizeof(err));
-			az_replay_buf_free(&b);
-			if (k < 0) {
-				az_log("azrun: %s", err);
-				return; /* keep the workers' count */
+			if (rc < 0) {
+				az_log("azrun: %s: %s; the workers' counts are kept", path,
+				       strerror(-rc));
+				return;
 			}
-			n += (uint64_t)k;
+			games += ng;
+			records += nr;
 		}
 	}
 	/* Every worker has been reaped (waitpid orders their writes). */
 	struct az_pipeline_counters c;
 	az_pipeline_sample(&r->pl, &c);
-	uint64_t counted = c.positions;
-	if (counted != n)
-		az_log("azrun: iteration %u: %llu positions in the store, %llu counted by the "
-		       "workers (the rest were staged by a worker that died)", it,
-		       (unsigned long long)n, (unsigned long long)counted);
-	az_pipeline_set_positions(&r->pl, n);
+	if (c.games != games || c.positions != records)
+		az_log("azrun: iteration %u: %llu games (%llu positions) in the store, %llu (%llu) "
+		       "counted by the workers (the rest were staged by a worker that died); the "
+		       "store's counts are kept", it, (unsigned long long)games,
+		       (unsigned long long)records, (unsigned long long)c.games,
+		       (unsigned long long)c.positions);
+	az_pipeline_set_store_counts(&r->pl, games, records);
 }
 
 static void phase_init(struct az_run_loop *r, const char *name, uint32_t it, uint32_t n,
@@ -204,7 +242,7 @@ static int run_workers(struct az_run_loop *r, enum az_worker_mode mode, uint32_t
 	if (mode == AZ_WORKER_SELFPLAY && r->ph.ntorn > 0) {
 		for (uint32_t i = 0; i < r->ph.ntorn; i++)
 			cut_torn_tail(r, it, r->ph.torn_worker[i], r->ph.torn_attempt[i]);
-		recount_positions(r, it);
+		recount_store(r, it);
 	}
 	/* Relaxed: every worker has been reaped (waitpid orders their writes). */
 	int werr = atomic_load_explicit(&r->pl.ctl->worker_error, memory_order_relaxed);
@@ -249,6 +287,7 @@ static int run_trainer(struct az_run_loop *r, uint32_t it, const char *cand,
 					.progress = (struct az_train_progress *)
 						((struct az_train_report *)(r->job + 1) + 1)};
 	phase_init(r, "train", it, 1, 0);
+	r->ph.beats = &r->job->progress->beat; /* the watchdog's (run/watchdog.h) */
 	bar_begin(r, "train", it, 1);
 	rc = run_phase(r);
 	*out = *(struct az_train_report *)(r->job + 1);

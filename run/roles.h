@@ -108,6 +108,10 @@ struct az_train_job {
 
 struct az_train_progress {
 	_Atomic uint32_t done, total;
+	/* Heartbeat for azrun's watchdog (run/watchdog.h): bumped after each replay file loaded,
+	 * the model's load and each step. The trainer alone writes it (relaxed RMW, continuing a
+	 * killed predecessor's value), azrun loads it relaxed: liveness only, it orders nothing. */
+	_Atomic uint64_t beat;
 };
 
 struct az_train_report {

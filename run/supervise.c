@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -170,7 +171,88 @@ static int spawn_server(struct az_pipeline *pl)
 		return (int)pid;
 	}
 	pl->server = pid;
+	/* Relaxed: liveness only (infer/control.h); the predecessor has been reaped. */
+	az_wd_watch_start(&pl->server_watch,
+			  atomic_load_explicit(&pl->ctl->server_beat, memory_order_relaxed), az_now());
 	return 0;
+}
+
+/* ---- the watchdog (run/watchdog.h) ---- */
+
+/* One sample of the supervisor's own clock: when it was away for more than a second
+ * (descheduled, busy between phases), move every watch's clock forward by that time so that it
+ * is neither blamed on a child nor learned. ph may be NULL (no phase running). */
+static void wd_clock(struct az_pipeline *pl, struct az_phase *ph, double now)
+{
+	double dt = now - pl->wd_tick;
+	if (pl->wd_tick > 0 && dt > 1.0) {
+		az_wd_watch_shift(&pl->server_watch, dt);
+		for (uint32_t i = 0; ph && i < ph->n; i++)
+			az_wd_watch_shift(&ph->watch[i], dt);
+	}
+	pl->wd_tick = now;
+}
+
+/* Kill the inference process when its heartbeat has stopped (allow_s: the allowance for a
+ * model load in progress); the caller's waitpid reaps it and server_died() restarts it. */
+static void wd_server(struct az_pipeline *pl, double now, double allow_s)
+{
+	double idle;
+	if (pl->server <= 0)
+		return;
+	/* Relaxed: liveness only (infer/control.h). */
+	uint64_t beat = atomic_load_explicit(&pl->ctl->server_beat, memory_order_relaxed);
+	if (!az_wd_check(&pl->wd_server, &pl->server_watch, beat, now, allow_s, &idle))
+		return;
+	az_log("azrun: watchdog: the inference process (pid %ld) made no progress for %.1f s "
+	       "(timeout %.1f s); killing it to restart it", (long)pl->server, idle,
+	       az_wd_timeout(&pl->wd_server) + allow_s);
+	kill(pl->server, SIGKILL);
+}
+
+/* Child i's heartbeat counter, or NULL when it has none. */
+static _Atomic uint64_t *child_beat(struct az_pipeline *pl, struct az_phase *ph, uint32_t i)
+{
+	if (ph->workers)
+		return &pl->ctl->worker[i].beat;
+	return ph->beats ? &ph->beats[i] : NULL;
+}
+
+/* Kill each child whose heartbeat has stopped; phase_step's waitpid reaps it and phase_reap()
+ * restarts it within the phase's budget, as any child killed by a signal. */
+static void wd_children(struct az_pipeline *pl, struct az_phase *ph, double now)
+{
+	struct az_wd_kind *k = ph->workers ? &pl->wd_worker : &pl->wd_trainer;
+	double idle;
+	for (uint32_t i = 0; i < ph->n && !ph->stopping; i++) {
+		_Atomic uint64_t *b = child_beat(pl, ph, i);
+		if (ph->pids[i] <= 0 || !b)
+			continue;
+		/* Relaxed: liveness only (infer/control.h, run/roles.h). */
+		uint64_t beat = atomic_load_explicit(b, memory_order_relaxed);
+		if (!az_wd_check(k, &ph->watch[i], beat, now, 0, &idle))
+			continue;
+		if (ph->workers)
+			az_log("azrun: watchdog: worker %u (pid %ld) made no progress for %.1f s "
+			       "(timeout %.1f s); killing it to restart it", i, (long)ph->pids[i],
+			       idle, az_wd_timeout(k));
+		else
+			az_log("azrun: watchdog: the %s (pid %ld) made no progress for %.1f s "
+			       "(timeout %.1f s); killing it to restart it", ph->child_name,
+			       (long)ph->pids[i], idle, az_wd_timeout(k));
+		kill(ph->pids[i], SIGKILL);
+	}
+}
+
+/* The watchdog's allowance for loading the checkpoint at path: AZ_WD_MULT times its expected
+ * time, its bytes at the slowest load rate seen (AZ_SV_LOAD_RATE before any). */
+static double load_allowance(const struct az_pipeline *pl, const char *path)
+{
+	struct stat st;
+	double rate = pl->load_rate > 0 ? pl->load_rate : AZ_SV_LOAD_RATE;
+	if (stat(path, &st) != 0)
+		return 0;
+	return AZ_WD_MULT * (double)st.st_size / rate;
 }
 
 static void log_exit(const char *what, int st)
@@ -232,6 +314,10 @@ int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *p
 {
 	memset(pl, 0, sizeof(*pl));
 	pl->pp = *pp;
+	double floor_s = pp->watchdog_floor_s > 0 ? pp->watchdog_floor_s : AZ_WD_FLOOR_S;
+	pl->wd_server = (struct az_wd_kind){.name = "inference process", .floor_s = floor_s};
+	pl->wd_worker = (struct az_wd_kind){.name = "worker", .floor_s = floor_s};
+	pl->wd_trainer = (struct az_wd_kind){.name = "trainer", .floor_s = floor_s};
 	pl->server_budget.max = pp->max_server_restarts;
 	pl->server_budget.window_s = pp->restart_window_s;
 	struct az_slot_layout lay;
@@ -283,7 +369,8 @@ int az_pipeline_serve_model(struct az_pipeline *pl, enum az_model_slot s, const 
 	uint32_t gen = atomic_load_explicit(&c->model_gen[s], memory_order_relaxed) + 1;
 	/* C1: publishes model_path[s]; pairs with C1' in the inference process (infer/server.c). */
 	atomic_store_explicit(&c->model_gen[s], gen, memory_order_release);
-	double t0 = az_now();
+	double t0 = az_now(), allow = load_allowance(pl, path);
+	uint32_t restarts = pl->server_restarts;
 	/* C2': pairs with C2 in the inference process; model_err is valid after it. */
 	while (atomic_load_explicit(&c->model_ack[s], memory_order_acquire) != gen) {
 		if (interrupted)
@@ -296,12 +383,27 @@ int az_pipeline_serve_model(struct az_pipeline *pl, enum az_model_slot s, const 
 			if (rc < 0)
 				return rc;
 		}
-		if (az_now() - t0 > 120 || pl->server <= 0) {
+		if (pl->server <= 0) {
 			az_log("azrun: the inference process did not load %s", path);
-			return -ETIMEDOUT;
+			return -ECHILD;
 		}
+		double now = az_now();
+		wd_clock(pl, NULL, now);
+		wd_server(pl, now, allow);
 		sleep_ms(2);
 	}
+	/* The slowest load rate seen sizes the next loads' allowance; a load that needed a restart
+	 * says nothing about the rate. The load's interval is not learned as a heartbeat gap. */
+	struct stat fst;
+	double now = az_now();
+	if (pl->server_restarts == restarts && now > t0 && stat(path, &fst) == 0) {
+		double rate = (double)fst.st_size / (now - t0);
+		if (pl->load_rate <= 0 || rate < pl->load_rate)
+			pl->load_rate = rate;
+	}
+	/* Relaxed: liveness only (infer/control.h). */
+	az_wd_watch_start(&pl->server_watch,
+			  atomic_load_explicit(&c->server_beat, memory_order_relaxed), now);
 	int err = atomic_load_explicit(&c->model_err[s], memory_order_relaxed);
 	if (err < 0)
 		az_log("azrun: the inference process could not load %s: %s", path, strerror(-err));
@@ -435,12 +537,15 @@ int az_pipeline_arena_distinct(const struct az_pipeline *pl, uint64_t *hashed)
 	return (int)distinct;
 }
 
-void az_pipeline_set_positions(struct az_pipeline *pl, uint64_t n)
+void az_pipeline_set_store_counts(struct az_pipeline *pl, uint64_t games, uint64_t positions)
 {
 	/* Relaxed: no worker is left to write these (waitpid ordered their last stores). */
-	for (uint32_t w = 0; w < AZ_CTL_MAX_WORKERS; w++)
-		atomic_store_explicit(&pl->ctl->worker[w].positions, w == 0 ? n : 0,
+	for (uint32_t w = 0; w < AZ_CTL_MAX_WORKERS; w++) {
+		atomic_store_explicit(&pl->ctl->worker[w].games_done, w == 0 ? games : 0,
 				      memory_order_relaxed);
+		atomic_store_explicit(&pl->ctl->worker[w].positions, w == 0 ? positions : 0,
+				      memory_order_relaxed);
+	}
 }
 
 /* ---- one phase ---- */
@@ -469,6 +574,10 @@ static int phase_spawn(struct az_pipeline *pl, struct az_phase *ph, uint32_t i)
 	} else {
 		snprintf(name, sizeof(name), "az-%s", ph->child_name);
 	}
+	_Atomic uint64_t *b = child_beat(pl, ph, i);
+	/* Relaxed: liveness only; the predecessor (if any) has been reaped. */
+	az_wd_watch_start(&ph->watch[i], b ? atomic_load_explicit(b, memory_order_relaxed) : 0,
+			  az_now());
 	pid_t pid = az_sv_spawn(phase_child, &ca, name);
 	if (pid < 0) {
 		ph->pids[i] = 0;
@@ -564,6 +673,10 @@ static uint32_t phase_step(struct az_pipeline *pl, struct az_phase *ph, int *rc)
 				*rc = prc;
 		}
 	}
+	double now = az_now();
+	wd_clock(pl, ph, now);
+	wd_server(pl, now, 0);
+	wd_children(pl, ph, now);
 	if ((interrupted || *rc < 0) && !ph->stopping) {
 		ph->stopping = 1;
 		for (uint32_t i = 0; i < ph->n; i++)

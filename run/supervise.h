@@ -7,7 +7,14 @@
  *
  * Children die with their parent (PR_SET_PDEATHSIG) and ignore SIGINT: the supervisor decides
  * when they stop (SIGTERM, or phase_stop in the control area). Single-threaded: call everything
- * from the supervising process's main thread. */
+ * from the supervising process's main thread.
+ *
+ * Watchdog: every child beats (a heartbeat counter: the control area's server_beat and
+ * worker[i].beat, the trainer's az_train_progress.beat), and whenever the supervisor waits (a
+ * phase, a model load) it samples the beats. A process whose beat stops for longer than the
+ * rule of run/watchdog.h allows is logged by name, killed (SIGKILL) and then restarted like a
+ * dead one, within the same restart budgets; nothing else times out (a worker waiting for a
+ * stalled inference process waits while the watchdog restarts it). */
 #ifndef AZ_RUN_SUPERVISE_H
 #define AZ_RUN_SUPERVISE_H
 
@@ -16,6 +23,7 @@
 
 #include "infer/server.h"
 #include "infer/control.h"
+#include "run/watchdog.h"
 #include "shm/segment.h"
 
 /* SIGINT, SIGTERM, SIGHUP and SIGPIPE set the interrupted flag (az_sv_interrupted) and are
@@ -58,11 +66,17 @@ struct az_pipeline_params {
 	/* At most this many bytes of one evaluation cache shared by every worker, in the segment
 	 * after the control area (run/evalcache.h); 0: none. */
 	size_t eval_cache_shared_bytes;
+	/* The watchdog's floor: no process counts as stalled before this many seconds without a
+	 * heartbeat (run/watchdog.h); 0: AZ_WD_FLOOR_S. */
+	double watchdog_floor_s;
 };
 
 /* A restart budget: at most `max` restarts in any `window_s` seconds (a sliding window), so
  * that crashes spread over a long run do not add up to its end. */
 #define AZ_SV_BUDGET_MAX 64
+/* The model load rate the watchdog assumes before it has measured one, bytes per second:
+ * reading, parsing and uploading a checkpoint on a slow disk. */
+#define AZ_SV_LOAD_RATE 20e6
 struct az_sv_budget {
 	uint32_t max;       /* 0: no restart allowed */
 	double window_s;    /* 0: an infinite window (max restarts in all) */
@@ -82,6 +96,11 @@ struct az_pipeline {
 	pid_t server;            /* 0 when not running */
 	uint32_t server_restarts;
 	struct az_sv_budget server_budget;
+	/* the watchdog: what it learned per kind of process, the inference process's watch */
+	struct az_wd_kind wd_server, wd_worker, wd_trainer;
+	struct az_wd_watch server_watch;
+	double wd_tick;    /* az_now() of the last sample of the beats (0: none yet) */
+	double load_rate;  /* slowest model load seen, bytes per second (0: none yet) */
 };
 
 /* Create the segment and fork the inference process; then serve best_path in the best model
@@ -91,8 +110,11 @@ int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *p
 		      const char *best_path);
 
 /* Point model slot s at the checkpoint at path and wait until the inference process has loaded
- * it (it is restarted if it dies meanwhile, within the restart budget). Returns 0, the load
- * error (-errno, logged), -EINTR after SIGINT/SIGTERM or -ETIMEDOUT (two minutes). */
+ * it (it is restarted if it dies meanwhile, or if the watchdog finds it stalled, within the
+ * restart budget). The load has no heartbeat inside it: the watchdog allows AZ_WD_MULT times its
+ * expected time on top of the timeout, the file's bytes at the slowest load rate seen so far
+ * (AZ_SV_LOAD_RATE before any load). Returns 0, the load error (-errno, logged), -EINTR after
+ * SIGINT/SIGTERM or -ECHILD (the restart budget is spent). */
 int az_pipeline_serve_model(struct az_pipeline *pl, enum az_model_slot s, const char *path);
 
 /* The inference process exited with wait status st (the caller reaped it): log it and restart
@@ -130,9 +152,10 @@ void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counter
  * phase's workers have been reaped. Returns the count or -ENOMEM. */
 int az_pipeline_arena_distinct(const struct az_pipeline *pl, uint64_t *hashed);
 
-/* Replace the phase's positions count (the sum of the workers' counters) by n, once every worker
- * of the phase has been reaped: az_pipeline_sample() reports n until the next phase. */
-void az_pipeline_set_positions(struct az_pipeline *pl, uint64_t n);
+/* Replace the phase's games and positions counts (the sums of the workers' counters) by what the
+ * replay store holds, once every worker of the phase has been reaped: az_pipeline_sample()
+ * reports them until the next phase. */
+void az_pipeline_set_store_counts(struct az_pipeline *pl, uint64_t games, uint64_t positions);
 
 /* ---- one phase's children ---- */
 
@@ -152,6 +175,9 @@ struct az_phase {
 	void *arg;
 	/* Called about every 20 ms while az_phase_wait supervises (progress); may be NULL. */
 	void (*tick)(struct az_phase *ph);
+	/* Heartbeats of children that are not workers (workers beat in the control area): beats[i]
+	 * is child i's (run/watchdog.h); NULL: not watched. */
+	_Atomic uint64_t *beats;
 
 	/* kept by the supervisor */
 	pid_t pids[AZ_CTL_MAX_WORKERS];
@@ -162,6 +188,7 @@ struct az_phase {
 	uint32_t torn_worker[AZ_PHASE_MAX_TORN], torn_attempt[AZ_PHASE_MAX_TORN];
 	uint32_t ntorn;
 	double t0;               /* az_now() at az_phase_start */
+	struct az_wd_watch watch[AZ_CTL_MAX_WORKERS]; /* the watchdog's, per child */
 	struct az_pipeline *pl;
 };
 

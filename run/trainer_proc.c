@@ -26,6 +26,13 @@ static void sample_row(const struct az_game *g, const struct az_replay_buf *b, s
 	z[i] = b->z[r];
 }
 
+/* One heartbeat for azrun's watchdog (run/roles.h). */
+static void beat(const struct az_train_job *job)
+{
+	if (job->progress) /* Relaxed: liveness only (run/roles.h) */
+		atomic_fetch_add_explicit(&job->progress->beat, 1, memory_order_relaxed);
+}
+
 static long load_window(const struct az_train_job *job, struct az_replay_buf *buf,
 			struct az_train_report *rep, char *err, size_t errlen)
 {
@@ -36,6 +43,7 @@ static long load_window(const struct az_train_job *job, struct az_replay_buf *bu
 		long n = az_replay_load_file(job->replay_paths[i], buf, 0, &dropped, err, errlen);
 		if (n < 0)
 			return n;
+		beat(job);
 		if (dropped) { /* in azrun.log too; azrun ends non-zero (run/loop.c) */
 			rep->damaged_files++;
 			az_log("trainer: warning: %s: damaged after its first %ld records: %zu bytes "
@@ -68,6 +76,7 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 	rc = az_ckpt_load(job->init_path, &m, err, errlen);
 	if (rc < 0)
 		goto out;
+	beat(job);
 	struct az_train_params tp;
 	az_train_params_default(&tp);
 	tp.lr = cfg->lr;
@@ -82,6 +91,7 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 			 strerror(-rc));
 		goto out;
 	}
+	beat(job);
 	x = malloc(sizeof(float) * B * g->features);
 	pi = malloc(sizeof(float) * B * g->actions);
 	z = malloc(sizeof(float) * B);
@@ -116,6 +126,7 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 			goto out;
 		if (job->progress) /* Relaxed: display only (run/roles.h) */
 			atomic_store_explicit(&job->progress->done, s + 1, memory_order_relaxed);
+		beat(job);
 		if (s >= tail || steps < 4) {
 			pl += loss.policy;
 			vl += loss.value;

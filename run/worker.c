@@ -86,6 +86,7 @@ struct worker {
 	/* Generation of each model slot for this process's lifetime: azrun changes a model only
 	 * between phases, and a phase's workers are forked after its models are loaded. */
 	uint32_t gen[AZ_MODEL_SLOTS];
+	uint64_t beat; /* this worker's heartbeat (infer/control.h), continued from a predecessor */
 };
 
 /* FNV-1a, 64-bit, one 64-bit value at a time: the arena's game hashes (distinct games). */
@@ -164,6 +165,14 @@ static void publish_stats(struct worker *w)
 	if (w->g->adjudicate_ns)
 		w->st.adj_ns = w->adj_base + (w->g->adjudicate_ns() - w->adj_start);
 	sync_stats(w, 0);
+}
+
+/* One heartbeat: the loop made a pass (or a wait for the inference process timed out). The
+ * supervisor's watchdog restarts a worker whose beat stops (run/supervise.c). */
+static void heartbeat(struct worker *w)
+{
+	/* Relaxed: liveness only, it orders nothing (infer/control.h). */
+	atomic_store_explicit(&w->ctl->worker[w->id].beat, ++w->beat, memory_order_relaxed);
 }
 
 /* A uniformly random legal move at gm->state (not terminal), drawn from the game's stream. */
@@ -484,6 +493,7 @@ static int lockstep_drain(struct worker *w, struct az_wait *wait)
 		int rc = az_ring_wait_result(&w->ring, wait);
 		if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
 			return rc;
+		heartbeat(w); /* waiting on the inference process is not a stall of ours */
 		/* Acquire: pairs with azrun's release store of phase_stop. */
 		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
 			return 1;
@@ -498,6 +508,7 @@ static int lockstep_drain(struct worker *w, struct az_wait *wait)
  * sleep until a result comes. Returns 0, 1 when the phase was stopped, or a negative errno. */
 static int pass_end(struct worker *w, struct az_wait *wait, int progressed)
 {
+	heartbeat(w);
 	int stop = lockstep_drain(w, wait);
 	if (stop != 0)
 		return stop;
@@ -629,20 +640,26 @@ static int worker_loop_scan(struct worker *w)
 
 /* A previous owner of this ring (a phase cut short, a killed worker) may have left requests in
  * flight. Their results belong to games that no longer exist: collect and drop them so the
- * sequence counters are ours before the first claim. */
-static int drain_stale(struct az_ring *ring, uint32_t spin)
+ * sequence counters are ours before the first claim. However long the inference process takes
+ * (stopped, hung, restarting): the worker beats while it waits, and the supervisor's watchdog,
+ * not the worker, decides when the inference process is stalled and restarts it; its successor
+ * answers these requests. Returns 0, or 1 when the phase was stopped meanwhile. */
+static int drain_stale(struct worker *w)
 {
-	struct az_wait wait = {.spin = spin, .timeout_us = 100000};
-	int idle = 0;
+	struct az_ring *ring = &w->ring;
+	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
 	while (az_ring_inflight(ring) > 0) {
 		if (az_ring_result(ring, NULL)) {
 			az_ring_release(ring);
-			idle = 0;
 			continue;
 		}
 		int rc = az_ring_wait_result(ring, &wait);
-		if (rc == -ETIMEDOUT && ++idle > 100)
-			return rc; /* 10 s without an answer: the inference process is gone */
+		if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
+			return rc;
+		heartbeat(w);
+		/* Acquire: pairs with azrun's release store of phase_stop (nothing else rides on it). */
+		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
+			return 1;
 	}
 	return 0;
 }
@@ -690,6 +707,8 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	if (!w->g || id >= AZ_CTL_MAX_WORKERS)
 		return -EINVAL;
 	sync_stats(w, 1);
+	/* Relaxed: the predecessor that wrote it has been reaped (waitpid orders its stores). */
+	w->beat = atomic_load_explicit(&w->ctl->worker[id].beat, memory_order_relaxed);
 	w->t_start = az_now_ns();
 	w->adj_start = w->g->adjudicate_ns ? w->g->adjudicate_ns() : 0;
 	w->adj_base = w->st.adj_ns;
@@ -697,9 +716,9 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	az_slot_layout_init(&w->lay, w->g->features, w->g->actions);
 	int rc = az_seg_ring(seg, id, &w->ring);
 	if (rc == 0)
-		rc = drain_stale(&w->ring, cfg->spin);
-	if (rc < 0)
-		return rc;
+		rc = drain_stale(w);
+	if (rc != 0)
+		return rc; /* 1: the phase was stopped before this worker started playing */
 	w->ngames = cfg->games_per_worker;
 	if (cfg->workers > 0) {
 		/* Relaxed: set by azrun before the fork (infer/control.h). */
@@ -796,8 +815,10 @@ int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32
 	struct worker w;
 	char err[512];
 	int rc = worker_init(&w, cfg, seg, id, mode, iteration);
-	if (rc < 0)
+	if (rc != 0) {
+		rc = rc < 0 ? rc : 0; /* 1: the phase was stopped while it waited */
 		goto out;
+	}
 	if (mode == AZ_WORKER_SELFPLAY) {
 		rc = az_replay_writer_open(replay_path, w.g->features, w.g->actions, &w.rw, err,
 					   sizeof(err));

@@ -7,6 +7,7 @@
 #include <cblas.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -56,6 +57,11 @@ static void run_params(const struct az_config *c, const struct az_game *g, const
 			  .max_batch = c->max_batch, .deadline_us = c->deadline_us, .spin = c->spin,
 			  .log_fd = STDERR_FILENO, .quiet = c->quiet,
 			  .log_line = infer_log_line}};
+	/* Hidden, for tests: the watchdog's floor in seconds (run/watchdog.h), so that a stop of a
+	 * few seconds is a stall; unset or not a positive number: the default. */
+	const char *wd = getenv("AZ_WATCHDOG_FLOOR_S");
+	if (wd)
+		p->pipeline.watchdog_floor_s = strtod(wd, NULL);
 }
 
 /* Create (or reopen) the run directory, lock it, save run.json, open the log. */
