@@ -7,3 +7,5 @@
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# Tangled's outcome tables go to the scratch directory, not the user's ~/.cache/ringzero.
+export RINGZERO_CACHE_DIR=$T/rzcache
