@@ -189,6 +189,29 @@ static union az_game_opt_value *game_values(const struct az_config *c,
 	return NULL;
 }
 
+const char *az_config_foreign_game_opt(const struct az_config *c, const char **owner)
+{
+	const struct az_game_desc *mine = az_game_desc_find(c->game);
+	for (size_t i = 0; az_game_registry[i]; i++) {
+		const struct az_game_desc *d = az_game_registry[i];
+		const union az_game_opt_value *v = game_values(c, d);
+		if (d == mine || !v)
+			continue;
+		for (uint32_t k = 0; k < d->nopts; k++) {
+			union az_game_opt_value def;
+			az_game_opt_default(&d->opts[k], &def);
+			int same = d->opts[k].type == AZ_GAME_OPT_STR
+					   ? strcmp(v[k].str, def.str) == 0
+					   : memcmp(&v[k], &def, sizeof(uint32_t)) == 0;
+			if (!same) {
+				*owner = d->name;
+				return d->opts[k].name;
+			}
+		}
+	}
+	return NULL;
+}
+
 /* Canonical game name ("ttt" -> "tictactoe"), or NULL. */
 static const char *game_name(const char *name)
 {

@@ -136,4 +136,8 @@ int az_config_load(struct az_config *c, const char *path, char *err, size_t errl
 	{"backend", required_argument, 0, 'b'}, {"graph", required_argument, 0, 'G'},       \
 	{"variant", required_argument, 0, 'V'}
 
+/* The first option of another game than c->game that holds a value other than its default
+ * (--graph 5 given for tic-tac-toe), with *owner that game's name; NULL when there is none. */
+const char *az_config_foreign_game_opt(const struct az_config *c, const char **owner);
+
 #endif

@@ -165,8 +165,14 @@ int az_config_validate(const struct az_config *c, char *err, size_t errlen)
 		what = "--bench-positions must be from 1 to 1000 (Pons' sets hold 1000 each)";
 	else if (c->bench[0])
 		return az_run_bench_check(c, err, errlen);
-	if (!what)
-		return 0;
+	if (!what) {
+		const char *owner = NULL, *opt = name ? az_config_foreign_game_opt(c, &owner) : NULL;
+		if (!opt)
+			return 0;
+		snprintf(err, errlen, "--%s is an option of %s, not of %s (this run's --game)", opt,
+			 owner, name);
+		return -EINVAL;
+	}
 	snprintf(err, errlen, "%s", what);
 	return -EINVAL;
 }

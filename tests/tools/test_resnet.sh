@@ -55,8 +55,9 @@ printf 'net = resnet\n' > "$T/same.ini" # the kind alone, as the run has it: acc
 	2> "$T/log" || fail "resume refused the run's own --net resnet:8x1: $(tail -3 "$T/log")"
 [ "$(wc -l < "$T/ttt/metrics.jsonl")" -eq 5 ] || fail "resume did not add iteration 5"
 
-# A run.json that says mlp for ResNet checkpoints is damage that verify names.
-sed -i 's/"resnet:8x1"/"mlp:8x1"/' "$T/ttt/run.json"
+# A run.json that says mlp for ResNet checkpoints is damage that verify names (the edit drops
+# the crc32 member, as a legacy file has none: an edit under it is refused before this check).
+sed -i -e 's/"resnet:8x1"/"mlp:8x1"/' -e 's/, "crc32": "[0-9a-f]*"}$/\n}/' "$T/ttt/run.json"
 set +e
 "$AZRUN" verify --out "$T/ttt" > "$T/verify" 2>&1
 set -e
