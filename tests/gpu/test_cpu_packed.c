@@ -181,13 +181,15 @@ static void test_networks(void **state)
 static void test_update(void **state)
 {
 	const struct az_arch a = { .inputs = 9, .hidden = 48, .blocks = 1, .actions = 9 };
-	struct az_model *m = random_model(&a, 21), *m2 = random_model(&a, 22);
+	struct az_model *m, *m2;
 	struct az_packed pk, fresh;
 	struct az_acts acts, acts2;
 	float x[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 }, before[9];
 
 	(void)state;
-	NEED_AVX512();
+	NEED_AVX512(); /* before any allocation: a skip returns at once (ASan: no leak) */
+	m = random_model(&a, 21);
+	m2 = random_model(&a, 22);
 	assert_int_equal(az_acts_create(&a, 1, &acts), 0);
 	assert_int_equal(az_acts_create(&a, 1, &acts2), 0);
 	assert_int_equal(az_packed_create(m, &pk), 0);
