@@ -409,8 +409,10 @@ static int arena_phase(struct az_run_loop *r, uint32_t it, const char *cand, str
 		(unsigned long long)st->second[1], (unsigned long long)st->second[2],
 		(unsigned long long)st->distinct);
 	/* A deterministic arena (greedy play, no noise, ties always broken alike) plays one game
-	 * per colour over and over: its score measures two games, not n. */
-	if (c.arena_hashed > c.arena_distinct)
+	 * per colour over and over: its score measures two games, not n. Some repeats are normal
+	 * in a small game (tic-tac-toe's good openings are few): warn when fewer than half of the
+	 * games are distinct. */
+	if (2 * c.arena_distinct < c.arena_hashed)
 		az_log("azrun: warning: iter %u arena: %llu of %llu games repeat an earlier game "
 		       "(a deterministic arena? see --arena-temp-plies)", it,
 		       (unsigned long long)(c.arena_hashed - c.arena_distinct),

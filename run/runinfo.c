@@ -220,11 +220,17 @@ int az_run_info_load(const char *dir, struct az_run_info *ri, char *err, size_t 
 	    az_parse_duration(tl->valuestring, &ri->time_limit_s) < 0)
 		ri->time_limit_s = 0;
 	cJSON_Delete(run);
-	cJSON *st = parse_file(dir, az_rundir_name(AZ_RUNDIR_STATE));
-	double c = num(st, "completed"), b = num(st, "best_iteration");
-	ri->completed = isnan(c) ? 0 : (uint32_t)c;
-	ri->best_iteration = isnan(b) ? 0 : (uint32_t)b;
-	cJSON_Delete(st);
+	/* state.json through its checksum: a damaged file is reported, never read as numbers */
+	struct az_rundir_state st = {0};
+	ri->damaged[0] = '\0';
+	if (az_rundir_state_load(dir, &st, NULL, ri->damaged, sizeof(ri->damaged)) == -EINVAL) {
+		st.completed = 0;
+		st.best_iteration = 0;
+	} else {
+		ri->damaged[0] = '\0';
+	}
+	ri->completed = st.completed;
+	ri->best_iteration = st.best_iteration;
 	load_progress(dir, ri);
 	if (load_metrics(dir, ri) < 0) {
 		snprintf(err, errlen, "out of memory reading %s/metrics.jsonl", dir);

@@ -63,6 +63,7 @@ struct az_run_info {
 	/* DIR/progress.json, written by azrun about once per second while it runs */
 	int have_progress;
 	int running;              /* progress.json present, its pid alive, phase not "done" */
+	char damaged[512];        /* "" or why state.json cannot be trusted (verify's message) */
 	long pid;
 	uint32_t iteration;       /* iteration in progress */
 	char phase[16];           /* "selfplay" | "train" | "arena" | "bench" | "done" */

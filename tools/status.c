@@ -274,6 +274,11 @@ int az_subcommand_open_run(int argc, char **argv, void (*help)(void), const char
 		fprintf(stderr, "azrun %s: %s\n", argv[0], err);
 		return 2; /* not a run directory: bad input */
 	}
+	if (ri->damaged[0]) { /* never show numbers read from a damaged state.json */
+		fprintf(stderr, "azrun %s: %s\n", argv[0], ri->damaged);
+		az_run_info_free(ri);
+		return 1; /* damage, as verify reports it */
+	}
 	return -1;
 }
 

@@ -250,6 +250,15 @@ grep -q "time limit reached" "$T/tl/azrun.log" || fail "no time-limit log line"
 "$AZRUN" --resume --out "$T/tl" --time-limit 4s --quiet 2> /dev/null || fail "resume, longer limit"
 [ "$(wc -l < "$T/tl/metrics.jsonl")" -gt "$n1" ] || fail "a longer limit ran no iteration"
 "$AZRUN" verify --out "$T/tl" > /dev/null || fail "verify after --time-limit"
+# status and report never show numbers read from a damaged state.json: the damage, exit 1.
+cp "$T/tl/state.json" "$T/state.keep"
+sed -i 's/"completed": [0-9]*/"completed": 0/' "$T/tl/state.json"
+rc=0; "$AZRUN" status --out "$T/tl" > "$T/st.out" 2> "$T/st.err" || rc=$?
+[ "$rc" -eq 1 ] && grep -q "state.json is damaged" "$T/st.err" && [ ! -s "$T/st.out" ] ||
+	fail "status on a damaged state.json: exit $rc, $(cat "$T/st.out" "$T/st.err")"
+rc=0; "$AZRUN" report --out "$T/tl" > /dev/null 2> "$T/st.err" || rc=$?
+[ "$rc" -eq 1 ] && grep -q "state.json is damaged" "$T/st.err" || fail "report: exit $rc"
+cp "$T/state.keep" "$T/tl/state.json"
 # Tangled's own promotion score (a drawish game: promote unless measurably worse).
 grep -Eq '"arena-threshold":[[:space:]]*"0.5"' "$T/tg/run.json" ||
 	fail "tangled's default arena threshold: $(grep -o '"arena-threshold":[^,]*' "$T/tg/run.json")"
