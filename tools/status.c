@@ -93,9 +93,22 @@ static void print_live(const struct az_run_info *ri)
 			rest += phase_time(ri, order[i]);
 		later |= !strcmp(ri->phase, order[i]);
 	}
-	for (uint32_t it = ri->iteration; it < ri->iterations; it++)
+	/* Whole iterations left; with --time-limit, only those that start within it (azrun stops
+	 * after the iteration during which the limit passes: run/loop.c). */
+	double used = NAN;
+	if (ri->time_limit_s > 0) {
+		size_t n;
+		used = SUM(ri, selfplay_s, &n) + SUM(ri, train_s, &n) + SUM(ri, arena_s, &n) +
+		       SUM(ri, bench_s, &n) + (isnan(el) ? 0 : el);
+	}
+	for (uint32_t it = ri->iteration; it < ri->iterations; it++) {
+		double whole = 0;
 		for (int i = 0; i < 4; i++)
-			rest += phase_time(ri, order[i]);
+			whole += phase_time(ri, order[i]);
+		if (!isnan(used) && !isnan(rest) && used + rest >= ri->time_limit_s)
+			break; /* the iteration in progress is the last one */
+		rest += whole;
+	}
 	az_format_duration(rest, run_eta, sizeof(run_eta));
 	printf("eta:        %s for this phase, %s for the run\n", isnan(left) ? "n/a" : eta,
 	       isnan(rest) ? "n/a" : run_eta);
