@@ -121,8 +121,12 @@ int az_config_validate(const struct az_config *c, char *err, size_t errlen)
 	else if (strcmp(c->eval_cache, "worker") != 0 && strcmp(c->eval_cache, "shared") != 0 &&
 		 strcmp(c->eval_cache, "off") != 0)
 		what = "--eval-cache must be worker, shared or off";
-	else if (c->time_limit[0] && az_parse_duration(c->time_limit, &(double){0}) < 0)
-		what = "--time-limit: a duration such as 90s, 50m, 2h or 1h30m";
+	else if (c->time_limit[0] && az_parse_duration(c->time_limit, &(double){0}) < 0) {
+		static char msg[96];
+		snprintf(msg, sizeof(msg), "--time-limit: '%s' is not a positive duration such as "
+			 "90s, 50m, 2h or 1h30m", c->time_limit);
+		what = msg;
+	}
 	else if (strcmp(c->eval_cache, "shared") == 0 && c->eval_cache_mb > 4095)
 		what = "--eval-cache-mb: at most 4095 with --eval-cache shared (one table in the "
 		       "shared segment, below 4 GiB)";

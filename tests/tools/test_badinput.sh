@@ -118,6 +118,10 @@ check "azrun nan learning rate" "lr" "$AZRUN" --out "$N" --lr nan
 check "azrun infinite c-puct" "c-puct" "$AZRUN" --out "$N" --c-puct inf
 check "azrun threshold out of range" "arena-threshold" "$AZRUN" --out "$N" --arena-threshold 2
 check "azrun unknown backend" "backend" "$AZRUN" --out "$N" --backend tpu
+check "azrun bad time limit" "time-limit: '5x' is not a positive duration" \
+	"$AZRUN" --out "$N" --time-limit 5x
+check "azrun zero time limit" "time-limit: '0' is not a positive duration" \
+	"$AZRUN" --out "$N" --time-limit 0
 check "azrun another game's option" "--graph is an option of tangled, not of tictactoe" \
 	"$AZRUN" --game tictactoe --out "$N" --graph 5
 check "azrun another game's string option" "--variant is an option of tangled" \
