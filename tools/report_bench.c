@@ -30,8 +30,8 @@ static const char *const captions[AZ_REPORT_BENCH_FILES] = {
 	"(uK), labelled by the exact solver: the share of moves that change the game-theoretic "
 	"outcome; solid: the agent (the search at the run's --sims, no noise), dashed: the raw "
 	"policy; the best network after each benchmarked iteration's arena.",
-	"The agent's score (wins + draws / 2) against plain MCTS with random playouts at the same "
-	"simulations per move, colours alternated."};
+	("The agent's score (wins + draws / 2) against plain MCTS with random playouts at the same "
+	 "simulations per move, colours alternated.")};
 
 static int has_bench(const struct az_metric_row *r)
 {
