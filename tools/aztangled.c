@@ -352,6 +352,7 @@ int main(int argc, char **argv)
 		argc--;
 	}
 
+	opterr = 0; /* one line of our own instead of getopt's two */
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		size_t k = 0;
 
@@ -395,8 +396,10 @@ int main(int argc, char **argv)
 		case OPT_HELP:
 			usage("aztangled");
 			return 0;
-		default:
-			fprintf(stderr, "Try 'aztangled --help'.\n");
+		default: /* '?': unknown option, or one missing its value */
+			fprintf(stderr, "aztangled: %s '%s' (aztangled --help lists the options)\n",
+				optopt ? "option needs a value:" : "unknown option",
+				argv[optind - 1]);
 			return 2;
 		}
 	}

@@ -77,6 +77,14 @@ for k in --graph --graph-file --adjudicator exact-krylov anneal --epsilon --json
 	grep -q -- "$k" "$T/help" || fail "--help lacks $k"
 done
 
+# A bad option: one line of aztangled's own (not getopt's two), exit 2.
+rc=0; "$AZT" --bogus > /dev/null 2> "$T/bad.err" || rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l < "$T/bad.err")" -eq 1 ] &&
+	grep -q "^aztangled: unknown option '--bogus'" "$T/bad.err" ||
+	fail "unknown option: exit $rc, $(cat "$T/bad.err")"
+rc=0; "$AZT" --graph > /dev/null 2> "$T/bad.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "needs a value: '--graph'" "$T/bad.err" ||
+	fail "missing value: exit $rc, $(cat "$T/bad.err")"
 # aztangled table: the barbell's 56 canonical colourings into a file, then found as built; a
 # graph too large for a complete table is refused.
 "$AZT" table --graph 19 --adjudicator anneal --reads 20 --sweeps 4 --workers 2 --quiet \
