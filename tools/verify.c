@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "run/rundir.h"
 #include "tools/config.h"
@@ -35,8 +36,12 @@ int az_verify_main(int argc, char **argv)
 	char path[AZ_RUNDIR_PATH_MAX], err[512];
 	az_rundir_path(path, sizeof(path), out, AZ_RUNDIR_CONFIG);
 	if (az_config_load(&cfg, path, err, sizeof(err)) < 0) {
-		fprintf(stderr, "azrun verify: %s\n", err);
-		return 2;
+		struct stat sb;
+		/* a run.json that exists but does not load is damage (1), not bad usage (2) */
+		int damaged = stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+		fprintf(stderr, "azrun verify: %s%s\n", err,
+			damaged ? "; it holds the run's options: restore it from a backup" : "");
+		return damaged ? 1 : 2;
 	}
 	const struct az_game *g;
 	if (az_config_game(&cfg, &g, err, sizeof(err)) < 0) {

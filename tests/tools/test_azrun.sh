@@ -259,6 +259,13 @@ rc=0; "$AZRUN" status --out "$T/tl" > "$T/st.out" 2> "$T/st.err" || rc=$?
 rc=0; "$AZRUN" report --out "$T/tl" > /dev/null 2> "$T/st.err" || rc=$?
 [ "$rc" -eq 1 ] && grep -q "state.json is damaged" "$T/st.err" || fail "report: exit $rc"
 cp "$T/state.keep" "$T/tl/state.json"
+# verify on a truncated run.json: damage (exit 1) that names the file, not a usage error (2).
+cp "$T/tl/run.json" "$T/run.keep"
+head -c 100 "$T/run.keep" > "$T/tl/run.json"
+rc=0; "$AZRUN" verify --out "$T/tl" > /dev/null 2> "$T/v.err" || rc=$?
+[ "$rc" -eq 1 ] && grep -q "run.json.*restore it from a backup" "$T/v.err" ||
+	fail "verify on a truncated run.json: exit $rc, $(cat "$T/v.err")"
+cp "$T/run.keep" "$T/tl/run.json"
 # Tangled's own promotion score (a drawish game: promote unless measurably worse).
 grep -Eq '"arena-threshold":[[:space:]]*"0.5"' "$T/tg/run.json" ||
 	fail "tangled's default arena threshold: $(grep -o '"arena-threshold":[^,]*' "$T/tg/run.json")"
