@@ -105,9 +105,14 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 		}
 	}
 	if (c->resume && r->completed >= c->iterations && !r->check.repairs) {
-		fprintf(stderr, "azrun: %s has completed %u of %u iteration%s; nothing to do (raise "
-			"--iterations to continue)\n", c->out, r->completed, c->iterations,
-			az_plural(c->iterations));
+		if (r->completed > c->iterations) /* asked for fewer than it has: nothing undone */
+			fprintf(stderr, "azrun: %s has completed %u iterations, more than --iterations "
+				"%u; nothing to do (give --iterations above %u to continue)\n",
+				c->out, r->completed, c->iterations, r->completed);
+		else
+			fprintf(stderr, "azrun: %s has completed all %u iteration%s; nothing to do "
+				"(raise --iterations to continue)\n", c->out, r->completed,
+				az_plural(r->completed));
 		return 0;
 	}
 	if (az_sv_interrupted())

@@ -266,6 +266,10 @@ rc=0; "$AZRUN" verify --out "$T/tl" > /dev/null 2> "$T/v.err" || rc=$?
 [ "$rc" -eq 1 ] && grep -q "run.json.*restore it from a backup" "$T/v.err" ||
 	fail "verify on a truncated run.json: exit $rc, $(cat "$T/v.err")"
 cp "$T/run.keep" "$T/tl/run.json"
+# resume asking for fewer iterations than the run has: says so plainly (not "N of M"), exit 0.
+"$AZRUN" --resume --out "$T/tl" --iterations 1 2> "$T/few.err" || fail "resume --iterations 1"
+grep -q "has completed [0-9]* iterations, more than --iterations 1; nothing to do" "$T/few.err" ||
+	fail "resume with fewer iterations: $(cat "$T/few.err")"
 # Tangled's own promotion score (a drawish game: promote unless measurably worse).
 grep -Eq '"arena-threshold":[[:space:]]*"0.5"' "$T/tg/run.json" ||
 	fail "tangled's default arena threshold: $(grep -o '"arena-threshold":[^,]*' "$T/tg/run.json")"
