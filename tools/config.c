@@ -435,12 +435,17 @@ struct ini_pairs {
 	char key[64][48];
 	char val[64][600];
 	int too_many;
+	char other[64]; /* a section other than [azrun] (its keys are not azrun's) */
 };
 
 static int ini_collect(void *user, const char *section, const char *name, const char *value)
 {
 	struct ini_pairs *p = user;
-	(void)section; /* any section: [azrun] is customary, none is fine */
+	/* [azrun], or keys before any section; another section is refused, never applied */
+	if (section[0] && strcmp(section, "azrun") != 0) {
+		snprintf(p->other, sizeof(p->other), "%s", section);
+		return 0; /* ini_parse reports this line */
+	}
 	if (p->n == 64) {
 		p->too_many = 1;
 		return 1;
@@ -463,6 +468,11 @@ static int ini_read(const char *path, struct ini_pairs *p, char *err, size_t err
 	if (rc == -1) {
 		snprintf(err, errlen, "--config %s: cannot open (%s)", path, strerror(errno));
 		return -ENOENT;
+	}
+	if (rc > 0 && p->other[0]) {
+		snprintf(err, errlen, "--config %s: line %d: section [%s]: azrun reads the [azrun] "
+			 "section (and keys before any section) only", path, rc, p->other);
+		return -EINVAL;
 	}
 	if (rc != 0 || p->too_many) {
 		snprintf(err, errlen, "--config %s: line %d: not 'key = value'", path, rc);

@@ -134,6 +134,9 @@ check "azrun --out not creatable" "$T/file" "$AZRUN" --game tictactoe --out "$T/
 check "azrun --config missing" "nope.ini" "$AZRUN" --out "$N" --config "$T/nope.ini"
 printf 'bogus = 1\n' > "$T/bad.ini"
 check "azrun --config unknown key" "bogus" "$AZRUN" --out "$N" --config "$T/bad.ini"
+printf '[azrun]\ngame = tictactoe\n[other]\nsims = 3\n' > "$T/other.ini"
+check "azrun --config another section" "line 4: section \[other\]" \
+	"$AZRUN" --out "$N" --config "$T/other.ini"
 printf 'resume = on\n' > "$T/resume.ini"
 check "azrun --config resume key" "'resume' is a command-line option only \(give --resume" \
 	"$AZRUN" --out "$N" --config "$T/resume.ini"
