@@ -131,7 +131,11 @@ static int write_labelled(const struct az_game *g, const char *path)
 	if (strcmp(g->name, "connect4") == 0 ||
 	    (strcmp(g->name, "tangled") == 0 && tg && tg->e > 7)) {
 		fprintf(stderr, "azeval: --write-labelled: %s is too large to solve exactly (this "
-			"works for tictactoe and Tangled boards of at most 7 edges)\n", g->name);
+			"works for tictactoe and Tangled boards of at most 7 edges; %s)\n", g->name,
+			strcmp(g->name, "tangled") == 0
+				? "for larger boards, --uncoloured K --games N labels N positions "
+				  "with K uncoloured edges"
+				: "connect4: --tactic win|block, or Pons' sets with --mistakes");
 		return 2;
 	}
 	FILE *f = fopen(path, "w");

@@ -247,6 +247,8 @@ resume_case "azrun resume: unreadable best checkpoint" "best.safetensors" \
 # ---- azeval ----
 C="$T/ttt.safetensors" P="$T/good.txt"
 check "azeval unknown option" "bogus" "$AZEVAL" --checkpoint "$C" --positions "$P" --bogus
+check "azeval --write-labelled, a large board" "--uncoloured K --games N" \
+	"$AZEVAL" --game tangled --graph 6 --write-labelled "$N"
 check "azeval stray argument" "stray" "$AZEVAL" --checkpoint "$C" --positions "$P" stray
 check "azeval negative sims" "sims" "$AZEVAL" --checkpoint "$C" --positions "$P" --sims -5
 check "azeval malformed sims" "sims" "$AZEVAL" --checkpoint "$C" --positions "$P" --sims 1x
