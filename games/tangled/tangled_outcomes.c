@@ -348,7 +348,7 @@ size_t tg_outcomes_bytes(const struct tg_outcomes *t)
 /* Shared by the builder and its forked workers (anonymous MAP_SHARED memory). */
 struct build_shm {
 	/* any process, atomic RMW */
-	_Atomic uint64_t next;  /* index into todo[] of the next chunk to claim */
+	_Atomic uint64_t next;  /* index into pending[] of the next chunk to claim */
 	_Atomic uint64_t done;  /* records computed so far (progress only) */
 	_Atomic int error;      /* first failure (-errno), 0 while none */
 };
@@ -358,8 +358,8 @@ struct builder {
 	struct tg_outcomes_build *b;
 	uint32_t r;             /* records per chunk */
 	uint64_t nchunks;
-	uint64_t *todo;         /* chunks to compute, ascending */
-	uint64_t ntodo, limit;  /* limit: claims allowed (stop_after) */
+	uint64_t *pending;      /* chunks still to compute, ascending */
+	uint64_t npending, limit; /* limit: claims allowed (stop_after) */
 	struct build_shm *shm;
 	char parts[4200];
 };
@@ -468,10 +468,10 @@ static void work(const struct builder *bd, int report)
 		int ret, zero = 0;
 
 		/* relaxed: a stop hint; a worker that misses it just finishes one more chunk */
-		if (k >= bd->ntodo || k >= bd->limit ||
+		if (k >= bd->npending || k >= bd->limit ||
 		    atomic_load_explicit(&bd->shm->error, memory_order_relaxed))
 			return;
-		ret = chunk_compute(bd, bd->todo[k]);
+		ret = chunk_compute(bd, bd->pending[k]);
 		if (ret) {
 			/* relaxed: the parent reads it after waitpid(), which orders it */
 			atomic_compare_exchange_strong_explicit(&bd->shm->error, &zero, ret,
@@ -613,13 +613,13 @@ out:
 	return ret;
 }
 
-/* Keep the chunks that check out; list the others in bd->todo. */
+/* Keep the chunks that check out; list the others in bd->pending. */
 static int plan(struct builder *bd)
 {
-	bd->todo = malloc(sizeof(*bd->todo) * (bd->nchunks ? bd->nchunks : 1));
-	if (!bd->todo)
+	bd->pending = malloc(sizeof(*bd->pending) * (bd->nchunks ? bd->nchunks : 1));
+	if (!bd->pending)
 		return -ENOMEM;
-	bd->ntodo = 0;
+	bd->npending = 0;
 	bd->b->kept = 0;
 	for (uint64_t i = 0; i < bd->nchunks; i++) {
 		int ret = chunk_read(bd, i, NULL, NULL);
@@ -629,7 +629,7 @@ static int plan(struct builder *bd)
 		if (ret == 0)
 			bd->b->kept += chunk_records(bd, i);
 		else
-			bd->todo[bd->ntodo++] = i;
+			bd->pending[bd->npending++] = i;
 	}
 	return 0;
 }
@@ -650,8 +650,8 @@ static int build_locked(struct builder *bd, char *err, size_t errlen)
 	bd->limit = bd->b->stop_after ? bd->b->stop_after : UINT64_MAX;
 	if (bd->b->progress)
 		bd->b->progress(bd->b->progress_ctx, bd->b->kept, bd->s->count);
-	if ((uint64_t)workers > bd->ntodo)
-		workers = (int)bd->ntodo;
+	if ((uint64_t)workers > bd->npending)
+		workers = (int)bd->npending;
 	if (workers <= 1) {
 		work(bd, 1);
 		/* relaxed: written by this process only */
@@ -666,7 +666,7 @@ static int build_locked(struct builder *bd, char *err, size_t errlen)
 			 strerror(-ret));
 		return ret;
 	}
-	if (bd->ntodo > bd->limit) {
+	if (bd->npending > bd->limit) {
 		snprintf(err, errlen, "outcome table %s: stopped after %llu chunks", bd->s->path,
 			 (unsigned long long)bd->limit);
 		return -EINTR;
@@ -723,7 +723,7 @@ int tg_outcomes_build(const struct tg_outcomes_spec *s, struct tg_outcomes_build
 	atomic_store_explicit(&bd.shm->error, 0, memory_order_relaxed);
 	ret = build_locked(&bd, err, errlen);
 	munmap(bd.shm, sizeof(*bd.shm));
-	free(bd.todo);
+	free(bd.pending);
 out_unlock:
 	/* the lock file stays: unlinking it would let a waiter and a newcomer lock two inodes */
 	flock(fd, LOCK_UN);
