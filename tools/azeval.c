@@ -17,20 +17,14 @@
 #include "mcts/mcts.h"
 #include "base/rng.h"
 #include "base/version.h"
+#include "tools/azeval_impl.h"
 #include "tools/config.h"
 #include "eval/c4_labels.h"
 #include "eval/match.h"
 #include "eval/net_eval.h"
 #include "eval/positions.h"
 #include "eval/rollout.h"
-#include "eval/tangled_labels.h"
-#include "games/tangled/tangled_solve.h"
 
-/* The network evaluator (eval/net_eval.h): net.mask holds the last position's legal moves. */
-struct eval_ctx {
-	const struct az_game *g;
-	struct az_net_eval net;
-};
 
 static void usage(const char *prog)
 {
@@ -288,26 +282,6 @@ static void print_share(const char *what, long ok, long n, int json, int last)
 	}
 }
 
-struct eval_opts {
-	const char *game, *ckpt, *positions, *labelled, *vs;
-	const char *labels, *tactic; /* connect4: --labels, --tactic (NULL: not given) */
-	int mistakes;
-	long limit;
-	long uncoloured;     /* tangled --write-labelled: -1 not given */
-	long vs_sims;        /* --vs-sims: -1 not given (the agent's --sims) */
-	double solve_nodes;  /* tangled solver budget per position */
-	double temperature;  /* tangled --write-labelled with a checkpoint */
-	int solver;          /* --mcts-solver */
-	float fpu_reduction; /* --fpu-reduction; < 0: constant fpu 0 */
-	const char *graph_file, *variant, *adjudicator; /* tangled (NULL: not given) */
-	long graph;                                     /* tangled, 0: not given */
-	long sims, games;
-	int json;
-	float c_puct;
-	double draw_band;
-	unsigned long long seed;
-	enum az_backend_kind kind;
-};
 
 /* A number option: the whole text must parse and lie in [lo, hi]. */
 static int num_arg(const char *name, const char *text, double lo, double hi, double *out)
@@ -601,153 +575,6 @@ static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 	return saved < 0 ? 1 : 0;
 }
 
-/* A solver for the configured Tangled game with the --solve-nodes budget. 0, or 1 after a
- * message. */
-static int tangled_solver(const struct eval_opts *o, struct az_tangled_solver **s)
-{
-	struct az_tangled_solve_params p;
-
-	az_tangled_solve_params_default(&p);
-	p.max_nodes = (uint64_t)o->solve_nodes;
-	if (az_tangled_solver_create(&p, s) < 0) {
-		fprintf(stderr, "azeval: out of memory for the Tangled solver\n");
-		return 1;
-	}
-	return 0;
-}
-
-/* The network's raw policy as a move chooser of the labelled-set sampler. */
-static int policy_of(void *ctx, const void *state, float *policy)
-{
-	float v;
-
-	return az_net_eval(&((struct eval_ctx *)ctx)->net, state, policy, &v);
-}
-
-/* tangled --write-labelled --uncoloured K: --games N distinct positions from random games, or
- * from games of the raw policy (c not NULL). Returns 0, or the exit status after a message. */
-static int write_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c)
-{
-	struct az_tangled_sample sp = {.uncoloured = (int)o->uncoloured, .count = o->games,
-				       .seed = o->seed, .temperature = (float)o->temperature};
-	struct az_tangled_sample_result r;
-	struct az_tangled_solver *s;
-	char err[600];
-	int rc;
-
-	if (c) {
-		sp.policy = policy_of;
-		sp.ctx = c;
-	}
-	if ((rc = tangled_solver(o, &s)) != 0)
-		return rc;
-	rc = az_tangled_labelled_write(o->labelled, &sp, s, &r, err, sizeof(err));
-	az_tangled_solver_destroy(s);
-	if (rc < 0) {
-		fprintf(stderr, "azeval: %s\n", err);
-		return 1;
-	}
-	fprintf(stderr, "azeval: wrote %ld labelled tangled positions with %ld uncoloured edges "
-		"to %s (%ld games, %ld unsolved within --solve-nodes, %.3f s solving)\n",
-		r.written, o->uncoloured, o->labelled, r.games, r.unsolved, r.seconds);
-	if (r.written < o->games)
-		fprintf(stderr, "azeval: only %ld distinct positions of the %ld asked for\n",
-			r.written, o->games);
-	return 0;
-}
-
-/* The configuration the Tangled labels depend on (the labels cache's key). */
-static void tangled_key(const struct az_config *gc, char *buf, size_t n)
-{
-	char rec[300];
-
-	az_config_game_options(gc, rec, sizeof(rec));
-	snprintf(buf, n, "%s;adjudicator=%s;seed=%llu", rec,
-		 az_tangled_adj_name(az_tangled_current_adj()), (unsigned long long)gc->seed);
-}
-
-/* --mistakes on Tangled positions: as eval_mistakes, with the exact Tangled solver; positions
- * it cannot solve within --solve-nodes are counted apart (unsolved) and not scored. */
-static int eval_mistakes_tangled(struct eval_ctx *c, const struct eval_opts *o,
-				 const struct az_mcts_params *mp, const char *key)
-{
-	char path[4096], err[600];
-	struct az_tangled_labels *l;
-	struct az_tangled_solver *s;
-	struct az_tree *tree;
-	long mistakes = 0, n, lost = 0, unsolved = 0, scored = 0;
-	int rc;
-	if (o->labels)
-		snprintf(path, sizeof(path), "%s", o->labels);
-	else if (az_c4_labels_path(o->positions, path, sizeof(path)) < 0) {
-		fprintf(stderr, "azeval: cannot open %s: %s\n", o->positions, strerror(ENOENT));
-		return 2;
-	}
-	if ((rc = tangled_solver(o, &s)) != 0)
-		return rc;
-	if ((rc = az_tangled_labels_open(o->positions, path, key, o->limit, s, &l, err,
-					 sizeof(err))) < 0) {
-		fprintf(stderr, "azeval: %s\n", err);
-		az_tangled_solver_destroy(s);
-		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
-	}
-	n = az_tangled_labels_count(l);
-	rc = n == 0 ? -EINVAL : az_tree_create(c->g, mp, az_tangled_labels_state(l, 0), &tree);
-	if (rc < 0) {
-		if (n == 0)
-			fprintf(stderr, "azeval: %s holds no positions\n", o->positions);
-		az_tangled_labels_close(l);
-		az_tangled_solver_destroy(s);
-		return n == 0 ? 2 : 1;
-	}
-	for (long i = 0; i < n && rc == 0; i++) {
-		int a = agent_move(c, tree, az_tangled_labels_state(l, i), (uint32_t)o->sims);
-		int keeps = 1, v = 0;
-		rc = a < 0 ? a : az_tangled_labels_outcome(l, i, &v);
-		if (rc == 0)
-			rc = az_tangled_labels_keeps(l, i, a, &keeps);
-		if (rc == -ETIMEDOUT) {
-			unsolved++;
-			rc = 0;
-			continue;
-		}
-		scored += rc == 0;
-		mistakes += rc == 0 && !keeps;
-		lost += rc == 0 && v < 0;
-	}
-	az_tree_destroy(tree);
-	int saved = az_tangled_labels_save(l, err, sizeof(err));
-	az_tangled_labels_close(l);
-	az_tangled_solver_destroy(s);
-	if (saved < 0)
-		fprintf(stderr, "azeval: %s\n", err);
-	if (rc < 0) {
-		fprintf(stderr, "azeval: evaluation failed: %s\n", strerror(-rc));
-		return 1;
-	}
-	double rate = scored ? (double)mistakes / (double)scored : 0.0;
-	char where[4200];
-	if (o->json)
-		snprintf(where, sizeof(where), saved < 0 ? "null" : "\"%s\"", path);
-	else
-		snprintf(where, sizeof(where), saved < 0 ? "labels not saved (%s unwritable)" :
-			 "labels cached in %s", path);
-	if (o->json && scored)
-		printf("{\"positions\": %ld, \"lost_positions\": %ld, \"mistakes\": %ld, "
-		       "\"mistake_rate\": %.6f, \"unsolved\": %ld, \"sims\": %ld, \"labels\": "
-		       "%s}\n", scored, lost, mistakes, rate, unsolved, o->sims, where);
-	else if (o->json)
-		printf("{\"positions\": 0, \"lost_positions\": 0, \"mistakes\": 0, "
-		       "\"mistake_rate\": null, \"unsolved\": %ld, \"sims\": %ld, \"labels\": "
-		       "%s}\n", unsolved, o->sims, where);
-	else
-		printf("%s: %ld positions solved (%ld lost for the side to move, %ld unsolved "
-		       "within --solve-nodes), %ld simulations per move\nmistake_rate         "
-		       "%.2f%% (%ld of %ld)\n%s\n", o->positions, scored, lost, unsolved, o->sims,
-		       100.0 * rate, mistakes, scored, where);
-	return saved < 0 ? 1 : 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct eval_opts o;
@@ -832,7 +659,7 @@ int main(int argc, char **argv)
 	if (o.labelled && o.uncoloured < 0)
 		return write_labelled(g, o.labelled);
 	if (o.labelled && !o.ckpt)
-		return write_tangled_labelled(&o, NULL);
+		return azeval_tangled_labelled(&o, NULL);
 	if (!o.labelled && (!o.ckpt || (!o.positions && !o.vs))) {
 		fprintf(stderr, "azeval: %s (see --help)\n", o.ckpt ?
 			"what to measure: --positions FILE or --vs random|rollout" :
@@ -860,7 +687,7 @@ int main(int argc, char **argv)
 		return rc == -ENODEV ? 2 : 1;
 	}
 	if (o.labelled) {
-		rc = write_tangled_labelled(&o, &c);
+		rc = azeval_tangled_labelled(&o, &c);
 		az_net_eval_fini(&c.net);
 		az_backend_destroy(be);
 		return rc;
@@ -882,8 +709,8 @@ int main(int argc, char **argv)
 	mp.fpu_reduction = mp.fpu_absolute ? 0.0f : o.fpu_reduction;
 	if (o.mistakes && tangled) {
 		char key[600];
-		tangled_key(&gc, key, sizeof(key));
-		rc = eval_mistakes_tangled(&c, &o, &mp, key);
+		azeval_tangled_key(&gc, key, sizeof(key));
+		rc = azeval_tangled_mistakes(&c, &o, &mp, key);
 		az_net_eval_fini(&c.net);
 		az_backend_destroy(be);
 		return rc;

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* azeval's internals shared by its two files: tools/azeval.c (options, positions, matches,
+ * Connect Four) and tools/azeval_tangled.c (Tangled's exact labels and mistake rate). */
+#ifndef AZ_TOOLS_AZEVAL_IMPL_H
+#define AZ_TOOLS_AZEVAL_IMPL_H
+
+#include <stddef.h>
+
+#include "eval/net_eval.h"
+#include "games/game.h"
+#include "gpu/backend.h"
+#include "mcts/mcts.h"
+#include "tools/config.h"
+
+/* The network evaluator (eval/net_eval.h): net.mask holds the last position's legal moves. */
+struct eval_ctx {
+	const struct az_game *g;
+	struct az_net_eval net;
+};
+
+struct eval_opts {
+	const char *game, *ckpt, *positions, *labelled, *vs;
+	const char *labels, *tactic; /* connect4: --labels, --tactic (NULL: not given) */
+	int mistakes;
+	long limit;
+	long uncoloured;     /* tangled --write-labelled: -1 not given */
+	long vs_sims;        /* --vs-sims: -1 not given (the agent's --sims) */
+	double solve_nodes;  /* tangled solver budget per position */
+	double temperature;  /* tangled --write-labelled with a checkpoint */
+	int solver;          /* --mcts-solver */
+	float fpu_reduction; /* --fpu-reduction; < 0: constant fpu 0 */
+	const char *graph_file, *variant, *adjudicator; /* tangled (NULL: not given) */
+	long graph;                                     /* tangled, 0: not given */
+	long sims, games;
+	int json;
+	float c_puct;
+	double draw_band;
+	unsigned long long seed;
+	enum az_backend_kind kind;
+};
+
+/* --write-labelled F --uncoloured K on Tangled: --games N positions solved exactly, from random
+ * games, or from the network's policy at --temperature when c is not NULL. 0, or 1/2 after a
+ * message. */
+int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c);
+
+/* The labels cache's key: the configured Tangled game (graph, variant, adjudicator) into buf. */
+void azeval_tangled_key(const struct az_config *gc, char *buf, size_t n);
+
+/* --mistakes on Tangled positions with the exact solver (mp: the agent's search). 0, or 1 after
+ * a message. */
+int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
+			    const struct az_mcts_params *mp, const char *key);
+
+#endif

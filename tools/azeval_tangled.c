@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/* azeval on Tangled: labelled positions solved exactly (--write-labelled --uncoloured K) and
+ * AlphaZero.jl's mistake rate on them (--mistakes), with the exact Tangled solver. */
+#include "tools/azeval_impl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/c4_labels.h"
+#include "eval/tangled_labels.h"
+#include "games/tangled/tangled.h"
+#include "games/tangled/tangled_solve.h"
+
+/* A solver for the configured Tangled game with the --solve-nodes budget. 0, or 1 after a
+ * message. */
+static int tangled_solver(const struct eval_opts *o, struct az_tangled_solver **s)
+{
+	struct az_tangled_solve_params p;
+
+	az_tangled_solve_params_default(&p);
+	p.max_nodes = (uint64_t)o->solve_nodes;
+	if (az_tangled_solver_create(&p, s) < 0) {
+		fprintf(stderr, "azeval: out of memory for the Tangled solver\n");
+		return 1;
+	}
+	return 0;
+}
+
+/* The network's raw policy as a move chooser of the labelled-set sampler. */
+static int policy_of(void *ctx, const void *state, float *policy)
+{
+	float v;
+
+	return az_net_eval(&((struct eval_ctx *)ctx)->net, state, policy, &v);
+}
+
+/* tangled --write-labelled --uncoloured K: --games N distinct positions from random games, or
+ * from games of the raw policy (c not NULL). Returns 0, or the exit status after a message. */
+int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c)
+{
+	struct az_tangled_sample sp = {.uncoloured = (int)o->uncoloured, .count = o->games,
+				       .seed = o->seed, .temperature = (float)o->temperature};
+	struct az_tangled_sample_result r;
+	struct az_tangled_solver *s;
+	char err[600];
+	int rc;
+
+	if (c) {
+		sp.policy = policy_of;
+		sp.ctx = c;
+	}
+	if ((rc = tangled_solver(o, &s)) != 0)
+		return rc;
+	rc = az_tangled_labelled_write(o->labelled, &sp, s, &r, err, sizeof(err));
+	az_tangled_solver_destroy(s);
+	if (rc < 0) {
+		fprintf(stderr, "azeval: %s\n", err);
+		return 1;
+	}
+	fprintf(stderr, "azeval: wrote %ld labelled tangled positions with %ld uncoloured edges "
+		"to %s (%ld games, %ld unsolved within --solve-nodes, %.3f s solving)\n",
+		r.written, o->uncoloured, o->labelled, r.games, r.unsolved, r.seconds);
+	if (r.written < o->games)
+		fprintf(stderr, "azeval: only %ld distinct positions of the %ld asked for\n",
+			r.written, o->games);
+	return 0;
+}
+
+/* The configuration the Tangled labels depend on (the labels cache's key). */
+void azeval_tangled_key(const struct az_config *gc, char *buf, size_t n)
+{
+	char rec[300];
+
+	az_config_game_options(gc, rec, sizeof(rec));
+	snprintf(buf, n, "%s;adjudicator=%s;seed=%llu", rec,
+		 az_tangled_adj_name(az_tangled_current_adj()), (unsigned long long)gc->seed);
+}
+
+/* --mistakes on Tangled positions: as eval_mistakes, with the exact Tangled solver; positions
+ * it cannot solve within --solve-nodes are counted apart (unsolved) and not scored. */
+int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
+				 const struct az_mcts_params *mp, const char *key)
+{
+	char path[4096], err[600];
+	struct az_tangled_labels *l;
+	struct az_tangled_solver *s;
+	struct az_tree *tree;
+	long mistakes = 0, n, lost = 0, unsolved = 0, scored = 0;
+	int rc;
+	if (o->labels)
+		snprintf(path, sizeof(path), "%s", o->labels);
+	else if (az_c4_labels_path(o->positions, path, sizeof(path)) < 0) {
+		fprintf(stderr, "azeval: cannot open %s: %s\n", o->positions, strerror(ENOENT));
+		return 2;
+	}
+	if ((rc = tangled_solver(o, &s)) != 0)
+		return rc;
+	if ((rc = az_tangled_labels_open(o->positions, path, key, o->limit, s, &l, err,
+					 sizeof(err))) < 0) {
+		fprintf(stderr, "azeval: %s\n", err);
+		az_tangled_solver_destroy(s);
+		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
+	}
+	n = az_tangled_labels_count(l);
+	rc = n == 0 ? -EINVAL : az_tree_create(c->g, mp, az_tangled_labels_state(l, 0), &tree);
+	if (rc < 0) {
+		if (n == 0)
+			fprintf(stderr, "azeval: %s holds no positions\n", o->positions);
+		az_tangled_labels_close(l);
+		az_tangled_solver_destroy(s);
+		return n == 0 ? 2 : 1;
+	}
+	for (long i = 0; i < n && rc == 0; i++) {
+		int a = az_eval_move(c->g, az_net_eval, &c->net, tree, (uint32_t)o->sims,
+				     az_tangled_labels_state(l, i));
+		int keeps = 1, v = 0;
+		rc = a < 0 ? a : az_tangled_labels_outcome(l, i, &v);
+		if (rc == 0)
+			rc = az_tangled_labels_keeps(l, i, a, &keeps);
+		if (rc == -ETIMEDOUT) {
+			unsolved++;
+			rc = 0;
+			continue;
+		}
+		scored += rc == 0;
+		mistakes += rc == 0 && !keeps;
+		lost += rc == 0 && v < 0;
+	}
+	az_tree_destroy(tree);
+	int saved = az_tangled_labels_save(l, err, sizeof(err));
+	az_tangled_labels_close(l);
+	az_tangled_solver_destroy(s);
+	if (saved < 0)
+		fprintf(stderr, "azeval: %s\n", err);
+	if (rc < 0) {
+		fprintf(stderr, "azeval: evaluation failed: %s\n", strerror(-rc));
+		return 1;
+	}
+	double rate = scored ? (double)mistakes / (double)scored : 0.0;
+	char where[4200];
+	if (o->json)
+		snprintf(where, sizeof(where), saved < 0 ? "null" : "\"%s\"", path);
+	else
+		snprintf(where, sizeof(where), saved < 0 ? "labels not saved (%s unwritable)" :
+			 "labels cached in %s", path);
+	if (o->json && scored)
+		printf("{\"positions\": %ld, \"lost_positions\": %ld, \"mistakes\": %ld, "
+		       "\"mistake_rate\": %.6f, \"unsolved\": %ld, \"sims\": %ld, \"labels\": "
+		       "%s}\n", scored, lost, mistakes, rate, unsolved, o->sims, where);
+	else if (o->json)
+		printf("{\"positions\": 0, \"lost_positions\": 0, \"mistakes\": 0, "
+		       "\"mistake_rate\": null, \"unsolved\": %ld, \"sims\": %ld, \"labels\": "
+		       "%s}\n", unsolved, o->sims, where);
+	else
+		printf("%s: %ld positions solved (%ld lost for the side to move, %ld unsolved "
+		       "within --solve-nodes), %ld simulations per move\nmistake_rate         "
+		       "%.2f%% (%ld of %ld)\n%s\n", o->positions, scored, lost, unsolved, o->sims,
+		       100.0 * rate, mistakes, scored, where);
+	return saved < 0 ? 1 : 0;
+}
+
