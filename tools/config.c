@@ -176,38 +176,20 @@ const struct opt *az_config_opts(size_t *count)
 }
 #undef F
 
+const struct az_game_opt *config_game_opt(const struct opt *o)
+{
+	return gopts[o - opts];
+}
+
 /* The game's option values in c->game_opt (registry order), or NULL for an unknown game. */
-static union az_game_opt_value *game_values(const struct az_config *c,
-					    const struct az_game_desc *d)
+union az_game_opt_value *config_game_values(const struct az_config *c,
+					   const struct az_game_desc *d)
 {
 	size_t k = 0;
 	for (size_t i = 0; az_game_registry[i]; i++) {
 		if (az_game_registry[i] == d)
 			return (union az_game_opt_value *)&c->game_opt[k];
 		k += az_game_registry[i]->nopts;
-	}
-	return NULL;
-}
-
-const char *az_config_foreign_game_opt(const struct az_config *c, const char **owner)
-{
-	const struct az_game_desc *mine = az_game_desc_find(c->game);
-	for (size_t i = 0; az_game_registry[i]; i++) {
-		const struct az_game_desc *d = az_game_registry[i];
-		const union az_game_opt_value *v = game_values(c, d);
-		if (d == mine || !v)
-			continue;
-		for (uint32_t k = 0; k < d->nopts; k++) {
-			union az_game_opt_value def;
-			az_game_opt_default(&d->opts[k], &def);
-			int same = d->opts[k].type == AZ_GAME_OPT_STR
-					   ? strcmp(v[k].str, def.str) == 0
-					   : memcmp(&v[k], &def, sizeof(uint32_t)) == 0;
-			if (!same) {
-				*owner = d->name;
-				return d->opts[k].name;
-			}
-		}
 	}
 	return NULL;
 }
@@ -294,7 +276,7 @@ static int flag_value(const char *v)
 	return -1;
 }
 
-static int set_value(struct az_config *c, const struct opt *o, const char *v, char *err,
+int config_set_value(struct az_config *c, const struct opt *o, const char *v, char *err,
 		     size_t errlen)
 {
 	char *p = (char *)c + o->off, *end = NULL, q[48];
@@ -379,7 +361,7 @@ bad:
 	return -EINVAL;
 }
 
-static const struct opt *find_opt(const char *name)
+const struct opt *config_find_opt(const char *name)
 {
 	az_config_opts(&nopts);
 	for (size_t i = 0; i < nopts; i++)
@@ -398,7 +380,7 @@ static int is_option(const char *a)
 		return 0;
 	snprintf(name, sizeof(name), "%s", a + 2);
 	name[strcspn(name, "=")] = '\0';
-	return find_opt(name) != NULL;
+	return config_find_opt(name) != NULL;
 }
 
 /* First pass: --help, --game, --out and --resume decide the base configuration. */
@@ -503,7 +485,7 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 		     char *err, size_t errlen)
 {
 	for (size_t i = 0; i < p->n; i++) {
-		const struct opt *o = find_opt(p->key[i]);
+		const struct opt *o = config_find_opt(p->key[i]);
 		char e[300];
 		if (o && (o->off == offsetof(struct az_config, config) ||
 			  o->off == offsetof(struct az_config, resume))) {
@@ -521,7 +503,7 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 			struct az_config tmp = *c;
 			az_config_show_value(c, o, cur, sizeof(cur));
 			/* compared as parsed ("resnet" alone keeps the width and blocks) */
-			if (set_value(&tmp, o, p->val[i], e, sizeof(e)) == 0 &&
+			if (config_set_value(&tmp, o, p->val[i], e, sizeof(e)) == 0 &&
 			    (tmp.net != c->net || tmp.hidden != c->hidden ||
 			     tmp.blocks != c->blocks || strcmp(tmp.game, c->game) != 0)) {
 				snprintf(err, errlen, "--config %s: %s = %s, but the run being resumed "
@@ -530,7 +512,7 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 				return -EINVAL;
 			}
 		}
-		if (set_value(c, o, p->val[i], e, sizeof(e)) < 0) {
+		if (config_set_value(c, o, p->val[i], e, sizeof(e)) < 0) {
 			snprintf(err, errlen, "--config %s: %s", path, e);
 			return -EINVAL;
 		}
@@ -595,7 +577,7 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 			*eq = 0;
 			val = a + 2 + (eq - name) + 1;
 		}
-		const struct opt *o = find_opt(name);
+		const struct opt *o = config_find_opt(name);
 		if (!o) {
 			snprintf(err, errlen, "unknown option '%s' (see --help)", a);
 			return -EINVAL;
@@ -610,7 +592,7 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 		if (resume && is_arch_opt(o)) {
 			/* compared as parsed, as a --config file's: the run's own value may repeat */
 			struct az_config tmp = *c;
-			if (set_value(&tmp, o, val ? val : "", err, errlen) < 0)
+			if (config_set_value(&tmp, o, val ? val : "", err, errlen) < 0)
 				return -EINVAL;
 			if (tmp.net != c->net || tmp.hidden != c->hidden || tmp.blocks != c->blocks) {
 				snprintf(err, errlen, "--resume: the architecture of a run cannot "
@@ -619,7 +601,7 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 				return -EINVAL;
 			}
 		}
-		int rc = set_value(c, o, val ? val : "", err, errlen);
+		int rc = config_set_value(c, o, val ? val : "", err, errlen);
 		if (rc < 0)
 			return rc;
 	}
@@ -713,7 +695,7 @@ int az_config_load(struct az_config *c, const char *path, char *err, size_t errl
 		if (!opts[i].saved || !cJSON_IsString(it))
 			continue;
 		char e[256];
-		if (set_value(c, &opts[i], it->valuestring, e, sizeof(e)) < 0) {
+		if (config_set_value(c, &opts[i], it->valuestring, e, sizeof(e)) < 0) {
 			snprintf(err, errlen, "%s: %s", path, e);
 			rc = -EINVAL;
 		}
@@ -725,91 +707,12 @@ int az_config_load(struct az_config *c, const char *path, char *err, size_t errl
 int az_config_set(struct az_config *c, const char *name, const char *value, char *err,
 		  size_t errlen)
 {
-	const struct opt *o = find_opt(name);
+	const struct opt *o = config_find_opt(name);
 	if (!o) {
 		snprintf(err, errlen, "unknown option '--%s'", name);
 		return -EINVAL;
 	}
-	return set_value(c, o, value, err, errlen);
-}
-
-/* The bar of a game's one-time work in configure() (games/game.h), begun on its first report. */
-struct setup_bar {
-	struct az_progress bar;
-	int begun, quiet;
-	uint64_t total;
-	double t0;
-};
-
-static void setup_progress(void *ctx, const char *what, uint64_t done, uint64_t total)
-{
-	struct setup_bar *b = ctx;
-	if (!b->begun) {
-		az_info("%s: building (%llu entries; built once, then reused)", what,
-			(unsigned long long)total);
-		az_progress_begin(&b->bar, what, total, b->quiet);
-		b->begun = 1;
-		b->t0 = az_now();
-	}
-	b->total = total;
-	az_progress_update(&b->bar, done, "entries");
-}
-
-int az_config_game(const struct az_config *c, const struct az_game **g, char *err,
-		   size_t errlen)
-{
-	const struct az_game_desc *d = az_game_desc_find(c->game);
-	if (d && d->configure) {
-		struct setup_bar b = {.quiet = c->quiet};
-		az_game_set_progress(setup_progress, &b);
-		int rc = d->configure(game_values(c, d), c->seed, err, errlen);
-		az_game_set_progress(NULL, NULL);
-		if (b.begun) {
-			az_progress_end(&b.bar);
-			if (rc == 0)
-				az_info("%s built: %llu entries in %.1fs", b.bar.label,
-					(unsigned long long)b.total, az_now() - b.t0);
-		}
-		if (rc < 0)
-			return rc;
-	}
-	*g = d ? az_game_desc_game(d) : NULL;
-	if (!*g) {
-		snprintf(err, errlen, "--game: unknown game '%s'", c->game);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-void az_config_game_options(const struct az_config *c, char *buf, size_t n)
-{
-	const struct az_game_desc *d = az_game_desc_find(c->game);
-	buf[0] = 0;
-	if (d && d->record)
-		d->record(game_values(c, d), buf, n);
-}
-
-int az_config_apply_game_options(struct az_config *c, const char *text, char *err,
-				 size_t errlen)
-{
-	char copy[512];
-	snprintf(copy, sizeof(copy), "%s", text);
-	for (char *save = NULL, *kv = strtok_r(copy, ";", &save); kv;
-	     kv = strtok_r(NULL, ";", &save)) {
-		char *eq = strchr(kv, '=');
-		if (!eq)
-			continue;
-		*eq = 0;
-		const struct opt *o = find_opt(kv);
-		if (!o || !gopts[o - opts] || !gopts[o - opts]->recorded)
-			continue; /* written by a newer version: not ours to judge */
-		char e[300];
-		if (set_value(c, o, eq + 1, e, sizeof(e)) < 0) {
-			snprintf(err, errlen, "game options \"%s\": %s", text, e);
-			return -EINVAL;
-		}
-	}
-	return 0;
+	return config_set_value(c, o, value, err, errlen);
 }
 
 void az_config_worker_params(const struct az_config *c, struct az_worker_params *wp)

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Inside azrun's option handling (tools/config.c parses and saves, tools/config_usage.c prints
- * --help): the one option table both read. Not for use outside tools/config*.c. */
+ * --help, tools/config_game.c configures the game): the one option table they read. Not for use
+ * outside tools/config*.c. */
 #ifndef AZ_TOOLS_CONFIG_IMPL_H
 #define AZ_TOOLS_CONFIG_IMPL_H
 
 #include <stddef.h>
 
+#include "games/game.h"
 #include "tools/config.h"
 
 /* T_NET: the network kind (az_config.net) shown with its width and blocks, "resnet:32x3" */
@@ -27,5 +29,20 @@ const struct opt *az_config_opts(size_t *n);
 
 /* o's value in c as text (as --help shows it and run.json stores it) into buf[n]. */
 void az_config_show_value(const struct az_config *c, const struct opt *o, char *buf, size_t n);
+
+/* The option named name (without "--"), or NULL. */
+const struct opt *config_find_opt(const char *name);
+
+/* Parse v as o's value into c: 0, or -EINVAL with a message in err (what, the value, the range). */
+int config_set_value(struct az_config *c, const struct opt *o, const char *v, char *err,
+		     size_t errlen);
+
+/* The game option behind o, an entry of az_config_opts() (NULL for one of azrun's own). */
+const struct az_game_opt *config_game_opt(const struct opt *o);
+
+/* Game descriptor d's option values in c->game_opt (registry order), or NULL for a descriptor
+ * that is not registered. */
+union az_game_opt_value *config_game_values(const struct az_config *c,
+					   const struct az_game_desc *d);
 
 #endif
