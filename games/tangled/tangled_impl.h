@@ -231,4 +231,21 @@ int tg_outcomes_build(const struct tg_outcomes_spec *s, struct tg_outcomes_build
 #define TG_FNV_INIT 14695981039346656037ull
 uint64_t tg_fnv1a(uint64_t h, const void *p, size_t n);
 
+/* ==== the adjudicator's caches (games/tangled/tangled_map.c) ==== */
+
+/* kb-byte keys -> vn doubles, open addressing; cap a power of two. One thread. */
+struct tg_map {
+	uint8_t *keys;
+	double *vals;
+	uint8_t *used;
+	size_t cap, count;
+	uint32_t kb, vn;
+};
+int tg_map_init(struct tg_map *m, uint32_t kb, uint32_t vn, size_t cap); /* 0 or -ENOMEM */
+void tg_map_fini(struct tg_map *m);
+/* The vn values of key, or NULL when absent (valid until the next put). */
+const double *tg_map_get(const struct tg_map *m, const uint8_t *key);
+/* Insert or overwrite key's values (the map grows as needed): 0 or -ENOMEM. */
+int tg_map_put(struct tg_map *m, const uint8_t *key, const double *val);
+
 #endif

@@ -40,90 +40,6 @@
 enum method { M_EXACT, M_KRYLOV, M_ANNEAL };
 static const char *const method_names[] = { "exact", "exact-krylov", "anneal" };
 
-/* ---- hash map: kb-byte keys -> vn doubles ---- */
-
-struct map {
-	uint8_t *keys;
-	double *vals;
-	uint8_t *used;
-	size_t cap, count;
-	uint32_t kb, vn;
-};
-
-static void map_fini(struct map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	free(m->used);
-	memset(m, 0, sizeof(*m));
-}
-
-static int map_init(struct map *m, uint32_t kb, uint32_t vn, size_t cap)
-{
-	m->keys = malloc(cap * kb);
-	m->vals = malloc(cap * vn * sizeof(double));
-	m->used = calloc(cap, 1);
-	m->cap = cap;
-	m->count = 0;
-	m->kb = kb;
-	m->vn = vn;
-	if (!m->keys || !m->vals || !m->used) {
-		map_fini(m);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static size_t map_slot(const struct map *m, const uint8_t *key)
-{
-	size_t i = (size_t)tg_fnv1a(TG_FNV_INIT, key, m->kb) & (m->cap - 1);
-
-	while (m->used[i] && memcmp(m->keys + i * m->kb, key, m->kb) != 0)
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
-static const double *map_get(const struct map *m, const uint8_t *key)
-{
-	size_t i = map_slot(m, key);
-
-	return m->used[i] ? m->vals + i * m->vn : NULL;
-}
-
-static int map_put(struct map *m, const uint8_t *key, const double *val);
-
-static int map_grow(struct map *m)
-{
-	struct map b;
-	int ret = map_init(&b, m->kb, m->vn, m->cap * 2);
-
-	if (ret)
-		return ret;
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->used[i])
-			map_put(&b, m->keys + i * m->kb, m->vals + i * m->vn);
-	map_fini(m);
-	*m = b;
-	return 0;
-}
-
-/* Insert (or overwrite) key. 0 or -ENOMEM. */
-static int map_put(struct map *m, const uint8_t *key, const double *val)
-{
-	size_t i;
-
-	if (2 * (m->count + 1) > m->cap && map_grow(m))
-		return -ENOMEM;
-	i = map_slot(m, key);
-	if (!m->used[i]) {
-		m->used[i] = 1;
-		m->count++;
-		memcpy(m->keys + i * m->kb, key, m->kb);
-	}
-	memcpy(m->vals + i * m->vn, val, sizeof(double) * m->vn);
-	return 0;
-}
-
 /* ---- the adjudicator ---- */
 
 struct az_tangled_adj {
@@ -137,8 +53,8 @@ struct az_tangled_adj {
 	int naut;
 	uint8_t (*perm)[MAXV];
 	int16_t *emap;
-	struct map canon; /* packed canonical colouring -> correlations, upper triangle */
-	struct map raw;   /* packed colouring -> influence */
+	struct tg_map canon; /* packed canonical colouring -> correlations, upper triangle */
+	struct tg_map raw;   /* packed colouring -> influence */
 	uint32_t kb, npairs;
 	char *key;
 	uint64_t header_hash;
@@ -345,12 +261,12 @@ static int load_file(struct az_tangled_adj *a)
 			a->st.file_rejected = 1;
 			continue;
 		}
-		if (map_get(&a->canon, buf + off)) {
+		if (tg_map_get(&a->canon, buf + off)) {
 			dup = 1; /* two processes computed it: compact the file */
 			continue;
 		}
 		memcpy(full, buf + off + a->kb, sizeof(double) * a->npairs);
-		if (map_put(&a->canon, buf + off, full)) {
+		if (tg_map_put(&a->canon, buf + off, full)) {
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -398,7 +314,7 @@ int az_tangled_adj_correlations(struct az_tangled_adj *a, const uint8_t *labels,
 	pack(a, canon, key);
 	cv = a->tab ? tg_outcomes_find(a->tab, tg_outcomes_code(a->g.e, canon)) : NULL;
 	if (!cv)
-		cv = map_get(&a->canon, key);
+		cv = tg_map_get(&a->canon, key);
 	if (!cv) {
 		ret = evaluate(a, canon, full);
 		if (ret)
@@ -406,11 +322,11 @@ int az_tangled_adj_correlations(struct az_tangled_adj *a, const uint8_t *labels,
 		for (int i = 0, p = 0; i < n; i++)
 			for (int j = i + 1; j < n; j++)
 				up[p++] = full[i * n + j];
-		ret = map_put(&a->canon, key, up);
+		ret = tg_map_put(&a->canon, key, up);
 		if (ret)
 			return ret;
 		append_record(a, key, up);
-		cv = map_get(&a->canon, key);
+		cv = tg_map_get(&a->canon, key);
 	}
 	/* C[u][v] = g[p u] g[p v] C_canon[p u][p v] */
 	for (int u = 0; u < n; u++) {
@@ -437,7 +353,7 @@ int az_tangled_adj_influence(struct az_tangled_adj *a, const uint8_t *labels, do
 
 	a->st.lookups++;
 	pack(a, labels, key);
-	v = map_get(&a->raw, key);
+	v = tg_map_get(&a->raw, key);
 	if (v) {
 		memcpy(f, v, sizeof(double) * (size_t)n);
 		return 0;
@@ -450,7 +366,7 @@ int az_tangled_adj_influence(struct az_tangled_adj *a, const uint8_t *labels, do
 		for (int j = 0; j < n; j++)
 			f[k] += a->scratch[j * n + k];
 	}
-	return map_put(&a->raw, key, f);
+	return tg_map_put(&a->raw, key, f);
 }
 
 int az_tangled_adj_judge(struct az_tangled_adj *a, const uint8_t *state, double epsilon,
@@ -785,8 +701,8 @@ int az_tangled_adj_create(const struct az_tangled_graph *g, const struct az_tang
 	if (!a->emap)
 		goto err;
 	tg_edge_maps(g, (const uint8_t (*)[MAXV])a->perm, a->naut, a->emap);
-	if (map_init(&a->canon, a->kb, a->npairs ? a->npairs : 1, 64) ||
-	    map_init(&a->raw, a->kb, (uint32_t)g->n, 64))
+	if (tg_map_init(&a->canon, a->kb, a->npairs ? a->npairs : 1, 64) ||
+	    tg_map_init(&a->raw, a->kb, (uint32_t)g->n, 64))
 		goto err;
 	ret = make_key(a);
 	if (ret)
@@ -837,8 +753,8 @@ void az_tangled_adj_destroy(struct az_tangled_adj *a)
 	if (a->fd >= 0)
 		close(a->fd);
 	tg_outcomes_close(a->tab);
-	map_fini(&a->canon);
-	map_fini(&a->raw);
+	tg_map_fini(&a->canon);
+	tg_map_fini(&a->raw);
 	free(a->key);
 	free(a->emap);
 	free(a->perm);
