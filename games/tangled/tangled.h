@@ -10,6 +10,8 @@
  *   descriptor, the tools' options ............ games/tangled/tangled_options.c
  *   graphs, edge-list files, automorphisms ..... games/tangled/tangled_graphs.c
  *   adjudicators and their caches .............. games/tangled/tangled_table.c (front, cache, file),
+ *       games/tangled/tangled_map.c (the caches' hash map),
+ *       games/tangled/tangled_outcomes.c (complete outcome tables),
  *       games/tangled/tangled_exact.c (dense Schrodinger), games/tangled/tangled_krylov.c (sparse Schrodinger),
  *       games/tangled/tangled_anneal.c (simulated annealing)
  *
