@@ -40,6 +40,11 @@ struct az_game {
 	 * draw, +1 win; entries of other actions untouched). MCTS-Solver asks it at every
 	 * expansion; a game answers it from its own representation without playing each move. */
 	uint64_t (*terminal_after)(const void *state, int8_t *tvalue);
+	/* Optional (NULL: unknown), for games without terminal_after: a lower bound on the moves
+	 * left before the game can end from `state` (not terminal). MCTS-Solver skips playing
+	 * each child move to look for terminal children when it is 2 or more (Tangled: the
+	 * uncoloured edges plus the tokens not yet placed). */
+	int (*min_moves_left)(const void *state);
 	/* Encode for the network, from the point of view of the side to move: features[D]. */
 	void (*encode)(const void *state, float *features);
 	/* Apply symmetry k (0 <= k < S) to an encoded position and/or a policy vector; either pair

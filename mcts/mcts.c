@@ -400,6 +400,8 @@ static void flag_terminal_children(struct az_tree *t, uint32_t idx, const void *
 		}
 		return;
 	}
+	if (g->min_moves_left && g->min_moves_left(state) >= 2)
+		return; /* no single move ends the game */
 	for (uint32_t i = 0; i < t->nodes[idx].nchild; i++) {
 		az_game_after(g, state, c[i].action, next);
 		if (g->terminal(next, &v)) {

@@ -156,6 +156,15 @@ static void tangled_apply(void *state, int action)
 	}
 }
 
+/* Every uncoloured edge and every unplaced token takes a move of its own (TANGLED.md 1.4). */
+static int tangled_min_moves_left(const void *state)
+{
+	struct scan c;
+
+	scan(state, &c);
+	return c.uncoloured + (c.red < 0) + (c.blue < 0);
+}
+
 /* Adjudication time of this process (a running total; each forked worker has its own). */
 static uint64_t adjudicate_ns_total;
 
@@ -446,6 +455,7 @@ int az_tangled_setup(const struct az_tangled_options *o, char *err, size_t errle
 		AZ_GAME_RULES(tangled),
 		AZ_GAME_IO(tangled),
 		.sides = { "Red", "Blue" },
+		.min_moves_left = tangled_min_moves_left,
 		.adjudicate_ns = tangled_adjudicate_ns,
 	};
 	tg.ready = 1;

@@ -496,6 +496,50 @@ static void test_game_length(void **st)
 	assert_int_equal(longest, 4);
 }
 
+/* Shortest path to a terminal state from s; checks min_moves_left (MCTS-Solver's licence to skip
+ * looking for terminal children) against it at every non-terminal state on the way. */
+static int check_moves_left(const struct az_game *g, uint8_t *s)
+{
+	uint8_t mask[AZ_GAME_ACTIONS_MAX], child[AZ_GAME_STATE_MAX];
+	int best = 1000;
+
+	if (g->terminal(s, NULL))
+		return 0;
+	g->legal(s, mask);
+	for (uint32_t a = 0; a < g->actions; a++) {
+		if (!mask[a])
+			continue;
+		az_game_after(g, s, (int)a, child);
+		int d = 1 + check_moves_left(g, child);
+		if (d < best)
+			best = d;
+	}
+	assert_int_equal(g->min_moves_left(s), best);
+	return best;
+}
+
+static void test_min_moves_left(void **st)
+{
+	static const struct {
+		int graph;
+		enum az_tangled_variant variant;
+		int moves;
+	} cases[] = { { 2, AZ_TANGLED_FREE, 5 }, { 11, AZ_TANGLED_FREE, 4 },
+		      { 2, AZ_TANGLED_FIXED, 3 }, { 1, AZ_TANGLED_FREE, 3 } };
+	uint8_t s[AZ_GAME_STATE_MAX];
+
+	(void)st;
+	for (size_t i = 0; i < AZ_ARRAY_LEN(cases); i++) {
+		const struct az_game *g;
+
+		setup_game(cases[i].graph, cases[i].variant, "anneal");
+		g = az_game_find("tangled");
+		assert_non_null(g->min_moves_left);
+		g->init(s);
+		assert_int_equal(check_moves_left(g, s), cases[i].moves);
+	}
+}
+
 static void test_notation(void **st)
 {
 	const struct az_game *g;
@@ -690,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_fixed_rules),
 		cmocka_unit_test(test_reachable_counts),
 		cmocka_unit_test(test_game_length),
+		cmocka_unit_test(test_min_moves_left),
 		cmocka_unit_test(test_notation),
 		cmocka_unit_test(test_encode),
 		cmocka_unit_test(test_symmetries),
