@@ -590,6 +590,22 @@ static void gauge_canon(const struct az_tangled_graph *g, uint8_t *lab, int8_t *
 	}
 }
 
+/* Candidate of automorphism k: labels moved by emap[k], then (use_gauge) gauge-canonical. */
+static void candidate(const struct az_tangled_graph *g, const int16_t *emap, int k, int use_gauge,
+		      const uint8_t *labels, uint8_t *cand, int8_t *gauge)
+{
+	const int16_t *em = emap + (size_t)k * (size_t)g->e;
+
+	for (int e = 0; e < g->e; e++)
+		cand[em[e]] = labels[e] ? labels[e] : 1;
+	if (use_gauge) {
+		gauge_canon(g, cand, gauge);
+	} else {
+		for (int v = 0; v < g->n; v++)
+			gauge[v] = 1;
+	}
+}
+
 void tg_canonical(const struct az_tangled_graph *g, const uint8_t (*perm)[AZ_TANGLED_MAX_VERTICES],
 		  const int16_t *emap, int count, int use_gauge, const uint8_t *labels,
 		  uint8_t *canon, struct tg_transform *t)
@@ -599,16 +615,7 @@ void tg_canonical(const struct az_tangled_graph *g, const uint8_t (*perm)[AZ_TAN
 	int have = 0;
 
 	for (int k = 0; k < count; k++) {
-		const int16_t *em = emap + (size_t)k * (size_t)g->e;
-
-		for (int e = 0; e < g->e; e++)
-			cand[em[e]] = labels[e] ? labels[e] : 1;
-		if (use_gauge) {
-			gauge_canon(g, cand, gauge);
-		} else {
-			for (int v = 0; v < g->n; v++)
-				gauge[v] = 1;
-		}
+		candidate(g, emap, k, use_gauge, labels, cand, gauge);
 		if (have && memcmp(cand, canon, (size_t)g->e) >= 0)
 			continue;
 		have = 1;
@@ -617,6 +624,19 @@ void tg_canonical(const struct az_tangled_graph *g, const uint8_t (*perm)[AZ_TAN
 			memcpy(t->perm, perm[k], (size_t)g->n);
 			memcpy(t->gauge, gauge, (size_t)g->n);
 		}
+	}
+}
+
+void tg_canonical_at(const struct az_tangled_graph *g,
+		     const uint8_t (*perm)[AZ_TANGLED_MAX_VERTICES], const int16_t *emap, int k,
+		     const uint8_t *labels, uint8_t *canon, struct tg_transform *t)
+{
+	int8_t gauge[MAXV];
+
+	candidate(g, emap, k, 1, labels, canon, gauge);
+	if (t) {
+		memcpy(t->perm, perm[k], (size_t)g->n);
+		memcpy(t->gauge, gauge, (size_t)g->n);
 	}
 }
 

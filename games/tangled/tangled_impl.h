@@ -159,6 +159,60 @@ void tg_canonical(const struct az_tangled_graph *g, const uint8_t (*perm)[AZ_TAN
 		  const int16_t *emap, int count, int use_gauge, const uint8_t *labels,
 		  uint8_t *canon, struct tg_transform *t);
 
+/* tg_canonical's work for automorphism k alone (with gauge flips): canon[E] and t receive what
+ * tg_canonical gives when k is the first automorphism reaching the smallest candidate (the
+ * orbit index below says which k that is). */
+void tg_canonical_at(const struct az_tangled_graph *g,
+		     const uint8_t (*perm)[AZ_TANGLED_MAX_VERTICES], const int16_t *emap, int k,
+		     const uint8_t *labels, uint8_t *canon, struct tg_transform *t);
+
+/* ---- orbit index (games/tangled/tangled_orbits.c) ---- */
+
+/* Graphs with at most this many edges (and vertices, automorphisms) get an orbit index:
+ * 3^15 = 14,348,907 bytes for Petersen. */
+#define TG_ORBIT_MAX_EDGES 15
+#define TG_ORBIT_MAX_VERTICES 20
+
+/* Orbit index of g: idx[code(x)] (3^E bytes, malloc'd, caller frees) for every colouring x with
+ * labels 1-3 is the first automorphism k (0 <= k < naut <= 255) under which x is
+ * gauge-equivalent to its canonical colouring, which is the k tg_canonical settles on; so
+ * tg_canonical_at(k) replaces tg_canonical's naut candidates by one, with the same result to
+ * the bit. Built from the canonical codes (sorted, every orbit's representative, as
+ * tg_outcomes_enumerate gives them) by walking each orbit: the automorphisms in order, the
+ * gauge flips in Gray-code order (one vertex per step). 0; -EINVAL (graph too large, naut >
+ * 255); -ENOMEM; -EPROTO when the orbits do not cover every colouring exactly (codes not a
+ * complete set of representatives): nothing is returned then. Petersen: about 0.5 s. */
+int tg_orbit_build(const struct az_tangled_graph *g, const int16_t *emap, int naut,
+		   const uint64_t *codes, uint64_t count, uint8_t **idx);
+
+struct tg_outcomes;
+
+/* An adjudicator's orbit index: once the complete table has served TG_ORBIT_AFTER colourings
+ * the slow way (so short-lived processes never pay), mapped from "<table path>.orbits", or
+ * built (Petersen: about a second) and saved there for every later process. */
+#define TG_ORBIT_AFTER 256
+struct tg_orbit {
+	const uint8_t *idx; /* tg_orbit_build's index, NULL until there */
+	uint8_t *own;       /* built here (freed), or NULL */
+	void *map;          /* mapped from the file (unmapped), or NULL */
+	size_t map_len;
+	uint32_t slow;      /* colourings canonicalised by the full scan */
+	int tried;          /* set up once */
+	char path[4096];    /* the index file, "" for none */
+};
+
+/* Zero o; its file is "<table_path>.orbits" (NULL or "": kept in memory only). */
+void tg_orbit_init(struct tg_orbit *o, const char *table_path);
+
+/* tg_canonical (with gauge flips) of labels, through o's index when it has one and the
+ * colouring is complete (no label 0); otherwise the full scan, which counts towards setting
+ * the index up from tab's codes (tab NULL: never). Same canon and t either way. */
+void tg_orbit_canonical(struct tg_orbit *o, const struct az_tangled_graph *g,
+			const uint8_t (*perm)[AZ_TANGLED_MAX_VERTICES], const int16_t *emap,
+			int naut, const struct tg_outcomes *tab, const uint8_t *labels,
+			uint8_t *canon, struct tg_transform *t);
+void tg_orbit_fini(struct tg_orbit *o);
+
 /* ---- complete outcome tables (games/tangled/tangled_outcomes.c) ---- */
 
 /* Graphs with at most this many edges get a complete table (Petersen: 15). */
@@ -201,6 +255,8 @@ void tg_outcomes_close(struct tg_outcomes *t);
  * when the table has no such colouring. Binary search; any process holding t. */
 const double *tg_outcomes_find(const struct tg_outcomes *t, uint64_t code);
 uint64_t tg_outcomes_count(const struct tg_outcomes *t);
+/* The table's canonical codes, sorted (tg_outcomes_count of them; valid while t is open). */
+const uint64_t *tg_outcomes_codes(const struct tg_outcomes *t);
 size_t tg_outcomes_bytes(const struct tg_outcomes *t);
 
 /* How to build: workers (<= 1: in this process), records per chunk (0: count / 64 within

@@ -338,6 +338,11 @@ uint64_t tg_outcomes_count(const struct tg_outcomes *t)
 	return t->count;
 }
 
+const uint64_t *tg_outcomes_codes(const struct tg_outcomes *t)
+{
+	return t->codes;
+}
+
 size_t tg_outcomes_bytes(const struct tg_outcomes *t)
 {
 	return t->len;

@@ -61,6 +61,7 @@ struct az_tangled_adj {
 	char path[4096];
 	int fd;           /* O_APPEND cache file, -1 when none */
 	struct tg_outcomes *tab; /* complete outcome table (mapped), NULL when none */
+	struct tg_orbit orbit;   /* which automorphism canonicalises a colouring (with tab) */
 	char tab_path[4096];
 	struct az_tangled_adj_stats st;
 	double *scratch;  /* N*N */
@@ -309,8 +310,8 @@ int az_tangled_adj_correlations(struct az_tangled_adj *a, const uint8_t *labels,
 	double *full = a->scratch, up[MAXV * (MAXV - 1) / 2];
 	int n = a->g.n, ret;
 
-	tg_canonical(&a->g, (const uint8_t (*)[MAXV])a->perm, a->emap, a->naut, 1, labels, canon,
-		     &t);
+	tg_orbit_canonical(&a->orbit, &a->g, (const uint8_t (*)[MAXV])a->perm, a->emap, a->naut,
+			   a->tab, labels, canon, &t);
 	pack(a, canon, key);
 	cv = a->tab ? tg_outcomes_find(a->tab, tg_outcomes_code(a->g.e, canon)) : NULL;
 	if (!cv)
@@ -641,6 +642,7 @@ static int table_setup(struct az_tangled_adj *a, const struct az_tangled_options
 	} else {
 		a->st.file_loaded = tg_outcomes_count(a->tab);
 	}
+	tg_orbit_init(&a->orbit, a->tab_path);
 	return 0;
 }
 
@@ -753,6 +755,7 @@ void az_tangled_adj_destroy(struct az_tangled_adj *a)
 	if (a->fd >= 0)
 		close(a->fd);
 	tg_outcomes_close(a->tab);
+	tg_orbit_fini(&a->orbit);
 	tg_map_fini(&a->canon);
 	tg_map_fini(&a->raw);
 	free(a->key);
