@@ -265,6 +265,15 @@ static void undo_vl(struct az_tree *t, uint32_t idx)
 	}
 }
 
+/* The value backed up for an exact result tv (side to move at a node `odd` plies below the
+ * root): tv itself, except a draw, which is worth params.draw_value to the root's side. */
+static float exact_value(const struct az_tree *t, int tv, int odd)
+{
+	if (tv != 0)
+		return (float)tv;
+	return odd ? -t->params.draw_value : t->params.draw_value;
+}
+
 /* The reduction FPU of node nd (children c, priors noisy or the clean ones) given the prior mass
  * of its visited children, summed in child order as a double. */
 static float fpu_reduced(const struct az_tree *t, const struct node *nd, double mass)
@@ -281,7 +290,7 @@ static float fpu_reduced(const struct az_tree *t, const struct node *nd, double 
  * after the loop, once the visited children's prior mass gives the FPU, and ranked against the
  * visited ones by the same order (score, then prior, then index) that a scan in child order
  * applies, so the choice is exactly the two-pass one's. */
-static uint32_t puct_child(const struct az_tree *t, uint32_t idx)
+static uint32_t puct_child(const struct az_tree *t, uint32_t idx, int odd)
 {
 	const struct node *nd = &t->nodes[idx];
 	const struct node *c = &t->nodes[nd->first];
@@ -317,7 +326,7 @@ static uint32_t puct_child(const struct az_tree *t, uint32_t idx)
 		if (solver && (c[i].flags & F_PROVEN)) {
 			if (c[i].tvalue > 0)
 				continue; /* a proven win for the opponent: never worth a visit */
-			q = (float)-c[i].tvalue;
+			q = c[i].tvalue ? (float)-c[i].tvalue : exact_value(t, 0, odd);
 		} else if (visits) {
 			q = (c[i].w - (float)c[i].vl * vloss) / (float)visits;
 		} else if (late) {
@@ -435,14 +444,15 @@ static int add_children(struct az_tree *t, uint32_t idx, const void *state)
 	return k;
 }
 
-/* Mark idx terminal with value v (side to move at idx) and complete the simulation. */
-static int finish_terminal(struct az_tree *t, uint32_t idx, float v)
+/* Mark idx (`odd` plies below the root) terminal with value v (side to move at idx) and
+ * complete the simulation. */
+static int finish_terminal(struct az_tree *t, uint32_t idx, float v, int odd)
 {
 	struct node *nd = &t->nodes[idx];
 
 	nd->flags |= F_TERMINAL | F_PROVEN;
 	nd->tvalue = (int8_t)(v > 0.0f ? 1 : v < 0.0f ? -1 : 0);
-	backup(t, idx, (float)nd->tvalue, 1);
+	backup(t, idx, exact_value(t, nd->tvalue, odd), 1);
 	if (t->params.solver)
 		prove_up(t, idx);
 	return AZ_SELECT_TERMINAL;
@@ -457,23 +467,24 @@ int az_tree_select(struct az_tree *t, struct az_leaf *leaf)
 	struct node *nd;
 	uint32_t idx = 0;
 	float v;
-	int k;
+	int k, odd = 0;
 
 	memcpy(leaf->state, t->root_state, g->state_bytes);
 	/* Each node's virtual loss is added after its child is chosen, so that PUCT at a node sees
 	 * the other simulations in flight but not this one. */
 	while ((t->nodes[idx].flags & (F_EXPANDED | F_PROVEN)) == F_EXPANDED) {
-		uint32_t child = puct_child(t, idx);
+		uint32_t child = puct_child(t, idx, odd);
 
 		t->nodes[idx].vl++;
 		idx = child;
+		odd ^= 1;
 		g->apply(leaf->state, t->nodes[idx].action);
 	}
 	nd = &t->nodes[idx];
 	nd->vl++;
 	leaf->node = idx;
 	if (nd->flags & F_PROVEN) {
-		backup(t, idx, (float)nd->tvalue, 1);
+		backup(t, idx, exact_value(t, nd->tvalue, odd), 1);
 		return AZ_SELECT_TERMINAL;
 	}
 	if (nd->flags & F_INFLIGHT) {
@@ -481,7 +492,7 @@ int az_tree_select(struct az_tree *t, struct az_leaf *leaf)
 		return AZ_SELECT_BUSY;
 	}
 	if (g->terminal(leaf->state, &v))
-		return finish_terminal(t, idx, v);
+		return finish_terminal(t, idx, v, odd);
 	if (t->leaf_fn)
 		t->leaf_fn(t->leaf_ctx, leaf->state);
 	k = add_children(t, idx, leaf->state);
@@ -490,11 +501,11 @@ int az_tree_select(struct az_tree *t, struct az_leaf *leaf)
 		return k;
 	}
 	if (k == 0) /* no legal move although not terminal: a game bug; score it a draw */
-		return finish_terminal(t, idx, 0.0f);
+		return finish_terminal(t, idx, 0.0f, odd);
 	if (t->params.solver && solve_node(t, idx)) {
 		/* A win in one (or only terminal moves): exact, no network needed. */
 		nd = &t->nodes[idx];
-		backup(t, idx, (float)nd->tvalue, 1);
+		backup(t, idx, exact_value(t, nd->tvalue, odd), 1);
 		prove_up(t, idx);
 		return AZ_SELECT_TERMINAL;
 	}

@@ -26,6 +26,12 @@ struct az_mcts_params {
 	                      * the policy target is pruned (az_tree_visit_policy); 0 (default)
 	                      * off; KataGo uses 2 */
 	uint64_t seed;       /* RNG seed for noise and temperature sampling */
+	float draw_value;    /* contempt: what a proven or terminal draw is worth to the side to
+	                      * move at the root, in (-1, 1), and its negation to the other side
+	                      * (turns alternate: every game here); backed-up values and PUCT's Q
+	                      * of proven draws use it, proofs stay exact. 0 (default) in self-play
+	                      * and arena; below 0 makes an agent avoid settled draws against a
+	                      * weaker opponent (lc0's contempt, for positions the search proves) */
 };
 
 /* Defaults above, with dir_alpha chosen as 10 / A (the usual scaling with branching factor). */

@@ -59,6 +59,9 @@ static void usage(const char *prog)
 	       "                       against random (uniform legal moves) or rollout (MCTS\n"
 	       "                       with random playouts) and report W/D/L\n"
 	       "  --vs-sims N          simulations of the rollout opponent (default: --sims)\n"
+	       "  --draw-value X       contempt, -0.99..0.99 (default 0): what a draw the search\n"
+	       "                       proves is worth to the agent; below 0 it plays on for a\n"
+	       "                       win against a weaker opponent (--vs, --mistakes)\n"
 	       "  --seed S             seed of the opponents (default 1)\n"
 	       "  --version            print the version and exit\n"
 	       "  --write-labelled F   write every reachable non-terminal position with its exact\n"
@@ -162,9 +165,13 @@ static int agent_move(struct eval_ctx *c, struct az_tree *t, const void *state, 
 /* ---- matches against baseline opponents (--vs random|rollout; eval/match.h) ---- */
 
 static int run_matches(struct eval_ctx *c, const char *vs, long games, uint32_t sims,
-		       uint32_t vs_sims, uint64_t seed, int json)
+		       uint32_t vs_sims, uint64_t seed, int json, float draw_value)
 {
-	struct az_match_params mp = {.g = c->g, .fn = az_net_eval, .ctx = &c->net, .sims = sims,
+	struct az_mcts_params amp;
+	az_mcts_params_default(&amp, c->g);
+	amp.draw_value = draw_value;
+	struct az_match_params mp = {.g = c->g, .fn = az_net_eval, .ctx = &c->net, .mp = &amp,
+				     .sims = sims,
 				     .vs_sims = vs_sims, .games = games, .seed = seed,
 				     .opponent = strcmp(vs, "rollout") == 0 ? AZ_MATCH_ROLLOUT
 									   : AZ_MATCH_RANDOM};
@@ -332,7 +339,7 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 		{"tactic", required_argument, 0, 'T'}, {"mcts-solver", required_argument, 0, 'O'},
 		{"fpu-reduction", required_argument, 0, 'R'},
 		{"uncoloured", required_argument, 0, 'K'}, {"vs-sims", required_argument, 0, 'W'},
-		{"solve-nodes", required_argument, 0, 'N'},
+		{"solve-nodes", required_argument, 0, 'N'}, {"draw-value", required_argument, 0, 'D'},
 		{"temperature", required_argument, 0, 't'}, {0, 0, 0, 0},
 	};
 	*o = (struct eval_opts){.sims = 200, .games = 100, .c_puct = 1.5f, .seed = 1,
@@ -411,6 +418,10 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 			break;
 		case 'N':
 			rc = num_arg("solve-nodes", optarg, 0, 1e15, &o->solve_nodes);
+			break;
+		case 'D':
+			rc = num_arg("draw-value", optarg, -0.99, 0.99, &v);
+			o->draw_value = (float)v;
 			break;
 		case 't':
 			rc = num_arg("temperature", optarg, 0.01, 100, &o->temperature);
@@ -694,7 +705,8 @@ int main(int argc, char **argv)
 	}
 	if (o.vs) {
 		uint32_t vs_sims = (uint32_t)(o.vs_sims > 0 ? o.vs_sims : o.sims);
-		rc = run_matches(&c, o.vs, o.games, (uint32_t)o.sims, vs_sims, o.seed, o.json);
+		rc = run_matches(&c, o.vs, o.games, (uint32_t)o.sims, vs_sims, o.seed, o.json,
+				 o.draw_value);
 		az_net_eval_fini(&c.net);
 		az_backend_destroy(be);
 		return rc < 0 ? 1 : 0;
@@ -704,6 +716,7 @@ int main(int argc, char **argv)
 	az_mcts_params_default(&mp, g);
 	mp.c_puct = o.c_puct;
 	mp.dir_eps = 0;
+	mp.draw_value = o.draw_value;
 	mp.solver = o.solver;
 	mp.fpu_absolute = o.fpu_reduction < 0;
 	mp.fpu_reduction = mp.fpu_absolute ? 0.0f : o.fpu_reduction;

@@ -35,6 +35,7 @@ struct eval_opts {
 	int json;
 	float c_puct;
 	double draw_band;
+	float draw_value;    /* --draw-value: the agent's contempt (az_mcts_params.draw_value) */
 	unsigned long long seed;
 	enum az_backend_kind kind;
 };

@@ -199,11 +199,97 @@ static void test_proofs_exact(void **unused)
 	az_tree_destroy(w.t);
 }
 
+/* ---- contempt (params.draw_value) ---- */
+
+/* A fork: at the root, action 0 ends the game in a draw at once, action 1 enters a forced line
+ * of 60 moves that also ends drawn; the network calls every position on that line slightly bad
+ * (-0.1) for the root's side. */
+struct fork_state {
+	uint8_t left; /* moves left on the forced line; 255 at the root */
+	uint8_t to_move;
+};
+
+static void fork_init(void *state)
+{
+	*(struct fork_state *)state = (struct fork_state){.left = 255};
+}
+
+static int fork_to_move(const void *state)
+{
+	return ((const struct fork_state *)state)->to_move;
+}
+
+static int fork_legal(const void *state, uint8_t *mask)
+{
+	const struct fork_state *s = state;
+
+	mask[0] = s->left > 0;
+	mask[1] = s->left == 255;
+	return mask[0] + mask[1];
+}
+
+static void fork_apply(void *state, int action)
+{
+	struct fork_state *s = state;
+
+	s->left = s->left == 255 ? (action == 0 ? 0 : 60) : (uint8_t)(s->left - 1);
+	s->to_move ^= 1;
+}
+
+static int fork_terminal(const void *state, float *value)
+{
+	if (((const struct fork_state *)state)->left)
+		return 0;
+	if (value)
+		*value = 0.0f;
+	return 1;
+}
+
+static const struct az_game fork_game = {
+	.name = "fork", .state_bytes = sizeof(struct fork_state), .actions = 2, .features = 1,
+	.symmetries = 1, .max_plies = 255, AZ_GAME_RULES(fork),
+};
+
+static int eval_fork(void *ctx, const void *state, float *policy, float *value)
+{
+	(void)ctx;
+	policy[0] = policy[1] = 0.5f;
+	*value = fork_to_move(state) == 0 ? -0.1f : 0.1f; /* -0.1 for the root's side */
+	return 0;
+}
+
+/* Without contempt the settled draw (Q 0) beats the line the network dislikes (Q -0.1); at
+ * draw value -0.3 the settled draw is worth -0.3 to the root's side and the search plays on.
+ * Either way the draw stays a proof of 0 (the exact value is not changed). */
+static void test_draw_value(void **unused)
+{
+	static const struct { float dv; int pick; } cases[] = { { 0.0f, 0 }, { -0.3f, 1 } };
+	uint8_t s[AZ_GAME_STATE_MAX];
+
+	(void)unused;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct az_mcts_params p;
+		struct az_tree *t = NULL;
+
+		fork_init(s);
+		az_mcts_params_default(&p, &fork_game);
+		p.dir_eps = 0.0f;
+		p.draw_value = cases[i].dv;
+		assert_int_equal(az_tree_create(&fork_game, &p, s, &t), 0);
+		assert_int_equal(az_mcts_search(t, 40, eval_fork, NULL), 0);
+		assert_int_equal(az_tree_pick(t, 0.0f, NULL), cases[i].pick);
+		assert_int_equal(az_tree_root_proven(t, NULL), 0);
+		assert_tree_ok(t);
+		az_tree_destroy(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_win_in_one), cmocka_unit_test(test_forced_block),
 		cmocka_unit_test(test_fpu_parent), cmocka_unit_test(test_proofs_exact),
+		cmocka_unit_test(test_draw_value),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
