@@ -100,7 +100,7 @@ write_results() {
 			"of a ${budget}s budget, exit status so far $status"
 		[ -n "${gpu_line:-}" ] && echo "gpu: $gpu_line"
 		[ -f "$pk/MANIFEST.txt" ] && sed -n 's/^commit: /pack commit: /p' "$pk/MANIFEST.txt"
-		[ -n "$stopped" ] && echo "STOPPED: $stopped"
+		[ -n "$stopped" ] && echo "stopped after the preflight: $stopped"
 		echo
 		printf '%-52s %-6s %7s %6s  %s\n' step result time limit detail
 		for i in "${!names[@]}"; do
@@ -433,7 +433,7 @@ if [ "$mode" = build ]; then
 		-DCMAKE_BUILD_TYPE=Release -DAZ_WERROR=ON -DAZ_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" \
 		-DCMAKE_CUDA_ARCHITECTURES=90 &&
 		step "build (sm_90)" build 400 cmake --build "$b90" -j "$jobs" ||
-		{ stopped="the build failed"; exit 1; }
+		{ notes+=("stopped: the build failed (logs/build.log)"); exit 1; }
 	mkdir -p "$pk/tests"
 	for p in azrun azbench azeval; do ln -sf "$b90/tools/$p" "$pk/bin/$p"; done
 	for t in test_kernels_cuda test_backend_cuda test_train_cuda test_server \

@@ -39,7 +39,7 @@ files=$(cd "$tmp/out" && find . -type f | sort | tr '\n' ' ')
 	fail "files in OUT: $files; want logs.tar.gz, results.json, results.txt"
 r="$tmp/out/results.txt"
 grep -q "^RingZero gpu-check (pack mode)" "$r" || fail "results.txt has no title line"
-grep -q "^STOPPED: " "$r" || fail "results.txt does not say why the run stopped"
+grep -q "^stopped after the preflight: " "$r" || fail "results.txt does not say why the run stopped"
 grep -q -E "^preflight: (driver|device probe) +FAIL " "$r" ||
 	fail "no failed driver or device-probe finding"
 grep -q -E "^preflight: ldd +ok " "$r" || fail "ldd of the pack's binaries did not pass"
