@@ -191,10 +191,13 @@ static void enqueue_batch(struct cuda_ctx *c, struct pipe *p, int m, uint32_t ro
 			      p->stream);
 }
 
-/* One direct launch of every batch shape's work per pipe and model before any capture, so the
- * first cuBLAS calls (handle and workspace set-up, heuristics) and the first launch of each
- * kernel (lazy module loading) do not happen inside a capture. The descriptors say 0 rows: the
- * gather writes zeros (padding), the scatter touches no slot, nothing reads the segment. */
+/* Direct launches of two batch shapes, the largest bucket (max_batch) and the smallest (1), per
+ * pipe and model before any capture, so the first cuBLAS call on each handle (its workspace and
+ * set-up) and the first launch of each of our kernels (lazy module loading) happen outside a
+ * capture. The buckets in between are not warmed: cuBLAS may pick other GEMM kernels for them
+ * and load those inside the capture; if that fails, capture_graphs() records the call and its
+ * error and the backend launches directly. The descriptors say 0 rows: the gather writes zeros
+ * (padding), the scatter touches no slot, nothing reads the segment (registered only later). */
 static void warm_up(struct cuda_ctx *c)
 {
 	for (int i = 0; i < NPIPES; i++) {

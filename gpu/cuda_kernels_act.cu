@@ -2,7 +2,7 @@
 /* Elementwise kernels of the residual MLP: fused bias + activation, residual add + relu, the relu
  * gradient, and column sums (bias gradients). Grid-stride loops over row-major [rows, cols]; each
  * computes what the matching loop of gpu/cpu_forward.c or train/trainer.c computes, in the same
- * order of operations. */
+ * order of operations, except the column sums (a tree per column, see colsum_kernel). */
 #include "gpu/cuda_impl.cuh"
 #include "gpu/cuda_kernels.h"
 
@@ -39,18 +39,22 @@ static __global__ void relu_grad_kernel(const float *y, const float *dy, float *
 		g[i] = y[i] > 0.0f ? dy[i] : 0.0f;
 }
 
-/* One thread per column, rows in order: neighbouring threads read neighbouring floats
- * (coalesced), and the fp32 sum is bit-identical to the CPU trainer's loop. */
+/* One block per column: thread t sums rows t, t + blockDim.x, ... (the blocks of neighbouring
+ * columns read the rest of each line, mostly from L2), then az_block_reduce's fixed shuffle tree
+ * adds the partial sums, so rows x cols elements are read by cols x AZ_THREADS threads rather
+ * than cols threads. Deterministic for a launch shape, but not the CPU trainer's row order: sums
+ * agree with it within fp32 rounding, not bit for bit. */
 static __global__ void colsum_kernel(const float *m, uint32_t rows, uint32_t cols, float *out)
 {
-	for (uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < cols;
-	     c += gridDim.x * blockDim.x) {
-		float s = 0.0f;
+	__shared__ float part[32];
+	uint32_t c = blockIdx.x;
+	float s = 0.0f;
 
-		for (uint32_t r = 0; r < rows; r++)
-			s = __fadd_rn(s, m[(size_t)r * cols + c]);
+	for (uint32_t r = threadIdx.x; r < rows; r += blockDim.x)
+		s += m[(size_t)r * cols + c];
+	s = az_block_reduce(s, az_op_sum<float>(), 0.0f, part);
+	if (threadIdx.x == 0)
 		out[c] = s;
-	}
 }
 
 extern "C" {
@@ -90,7 +94,7 @@ void az_cuda_colsum(const float *m, uint32_t rows, uint32_t cols, float *out, vo
 {
 	if (cols == 0)
 		return;
-	colsum_kernel<<<az_grid_for(cols), AZ_THREADS, 0, az_stream(stream)>>>(m, rows, cols, out);
+	colsum_kernel<<<cols, AZ_THREADS, 0, az_stream(stream)>>>(m, rows, cols, out);
 	AZ_CUDA_LAUNCHED();
 }
 

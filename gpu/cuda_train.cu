@@ -297,10 +297,14 @@ int az_cuda_train_dev_upload_params(struct az_cuda_train_dev *t, const float *pa
 {
 	if (!t || !params)
 		return -EINVAL;
-	/* Steady state: a failed copy is fatal, as for every other call after create. */
+	/* Steady state: a failed copy is fatal, as for every other call after create. The copy
+	 * goes on the training stream, after the work queued there: a plain cudaMemcpy runs on the
+	 * legacy stream, which the non-blocking training stream does not wait for, and from
+	 * pageable memory it may return before the DMA has landed. The sync makes the next step
+	 * read the new weights and lets the caller reuse params at once. */
+	AZ_CUDA_FATAL(cudaMemcpyAsync(t->w, params, t->n_params * sizeof(float),
+				      cudaMemcpyHostToDevice, t->stream));
 	AZ_CUDA_FATAL(cudaStreamSynchronize(t->stream));
-	AZ_CUDA_FATAL(cudaMemcpy(t->w, params, t->n_params * sizeof(float),
-				 cudaMemcpyHostToDevice));
 	return 0;
 }
 

@@ -56,17 +56,32 @@ static inline void free_each(void *const *p, size_t n)
 #define FREE_ALL(...) \
 	free_each((void *[]){ __VA_ARGS__ }, sizeof((void *[]){ __VA_ARGS__ }) / sizeof(void *))
 
+/* With AZ_TEST_ERRORS set (tools/gpu-check.sh sets it), one line per comparison on stdout (after
+ * cmocka's "[ RUN ]" line of the test, in the same stream): the error measured against its
+ * tolerance, so a run on a device reports the parity's magnitudes and not only pass or fail. */
+static inline void report_error(const char *what, const char *measure, size_t n, double err,
+				double tol)
+{
+	if (getenv("AZ_TEST_ERRORS"))
+		printf("parity-error %s: %s %.3g (tol %.3g, n %zu)\n", what, measure, err, tol, n);
+}
+
 /* got within tol * max(1, |want|) of want, element by element; NaN fails. */
 static inline void check_close_tol(const float *got, const float *want, size_t n, double tol,
 				   const char *what)
 {
-	for (size_t i = 0; i < n; i++) {
-		double t = tol * (fabs(want[i]) > 1.0 ? fabs(want[i]) : 1.0);
+	double worst = 0.0;
 
-		if (!(fabs((double)got[i] - want[i]) <= t))
+	for (size_t i = 0; i < n; i++) {
+		double s = fabs(want[i]) > 1.0 ? fabs(want[i]) : 1.0;
+		double d = fabs((double)got[i] - want[i]);
+
+		if (!(d <= tol * s))
 			fail_msg("%s[%zu]: gpu %.9g cpu %.9g (tol %.3g)", what, i, got[i], want[i],
-				 t);
+				 tol * s);
+		worst = fmax(worst, d / s);
 	}
+	report_error(what, "max rel", n, worst, tol);
 }
 
 /* Normwise relative error ||got - want|| / max(||want||, sqrt(n)) (2-norms; the floor makes it an
@@ -88,6 +103,7 @@ static inline void check_norm_rel(const float *got, const float *want, size_t n,
 
 	if (!(rel <= tol))
 		fail_msg("%s: normwise relative error %.3g > %.3g", what, rel, tol);
+	report_error(what, "normwise", n, rel, tol);
 }
 
 static inline void check_close_f64(const double *got, const double *want, size_t n, double tol,

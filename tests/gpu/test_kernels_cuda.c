@@ -82,12 +82,60 @@ static void test_residual_relu(void **state)
 	FREE_ALL(out, h, b, want, got);
 }
 
+/* The column sums of d_c against a double reference. The kernel adds in a tree (partial sums
+ * per thread, then a shuffle tree), not the CPU's row order, so the bound is fp32 rounding over a
+ * summation of depth at most 64: 64 * 2^-24 * sum |x| per column. A lost or doubled row is off by
+ * a whole element, far above it. */
+static void check_colsum(const float *d_c, const float *m, uint32_t rows, uint32_t cols)
+{
+	float *got = xmalloc(cols * 4);
+
+	dev_to(got, d_c, cols * 4);
+	for (uint32_t c = 0; c < cols; c++) {
+		double want = 0.0, mag = 0.0;
+
+		for (uint32_t r = 0; r < rows; r++) {
+			want += m[(size_t)r * cols + c];
+			mag += fabs(m[(size_t)r * cols + c]);
+		}
+		if (!(fabs(got[c] - want) <= 64.0 * 0x1p-24 * mag))
+			fail_msg("colsum %ux%u [%u]: gpu %.9g want %.9g (|x| sum %.3g)", rows, cols,
+				 c, got[c], want, mag);
+	}
+	free(got);
+}
+
+/* Shapes of the ResNet's bias gradients: many rows (batch x cells) over few columns, one column
+ * (value conv), fewer rows than the block, and none. */
+static void test_colsum_shapes(void **state)
+{
+	static const uint32_t shape[][2] = { { 4100, 1 }, { 2700, 2 }, { 1000, 67 }, { 3, 300 },
+					     { 256, 33 }, { 0, 5 } };
+	struct az_rng rng;
+
+	(void)state;
+	az_rng_seed(&rng, 14);
+	for (size_t i = 0; i < sizeof(shape) / sizeof(shape[0]); i++) {
+		uint32_t rows = shape[i][0], cols = shape[i][1];
+		size_t n = (size_t)rows * cols;
+		float *m = xmalloc(n * 4 + 4);
+
+		fill_uniform(m, n, &rng, -1, 1);
+		float *d_m = dev_from(m, n * 4 + 4), *d_c = dev_poisoned(cols * 4);
+
+		az_cuda_colsum(d_m, rows, cols, d_c, NULL);
+		check_colsum(d_c, m, rows, cols);
+		DEV_FREE_ALL(d_m, d_c);
+		free(m);
+	}
+}
+
 static void test_relu_grad_colsum(void **state)
 {
 	const uint32_t rows = 45, cols = 300;
 	size_t n = (size_t)rows * cols;
 	float *y = xmalloc(n * 4), *dy = xmalloc(n * 4), *want = xmalloc(n * 4);
-	float *got = xmalloc(n * 4), *cw = xmalloc(cols * 4), *cg = xmalloc(cols * 4);
+	float *got = xmalloc(n * 4);
 	struct az_rng rng;
 
 	(void)state;
@@ -101,19 +149,12 @@ static void test_relu_grad_colsum(void **state)
 	az_cuda_relu_grad(d_y, d_dy, d_g, n, NULL);
 	check_dev(got, d_g, want, n, 0.0, "relu_grad");
 
-	/* Column sums, in row order: the CPU trainer's loop. */
 	float *d_c = dev_poisoned(cols * 4);
 
-	for (uint32_t c = 0; c < cols; c++) {
-		cw[c] = 0.0f;
-		for (uint32_t r = 0; r < rows; r++)
-			cw[c] += dy[(size_t)r * cols + c];
-	}
 	az_cuda_colsum(d_dy, rows, cols, d_c, NULL);
-	dev_to(cg, d_c, cols * 4);
-	check_close_tol(cg, cw, cols, 1e-6, "colsum");
+	check_colsum(d_c, dy, rows, cols);
 	DEV_FREE_ALL(d_y, d_dy, d_g, d_c);
-	FREE_ALL(y, dy, want, got, cw, cg);
+	FREE_ALL(y, dy, want, got);
 }
 
 /* Rows with the edge cases first (no legal move, one, all -inf, a NaN logit that is illegal),
@@ -429,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_bias_act),
 		cmocka_unit_test(test_residual_relu),
 		cmocka_unit_test(test_relu_grad_colsum),
+		cmocka_unit_test(test_colsum_shapes),
 		cmocka_unit_test(test_masked_softmax),
 		cmocka_unit_test(test_policy_value_loss),
 		cmocka_unit_test(test_gather_scatter),

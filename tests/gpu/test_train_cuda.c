@@ -74,13 +74,20 @@ static void check_params(const float *got, const float *want, double tol, const 
 
 		for (size_t k = 0; k < n; k++)
 			scale = fmax(scale, fabs(want[t.offset + k]));
+		double worst = 0.0;
+
 		for (size_t k = 0; k < n; k++) {
 			double d = fabs((double)got[t.offset + k] - want[t.offset + k]);
 
 			if (!(d <= tol * scale))
 				fail_msg("%s %s[%zu]: gpu %.9g cpu %.9g", what, t.name, k,
 					 got[t.offset + k], want[t.offset + k]);
+			worst = fmax(worst, d / scale);
 		}
+		char name[128];
+
+		snprintf(name, sizeof(name), "%s %s", what, t.name);
+		report_error(name, "max rel to tensor max", n, worst, tol);
 	}
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* `azbench train`: training samples per second of the C trainer (the cpu training backend of
- * train/train_backend.h: forward, backprop, Adam) for the default network of each game at several
- * batch sizes, next to PyTorch on the same network, loss, batch and optimiser with one CPU thread
- * when torch is importable (tools/bench/torch_train_bench.py, run as a child process). */
+ * train/train_backend.h: forward, backprop, Adam; the GPU trainer with --backend cuda) for the
+ * default network of each game at several batch sizes, next to PyTorch on the same network, loss,
+ * batch and optimiser with one CPU thread when torch is importable
+ * (tools/bench/torch_train_bench.py, run as a child process). */
 #include <cblas.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -48,6 +49,7 @@ struct train_opts {
 	const char *python;      /* --python, or NULL */
 	const char *script;      /* --torch-script, or NULL */
 	int no_torch;
+	enum az_backend_kind backend; /* --backend: cuda runs the GPU trainer, else the C one */
 };
 
 static void usage(FILE *out)
@@ -69,9 +71,11 @@ static void usage(FILE *out)
 		"                       bench/" SCRIPT_NAME " beside azbench,\n"
 		"                       then tools/bench/ of the source tree)\n"
 		"  --no-torch           C trainer only\n"
+		"  --backend B          cpu (default; auto also means cpu, as in azrun) |\n"
+		"                       cuda: the GPU trainer, impl \"cuda\" in the rows\n"
 		"  --help               this text\n"
 		"%s\n"
-		"Rows: impl c or torch; samples_per_s = batch x steps / s; c_over_torch =\n"
+		"Rows: impl c, cuda or torch; samples_per_s = batch x steps / s; c_over_torch =\n"
 		"C samples/s over PyTorch's at the same point; torch = its version or\n"
 		"\"not available\". The budget (default --seconds %.0f) is split between C\n"
 		"and PyTorch; PyTorch's start-up (import, first optimiser) comes on top.\n"
@@ -109,6 +113,7 @@ static int parse(struct train_opts *o, int argc, char **argv)
 		{ "python", required_argument, NULL, 'p' },
 		{ "torch-script", required_argument, NULL, 's' },
 		{ "no-torch", no_argument, NULL, 'T' },
+		AZ_BENCH_LONGOPT_BACKEND,
 		AZ_BENCH_LONGOPT_HELP,
 		AZ_BENCH_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -118,7 +123,7 @@ static int parse(struct train_opts *o, int argc, char **argv)
 		.games = o->games, .ngames = &o->ngames,
 		.batches = o->batches, .nbatches = &o->nbatches, .max_batches = MAX_BATCHES,
 		.hidden = &o->hidden, .blocks = &o->blocks, .net = &o->net, .opt = parse_opt,
-		.mode_opts = o,
+		.mode_opts = o, .backend = &o->backend,
 	};
 
 	memset(o, 0, sizeof(*o));
@@ -158,7 +163,7 @@ static void fill_batch(const struct az_arch *a, uint32_t B, float *x, float *pi,
 	}
 }
 
-static int measure_c(struct point *pt, double seconds)
+static int measure_c(struct point *pt, enum az_backend_kind kind, double seconds)
 {
 	const struct az_arch *a = &pt->arch;
 	uint32_t B = pt->batch;
@@ -179,7 +184,7 @@ static int measure_c(struct point *pt, double seconds)
 	az_train_params_default(&tp);
 	tp.lr = pt->lr;
 	tp.l2 = pt->l2;
-	rc = az_train_backend_create(AZ_BACKEND_CPU, m, &tp, B, &tr, NULL, 0);
+	rc = az_train_backend_create(kind, m, &tp, B, &tr, NULL, 0);
 	if (rc < 0)
 		goto out;
 	fill_batch(a, B, x, pi, z);
@@ -396,7 +401,7 @@ static void measure_torch(const struct train_opts *o, struct torch_side *ts, str
 /* ---- output ---- */
 
 static void add_rows(struct az_bench_table *t, const struct point *pt, const char *net,
-		     const struct torch_side *ts)
+		     const char *c_impl, const struct torch_side *ts)
 {
 	for (int impl = 0; impl < 2; impl++) {
 		struct az_bench_row r = { 0 };
@@ -407,7 +412,7 @@ static void add_rows(struct az_bench_table *t, const struct point *pt, const cha
 			break;
 		az_bench_row_str(&r, "game", pt->game);
 		az_bench_row_str(&r, "net", net);
-		az_bench_row_str(&r, "impl", impl ? "torch" : "c");
+		az_bench_row_str(&r, "impl", impl ? "torch" : c_impl);
 		az_bench_row_int(&r, "batch", pt->batch);
 		az_bench_row_num(&r, "samples_per_s", sps, 0);
 		az_bench_row_num(&r, "ms_per_step", step * 1e3, 3);
@@ -525,14 +530,15 @@ int az_bench_train(int argc, char **argv)
 
 		az_bench_progress(&o.common, "train: C %s %s batch %u, %.2fs\n", pts[i].game,
 				  nets[i], pts[i].batch, each);
-		rc = measure_c(&pts[i], each);
+		rc = measure_c(&pts[i], o.backend, each);
 		if (rc < 0) {
-			fprintf(stderr, "azbench train: C trainer: %s\n", strerror(-rc));
+			fprintf(stderr, "azbench train: %s trainer: %s\n",
+				o.backend == AZ_BACKEND_CUDA ? "GPU" : "C", strerror(-rc));
 			return 1;
 		}
 	}
 	for (int i = 0; i < np; i++)
-		add_rows(&t, &pts[i], nets[i], &ts);
+		add_rows(&t, &pts[i], nets[i], o.backend == AZ_BACKEND_CUDA ? "cuda" : "c", &ts);
 	struct az_bench_plot_spec ps = {
 		.title = "training: samples/s vs batch (1 thread)",
 		.xkey = "batch",
