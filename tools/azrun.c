@@ -117,9 +117,17 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 	}
 	if (az_sv_interrupted())
 		return 128 + az_sv_interrupted(); /* stopped before anything was written */
+	char warn[512];
+	uint32_t left = c->iterations > r->completed ? c->iterations - r->completed : 0;
+	if (az_config_check_replay(c, g, left, err, sizeof(err), warn, sizeof(warn)) < 0) {
+		fprintf(stderr, "azrun: %s\n", err);
+		return 2;
+	}
 	rc = prepare_dir(c);
 	if (rc < 0)
 		return rc == -EINVAL ? 2 : 1;
+	if (warn[0]) /* in azrun.log too */
+		az_log("azrun: %s", warn);
 	rc = az_run_prepare_models(r, c->resume);
 	if (rc == 0 && r->completed >= c->iterations) {
 		az_info("azrun: %s has completed %u of %u iteration%s; nothing to do (raise "

@@ -167,6 +167,12 @@ check "azrun train-batch alone" "^azrun: --train-batch[^-]*$" "$AZRUN" --out "$N
 	--train-batch 99999
 check "azrun zero train steps" "^azrun: --train-steps-max must be at least 1$" "$AZRUN" \
 	--out "$N" --train-steps-max 0
+# More replay than the disk holds: refused with the numbers before the run directory exists (it
+# was accepted: 2.8 GB of tic-tac-toe replay in 10 minutes); timeout: it used to start the run.
+check "azrun replay beyond the free disk" "^azrun: --games-per-iter 1000000000: up to 15\.8 TB \
+of replay per iteration \(1000000000 games x up to 42 positions x 376 bytes\), more than the .* \
+free in $T; lower --games-per-iter or choose another --out$" timeout 30 "$AZRUN" --game connect4 \
+	--out "$N" --games-per-iter 1000000000
 touch "$T/plain"
 check "azrun --out under a file" "$T/plain is not a directory" "$AZRUN" --game tictactoe \
 	--out "$T/plain/run"
