@@ -64,11 +64,33 @@ static void run_params(const struct az_config *c, const struct az_game *g, const
 		p->pipeline.watchdog_floor_s = strtod(wd, NULL);
 }
 
+/* A fresh run into a directory that already holds one is refused before anything is touched
+ * (the lock file included). Returns 0 or -EINVAL after its message. */
+static int refuse_taken(const struct az_config *c)
+{
+	char p[AZ_RUNDIR_PATH_MAX];
+	long pid;
+
+	az_rundir_path(p, sizeof(p), c->out, AZ_RUNDIR_CONFIG);
+	if (c->resume || access(p, F_OK) != 0)
+		return 0;
+	if (az_rundir_lock_holder(c->out, &pid) == 1)
+		fprintf(stderr, "azrun: %s is in use by another azrun (pid %ld); wait for it or stop "
+			"it first\n", c->out, pid);
+	else
+		fprintf(stderr, "azrun: %s already holds a run; continue it with --resume --out %s, "
+			"or choose a new --out\n", c->out, c->out);
+	return -EINVAL;
+}
+
 /* Create (or reopen) the run directory, lock it, save run.json, open the log. */
 static int prepare_dir(const struct az_config *c)
 {
 	char p[AZ_RUNDIR_PATH_MAX], err[1200];
-	int rc = az_rundir_create_locked(c->out, err, sizeof(err));
+	int rc = refuse_taken(c);
+	if (rc < 0)
+		return rc;
+	rc = az_rundir_create_locked(c->out, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "azrun: %s\n", err);
 		return -EINVAL;
@@ -76,11 +98,6 @@ static int prepare_dir(const struct az_config *c)
 	if (err[0])
 		fprintf(stderr, "azrun: %s\n", err);
 	az_rundir_path(p, sizeof(p), c->out, AZ_RUNDIR_CONFIG);
-	if (!c->resume && access(p, F_OK) == 0) {
-		fprintf(stderr, "azrun: %s already holds a run; continue it with --resume --out %s, "
-			"or choose a new --out\n", c->out, c->out);
-		return -EINVAL;
-	}
 	rc = az_config_save(c, p, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "azrun: %s\n", err);
@@ -123,12 +140,20 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 		fprintf(stderr, "azrun: %s\n", err);
 		return 2;
 	}
+	char lock[AZ_RUNDIR_PATH_MAX];
+	az_rundir_path(lock, sizeof(lock), c->out, AZ_RUNDIR_LOCK);
+	int had_lock = access(lock, F_OK) == 0;
 	rc = prepare_dir(c);
-	if (rc < 0)
+	if (rc < 0) {
+		if (!had_lock) /* a refused run leaves no lock file of its own behind */
+			unlink(lock);
 		return rc == -EINVAL ? 2 : 1;
+	}
 	if (warn[0]) /* in azrun.log too */
 		az_log("azrun: %s", warn);
 	rc = az_run_prepare_models(r, c->resume);
+	if (rc < 0 && !had_lock)
+		unlink(lock);
 	if (rc == 0 && r->completed >= c->iterations) {
 		az_info("azrun: %s has completed %u of %u iteration%s; nothing to do (raise "
 		       "--iterations to continue)", c->out, r->completed, c->iterations,

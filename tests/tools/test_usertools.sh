@@ -136,4 +136,14 @@ if "$AZRUN" report --out "$T/ttt" --gnuplot "$T/no-such-gnuplot" > /dev/null 2> 
 fi
 grep -q "gnuplot not found" "$T/r2" || fail "missing gnuplot not explained: $(cat "$T/r2")"
 
+# A refused fresh run leaves the directory as it was: no azrun.lock of its own (it left one),
+# an existing one untouched (its pid was rewritten).
+cp "$T/ttt/azrun.lock" "$T/lock.orig"
+"$AZRUN" --game tictactoe --out "$T/ttt" "${tiny[@]}" 2> "$T/f1" && fail "a fresh run over a run"
+grep -q "already holds a run; continue it with --resume" "$T/f1" || fail "$(cat "$T/f1")"
+cmp -s "$T/ttt/azrun.lock" "$T/lock.orig" || fail "a refused run rewrote azrun.lock"
+rm "$T/ttt/azrun.lock"
+"$AZRUN" --game tictactoe --out "$T/ttt" "${tiny[@]}" 2> "$T/f1" && fail "a fresh run over a run"
+[ ! -e "$T/ttt/azrun.lock" ] || fail "a refused fresh run left azrun.lock behind"
+
 echo "user tools integration: all checks passed"
