@@ -377,9 +377,18 @@ static long check_metrics(const char *out, struct az_rundir_check *t)
 	if (t->metrics_legacy)
 		say(t, 0, "%s: %ld line%s without a crc32 (written by an older azrun): accepted as "
 		    "legacy", path, t->metrics_legacy, t->metrics_legacy == 1 ? "" : "s");
-	if (t->completed >= 0 && next - 1 < t->completed && !bad)
-		say(t, 1, "%s: has the lines of iterations 1-%ld, but state.json says %ld are "
-		    "complete", path, next - 1, t->completed);
+	if (t->completed >= 0 && next - 1 < t->completed && !bad) {
+		char has[64];
+
+		if (next - 1 == 0)
+			snprintf(has, sizeof(has), "no iteration's line");
+		else if (next - 1 == 1)
+			snprintf(has, sizeof(has), "the line of iteration 1 only");
+		else
+			snprintf(has, sizeof(has), "the lines of iterations 1-%ld only", next - 1);
+		say(t, 1, "%s: has %s, but state.json says %ld %s complete", path, has,
+		    t->completed, t->completed == 1 ? "is" : "are");
+	}
 	return bad ? 0 : next - 1;
 }
 

@@ -146,4 +146,10 @@ rm "$T/ttt/azrun.lock"
 "$AZRUN" --game tictactoe --out "$T/ttt" "${tiny[@]}" 2> "$T/f1" && fail "a fresh run over a run"
 [ ! -e "$T/ttt/azrun.lock" ] || fail "a refused fresh run left azrun.lock behind"
 
+# metrics.jsonl without a line while state.json counts 2: said in words, not "iterations 1-0".
+cp -a "$T/ttt" "$T/nolines"
+: > "$T/nolines/metrics.jsonl"
+"$AZRUN" verify --out "$T/nolines" > "$T/v3" && fail "verify accepted a run without metrics"
+grep -q "metrics.jsonl: has no iteration's line, but state.json says 2 are complete$" "$T/v3" ||
+	fail "empty metrics: $(cat "$T/v3")"
 echo "user tools integration: all checks passed"
