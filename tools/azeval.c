@@ -202,6 +202,44 @@ struct tally {
 	double draw_band;
 };
 
+/* Another registered game (one with its game object) whose rules read the first lines (64 at
+ * most) of the positions file at path without an error, or NULL: what a file that g refuses
+ * holds instead. */
+static const struct az_game *file_game(const struct az_game *g, const char *path)
+{
+	static struct az_position pos;
+	char line[AZ_POSITIONS_LINE_MAX + 2], err[300];
+
+	for (size_t i = 0; az_game_registry[i]; i++) {
+		const struct az_game *o = az_game_desc_game(az_game_registry[i]);
+		FILE *f = o && o != g ? fopen(path, "r") : NULL;
+		int k = 0, n = 0;
+
+		if (!f)
+			continue;
+		while (k >= 0 && n < 64 && fgets(line, sizeof(line), f))
+			n += (k = az_positions_parse_line(o, line, &pos, err, sizeof(err))) > 0;
+		fclose(f);
+		if (k >= 0 && n > 0)
+			return o;
+	}
+	return NULL;
+}
+
+/* A line of path that g refuses: the reason, and the game the file holds when it is another
+ * one's (a Connect Four file read as tic-tac-toe says "not a move of this game" alone). */
+static void bad_line(const struct az_game *g, const char *path, long lineno, const char *err)
+{
+	const struct az_game *o = file_game(g, path);
+
+	if (o)
+		fprintf(stderr, "azeval: %s:%ld: %s; %s holds %s positions, and this evaluation's "
+			"game is %s: give %s positions (or a %s checkpoint and --game %s)\n", path,
+			lineno, err, path, o->name, g->name, g->name, o->name, o->name);
+	else
+		fprintf(stderr, "azeval: %s:%ld: %s\n", path, lineno, err);
+}
+
 static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims,
 		     const struct az_mcts_params *search, long limit, struct tally *t)
 {
@@ -228,7 +266,7 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims,
 		lineno++;
 		int k = az_positions_parse_line(c->g, line, &pos, err, sizeof(err));
 		if (k < 0) {
-			fprintf(stderr, "azeval: %s:%ld: %s\n", path, lineno, err);
+			bad_line(c->g, path, lineno, err);
 			rc = -EINVAL;
 			break;
 		}
