@@ -306,6 +306,9 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims,
 	return rc;
 }
 
+/* One share, as a JSON member or a line of the table; the table's names are padded to the
+ * longest, decisive_sign_accuracy, so that the numbers form a column. */
+#define SHARE_NAME_WIDTH ((int)sizeof("decisive_sign_accuracy") - 1)
 static void print_share(const char *what, long ok, long n, int json, int last)
 {
 	if (json) {
@@ -314,9 +317,10 @@ static void print_share(const char *what, long ok, long n, int json, int last)
 		else
 			printf("\"%s\": null%s", what, last ? "" : ", ");
 	} else if (n) {
-		printf("%-20s %.2f%% (%ld of %ld)\n", what, 100.0 * (double)ok / (double)n, ok, n);
+		printf("%-*s %.2f%% (%ld of %ld)\n", SHARE_NAME_WIDTH, what,
+		       100.0 * (double)ok / (double)n, ok, n);
 	} else {
-		printf("%-20s n/a (no labels)\n", what);
+		printf("%-*s n/a (no labels)\n", SHARE_NAME_WIDTH, what);
 	}
 }
 

@@ -81,10 +81,18 @@ printf '%s\n' '4453 0' > "$T/c4.txt"                 # a Connect Four position (
 
 # The fixtures themselves are sound: azeval accepts the good checkpoint and positions.
 if ! "$AZEVAL" --game tictactoe --checkpoint "$T/ttt.safetensors" --positions "$T/good.txt" \
-	--sims 0 > /dev/null 2> "$T/err"; then
+	--sims 0 > "$T/table" 2> "$T/err"; then
 	echo "FAIL fixtures: azeval refused the hand-made checkpoint:" >&2
 	cat "$T/err" >&2
 	exit 1
+fi
+# Its table's numbers form one column (decisive_sign_accuracy's stood one place to the right).
+cases=$((cases + 1))
+if [ "$(grep -E '_accuracy +' "$T/table" | sed -E 's/^([a-z_]+ +).*/\1/' | awk '{ print length }' |
+	sort -u | wc -l)" -ne 1 ] || [ "$(grep -c '_accuracy ' "$T/table")" -ne 3 ]; then
+	failures=$((failures + 1))
+	echo "FAIL azeval table: not one column:" >&2
+	sed 's/^/    /' "$T/table" >&2
 fi
 
 # ---- azrun: options ----
