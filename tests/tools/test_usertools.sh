@@ -20,7 +20,11 @@ grep -Eq '^result: (X wins|O wins|draw)' "$T/p1" || fail "no result line: $(tail
 grep -q '^human (X) plays 1$' "$T/p1" || fail "the human's first move was not played"
 grep -q '^agent (O): value [-+][0-9.]*, top moves: [1-9] [0-9]*%' "$T/p1" \
 	|| fail "the agent's top moves and value are not shown"
-grep -q '^X \. \.$' "$T/p1" || fail "the board after 1 is not shown"
+grep -q '^X \. \.    1 2 3$' "$T/p1" || fail "the board after 1 is not shown"
+# The board carries the cells' numbers beside it, the moves' key (it showed none).
+key='^\. \. \.    1 2 3|\. \. \.    4 5 6|\. \. \.    7 8 9|$'
+head -4 "$T/p1" | tail -3 | tr '\n' '|' | grep -q "$key" ||
+	fail "no cell numbers beside the board: $(head -5 "$T/p1")"
 
 # An illegal move is refused with a message and asked again; so is a word that is no move.
 printf '5\n5\nfoo\n1\n2\n3\n4\n6\n7\n8\n9\n' | "$AZPLAY" --checkpoint "$C" --sims 16 \
