@@ -52,6 +52,10 @@ for ini in "$SRC"/configs/*.ini; do
 		fail "$name: verify line not singular: $(cat "$T/verify")"
 done
 
+# A README tour line that picks a ResNet says what it costs (it ran ~35x slower per evaluation
+# than the default net with no word of it): "slower" within the line or the two after it.
+grep -n -A2 -- '--net resnet:' "$SRC/README.md" | awk '/--net resnet:/ { n++ } /slower/ { s++ }
+	END { exit !(n > 0 && s >= n) }' || fail "README: a --net resnet: line without its speed note"
 # The README's --config example points at a shipped file.
 ex=$(grep -o -- '--config [^ ]*' "$SRC/README.md" | head -1 | cut -d' ' -f2)
 [ -n "$ex" ] && [ -f "$SRC/$ex" ] || fail "README's --config example '$ex' is not a shipped file"
