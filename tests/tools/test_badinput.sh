@@ -263,6 +263,11 @@ C="$T/ttt.safetensors" P="$T/good.txt"
 check "azeval unknown option" "bogus" "$AZEVAL" --checkpoint "$C" --positions "$P" --bogus
 check "azeval --write-labelled, a large board" "--uncoloured K --games N" \
 	"$AZEVAL" --game tangled --graph 6 --write-labelled "$N"
+# Any game with more positions than the exact solver walks is refused by counting them (a new
+# game was solved exhaustively, whatever its size: only connect4 was refused, by its name).
+check "azeval --write-labelled, too many positions" "^azeval: --write-labelled: connect4 has \
+more than 1000000 reachable positions, too many to solve exactly; connect4: --tactic" \
+	"$AZEVAL" --game connect4 --write-labelled "$N"
 check "azeval stray argument" "stray" "$AZEVAL" --checkpoint "$C" --positions "$P" stray
 check "azeval negative sims" "sims" "$AZEVAL" --checkpoint "$C" --positions "$P" --sims -5
 check "azeval malformed sims" "sims" "$AZEVAL" --checkpoint "$C" --positions "$P" --sims 1x
