@@ -30,10 +30,13 @@
 
 static void usage(const char *prog)
 {
+	char games[256];
+
+	az_config_game_list(AZ_GAMES_ALL, " | ", games, sizeof(games));
 	printf("Usage: %s --checkpoint FILE --positions FILE [--sims N] [--json]\n"
 	       "       %s --checkpoint FILE --positions FILE --mistakes (connect4, tangled)\n"
 	       "       %s --checkpoint FILE --vs random|rollout [--games N] [--vs-sims N]\n"
-	       "       %s --game tictactoe --write-labelled FILE\n"
+	       "       %s --game NAME --write-labelled FILE  (a game of at most 1000000 positions)\n"
 	       "       %s --game connect4 --write-labelled FILE --tactic win|block\n"
 	       "       %s --game tangled --write-labelled FILE --uncoloured K [--games N]\n\n"
 	       "Measures a network against labelled positions. A positions line is\n"
@@ -43,7 +46,7 @@ static void usage(const char *prog)
 	       "score: exact value for the side to move (its sign:\n"
 	       "win/draw/loss); best: comma-separated optimal moves.\n\n"
 	       "Options:\n"
-	       "  --game NAME          tictactoe | connect4 | tangled (default: the checkpoint's)\n"
+	       "  --game NAME          %s (default: the checkpoint's)\n"
 	       "  --graph N            tangled: numbered graph (default: the checkpoint's, else 3);\n"
 	       "                       also --graph-file F, --variant free|fixed,\n"
 	       "                       --adjudicator table|exact|exact-krylov|anneal\n"
@@ -88,7 +91,7 @@ static void usage(const char *prog)
 	       "value_sign_accuracy scores drawn positions only with a --draw-band > 0 (without\n"
 	       "one a draw cannot be predicted); decisive_sign_accuracy never does. A positions\n"
 	       "line whose first non-blank character is '#' is a comment.\n",
-	       prog, prog, prog, prog, prog, prog);
+	       prog, prog, prog, prog, prog, prog, games);
 }
 
 struct label_ctx {

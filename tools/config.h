@@ -126,6 +126,19 @@ void az_config_train_params(const struct az_config *c, struct az_trainer_proc_pa
 /* Print azrun's --help to stdout. */
 void az_config_usage(const char *prog);
 
+/* Which registered games az_config_game_list() names. */
+enum az_games_which {
+	AZ_GAMES_ALL,   /* every registered game */
+	AZ_GAMES_READY, /* those usable without configuration (az_game_find: not Tangled) */
+	AZ_GAMES_BOARD, /* those whose encoding is a board (planes), which --net resnet reads */
+};
+
+/* The names of the registered games `which` selects, in registry order, joined by sep
+ * ("tictactoe | connect4 | tangled"), into buf[len] (help texts derive their game lists from
+ * the registry: a new game appears in them). Returns buf. */
+const char *az_config_game_list(enum az_games_which which, const char *sep, char *buf,
+				size_t len);
+
 /* text on f in lines of at most width characters, broken at spaces (a longer word stays whole
  * up to width), each after a prefix: first before the first line, rest before the others. */
 void az_usage_wrap(FILE *f, const char *first, const char *rest, size_t width, const char *text);

@@ -67,12 +67,12 @@ static void usage(FILE *out)
 		"times, spread over the sweep; their range, (max - min) / median, is the\n"
 		"run-to-run noise, and another configuration is recommended only when it\n"
 		"beats the defaults' median sims/s by more than that.\n\n"
-		"  --game NAME              tictactoe | connect4 | all (default all)\n"
+		"  --game NAME              %s | all (default all)\n"
 		"  --workers LIST           worker counts W (default 1,2,4,8,16)\n"
 		"  --games-per-worker LIST  games in flight per worker G (default 4,16,128)\n"
 		"  --sims N                 simulations per move (default: the game's)\n"
 		"  --net HxR                the network (default: the game's); mlp:HxR, or\n"
-		"                           resnet:FxR (F filters; tictactoe, connect4)\n"
+		"                           resnet:FxR (F filters; %s)\n"
 		"  --leaves K               leaves in flight per game (default: azrun's)\n"
 		"  --eval-cache-mb MB       the evaluation cache in MiB: each worker's, or the\n"
 		"                           one --eval-cache shared table; 0 off (default:\n"
@@ -108,7 +108,8 @@ static void usage(FILE *out)
 		"--phases runs, under the adaptive batching and under the old fixed-deadline\n"
 		"batching (waits for max_batch or the deadline), run alternately.\n"
 		"--plot: evals/s against W, one line per game and G.\n",
-		DEFAULT_RUNS, MAX_RUNS, az_bench_common_help, DEFAULT_SECONDS, MIN_MEASURE_S);
+		az_bench_games_help(), az_bench_boards_help(), DEFAULT_RUNS, MAX_RUNS,
+		az_bench_common_help, DEFAULT_SECONDS, MIN_MEASURE_S);
 }
 
 /* One number for option `name`, in [1, max] ([0, max] when zero_ok), into *out. Returns 0 or
