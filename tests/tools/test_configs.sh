@@ -67,10 +67,13 @@ fi
 names=$({ "$AZRUN" --game no-such-game --out "$T/none" 2>&1 || true; } |
 	sed -n 's/.*(known: \(.*\))$/\1/p')
 [ -n "$names" ] || fail "azrun does not list the known games"
+"$3" --help > "$T/h-azeval"
+"$AZRUN" --help > "$T/h-azrun"
+"$4" --help > "$T/h-azplay"
 for g in ${names//,/ }; do
-	"$3" --help | grep -q -- "--game NAME .*$g" || fail "azeval --help lacks $g"
-	"$AZRUN" --help | grep -q -- "--game NAME .*$g" || fail "azrun --help lacks $g"
-	"$4" --help | grep -q "$g" || fail "azplay --help lacks $g"
+	grep -q -- "--game NAME .*$g" "$T/h-azeval" || fail "azeval --help lacks $g"
+	grep -q -- "--game NAME .*$g" "$T/h-azrun" || fail "azrun --help lacks $g"
+	grep -q "$g" "$T/h-azplay" || fail "azplay --help lacks $g"
 done
 # The README's --config example points at a shipped file.
 ex=$(grep -o -- '--config [^ ]*' "$SRC/README.md" | head -1 | cut -d' ' -f2)
