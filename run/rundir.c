@@ -421,6 +421,28 @@ int az_rundir_create_locked(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+int az_rundir_lock_holder(const char *dir, long *pid)
+{
+	char p[AZ_RUNDIR_PATH_MAX], text[32];
+
+	*pid = 0;
+	az_rundir_path(p, sizeof(p), dir, AZ_RUNDIR_LOCK);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		close(fd); /* drops the shared lock: nobody held it */
+		return 0;
+	}
+	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+	if (n > 0) {
+		text[n] = 0;
+		*pid = strtol(text, NULL, 10);
+	}
+	close(fd);
+	return 1;
+}
+
 /* Remove the temporary files in dir/sub (sub NULL: dir itself). */
 static void drop_temps(const char *dir, const char *sub, void (*say)(void *, const char *),
 		       void *ctx)

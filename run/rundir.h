@@ -136,6 +136,13 @@ void az_rundir_progress_write(const char *dir, const struct az_rundir_progress *
  * when another process holds it, or -errno; message in err either way. */
 int az_rundir_create_locked(const char *dir, char *err, size_t errlen);
 
+/* Whether an azrun holds dir's lock (azrun.lock): 1, with *pid the pid it wrote there (0 when
+ * unreadable); 0 when none does or there is no lock file. A shared flock is tried and dropped
+ * at once, so an azrun that starts in that instant is refused as busy (it says so; starting it
+ * again works). The truth for "is this run live", where progress.json's pid may be stale or
+ * reused by another process. */
+int az_rundir_lock_holder(const char *dir, long *pid);
+
 /* The one integrity check behind `azrun verify` and `azrun --resume` (run/rundir_verify.c).
  *
  * The commit protocol of an iteration N (run/loop.c), each write atomic (temp name, fsync,
@@ -156,6 +163,8 @@ struct az_rundir_check {
 	void (*report)(void *ctx, int damaged, const char *msg);
 	void *ctx;
 	uint32_t net, hidden, blocks;
+	int live; /* an azrun holds the directory: what lies beyond the last committed iteration
+	           * is its iteration in progress, worded so, not leftovers */
 	/* Out. */
 	long checkpoints, replay_files, records, games_bad, problems;
 	long metrics_lines;

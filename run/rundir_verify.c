@@ -132,7 +132,10 @@ static void check_progress(const char *out, struct az_rundir_check *t)
 static void note_temp(struct az_rundir_check *t, const char *path)
 {
 	t->repairs++;
-	say(t, 0, "%s: the temporary file of a write cut short; resume removes it", path);
+	if (t->live)
+		say(t, 0, "%s: the temporary file of a write in progress", path);
+	else
+		say(t, 0, "%s: the temporary file of a write cut short; resume removes it", path);
 }
 
 /* The next file of d, the directory at dir, whose name parse reads as an iteration's: its path
@@ -184,8 +187,12 @@ static uint32_t check_checkpoints(const char *out, const struct az_game *g,
 		int committed = committed_iteration(t, it);
 		if (!committed) {
 			t->repairs++;
-			say(t, 0, "%s: iteration %u never committed (state.json says %ld); resume "
-			    "removes it", path, it, t->completed);
+			if (t->live)
+				say(t, 0, "%s: iteration %u, in progress (state.json says %ld)", path,
+				    it, t->completed);
+			else
+				say(t, 0, "%s: iteration %u never committed (state.json says %ld); "
+				    "resume removes it", path, it, t->completed);
 		}
 		if (az_rundir_network_check(t, path, committed, g, it) == 0 && committed) {
 			if (want >= 0)
@@ -243,7 +250,9 @@ static void check_best(const char *out, const struct az_game *g, struct az_rundi
 	if (az_read_file(best, &a, &la) == 0 && (la != lb || memcmp(a, b, la) != 0)) {
 		t->best_stale = 1;
 		t->repairs++;
-		say(t, 0, "%s is not %s (a promotion cut short); resume copies it there", best, ck);
+		say(t, 0, t->live ? "%s is not %s (a promotion in progress)"
+				  : "%s is not %s (a promotion cut short); resume copies it there",
+		    best, ck);
 	}
 	free(a);
 	free(b);
@@ -286,7 +295,8 @@ static void check_replay(const char *out, const struct az_game *g, struct az_run
 		t->replay_files++;
 		if (!committed) {
 			t->repairs++;
-			say(t, 0, "%s: of iteration %u, which never committed; resume removes it",
+			say(t, 0, t->live ? "%s: of iteration %u, in progress"
+					  : "%s: of iteration %u, which never committed; resume removes it",
 			    path, it);
 			continue;
 		}
@@ -351,8 +361,9 @@ static long check_metrics(const char *out, struct az_rundir_check *t)
 			    path, lineno, v, next);
 		else if (t->completed >= 0 && next > t->completed) {
 			t->repairs++;
-			say(t, 0, "%s: line %ld is of iteration %ld, which never committed; resume "
-			    "removes it", path, lineno, next);
+			say(t, 0, t->live ? "%s: line %ld is of iteration %ld, in progress"
+					  : "%s: line %ld is of iteration %ld, which never committed; "
+					    "resume removes it", path, lineno, next);
 			next++;
 			continue;
 		} else {
@@ -366,9 +377,18 @@ static long check_metrics(const char *out, struct az_rundir_check *t)
 	if (t->metrics_legacy)
 		say(t, 0, "%s: %ld line%s without a crc32 (written by an older azrun): accepted as "
 		    "legacy", path, t->metrics_legacy, t->metrics_legacy == 1 ? "" : "s");
-	if (t->completed >= 0 && next - 1 < t->completed && !bad)
-		say(t, 1, "%s: has the lines of iterations 1-%ld, but state.json says %ld are "
-		    "complete", path, next - 1, t->completed);
+	if (t->completed >= 0 && next - 1 < t->completed && !bad) {
+		char has[64];
+
+		if (next - 1 == 0)
+			snprintf(has, sizeof(has), "no iteration's line");
+		else if (next - 1 == 1)
+			snprintf(has, sizeof(has), "the line of iteration 1 only");
+		else
+			snprintf(has, sizeof(has), "the lines of iterations 1-%ld only", next - 1);
+		say(t, 1, "%s: has %s, but state.json says %ld %s complete", path, has,
+		    t->completed, t->completed == 1 ? "is" : "are");
+	}
 	return bad ? 0 : next - 1;
 }
 

@@ -170,11 +170,6 @@ static int load_metrics(const char *dir, struct az_run_info *ri)
 	return rc;
 }
 
-static int pid_alive(long pid)
-{
-	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-}
-
 static void load_progress(const char *dir, struct az_run_info *ri)
 {
 	cJSON *j = parse_file(dir, az_rundir_name(AZ_RUNDIR_PROGRESS));
@@ -195,8 +190,18 @@ static void load_progress(const char *dir, struct az_run_info *ri)
 	ri->total = num(j, "total");
 	ri->evals_per_s = num(j, "evals_per_s");
 	ri->updated = num(j, "updated");
-	ri->running = strcmp(ri->phase, "done") != 0 && pid_alive(ri->pid);
 	cJSON_Delete(j);
+}
+
+/* Running is what the lock says: progress.json's pid may be stale, or reused by another
+ * process (pid 1 is always alive). */
+static void load_lock(const char *dir, struct az_run_info *ri)
+{
+	long pid;
+
+	ri->running = az_rundir_lock_holder(dir, &pid) == 1;
+	if (ri->running && pid > 0)
+		ri->pid = pid;
 }
 
 int az_run_info_load(const char *dir, struct az_run_info *ri, char *err, size_t errlen)
@@ -232,6 +237,7 @@ int az_run_info_load(const char *dir, struct az_run_info *ri, char *err, size_t 
 	ri->completed = st.completed;
 	ri->best_iteration = st.best_iteration;
 	load_progress(dir, ri);
+	load_lock(dir, ri);
 	if (load_metrics(dir, ri) < 0) {
 		snprintf(err, errlen, "out of memory reading %s/metrics.jsonl", dir);
 		az_run_info_free(ri);

@@ -62,9 +62,9 @@ struct az_run_info {
 	size_t nrows;
 	/* DIR/progress.json, written by azrun about once per second while it runs */
 	int have_progress;
-	int running;              /* progress.json present, its pid alive, phase not "done" */
+	int running;              /* an azrun holds the directory's lock (azrun.lock) */
 	char damaged[512];        /* "" or why state.json cannot be trusted (verify's message) */
-	long pid;
+	long pid;                 /* the lock holder's while running, else progress.json's */
 	uint32_t iteration;       /* iteration in progress */
 	char phase[16];           /* "selfplay" | "train" | "arena" | "bench" | "done" */
 	double phase_started;     /* unix seconds */

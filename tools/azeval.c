@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "games/game.h"
 #include "games/tangled/tangled.h"
@@ -28,10 +30,13 @@
 
 static void usage(const char *prog)
 {
+	char games[256];
+
+	az_config_game_list(AZ_GAMES_ALL, " | ", games, sizeof(games));
 	printf("Usage: %s --checkpoint FILE --positions FILE [--sims N] [--json]\n"
 	       "       %s --checkpoint FILE --positions FILE --mistakes (connect4, tangled)\n"
 	       "       %s --checkpoint FILE --vs random|rollout [--games N] [--vs-sims N]\n"
-	       "       %s --game tictactoe --write-labelled FILE\n"
+	       "       %s --game NAME --write-labelled FILE  (a game of at most 1000000 positions)\n"
 	       "       %s --game connect4 --write-labelled FILE --tactic win|block\n"
 	       "       %s --game tangled --write-labelled FILE --uncoloured K [--games N]\n\n"
 	       "Measures a network against labelled positions. A positions line is\n"
@@ -41,7 +46,7 @@ static void usage(const char *prog)
 	       "score: exact value for the side to move (its sign:\n"
 	       "win/draw/loss); best: comma-separated optimal moves.\n\n"
 	       "Options:\n"
-	       "  --game NAME          tictactoe | connect4 | tangled (default: the checkpoint's)\n"
+	       "  --game NAME          %s (default: the checkpoint's)\n"
 	       "  --graph N            tangled: numbered graph (default: the checkpoint's, else 3);\n"
 	       "                       also --graph-file F, --variant free|fixed,\n"
 	       "                       --adjudicator table|exact|exact-krylov|anneal\n"
@@ -89,7 +94,7 @@ static void usage(const char *prog)
 	       "value_sign_accuracy scores drawn positions only with a --draw-band > 0 (without\n"
 	       "one a draw cannot be predicted); decisive_sign_accuracy never does. A positions\n"
 	       "line whose first non-blank character is '#' is a comment.\n",
-	       prog, prog, prog, prog, prog, prog);
+	       prog, prog, prog, prog, prog, prog, games);
 }
 
 struct label_ctx {
@@ -120,19 +125,56 @@ static void label_one(void *arg, const void *state, const char *moves)
 	fputc('\n', c->f);
 }
 
+/* The most reachable positions --write-labelled solves exactly (each one solved from scratch
+ * by az_solve): tic-tac-toe has 5,478, Tangled's K4 82,367, Connect Four about 4.5e12. */
+#define LABEL_MAX_STATES 1000000
+
+static void count_one(void *arg, const void *state, const char *moves)
+{
+	long *n = arg;
+
+	(void)state;
+	(void)moves;
+	if (++*n > LABEL_MAX_STATES)
+		_exit(1); /* in the counting child: too many, no need to walk on */
+}
+
+/* Whether g has at most LABEL_MAX_STATES reachable positions: counted by az_game_enumerate in
+ * a child, which stops at the first one over (so any game, however large, answers within
+ * seconds, and the parent keeps none of the walk's memory). 1 yes, 0 no, -errno. */
+static int small_enough(const struct az_game *g)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		long n = 0;
+		_exit(az_game_enumerate(g, 0, count_one, &n) < 0 ? 2 : 0);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return -errno;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 1
+	       : WIFEXITED(st) && WEXITSTATUS(st) == 1 ? 0 : -ENOMEM;
+}
+
 static int write_labelled(const struct az_game *g, const char *path)
 {
-	/* The exact solver walks every reachable state: fine for tic-tac-toe (5,478) and small
-	 * Tangled boards (K4: 82,367), hopeless for Connect Four (about 4.5e12). */
+	/* The exact solver walks every reachable state: a game with more is refused, whatever
+	 * it is (a new game included), with the ways that work for the large games we have.
+	 * Tangled boards of more than 7 edges are refused before counting (the adjudicator's
+	 * terminal positions are costly to reach). */
 	const struct az_tangled_graph *tg = az_tangled_current_graph();
-	if (strcmp(g->name, "connect4") == 0 ||
-	    (strcmp(g->name, "tangled") == 0 && tg && tg->e > 7)) {
-		fprintf(stderr, "azeval: --write-labelled: %s is too large to solve exactly (this "
-			"works for tictactoe and Tangled boards of at most 7 edges; %s)\n", g->name,
-			strcmp(g->name, "tangled") == 0
-				? "for larger boards, --uncoloured K --games N labels N positions "
-				  "with K uncoloured edges"
-				: "connect4: --tactic win|block, or Pons' sets with --mistakes");
+	int tangled = strcmp(g->name, "tangled") == 0;
+	int small = tangled && tg && tg->e > 7 ? 0 : small_enough(g);
+	if (small <= 0) {
+		fprintf(stderr, "azeval: --write-labelled: %s %s, too many to solve exactly%s%s\n",
+			g->name, small < 0 ? "could not be counted" : "has more than 1000000 "
+			"reachable positions", tangled ? "; for a board of more than 7 edges, "
+			"--uncoloured K --games N labels N positions with K uncoloured edges" : "",
+			strcmp(g->name, "connect4") == 0 ? "; connect4: --tactic win|block, or "
+			"Pons' sets with --mistakes" : "");
 		return 2;
 	}
 	FILE *f = fopen(path, "w");
@@ -209,6 +251,44 @@ struct tally {
 	double draw_band;
 };
 
+/* Another registered game (one with its game object) whose rules read the first lines (64 at
+ * most) of the positions file at path without an error, or NULL: what a file that g refuses
+ * holds instead. */
+static const struct az_game *file_game(const struct az_game *g, const char *path)
+{
+	static struct az_position pos;
+	char line[AZ_POSITIONS_LINE_MAX + 2], err[300];
+
+	for (size_t i = 0; az_game_registry[i]; i++) {
+		const struct az_game *o = az_game_desc_game(az_game_registry[i]);
+		FILE *f = o && o != g ? fopen(path, "r") : NULL;
+		int k = 0, n = 0;
+
+		if (!f)
+			continue;
+		while (k >= 0 && n < 64 && fgets(line, sizeof(line), f))
+			n += (k = az_positions_parse_line(o, line, &pos, err, sizeof(err))) > 0;
+		fclose(f);
+		if (k >= 0 && n > 0)
+			return o;
+	}
+	return NULL;
+}
+
+/* A line of path that g refuses: the reason, and the game the file holds when it is another
+ * one's (a Connect Four file read as tic-tac-toe says "not a move of this game" alone). */
+static void bad_line(const struct az_game *g, const char *path, long lineno, const char *err)
+{
+	const struct az_game *o = file_game(g, path);
+
+	if (o)
+		fprintf(stderr, "azeval: %s:%ld: %s; %s holds %s positions, and this evaluation's "
+			"game is %s: give %s positions (or a %s checkpoint and --game %s)\n", path,
+			lineno, err, path, o->name, g->name, g->name, o->name, o->name);
+	else
+		fprintf(stderr, "azeval: %s:%ld: %s\n", path, lineno, err);
+}
+
 static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims,
 		     const struct az_mcts_params *search, long limit, struct tally *t)
 {
@@ -235,7 +315,7 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims,
 		lineno++;
 		int k = az_positions_parse_line(c->g, line, &pos, err, sizeof(err));
 		if (k < 0) {
-			fprintf(stderr, "azeval: %s:%ld: %s\n", path, lineno, err);
+			bad_line(c->g, path, lineno, err);
 			rc = -EINVAL;
 			break;
 		}
@@ -275,6 +355,9 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims,
 	return rc;
 }
 
+/* One share, as a JSON member or a line of the table; the table's names are padded to the
+ * longest, decisive_sign_accuracy, so that the numbers form a column. */
+#define SHARE_NAME_WIDTH ((int)sizeof("decisive_sign_accuracy") - 1)
 static void print_share(const char *what, long ok, long n, int json, int last)
 {
 	if (json) {
@@ -283,9 +366,10 @@ static void print_share(const char *what, long ok, long n, int json, int last)
 		else
 			printf("\"%s\": null%s", what, last ? "" : ", ");
 	} else if (n) {
-		printf("%-20s %.2f%% (%ld of %ld)\n", what, 100.0 * (double)ok / (double)n, ok, n);
+		printf("%-*s %.2f%% (%ld of %ld)\n", SHARE_NAME_WIDTH, what,
+		       100.0 * (double)ok / (double)n, ok, n);
 	} else {
-		printf("%-20s n/a (no labels)\n", what);
+		printf("%-*s n/a (no labels)\n", SHARE_NAME_WIDTH, what);
 	}
 }
 

@@ -458,13 +458,39 @@ static int choose(struct play *p, const void *st, int side)
 	}
 }
 
+/* The board as the game formats it; for a game whose actions are its cells, row-major as the
+ * planes of its encoding (tic-tac-toe), each of the first height rows followed by its cells'
+ * notation, a key to the moves ("X . .    1 2 3"). Connect Four's board numbers its columns
+ * itself. */
+static void print_board(const struct az_game *g, const void *st)
+{
+	char board[4096], mv[16];
+	int keyed = g->height && g->width && g->height * g->width == g->actions;
+	const char *line = board;
+
+	g->format(st, board, sizeof(board));
+	for (uint32_t y = 0; *line; y++) {
+		const char *nl = strchr(line, '\n');
+		int n = nl ? (int)(nl - line) : (int)strlen(line);
+
+		printf("%.*s", n, line);
+		for (uint32_t x = 0; keyed && y < g->height && x < g->width; x++) {
+			g->format_action((int)(y * g->width + x), mv, sizeof(mv));
+			printf("%s%s", x ? " " : "    ", mv);
+		}
+		printf("\n");
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+}
+
 /* Play one game. Returns 0 with *outcome +1/-1/0 for an agent win/loss/draw or 2 when the game
  * was abandoned (quit or end of input), or a negative errno (search failure). */
 static int play_game(struct play *p, int *outcome)
 {
 	const struct az_game *g = p->g;
 	uint8_t st[AZ_GAME_STATE_MAX];
-	char board[4096];
 	float v;
 	g->init(st);
 	for (int s = 0; s < 2; s++)
@@ -472,8 +498,7 @@ static int play_game(struct play *p, int *outcome)
 			az_tree_reset(p->pl[s].tree, st);
 	printf("%s (%s) vs %s (%s)\n", who(p, 0), az_game_side_name(g, 0), who(p, 1),
 	       az_game_side_name(g, 1));
-	g->format(st, board, sizeof(board));
-	fputs(board, stdout);
+	print_board(g, st);
 	while (!g->terminal(st, &v)) {
 		int side = g->to_move(st);
 		int a = choose(p, st, side);
@@ -492,8 +517,7 @@ static int play_game(struct play *p, int *outcome)
 		for (int s = 0; s < 2; s++) /* tree reuse; an unknown child starts afresh */
 			if (p->pl[s].tree && az_tree_advance(p->pl[s].tree, a) < 0)
 				az_tree_reset(p->pl[s].tree, st);
-		g->format(st, board, sizeof(board));
-		fputs(board, stdout);
+		print_board(g, st);
 	}
 	int mover = g->to_move(st);
 	if (v == 0) {

@@ -64,11 +64,34 @@ static void run_params(const struct az_config *c, const struct az_game *g, const
 		p->pipeline.watchdog_floor_s = strtod(wd, NULL);
 }
 
-/* Create (or reopen) the run directory, lock it, save run.json, open the log. */
-static int prepare_dir(const struct az_config *c)
+/* A fresh run into a directory that already holds one is refused before anything is touched
+ * (the lock file included). Returns 0 or -EINVAL after its message. */
+static int refuse_taken(const struct az_config *c)
+{
+	char p[AZ_RUNDIR_PATH_MAX];
+	long pid;
+
+	az_rundir_path(p, sizeof(p), c->out, AZ_RUNDIR_CONFIG);
+	if (c->resume || access(p, F_OK) != 0)
+		return 0;
+	if (az_rundir_lock_holder(c->out, &pid) == 1)
+		fprintf(stderr, "azrun: %s is in use by another azrun (pid %ld); wait for it or stop "
+			"it first\n", c->out, pid);
+	else
+		fprintf(stderr, "azrun: %s already holds a run; continue it with --resume --out %s, "
+			"or choose a new --out\n", c->out, c->out);
+	return -EINVAL;
+}
+
+/* Create (or reopen) the run directory, lock it, save run.json, open the log. A refusal
+ * removes the lock file when it made it (!had_lock). */
+static int prepare_dir(const struct az_config *c, int had_lock)
 {
 	char p[AZ_RUNDIR_PATH_MAX], err[1200];
-	int rc = az_rundir_create_locked(c->out, err, sizeof(err));
+	int rc = refuse_taken(c);
+	if (rc < 0)
+		return rc;
+	rc = az_rundir_create_locked(c->out, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "azrun: %s\n", err);
 		return -EINVAL;
@@ -76,14 +99,13 @@ static int prepare_dir(const struct az_config *c)
 	if (err[0])
 		fprintf(stderr, "azrun: %s\n", err);
 	az_rundir_path(p, sizeof(p), c->out, AZ_RUNDIR_CONFIG);
-	if (!c->resume && access(p, F_OK) == 0) {
-		fprintf(stderr, "azrun: %s already holds a run; continue it with --resume --out %s, "
-			"or choose a new --out\n", c->out, c->out);
-		return -EINVAL;
-	}
 	rc = az_config_save(c, p, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "azrun: %s\n", err);
+		if (!had_lock) {
+			az_rundir_path(p, sizeof(p), c->out, AZ_RUNDIR_LOCK);
+			unlink(p);
+		}
 		return rc;
 	}
 	az_rundir_path(p, sizeof(p), c->out, AZ_RUNDIR_LOG);
@@ -93,16 +115,16 @@ static int prepare_dir(const struct az_config *c)
 
 /* After the configuration: check or prepare the run directory and run the iterations. Returns
  * the exit status. */
-static int run(struct az_config *c, const struct az_game *g, struct az_run_loop *r, int mpi)
+/* Before the run directory is touched: resume's check of what is there, whether anything is
+ * left to do, and the replay the iterations to come write against the free disk (warn[n] a
+ * warning for the log, or ""). Returns -1 to go on, or the exit status (message printed). */
+static int check_first(const struct az_config *c, const struct az_game *g,
+		       struct az_run_loop *r, char *warn, size_t n)
 {
 	char err[1024];
-	int rc;
-	if (c->resume) {
-		rc = az_run_check_resume(r, err, sizeof(err));
-		if (rc < 0) {
-			fprintf(stderr, "azrun: %s\n", err);
-			return 2;
-		}
+	if (c->resume && az_run_check_resume(r, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azrun: %s\n", err);
+		return 2;
 	}
 	if (c->resume && r->completed >= c->iterations && !r->check.repairs) {
 		if (r->completed > c->iterations) /* asked for fewer than it has: nothing undone */
@@ -117,10 +139,30 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 	}
 	if (az_sv_interrupted())
 		return 128 + az_sv_interrupted(); /* stopped before anything was written */
-	rc = prepare_dir(c);
+	uint32_t left = c->iterations > r->completed ? c->iterations - r->completed : 0;
+	if (az_config_check_replay(c, g, left, err, sizeof(err), warn, n) < 0) {
+		fprintf(stderr, "azrun: %s\n", err);
+		return 2;
+	}
+	return -1;
+}
+
+static int run(struct az_config *c, const struct az_game *g, struct az_run_loop *r, int mpi)
+{
+	char warn[512], lock[AZ_RUNDIR_PATH_MAX];
+	int rc = check_first(c, g, r, warn, sizeof(warn));
+	if (rc >= 0)
+		return rc;
+	az_rundir_path(lock, sizeof(lock), c->out, AZ_RUNDIR_LOCK);
+	int had_lock = access(lock, F_OK) == 0;
+	rc = prepare_dir(c, had_lock);
 	if (rc < 0)
 		return rc == -EINVAL ? 2 : 1;
+	if (warn[0]) /* in azrun.log too */
+		az_log("azrun: %s", warn);
 	rc = az_run_prepare_models(r, c->resume);
+	if (rc < 0 && !had_lock) /* a run refused here leaves no lock file of its own */
+		unlink(lock);
 	if (rc == 0 && r->completed >= c->iterations) {
 		az_info("azrun: %s has completed %u of %u iteration%s; nothing to do (raise "
 		       "--iterations to continue)", c->out, r->completed, c->iterations,

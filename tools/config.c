@@ -82,10 +82,8 @@ static const struct opt base_opts[] = {
 	{"arena-temp-plies", T_U32, F(arena_temp_plies), 0, "N",
 	 "arena opening plies at temperature 1", 1},
 	{"arena-threshold", T_F32, F(arena_threshold), 0, "X", "promotion score", 1},
-	{"net", T_NET, F(net), 0, "KIND:WxR", "network: mlp:HxR (residual MLP, H wide) or "
-	 "resnet:FxR (AlphaZero's residual convnet, F filters; boards only: tictactoe, connect4) "
-	 "with R residual blocks; mlp or resnet alone keeps --hidden/--blocks",
-	 1},
+	{"net", T_NET, F(net), 0, "KIND:WxR",
+	 NULL /* "network: ... boards only: tictactoe, connect4 ...", from the registry */, 1},
 	{"hidden", T_U32, F(hidden), 0, "H", "network width (ResNet: filters)", 1},
 	{"blocks", T_U32, F(blocks), 0, "R", "residual blocks", 1},
 	{"train-batch", T_U32, F(train_batch), 0, "B", "training minibatch", 1},
@@ -146,7 +144,7 @@ const struct opt *az_config_opts(size_t *count)
 {
 	static const enum opt_type types[] = {
 		[AZ_GAME_OPT_U32] = T_U32, [AZ_GAME_OPT_F32] = T_F32, [AZ_GAME_OPT_STR] = T_STR};
-	static char game_help[200] = "game:";
+	static char game_help[200] = "game:", net_help[300], boards[100];
 	size_t k = 0;
 
 	if (nopts) {
@@ -159,6 +157,13 @@ const struct opt *az_config_opts(size_t *count)
 	for (size_t i = 0; i < AZ_ARRAY_LEN(base_opts); i++)
 		opts[nopts++] = base_opts[i];
 	opts[0].help = game_help;
+	snprintf(net_help, sizeof(net_help), "network: mlp:HxR (residual MLP, H wide) or resnet:FxR "
+		 "(AlphaZero's residual convnet, F filters; boards only: %s) with R residual blocks; "
+		 "mlp or resnet alone keeps --hidden/--blocks",
+		 az_config_game_list(AZ_GAMES_BOARD, ", ", boards, sizeof(boards)));
+	for (size_t i = 0; i < nopts; i++)
+		if (strcmp(opts[i].name, "net") == 0)
+			opts[i].help = net_help;
 	for (size_t d = 0; az_game_registry[d]; d++) {
 		const struct az_game_desc *g = az_game_registry[d];
 		for (uint32_t i = 0; i < g->nopts; i++, k++) {

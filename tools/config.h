@@ -92,6 +92,15 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
  * err[errlen]. az_config_parse() calls it; azbench checks its configurations with it too. */
 int az_config_validate(const struct az_config *c, char *err, size_t errlen);
 
+/* The replay a run of c writes for game g (configured), at most: every game g->max_plies
+ * records of az_replay_record_bytes(). Against the space free where c->out is or will be
+ * created (tools/config_check.c): -ENOSPC with one line in err when one iteration's replay may
+ * not fit; otherwise 0, with warn[warnlen] a line ("" when none) when the `iterations` still to
+ * run may not fit, or the trainer's --window of replay may not fit in this machine's memory. */
+int az_config_check_replay(const struct az_config *c, const struct az_game *g,
+			   uint32_t iterations, char *err, size_t errlen, char *warn,
+			   size_t warnlen);
+
 /* Resolve c->game to its game object, configuring Tangled (graph, variant, adjudicator) first.
  * Call once per process before az_game_find(c->game) is used, and before forking. Returns 0 or
  * -EINVAL / -ENOENT with a message in err. */
@@ -116,6 +125,19 @@ void az_config_train_params(const struct az_config *c, struct az_trainer_proc_pa
 
 /* Print azrun's --help to stdout. */
 void az_config_usage(const char *prog);
+
+/* Which registered games az_config_game_list() names. */
+enum az_games_which {
+	AZ_GAMES_ALL,   /* every registered game */
+	AZ_GAMES_READY, /* those usable without configuration (az_game_find: not Tangled) */
+	AZ_GAMES_BOARD, /* those whose encoding is a board (planes), which --net resnet reads */
+};
+
+/* The names of the registered games `which` selects, in registry order, joined by sep
+ * ("tictactoe | connect4 | tangled"), into buf[len] (help texts derive their game lists from
+ * the registry: a new game appears in them). Returns buf. */
+const char *az_config_game_list(enum az_games_which which, const char *sep, char *buf,
+				size_t len);
 
 /* text on f in lines of at most width characters, broken at spaces (a longer word stays whole
  * up to width), each after a prefix: first before the first line, rest before the others. */

@@ -5,7 +5,10 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "base/az_assert.h"
 #include "base/util.h"
@@ -15,6 +18,7 @@
 #include "tools/config.h"
 #include "tools/config_impl.h"
 #include "tools/run_bench.h"
+#include "train/replay.h"
 
 /* Upper bounds of az_config_validate(): far beyond useful settings, low enough that a typo is
  * refused before the run directory is touched rather than failing (or exhausting memory) later. */
@@ -181,3 +185,81 @@ int az_config_validate(const struct az_config *c, char *err, size_t errlen)
 	return -EINVAL;
 }
 
+
+/* Bytes as "376 B", "6.0 GB" or "15.8 TB" (powers of 1000, as df -H). */
+static const char *bytes_text(double b, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "kB", "MB", "GB", "TB", "PB" };
+	int u = 0;
+
+	while (b >= 1000 && u < 5) {
+		b /= 1000;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+	return buf;
+}
+
+/* Bytes free to an unprivileged writer on the file system of path, or of its nearest existing
+ * parent (a run directory not created yet), into *free_b, and that folder into dir[len].
+ * Returns 0, -ENOTSUP on a file system without blocks, or -errno when none answers. */
+static int free_bytes(const char *path, double *free_b, char *dir, size_t len)
+{
+	struct statvfs st;
+
+	snprintf(dir, len, "%s", path);
+	while (statvfs(dir, &st) != 0) {
+		char *slash = strrchr(dir, '/');
+
+		if (!dir[0] || strcmp(dir, ".") == 0 || strcmp(dir, "/") == 0)
+			return -errno;
+		if (!slash)
+			snprintf(dir, len, ".");
+		else if (slash == dir)
+			dir[1] = 0;
+		else
+			*slash = 0;
+	}
+	if (st.f_blocks == 0) /* /proc and kin: no disk; creating the run directory says why */
+		return -ENOTSUP;
+	*free_b = (double)st.f_bavail * (double)st.f_frsize;
+	char *abs = realpath(dir, NULL); /* "." says little in a message */
+	if (abs)
+		snprintf(dir, len, "%s", abs);
+	free(abs);
+	return 0;
+}
+
+int az_config_check_replay(const struct az_config *c, const struct az_game *g,
+			   uint32_t iterations, char *err, size_t errlen, char *warn,
+			   size_t warnlen)
+{
+	double rec = (double)az_replay_record_bytes(g->features, g->actions);
+	double iter = (double)c->games_per_iter * g->max_plies * rec, avail = 0;
+	double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+	char dir[1024], a[32], b[32], d[32];
+
+	warn[0] = 0;
+	if (free_bytes(c->out, &avail, dir, sizeof(dir)) < 0)
+		return 0; /* nothing to measure against: creating the directory will say why */
+	if (iter > avail) {
+		snprintf(err, errlen, "--games-per-iter %u: up to %s of replay per iteration (%u "
+			 "games x up to %u positions x %.0f bytes), more than the %s free in %s; "
+			 "lower --games-per-iter or choose another --out", c->games_per_iter,
+			 bytes_text(iter, a, sizeof(a)), c->games_per_iter, g->max_plies, rec,
+			 bytes_text(avail, b, sizeof(b)), dir);
+		return -ENOSPC;
+	}
+	if (iter * iterations > avail)
+		snprintf(warn, warnlen, "warning: up to %s of replay in %u iterations (%s each, %u "
+			 "games x up to %u positions), more than the %s free in %s: the run may stop "
+			 "at a full disk", bytes_text(iter * iterations, a, sizeof(a)), iterations,
+			 bytes_text(iter, d, sizeof(d)), c->games_per_iter, g->max_plies,
+			 bytes_text(avail, b, sizeof(b)), dir);
+	else if (mem > 0 && iter * c->window > mem)
+		snprintf(warn, warnlen, "warning: the trainer holds --window %u iterations of replay "
+			 "in memory, up to %s (%s each), more than this machine's %s", c->window,
+			 bytes_text(iter * c->window, a, sizeof(a)), bytes_text(iter, d, sizeof(d)),
+			 bytes_text(mem, b, sizeof(b)));
+	return 0;
+}

@@ -93,3 +93,20 @@ void az_config_usage(const char *prog)
 	       "--help", "this text", prog, prog, prog, prog);
 }
 
+
+const char *az_config_game_list(enum az_games_which which, const char *sep, char *buf,
+				size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; az_game_registry[i] && n < len; i++) {
+		const struct az_game *g = az_game_desc_game(az_game_registry[i]);
+
+		if ((which == AZ_GAMES_READY && !g) || (which == AZ_GAMES_BOARD && (!g || !g->planes)))
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? sep : "",
+				      az_game_registry[i]->name);
+	}
+	return buf;
+}

@@ -38,7 +38,8 @@ static const struct plot plots[] = {
 	 "Network evaluations per second during self-play, and the mean batch the inference "
 	 "process ran."},
 	{"time.png", "Time per phase",
-	 "Wall-clock seconds of self-play, training and arena in each iteration."},
+	 "Wall-clock seconds of self-play, training, arena and, with --bench, the benchmark in "
+	 "each iteration."},
 };
 #define NPLOTS (sizeof(plots) / sizeof(plots[0]))
 
@@ -65,6 +66,15 @@ static void report_usage(void)
 	az_usage_wrap(stdout, "", "", 80, elo_note);
 }
 
+/* Whether some iteration ran the benchmark (its seconds are in the metrics). */
+static int has_bench_time(const struct az_run_info *ri)
+{
+	for (size_t i = 0; i < ri->nrows; i++)
+		if (!isnan(ri->rows[i].bench_s) && ri->rows[i].bench_s > 0)
+			return 1;
+	return 0;
+}
+
 /* A missing value is "?" in data.tsv (the script declares it as gnuplot's missing mark). */
 static void put(FILE *f, double v, const char *fmt)
 {
@@ -82,12 +92,13 @@ static int write_data(const char *path, const struct az_run_info *ri, const doub
 		return -errno;
 	fprintf(f, "# iteration\tpolicy_loss\tvalue_loss\tarena_score\tpromoted\telo_best\t"
 		   "elo_candidate\tevals_per_s\tmean_batch\tselfplay_s\ttrain_s\tarena_s\t"
-		   "games\tpositions\n");
+		   "games\tpositions\tbench_s\n");
 	for (size_t i = 0; i < ri->nrows; i++) {
 		const struct az_metric_row *r = &ri->rows[i];
 		const double v[] = {r->iteration, r->policy_loss, r->value_loss, r->arena_score,
 				    r->promoted, best[i], cand[i], r->evals_per_s, r->mean_batch,
-				    r->selfplay_s, r->train_s, r->arena_s, r->games, r->positions};
+				    r->selfplay_s, r->train_s, r->arena_s, r->games, r->positions,
+				    r->bench_s};
 		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
 			put(f, v[k], "%.6g");
 			fputc(k + 1 < sizeof(v) / sizeof(v[0]) ? '\t' : '\n', f);
@@ -205,8 +216,11 @@ static int write_script(const char *path, const struct az_run_info *ri)
 		"set xrange [%g:%g]\nunset xtics\nset xtics nomirror\nset yrange [0:*]\n"
 		"plot D using 10:xtic(int($0) %% %u == 0 ? stringcolumn(1) : '') "
 		"title 'self-play', \\\n"
-		"     D using 11 title 'training', D using 12 title 'arena'%s\n",
-		-0.5 - pad, (double)ri->nrows - 0.5 + pad, every, rk);
+		"     D using 11 title 'training', D using 12 title 'arena'%s%s\n",
+		-0.5 - pad, (double)ri->nrows - 0.5 + pad, every,
+		/* an iteration without the benchmark stacks 0 ("?" would drop its bar) */
+		has_bench_time(ri) ? ", \\\n     D using (valid(15) ? $15 : 0) title 'benchmark'"
+				   : "", rk);
 	if (az_report_bench_rows(ri)) { /* after the histogram: back to the iteration axis */
 		fprintf(f, "set style data lines\nset xtics autofreq\n%sset xrange [%g:%g]\n",
 			tics, lo - 0.5, hi + 0.5);
@@ -252,7 +266,7 @@ static void html_escape(FILE *f, const char *s)
 /* Facts for the top of both pages, one sentence each, into lines[5][256]. */
 static void summary_lines(const struct az_run_info *ri, const double *best, char lines[5][256])
 {
-	double games = 0, pos = 0, sp = 0, tr = 0, ar = 0;
+	double games = 0, pos = 0, sp = 0, tr = 0, ar = 0, be = 0;
 	unsigned resumes = 0;
 	for (size_t i = 0; i < ri->nrows; i++) {
 		const struct az_metric_row *r = &ri->rows[i];
@@ -262,11 +276,16 @@ static void summary_lines(const struct az_run_info *ri, const double *best, char
 		sp += isnan(r->selfplay_s) ? 0 : r->selfplay_s;
 		tr += isnan(r->train_s) ? 0 : r->train_s;
 		ar += isnan(r->arena_s) ? 0 : r->arena_s;
+		be += isnan(r->bench_s) ? 0 : r->bench_s;
 	}
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], d[48] = "";
 	az_format_duration(sp, a, sizeof(a));
 	az_format_duration(tr, b, sizeof(b));
 	az_format_duration(ar, c, sizeof(c));
+	if (be > 0) {
+		memcpy(d, ", benchmark ", 13);
+		az_format_duration(be, d + 12, sizeof(d) - 12);
+	}
 	char res[64] = "";
 	if (resumes)
 		snprintf(res, sizeof(res), "; resumed %u time%s (dashed lines in the plots)", resumes,
@@ -276,7 +295,7 @@ static void summary_lines(const struct az_run_info *ri, const double *best, char
 	snprintf(lines[1], 256, "Best network: iteration %u, estimated %+.0f Elo over the "
 		 "first network.", ri->best_iteration, ri->nrows ? best[ri->nrows - 1] : 0.0);
 	snprintf(lines[2], 256, "Self-play: %.0f games, %.0f positions.", games, pos);
-	snprintf(lines[3], 256, "Time: self-play %s, training %s, arena %s.", a, b, c);
+	snprintf(lines[3], 256, "Time: self-play %s, training %s, arena %s%s.", a, b, c, d);
 	if (ri->nrows) {
 		const struct az_metric_row *l = &ri->rows[ri->nrows - 1];
 		snprintf(lines[4], 256, "Last iteration: policy loss %.4f, value loss %.4f, "

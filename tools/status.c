@@ -67,6 +67,11 @@ static void print_live(const struct az_run_info *ri)
 	double now = (double)time(NULL);
 	double el = isnan(ri->phase_started) ? NAN : now - ri->phase_started;
 	char els[32], eta[32], run_eta[32];
+	if (!ri->have_progress || !strcmp(ri->phase, "done")) { /* the lock says it runs */
+		printf("state:      running (pid %ld), between phases (progress.json names none)\n",
+		       ri->pid);
+		return;
+	}
 	az_format_duration(el, els, sizeof(els));
 	printf("state:      running (pid %ld), iteration %u of %u, phase %s\n", ri->pid,
 	       ri->iteration, ri->iterations, ri->phase);

@@ -20,7 +20,9 @@ static void print_line(void *ctx, int damaged, const char *msg)
 static void verify_usage(void)
 {
 	printf("Usage: azrun verify --out DIR\n"
-	       "Checks every checkpoint, replay record and metrics line of a run.\n"
+	       "Checks every checkpoint, replay record and metrics line of a run. On a run\n"
+	       "that an azrun is using (its lock), files beyond the last committed iteration\n"
+	       "are named as the iteration in progress.\n"
 	       "Exit 0: intact; 1: something is damaged; 2: bad usage.\n");
 }
 
@@ -48,15 +50,23 @@ int az_verify_main(int argc, char **argv)
 		fprintf(stderr, "azrun verify: %s\n", err);
 		return 2;
 	}
+	long pid;
 	struct az_rundir_check t = {.report = print_line, .net = cfg.net, .hidden = cfg.hidden,
-				    .blocks = cfg.blocks};
+				    .blocks = cfg.blocks,
+				    .live = az_rundir_lock_holder(out, &pid) == 1};
+	if (t.live) /* its files beyond the last commit are being written, not left over */
+		printf("note: %s is in use by azrun (pid %ld): what lies beyond the last committed "
+		       "iteration is the iteration in progress; verify again after it stops for a "
+		       "settled answer\n", out, pid);
 	az_rundir_verify(out, g, &t);
 	long lines = t.metrics_lines;
 	printf("%s: %ld checkpoint%s, %ld replay file%s with %ld record%s, %ld metrics line%s, "
 	       "%ld problem%s", out, t.checkpoints, az_plural(t.checkpoints), t.replay_files,
 	       az_plural(t.replay_files), t.records, az_plural(t.records), lines, az_plural(lines),
 	       t.problems, az_plural(t.problems));
-	if (t.repairs) /* the notes above that --resume acts on */
+	if (t.repairs && t.live)
+		printf(", %ld file%s of the iteration in progress", t.repairs, az_plural(t.repairs));
+	else if (t.repairs) /* the notes above that --resume acts on */
 		printf(", %ld leftover%s of an iteration that never committed (--resume rolls %s "
 		       "back or completes %s)", t.repairs, az_plural(t.repairs),
 		       t.repairs == 1 ? "it" : "them", t.repairs == 1 ? "it" : "them");

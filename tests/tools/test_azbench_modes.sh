@@ -128,6 +128,17 @@ for w in 1 2; do
 done
 [ -z "$(ls -A "$T/tmp")" ] || fail "pipeline left temporary files: $(ls "$T/tmp")"
 
+# A budget too short for the sweep names what it measured and what it skipped (stderr and the
+# recommendation), with the --seconds that measures them all (was "skipped: 3 of 5 runs").
+"$AZBENCH" pipeline --game tictactoe --workers 1,2 --games-per-worker 4,16 --phases 0 \
+	--default-runs 1 --seconds 2 --json > "$T/short.json" 2> "$T/short.err" ||
+	fail "pipeline --seconds 2: $(cat "$T/short.err")"
+grep -Eq "^pipeline: --seconds 2 measured 2 of 5 runs: tictactoe \(azrun's defaults x1\) W x G \
+1x4; not measured, no time left: tictactoe W x G 1x16 2x4 2x16 \(3 of 5 runs\); --seconds [0-9]+ \
+or more measures them all$" "$T/short.err" || fail "pipeline --seconds 2: $(cat "$T/short.err")"
+grep -q '\[skipped for time: tictactoe W x G 1x16 2x4 2x16 (3 of 5 runs)' "$T/short.json" ||
+	fail "the recommendation does not name the skipped runs: $(tail -1 "$T/short.json")"
+
 run 15 "$T/train.json" train --game tictactoe --batches 16,32 --seconds 1 --json --no-torch
 python3 "$T/check.py" "$T/train.json" train
 # With the PyTorch side when torch is importable; says "torch not available" otherwise.

@@ -49,6 +49,25 @@ if command -v script > /dev/null; then
 	[ "$(grep -c '/20\]' "$T/tty")" -le 2 ] || fail "progress lines on a terminal: $(cat "$T/tty")"
 fi
 
+# --seconds is the whole budget, the pipeline runs against azrun's defaults included (a 10 s
+# budget took 18.5 s: the runs came after it); three runs asked, fewer and shorter ones fit.
+t0=$(date +%s.%N)
+"$AZBENCH" ring --seconds 5 --producers 1 --capacities 16 --slots 64 --batches 1 \
+	--transports ring --placement same --default-runs 3 > "$T/rtable" 2> "$T/rprogress" ||
+	fail "ring --seconds 5 --default-runs 3: $(cat "$T/rprogress")"
+secs=$(echo "$(date +%s.%N) - $t0" | bc)
+[ "$(echo "$secs <= 7" | bc)" -eq 1 ] || fail "ring --seconds 5 took $secs s"
+grep -q "run 1 of [12]$" "$T/rprogress" || fail "no pipeline run within --seconds 5: \
+$(cat "$T/rprogress")"
+tr -d '\n' < "$T/rtable" | tr -s ' ' | grep -q "medians of [12] alternated runs" ||
+	fail "ring recommendation: $(sed -n '/recommendation/,$p' "$T/rtable")"
+# A budget with no time left for even one run says so instead of overrunning.
+"$AZBENCH" ring --seconds 2 --producers 1 --capacities 16 --slots 64 --batches 1 \
+	--transports ring --placement same --default-runs 3 > "$T/rtable" 2> "$T/rprogress"
+tr -d '\n' < "$T/rtable" | tr -s ' ' | grep -q "too short to measure it against azrun's defaults \
+(--ring-capacity 256 --max-batch 0 --batch-deadline-us 200) in the pipeline (--seconds 4 or more" ||
+	fail "ring --seconds 2: $(sed -n '/recommendation/,$p' "$T/rtable")"
+
 # The pipeline table and its --csv have the same columns, in the same order, and the same rows;
 # pipeline.png's key says "G=4 games per worker": a gnuplot first in PATH keeps the script that
 # azbench hands it, then runs the real one.

@@ -81,10 +81,18 @@ printf '%s\n' '4453 0' > "$T/c4.txt"                 # a Connect Four position (
 
 # The fixtures themselves are sound: azeval accepts the good checkpoint and positions.
 if ! "$AZEVAL" --game tictactoe --checkpoint "$T/ttt.safetensors" --positions "$T/good.txt" \
-	--sims 0 > /dev/null 2> "$T/err"; then
+	--sims 0 > "$T/table" 2> "$T/err"; then
 	echo "FAIL fixtures: azeval refused the hand-made checkpoint:" >&2
 	cat "$T/err" >&2
 	exit 1
+fi
+# Its table's numbers form one column (decisive_sign_accuracy's stood one place to the right).
+cases=$((cases + 1))
+if [ "$(grep -E '_accuracy +' "$T/table" | sed -E 's/^([a-z_]+ +).*/\1/' | awk '{ print length }' |
+	sort -u | wc -l)" -ne 1 ] || [ "$(grep -c '_accuracy ' "$T/table")" -ne 3 ]; then
+	failures=$((failures + 1))
+	echo "FAIL azeval table: not one column:" >&2
+	sed 's/^/    /' "$T/table" >&2
 fi
 
 # ---- azrun: options ----
@@ -167,6 +175,12 @@ check "azrun train-batch alone" "^azrun: --train-batch[^-]*$" "$AZRUN" --out "$N
 	--train-batch 99999
 check "azrun zero train steps" "^azrun: --train-steps-max must be at least 1$" "$AZRUN" \
 	--out "$N" --train-steps-max 0
+# More replay than the disk holds: refused with the numbers before the run directory exists (it
+# was accepted: 2.8 GB of tic-tac-toe replay in 10 minutes); timeout: it used to start the run.
+check "azrun replay beyond the free disk" "^azrun: --games-per-iter 1000000000: up to 15\.8 TB \
+of replay per iteration \(1000000000 games x up to 42 positions x 376 bytes\), more than the .* \
+free in $T; lower --games-per-iter or choose another --out$" timeout 30 "$AZRUN" --game connect4 \
+	--out "$N" --games-per-iter 1000000000
 touch "$T/plain"
 check "azrun --out under a file" "$T/plain is not a directory" "$AZRUN" --game tictactoe \
 	--out "$T/plain/run"
@@ -249,6 +263,11 @@ C="$T/ttt.safetensors" P="$T/good.txt"
 check "azeval unknown option" "bogus" "$AZEVAL" --checkpoint "$C" --positions "$P" --bogus
 check "azeval --write-labelled, a large board" "--uncoloured K --games N" \
 	"$AZEVAL" --game tangled --graph 6 --write-labelled "$N"
+# Any game with more positions than the exact solver walks is refused by counting them (a new
+# game was solved exhaustively, whatever its size: only connect4 was refused, by its name).
+check "azeval --write-labelled, too many positions" "^azeval: --write-labelled: connect4 has \
+more than 1000000 reachable positions, too many to solve exactly; connect4: --tactic" \
+	"$AZEVAL" --game connect4 --write-labelled "$N"
 check "azeval stray argument" "stray" "$AZEVAL" --checkpoint "$C" --positions "$P" stray
 check "azeval negative sims" "sims" "$AZEVAL" --checkpoint "$C" --positions "$P" --sims -5
 check "azeval malformed sims" "sims" "$AZEVAL" --checkpoint "$C" --positions "$P" --sims 1x
@@ -276,6 +295,11 @@ check "azeval checkpoint of another game" "connect4" "$AZEVAL" --game tictactoe 
 	--checkpoint "$T/c4.safetensors" --positions "$P"
 check "azeval checkpoint of another shape" "input|20" "$AZEVAL" --game tictactoe \
 	--checkpoint "$T/ttt-shape.safetensors" --positions "$P"
+# Another game's positions file: the mismatch named (it said "not a move of this game" alone).
+check "azeval positions of another game" "good.txt:1: best: move 8 \('8'\): not a move of this \
+game; $T/good.txt holds tictactoe positions, and this evaluation's game is connect4: give \
+connect4 positions \(or a tictactoe checkpoint and --game tictactoe\)$" "$AZEVAL" --game connect4 \
+	--checkpoint "$T/c4.safetensors" --positions "$T/good.txt"
 check "azeval missing positions" "nope.txt" "$AZEVAL" --checkpoint "$C" --positions "$T/nope.txt"
 check "azeval positions: occupied cell" "occupied.txt:2" "$AZEVAL" --checkpoint "$C" \
 	--positions "$T/occupied.txt"

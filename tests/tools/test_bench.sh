@@ -42,6 +42,12 @@ for s in L1_R1 L1_R2 L1_R3 L2_R1 L2_R2 L3_R1; do
 	grep -q '?' "$R/bench/Test_$s.labels" && fail "$s: unsolved moves left in the labels"
 done
 cp "$R/bench/Test_L1_R1.labels" "$T/labels.before"
+# The first benchmark's labelling is logged (minutes with no line before), once per run.
+grep -q "bench: labelling 5 positions of each of Pons' 6 sets with the exact solver" "$T/log1" ||
+	fail "the first benchmark's labelling is not logged: $(cat "$T/log1")"
+grep -q "bench: labelled Pons' sets; this benchmark took [0-9.]* s, labelling included" \
+	"$T/log1" || fail "the labelling's end is not logged: $(cat "$T/log1")"
+[ "$(grep -c "bench: labelling" "$T/log1")" -eq 1 ] || fail "labelling logged twice"
 
 # Resumed: iteration 3 is not a multiple of --bench-every 2 (no keys), 4 is; then every
 # iteration, with promotion all but impossible: an unchanged best network repeats its results.
@@ -49,6 +55,7 @@ cp "$R/bench/Test_L1_R1.labels" "$T/labels.before"
 	2> "$T/err2" || fail "the resume failed: $(tail -3 "$T/err2")"
 tail -n +"$(($(wc -l < "$T/log1") + 1))" "$R/azrun.log" > "$T/log2"
 grep -q "iter 3 bench" "$T/log2" && fail "iteration 3 ran the benchmark with --bench-every 2"
+grep -q "bench: labelling" "$T/log2" && fail "a resumed run labelled again: $(cat "$T/log2")"
 grep -q "iter 4 bench: best network" "$T/log2" || fail "iteration 4 has no benchmark"
 "$AZRUN" --resume --out "$R" --iterations 6 --bench-every 1 --arena-games 10 --quiet 2> "$T/err3" \
 	|| fail "the second resume failed: $(tail -3 "$T/err3")"
@@ -107,6 +114,12 @@ if command -v gnuplot > /dev/null; then
 	# bench.tsv: the five benchmarked iterations, 16 columns of percentages after the first.
 	[ "$(grep -vc '^#' "$R/report/bench.tsv")" -eq 5 ] || fail "bench.tsv: not 5 rows"
 	grep -q '^## Benchmark' "$R/report/report.md" || fail "report.md: no benchmark table"
+	# time.png stacks the benchmark's seconds with the phases' (it left them out).
+	grep -q "D using (valid(15) ? \$15 : 0) title 'benchmark'" "$R/report/plots.gp" ||
+		fail "time.png leaves the benchmark out: $(grep -A3 time.png "$R/report/plots.gp")"
+	head -1 "$R/report/data.tsv" | grep -q $'\tbench_s$' || fail "data.tsv: no bench_s column"
+	grep -q "^- Time: self-play .*, benchmark [0-9]" "$R/report/report.md" ||
+		fail "report.md: no benchmark time: $(grep Time: "$R/report/report.md")"
 	grep -Eq '^\| 6 \| [0-9]+/[0-9]+ \|' "$R/report/report.md" \
 		|| fail "report.md: no benchmark row of iteration 6"
 fi

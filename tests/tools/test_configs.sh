@@ -52,6 +52,29 @@ for ini in "$SRC"/configs/*.ini; do
 		fail "$name: verify line not singular: $(cat "$T/verify")"
 done
 
+# A README tour line that picks a ResNet says what it costs (it ran ~35x slower per evaluation
+# than the default net with no word of it): "slower" within the line or the two after it.
+grep -n -A2 -- '--net resnet:' "$SRC/README.md" | awk '/--net resnet:/ { n++ } /slower/ { s++ }
+	END { exit !(n > 0 && s >= n) }' || fail "README: a --net resnet: line without its speed note"
+# No help text or game test spells out the list of games (adding a game broke test_registry and
+# left the help texts behind): the lists come from the registry (az_config_game_list).
+if grep -rnE --include='*.c' '^[^/*]*"[^"]*tictactoe( \| |, ?)connect4' "$SRC/tools" \
+	"$SRC/tests/games" > "$T/lists"; then
+	fail "a hard-coded game list: $(cat "$T/lists")"
+fi
+# ... and the help texts name every registered game (the registry's list, as azrun's unknown-game
+# message gives it).
+names=$({ "$AZRUN" --game no-such-game --out "$T/none" 2>&1 || true; } |
+	sed -n 's/.*(known: \(.*\))$/\1/p')
+[ -n "$names" ] || fail "azrun does not list the known games"
+"$3" --help > "$T/h-azeval"
+"$AZRUN" --help > "$T/h-azrun"
+"$4" --help > "$T/h-azplay"
+for g in ${names//,/ }; do
+	grep -q -- "--game NAME .*$g" "$T/h-azeval" || fail "azeval --help lacks $g"
+	grep -q -- "--game NAME .*$g" "$T/h-azrun" || fail "azrun --help lacks $g"
+	grep -q "$g" "$T/h-azplay" || fail "azplay --help lacks $g"
+done
 # The README's --config example points at a shipped file.
 ex=$(grep -o -- '--config [^ ]*' "$SRC/README.md" | head -1 | cut -d' ' -f2)
 [ -n "$ex" ] && [ -f "$SRC/$ex" ] || fail "README's --config example '$ex' is not a shipped file"

@@ -53,7 +53,7 @@ damage replay-deleted "replay: cannot open" 'rm -rf replay'
 damage metrics-garbage "line 1 is not a metrics object" \
 	'sed -i "1s/.*/garbage/" metrics.jsonl'
 damage metrics-truncated "line 2 is cut short" 'truncate -s -20 metrics.jsonl'
-damage metrics-missing-line "iterations 1-1" 'sed -i "2d" metrics.jsonl'
+damage metrics-missing-line "has the line of iteration 1 only" 'sed -i "2d" metrics.jsonl'
 
 # Leftovers of an iteration that never committed: notes, rolled back by resume, logged.
 D="$T/leftover"

@@ -20,7 +20,11 @@ grep -Eq '^result: (X wins|O wins|draw)' "$T/p1" || fail "no result line: $(tail
 grep -q '^human (X) plays 1$' "$T/p1" || fail "the human's first move was not played"
 grep -q '^agent (O): value [-+][0-9.]*, top moves: [1-9] [0-9]*%' "$T/p1" \
 	|| fail "the agent's top moves and value are not shown"
-grep -q '^X \. \.$' "$T/p1" || fail "the board after 1 is not shown"
+grep -q '^X \. \.    1 2 3$' "$T/p1" || fail "the board after 1 is not shown"
+# The board carries the cells' numbers beside it, the moves' key (it showed none).
+key='^\. \. \.    1 2 3|\. \. \.    4 5 6|\. \. \.    7 8 9|$'
+head -4 "$T/p1" | tail -3 | tr '\n' '|' | grep -q "$key" ||
+	fail "no cell numbers beside the board: $(head -5 "$T/p1")"
 
 # An illegal move is refused with a message and asked again; so is a word that is no move.
 printf '5\n5\nfoo\n1\n2\n3\n4\n6\n7\n8\n9\n' | "$AZPLAY" --checkpoint "$C" --sims 16 \
@@ -78,17 +82,43 @@ grep -q '^iterations: 2 of 2 complete' "$T/s1" || fail "status: $(cat "$T/s1")"
 grep -q 'not running (finished)' "$T/s1" || fail "status does not say finished"
 [ "$(grep -Ec '^ +[12] +[0-9]+-[0-9]+-[0-9]+ ' "$T/s1")" -eq 2 ] || fail "no arena history"
 
-# azrun status on a run in progress: a progress.json of a live process (this shell).
+# A progress.json whose pid is alive (pid 1 always is) but no azrun holding the lock: not running
+# (status trusted the pid and said "running (pid 1)").
 now=$(date +%s)
 cat > "$T/ttt/progress.json" <<EOF
-{"pid": $$, "iteration": 3, "iterations": 4, "phase": "selfplay", "phase_started": $((now - 5)),
+{"pid": 1, "iteration": 3, "iterations": 4, "phase": "selfplay", "phase_started": $((now - 5)),
  "done": 6, "total": 12, "evals_per_s": 1234.5, "updated": $now}
 EOF
+"$AZRUN" status --out "$T/ttt" > "$T/s0" || fail "azrun status (stale pid) failed"
+grep -q '^state: *not running' "$T/s0" || fail "status trusts progress.json's pid: $(cat "$T/s0")"
+
+# azrun status on a run in progress: this shell holds the lock, as azrun does, with its pid.
+echo $$ > "$T/ttt/azrun.lock"
+exec 9< "$T/ttt/azrun.lock"
+flock -x 9
+sed -i 's/"pid": 1,/"pid": 2,/' "$T/ttt/progress.json" # the lock's pid is the one shown
 "$AZRUN" status --out "$T/ttt" > "$T/s2" || fail "azrun status (running) failed"
-grep -q 'running (pid [0-9]*), iteration 3 of 4, phase selfplay' "$T/s2" \
+grep -q "running (pid $$), iteration 3 of 4, phase selfplay" "$T/s2" \
 	|| fail "live status: $(cat "$T/s2")"
 grep -q '6 of 12 (50%)' "$T/s2" || fail "live progress missing"
 grep -Eq '^eta: +[0-9.]+s for this phase' "$T/s2" || fail "no ETA: $(cat "$T/s2")"
+
+# azrun verify on the live run: the files of the iteration being written are that, not leftovers
+# of an iteration that "never committed".
+cp "$T/ttt/replay/iter-0002-w00.rpl" "$T/ttt/replay/iter-0003-w00.rpl"
+: > "$T/ttt/checkpoints/iter-0003.safetensors.tmp.$$"
+"$AZRUN" verify --out "$T/ttt" > "$T/v1" || fail "verify of the live run: $(cat "$T/v1")"
+grep -q "never committed\|cut short" "$T/v1" && fail "live run called uncommitted: $(cat "$T/v1")"
+grep -q "^note: $T/ttt is in use by azrun (pid $$)" "$T/v1" || fail "live verify: $(cat "$T/v1")"
+grep -q "iter-0003-w00.rpl: of iteration 3, in progress$" "$T/v1" || fail "$(cat "$T/v1")"
+grep -q "tmp.$$: the temporary file of a write in progress$" "$T/v1" || fail "$(cat "$T/v1")"
+grep -q ", 2 files of the iteration in progress$" "$T/v1" || fail "$(cat "$T/v1")"
+exec 9<&- # the "azrun" stops: the same files are leftovers again
+"$AZRUN" verify --out "$T/ttt" > "$T/v2" || fail "verify: $(cat "$T/v2")"
+grep -q "iter-0003-w00.rpl: of iteration 3, which never committed" "$T/v2" || fail "$(cat "$T/v2")"
+rm "$T/ttt/replay/iter-0003-w00.rpl" "$T/ttt/checkpoints/iter-0003.safetensors.tmp.$$"
+exec 9< "$T/ttt/azrun.lock"
+flock -x 9
 
 # azrun report: PNGs (non-empty, PNG magic), a page linking each (the in-progress note too).
 "$AZRUN" report --out "$T/ttt" > "$T/r1" 2>&1 || fail "azrun report failed: $(cat "$T/r1")"
@@ -102,10 +132,28 @@ for p in loss arena elo throughput time; do
 	grep -q "($p.png)" "$T/ttt/report/report.md" || fail "report.md lacks $p.png"
 done
 grep -q '400 log10' "$T/ttt/report/index.html" || fail "the Elo formula is not documented"
+exec 9<&-
 # Without gnuplot: a clear error.
 rm "$T/ttt/progress.json"
 if "$AZRUN" report --out "$T/ttt" --gnuplot "$T/no-such-gnuplot" > /dev/null 2> "$T/r2"; then
 	fail "report succeeded without gnuplot"
 fi
 grep -q "gnuplot not found" "$T/r2" || fail "missing gnuplot not explained: $(cat "$T/r2")"
+
+# A refused fresh run leaves the directory as it was: no azrun.lock of its own (it left one),
+# an existing one untouched (its pid was rewritten).
+cp "$T/ttt/azrun.lock" "$T/lock.orig"
+"$AZRUN" --game tictactoe --out "$T/ttt" "${tiny[@]}" 2> "$T/f1" && fail "a fresh run over a run"
+grep -q "already holds a run; continue it with --resume" "$T/f1" || fail "$(cat "$T/f1")"
+cmp -s "$T/ttt/azrun.lock" "$T/lock.orig" || fail "a refused run rewrote azrun.lock"
+rm "$T/ttt/azrun.lock"
+"$AZRUN" --game tictactoe --out "$T/ttt" "${tiny[@]}" 2> "$T/f1" && fail "a fresh run over a run"
+[ ! -e "$T/ttt/azrun.lock" ] || fail "a refused fresh run left azrun.lock behind"
+
+# metrics.jsonl without a line while state.json counts 2: said in words, not "iterations 1-0".
+cp -a "$T/ttt" "$T/nolines"
+: > "$T/nolines/metrics.jsonl"
+"$AZRUN" verify --out "$T/nolines" > "$T/v3" && fail "verify accepted a run without metrics"
+grep -q "metrics.jsonl: has no iteration's line, but state.json says 2 are complete$" "$T/v3" ||
+	fail "empty metrics: $(cat "$T/v3")"
 echo "user tools integration: all checks passed"

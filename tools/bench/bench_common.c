@@ -746,3 +746,17 @@ int az_bench_net_check(const char *mode, const char *game, uint32_t net, uint32_
 	}
 	return az_bench_config_check(mode, &cfg);
 }
+
+const char *az_bench_games_help(void)
+{
+	static char buf[256];
+
+	return az_config_game_list(AZ_GAMES_READY, " | ", buf, sizeof(buf));
+}
+
+const char *az_bench_boards_help(void)
+{
+	static char buf[256];
+
+	return az_config_game_list(AZ_GAMES_BOARD, ", ", buf, sizeof(buf));
+}

@@ -90,6 +90,11 @@ enum {
 /* Help text for the common options (one option per line, two-space indent). */
 extern const char az_bench_common_help[];
 
+/* For the modes' --help, from the registry: the games azbench runs, "tictactoe | connect4",
+ * and those --net resnet takes, "tictactoe, connect4" (static strings). */
+const char *az_bench_games_help(void);
+const char *az_bench_boards_help(void);
+
 /* Apply one getopt_long result to o. Returns 1 when code is a common option, 0 when it is not
  * (the mode handles it), -EINVAL for a bad value (a message went to stderr). */
 int az_bench_common_opt(struct az_bench_opts *o, int code, const char *arg);

@@ -117,11 +117,11 @@ static void usage(FILE *out)
 		"Evaluations per second of the inference backend alone (no rings) against\n"
 		"the batch size, for the default network of each game (azrun's defaults):\n"
 		"the ceiling that `azbench pipeline` is judged against.\n\n"
-		"  --game NAME        tictactoe | connect4 | all (default all)\n"
+		"  --game NAME        %s | all (default all)\n"
 		"  --batches LIST     batch sizes, comma-separated (default 1,2,4,...,1024)\n"
 		"  --backend B        auto | cpu | cpu-async | cuda (default auto: cuda when visible)\n"
 		"  --net HxR          width x residual blocks (default: the game's); also\n"
-		"                     mlp:HxR, or resnet:FxR (F filters; tictactoe, connect4)\n"
+		"                     mlp:HxR, or resnet:FxR (F filters; %s)\n"
 		"  --help             this text\n"
 		"%s\n"
 		"Columns: kernel = the cpu backend's path (avx512 or blas: AZ_CPU_GEMM,\n"
@@ -130,7 +130,8 @@ static void usage(FILE *out)
 		"measured). Each point is the fastest of 5 equal slices of its time (a\n"
 		"ceiling: other load on the machine blurs it less). Default --seconds %.0f.\n"
 		"--plot: evals/s against the batch size, one line per game.\n",
-		az_bench_common_help, DEFAULT_SECONDS);
+		az_bench_games_help(), az_bench_boards_help(), az_bench_common_help,
+		DEFAULT_SECONDS);
 }
 
 

@@ -67,12 +67,12 @@ static void usage(FILE *out)
 		"times, spread over the sweep; their range, (max - min) / median, is the\n"
 		"run-to-run noise, and another configuration is recommended only when it\n"
 		"beats the defaults' median sims/s by more than that.\n\n"
-		"  --game NAME              tictactoe | connect4 | all (default all)\n"
+		"  --game NAME              %s | all (default all)\n"
 		"  --workers LIST           worker counts W (default 1,2,4,8,16)\n"
 		"  --games-per-worker LIST  games in flight per worker G (default 4,16,128)\n"
 		"  --sims N                 simulations per move (default: the game's)\n"
 		"  --net HxR                the network (default: the game's); mlp:HxR, or\n"
-		"                           resnet:FxR (F filters; tictactoe, connect4)\n"
+		"                           resnet:FxR (F filters; %s)\n"
 		"  --leaves K               leaves in flight per game (default: azrun's)\n"
 		"  --eval-cache-mb MB       the evaluation cache in MiB: each worker's, or the\n"
 		"                           one --eval-cache shared table; 0 off (default:\n"
@@ -89,7 +89,9 @@ static void usage(FILE *out)
 		"%s\n"
 		"The budget (default --seconds %.0f) is split across the configurations;\n"
 		"each gets at least %.0f s of measurement after warm-up, and those that do\n"
-		"not fit (largest W first) are skipped and named on stderr.\n"
+		"not fit (largest W first) are skipped: stderr names the W x G measured and\n"
+		"those skipped, and the --seconds that measures them all; the\n"
+		"recommendation names the skipped ones too.\n"
 		"Columns: evals_per_s (network evaluations served), sims_per_s (MCTS\n"
 		"simulations, terminal visits included), games_per_min, mean_batch,\n"
 		"ring_occupancy (mean requests in flight per ring), server_busy (share of\n"
@@ -106,7 +108,8 @@ static void usage(FILE *out)
 		"--phases runs, under the adaptive batching and under the old fixed-deadline\n"
 		"batching (waits for max_batch or the deadline), run alternately.\n"
 		"--plot: evals/s against W, one line per game and G.\n",
-		DEFAULT_RUNS, MAX_RUNS, az_bench_common_help, DEFAULT_SECONDS, MIN_MEASURE_S);
+		az_bench_games_help(), az_bench_boards_help(), DEFAULT_RUNS, MAX_RUNS,
+		az_bench_common_help, DEFAULT_SECONDS, MIN_MEASURE_S);
 }
 
 /* One number for option `name`, in [1, max] ([0, max] when zero_ok), into *out. Returns 0 or
@@ -274,6 +277,14 @@ struct config {
 	double ceiling;
 };
 
+/* The budget's part that is not the runs: serial baselines, the finite phases and a handful of
+ * ceiling batch sizes per game. The sweep loop enforces the real deadline, so this estimate only
+ * sets the time per configuration and the --seconds that would measure them all. */
+static double fixed_seconds(const struct pipe_opts *o)
+{
+	return o->ngames * (CEILING_S * 4 + 1.0 + o->phases * PHASES_EST_S);
+}
+
 /* The runs, in run order: for each of the R = --default-runs runs of azrun's defaults, one per
  * game, then the next R-th of the listed configurations (those equal to the defaults left out:
  * they are the defaults), so the defaults' runs are spread over the sweep and their range
@@ -296,9 +307,7 @@ static int plan(const struct pipe_opts *o, const struct game_ctx *gcs, struct co
 					nd[nnd++] = c;
 			}
 	*ntotal = nnd + ndef;
-	/* Serial baselines and a handful of ceiling batch sizes per game; the sweep loop enforces
-	 * the real deadline, so this estimate only sets the time per configuration. */
-	double fixed = o->ngames * (CEILING_S * 4 + 1.0 + o->phases * PHASES_EST_S);
+	double fixed = fixed_seconds(o);
 	int k = nnd, kmin = nnd > 0; /* at least one listed configuration */
 	*measure = MIN_MEASURE_S;
 	for (; k >= kmin; k--) {
@@ -526,6 +535,69 @@ static void recommend(const struct pipe_opts *o, const struct game_ctx *gcs,
 		append(out, " [skipped for time:%s]", skipped);
 }
 
+/* Whether listed configuration W x G of game gi was measured (its run is done). */
+static int measured(const struct config *cf, int n, int gi, uint32_t W, uint32_t G)
+{
+	for (int i = 0; i < n; i++)
+		if (cf[i].game == gi && !cf[i].dflt && cf[i].W == W && cf[i].G == G && cf[i].done)
+			return 1;
+	return 0;
+}
+
+/* The listed configurations of game gi measured (want 1) or not (0), as " W x G 1x4 1x16" after
+ * the game's name, appended to buf; nothing when there are none. Returns how many. */
+static int list_configs(const struct pipe_opts *o, const struct game_ctx *gcs,
+			const struct config *cf, int n, int gi, int want, char *buf, size_t len)
+{
+	const struct az_config *d = &gcs[gi].cfg;
+	size_t l = strlen(buf);
+	int k = 0;
+
+	for (int w = 0; w < o->nworkers; w++)
+		for (int g = 0; g < o->ngpw; g++) {
+			uint32_t W = o->workers[w], G = o->gpw[g];
+
+			if ((o->default_runs && W == d->workers && G == d->games_per_worker) ||
+			    measured(cf, n, gi, W, G) != want || l >= len)
+				continue;
+			l += (size_t)snprintf(buf + l, len - l, "%s %ux%u",
+					      k++ ? "" : " W x G", W, G);
+		}
+	return k;
+}
+
+/* Which runs a budget too short left out: on stderr (unless --quiet), each game's measured and
+ * skipped W x G by name and the --seconds that measures them all; the skipped ones into
+ * skipped[len] for the recommendation. */
+static void name_skipped(const struct pipe_opts *o, const struct game_ctx *gcs,
+			 const struct config *cf, int n, int ran, int ntotal, char *skipped,
+			 size_t len)
+{
+	char done[1024] = "", one[512];
+	double all = fixed_seconds(o) + ntotal * (OVERHEAD_S + WARM_S + MIN_MEASURE_S) +
+		     o->ngames * MIN_MEASURE_S;
+
+	for (int gi = 0; gi < o->ngames; gi++) {
+		size_t l = strlen(done);
+
+		snprintf(done + l, sizeof(done) - l, "%s%s", gi ? "; " : "", gcs[gi].g->name);
+		l = strlen(done);
+		if (o->default_runs)
+			snprintf(done + l, sizeof(done) - l, " (azrun's defaults x%u)",
+				 o->default_runs);
+		list_configs(o, gcs, cf, n, gi, 1, done, sizeof(done));
+		snprintf(one, sizeof(one), " %s", gcs[gi].g->name);
+		if (list_configs(o, gcs, cf, n, gi, 0, one, sizeof(one)))
+			snprintf(skipped + strlen(skipped), len - strlen(skipped), "%s%s",
+				 skipped[0] ? ";" : "", one);
+	}
+	snprintf(skipped + strlen(skipped), len - strlen(skipped), " (%d of %d runs); --seconds "
+		 "%.0f or more measures them all", ntotal - ran, ntotal, all + 1);
+	az_bench_progress(&o->common, "pipeline: --seconds %.0f measured %d of %d runs: %s; not "
+			  "measured, no time left:%s\n", o->common.seconds, ran, ntotal, done,
+			  skipped);
+}
+
 /* The serial baselines of every game (one child each). */
 static int serial_baselines(const struct pipe_opts *o, const struct game_ctx *gcs,
 			    double measure, struct serial_result *sr)
@@ -555,7 +627,7 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 	struct serial_result sr[MAX_GAMES];
 	struct pipe_result serial[MAX_GAMES] = { 0 };
 	double measure, limit_of[MAX_GAMES] = { 0 };
-	char skipped[256] = "";
+	char skipped[1024] = "";
 	int ntotal, rc = 0;
 
 	for (int gi = 0; gi < o->ngames; gi++) {
@@ -598,15 +670,8 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 		cf[i].done = 1;
 		ran++;
 	}
-	if (ran < ntotal) {
-		double all = o->ngames * (CEILING_S * 4 + 1.0) +
-			     ntotal * (OVERHEAD_S + WARM_S + MIN_MEASURE_S) + o->ngames * MIN_MEASURE_S;
-		snprintf(skipped, sizeof(skipped), " %d of %d runs; --seconds %.0f or more "
-			 "measures them all", ntotal - ran, ntotal, all + 1);
-		az_bench_progress(&o->common, "pipeline: --seconds %.0f measured %d of %d runs "
-				  "(azrun's defaults first); skipped:%s\n",
-				  o->common.seconds, ran, ntotal, skipped);
-	}
+	if (ran < ntotal)
+		name_skipped(o, gcs, cf, n, ran, ntotal, skipped, sizeof(skipped));
 	for (int gi = 0; gi < o->ngames && rc == 0; gi++) {
 		const struct serial_result *s = &sr[gi];
 		const char *be = strncmp(s->why, "cuda", 4) == 0        ? "cuda"

@@ -92,10 +92,10 @@ struct az_bench_versus {
 
 /* `runs` (1..MAX_RUNS) runs each of azrun's defaults for p->game and of the same with cand's
  * workers, games_per_worker, ring_capacity, max_batch and deadline_us, alternated (which goes
- * first swaps every run), MIN_MEASURE_S each, in a scratch directory of its own. Progress on
- * stderr unless quiet. Returns 0, -EINTR on a signal, or -errno. */
+ * first swaps every run), `measure` seconds each after warm-up, in a scratch directory of its
+ * own. Progress on stderr unless quiet. Returns 0, -EINTR on a signal, or -errno. */
 int az_bench_versus_defaults(const struct az_pipeline_game *p, const struct az_config *cand,
-			     int runs, int quiet, struct az_bench_versus *out);
+			     int runs, double measure, int quiet, struct az_bench_versus *out);
 
 /* Run one finite phase as azrun does (tools/bench/pipeline_phases.c): self-play of
  * gc->cfg.games_per_iter games or the arena of arena_games games (mode), on azrun's W and G,

@@ -259,7 +259,7 @@ int az_bench_beats(double cand, const struct az_bench_spread *def)
 /* ---- a candidate against azrun's defaults ---- */
 
 int az_bench_versus_defaults(const struct az_pipeline_game *p, const struct az_config *cand,
-			     int runs, int quiet, struct az_bench_versus *out)
+			     int runs, double measure, int quiet, struct az_bench_versus *out)
 {
 	static struct game_ctx gc;
 	double v[4][MAX_RUNS];
@@ -288,7 +288,7 @@ int az_bench_versus_defaults(const struct az_pipeline_game *p, const struct az_c
 			if (!quiet)
 				fprintf(stderr, "azbench: %s, %s, run %d of %d\n", gc.g->name,
 					c ? "candidate" : "azrun's defaults", r + 1, runs);
-			rc = az_pipeline_run_config(&gc, &cfg, 0, dir, MIN_MEASURE_S, &res);
+			rc = az_pipeline_run_config(&gc, &cfg, 0, dir, measure, &res);
 			v[2 * c][r] = res.sims_per_s;
 			v[2 * c + 1][r] = res.evals_per_s;
 			if (az_sv_interrupted())

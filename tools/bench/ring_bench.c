@@ -23,6 +23,7 @@
 #define MIN_SLICE_S 0.01    /* shortest measurement of one configuration */
 #define RING_OVERHEAD_S 0.003    /* first guess of the fork/setup/drain time of one configuration */
 #define STREAM_BYTES 512u   /* the request size of the sustained-throughput measurement */
+#define VS_MIN_MEASURE_S 0.25 /* shortest measurement of a pipeline run against the defaults */
 
 static const char *const transport_name[RB_NTRANSPORTS] = {
 	[RB_RING] = "ring",     [RB_PIPE] = "pipe",     [RB_SOCKET] = "socket",
@@ -49,6 +50,8 @@ struct sweep {
 	uint32_t ncfgs;
 	int tty; /* stderr is a terminal: progress redrawn on one line */
 	uint32_t default_runs; /* pipeline runs each of the candidate and azrun's defaults */
+	uint64_t start_ns;     /* the sweep's start: --seconds counts from here */
+	double sweep_seconds;  /* --seconds less what is kept for the pipeline runs */
 	const char *game;      /* the game those runs play */
 };
 
@@ -73,10 +76,11 @@ static void usage(FILE *out)
 		"  --placement LIST   same|cross|any: producers and consumer pinned to one CPU,\n"
 		"                     to different CPUs, or left free (default cross, or same on\n"
 		"                     a one-CPU machine)\n"
-		"  --default-runs N   pipeline runs (%.0f s each) of the candidate settings and\n"
-		"                     of azrun's defaults, alternated, after the sweep and\n"
-		"                     outside --seconds (default %d, at most %d; 0: none and\n"
-		"                     no recommendation)\n"
+		"  --default-runs N   pipeline runs (up to %.0f s each) of the candidate settings\n"
+		"                     and of azrun's defaults, alternated, after the sweep;\n"
+		"                     they get up to half of --seconds, fewer and shorter\n"
+		"                     runs when they do not fit (default %d, at most %d; 0:\n"
+		"                     none and no recommendation)\n"
 		"  --game NAME        the game those runs play (default tictactoe)\n"
 		"%s\n"
 		"The round trips give a candidate --ring-capacity, --max-batch and\n"
@@ -86,7 +90,7 @@ static void usage(FILE *out)
 		"(spin|futex for rings, block for the kernel transports), rtt_median_ns,\n"
 		"rtt_p99_ns, rtt_p999_ns (round trip from the start of the request's batch),\n"
 		"throughput_rps, memcpy_share (stream rows), samples, errors, status.\n"
-		"Default budget: %.0f s in total.\n",
+		"--seconds is the whole budget, the pipeline runs included (default %.0f s).\n",
 		STREAM_BYTES, RB_MAX_PRODUCERS, MIN_MEASURE_S + WARM_S, DEFAULT_RUNS, MAX_RUNS,
 		az_bench_common_help, RING_SECONDS);
 }
@@ -451,16 +455,16 @@ static void progress(const struct sweep *s, uint32_t i, const struct rb_cfg *c,
  * run (process start-up and drain count against it). Returns 1 when any run failed. */
 static int sweep(struct sweep *s, struct az_bench_table *t)
 {
-	uint64_t start = az_bench_now_ns(), budget = (uint64_t)(s->o.seconds * 1e9), now;
+	uint64_t start = s->start_ns, budget = (uint64_t)(s->sweep_seconds * 1e9), now;
 	double overhead = RING_OVERHEAD_S; /* per configuration, refined as we go */
 	int failed = 0;
 
-	if (s->ncfgs * (1.1 * MIN_SLICE_S + RING_OVERHEAD_S) > s->o.seconds)
+	if (s->ncfgs * (1.1 * MIN_SLICE_S + RING_OVERHEAD_S) > s->sweep_seconds)
 		az_bench_progress(&s->o, "azbench ring: %u configurations need about %.1f s "
-					 "at %.0f ms each, more than --seconds %.1f: shorten the "
-					 "lists\n",
+					 "at %.0f ms each, more than the %.1f s of --seconds %.1f "
+					 "for the sweep: shorten the lists\n",
 				  s->ncfgs, s->ncfgs * (1.1 * MIN_SLICE_S + RING_OVERHEAD_S),
-				  1e3 * MIN_SLICE_S, s->o.seconds);
+				  1e3 * MIN_SLICE_S, s->sweep_seconds, s->o.seconds);
 
 	for (uint32_t i = 0; i < s->ncfgs; i++) {
 		struct rb_cfg *c = &s->cfgs[i];
@@ -640,6 +644,27 @@ static const char *ns_text(double ns, char *buf)
 	return buf;
 }
 
+/* What --seconds keeps for the pipeline runs after the sweep: what --default-runs runs of
+ * MIN_MEASURE_S take, half of --seconds at most. */
+static double versus_reserve(const struct sweep *s)
+{
+	return fmin(s->default_runs * 2 * (OVERHEAD_S + WARM_S + MIN_MEASURE_S), s->o.seconds / 2);
+}
+
+/* The pipeline runs that fit in what the sweep left of --seconds: as many of --default-runs as
+ * measure VS_MIN_MEASURE_S or more each (MIN_MEASURE_S at most); none, with v->short_of the
+ * --seconds that fits one, when not even one does. */
+static void versus_plan(const struct sweep *s, struct rb_versus *v)
+{
+	double used = (double)(az_bench_now_ns() - s->start_ns) / 1e9;
+	double left = s->o.seconds - used, one = 2 * (OVERHEAD_S + WARM_S + VS_MIN_MEASURE_S);
+	uint32_t fit = left > one ? (uint32_t)(left / one) : 0;
+
+	v->runs = s->default_runs < fit ? s->default_runs : fit;
+	v->measure = v->runs ? fmin(MIN_MEASURE_S, left / (2 * v->runs) - OVERHEAD_S - WARM_S) : 0;
+	v->short_of = s->default_runs && !v->runs ? ceil(2 * one) : 0;
+}
+
 static int recommend(const struct sweep *s, const struct az_bench_table *t)
 {
 	struct rec rc = { .place = place_name[s->places[0]], .slot = min_of(&s->slots) };
@@ -650,7 +675,8 @@ static int recommend(const struct sweep *s, const struct az_bench_table *t)
 	choose(s, t, &rc);
 	memset(&row, 0, sizeof(row));
 	struct rb_versus v = { s->game, s->default_runs, s->o.quiet, rc.capacity, rc.batch,
-			       rc.deadline_us };
+			       rc.deadline_us, 0, 0 };
+	versus_plan(s, &v);
 	int err = rb_versus_defaults(&v, &pick, &row, first, sizeof(first));
 	if (err < 0) {
 		fprintf(stderr, "azbench ring: the pipeline runs against azrun's defaults failed: "
@@ -741,10 +767,13 @@ int az_bench_ring(int argc, char **argv)
 		if (s->places[i] == RB_CROSS && s->ncpus < 2)
 			az_bench_progress(&s->o, "azbench ring: one CPU only: 'cross' runs as "
 						 "'same'\n");
-	az_bench_progress(&s->o, "azbench ring: %u configurations in %.1f s on %d CPUs\n",
-			  s->ncfgs, s->o.seconds, s->ncpus);
 	sel = (struct plot_sel){ place_name[s->places[0]], min_of(&s->producers),
 				 min_of(&s->batches), max_of(&s->capacities) };
+	s->start_ns = az_bench_now_ns();
+	s->sweep_seconds = s->o.seconds - versus_reserve(s);
+	az_bench_progress(&s->o, "azbench ring: %u configurations in %.1f s on %d CPUs%s\n",
+			  s->ncfgs, s->sweep_seconds, s->ncpus,
+			  s->default_runs ? ", then the pipeline runs in the rest of --seconds" : "");
 	rc = sweep(s, &table);
 	rc |= az_bench_emit(&table, &s->o, &ps);
 	rc |= recommend(s, &table) < 0;

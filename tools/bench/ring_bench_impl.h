@@ -169,6 +169,9 @@ struct rb_versus {
 	uint32_t runs;         /* runs each (0: none, and nothing is recommended) */
 	int quiet;             /* no progress on stderr */
 	uint32_t capacity, batch, deadline_us; /* --ring-capacity, --max-batch, --batch-deadline-us */
+	double measure;        /* seconds each run measures after its warm-up */
+	double short_of;       /* > 0: --default-runs asked for runs, --seconds left no time for
+	                        * them (runs 0); the --seconds that would have */
 };
 
 /* Run the candidate and azrun's defaults v->runs times each in the real pipeline (alternated,

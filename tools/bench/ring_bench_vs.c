@@ -26,7 +26,7 @@ int rb_versus_defaults(const struct rb_versus *s, struct az_config *pick, struct
 	snprintf(ds, sizeof(ds), "--ring-capacity %u --max-batch %u --batch-deadline-us %u",
 		 d.ring_capacity, d.max_batch, d.deadline_us);
 	az_bench_row_int(row, "beats_defaults", 0);
-	if (s->runs == 0) {
+	if (s->runs == 0 && !(s->short_of > 0)) {
 		snprintf(text, len, "No recommendation: the round trips suggest %s, not measured "
 			 "against azrun's defaults (%s) with --default-runs 0.", cs, ds);
 		return 0;
@@ -36,7 +36,14 @@ int rb_versus_defaults(const struct rb_versus *s, struct az_config *pick, struct
 		snprintf(text, len, "The round trips suggest azrun's defaults (%s).", ds);
 		return 0;
 	}
-	int err = az_bench_versus_defaults(&pg, &cand, (int)s->runs, s->quiet, &v);
+	if (s->runs == 0) {
+		snprintf(text, len, "No recommendation: the round trips suggest %s; the time left "
+			 "in --seconds was too short to measure it against azrun's defaults (%s) in "
+			 "the pipeline (--seconds %.0f or more is enough).", cs, ds, s->short_of);
+		return 0;
+	}
+	int err = az_bench_versus_defaults(&pg, &cand, (int)s->runs, s->measure, s->quiet,
+					   &v);
 	if (err < 0)
 		return err;
 	int beats = az_bench_beats(v.cand_sims.median, &v.def_sims);

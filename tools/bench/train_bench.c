@@ -60,7 +60,7 @@ static void usage(FILE *out)
 		"for the default network of each game (azrun's defaults: lr, L2) at several\n"
 		"batch sizes, and of PyTorch on the same network, loss, batch and optimiser\n"
 		"with torch.set_num_threads(1), when torch is importable.\n\n"
-		"  --game NAME          tictactoe | connect4 | all (default all)\n"
+		"  --game NAME          %s | all (default all)\n"
 		"  --batches LIST       minibatch sizes (default 32,128,512)\n"
 		"  --net HxR            width x residual blocks (default: the game's); also\n"
 		"                       mlp:HxR, or resnet:FxR (C trainer only)\n"
@@ -80,7 +80,7 @@ static void usage(FILE *out)
 		"\"not available\". The budget (default --seconds %.0f) is split between C\n"
 		"and PyTorch; PyTorch's start-up (import, first optimiser) comes on top.\n"
 		"--plot: samples/s against the batch size, one line per game and impl.\n",
-		az_bench_common_help, DEFAULT_SECONDS);
+		az_bench_games_help(), az_bench_common_help, DEFAULT_SECONDS);
 }
 
 /* A train option that az_bench_parse_argv() does not handle (az_bench_argv.opt). */
