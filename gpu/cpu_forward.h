@@ -38,10 +38,10 @@ void az_model_forward(const struct az_model *m, uint32_t batch, const float *x,
 		      struct az_acts *acts);
 
 /* az_model_forward() with the weights packed in pk (made from m's parameters) and the AVX-512
- * kernel; pk NULL: az_model_forward() itself. Same activations kept; the
- * results match OpenBLAS's to float rounding (a different summation order). */
-void az_model_forward_packed(const struct az_model *m, const struct az_packed *pk,
-			     uint32_t batch, const float *x, struct az_acts *acts);
+ * kernel; pk NULL: az_model_forward() itself. Same activations kept; the results match
+ * OpenBLAS's to float rounding (a different summation order). */
+void az_model_forward_packed(const struct az_model *m, const struct az_packed *pk, uint32_t batch,
+			     const float *x, struct az_acts *acts);
 
 /* ---- ResNet convolution helpers, shared by the forward pass and backprop ----
  * A 3x3 convolution with padding 1 over batch samples of C channels on an Hb x Wb board is one

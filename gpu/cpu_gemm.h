@@ -36,17 +36,17 @@ const char *az_cpu_gemm_name(enum az_cpu_gemm kind);
  * holding W[f, c, t] (t = ky * 3 + kx), so that its im2col rows are runs of C channels
  * (az_conv3_im2col_tap(), gpu/cpu_forward.h). */
 struct az_packed_mat {
-	size_t offset;    /* of W in the model's params, in floats: the forward pass's key */
+	size_t offset; /* of W in the model's params, in floats: the forward pass's key */
 	uint32_t out, in;
-	uint32_t conv_c;  /* C of a 3x3 convolution (tap-major columns), 0 for a dense layer */
-	float *w;         /* 64-byte aligned, inside az_packed.buf */
+	uint32_t conv_c; /* C of a 3x3 convolution (tap-major columns), 0 for a dense layer */
+	float *w;        /* 64-byte aligned, inside az_packed.buf */
 };
 
 /* Every weight matrix of one model, packed. */
 struct az_packed {
 	struct az_packed_mat *mats;
 	uint32_t n;
-	float *buf;       /* owned */
+	float *buf; /* owned */
 };
 
 /* Allocate pk for every weight matrix of architecture a (az_model_tensor() entries with
