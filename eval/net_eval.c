@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "gpu/cpu_forward.h"
 #include "net/model.h"
 
 int az_net_eval_init(struct az_net_eval *n, const struct az_game *g, struct az_backend *be)

@@ -14,6 +14,7 @@
 #include "base/az_err.h"
 #include "base/nvtx.h"
 #include "gpu/backend_impl.h"
+#include "gpu/cpu_forward.h"
 #include "gpu/cpu_packed.h"
 #include "gpu/cuda_kernels.h"
 #include "shm/slot.h"

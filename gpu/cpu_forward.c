@@ -2,7 +2,7 @@
 /* CPU reference forward pass of the residual MLP and of the ResNet (OpenBLAS sgemm, sgemv at
  * batch 1, bias fused into the GEMM as beta = 1; convolutions as im2col + sgemm), the
  * activations kept for backprop, and the masked softmax. */
-#include "net/model.h"
+#include "gpu/cpu_forward.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -12,6 +12,7 @@
 
 #include "base/az_assert.h"
 #include "gpu/cpu_packed.h"
+#include "net/model.h"
 
 /* Floats of the ResNet forward scratch: one chunk's im2col matrix, or the policy conv's
  * channels-last output of a whole batch, whichever is larger. */

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/cpu_forward.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define HAVE_X86 1

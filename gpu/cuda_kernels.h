@@ -140,7 +140,7 @@ void az_cuda_sum_f64(const double *in, uint32_t n, double *out, void *stream);
 
 /* ---- gpu/cuda_kernels_conv.cu: the ResNet's convolution plumbing (net/model.h) ---- */
 
-/* col = az_conv3_im2col(in, batch, C, Hb, Wb, sn, sc, sp) (net/model.h): batch * Hb*Wb rows of
+/* col = az_conv3_im2col(in, batch, C, Hb, Wb, sn, sc, sp) (gpu/cpu_forward.h): batch * Hb*Wb rows of
  * 9C floats. */
 void az_cuda_im2col(const float *in, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
 		    size_t sn, size_t sc, size_t sp, float *col, void *stream);

@@ -43,7 +43,7 @@ void loop_write_progress(struct az_run_loop *r, const struct az_phase *ph, uint6
 /* The trainer's steps (run/roles.h): its bar and progress.json. */
 static void train_tick(struct az_run_loop *r, struct az_phase *ph, double now)
 {
-	struct az_train_progress *tp = r->job ? r->job->progress : NULL;
+	struct az_train_progress *tp = r->train ? &r->train->progress : NULL;
 	/* Relaxed: display only (run/roles.h). */
 	uint32_t done = tp ? atomic_load_explicit(&tp->done, memory_order_relaxed) : 0;
 	uint32_t total = tp ? atomic_load_explicit(&tp->total, memory_order_relaxed) : 0;
@@ -109,10 +109,9 @@ static int worker_child(struct az_phase *ph, uint32_t i)
 static int trainer_child(struct az_phase *ph, uint32_t i)
 {
 	struct az_run_loop *r = ph->arg;
-	struct az_train_report *rep = (struct az_train_report *)(r->job + 1);
 	char err[512];
 	(void)i;
-	int rc = az_train_run(r->job, rep, err, sizeof(err));
+	int rc = az_train_run(&r->train->job, &r->train->report, err, sizeof(err));
 	if (rc < 0)
 		az_log("trainer: %s", err);
 	return rc;
@@ -275,26 +274,24 @@ static int run_trainer(struct az_run_loop *r, uint32_t it, const char *cand,
 	if (rc < 0)
 		return rc;
 	/* The report and the step counts come back through an anonymous shared page. */
-	size_t sz = sizeof(struct az_train_job) + sizeof(struct az_train_report) +
-		    sizeof(struct az_train_progress);
-	void *mem = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED) {
+	struct az_train_page *pg = mmap(NULL, sizeof(*pg), PROT_READ | PROT_WRITE,
+					MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (pg == MAP_FAILED) {
 		rc = -errno;
 		goto out;
 	}
-	r->job = mem;
-	*r->job = (struct az_train_job){.tp = &r->p.train, .iteration = it,
+	r->train = pg;
+	pg->job = (struct az_train_job){.tp = &r->p.train, .iteration = it,
 					.init_path = r->latest, .out_path = cand,
 					.replay_paths = paths, .n_replay = n,
-					.progress = (struct az_train_progress *)
-						((struct az_train_report *)(r->job + 1) + 1)};
+					.progress = &pg->progress};
 	phase_init(r, "train", it, 1, 0);
-	r->ph.beats = &r->job->progress->beat; /* the watchdog's (run/watchdog.h) */
+	r->ph.beats = &pg->progress.beat; /* the watchdog's (run/watchdog.h) */
 	bar_begin(r, "train", it, 1);
 	rc = run_phase(r);
-	*out = *(struct az_train_report *)(r->job + 1);
-	munmap(mem, sz);
-	r->job = NULL;
+	*out = pg->report;
+	munmap(pg, sizeof(*pg));
+	r->train = NULL;
 out:
 	for (uint32_t i = 0; i < n; i++)
 		free(paths[i]);

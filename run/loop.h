@@ -82,6 +82,15 @@ struct az_run_hooks {
 
 /* One run in progress. Lives in static storage of the orchestrator (children read it after
  * fork). */
+/* The trainer phase's anonymous shared page (MAP_SHARED, inherited by the trainer process): the
+ * orchestrator fills job before the fork; the trainer writes report, read after waitpid, and
+ * progress (run/roles.h). */
+struct az_train_page {
+	struct az_train_job job;
+	struct az_train_report report;
+	struct az_train_progress progress;
+};
+
 struct az_run_loop {
 	struct az_run_params p;
 	struct az_pipeline pl;
@@ -95,7 +104,7 @@ struct az_run_loop {
 	char latest[AZ_RUNDIR_PATH_MAX];
 	struct az_phase ph;      /* the phase in progress */
 	enum az_worker_mode mode;   /* its workers' mode */
-	struct az_train_job *job;   /* the trainer's job (shared page; the report follows it) */
+	struct az_train_page *train; /* the trainer's shared page (NULL outside its phase) */
 	struct az_progress bar;     /* its progress bar */
 	double last_progress;       /* az_now() of the last progress.json */
 	const struct az_run_hooks *hooks; /* NULL: one machine */

@@ -13,7 +13,7 @@
 
 #include "base/util.h"
 #include "base/version.h"
-#include "gpu/cpu_packed.h"
+#include "gpu/cpu_gemm.h"
 #include "run/loop.h"
 #include "tools/config.h"
 #include "tools/run_bench.h"

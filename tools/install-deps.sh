@@ -5,10 +5,11 @@
 set -euo pipefail
 # libclang-rt-14-dev: clang's sanitizer and libFuzzer runtimes (tools/fuzz.sh), only recommended
 # by clang and so skipped by --no-install-recommends. libopenmpi-dev + openmpi-bin: Open MPI for
-# azrun --mpi (docs/cluster.md) and its integration test (mpirun).
-pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libopenblas-dev liburing-dev
-      libcmocka-dev libcjson-dev libinih-dev zlib1g-dev gnuplot-nox python3 liblapacke-dev
-      libopenmpi-dev openmpi-bin)
+# azrun --mpi (docs/cluster.md) and its integration test (mpirun). clang-format-14: the format
+# check (tools/format-check.sh, ctest format_check).
+pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev clang-format-14 libopenblas-dev
+      liburing-dev libcmocka-dev libcjson-dev libinih-dev zlib1g-dev gnuplot-nox python3
+      liblapacke-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

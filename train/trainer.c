@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "base/az_assert.h"
-#include "gpu/cpu_packed.h"
+#include "gpu/cpu_forward.h"
+#include "gpu/cpu_gemm.h"
 
 struct az_train_ws {
 	struct az_arch arch;

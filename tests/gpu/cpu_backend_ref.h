@@ -6,7 +6,8 @@
 
 #include <stdint.h>
 
-#include "gpu/cpu_packed.h"
+#include "gpu/cpu_forward.h"
+#include "gpu/cpu_gemm.h"
 #include "net/model.h"
 
 /* What the cpu backend computes for m on this machine: az_model_forward_packed() with the
@@ -22,7 +23,8 @@ static inline void cpu_backend_forward(const struct az_model *m, uint32_t batch,
 		az_model_forward(m, batch, x, acts);
 		return;
 	}
-	assert_int_equal(az_packed_create(m, &pk), 0);
+	assert_int_equal(az_packed_alloc(&m->arch, &pk), 0);
+	az_packed_update(m, &pk);
 	az_model_forward_packed(m, &pk, batch, x, acts);
 	az_packed_destroy(&pk);
 }

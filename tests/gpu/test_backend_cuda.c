@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "gpu/backend.h"
+#include "gpu/cpu_forward.h"
 #include "net/model.h"
 #include "base/rng.h"
 #include "shm/slot.h"

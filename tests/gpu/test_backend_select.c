@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "gpu/backend.h"
+#include "gpu/cpu_forward.h"
 #include "gpu/cuda_train.h"
 #include "shm/slot.h"
 #include "tests/gpu/gpu_test_util.h"

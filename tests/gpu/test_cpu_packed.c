@@ -18,6 +18,7 @@
 #include "base/rng.h"
 #include "gpu/backend.h"
 #include "gpu/cpu_packed.h"
+#include "gpu/cpu_forward.h"
 #include "net/model.h"
 #include "tests/gpu/gpu_test_util.h"
 

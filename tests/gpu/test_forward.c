@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "gpu/backend.h"
+#include "gpu/cpu_forward.h"
 #include "net/model.h"
 #include "base/rng.h"
 #include "tests/gpu/gpu_test_util.h"

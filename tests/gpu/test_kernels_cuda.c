@@ -16,6 +16,7 @@
 #define AZ_GPU_TEST_DEVICE 1
 #include "gpu/backend.h"
 #include "gpu/cuda_kernels.h"
+#include "gpu/cpu_forward.h"
 #include "net/model.h"
 #include "base/rng.h"
 #include "shm/slot.h"

@@ -18,6 +18,7 @@
 #include "base/rng.h"
 #include "gpu/backend.h"
 #include "net/checkpoint.h"
+#include "gpu/cpu_forward.h"
 #include "net/model.h"
 #include "tests/gpu/cpu_backend_ref.h"
 #include "tests/test_util.h"

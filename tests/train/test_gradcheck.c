@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "gpu/cpu_forward.h"
 #include "net/model.h"
 #include "base/rng.h"
 #include "train/trainer.h"

@@ -10,6 +10,7 @@
 
 #include "base/az_assert.h"
 #include "base/util.h"
+#include "gpu/cpu_forward.h"
 #include "mcts/mcts.h"
 #include "net/checkpoint.h"
 #include "run/supervise.h"

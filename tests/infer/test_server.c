@@ -26,6 +26,7 @@
 
 #include "gpu/backend.h"
 #include "net/checkpoint.h"
+#include "gpu/cpu_forward.h"
 #include "net/model.h"
 #include "infer/server.h"
 #include "infer/control.h"
