@@ -32,8 +32,8 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-thread_local uint3 threadIdx, blockIdx;
-thread_local dim3 blockDim, gridDim;
+uint3 threadIdx, blockIdx;
+dim3 blockDim, gridDim;
 
 #if defined(__x86_64__)
 /* Save the callee-saved registers and the stack pointer in *save, resume the context at to. */
@@ -60,12 +60,16 @@ constexpr size_t STACK_BYTES = 512 << 10;
 constexpr size_t STACK_BYTES = 128 << 10;
 #endif
 constexpr unsigned MAX_THREADS = 1024;
+constexpr size_t TOP_FRAMES = 16 << 10; /* covers fiber_entry's and yield's frames */
 
 enum tstate { T_RUN, T_BAR, T_SHFL, T_DONE };
 
 struct fiber {
-	void *sp; /* saved stack pointer (asm switch) */
+#ifdef AZ_SIM_ASM_SWITCH
+	void *sp; /* saved stack pointer */
+#else
 	ucontext_t uc;
+#endif
 	char *stack;
 	enum tstate st;
 	uint3 tid;
@@ -78,21 +82,24 @@ struct fiber {
 	void *asan_fake;
 };
 
-/* The block being run on this host thread. */
+/* The block being run (under the device lock). */
 struct block_run {
 	const char *name;
 	const std::function<void()> *body;
 	fiber *f, *cur;
 	unsigned n;
+#ifdef AZ_SIM_ASM_SWITCH
 	void *sched_sp;
+#else
 	ucontext_t sched_uc;
+#endif
 	void *sched_fake;
 	const void *sched_bottom;
 	size_t sched_size;
 	uint8_t *dyn; /* dynamic shared memory, NULL when the launch asked for none */
 };
 
-thread_local block_run *cur_run;
+block_run *cur_run;
 fiber fibers[MAX_THREADS];
 
 /* Fiber stacks, mapped once, with a guard page below each. */
@@ -161,13 +168,15 @@ void fiber_start(fiber *f, unsigned i, uint3 tid)
 	char *stack = stack_of(i);
 
 #ifdef AZ_SIM_ASAN
-	/* A finished fiber never returned: its frames' redzones are still poisoned. */
-	ASAN_UNPOISON_MEMORY_REGION(stack + 4096, STACK_BYTES - 4096);
+	/* A finished fiber never returned from fiber_entry: the redzones of the frames at the top
+	 * of its stack (fiber_entry, yield) are still poisoned. The kernel's own frames below
+	 * returned and were unpoisoned then. */
+	ASAN_UNPOISON_MEMORY_REGION(stack + STACK_BYTES - TOP_FRAMES, TOP_FRAMES);
 #endif
-	memset(f, 0, sizeof(*f));
 	f->stack = stack;
 	f->st = T_RUN;
 	f->tid = tid;
+	f->asan_fake = NULL;
 #ifdef AZ_SIM_ASM_SWITCH
 	/* The frame az_sim_switch pops: six registers, then fiber_entry as the return address,
 	 * placed so that fiber_entry starts with the stack aligned as after a call. */
@@ -374,9 +383,8 @@ void *az_sim_dynamic_shared(void)
 void az_sim_run_grid(const char *name, dim3 grid, dim3 block, size_t smem,
 		     const std::function<void()> &body)
 {
-	block_run r;
+	block_run r = {};
 
-	memset((void *)&r, 0, sizeof(r));
 	r.name = name;
 	r.body = &body;
 	r.f = fibers;

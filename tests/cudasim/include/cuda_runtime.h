@@ -153,9 +153,10 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s);
 
 /* ---- inside a kernel (tests/cudasim/exec.cc) ---- */
 
-/* The running thread's coordinates; set by the scheduler before it switches to a thread. */
-extern thread_local uint3 threadIdx, blockIdx;
-extern thread_local dim3 blockDim, gridDim;
+/* The running thread's coordinates; set by the scheduler before it switches to a thread. Plain
+ * globals: kernels run only under the device lock, one at a time. */
+extern uint3 threadIdx, blockIdx;
+extern dim3 blockDim, gridDim;
 static constexpr int warpSize = 32;
 
 /* Barrier of the block: every thread that has not exited must reach the same __syncthreads()
