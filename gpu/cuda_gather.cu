@@ -50,7 +50,7 @@ static __global__ void gather_kernel(const uint64_t *desc, struct geom k, float 
 static __global__ void scatter_kernel(const uint64_t *desc, struct geom k, const float *logits,
 				      const float *value, float *tmp)
 {
-	extern __shared__ uint8_t legal[];
+	AZ_DYNAMIC_SHARED(uint8_t, legal);
 	uint32_t row = blockIdx.x;
 
 	if (row >= desc[0])
@@ -77,7 +77,7 @@ void az_cuda_gather_slots(const uint64_t *desc, const struct az_cuda_slot_geom *
 {
 	if (rows == 0)
 		return;
-	gather_kernel<<<rows, AZ_ROW_THREADS, 0, az_stream(stream)>>>(desc, geom_of(g), x);
+	AZ_LAUNCH(gather_kernel, rows, AZ_ROW_THREADS, 0, az_stream(stream))(desc, geom_of(g), x);
 	AZ_CUDA_LAUNCHED();
 }
 
@@ -86,7 +86,7 @@ void az_cuda_scatter_slots(const uint64_t *desc, const struct az_cuda_slot_geom 
 {
 	if (rows == 0)
 		return;
-	scatter_kernel<<<rows, AZ_ROW_THREADS, g->actions, az_stream(stream)>>>(
+	AZ_LAUNCH(scatter_kernel, rows, AZ_ROW_THREADS, g->actions, az_stream(stream))(
 		desc, geom_of(g), logits, value, tmp);
 	AZ_CUDA_LAUNCHED();
 }

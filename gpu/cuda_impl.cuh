@@ -65,6 +65,20 @@ extern thread_local char az_cuda_capture_error[160]; /* the first such failure: 
 			az_cuda_fail((int)st_, is_blas, __FILE__, __LINE__, text);         \
 	} while (0)
 
+/* Kernel launches: AZ_LAUNCH(kernel, grid, block, shared, stream)(args...) is the <<<>>> launch
+ * under nvcc; in the CPU emulation that the tests build (tests/cudasim/, g++ -x c++, AZ_CUDASIM
+ * set by its cuda_runtime.h) it queues the kernel on the emulated stream, to run block by block
+ * with each block's threads as fibers. AZ_DYNAMIC_SHARED(type, name) declares the launch's
+ * dynamic shared memory as `type name[]`. */
+#ifdef AZ_CUDASIM
+#define AZ_LAUNCH(kernel, grid, block, shared, stream)                                       \
+	az_sim_launch(#kernel, kernel, grid, block, shared, stream)
+#define AZ_DYNAMIC_SHARED(type, name) type *name = (type *)az_sim_dynamic_shared()
+#else
+#define AZ_LAUNCH(kernel, grid, block, shared, stream) kernel<<<grid, block, shared, stream>>>
+#define AZ_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+#endif
+
 /* After every launch: a bad configuration shows here, not at the next synchronisation. */
 #define AZ_CUDA_LAUNCHED() AZ_CUDA_FATAL(cudaGetLastError())
 

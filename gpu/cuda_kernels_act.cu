@@ -66,7 +66,8 @@ void az_cuda_bias_act(float *y, const float *b, uint32_t rows, uint32_t cols, in
 
 	if (n == 0)
 		return;
-	bias_act_kernel<<<az_grid_for(n), AZ_THREADS, 0, az_stream(stream)>>>(y, b, n, cols, act);
+	AZ_LAUNCH(bias_act_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
+		y, b, n, cols, act);
 	AZ_CUDA_LAUNCHED();
 }
 
@@ -77,8 +78,8 @@ void az_cuda_residual_relu(float *out, const float *h, const float *b, uint32_t 
 
 	if (n == 0)
 		return;
-	residual_relu_kernel<<<az_grid_for(n), AZ_THREADS, 0, az_stream(stream)>>>(out, h, b, n,
-										    cols);
+	AZ_LAUNCH(residual_relu_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
+		out, h, b, n, cols);
 	AZ_CUDA_LAUNCHED();
 }
 
@@ -86,7 +87,7 @@ void az_cuda_relu_grad(const float *y, const float *dy, float *g, size_t n, void
 {
 	if (n == 0)
 		return;
-	relu_grad_kernel<<<az_grid_for(n), AZ_THREADS, 0, az_stream(stream)>>>(y, dy, g, n);
+	AZ_LAUNCH(relu_grad_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(y, dy, g, n);
 	AZ_CUDA_LAUNCHED();
 }
 
@@ -94,7 +95,7 @@ void az_cuda_colsum(const float *m, uint32_t rows, uint32_t cols, float *out, vo
 {
 	if (cols == 0)
 		return;
-	colsum_kernel<<<cols, AZ_THREADS, 0, az_stream(stream)>>>(m, rows, cols, out);
+	AZ_LAUNCH(colsum_kernel, cols, AZ_THREADS, 0, az_stream(stream))(m, rows, cols, out);
 	AZ_CUDA_LAUNCHED();
 }
 

@@ -78,8 +78,8 @@ void az_cuda_im2col(const float *in, uint32_t batch, uint32_t C, uint32_t Hb, ui
 
 	if (n == 0)
 		return;
-	im2col_kernel<<<az_grid_for(n), AZ_THREADS, 0, az_stream(stream)>>>(in, n, C, Hb, Wb, sn,
-									     sc, sp, col);
+	AZ_LAUNCH(im2col_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
+		in, n, C, Hb, Wb, sn, sc, sp, col);
 	AZ_CUDA_LAUNCHED();
 }
 
@@ -90,8 +90,8 @@ void az_cuda_col2im(const float *col, uint32_t batch, uint32_t C, uint32_t Hb, u
 
 	if (n == 0)
 		return;
-	col2im_kernel<<<az_grid_for(n), AZ_THREADS, 0, az_stream(stream)>>>(col, n, C, Hb, Wb,
-									     out, accumulate);
+	AZ_LAUNCH(col2im_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
+		col, n, C, Hb, Wb, out, accumulate);
 	AZ_CUDA_LAUNCHED();
 }
 
@@ -102,8 +102,8 @@ void az_cuda_planes(const float *in, uint32_t batch, uint32_t cells, uint32_t pl
 
 	if (n == 0)
 		return;
-	planes_kernel<<<az_grid_for(n), AZ_THREADS, 0, az_stream(stream)>>>(in, n, cells, planes,
-									     out, to_major);
+	AZ_LAUNCH(planes_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
+		in, n, cells, planes, out, to_major);
 	AZ_CUDA_LAUNCHED();
 }
 

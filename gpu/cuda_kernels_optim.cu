@@ -81,8 +81,8 @@ void az_cuda_adam(float *w, const float *g, float *m, float *v, size_t n, float 
 {
 	if (n == 0)
 		return;
-	adam_kernel<<<az_grid_for(n), AZ_THREADS, 0, az_stream(stream)>>>(w, g, m, v, n, beta1,
-									   beta2, step, eps);
+	AZ_LAUNCH(adam_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
+		w, g, m, v, n, beta1, beta2, step, eps);
 	AZ_CUDA_LAUNCHED();
 }
 
@@ -91,8 +91,8 @@ void az_cuda_sgd(float *w, const float *g, float *vel, size_t n, float momentum,
 {
 	if (n == 0)
 		return;
-	sgd_kernel<<<az_grid_for(n), AZ_THREADS, 0, az_stream(stream)>>>(w, g, vel, n, momentum,
-									  lr);
+	AZ_LAUNCH(sgd_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
+		w, g, vel, n, momentum, lr);
 	AZ_CUDA_LAUNCHED();
 }
 
@@ -101,22 +101,23 @@ void az_cuda_l2_grad(const float *w, const uint8_t *decay, size_t n, float coef,
 {
 	if (n == 0)
 		return;
-	l2_grad_kernel<<<az_grid_for(n), AZ_THREADS, 0, az_stream(stream)>>>(w, decay, n, coef, g);
+	AZ_LAUNCH(l2_grad_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
+		w, decay, n, coef, g);
 	AZ_CUDA_LAUNCHED();
 }
 
 void az_cuda_sumsq_masked(const float *w, const uint8_t *decay, size_t n, double *partial,
 			  double *out, void *stream)
 {
-	sumsq_kernel<<<AZ_CUDA_REDUCE_BLOCKS, AZ_THREADS, 0, az_stream(stream)>>>(w, decay, n,
-										 partial);
+	AZ_LAUNCH(sumsq_kernel, AZ_CUDA_REDUCE_BLOCKS, AZ_THREADS, 0, az_stream(stream))(
+		w, decay, n, partial);
 	AZ_CUDA_LAUNCHED();
 	az_cuda_sum_f64(partial, AZ_CUDA_REDUCE_BLOCKS, out, stream);
 }
 
 void az_cuda_sum_f64(const double *in, uint32_t n, double *out, void *stream)
 {
-	sum_f64_kernel<<<1, AZ_THREADS, 0, az_stream(stream)>>>(in, n, out);
+	AZ_LAUNCH(sum_f64_kernel, 1, AZ_THREADS, 0, az_stream(stream))(in, n, out);
 	AZ_CUDA_LAUNCHED();
 }
 

@@ -83,8 +83,8 @@ void az_cuda_masked_softmax(const float *logits, const uint8_t *legal, uint32_t 
 {
 	if (rows == 0 || actions == 0)
 		return;
-	masked_softmax_kernel<<<rows, AZ_ROW_THREADS, 0, az_stream(stream)>>>(logits, legal,
-									      actions, prob);
+	AZ_LAUNCH(masked_softmax_kernel, rows, AZ_ROW_THREADS, 0, az_stream(stream))(
+		logits, legal, actions, prob);
 	AZ_CUDA_LAUNCHED();
 }
 
@@ -93,8 +93,8 @@ void az_cuda_policy_xent(const float *logits, const float *pi, uint32_t rows, ui
 {
 	if (rows == 0 || actions == 0)
 		return;
-	policy_xent_kernel<<<rows, AZ_ROW_THREADS, 0, az_stream(stream)>>>(logits, pi, actions,
-									   inv_b, dlogits, row_ce);
+	AZ_LAUNCH(policy_xent_kernel, rows, AZ_ROW_THREADS, 0, az_stream(stream))(
+		logits, pi, actions, inv_b, dlogits, row_ce);
 	AZ_CUDA_LAUNCHED();
 }
 
@@ -103,9 +103,8 @@ void az_cuda_value_loss(const float *value, const float *z, uint32_t rows, doubl
 {
 	if (rows == 0)
 		return;
-	value_loss_kernel<<<az_grid_for(rows), AZ_THREADS, 0, az_stream(stream)>>>(value, z, rows,
-										    inv_b, dpre,
-										    row_se);
+	AZ_LAUNCH(value_loss_kernel, az_grid_for(rows), AZ_THREADS, 0, az_stream(stream))(
+		value, z, rows, inv_b, dpre, row_se);
 	AZ_CUDA_LAUNCHED();
 }
 
