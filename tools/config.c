@@ -366,6 +366,11 @@ bad:
 	return -EINVAL;
 }
 
+int az_opts_backend(const char *v, void *field)
+{
+	return az_backend_parse(v, field) < 0 ? -EINVAL : 0;
+}
+
 const struct opt *config_find_opt(const char *name)
 {
 	az_config_opts(&nopts);

@@ -10,6 +10,7 @@
 
 #include "games/game.h"
 #include "gpu/backend.h"
+#include "tools/options.h" /* az_usage_wrap() */
 
 struct az_config {
 	char game[32];
@@ -139,10 +140,6 @@ enum az_games_which {
 const char *az_config_game_list(enum az_games_which which, const char *sep, char *buf,
 				size_t len);
 
-/* text on f in lines of at most width characters, broken at spaces (a longer word stays whole
- * up to width), each after a prefix: first before the first line, rest before the others. */
-void az_usage_wrap(FILE *f, const char *first, const char *rest, size_t width, const char *text);
-
 /* Save c as JSON to path (temp + rename). Returns 0 or -errno, message in err. */
 int az_config_save(const struct az_config *c, const char *path, char *err, size_t errlen);
 
@@ -157,6 +154,11 @@ int az_config_load(struct az_config *c, const char *path, char *err, size_t errl
 	{"games", required_argument, 0, 'n'}, {"c-puct", required_argument, 0, 'u'},        \
 	{"backend", required_argument, 0, 'b'}, {"graph", required_argument, 0, 'G'},       \
 	{"variant", required_argument, 0, 'V'}
+
+/* An AZ_OPT_PARSE parser (tools/options.h) for --backend: field is an enum az_backend_kind.
+ * 0 or -EINVAL. */
+int az_opts_backend(const char *v, void *field);
+#define AZ_OPTS_BACKENDS "auto|cpu|cpu-async|cuda"
 
 /* The first option of another game than c->game that holds a value other than its default
  * (--graph 5 given for tic-tac-toe), with *owner that game's name; NULL when there is none. */

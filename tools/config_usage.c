@@ -35,25 +35,6 @@ static void usage_line(const struct opt *o, const struct az_config *d, int nd)
 	az_usage_wrap(stdout, first, "                             ", 70, text);
 }
 
-void az_usage_wrap(FILE *f, const char *first, const char *rest, size_t width, const char *text)
-{
-	const char *t = text;
-	for (int line = 0; *t; line++) {
-		size_t n = strlen(t);
-		if (n > width) {
-			n = width;
-			while (n > 0 && t[n] != ' ')
-				n--;
-			if (n == 0)
-				n = width;
-		}
-		fprintf(f, "%s%.*s\n", line ? rest : first, (int)n, t);
-		t += n;
-		while (*t == ' ')
-			t++;
-	}
-}
-
 void az_config_usage(const char *prog)
 {
 	static struct az_config d[MAX_GAMES];
