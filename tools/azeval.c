@@ -32,9 +32,10 @@
 
 /* Every option of azeval, in --help's order: one declaration each (tools/options.h). */
 #define O(field) offsetof(struct eval_opts, field)
-static const struct az_opt eval_opt[] = {
+/* Not const: usage() names the registered games in --game's help. */
+static struct az_opt eval_opt[] = {
 	{"game", AZ_OPT_STR, O(game), "NAME", 0, 0, NULL,
-	 "the game, by its registered name (default: the checkpoint's)", NULL, NULL, NULL},
+	 NULL /* "the game: tictactoe | ...", from the registry */, NULL, NULL, NULL},
 	{"graph", AZ_OPT_LONG, O(graph), "N", 0, 0, NULL, "tangled: numbered graph (default: "
 	 "the checkpoint's, else 3)", NULL, &az_game_desc_tangled, NULL},
 	{"graph-file", AZ_OPT_STR, O(graph_file), "F", 0, 0, NULL,
@@ -102,6 +103,7 @@ static const struct az_opts eval_opts_table = {"azeval", eval_opt, AZ_ARRAY_LEN(
 
 static void usage(const char *prog)
 {
+	az_config_game_opt_help(eval_opt, AZ_ARRAY_LEN(eval_opt), "the checkpoint's");
 	printf("Usage: %s --checkpoint FILE --positions FILE [--sims N] [--json]\n"
 	       "       %s --checkpoint FILE --positions FILE --mistakes (connect4, tangled)\n"
 	       "       %s --checkpoint FILE --vs random|rollout [--games N] [--vs-sims N]\n"

@@ -91,3 +91,15 @@ const char *az_config_game_list(enum az_games_which which, const char *sep, char
 	}
 	return buf;
 }
+
+void az_config_game_opt_help(struct az_opt *t, size_t n, const char *dflt)
+{
+	static char help[300];
+	char games[200];
+
+	snprintf(help, sizeof(help), "the game: %s (default: %s)",
+		 az_config_game_list(AZ_GAMES_ALL, " | ", games, sizeof(games)), dflt);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(t[i].name, "game") == 0)
+			t[i].help = help;
+}
