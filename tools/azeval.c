@@ -4,7 +4,7 @@
  * Four and Tangled), play baseline opponents, and write labelled positions with the solvers. */
 #include <cblas.h>
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +17,12 @@
 #include "gpu/backend.h"
 #include "net/checkpoint.h"
 #include "mcts/mcts.h"
+#include "base/az_assert.h"
 #include "base/rng.h"
 #include "base/version.h"
 #include "tools/azeval_impl.h"
 #include "tools/config.h"
+#include "tools/options.h"
 #include "eval/c4_labels.h"
 #include "eval/match.h"
 #include "eval/net_eval.h"
@@ -28,11 +30,80 @@
 #include "eval/rollout.h"
 
 
+/* Every option of azeval, in --help's order: one declaration each (tools/options.h). */
+#define O(field) offsetof(struct eval_opts, field)
+/* Not const: usage() names the registered games in --game's help. */
+static struct az_opt eval_opt[] = {
+	{"game", AZ_OPT_STR, O(game), "NAME", 0, 0, NULL,
+	 NULL /* "the game: tictactoe | ...", from the registry */, NULL, NULL, NULL},
+	{"graph", AZ_OPT_LONG, O(graph), "N", 0, 0, NULL, "tangled: numbered graph (default: "
+	 "the checkpoint's, else 3)", NULL, &az_game_desc_tangled, NULL},
+	{"graph-file", AZ_OPT_STR, O(graph_file), "F", 0, 0, NULL,
+	 "tangled: edge-list file instead of --graph", NULL, NULL, NULL},
+	{"variant", AZ_OPT_STR, O(variant), "V", 0, 0, NULL, "tangled: free | fixed tokens", NULL,
+	 NULL, NULL},
+	{"adjudicator", AZ_OPT_STR, O(adjudicator), "A", 0, 0, NULL,
+	 "tangled: table | exact | exact-krylov | anneal", NULL, NULL, NULL},
+	{"checkpoint", AZ_OPT_STR, O(ckpt), "FILE", 0, 0, NULL,
+	 "safetensors checkpoint (e.g. RUN/best.safetensors)", NULL, NULL, NULL},
+	{"positions", AZ_OPT_STR, O(positions), "FILE", 0, 0, NULL, "labelled positions", NULL,
+	 NULL, NULL},
+	{"sims", AZ_OPT_LONG, O(sims), "N", 0, 1000000, "200",
+	 "MCTS simulations per move, >= 2; 0: the raw policy", NULL, NULL, NULL},
+	{"c-puct", AZ_OPT_F32, O(c_puct), "C", 0, 1e6, "1.5", "PUCT constant", NULL, NULL, NULL},
+	{"mcts-solver", AZ_OPT_INT, O(solver), "0|1", 0, 1, "1",
+	 "search with MCTS-Solver proofs", NULL, NULL, NULL},
+	{"fpu-reduction", AZ_OPT_F32, O(fpu_reduction), "R", -1, 10, "0.25", "first-play "
+	 "urgency: parent's value - R * sqrt(visited prior); R < 0: value 0", NULL, NULL, NULL},
+	{"backend", AZ_OPT_PARSE, O(kind), "B", 0, 0, "auto", "inference backend (auto: cuda "
+	 "when visible)", AZ_OPTS_BACKENDS, NULL, az_opts_backend},
+	{"json", AZ_OPT_FLAG, O(json), NULL, 0, 0, NULL, "one JSON object: positions, "
+	 "move_accuracy, value_sign_accuracy (null when the file has no such labels)", NULL, NULL, NULL},
+	{"vs", AZ_OPT_CHOICE, O(vs), "OPPONENT", 0, 0, NULL, "play --games N games (colours "
+	 "alternated) against random (uniform legal moves) or rollout (MCTS with random "
+	 "playouts) and report W/D/L", "random|rollout", NULL, NULL},
+	{"games", AZ_OPT_LONG, O(games), "N", 1, 1000000, "100",
+	 "games of --vs, or positions of --tactic and --uncoloured", NULL, NULL, NULL},
+	{"vs-sims", AZ_OPT_LONG, O(vs_sims), "N", 2, 1000000, NULL,
+	 "simulations of the rollout opponent (default: --sims)", NULL, NULL, NULL},
+	{"draw-value", AZ_OPT_F32, O(draw_value), "X", -0.99, 0.99, "0", "contempt: what a draw "
+	 "the search proves is worth to the agent; below 0 it plays on for a win against a "
+	 "weaker opponent (--vs, --mistakes)", NULL, NULL, NULL},
+	{"seed", AZ_OPT_U64, O(seed), "S", 0, 0, "1", "seed of the opponents", NULL, NULL, NULL},
+	{"write-labelled", AZ_OPT_STR, O(labelled), "F", 0, 0, NULL, "write every reachable "
+	 "non-terminal position with its exact score and optimal moves (built-in solver; "
+	 "tic-tac-toe)", NULL, NULL, NULL},
+	{"mistakes", AZ_OPT_FLAG, O(mistakes), NULL, 0, 0, NULL, "connect4, tangled: "
+	 "AlphaZero.jl's mistake rate, the share of moves that change the game-theoretic "
+	 "outcome, by the built-in solver, solving only the moves played; the labels are cached "
+	 "in FILE.labels (or under ~/.cache/ringzero when FILE's folder is read-only)", NULL, NULL, NULL},
+	{"labels", AZ_OPT_STR, O(labels), "F", 0, 0, NULL,
+	 "--mistakes: cache the labels in F instead", NULL, NULL, NULL},
+	{"uncoloured", AZ_OPT_LONG, O(uncoloured), "K", 0, AZ_TANGLED_MAX_EDGES, NULL,
+	 "tangled --write-labelled: --games N distinct positions with K uncoloured edges from "
+	 "random games (with --checkpoint: from games of the raw policy at --temperature T), "
+	 "each labelled by the exact solver", NULL, NULL, NULL},
+	{"temperature", AZ_OPT_F64, O(temperature), "T", 0.01, 100, "1",
+	 "--uncoloured with --checkpoint: the policy's temperature", NULL, NULL, NULL},
+	{"solve-nodes", AZ_OPT_F64, O(solve_nodes), "N", 0, 1e15, "100000000", "tangled: "
+	 "solver budget per position (0: none); positions it cannot solve are left out "
+	 "(labels) or counted as unsolved (--mistakes)", NULL, NULL, NULL},
+	{"limit", AZ_OPT_LONG, O(limit), "N", 1, 1e9, NULL,
+	 "only the first N positions of the file (default: all)", NULL, NULL, NULL},
+	{"tactic", AZ_OPT_CHOICE, O(tactic), "T", 0, 0, NULL, "connect4 --write-labelled: "
+	 "--games N positions from random games where the side to move wins at once while the "
+	 "opponent threatens too (win), or must block the opponent's only threat (block); "
+	 "best = those moves", "win|block", NULL, NULL},
+	{"draw-band", AZ_OPT_F64, O(draw_band), "X", 0, 0.999, "0", "value-head outputs with "
+	 "|v| <= X count as a predicted draw (0: the plain sign, as the value head is a tanh)",
+	 NULL, NULL, NULL},
+};
+#undef O
+static const struct az_opts eval_opts_table = {"azeval", eval_opt, AZ_ARRAY_LEN(eval_opt), 0};
+
 static void usage(const char *prog)
 {
-	char games[256];
-
-	az_config_game_list(AZ_GAMES_ALL, " | ", games, sizeof(games));
+	az_config_game_opt_help(eval_opt, AZ_ARRAY_LEN(eval_opt), "the checkpoint's");
 	printf("Usage: %s --checkpoint FILE --positions FILE [--sims N] [--json]\n"
 	       "       %s --checkpoint FILE --positions FILE --mistakes (connect4, tangled)\n"
 	       "       %s --checkpoint FILE --vs random|rollout [--games N] [--vs-sims N]\n"
@@ -45,56 +116,12 @@ static void usage(const char *prog)
 	       "columns 1-7, '-' for none; tangled: moves separated by '.', e.g. v2.0-1g);\n"
 	       "score: exact value for the side to move (its sign:\n"
 	       "win/draw/loss); best: comma-separated optimal moves.\n\n"
-	       "Options:\n"
-	       "  --game NAME          %s (default: the checkpoint's)\n"
-	       "  --graph N            tangled: numbered graph (default: the checkpoint's, else 3);\n"
-	       "                       also --graph-file F, --variant free|fixed,\n"
-	       "                       --adjudicator table|exact|exact-krylov|anneal\n"
-	       "  --checkpoint FILE    safetensors checkpoint (e.g. RUN/best.safetensors)\n"
-	       "  --positions FILE     labelled positions\n"
-	       "  --sims N             MCTS simulations per move, >= 2; 0: the raw policy (default 200)\n"
-	       "  --c-puct C           PUCT constant (default 1.5)\n"
-	       "  --mcts-solver 0|1    search with MCTS-Solver proofs (default 1)\n"
-	       "  --fpu-reduction R    first-play urgency: parent's value - R * sqrt(visited\n"
-	       "                       prior) (default 0.25); R < 0: value 0\n"
-	       "  --backend B          auto | cpu | cpu-async | cuda (default auto: cuda when visible)\n"
-	       "  --json               one JSON object: positions, move_accuracy,\n"
-	       "                       value_sign_accuracy (null when the file has no such labels)\n"
-	       "  --vs OPPONENT        play --games N games (default 100, colours alternated)\n"
-	       "                       against random (uniform legal moves) or rollout (MCTS\n"
-	       "                       with random playouts) and report W/D/L\n"
-	       "  --vs-sims N          simulations of the rollout opponent (default: --sims)\n"
-	       "  --draw-value X       contempt, -0.99..0.99 (default 0): what a draw the search\n"
-	       "                       proves is worth to the agent; below 0 it plays on for a\n"
-	       "                       win against a weaker opponent (--vs, --mistakes)\n"
-	       "  --seed S             seed of the opponents (default 1)\n"
-	       "  --version            print the version and exit\n"
-	       "  --write-labelled F   write every reachable non-terminal position with its exact\n"
-	       "                       score and optimal moves (built-in solver; tic-tac-toe)\n"
-	       "  --mistakes           connect4, tangled: AlphaZero.jl's mistake rate, the share\n"
-	       "                       of moves that change the game-theoretic outcome, by the built-in\n"
-	       "                       solver, solving only the moves played; the labels are\n"
-	       "                       cached in FILE.labels (or under ~/.cache/ringzero when\n"
-	       "                       FILE's folder is read-only)\n"
-	       "  --labels F           --mistakes: cache the labels in F instead\n"
-	       "  --uncoloured K       tangled --write-labelled: --games N distinct positions with K\n"
-	       "                       uncoloured edges from random games (with --checkpoint: from\n"
-	       "                       games of the raw policy at --temperature T, default 1),\n"
-	       "                       each labelled by the exact solver\n"
-	       "  --solve-nodes N      tangled: solver budget per position (default 100000000;\n"
-	       "                       0: none); positions it cannot solve are left out (labels)\n"
-	       "                       or counted as unsolved (--mistakes)\n"
-	       "  --limit N            only the first N positions of the file (default: all)\n"
-	       "  --tactic win|block   connect4 --write-labelled: --games N positions from random\n"
-	       "                       games where the side to move wins at once while the\n"
-	       "                       opponent threatens too (win), or must block the\n"
-	       "                       opponent's only threat (block); best = those moves\n"
-	       "  --draw-band X        value-head outputs with |v| <= X count as a predicted draw\n"
-	       "                       (default 0: the plain sign, as the value head is a tanh)\n"
+	       "Options:\n", prog, prog, prog, prog, prog, prog);
+	az_opts_help(stdout, &eval_opts_table);
+	printf("  --version            print the version and exit\n"
 	       "value_sign_accuracy scores drawn positions only with a --draw-band > 0 (without\n"
 	       "one a draw cannot be predicted); decisive_sign_accuracy never does. A positions\n"
-	       "line whose first non-blank character is '#' is a comment.\n",
-	       prog, prog, prog, prog, prog, prog, games);
+	       "line whose first non-blank character is '#' is a comment.\n");
 }
 
 struct label_ctx {
@@ -374,177 +401,35 @@ static void print_share(const char *what, long ok, long n, int json, int last)
 }
 
 
-/* A number option: the whole text must parse and lie in [lo, hi]. */
-static int num_arg(const char *name, const char *text, double lo, double hi, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(text, &end);
-	if (errno || end == text || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, "azeval: --%s: expected a number in [%g, %g], got '%s'\n", name, lo,
-			hi, text);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
-/* num_arg for a long field: *out = the value, cut to a whole number. */
-static int long_arg(const char *name, const char *text, double lo, double hi, long *out)
-{
-	double v;
-	int rc = num_arg(name, text, lo, hi, &v);
-
-	if (rc == 0)
-		*out = (long)v;
-	return rc;
-}
-
 /* Parse the command line. Returns 0, 1 after --help, or -EINVAL after a one-line message. */
-/* --NAME takes a or b: 0, or -EINVAL after a one-line message. */
-static int one_of(const char *name, const char *v, const char *a, const char *b)
-{
-	if (strcmp(v, a) == 0 || strcmp(v, b) == 0)
-		return 0;
-	fprintf(stderr, "azeval: --%s: %s or %s, not '%s'\n", name, a, b, v);
-	return -EINVAL;
-}
-
 static int parse_args(int argc, char **argv, struct eval_opts *o)
 {
-	static const struct option lo[] = {
-		AZ_MATCH_LONGOPTS,
-		{"positions", required_argument, 0, 'p'}, {"json", no_argument, 0, 'j'},
-		{"write-labelled", required_argument, 0, 'w'},
-		{"draw-band", required_argument, 0, 'd'}, {"help", no_argument, 0, 'h'},
-		{"vs", required_argument, 0, 'v'}, {"graph-file", required_argument, 0, 'F'},
-		{"adjudicator", required_argument, 0, 'A'}, {"mistakes", no_argument, 0, 'M'},
-		{"labels", required_argument, 0, 'L'}, {"limit", required_argument, 0, 'l'},
-		{"tactic", required_argument, 0, 'T'}, {"mcts-solver", required_argument, 0, 'O'},
-		{"fpu-reduction", required_argument, 0, 'R'},
-		{"uncoloured", required_argument, 0, 'K'}, {"vs-sims", required_argument, 0, 'W'},
-		{"solve-nodes", required_argument, 0, 'N'}, {"draw-value", required_argument, 0, 'D'},
-		{"temperature", required_argument, 0, 't'}, {0, 0, 0, 0},
-	};
-	*o = (struct eval_opts){.sims = 200, .games = 100, .c_puct = 1.5f, .seed = 1,
-				.kind = AZ_BACKEND_AUTO, .solver = 1, .fpu_reduction = 0.25f,
-				.uncoloured = -1, .vs_sims = -1, .solve_nodes = 1e8, .temperature = 1.0};
-	double v;
-	int c, rc = 0;
-	opterr = 0; /* our own one-line messages */
-	while (rc == 0 && (c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'g': o->game = optarg; break;
-		case 'c': o->ckpt = optarg; break;
-		case 'p': o->positions = optarg; break;
-		case 'j': o->json = 1; break;
-		case 'w': o->labelled = optarg; break;
-		case 'u':
-			rc = num_arg("c-puct", optarg, 0, 1e6, &v);
-			o->c_puct = (float)v;
-			break;
-		case 'd':
-			rc = num_arg("draw-band", optarg, 0, 0.999, &v);
-			o->draw_band = v;
-			break;
-		case 's':
-			rc = num_arg("sims", optarg, 0, 1000000, &v);
-			o->sims = (long)v;
-			/* as azrun: one simulation expands the root only, no visits to pick by */
-			if (rc == 0 && (v != (double)o->sims || o->sims == 1)) {
-				fprintf(stderr, "azeval: --sims: 0 (the raw policy) or a whole number "
-					"from 2 to 1000000, not '%s'\n", optarg);
-				rc = -EINVAL;
-			}
-			break;
-		case 'n':
-			rc = long_arg("games", optarg, 1, 1000000, &o->games);
-			break;
-		case 'S':
-			rc = num_arg("seed", optarg, 0, 1.8e19, &v);
-			o->seed = strtoull(optarg, NULL, 10);
-			break;
-		case 'b':
-			if (az_backend_parse(optarg, &o->kind) < 0) {
-				fprintf(stderr, "azeval: --backend: auto, cpu, cpu-async or cuda, not '%s'\n",
-					optarg);
-				rc = -EINVAL;
-			}
-			break;
-		case 'v':
-			o->vs = optarg;
-			rc = one_of("vs", optarg, "random", "rollout");
-			break;
-		case 'G': {
-			const struct az_game_opt *go = &az_game_desc_tangled.opts[AZ_TANGLED_OPT_GRAPH];
-			rc = long_arg("graph", optarg, go->lo, go->hi, &o->graph);
-			break;
-		}
-		case 'F': o->graph_file = optarg; break;
-		case 'V': o->variant = optarg; break;
-		case 'A': o->adjudicator = optarg; break;
-		case 'M': o->mistakes = 1; break;
-		case 'O':
-			rc = num_arg("mcts-solver", optarg, 0, 1, &v);
-			o->solver = (int)v;
-			break;
-		case 'R':
-			rc = num_arg("fpu-reduction", optarg, -1, 10, &v);
-			o->fpu_reduction = (float)v;
-			break;
-		case 'L': o->labels = optarg; break;
-		case 'K':
-			rc = long_arg("uncoloured", optarg, 0, AZ_TANGLED_MAX_EDGES, &o->uncoloured);
-			break;
-		case 'W':
-			rc = num_arg("vs-sims", optarg, 2, 1000000, &v);
-			o->vs_sims = (long)v;
-			break;
-		case 'N':
-			rc = num_arg("solve-nodes", optarg, 0, 1e15, &o->solve_nodes);
-			break;
-		case 'D':
-			rc = num_arg("draw-value", optarg, -0.99, 0.99, &v);
-			o->draw_value = (float)v;
-			break;
-		case 't':
-			rc = num_arg("temperature", optarg, 0.01, 100, &o->temperature);
-			break;
-		case 'l':
-			rc = num_arg("limit", optarg, 1, 1e9, &v);
-			o->limit = (long)v;
-			break;
-		case 'T':
-			o->tactic = optarg;
-			rc = one_of("tactic", optarg, "win", "block");
-			break;
-		case 'h': usage("azeval"); return 1;
-		case ':':
-			fprintf(stderr, "azeval: %s needs a value (see --help)\n", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			fprintf(stderr, "azeval: unknown option '%s' (see --help)\n", argv[optind - 1]);
-			return -EINVAL;
-		}
+	*o = (struct eval_opts){.uncoloured = -1, .vs_sims = -1};
+	int rc = az_opts_parse(&eval_opts_table, o, argc, argv, NULL);
+	if (rc == AZ_OPTS_HELP)
+		usage("azeval");
+	if (rc != 0)
+		return rc > 0 ? 1 : rc;
+	if (o->sims == 1) { /* as azrun: one simulation expands the root only, no visits */
+		fprintf(stderr, "azeval: --sims: 0 (the raw policy) or a whole number from 2 to "
+			"1000000, not '1'\n");
+		return -EINVAL;
 	}
-	if (rc == 0 && optind < argc) {
-		fprintf(stderr, "azeval: unexpected argument '%s' (see --help)\n", argv[optind]);
-		rc = -EINVAL;
-	}
-	if (rc == 0 && o->positions && o->vs) {
+	if (o->positions && o->vs) {
 		fprintf(stderr, "azeval: --positions and --vs are two modes; give one of them\n");
-		rc = -EINVAL;
+		return -EINVAL;
 	}
-	if (rc == 0 && !o->ckpt && (o->positions || o->vs)) {
+	if (!o->ckpt && (o->positions || o->vs)) {
 		fprintf(stderr, "azeval: --checkpoint FILE is required with %s (see --help)\n",
 			o->vs ? "--vs" : "--positions");
-		rc = -EINVAL;
-	} else if (rc == 0 && !o->game && !o->ckpt) {
+		return -EINVAL;
+	}
+	if (!o->game && !o->ckpt) {
 		fprintf(stderr, "azeval: --game GAME is required without --checkpoint (%s)\n",
 			az_game_names());
-		rc = -EINVAL;
+		return -EINVAL;
 	}
-	return rc;
+	return 0;
 }
 
 /* The Tangled options given here, over the checkpoint's (the game validates them). */
@@ -670,83 +555,182 @@ static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 	return saved < 0 ? 1 : 0;
 }
 
+/* The game as azrun configures it (Tangled: graph, variant, adjudicator) into gc and *g. The
+ * checkpoint names its game (the default of --game, as in azplay) and, for Tangled, its graph
+ * and variant; options given here override. Returns 0, or 2 after a message. */
+static int resolve_game(struct eval_opts *o, struct az_config *gc, const struct az_game **g)
+{
+	static char ckgame[32];
+	char err[512];
+	struct az_model *pm = NULL;
+
+	if (o->ckpt && az_ckpt_load(o->ckpt, &pm, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azeval: %s\n", err);
+		return 2;
+	}
+	if (pm && !o->game) {
+		snprintf(ckgame, sizeof(ckgame), "%s", pm->game);
+		o->game = ckgame;
+	}
+	if (az_config_defaults(gc, o->game) < 0) {
+		fprintf(stderr, "azeval: unknown game '%s' (known: %s)\n", o->game, az_game_names());
+		az_model_destroy(pm);
+		return 2;
+	}
+	if (pm && strcmp(gc->game, "tangled") == 0 && strcmp(pm->game, "tangled") == 0 &&
+	    az_config_apply_game_options(gc, pm->game_options, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azeval: %s: %s\n", o->ckpt, err);
+		az_model_destroy(pm);
+		return 2;
+	}
+	az_model_destroy(pm);
+	if (set_tangled_opts(gc, o, err, sizeof(err)) < 0 ||
+	    az_config_game(gc, g, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azeval: %s\n", err);
+		return 2;
+	}
+	return 0;
+}
+
+/* Why the options given do not fit together for game g, or NULL. */
+static const char *mode_misfit(const struct eval_opts *o, const struct az_game *g)
+{
+	int tangled = strcmp(g->name, "tangled") == 0, c4 = strcmp(g->name, "connect4") == 0;
+
+	if ((o->mistakes || o->labels) && !c4 && !tangled)
+		return "--mistakes and --labels need --game connect4 or tangled (the built-in "
+		       "solvers); for tictactoe use --write-labelled";
+	if (o->tactic && !c4)
+		return "--tactic needs --game connect4";
+	if (o->uncoloured >= 0 && (!tangled || !o->labelled))
+		return "--uncoloured K goes with --game tangled --write-labelled FILE";
+	if (o->vs_sims >= 0 && (!o->vs || strcmp(o->vs, "rollout") != 0))
+		return "--vs-sims N goes with --vs rollout";
+	if (o->labels && !o->mistakes) /* it was ignored */
+		return "--labels F goes with --mistakes (where its labels are cached)";
+	if (o->mistakes && !o->positions)
+		return o->vs ? "--mistakes goes with --positions FILE (drop --vs, which plays games)"
+			     : "--mistakes goes with --positions FILE (the positions to judge)";
+	if (o->tactic && !o->labelled)
+		return "--tactic goes with --write-labelled FILE";
+	if (!o->labelled && !o->ckpt)
+		return "--checkpoint FILE is required (see --help)";
+	if (!o->labelled && !o->positions && !o->vs)
+		return "what to measure: --positions FILE or --vs random|rollout (see --help)";
+	return NULL;
+}
+
+/* Load the checkpoint into a batch-1 backend for the evaluator c. Returns 0, or the exit
+ * status after a message. */
+static int open_network(const struct eval_opts *o, const struct az_game *g, struct eval_ctx *c,
+			struct az_backend **be)
+{
+	struct az_model *m;
+	char err[512];
+	int rc = load_network(o, g, &m);
+
+	if (rc != 0)
+		return rc;
+	*be = NULL;
+	c->g = g;
+	rc = az_backend_create(o->kind, &m->arch, 1, be, err, sizeof(err));
+	if (rc == 0)
+		rc = az_backend_load(*be, 0, m);
+	if (rc == 0 && (rc = az_net_eval_init(&c->net, g, *be)) < 0)
+		snprintf(err, sizeof(err), "out of memory");
+	az_model_destroy(m);
+	if (rc < 0) {
+		fprintf(stderr, "azeval: backend: %s\n", err);
+		if (*be)
+			az_backend_destroy(*be);
+		return rc == -ENODEV ? 2 : 1;
+	}
+	return 0;
+}
+
+/* The labelled-positions report of t, as JSON or a table. */
+static void print_tally(const struct eval_opts *o, const struct tally *t)
+{
+	if (o->json) {
+		printf("{\"positions\": %ld, \"value_scored\": %ld, ", t->positions,
+		       t->values_labelled);
+		print_share("move_accuracy", t->moves_ok, t->moves_labelled, 1, 0);
+		print_share("value_sign_accuracy", t->values_ok, t->values_labelled, 1, 0);
+		print_share("decisive_sign_accuracy", t->decisive_ok, t->decisive, 1, 0);
+		printf("\"sims\": %ld}\n", o->sims);
+		return;
+	}
+	if (t->moves_labelled)
+		printf("%s: %ld positions, %ld simulations per move\n", o->positions, t->positions,
+		       o->sims);
+	else
+		printf("%s: %ld positions (value labels only: no search)\n", o->positions,
+		       t->positions);
+	print_share("move_accuracy", t->moves_ok, t->moves_labelled, 0, 0);
+	print_share("value_sign_accuracy", t->values_ok, t->values_labelled, 0, 0);
+	print_share("decisive_sign_accuracy", t->decisive_ok, t->decisive, 0, 1);
+}
+
+/* What azeval measures with the network open in c. Returns the exit status. */
+static int run_eval(const struct eval_opts *o, const struct az_config *gc, struct eval_ctx *c)
+{
+	struct tally t = {.draw_band = o->draw_band};
+	struct az_mcts_params mp;
+	int rc;
+
+	if (o->labelled)
+		return azeval_tangled_labelled(o, c);
+	if (o->vs) {
+		uint32_t vs_sims = (uint32_t)(o->vs_sims > 0 ? o->vs_sims : o->sims);
+		rc = run_matches(c, o->vs, o->games, (uint32_t)o->sims, vs_sims, o->seed, o->json,
+				 o->draw_value);
+		return rc < 0 ? 1 : 0;
+	}
+	az_mcts_params_default(&mp, c->g);
+	mp.c_puct = o->c_puct;
+	mp.dir_eps = 0;
+	mp.draw_value = o->draw_value;
+	mp.solver = o->solver;
+	mp.fpu_absolute = o->fpu_reduction < 0;
+	mp.fpu_reduction = mp.fpu_absolute ? 0.0f : o->fpu_reduction;
+	if (o->mistakes && strcmp(c->g->name, "tangled") == 0) {
+		char key[600];
+		azeval_tangled_key(gc, key, sizeof(key));
+		return azeval_tangled_mistakes(c, o, &mp, key);
+	}
+	if (o->mistakes)
+		return eval_mistakes(c, o, &mp);
+	rc = eval_file(c, o->positions, (uint32_t)o->sims, &mp, o->limit, &t);
+	if (rc < 0)
+		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
+	print_tally(o, &t);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	static struct az_config gc;
+	static struct eval_ctx c;
+	const struct az_game *g;
+	struct az_backend *be;
 	struct eval_opts o;
+	const char *why;
+
 	if (az_version_option(argc, argv, "azeval"))
 		return 0;
 	int rc = parse_args(argc, argv, &o);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
-	/* The game as azrun configures it (Tangled: graph, variant, adjudicator). */
-	static struct az_config gc;
-	const struct az_game *g;
-	char gerr[512], ckgame[32];
-	/* The checkpoint names its game (the default of --game, as in azplay) and, for Tangled,
-	 * its graph and variant; options given here override. */
-	struct az_model *pm = NULL;
-	if (o.ckpt && az_ckpt_load(o.ckpt, &pm, gerr, sizeof(gerr)) < 0) {
-		fprintf(stderr, "azeval: %s\n", gerr);
+	if ((rc = resolve_game(&o, &gc, &g)) != 0)
+		return rc;
+	if ((why = mode_misfit(&o, g)) != NULL) {
+		fprintf(stderr, "azeval: %s\n", why);
 		return 2;
 	}
-	if (pm && !o.game) {
-		snprintf(ckgame, sizeof(ckgame), "%s", pm->game);
-		o.game = ckgame;
-	}
-	if (az_config_defaults(&gc, o.game) < 0) {
-		fprintf(stderr, "azeval: unknown game '%s' (known: %s)\n", o.game, az_game_names());
-		az_model_destroy(pm);
-		return 2;
-	}
-	if (pm && strcmp(gc.game, "tangled") == 0 && strcmp(pm->game, "tangled") == 0 &&
-	    az_config_apply_game_options(&gc, pm->game_options, gerr, sizeof(gerr)) < 0) {
-		fprintf(stderr, "azeval: %s: %s\n", o.ckpt, gerr);
-		az_model_destroy(pm);
-		return 2;
-	}
-	az_model_destroy(pm);
-	if (set_tangled_opts(&gc, &o, gerr, sizeof(gerr)) < 0 ||
-	    az_config_game(&gc, &g, gerr, sizeof(gerr)) < 0) {
-		fprintf(stderr, "azeval: %s\n", gerr);
-		return 2;
-	}
-	int tangled = strcmp(g->name, "tangled") == 0;
-	if ((o.mistakes || o.labels) && strcmp(g->name, "connect4") != 0 && !tangled) {
-		fprintf(stderr, "azeval: --mistakes and --labels need --game connect4 or tangled (the "
-			"built-in solvers); for tictactoe use --write-labelled\n");
-		return 2;
-	}
-	if (o.tactic && strcmp(g->name, "connect4") != 0) {
-		fprintf(stderr, "azeval: --tactic needs --game connect4\n");
-		return 2;
-	}
-	if (o.uncoloured >= 0 && (!tangled || !o.labelled)) {
-		fprintf(stderr, "azeval: --uncoloured K goes with --game tangled --write-labelled "
-			"FILE\n");
-		return 2;
-	}
-	if (tangled && o.uncoloured > az_tangled_current_graph()->e) {
+	if (strcmp(g->name, "tangled") == 0 && o.uncoloured > az_tangled_current_graph()->e) {
 		fprintf(stderr, "azeval: --uncoloured: at most %d (the edges of %s), not %ld\n",
 			az_tangled_current_graph()->e, az_tangled_current_graph()->name,
 			o.uncoloured);
-		return 2;
-	}
-	if (o.vs_sims >= 0 && (!o.vs || strcmp(o.vs, "rollout") != 0)) {
-		fprintf(stderr, "azeval: --vs-sims N goes with --vs rollout\n");
-		return 2;
-	}
-	if (o.labels && !o.mistakes) { /* it was ignored */
-		fprintf(stderr, "azeval: --labels F goes with --mistakes (where its labels are "
-			"cached)\n");
-		return 2;
-	}
-	if (o.mistakes && !o.positions) {
-		fprintf(stderr, "azeval: --mistakes goes with --positions FILE (%s)\n",
-			o.vs ? "drop --vs, which plays games" : "the positions to judge");
-		return 2;
-	}
-	if (o.tactic && !o.labelled) {
-		fprintf(stderr, "azeval: --tactic goes with --write-labelled FILE\n");
 		return 2;
 	}
 	if (o.labelled && o.tactic)
@@ -755,91 +739,11 @@ int main(int argc, char **argv)
 		return write_labelled(g, o.labelled);
 	if (o.labelled && !o.ckpt)
 		return azeval_tangled_labelled(&o, NULL);
-	if (!o.labelled && (!o.ckpt || (!o.positions && !o.vs))) {
-		fprintf(stderr, "azeval: %s (see --help)\n", o.ckpt ?
-			"what to measure: --positions FILE or --vs random|rollout" :
-			"--checkpoint FILE is required");
-		return 2;
-	}
 	openblas_set_num_threads(1);
-	struct az_model *m;
-	if ((rc = load_network(&o, g, &m)) != 0)
+	if ((rc = open_network(&o, g, &c, &be)) != 0)
 		return rc;
-	static struct eval_ctx c;
-	struct az_backend *be = NULL;
-	char err[512];
-	c.g = g;
-	rc = az_backend_create(o.kind, &m->arch, 1, &be, err, sizeof(err));
-	if (rc == 0)
-		rc = az_backend_load(be, 0, m);
-	if (rc == 0 && (rc = az_net_eval_init(&c.net, g, be)) < 0)
-		snprintf(err, sizeof(err), "out of memory");
-	az_model_destroy(m);
-	if (rc < 0) {
-		fprintf(stderr, "azeval: backend: %s\n", err);
-		if (be)
-			az_backend_destroy(be);
-		return rc == -ENODEV ? 2 : 1;
-	}
-	if (o.labelled) {
-		rc = azeval_tangled_labelled(&o, &c);
-		az_net_eval_fini(&c.net);
-		az_backend_destroy(be);
-		return rc;
-	}
-	if (o.vs) {
-		uint32_t vs_sims = (uint32_t)(o.vs_sims > 0 ? o.vs_sims : o.sims);
-		rc = run_matches(&c, o.vs, o.games, (uint32_t)o.sims, vs_sims, o.seed, o.json,
-				 o.draw_value);
-		az_net_eval_fini(&c.net);
-		az_backend_destroy(be);
-		return rc < 0 ? 1 : 0;
-	}
-	struct tally t = {.draw_band = o.draw_band};
-	struct az_mcts_params mp;
-	az_mcts_params_default(&mp, g);
-	mp.c_puct = o.c_puct;
-	mp.dir_eps = 0;
-	mp.draw_value = o.draw_value;
-	mp.solver = o.solver;
-	mp.fpu_absolute = o.fpu_reduction < 0;
-	mp.fpu_reduction = mp.fpu_absolute ? 0.0f : o.fpu_reduction;
-	if (o.mistakes && tangled) {
-		char key[600];
-		azeval_tangled_key(&gc, key, sizeof(key));
-		rc = azeval_tangled_mistakes(&c, &o, &mp, key);
-		az_net_eval_fini(&c.net);
-		az_backend_destroy(be);
-		return rc;
-	}
-	if (o.mistakes) {
-		rc = eval_mistakes(&c, &o, &mp);
-		az_net_eval_fini(&c.net);
-		az_backend_destroy(be);
-		return rc;
-	}
-	rc = eval_file(&c, o.positions, (uint32_t)o.sims, &mp, o.limit, &t);
+	rc = run_eval(&o, &gc, &c);
 	az_net_eval_fini(&c.net);
 	az_backend_destroy(be);
-	if (rc < 0)
-		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
-	if (o.json) {
-		printf("{\"positions\": %ld, \"value_scored\": %ld, ", t.positions,
-		       t.values_labelled);
-		print_share("move_accuracy", t.moves_ok, t.moves_labelled, 1, 0);
-		print_share("value_sign_accuracy", t.values_ok, t.values_labelled, 1, 0);
-		print_share("decisive_sign_accuracy", t.decisive_ok, t.decisive, 1, 0);
-		printf("\"sims\": %ld}\n", o.sims);
-	} else {
-		if (t.moves_labelled)
-			printf("%s: %ld positions, %ld simulations per move\n", o.positions,
-			       t.positions, o.sims);
-		else
-			printf("%s: %ld positions (value labels only: no search)\n", o.positions,
-			       t.positions);
-		print_share("move_accuracy", t.moves_ok, t.moves_labelled, 0, 0);
-		print_share("value_sign_accuracy", t.values_ok, t.values_labelled, 0, 0);
-		print_share("decisive_sign_accuracy", t.decisive_ok, t.decisive, 0, 1);
-	}
-	return 0;
+	return rc;
 }

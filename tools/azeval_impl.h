@@ -5,6 +5,7 @@
 #define AZ_TOOLS_AZEVAL_IMPL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "eval/net_eval.h"
 #include "games/game.h"
@@ -36,7 +37,7 @@ struct eval_opts {
 	float c_puct;
 	double draw_band;
 	float draw_value;    /* --draw-value: the agent's contempt (az_mcts_params.draw_value) */
-	unsigned long long seed;
+	uint64_t seed;
 	enum az_backend_kind kind;
 };
 

@@ -4,7 +4,7 @@
  * playouts. Moves are read from standard input in the game's notation, so games can be scripted. */
 #include <cblas.h>
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +17,9 @@
 #include "mcts/mcts.h"
 #include "base/rng.h"
 #include "base/version.h"
+#include "base/az_assert.h"
 #include "tools/config.h"
+#include "tools/options.h"
 #include "eval/net_eval.h"
 #include "eval/rollout.h"
 
@@ -37,10 +39,9 @@ struct player {
 
 struct opts {
 	const char *game, *ckpt;
+	const char *human_arg, *opponent_arg, *variant; /* as given (NULL: not given) */
 	int human;      /* side the human plays: 0 first, 1 second, -1 none */
-	int human_set;
 	enum kind opponent;
-	int opponent_set;
 	uint32_t sims, games;
 	float temperature, c_puct;
 	uint64_t seed;
@@ -68,8 +69,42 @@ static const char *who(const struct play *p, int side)
 	return kind_names[p->pl[seat].kind];
 }
 
+/* Every option of azplay, in --help's order (tools/options.h). */
+#define O(field) offsetof(struct opts, field)
+/* Not const: usage() names the registered games in --game's help. */
+static struct az_opt play_opt[] = {
+	{"checkpoint", AZ_OPT_STR, O(ckpt), "FILE", 0, 0, NULL,
+	 "safetensors checkpoint (e.g. RUN/best.safetensors)", NULL, NULL, NULL},
+	{"game", AZ_OPT_STR, O(game), "NAME", 0, 0, NULL,
+	 NULL /* "the game: tictactoe | ...", from the registry */, NULL, NULL, NULL},
+	{"human", AZ_OPT_CHOICE, O(human_arg), "SIDE", 0, 0, NULL, "the side you play (default "
+	 "first, or none when --opponent is given)", "first|second|none", NULL, NULL},
+	{"opponent", AZ_OPT_CHOICE, O(opponent_arg), "KIND", 0, 0, NULL, "with --human none, "
+	 "the agent plays: agent (itself), random (uniform legal moves) or rollout (MCTS with "
+	 "random playouts and uniform priors, same --sims) (default agent)",
+	 "agent|random|rollout", NULL, NULL},
+	{"sims", AZ_OPT_U32, O(sims), "N", 2, 1000000, "200", "simulations per agent move",
+	 NULL, NULL, NULL},
+	{"temperature", AZ_OPT_F32, O(temperature), "T", 0, 1e6, "0", "agent move choice: 0 = "
+	 "most visited, > 0 samples visits^(1/T)", NULL, NULL, NULL},
+	{"games", AZ_OPT_U32, O(games), "N", 1, 1000000, "1", "games to play; without a human "
+	 "the agent alternates colours, first in game 1", NULL, NULL, NULL},
+	{"seed", AZ_OPT_U64, O(seed), "S", 0, 0, "1", "random seed", NULL, NULL, NULL},
+	{"c-puct", AZ_OPT_F32, O(c_puct), "C", 0, 1e6, "1.5", "PUCT constant", NULL, NULL, NULL},
+	{"backend", AZ_OPT_PARSE, O(backend), "B", 0, 0, "auto", "inference backend (auto: "
+	 "cuda when visible)", AZ_OPTS_BACKENDS, NULL, az_opts_backend},
+	{"graph", AZ_OPT_INT, O(graph), "N", 0, 0, NULL, "tangled: numbered graph "
+	 "(docs/tangled.md; default: the checkpoint's, else 3, K4)", NULL, &az_game_desc_tangled,
+	 NULL},
+	{"variant", AZ_OPT_CHOICE, O(variant), "V", 0, 0, NULL, "tangled: free | fixed tokens "
+	 "(default: the checkpoint's, else free)", "free|fixed", NULL, NULL},
+};
+#undef O
+static const struct az_opts play_opts = {"azplay", play_opt, AZ_ARRAY_LEN(play_opt), 0};
+
 static void usage(const char *prog)
 {
+	az_config_game_opt_help(play_opt, AZ_ARRAY_LEN(play_opt), "the checkpoint's game");
 	printf("Usage: %s --checkpoint FILE [--game G] [--human first|second|none]\n"
 	       "       [--opponent agent|random|rollout] [--sims N] [--temperature T]\n"
 	       "       [--games N] [--seed S]\n\n"
@@ -77,155 +112,39 @@ static void usage(const char *prog)
 	       "one per line from standard input in the game's notation (tic-tac-toe cells 1-9,\n"
 	       "Connect Four columns 1-7); 'quit' or end of input stops. Each game ends with a\n"
 	       "line 'result: ...'.\n\n"
-	       "Options:\n"
-	       "  --checkpoint FILE   safetensors checkpoint (e.g. RUN/best.safetensors)\n"
-	       "  --game NAME         %s (default: the checkpoint's game)\n"
-	       "  --human SIDE        first | second | none: the side you play (default first,\n"
-	       "                      or none when --opponent is given)\n"
-	       "  --opponent KIND     with --human none, the agent plays: agent (itself), random\n"
-	       "                      (uniform legal moves) or rollout (MCTS with random playouts\n"
-	       "                      and uniform priors, same --sims) (default agent)\n"
-	       "  --sims N            simulations per agent move, >= 2 (default 200)\n"
-	       "  --temperature T     agent move choice: 0 = most visited (default), > 0 samples\n"
-	       "                      visits^(1/T)\n"
-	       "  --games N           games to play; without a human the agent alternates\n"
-	       "                      colours, first in game 1 (default 1)\n"
-	       "  --seed S            random seed (default 1)\n"
-	       "  --c-puct C          PUCT constant (default 1.5)\n"
-	       "  --backend B         auto | cpu | cpu-async | cuda (default auto: cuda when visible)\n"
-	       "  --graph N           tangled: numbered graph (docs/tangled.md; default: the\n"
-	       "                      checkpoint's, else 3, K4)\n"
-	       "  --variant V         tangled: free | fixed tokens (default free)\n"
-	       "  --version           print the version and exit\n\n"
+	       "Options:\n", prog);
+	az_opts_help(stdout, &play_opts);
+	printf("  --version            print the version and exit\n\n"
 	       "Examples:\n"
 	       "  %s --checkpoint runs/ttt/best.safetensors\n"
 	       "  %s --checkpoint runs/ttt/best.safetensors --human none --opponent rollout "
 	       "--games 10\n"
 	       "  printf '5\\n1\\n9\\n' | %s --checkpoint runs/ttt/best.safetensors\n",
-	       prog, az_game_names(), prog, prog, prog);
-}
-
-static int parse_u32(const char *opt, const char *v, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long x = strtoul(v, &end, 10);
-	if (errno || end == v || *end || v[0] == '-' || x < lo || x > hi) {
-		fprintf(stderr, "azplay: --%s: expected %u..%u, got '%s'\n", opt, lo, hi, v);
-		return -EINVAL;
-	}
-	*out = (uint32_t)x;
-	return 0;
-}
-
-static int parse_float(const char *opt, const char *v, float lo, float *out)
-{
-	char *end;
-	float x = strtof(v, &end);
-	if (end == v || *end || !(x >= lo)) {
-		fprintf(stderr, "azplay: --%s: expected a number >= %g, got '%s'\n", opt,
-			(double)lo, v);
-		return -EINVAL;
-	}
-	*out = x;
-	return 0;
-}
-
-static int parse_kind(const char *v, enum kind *k)
-{
-	for (int i = K_AGENT; i <= K_ROLLOUT; i++) {
-		if (strcmp(v, kind_names[i]) == 0) {
-			*k = (enum kind)i;
-			return 0;
-		}
-	}
-	fprintf(stderr, "azplay: --opponent: agent, random or rollout, not '%s'\n", v);
-	return -EINVAL;
+	       prog, prog, prog);
 }
 
 /* Returns 0, 1 after --help, or -EINVAL (message printed). */
 static int parse_args(struct opts *o, int argc, char **argv)
 {
-	static const struct option lo[] = {
-		AZ_MATCH_LONGOPTS,
-		{"human", required_argument, 0, 'H'},
-		{"opponent", required_argument, 0, 'o'},
-		{"temperature", required_argument, 0, 't'},
-		{"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
-	};
-	uint32_t graph = 0;
-	*o = (struct opts){.human = 0, .opponent = K_AGENT, .sims = 200, .games = 1,
-			   .c_puct = 1.5f, .seed = 1, .backend = AZ_BACKEND_AUTO};
-	int c, rc = 0;
-	while (rc == 0 && (c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'g': o->game = optarg; break;
-		case 'c': o->ckpt = optarg; break;
-		case 'H':
-			o->human_set = 1;
-			if (!strcmp(optarg, "first") || !strcmp(optarg, "second") ||
-			    !strcmp(optarg, "none")) {
-				o->human = !strcmp(optarg, "first") ? 0 :
-					   !strcmp(optarg, "second") ? 1 : -1;
-			} else {
-				fprintf(stderr, "azplay: --human: first, second or none\n");
-				rc = -EINVAL;
-			}
-			break;
-		case 'o': o->opponent_set = 1; rc = parse_kind(optarg, &o->opponent); break;
-		case 's': rc = parse_u32("sims", optarg, 2, 1000000, &o->sims); break;
-		case 'n': rc = parse_u32("games", optarg, 1, 1000000, &o->games); break;
-		case 't': rc = parse_float("temperature", optarg, 0.0f, &o->temperature); break;
-		case 'u': rc = parse_float("c-puct", optarg, 0.0f, &o->c_puct); break;
-		case 'S': {
-			char *end;
-			errno = 0;
-			o->seed = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end) {
-				fprintf(stderr, "azplay: --seed: expected an integer\n");
-				rc = -EINVAL;
-			}
-			break;
-		}
-		case 'b':
-			if (az_backend_parse(optarg, &o->backend) < 0) {
-				fprintf(stderr, "azplay: --backend: auto, cpu, cpu-async or cuda\n");
-				rc = -EINVAL;
-			}
-			break;
-		case 'G': {
-			const struct az_game_opt *go = &az_game_desc_tangled.opts[AZ_TANGLED_OPT_GRAPH];
-			rc = parse_u32("graph", optarg, (uint32_t)go->lo, (uint32_t)go->hi, &graph);
-			break;
-		}
-		case 'V': {
-			enum az_tangled_variant var = AZ_TANGLED_FREE;
-			if (az_tangled_variant_parse(optarg, &var) < 0) {
-				fprintf(stderr, "azplay: --variant: free or fixed\n");
-				rc = -EINVAL;
-			}
-			o->fixed = var == AZ_TANGLED_FIXED;
-			break;
-		}
-		case 'h': usage("azplay"); return 1;
-		default: fprintf(stderr, "azplay: see --help\n"); return -EINVAL;
-		}
-	}
-	if (rc < 0)
-		return rc;
-	o->graph = (int)graph;
-	if (optind < argc) {
-		fprintf(stderr, "azplay: unexpected argument '%s' (see --help)\n", argv[optind]);
-		return -EINVAL;
-	}
+	*o = (struct opts){0};
+	int rc = az_opts_parse(&play_opts, o, argc, argv, NULL);
+	if (rc == AZ_OPTS_HELP)
+		usage("azplay");
+	if (rc != 0)
+		return rc > 0 ? 1 : rc;
+	o->opponent = K_AGENT;
+	for (int k = K_AGENT; o->opponent_arg && k <= K_ROLLOUT; k++)
+		if (strcmp(o->opponent_arg, kind_names[k]) == 0)
+			o->opponent = (enum kind)k;
+	o->fixed = o->variant && strcmp(o->variant, "fixed") == 0;
+	o->human = !o->human_arg ? (o->opponent_arg ? -1 : 0)
+		   : strcmp(o->human_arg, "first") == 0 ? 0
+		   : strcmp(o->human_arg, "second") == 0 ? 1 : -1;
 	if (!o->ckpt) {
 		fprintf(stderr, "azplay: --checkpoint FILE is required (see --help)\n");
 		return -EINVAL;
 	}
-	if (!o->human_set && o->opponent_set)
-		o->human = -1;
-	if (o->human >= 0 && o->opponent_set) {
+	if (o->human >= 0 && o->opponent_arg) {
 		fprintf(stderr, "azplay: --opponent chooses the agent's opponent when there is no "
 			"human player; add --human none\n");
 		return -EINVAL;

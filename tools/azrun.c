@@ -224,8 +224,9 @@ static int configure(struct az_config *c, int argc, char **argv)
 {
 	char err[1024];
 	int rc = az_config_parse(c, argc, argv, err, sizeof(err));
-	if (rc == 1) {
-		az_config_usage("azrun");
+	if (rc > 0) {
+		if (rc == 1)
+			az_config_usage("azrun");
 		return 0;
 	}
 	if (rc < 0) {

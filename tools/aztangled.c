@@ -3,7 +3,7 @@
  * Schrodinger evolution, its Krylov variant or simulated annealing; prints the winner, the
  * score and the influence vector of each state, as text or JSON lines. */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +12,63 @@
 #include "base/util.h"
 #include "games/tangled/tangled.h"
 #include "base/version.h"
+#include "tools/options.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 #define MAX_ENTRIES (AZ_TANGLED_MAX_VERTICES + AZ_TANGLED_MAX_EDGES)
+
+/* What the command line sets: the adjudicator's options and the tool's own. */
+struct cli {
+	struct az_tangled_options o;
+	int json, quiet;
+};
+
+/* Every option of aztangled, in --help's order (tools/options.h). No def: the value is the
+ * library's default (az_tangled_options_default), which the help text names. */
+#define C(field) offsetof(struct cli, field)
+static const struct az_opt tangled_opt[] = {
+	{"graph", AZ_OPT_INT, C(o.graph), "N", 0, 0, NULL, "numbered graph (default 3): 1 K2, "
+	 "2 K3, 3 K4, 4 hexagon, 5 Petersen, 6 tesseract, 7-10 Zephyr Z(1,1)-Z(1,4), 11 P3, "
+	 "12 Moser spindle, 18 3-prism, 19 barbell, 20 diamond", NULL, &az_game_desc_tangled,
+	 NULL},
+	{"graph-file", AZ_OPT_STR, C(o.graph_file), "F", 0, 0, NULL, "edge-list file instead: "
+	 "edges u-v or \"u v\", several per line allowed, '#' comments, optional line "
+	 "\"vertices N\"", NULL, NULL, NULL},
+	{"adjudicator", AZ_OPT_STR, C(o.adjudicator), "A", 0, 0, NULL, "exact: dense "
+	 "Schrodinger evolution (N <= 12); exact-krylov: sparse Krylov propagator (N <= 20); "
+	 "anneal: simulated annealing (any N); table: every colouring once (small graphs), "
+	 "cached. Default: exact for N <= 8, exact-krylov for N <= 20, anneal above", NULL,
+	 NULL, NULL},
+	{"epsilon", AZ_OPT_F64, C(o.epsilon), "E", 0, 0, NULL, "draw band (default 0.5)", NULL,
+	 &az_game_desc_tangled, NULL},
+	{"json", AZ_OPT_FLAG, C(json), NULL, 0, 0, NULL, "one JSON object per line: {\"state\": "
+	 "[...], \"winner\": \"red\"|\"blue\"|\"draw\", \"score\": S, \"influence\": [...]}",
+	 NULL, NULL, NULL},
+	{"schedule", AZ_OPT_STR, C(o.schedule), "F", 0, 0, NULL, "anneal schedule file, 1001 "
+	 "rows \"s A B\" (default: the built-in new_schedule.txt)", NULL, NULL, NULL},
+	{"anneal-time", AZ_OPT_F64, C(o.anneal_time_ns), "NS", 1e-6, 1e6, NULL,
+	 "Schrodinger anneal time in ns (default 5)", NULL, NULL, NULL},
+	{"reads", AZ_OPT_U32, C(o.anneal_reads), "R", 1, 4e9, NULL,
+	 "simulated annealing reads (default 10000)", NULL, NULL, NULL},
+	{"sweeps", AZ_OPT_U32, C(o.anneal_sweeps), "S", 1, 1e6, NULL,
+	 "simulated annealing sweeps (default 16)", NULL, NULL, NULL},
+	{"beta-min", AZ_OPT_F64, C(o.beta_min), "B", 1e-9, 1e9, NULL,
+	 "first beta (default 1/sqrt(sum J^2 + 0.001))", NULL, NULL, NULL},
+	{"beta-max", AZ_OPT_F64, C(o.beta_max), "B", 1e-9, 1e9, NULL, "last beta (default 3)",
+	 NULL, NULL, NULL},
+	{"seed", AZ_OPT_U64, C(o.seed), "S", 0, 0, NULL, "simulated annealing seed (default 0; "
+	 "table: 1)", NULL, NULL, NULL},
+	{"cache-dir", AZ_OPT_STR, C(o.cache_dir), "D", 0, 0, NULL, "keep results per colouring "
+	 "in a cache file in D; table: where the table lives (default $RINGZERO_CACHE_DIR, "
+	 "$XDG_CACHE_HOME/ringzero or ~/.cache/ringzero)", NULL, NULL, NULL},
+	{"workers", AZ_OPT_INT, C(o.table_workers), "N", 1, 4096, NULL,
+	 "table: building processes (default: the online CPUs)", NULL, NULL, NULL},
+	{"quiet", AZ_OPT_FLAG, C(quiet), NULL, 0, 0, NULL, "table: no progress bar", NULL, NULL,
+	 NULL},
+};
+#undef C
+static const struct az_opts tangled_opts = {"aztangled", tangled_opt, AZ_ARRAY_LEN(tangled_opt),
+					    1};
 
 static void usage(const char *prog)
 {
@@ -32,33 +86,10 @@ static void usage(const char *prog)
 	       "The influence of vertex k is the sum of its correlations with all other vertices;\n"
 	       "score = influence[red] - influence[blue]; red wins if score > epsilon, blue if\n"
 	       "score < -epsilon, otherwise it is a draw.\n\n"
-	       "Options:\n"
-	       "  --graph N            numbered graph (default 3): 1 K2, 2 K3, 3 K4, 4 hexagon,\n"
-	       "                       5 Petersen, 6 tesseract, 7-10 Zephyr Z(1,1)-Z(1,4), 11 P3,\n"
-	       "                       12 Moser spindle, 18 3-prism, 19 barbell, 20 diamond\n"
-	       "  --graph-file F       edge-list file instead: edges u-v or \"u v\", several\n"
-	       "                       per line allowed, '#' comments, optional line\n"
-	       "                       \"vertices N\"\n"
-	       "  --adjudicator A      exact        dense Schrodinger evolution (N <= 12)\n"
-	       "                       exact-krylov sparse Krylov propagator (N <= 20)\n"
-	       "                       anneal       simulated annealing (any N)\n"
-	       "                       table        every colouring once (small graphs), cached\n"
-	       "                       default: exact for N <= 8, exact-krylov for N <= 20,\n"
-	       "                       anneal above\n"
-	       "  --epsilon E          draw band (default 0.5)\n"
-	       "  --json               one JSON object per line: {\"state\": [...],\n"
-	       "                       \"winner\": \"red\"|\"blue\"|\"draw\", \"score\": S,\n"
-	       "                       \"influence\": [...]}\n"
-	       "  --schedule F         anneal schedule file, 1001 rows \"s A B\" (default: the\n"
-	       "                       built-in new_schedule.txt)\n"
-	       "  --anneal-time NS     Schrodinger anneal time in ns (default 5)\n"
-	       "  --reads R            simulated annealing reads (default 10000)\n"
-	       "  --sweeps S           simulated annealing sweeps (default 16)\n"
-	       "  --beta-min B         first beta (default 1/sqrt(sum J^2 + 0.001))\n"
-	       "  --beta-max B         last beta (default 3)\n"
-	       "  --seed S             simulated annealing seed (default 0)\n"
-	       "  --cache-dir D        keep results per colouring in a cache file in D\n"
-	       "\n"
+	       "Options:\n", prog, prog);
+	az_opts_help(stdout, &tangled_opts);
+	printf("  --version            print the version and exit\n"
+	       "  --help               this text\n\n"
 	       "table: every canonical colouring (up to automorphisms and gauge flips) of a graph\n"
 	       "with at most 16 edges, adjudicated once by forked workers into a checksummed file\n"
 	       "that later runs map (azrun uses it automatically). --adjudicator names the inner\n"
@@ -66,12 +97,6 @@ static void usage(const char *prog)
 	       "and every parameter, the annealing seed included: table's --seed defaults to 1,\n"
 	       "the seed azrun, azeval and azplay pass by default, so that the table built here\n"
 	       "is the one their runs use. An interrupted build resumes.\n"
-	       "  --cache-dir D        where the table lives (default $RINGZERO_CACHE_DIR,\n"
-	       "                       $XDG_CACHE_HOME/ringzero or ~/.cache/ringzero)\n"
-	       "  --workers N          building processes (default: the online CPUs)\n"
-	       "  --quiet              no progress bar\n"
-	       "  --version            print the version and exit\n"
-	       "  --help               this text\n\n"
 	       "Exit status: 0 all states adjudicated; 2 usage error or an invalid state (wrong\n"
 	       "length, value out of range, not terminal: reported on stderr, the other states\n"
 	       "are still adjudicated); 1 other failures (unreadable graph or schedule file ...).\n"
@@ -81,8 +106,7 @@ static void usage(const char *prog)
 	       "the same distribution; the numbers for a seed differ per path, and the cache key\n"
 	       "names the path. The vector paths take graphs of up to 16 vertices (larger ones\n"
 	       "run scalar); naming a path the CPU lacks is an error. `azbench tangled` compares\n"
-	       "their speed.\n",
-	       prog, prog);
+	       "their speed.\n");
 }
 
 /* Parse "0,1,2" (optional [ ], blanks) into v; 0, or -EINVAL with a message in err. */
@@ -200,12 +224,6 @@ static void one(struct ctx *c, const char *text)
 	fflush(stdout);
 }
 
-enum {
-	OPT_GRAPH = 256, OPT_GRAPH_FILE, OPT_ADJ, OPT_EPS, OPT_JSON, OPT_SCHED, OPT_TIME,
-	OPT_READS, OPT_SWEEPS, OPT_BMIN, OPT_BMAX, OPT_SEED, OPT_CACHE, OPT_HELP, OPT_WORKERS,
-	OPT_QUIET
-};
-
 static void table_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	struct az_progress *p = ctx;
@@ -273,184 +291,93 @@ static int table_main(const struct az_tangled_graph *g, struct az_tangled_option
 	return 0;
 }
 
-static int number(const char *opt, const char *arg, double lo, double hi, double *out)
+/* The graph of o: numbered or from its file, into *g (free()). Returns 0, or the exit status
+ * after a message. */
+static int load_graph(const struct az_tangled_options *o, struct az_tangled_graph **g)
 {
-	char *end;
-	double x = strtod(arg, &end);
+	char err[512] = "";
+	int ret;
 
-	if (end == arg || *end || !(x >= lo && x <= hi)) {
-		fprintf(stderr, "aztangled: %s: '%s' is not a number in [%g, %g]\n", opt, arg, lo,
-			hi);
-		return -EINVAL;
+	*g = malloc(sizeof(**g));
+	if (!*g)
+		return 1;
+	if (o->graph_file)
+		ret = az_tangled_graph_load(o->graph_file, *g, err, sizeof(err));
+	else
+		ret = az_tangled_graph_numbered(o->graph, *g, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "aztangled: %s\n", err);
+		free(*g);
+		return ret == -EINVAL && !o->graph_file ? 2 : 1;
 	}
-	*out = x;
 	return 0;
+}
+
+/* Adjudicate the npos states of args, or stdin's lines when there are none. */
+static void adjudicate_all(struct ctx *c, char **args, int npos)
+{
+	char *line = NULL;
+	size_t cap = 0;
+
+	for (int i = 0; i < npos; i++)
+		one(c, args[i]);
+	while (npos == 0 && getline(&line, &cap, stdin) > 0) {
+		char *s = line + strspn(line, " \t");
+
+		trim(s);
+		if (*s && *s != '#')
+			one(c, s);
+	}
+	free(line);
 }
 
 int main(int argc, char **argv)
 {
-	if (az_version_option(argc, argv, "aztangled"))
-		return 0;
-	static const struct option longopts[] = {
-		{ "graph", required_argument, NULL, OPT_GRAPH },
-		{ "graph-file", required_argument, NULL, OPT_GRAPH_FILE },
-		{ "adjudicator", required_argument, NULL, OPT_ADJ },
-		{ "epsilon", required_argument, NULL, OPT_EPS },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "schedule", required_argument, NULL, OPT_SCHED },
-		{ "anneal-time", required_argument, NULL, OPT_TIME },
-		{ "reads", required_argument, NULL, OPT_READS },
-		{ "sweeps", required_argument, NULL, OPT_SWEEPS },
-		{ "beta-min", required_argument, NULL, OPT_BMIN },
-		{ "beta-max", required_argument, NULL, OPT_BMAX },
-		{ "seed", required_argument, NULL, OPT_SEED },
-		{ "cache-dir", required_argument, NULL, OPT_CACHE },
-		{ "workers", required_argument, NULL, OPT_WORKERS },
-		{ "quiet", no_argument, NULL, OPT_QUIET },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ NULL, 0, NULL, 0 },
-	};
-	/* --graph and --epsilon as the game declares them (games/tangled/tangled_options.c) */
-	const struct az_game_opt *gopt = az_game_desc_tangled.opts;
-	struct az_tangled_options o;
 	struct az_tangled_graph *g;
 	struct ctx c = { 0 };
+	struct cli cli = { 0 };
 	char err[512] = "";
-	int opt, ret, table = 0, quiet = 0;
-	double x, graph, reads, sweeps, workers = 0;
+	int ret, table = 0, npos = 0;
 
-	az_tangled_options_default(&o);
-	o.adjudicator = NULL;
-	c.json = 0;
-	graph = o.graph;
-	reads = o.anneal_reads;
-	sweeps = o.anneal_sweeps;
-	/* the numeric options: flag, range, and where the number goes */
-	const struct {
-		int opt;
-		const char *name;
-		double lo, hi, *to;
-	} nums[] = {
-		{ OPT_GRAPH, "--graph", gopt[AZ_TANGLED_OPT_GRAPH].lo, gopt[AZ_TANGLED_OPT_GRAPH].hi,
-		  &graph },
-		{ OPT_EPS, "--epsilon", gopt[AZ_TANGLED_OPT_EPSILON].lo,
-		  gopt[AZ_TANGLED_OPT_EPSILON].hi, &o.epsilon },
-		{ OPT_TIME, "--anneal-time", 1e-6, 1e6, &o.anneal_time_ns },
-		{ OPT_READS, "--reads", 1, 4e9, &reads },
-		{ OPT_SWEEPS, "--sweeps", 1, 1e6, &sweeps },
-		{ OPT_BMIN, "--beta-min", 1e-9, 1e9, &o.beta_min },
-		{ OPT_BMAX, "--beta-max", 1e-9, 1e9, &o.beta_max },
-		{ OPT_SEED, "--seed", 0, 1.8e19, &x }, /* checked here, read exactly below */
-		{ OPT_WORKERS, "--workers", 1, 4096, &workers },
-	};
-
+	if (az_version_option(argc, argv, "aztangled"))
+		return 0;
+	az_tangled_options_default(&cli.o);
 	if (argc > 1 && strcmp(argv[1], "table") == 0) {
 		table = 1;
-		o.seed = 1; /* azrun's default --seed, which seeds the adjudicator of its runs */
+		cli.o.seed = 1; /* azrun's default --seed, which seeds the adjudicator of its runs */
 		argv[1] = argv[0];
 		argv++;
 		argc--;
 	}
-
-	opterr = 0; /* one line of our own instead of getopt's two */
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		size_t k = 0;
-
-		while (k < AZ_ARRAY_LEN(nums) && nums[k].opt != opt)
-			k++;
-		if (k < AZ_ARRAY_LEN(nums) &&
-		    number(nums[k].name, optarg, nums[k].lo, nums[k].hi, nums[k].to))
-			return 2;
-		switch (opt) {
-		case OPT_GRAPH_FILE:
-			o.graph_file = optarg;
-			break;
-		case OPT_ADJ:
-			o.adjudicator = optarg;
-			break;
-		case OPT_JSON:
-			c.json = 1;
-			break;
-		case OPT_SCHED:
-			o.schedule = optarg;
-			break;
-		case OPT_SEED:
-			o.seed = strtoull(optarg, NULL, 10);
-			break;
-		case OPT_CACHE:
-			o.cache_dir = optarg;
-			break;
-		case OPT_QUIET:
-			quiet = 1;
-			break;
-		case OPT_WORKERS:
-		case OPT_GRAPH:
-		case OPT_EPS:
-		case OPT_TIME:
-		case OPT_READS:
-		case OPT_SWEEPS:
-		case OPT_BMIN:
-		case OPT_BMAX:
-			break; /* numbers, read above */
-		case 'h':
-		case OPT_HELP:
-			usage("aztangled");
-			return 0;
-		default: /* '?': unknown option, or one missing its value */
-			fprintf(stderr, "aztangled: %s '%s' (aztangled --help lists the options)\n",
-				optopt ? "option needs a value:" : "unknown option",
-				argv[optind - 1]);
-			return 2;
-		}
+	ret = az_opts_parse(&tangled_opts, &cli, argc, argv, &npos);
+	if (ret == AZ_OPTS_HELP)
+		usage("aztangled");
+	if (ret != 0)
+		return ret > 0 ? 0 : 2;
+	if (table && npos) {
+		fprintf(stderr, "aztangled: table takes no states ('%s'; see aztangled --help)\n",
+			argv[1]);
+		return 2;
 	}
-	o.graph = (int)graph;
-	o.anneal_reads = (uint32_t)reads;
-	o.anneal_sweeps = (uint32_t)sweeps;
-	g = malloc(sizeof(*g));
-	if (!g)
-		return 1;
-	if (o.graph_file)
-		ret = az_tangled_graph_load(o.graph_file, g, err, sizeof(err));
-	else
-		ret = az_tangled_graph_numbered(o.graph, g, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "aztangled: %s\n", err);
-		free(g);
-		return ret == -EINVAL && !o.graph_file ? 2 : 1;
-	}
+	if ((ret = load_graph(&cli.o, &g)) != 0)
+		return ret;
 	if (table) {
-		o.table_workers = (int)workers;
-		ret = table_main(g, &o, quiet);
+		ret = table_main(g, &cli.o, cli.quiet);
 		free(g);
 		return ret;
 	}
-	if (!o.adjudicator)
-		o.adjudicator = g->n <= 8 ? "exact" : g->n <= 20 ? "exact-krylov" : "anneal";
-	ret = az_tangled_adj_create(g, &o, &c.adj, err, sizeof(err));
+	if (!cli.o.adjudicator)
+		cli.o.adjudicator = g->n <= 8 ? "exact" : g->n <= 20 ? "exact-krylov" : "anneal";
+	ret = az_tangled_adj_create(g, &cli.o, &c.adj, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "aztangled: %s\n", err);
 		free(g);
 		return ret == -EINVAL ? 2 : 1;
 	}
 	c.g = g;
-	c.epsilon = o.epsilon;
-	if (optind < argc) {
-		for (int i = optind; i < argc; i++)
-			one(&c, argv[i]);
-	} else {
-		char *line = NULL;
-		size_t cap = 0;
-
-		while (getline(&line, &cap, stdin) > 0) {
-			char *s = line + strspn(line, " \t");
-
-			trim(s);
-			if (!*s || *s == '#')
-				continue;
-			one(&c, s);
-		}
-		free(line);
-	}
+	c.epsilon = cli.o.epsilon;
+	c.json = cli.json;
+	adjudicate_all(&c, argv + 1, npos);
 	az_tangled_adj_destroy(c.adj);
 	free(g);
 	return c.invalid ? 2 : c.failed ? 1 : 0;

@@ -366,6 +366,11 @@ bad:
 	return -EINVAL;
 }
 
+int az_opts_backend(const char *v, void *field)
+{
+	return az_backend_parse(v, field) < 0 ? -EINVAL : 0;
+}
+
 const struct opt *config_find_opt(const char *name)
 {
 	az_config_opts(&nopts);
@@ -396,6 +401,8 @@ static int prescan(int argc, char **argv, const char **game, const char **out, i
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
 			return 1;
+		if (!strcmp(a, "--options-table"))
+			return 2;
 		if (!strcmp(a, "--resume"))
 			*resume = 1;
 		else if (!strncmp(a, "--resume=", 9) && flag_value(a + 9) >= 0)
@@ -530,8 +537,11 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 	const char *game = NULL, *out = NULL, *config = NULL;
 	int resume = 0;
 	static struct ini_pairs ini;
-	if (prescan(argc, argv, &game, &out, &resume, &config))
-		return 1;
+	int pre = prescan(argc, argv, &game, &out, &resume, &config);
+	if (pre == 2)
+		az_config_dump(stdout);
+	if (pre)
+		return pre;
 	if (config) {
 		int rc = ini_read(config, &ini, err, errlen);
 		if (rc < 0)
@@ -633,6 +643,18 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 		return -EINVAL;
 	}
 	return rc;
+}
+
+void az_config_dump(FILE *f)
+{
+	/* the names tools/options.c gives the same kinds */
+	static const char *const types[] = {[T_U32] = "u32", [T_U64] = "u64", [T_F32] = "f32",
+		[T_STR] = "str", [T_BACKEND] = "parse", [T_FLAG] = "flag", [T_NET] = "parse"};
+
+	az_config_opts(&nopts);
+	/* ranges and per-game defaults are az_config_validate()'s and the games': "-" */
+	for (size_t i = 0; i < nopts; i++)
+		fprintf(f, "%s\t%s\t-\t-\n", opts[i].name, types[opts[i].type]);
 }
 
 int az_config_save(const struct az_config *c, const char *path, char *err, size_t errlen)

@@ -10,6 +10,7 @@
 
 #include "games/game.h"
 #include "gpu/backend.h"
+#include "tools/options.h" /* az_usage_wrap() */
 
 struct az_config {
 	char game[32];
@@ -84,7 +85,8 @@ int az_config_set(struct az_config *c, const char *name, const char *value, char
 		  size_t errlen);
 
 /* Parse azrun's command line into c (defaults for the chosen game first, then options).
- * Returns 0, 1 when --help was printed, or -EINVAL with a message in err. */
+ * Returns 0, 1 for --help (the caller prints az_config_usage()), 2 when --options-table was
+ * printed (az_config_dump()), or -EINVAL with a message in err. */
 int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_t errlen);
 
 /* Checks c as a whole (counts >= 1, caps, combinations, the network against the game,
@@ -123,6 +125,11 @@ struct az_trainer_proc_params;
 void az_config_worker_params(const struct az_config *c, struct az_worker_params *wp);
 void az_config_train_params(const struct az_config *c, struct az_trainer_proc_params *tp);
 
+/* azrun's option table, a line per option as az_opts_dump() writes them (tools/options.h):
+ * name, type, then "-" for range and default, which azrun keeps in az_config_validate() and the
+ * games' descriptors. */
+void az_config_dump(FILE *f);
+
 /* Print azrun's --help to stdout. */
 void az_config_usage(const char *prog);
 
@@ -139,24 +146,20 @@ enum az_games_which {
 const char *az_config_game_list(enum az_games_which which, const char *sep, char *buf,
 				size_t len);
 
-/* text on f in lines of at most width characters, broken at spaces (a longer word stays whole
- * up to width), each after a prefix: first before the first line, rest before the others. */
-void az_usage_wrap(FILE *f, const char *first, const char *rest, size_t width, const char *text);
-
 /* Save c as JSON to path (temp + rename). Returns 0 or -errno, message in err. */
 int az_config_save(const struct az_config *c, const char *path, char *err, size_t errlen);
 
 /* Load a run.json written by az_config_save into c. Returns 0 or -EINVAL/-ENOENT. */
 int az_config_load(struct az_config *c, const char *path, char *err, size_t errlen);
 
-/* The long options azplay and azeval share, for their getopt_long tables (<getopt.h>): each
- * returns the letter both tools' switches handle. */
-#define AZ_MATCH_LONGOPTS                                                                \
-	{"game", required_argument, 0, 'g'}, {"checkpoint", required_argument, 0, 'c'},     \
-	{"sims", required_argument, 0, 's'}, {"seed", required_argument, 0, 'S'},           \
-	{"games", required_argument, 0, 'n'}, {"c-puct", required_argument, 0, 'u'},        \
-	{"backend", required_argument, 0, 'b'}, {"graph", required_argument, 0, 'G'},       \
-	{"variant", required_argument, 0, 'V'}
+/* An AZ_OPT_PARSE parser (tools/options.h) for --backend: field is an enum az_backend_kind.
+ * 0 or -EINVAL. */
+int az_opts_backend(const char *v, void *field);
+#define AZ_OPTS_BACKENDS "auto|cpu|cpu-async|cuda"
+
+/* Set the help of the "game" entry of table t[n] (tools/options.h) to the registered games,
+ * "the game: tictactoe | connect4 | tangled (default: dflt)" (kept in a static buffer). */
+void az_config_game_opt_help(struct az_opt *t, size_t n, const char *dflt);
 
 /* The first option of another game than c->game that holds a value other than its default
  * (--graph 5 given for tic-tac-toe), with *owner that game's name; NULL when there is none. */

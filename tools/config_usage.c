@@ -35,25 +35,6 @@ static void usage_line(const struct opt *o, const struct az_config *d, int nd)
 	az_usage_wrap(stdout, first, "                             ", 70, text);
 }
 
-void az_usage_wrap(FILE *f, const char *first, const char *rest, size_t width, const char *text)
-{
-	const char *t = text;
-	for (int line = 0; *t; line++) {
-		size_t n = strlen(t);
-		if (n > width) {
-			n = width;
-			while (n > 0 && t[n] != ' ')
-				n--;
-			if (n == 0)
-				n = width;
-		}
-		fprintf(f, "%s%.*s\n", line ? rest : first, (int)n, t);
-		t += n;
-		while (*t == ' ')
-			t++;
-	}
-}
-
 void az_config_usage(const char *prog)
 {
 	static struct az_config d[MAX_GAMES];
@@ -109,4 +90,16 @@ const char *az_config_game_list(enum az_games_which which, const char *sep, char
 				      az_game_registry[i]->name);
 	}
 	return buf;
+}
+
+void az_config_game_opt_help(struct az_opt *t, size_t n, const char *dflt)
+{
+	static char help[300];
+	char games[200];
+
+	snprintf(help, sizeof(help), "the game: %s (default: %s)",
+		 az_config_game_list(AZ_GAMES_ALL, " | ", games, sizeof(games)), dflt);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(t[i].name, "game") == 0)
+			t[i].help = help;
 }

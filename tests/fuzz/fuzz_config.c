@@ -112,7 +112,7 @@ static void parse_argv(int argc, char **argv)
 	rc = az_config_parse(&c, argc, argv, err, sizeof(err));
 	if (rc == 0)
 		check_runnable(&c);
-	else if (rc != 1)
+	else if (rc < 0) /* 1: --help, 2: --options-table */
 		check_message(rc, err);
 	az_fuzz_verdict = rc == 0;
 }

@@ -271,7 +271,9 @@ more than 1000000 reachable positions, too many to solve exactly; connect4: --ta
 check "azeval stray argument" "stray" "$AZEVAL" --checkpoint "$C" --positions "$P" stray
 check "azeval negative sims" "sims" "$AZEVAL" --checkpoint "$C" --positions "$P" --sims -5
 check "azeval malformed sims" "sims" "$AZEVAL" --checkpoint "$C" --positions "$P" --sims 1x
-check "azeval fractional sims" "^azeval: --sims: 0 \(the raw policy\) or a whole number from 2 " \
+# the option table's whole-number check (tools/options.c) names the range
+check "azeval fractional sims" \
+	"^azeval: --sims: expected a whole number in \[0, 1000000\], got '1.5'" \
 	"$AZEVAL" --checkpoint "$C" --positions "$P" --sims 1.5
 check "azeval one sim" "^azeval: --sims: 0 \(the raw policy\) or a whole number from 2 " \
 	"$AZEVAL" --checkpoint "$C" --positions "$P" --sims 1
