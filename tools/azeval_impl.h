@@ -36,7 +36,7 @@ struct eval_opts {
 	int json;
 	float c_puct;
 	double draw_band;
-	float draw_value;    /* --draw-value: the agent's contempt (az_mcts_params.draw_value) */
+	float draw_value; /* --draw-value: the agent's contempt (az_mcts_params.draw_value) */
 	uint64_t seed;
 	enum az_backend_kind kind;
 };

@@ -22,8 +22,7 @@ static int failed(cudaError_t e, const char *call)
 {
 	if (e == cudaSuccess)
 		return 0;
-	printf("%s: %s (%s, error %d)\n", call, cudaGetErrorString(e), cudaGetErrorName(e),
-	       (int)e);
+	printf("%s: %s (%s, error %d)\n", call, cudaGetErrorString(e), cudaGetErrorName(e), (int)e);
 	return 1;
 }
 

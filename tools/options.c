@@ -70,15 +70,17 @@ static void list_words(const char *list, char *buf, size_t n)
 	buf[0] = 0;
 	for (size_t w = 0; w < words && k < n; w++) {
 		size_t len = strcspn(list, "|");
-		k += (size_t)snprintf(buf + k, n - k, "%s%.*s", w == 0 ? "" : w + 1 == words ?
-				      " or " : ", ", (int)len, list);
+		k += (size_t)snprintf(buf + k, n - k, "%s%.*s",
+				      w == 0         ? "" :
+				      w + 1 == words ? " or " :
+						       ", ",
+				      (int)len, list);
 		list += len + 1;
 	}
 }
 
 /* A number of o's type in its range; whole numbers must be written as such. */
-static int set_number(const struct az_opt *o, void *field, const char *v, char *err,
-		      size_t errlen)
+static int set_number(const struct az_opt *o, void *field, const char *v, char *err, size_t errlen)
 {
 	double lo, hi, x;
 	char *end;
@@ -134,8 +136,9 @@ int az_opt_set(const struct az_opt *o, void *dst, const char *v, char *err, size
 		/* digits only: strtoull would wrap "-5" to a huge value */
 		unsigned long long x = v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
 		if (v[0] < '0' || v[0] > '9' || errno || *end) {
-			snprintf(err, errlen, "--%s: expected a whole number in [0, %llu], got '%s'",
-				 o->name, (unsigned long long)UINT64_MAX, v);
+			snprintf(err, errlen,
+				 "--%s: expected a whole number in [0, %llu], got '%s'", o->name,
+				 (unsigned long long)UINT64_MAX, v);
 			return -EINVAL;
 		}
 		*(uint64_t *)field = x;
@@ -221,8 +224,8 @@ int az_opts_parse(const struct az_opts *t, void *dst, int argc, char **argv, int
 			rest = 1;
 		} else if (!rest && a[0] == '-' && a[1]) {
 			if (a[1] != '-') {
-				fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", t->tool,
-					a, t->tool);
+				fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n",
+					t->tool, a, t->tool);
 				return -EINVAL;
 			}
 			if (parse_one(t, dst, argc, argv, &i) < 0)
@@ -230,8 +233,8 @@ int az_opts_parse(const struct az_opts *t, void *dst, int argc, char **argv, int
 		} else if (t->positionals) {
 			argv[++pos] = (char *)a; /* pos <= i: nothing unread is overwritten */
 		} else {
-			fprintf(stderr, "%s: unexpected argument '%s' (see %s --help)\n", t->tool, a,
-				t->tool);
+			fprintf(stderr, "%s: unexpected argument '%s' (see %s --help)\n", t->tool,
+				a, t->tool);
 			return -EINVAL;
 		}
 	}
@@ -266,9 +269,9 @@ void az_opts_help(FILE *f, const struct az_opts *t)
 void az_opts_dump(FILE *f, const struct az_opts *t)
 {
 	static const char *const types[] = {
-		[AZ_OPT_FLAG] = "flag", [AZ_OPT_STR] = "str", [AZ_OPT_CHOICE] = "choice",
-		[AZ_OPT_INT] = "int", [AZ_OPT_LONG] = "long", [AZ_OPT_U32] = "u32",
-		[AZ_OPT_U64] = "u64", [AZ_OPT_F32] = "f32", [AZ_OPT_F64] = "f64",
+		[AZ_OPT_FLAG] = "flag",  [AZ_OPT_STR] = "str",   [AZ_OPT_CHOICE] = "choice",
+		[AZ_OPT_INT] = "int",    [AZ_OPT_LONG] = "long", [AZ_OPT_U32] = "u32",
+		[AZ_OPT_U64] = "u64",    [AZ_OPT_F32] = "f32",   [AZ_OPT_F64] = "f64",
 		[AZ_OPT_PARSE] = "parse"};
 	char range[200];
 

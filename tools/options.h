@@ -25,9 +25,9 @@ enum az_opt_type {
 struct az_opt {
 	const char *name; /* long option without "--" */
 	enum az_opt_type type;
-	size_t off;       /* the field in the tool's options struct */
-	const char *arg;  /* the value's name in --help ("N"); NULL for a flag */
-	double lo, hi;    /* numbers: the accepted range */
+	size_t off;      /* the field in the tool's options struct */
+	const char *arg; /* the value's name in --help ("N"); NULL for a flag */
+	double lo, hi;   /* numbers: the accepted range */
 	/* The default as text, set through the same parser before argv is read (so --help shows
 	 * what is used); NULL: the field keeps the caller's initial value (a "not given" mark,
 	 * which help explains). */
@@ -42,10 +42,10 @@ struct az_opt {
 
 /* One tool's (or azbench mode's) options. */
 struct az_opts {
-	const char *tool;        /* message prefix: "azeval", "azbench ring" */
+	const char *tool; /* message prefix: "azeval", "azbench ring" */
 	const struct az_opt *opt;
 	size_t n;
-	int positionals;         /* bare arguments allowed (aztangled's states) */
+	int positionals; /* bare arguments allowed (aztangled's states) */
 };
 
 /* What az_opts_parse() found besides options. */

@@ -29,8 +29,9 @@
  * w[p] = 3^e for the edge e that k moves to position p; the flips of all vertices but vertex
  * 0 (flipping every vertex changes no edge) in Gray-code order, one vertex per step, each
  * step changing the code by the weights of that vertex's green/purple edges. */
-static uint64_t walk_flips(const struct az_tangled_graph *g, const int (*inc)[AZ_TANGLED_MAX_VERTICES],
-			   const int *deg, const uint64_t *w, uint8_t *y, uint8_t k, uint8_t *idx)
+static uint64_t walk_flips(const struct az_tangled_graph *g,
+			   const int (*inc)[AZ_TANGLED_MAX_VERTICES], const int *deg,
+			   const uint64_t *w, uint8_t *y, uint8_t k, uint8_t *idx)
 {
 	uint64_t code = 0, fresh = 0, steps = (uint64_t)1 << (g->n - 1);
 
@@ -62,7 +63,7 @@ static uint64_t walk_flips(const struct az_tangled_graph *g, const int (*inc)[AZ
 int tg_orbit_build(const struct az_tangled_graph *g, const int16_t *emap, int naut,
 		   const uint64_t *codes, uint64_t count, uint8_t **out)
 {
-	int inc[TG_ORBIT_MAX_VERTICES][AZ_TANGLED_MAX_VERTICES], deg[TG_ORBIT_MAX_VERTICES] = { 0 };
+	int inc[TG_ORBIT_MAX_VERTICES][AZ_TANGLED_MAX_VERTICES], deg[TG_ORBIT_MAX_VERTICES] = {0};
 	uint64_t total = 1, covered = 0, *w;
 	uint8_t *idx, y[AZ_TANGLED_MAX_EDGES];
 
@@ -87,12 +88,13 @@ int tg_orbit_build(const struct az_tangled_graph *g, const int16_t *emap, int na
 		uint64_t p3 = 1;
 
 		for (int e = 0; e < g->e; e++, p3 *= 3)
-			w[(size_t)k * (size_t)g->e + (size_t)emap[(size_t)k * (size_t)g->e + (size_t)e]] = p3;
+			w[(size_t)k * (size_t)g->e +
+			  (size_t)emap[(size_t)k * (size_t)g->e + (size_t)e]] = p3;
 	}
 	for (uint64_t i = 0; i < count; i++)
 		for (int k = 0; k < naut; k++) {
 			tg_outcomes_decode(g->e, codes[i], y);
-			covered += walk_flips(g, (const int (*)[AZ_TANGLED_MAX_VERTICES])inc, deg,
+			covered += walk_flips(g, (const int(*)[AZ_TANGLED_MAX_VERTICES])inc, deg,
 					      w + (size_t)k * (size_t)g->e, y, (uint8_t)k, idx);
 		}
 	free(w);

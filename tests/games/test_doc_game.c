@@ -58,7 +58,7 @@ static void check_after(void *arg, const void *state, const char *moves)
 {
 	struct walk *w = arg;
 	uint8_t mask[AZ_GAME_ACTIONS_MAX], child[AZ_GAME_STATE_MAX];
-	int8_t tv[AZ_GAME_ACTIONS_MAX] = { 0 };
+	int8_t tv[AZ_GAME_ACTIONS_MAX] = {0};
 	uint64_t ends;
 
 	(void)moves;
@@ -84,7 +84,7 @@ static void check_after(void *arg, const void *state, const char *moves)
 
 static void test_terminal_after(void **unused)
 {
-	struct walk w = { 0 };
+	struct walk w = {0};
 
 	(void)unused;
 	/* (stones left, side to move): 10 and 9 with one side each, 8 .. 0 with either: 20 */
@@ -95,7 +95,7 @@ static void test_terminal_after(void **unused)
 
 static void test_solve(void **unused)
 {
-	uint8_t st[AZ_GAME_STATE_MAX], best[AZ_GAME_ACTIONS_MAX] = { 0 };
+	uint8_t st[AZ_GAME_STATE_MAX], best[AZ_GAME_ACTIONS_MAX] = {0};
 
 	(void)unused;
 	G->init(st);
@@ -115,7 +115,8 @@ static void test_descriptor(void **unused)
 	assert_string_equal(d->name, G->name);
 	assert_true(d->defaults.iterations && d->defaults.games_per_iter && d->defaults.sims);
 	assert_true(d->defaults.hidden && d->defaults.blocks && d->defaults.window);
-	assert_true(d->defaults.lr > 0 && d->defaults.dir_alpha > 0 && d->defaults.train_epochs > 0);
+	assert_true(d->defaults.lr > 0 && d->defaults.dir_alpha > 0 &&
+		    d->defaults.train_epochs > 0);
 	assert_true(d->defaults.arena_games && d->defaults.arena_threshold > 0);
 	assert_true(G->state_bytes <= AZ_GAME_STATE_MAX && G->actions <= 64);
 	assert_int_equal(G->planes, 0); /* no board: --net resnet is refused for it */

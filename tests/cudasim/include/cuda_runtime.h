@@ -95,7 +95,9 @@ struct uint3 {
 
 struct dim3 {
 	unsigned x, y, z;
-	dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
+	dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz)
+	{
+	}
 };
 
 struct cudaDeviceProp {
@@ -170,8 +172,8 @@ void az_sim_syncthreads(const char *file, int line);
 enum az_sim_shfl_op { AZ_SIM_SHFL_IDX, AZ_SIM_SHFL_UP, AZ_SIM_SHFL_DOWN, AZ_SIM_SHFL_XOR };
 uint64_t az_sim_shfl(enum az_sim_shfl_op op, unsigned mask, uint64_t bits, int arg, int width);
 
-template <typename T> static inline T az_sim_shfl_t(enum az_sim_shfl_op op, unsigned mask, T v,
-						   int arg, int width)
+template <typename T>
+static inline T az_sim_shfl_t(enum az_sim_shfl_op op, unsigned mask, T v, int arg, int width)
 {
 	static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value, "shuffle type");
 	uint64_t bits = 0;
@@ -235,17 +237,38 @@ template <typename T> static inline T atomicCAS(T *p, T cmp, T v)
 	return az_sim_rmw(p, [cmp, v](T o) { return o == cmp ? v : o; });
 }
 
-static inline void __threadfence(void) {}
-static inline void __threadfence_block(void) {}
-static inline void __threadfence_system(void) {}
+static inline void __threadfence(void)
+{
+}
+static inline void __threadfence_block(void)
+{
+}
+static inline void __threadfence_system(void)
+{
+}
 
 /* Round-to-nearest arithmetic: the cudasim targets build with -ffp-contract=off, so these are
  * never fused, like the intrinsics on the device. */
-static inline float __fadd_rn(float a, float b) { return a + b; }
-static inline float __fsub_rn(float a, float b) { return a - b; }
-static inline float __fmul_rn(float a, float b) { return a * b; }
-static inline float __fdiv_rn(float a, float b) { return a / b; }
-static inline float __fsqrt_rn(float a) { return sqrtf(a); }
+static inline float __fadd_rn(float a, float b)
+{
+	return a + b;
+}
+static inline float __fsub_rn(float a, float b)
+{
+	return a - b;
+}
+static inline float __fmul_rn(float a, float b)
+{
+	return a * b;
+}
+static inline float __fdiv_rn(float a, float b)
+{
+	return a / b;
+}
+static inline float __fsqrt_rn(float a)
+{
+	return sqrtf(a);
+}
 
 /* ---- kernel launches (gpu/cuda_impl.cuh's AZ_LAUNCH) ---- */
 
@@ -273,9 +296,8 @@ template <typename... P> struct az_sim_launcher {
 };
 
 template <typename... P>
-static inline az_sim_launcher<P...> az_sim_launch(const char *name, void (*kernel)(P...),
-						  dim3 grid, dim3 block, size_t smem,
-						  cudaStream_t s)
+static inline az_sim_launcher<P...> az_sim_launch(const char *name, void (*kernel)(P...), dim3 grid,
+						  dim3 block, size_t smem, cudaStream_t s)
 {
 	return az_sim_launcher<P...>{name, kernel, grid, block, smem, s};
 }
