@@ -11,13 +11,21 @@ struct az_rng {
 	uint64_t s[4];
 };
 
-/* splitmix64 (Steele, Lea, Flood 2014), used only to expand a 64-bit seed. */
-static inline uint64_t az_rng_splitmix(uint64_t *x)
+/* The SplitMix64 finaliser (Steele, Lea and Flood, "Fast splittable pseudorandom number
+ * generators", OOPSLA 2014): a bijection of 64-bit words that spreads every input bit over the
+ * output. Pure; any thread. */
+static inline uint64_t az_mix64(uint64_t z)
 {
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
+}
+
+/* splitmix64 (Steele, Lea, Flood 2014), used only to expand a 64-bit seed: advances *x by the
+ * golden-ratio increment and returns the finalised value. */
+static inline uint64_t az_rng_splitmix(uint64_t *x)
+{
+	return az_mix64(*x += 0x9e3779b97f4a7c15ULL);
 }
 
 static inline void az_rng_seed(struct az_rng *r, uint64_t seed)

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "base/az_assert.h"
+#include "base/rng.h"
 #include "infer/control.h"
 #include "run/evalcache.h"
 
@@ -137,17 +138,6 @@ void az_evalcache_destroy(struct az_evalcache *c)
 	free(c);
 }
 
-/* The SplitMix64 finaliser (Steele, Lea and Flood, "Fast splittable pseudorandom number
- * generators", OOPSLA 2014): a bijection that spreads every input bit over the output. */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 uint64_t az_evalcache_key(const struct az_game *g, const void *state)
 {
 	const uint8_t *p = state;
@@ -156,23 +146,23 @@ uint64_t az_evalcache_key(const struct az_game *g, const void *state)
 	while (n >= 8) {
 		uint64_t w;
 		memcpy(&w, p, 8);
-		h = mix64(h ^ w);
+		h = az_mix64(h ^ w);
 		p += 8;
 		n -= 8;
 	}
 	if (n) {
 		uint64_t w = 0;
 		memcpy(&w, p, n);
-		h = mix64(h ^ w ^ ((uint64_t)n << 56));
+		h = az_mix64(h ^ w ^ ((uint64_t)n << 56));
 	}
 	/* Side to move: already in every game's state bytes, mixed in again so the key does not
 	 * depend on that. */
-	return mix64(h ^ (uint64_t)(g->to_move(state) + 1));
+	return az_mix64(h ^ (uint64_t)(g->to_move(state) + 1));
 }
 
 static void *line(const struct az_evalcache *c, uint64_t key, uint32_t model, uint32_t gen)
 {
-	uint64_t i = mix64(key ^ ((uint64_t)gen << 32 | model)) & c->mask;
+	uint64_t i = az_mix64(key ^ ((uint64_t)gen << 32 | model)) & c->mask;
 	return c->mem + (size_t)i * c->stride;
 }
 
