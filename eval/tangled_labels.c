@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "base/rng.h"
 #include "base/util.h"
 #include "eval/positions.h"
@@ -279,20 +280,9 @@ struct seen {
 	size_t kb;
 };
 
-static uint64_t state_hash(const uint8_t *p, size_t n)
-{
-	uint64_t h = 14695981039346656037ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 static size_t seen_find(const struct seen *s, const uint8_t *st)
 {
-	size_t i = (size_t)state_hash(st, s->kb) & (s->nslot - 1);
+	size_t i = (size_t)az_fnv1a(AZ_FNV1A_INIT, st, s->kb) & (s->nslot - 1);
 
 	while (s->slot[i] >= 0 && memcmp(s->states + (size_t)s->slot[i] * s->kb, st, s->kb))
 		i = (i + 1) & (s->nslot - 1);

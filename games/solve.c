@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
+
 /* ---- the state table ---- */
 
 struct memo {
@@ -17,17 +19,6 @@ struct memo {
 	size_t count;
 	uint32_t kb;   /* key (state) bytes */
 };
-
-static uint64_t fnv1a(const uint8_t *p, size_t n)
-{
-	uint64_t h = 14695981039346656037ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
 
 static int memo_init(struct memo *m, uint32_t kb, size_t cap)
 {
@@ -55,7 +46,7 @@ static void memo_fini(struct memo *m)
 /* The slot holding key, or the empty slot where it would go. */
 static size_t memo_slot(const struct memo *m, const void *key)
 {
-	size_t i = (size_t)fnv1a(key, m->kb) & (m->cap - 1);
+	size_t i = (size_t)az_fnv1a(AZ_FNV1A_INIT, key, m->kb) & (m->cap - 1);
 
 	while (m->vals[i] && memcmp(m->keys + i * m->kb, key, m->kb) != 0)
 		i = (i + 1) & (m->cap - 1);
