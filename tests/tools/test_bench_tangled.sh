@@ -111,15 +111,8 @@ tail -1 "$R/metrics.jsonl" | grep -q bench_ && fail "iteration 5 has benchmark k
 "$AZRUN" verify --out "$R" > "$T/verify" 2>&1 || fail "verify after a failed benchmark"
 
 # Bad combinations: one line, exit 2, nothing written.
-bad() { # bad WHAT EXPECTED-TEXT ARGS...
-	local what=$1 want=$2 rc=0
-	shift 2
-	"$AZRUN" --out "$T/bad" --iterations 1 "${tiny[@]}" "$@" > "$T/bad.out" 2> "$T/bad.err" \
-		|| rc=$?
-	[ "$rc" -eq 2 ] || fail "$what: exit $rc, not 2"
-	[ "$(wc -l < "$T/bad.err")" -eq 1 ] || fail "$what: not one line: $(cat "$T/bad.err")"
-	grep -q -- "$want" "$T/bad.err" || fail "$what: message lacks '$want': $(cat "$T/bad.err")"
-	[ ! -e "$T/bad" ] || fail "$what: $T/bad was created"
+bad() { # bad WHAT EXPECTED-TEXT ARGS... (lib.sh's refused)
+	refused "$1" "$2" "$T/bad" "$AZRUN" --out "$T/bad" --iterations 1 "${tiny[@]}" "${@:3}"
 }
 mkdir "$T/sets"
 bad "tangled with a folder" "use --bench auto" --game tangled --graph 3 --bench "$T/sets"
