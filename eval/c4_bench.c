@@ -10,10 +10,9 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "eval/eval_impl.h"
 #include "eval/net_eval.h"
 #include "games/game.h"
-#include "gpu/backend.h"
-#include "net/checkpoint.h"
 
 #define PATH_LEN 4096
 
@@ -87,9 +86,6 @@ int az_c4_bench_label(struct az_c4_labels *l, long n, void (*tick)(void *arg, lo
 int az_c4_bench_load_tactics(const char *path, long limit, struct az_position **out, long *n,
 			     char *err, size_t errlen)
 {
-	char line[AZ_POSITIONS_LINE_MAX + 2], e[300];
-	long cap = 0, lineno = 0;
-	int rc = 0;
 	FILE *f = fopen(path, "r");
 	*out = NULL;
 	*n = 0;
@@ -97,50 +93,15 @@ int az_c4_bench_load_tactics(const char *path, long limit, struct az_position **
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return errno == ENOENT ? -ENOENT : -EINVAL;
 	}
-	while (rc == 0 && (limit == 0 || *n < limit) && fgets(line, sizeof(line), f)) {
-		struct az_position p;
-		int k = az_positions_parse_line(c4, line, &p, e, sizeof(e));
-		lineno++;
-		if (k == 1 && !p.has_best)
-			snprintf(e, sizeof(e), "no best moves");
-		if (k < 0 || (k == 1 && !p.has_best)) {
-			snprintf(err, errlen, "%s:%ld: %s", path, lineno, e);
-			rc = -EINVAL;
-		} else if (k == 1) {
-			if (*n == cap) {
-				long c = cap ? 2 * cap : 64;
-				struct az_position *np = realloc(*out, (size_t)c * sizeof(*np));
-				if (!np) {
-					rc = -ENOMEM;
-					snprintf(err, errlen, "%s: out of memory", path);
-					break;
-				}
-				*out = np;
-				cap = c;
-			}
-			(*out)[(*n)++] = p;
-		}
-	}
+	int rc = az_eval_read_best(c4, f, path, limit, out, n, err, errlen);
 	fclose(f);
-	if (rc < 0) {
-		free(*out);
-		*out = NULL;
-		*n = 0;
-	}
 	return rc;
 }
 
 long az_c4_bench_tactics(const struct az_position *pos, long n, az_eval_fn fn, void *ctx,
 			 struct az_tree *t, uint32_t sims)
 {
-	long ok = 0;
-	for (long i = 0; i < n; i++) {
-		int a = az_eval_move(c4, fn, ctx, t, sims, pos[i].state);
-		if (a < 0)
-			return a;
-		ok += pos[i].best[a] != 0;
-	}
-	return ok;
+	return az_eval_count_best(c4, pos, n, fn, ctx, t, sims);
 }
 
 /* One benchmark in progress. */
@@ -297,37 +258,22 @@ int az_c4_bench_run(const struct az_c4_bench_params *p, az_eval_fn fn, void *ctx
 	return rc;
 }
 
+/* az_c4_bench_checkpoint's arguments for measure(). */
+struct checkpoint_run {
+	const struct az_c4_bench_params *p;
+	struct az_c4_bench_result *r;
+};
+
+static int measure(void *arg, az_eval_fn fn, void *ctx, char *err, size_t errlen)
+{
+	const struct checkpoint_run *c = arg;
+	return az_c4_bench_run(c->p, fn, ctx, c->r, err, errlen);
+}
+
 int az_c4_bench_checkpoint(const struct az_c4_bench_params *p, const char *ckpt,
 			   struct az_c4_bench_result *r, char *err, size_t errlen)
 {
-	struct az_model *m;
-	struct az_backend *be = NULL;
-	struct az_net_eval net = {0};
-	char e[512];
-	int rc = az_ckpt_load(ckpt, &m, e, sizeof(e));
-	if (rc < 0) {
-		snprintf(err, errlen, "%s", e);
-		return rc;
-	}
-	if (strcmp(m->game, c4->name) != 0 || m->arch.inputs != c4->features ||
-	    m->arch.actions != c4->actions) {
-		snprintf(err, errlen, "%s is not a Connect Four network (%s, %u inputs)", ckpt,
-			 m->game, m->arch.inputs);
-		az_model_destroy(m);
-		return -EINVAL;
-	}
-	rc = az_backend_create(AZ_BACKEND_CPU, &m->arch, 1, &be, e, sizeof(e));
-	if (rc == 0)
-		rc = az_backend_load(be, 0, m);
-	az_model_destroy(m);
-	if (rc == 0 && (rc = az_net_eval_init(&net, c4, be)) < 0)
-		snprintf(e, sizeof(e), "out of memory");
-	if (rc == 0)
-		rc = az_c4_bench_run(p, az_net_eval, &net, r, err, errlen);
-	else
-		snprintf(err, errlen, "benchmark backend: %s", e);
-	az_net_eval_fini(&net);
-	if (be)
-		az_backend_destroy(be);
-	return rc;
+	struct checkpoint_run c = {.p = p, .r = r};
+	return az_eval_checkpoint_measure(c4, "a Connect Four network", ckpt, measure, &c, err,
+					  errlen);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "eval/eval_impl.h"
 #include "eval/match.h"
 #include "eval/net_eval.h"
 #include "eval/positions.h"
@@ -15,8 +16,6 @@
 #include "games/game.h"
 #include "games/tangled/tangled.h"
 #include "games/tangled/tangled_solve.h"
-#include "gpu/backend.h"
-#include "net/checkpoint.h"
 
 #define PATH_LEN 4096
 #define MANIFEST "tangled_sets.txt"
@@ -65,10 +64,6 @@ static void set_path(const struct az_tangled_bench_params *p, int depth, char *b
 static int load_set(const char *path, struct az_position **out, long *n, char *err,
 		    size_t errlen)
 {
-	const struct az_game *g = az_tangled_game();
-	char line[AZ_POSITIONS_LINE_MAX + 2], e[300];
-	long cap = 0, lineno = 0;
-	int rc = 0;
 	FILE *f = fopen(path, "r");
 	*out = NULL;
 	*n = 0;
@@ -76,38 +71,11 @@ static int load_set(const char *path, struct az_position **out, long *n, char *e
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return -ENOENT;
 	}
-	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		struct az_position ps;
-		int k = az_positions_parse_line(g, line, &ps, e, sizeof(e));
-		lineno++;
-		if (k == 1 && !ps.has_best)
-			snprintf(e, sizeof(e), "no best moves");
-		if (k < 0 || (k == 1 && !ps.has_best)) {
-			snprintf(err, errlen, "%s:%ld: %s", path, lineno, e);
-			rc = -EINVAL;
-		} else if (k == 1 && *n == cap) {
-			long c = cap ? 2 * cap : 32;
-			struct az_position *np = realloc(*out, (size_t)c * sizeof(*np));
-			if (!np) {
-				snprintf(err, errlen, "%s: out of memory", path);
-				rc = -ENOMEM;
-				break;
-			}
-			*out = np;
-			cap = c;
-		}
-		if (rc == 0 && k == 1)
-			(*out)[(*n)++] = ps;
-	}
+	int rc = az_eval_read_best(az_tangled_game(), f, path, 0, out, n, err, errlen);
 	fclose(f);
 	if (rc == 0 && *n == 0) {
 		snprintf(err, errlen, "%s holds no positions", path);
 		rc = -EINVAL;
-	}
-	if (rc < 0) {
-		free(*out);
-		*out = NULL;
-		*n = 0;
 	}
 	return rc;
 }
@@ -190,15 +158,8 @@ static int label_sets(struct bench *b, const int *depth, int n, const char *mani
 static long mistakes(const struct az_position *pos, long n, az_eval_fn fn, void *ctx,
 		     struct az_tree *t, uint32_t sims)
 {
-	const struct az_game *g = az_tangled_game();
-	long m = 0;
-	for (long i = 0; i < n; i++) {
-		int a = az_eval_move(g, fn, ctx, t, sims, pos[i].state);
-		if (a < 0)
-			return a;
-		m += !pos[i].best[a];
-	}
-	return m;
+	long ok = az_eval_count_best(az_tangled_game(), pos, n, fn, ctx, t, sims);
+	return ok < 0 ? ok : n - ok;
 }
 
 /* Set i of depth d: raw policy, then agent. */
@@ -293,42 +254,27 @@ int az_tangled_bench_run(const struct az_tangled_bench_params *p, az_eval_fn fn,
 	return rc;
 }
 
+/* az_tangled_bench_checkpoint's arguments for measure(). */
+struct checkpoint_run {
+	const struct az_tangled_bench_params *p;
+	struct az_tangled_bench_result *r;
+};
+
+static int measure(void *arg, az_eval_fn fn, void *ctx, char *err, size_t errlen)
+{
+	const struct checkpoint_run *c = arg;
+	return az_tangled_bench_run(c->p, fn, ctx, c->r, err, errlen);
+}
+
 int az_tangled_bench_checkpoint(const struct az_tangled_bench_params *p, const char *ckpt,
 				struct az_tangled_bench_result *r, char *err, size_t errlen)
 {
 	const struct az_game *g = az_tangled_game();
-	struct az_model *m;
-	struct az_backend *be = NULL;
-	struct az_net_eval net = {0};
-	char e[512];
+	struct checkpoint_run c = {.p = p, .r = r};
 	if (!g) {
 		snprintf(err, errlen, "the benchmark: Tangled is not configured");
 		return -EINVAL;
 	}
-	int rc = az_ckpt_load(ckpt, &m, e, sizeof(e));
-	if (rc < 0) {
-		snprintf(err, errlen, "%s", e);
-		return rc;
-	}
-	if (strcmp(m->game, g->name) != 0 || m->arch.inputs != g->features ||
-	    m->arch.actions != g->actions) {
-		snprintf(err, errlen, "%s is not a network of this Tangled game (%s, %u inputs)",
-			 ckpt, m->game, m->arch.inputs);
-		az_model_destroy(m);
-		return -EINVAL;
-	}
-	rc = az_backend_create(AZ_BACKEND_CPU, &m->arch, 1, &be, e, sizeof(e));
-	if (rc == 0)
-		rc = az_backend_load(be, 0, m);
-	az_model_destroy(m);
-	if (rc == 0 && (rc = az_net_eval_init(&net, g, be)) < 0)
-		snprintf(e, sizeof(e), "out of memory");
-	if (rc == 0)
-		rc = az_tangled_bench_run(p, az_net_eval, &net, r, err, errlen);
-	else
-		snprintf(err, errlen, "benchmark backend: %s", e);
-	az_net_eval_fini(&net);
-	if (be)
-		az_backend_destroy(be);
-	return rc;
+	return az_eval_checkpoint_measure(g, "a network of this Tangled game", ckpt, measure, &c,
+					  err, errlen);
 }
