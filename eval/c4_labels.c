@@ -13,6 +13,7 @@
 
 #include "base/rng.h"
 #include "base/util.h"
+#include "eval/eval_impl.h"
 #include "eval/positions.h"
 #include "games/connect4_solver.h"
 #include "games/game.h"
@@ -65,26 +66,12 @@ static int make_parent(const char *path)
 	return az_mkdir_p(buf);
 }
 
-/* The first blank-separated field of line into out ("" for a blank line). */
-static void first_field(const char *line, char *out, size_t n)
-{
-	size_t k = 0;
-
-	while (*line == ' ' || *line == '\t')
-		line++;
-	while (line[k] && line[k] != ' ' && line[k] != '\t' && line[k] != '\n' && line[k] != '\r')
-		k++;
-	snprintf(out, n, "%.*s", (int)(k < n ? k : n - 1), line);
-}
-
 struct entry {
 	char *moves;    /* the position's move string, as in the source */
 	uint8_t state[24];
-	int8_t outcome; /* -1, 0, +1; AZ_C4_UNKNOWN until known */
+	int8_t outcome; /* -1, 0, +1; AZ_EVAL_LABEL_UNKNOWN until known */
 	char keeps[8];  /* per column: '+' keeps the outcome, 'x' changes it, '?' unknown, '-' full */
 };
-
-enum { AZ_C4_UNKNOWN = 2 };
 
 struct az_c4_labels {
 	char path[PATH_MAX];
@@ -128,10 +115,10 @@ static void merge_line(struct entry *e, const char *line)
 	char moves[AZ_POSITIONS_LINE_MAX + 2], keeps[16];
 	int outcome;
 
-	first_field(line, moves, sizeof(moves));
+	az_eval_first_field(line, moves, sizeof(moves));
 	if (strcmp(moves, e->moves) != 0 ||
 	    sscanf(line, "%*s %d %15s", &outcome, keeps) != 2 || outcome < -1 || outcome > 1 ||
-	    strlen(keeps) != 7 || (e->outcome != AZ_C4_UNKNOWN && e->outcome != outcome))
+	    strlen(keeps) != 7 || (e->outcome != AZ_EVAL_LABEL_UNKNOWN && e->outcome != outcome))
 		return;
 	for (int c = 0; c < 7; c++)
 		if ((keeps[c] == '+' || keeps[c] == 'x') && e->keeps[c] == '?')
@@ -139,39 +126,35 @@ static void merge_line(struct entry *e, const char *line)
 	e->outcome = (int8_t)outcome;
 }
 
+/* az_eval_read_source's add for az_c4_labels_open: arg is a struct opening. */
+struct opening {
+	struct az_c4_labels *l;
+	long cap;
+};
+
+static int open_add(void *arg, const char *moves, const struct az_position *pos)
+{
+	struct opening *o = arg;
+
+	/* A score in the file (Pons' sets) gives the outcome; else it is solved. */
+	return entry_add(o->l, &o->cap, moves, pos->state, pos->has_score ?
+			 (pos->score > 0) - (pos->score < 0) : AZ_EVAL_LABEL_UNKNOWN);
+}
+
 int az_c4_labels_open(const char *src, const char *cache, long limit, struct az_c4_labels **out,
 		      char *err, size_t errlen)
 {
-	static struct az_position pos;
-	char line[AZ_POSITIONS_LINE_MAX + 2], moves[sizeof(line)], perr[256];
+	char line[AZ_POSITIONS_LINE_MAX + 2];
 	struct az_c4_labels *l = calloc(1, sizeof(*l));
-	long cap = 0, lineno = 0, i = 0;
+	struct opening o = {.l = l};
+	long i = 0;
 	FILE *f;
-	int rc = 0;
+	int rc;
 
 	if (!l)
 		return -ENOMEM;
 	snprintf(l->path, sizeof(l->path), "%s", cache);
-	if (!(f = fopen(src, "r"))) {
-		snprintf(err, errlen, "cannot open %s: %s", src, strerror(errno));
-		free(l);
-		return errno == ENOENT ? -ENOENT : -EIO;
-	}
-	while (rc == 0 && (limit == 0 || l->n < limit) && fgets(line, sizeof(line), f)) {
-		int k = az_positions_parse_line(c4, line, &pos, perr, sizeof(perr));
-
-		lineno++;
-		if (k < 0) {
-			snprintf(err, errlen, "%s:%ld: %s", src, lineno, perr);
-			rc = -EINVAL;
-		} else if (k > 0) {
-			first_field(line, moves, sizeof(moves));
-			/* A score in the file (Pons' sets) gives the outcome; else it is solved. */
-			rc = entry_add(l, &cap, moves, pos.state, pos.has_score ?
-				       (pos.score > 0) - (pos.score < 0) : AZ_C4_UNKNOWN);
-		}
-	}
-	fclose(f);
+	rc = az_eval_read_source(c4, src, limit, open_add, &o, err, errlen);
 	if (rc == 0 && (f = fopen(cache, "r"))) {
 		/* Line i of the cache describes position i when the moves match; others are
 		 * ignored (the source changed) and rewritten on save. */
@@ -207,7 +190,7 @@ int az_c4_labels_outcome(struct az_c4_labels *l, long i, int *outcome)
 	struct entry *e = &l->e[i];
 	int rc, v;
 
-	if (e->outcome == AZ_C4_UNKNOWN) {
+	if (e->outcome == AZ_EVAL_LABEL_UNKNOWN) {
 		if ((rc = need_solver(l)) < 0 || (rc = az_c4_solver_outcome(l->solver, e->state,
 									     &v)) < 0)
 			return rc;
@@ -290,10 +273,8 @@ static int save_to(const struct az_c4_labels *l, const char *path, char *err, si
 	for (long i = 0; i < l->n; i++) {
 		const struct entry *e = &l->e[i];
 
-		if (e->outcome == AZ_C4_UNKNOWN) /* not asked yet: a line merge_line() skips */
-			bad |= fprintf(f, "%s ? %s\n", e->moves, e->keeps) < 0;
-		else
-			bad |= fprintf(f, "%s %d %s\n", e->moves, e->outcome, e->keeps) < 0;
+		/* Not asked yet (unknown outcome): a line merge_line() skips. */
+		bad |= az_eval_write_label(f, e->moves, e->outcome, e->keeps) < 0;
 	}
 	/* Lines of the old cache beyond ours (opened with a smaller limit): kept, so that a
 	 * --limit or a smaller --bench-positions never forgets what a larger one learned. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* What the benchmarks of eval/ share (c4_bench.c, tangled_bench.c; implemented in
- * bench_util.c): reading a set of labelled positions, counting an agent's best moves on it,
- * and measuring a checkpoint on the CPU. Private to az_eval. */
+/* What eval/'s files share: the benchmarks (c4_bench.c, tangled_bench.c) reading a set of
+ * labelled positions, counting an agent's best moves on it and measuring a checkpoint on the
+ * CPU (bench_util.c); the labels caches (c4_labels.c, tangled_labels.c) reading a source and
+ * writing cache lines (labels_util.c). Private to az_eval. */
 #ifndef AZ_EVAL_EVAL_IMPL_H
 #define AZ_EVAL_EVAL_IMPL_H
 
@@ -37,5 +38,27 @@ int az_eval_checkpoint_measure(const struct az_game *g, const char *what, const 
 			       int (*measure)(void *arg, az_eval_fn fn, void *ctx, char *err,
 					      size_t errlen),
 			       void *arg, char *err, size_t errlen);
+
+/* ---- labels_util.c ---- */
+
+/* A cache entry's outcome before it is known (outcomes are -1, 0, +1). */
+#define AZ_EVAL_LABEL_UNKNOWN 2
+
+/* The first blank-separated field of a positions-file line (its moves) into out, cut to n - 1
+ * bytes ("" for a blank line). */
+void az_eval_first_field(const char *line, char *out, size_t n);
+
+/* Read positions file src of game g, calling add(arg, moves, pos) for each position (moves: its
+ * line's first field), until the end of the file, `limit` positions (0: no limit) or add's
+ * failure. Returns 0; -ENOENT (no src) or -EIO (cannot open it) and -EINVAL ("<src>:<line>:
+ * ...") with a message in err; or add's negative errno. */
+int az_eval_read_source(const struct az_game *g, const char *src, long limit,
+			int (*add)(void *arg, const char *moves, const struct az_position *pos),
+			void *arg, char *err, size_t errlen);
+
+/* Write one cache line, "<moves> <outcome> <keeps>", to f; an outcome of
+ * AZ_EVAL_LABEL_UNKNOWN is written "?" (a line the readers skip). Returns 0, or -EIO when
+ * fprintf failed. */
+int az_eval_write_label(FILE *f, const char *moves, int outcome, const char *keeps);
 
 #endif

@@ -15,16 +15,16 @@
 #include "base/hash.h"
 #include "base/rng.h"
 #include "base/util.h"
+#include "eval/eval_impl.h"
 #include "eval/positions.h"
 #include "games/tangled/tangled.h"
 
-#define UNKNOWN 2
 #define HEADER "# tangled-labels 1 "
 
 struct entry {
 	char *moves;
 	uint8_t *state;
-	int8_t outcome; /* -1, 0, +1, or UNKNOWN */
+	int8_t outcome; /* -1, 0, +1, or AZ_EVAL_LABEL_UNKNOWN */
 	char *keeps;    /* A characters and a NUL */
 };
 
@@ -37,17 +37,6 @@ struct az_tangled_labels {
 	long n;
 	int dirty;
 };
-
-static void first_field(const char *line, char *out, size_t n)
-{
-	size_t k = 0;
-
-	while (*line == ' ' || *line == '\t')
-		line++;
-	while (line[k] && line[k] != ' ' && line[k] != '\t' && line[k] != '\n' && line[k] != '\r')
-		k++;
-	snprintf(out, n, "%.*s", (int)(k < n ? k : n - 1), line);
-}
 
 static int entry_add(struct az_tangled_labels *l, long *cap, const char *moves,
 		     const uint8_t *state)
@@ -76,7 +65,7 @@ static int entry_add(struct az_tangled_labels *l, long *cap, const char *moves,
 		return -ENOMEM;
 	}
 	memcpy(e->state, state, g->state_bytes);
-	e->outcome = UNKNOWN;
+	e->outcome = AZ_EVAL_LABEL_UNKNOWN;
 	g->legal(state, mask);
 	for (uint32_t a = 0; a < g->actions; a++)
 		e->keeps[a] = mask[a] ? '?' : '-';
@@ -89,9 +78,9 @@ static int entry_add(struct az_tangled_labels *l, long *cap, const char *moves,
 static void merge_line(const struct az_game *g, struct entry *e, const char *line)
 {
 	char moves[AZ_POSITIONS_LINE_MAX + 2], out[8], keeps[AZ_GAME_ACTIONS_MAX + 2];
-	int outcome = UNKNOWN;
+	int outcome = AZ_EVAL_LABEL_UNKNOWN;
 
-	first_field(line, moves, sizeof(moves));
+	az_eval_first_field(line, moves, sizeof(moves));
 	if (strcmp(moves, e->moves) != 0 ||
 	    sscanf(line, "%*s %7s %513s", out, keeps) != 2 || strlen(keeps) != g->actions)
 		return;
@@ -102,7 +91,7 @@ static void merge_line(const struct az_game *g, struct entry *e, const char *lin
 	}
 	for (uint32_t a = 0; a < g->actions; a++)
 		if ((keeps[a] == '+' || keeps[a] == 'x') && e->keeps[a] == '?' &&
-		    outcome != UNKNOWN)
+		    outcome != AZ_EVAL_LABEL_UNKNOWN)
 			e->keeps[a] = keeps[a];
 }
 
@@ -123,16 +112,26 @@ static void read_cache(struct az_tangled_labels *l)
 	fclose(f);
 }
 
+/* az_eval_read_source's add for az_tangled_labels_open: arg is a struct opening. */
+struct opening {
+	struct az_tangled_labels *l;
+	long cap;
+};
+
+static int open_add(void *arg, const char *moves, const struct az_position *pos)
+{
+	struct opening *o = arg;
+
+	return entry_add(o->l, &o->cap, moves, pos->state);
+}
+
 int az_tangled_labels_open(const char *src, const char *cache, const char *key, long limit,
 			   struct az_tangled_solver *s, struct az_tangled_labels **out, char *err,
 			   size_t errlen)
 {
-	static struct az_position pos;
-	char line[AZ_POSITIONS_LINE_MAX + 2], moves[sizeof(line)], perr[256];
 	struct az_tangled_labels *l;
-	long cap = 0, lineno = 0;
-	FILE *f;
-	int rc = 0;
+	struct opening o;
+	int rc;
 
 	if (!az_tangled_game())
 		return -EINVAL;
@@ -142,25 +141,8 @@ int az_tangled_labels_open(const char *src, const char *cache, const char *key, 
 	l->s = s;
 	snprintf(l->path, sizeof(l->path), "%s", cache);
 	snprintf(l->key, sizeof(l->key), "%s", key);
-	if (!(f = fopen(src, "r"))) {
-		snprintf(err, errlen, "cannot open %s: %s", src, strerror(errno));
-		rc = errno == ENOENT ? -ENOENT : -EIO;
-		free(l);
-		return rc;
-	}
-	while (rc == 0 && (limit == 0 || l->n < limit) && fgets(line, sizeof(line), f)) {
-		int k = az_positions_parse_line(l->g, line, &pos, perr, sizeof(perr));
-
-		lineno++;
-		if (k < 0) {
-			snprintf(err, errlen, "%s:%ld: %s", src, lineno, perr);
-			rc = -EINVAL;
-		} else if (k > 0) {
-			first_field(line, moves, sizeof(moves));
-			rc = entry_add(l, &cap, moves, pos.state);
-		}
-	}
-	fclose(f);
+	o = (struct opening){.l = l};
+	rc = az_eval_read_source(l->g, src, limit, open_add, &o, err, errlen);
 	if (rc < 0) {
 		az_tangled_labels_close(l);
 		return rc;
@@ -185,7 +167,7 @@ int az_tangled_labels_outcome(struct az_tangled_labels *l, long i, int *outcome)
 	struct entry *e = &l->e[i];
 	int rc, v;
 
-	if (e->outcome == UNKNOWN) {
+	if (e->outcome == AZ_EVAL_LABEL_UNKNOWN) {
 		if ((rc = az_tangled_solve(l->s, e->state, &v)) < 0)
 			return rc;
 		e->outcome = (int8_t)v;
@@ -241,10 +223,7 @@ int az_tangled_labels_save(struct az_tangled_labels *l, char *err, size_t errlen
 	for (long i = 0; i < l->n; i++) {
 		const struct entry *e = &l->e[i];
 
-		if (e->outcome == UNKNOWN)
-			bad |= fprintf(f, "%s ? %s\n", e->moves, e->keeps) < 0;
-		else
-			bad |= fprintf(f, "%s %d %s\n", e->moves, e->outcome, e->keeps) < 0;
+		bad |= az_eval_write_label(f, e->moves, e->outcome, e->keeps) < 0;
 	}
 	if (fclose(f) != 0 || bad || rename(tmp, l->path) < 0) {
 		snprintf(err, errlen, "cannot write the labels cache %s: %s", l->path,
