@@ -204,6 +204,12 @@ struct tg_orbit {
 /* Zero o; its file is "<table_path>.orbits" (NULL or "": kept in memory only). */
 void tg_orbit_init(struct tg_orbit *o, const char *table_path);
 
+/* Set the index up now (map the file, or build and save it) rather than after TG_ORBIT_AFTER
+ * slow lookups: a process that forks workers does it once for all of them (they inherit the
+ * read-only mapping). Failures leave the full scan in place. */
+void tg_orbit_prepare(struct tg_orbit *o, const struct az_tangled_graph *g, const int16_t *emap,
+		      int naut, const struct tg_outcomes *tab);
+
 /* tg_canonical (with gauge flips) of labels, through o's index when it has one and the
  * colouring is complete (no label 0); otherwise the full scan, which counts towards setting
  * the index up from tab's codes (tab NULL: never). Same canon and t either way. */

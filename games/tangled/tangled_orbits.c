@@ -191,6 +191,15 @@ void tg_orbit_init(struct tg_orbit *o, const char *table_path)
 		snprintf(o->path, sizeof(o->path), "%s.orbits", table_path);
 }
 
+void tg_orbit_prepare(struct tg_orbit *o, const struct az_tangled_graph *g, const int16_t *emap,
+		      int naut, const struct tg_outcomes *tab)
+{
+	if (o->idx || o->tried)
+		return;
+	o->tried = 1;
+	orbit_setup(o, g, emap, naut, tab);
+}
+
 void tg_orbit_canonical(struct tg_orbit *o, const struct az_tangled_graph *g,
 			const uint8_t (*perm)[AZ_TANGLED_MAX_VERTICES], const int16_t *emap,
 			int naut, const struct tg_outcomes *tab, const uint8_t *labels,
@@ -210,10 +219,8 @@ void tg_orbit_canonical(struct tg_orbit *o, const struct az_tangled_graph *g,
 		}
 	}
 	tg_canonical(g, perm, emap, naut, 1, labels, canon, t);
-	if (tab && !o->idx && !o->tried && ++o->slow >= TG_ORBIT_AFTER) {
-		o->tried = 1;
-		orbit_setup(o, g, emap, naut, tab);
-	}
+	if (tab && !o->idx && !o->tried && ++o->slow >= TG_ORBIT_AFTER)
+		tg_orbit_prepare(o, g, emap, naut, tab);
 }
 
 void tg_orbit_fini(struct tg_orbit *o)

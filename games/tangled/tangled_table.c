@@ -643,6 +643,8 @@ static int table_setup(struct az_tangled_adj *a, const struct az_tangled_options
 		a->st.file_loaded = tg_outcomes_count(a->tab);
 	}
 	tg_orbit_init(&a->orbit, a->tab_path);
+	/* here, in the process that configures the game: forked workers inherit the mapping */
+	tg_orbit_prepare(&a->orbit, &a->g, a->emap, a->naut, a->tab);
 	return 0;
 }
 
