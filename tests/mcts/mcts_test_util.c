@@ -68,6 +68,57 @@ const struct az_game chain_game = {
 	AZ_GAME_RULES(chain),
 };
 
+/* ---- a four-armed bandit game ---- */
+
+void bandit_init(void *state)
+{
+	struct bandit_state *s = state;
+
+	s->first = 0xff;
+	s->plies = 0;
+}
+
+static int bandit_to_move(const void *state)
+{
+	return ((const struct bandit_state *)state)->plies & 1;
+}
+
+static int bandit_legal(const void *state, uint8_t *mask)
+{
+	int open = ((const struct bandit_state *)state)->plies < 30;
+
+	memset(mask, open, 4);
+	return open ? 4 : 0;
+}
+
+static void bandit_apply(void *state, int action)
+{
+	struct bandit_state *s = state;
+
+	if (s->plies == 0)
+		s->first = (uint8_t)action;
+	s->plies++;
+}
+
+static int bandit_terminal(const void *state, float *value)
+{
+	if (((const struct bandit_state *)state)->plies < 30)
+		return 0;
+	if (value)
+		*value = 0.0f;
+	return 1;
+}
+
+const struct az_game bandit_game = {
+	.name = "bandit",
+	.state_bytes = sizeof(struct bandit_state),
+	.actions = 4,
+	.features = 1,
+	.symmetries = 1,
+	.max_plies = 30,
+	AZ_GAME_RULES(bandit),
+};
+
 /* ---- evaluator and tree helpers ---- */
 
 int eval_uniform(void *ctx, const void *state, float *policy, float *value)

@@ -23,6 +23,15 @@ struct chain_state {
 extern const struct az_game chain_game;
 void chain_init(void *state);
 
+/* A four-armed bandit: any of 4 moves for 30 plies, then a draw; the tests' evaluators decide
+ * the values by the first move. */
+struct bandit_state {
+	uint8_t first; /* the first move played (0xff: none yet) */
+	uint8_t plies;
+};
+extern const struct az_game bandit_game;
+void bandit_init(void *state);
+
 /* The evaluator's context: counts calls and can fail one. */
 struct eval_ctx {
 	const struct az_game *g;
