@@ -120,7 +120,7 @@ static void completed_sigma(const struct az_tree *t, uint32_t idx, const uint8_t
 	const struct node *nd = &t->nodes[idx];
 	const struct node *c = &t->nodes[nd->first];
 	double sum_n = 0.0, sum_p = 0.0, sum_pq = 0.0, vmix;
-	float lo = INFINITY, hi = -INFINITY, q, scale;
+	float lo = INFINITY, hi = -INFINITY, q, scale, span;
 	uint32_t max_n = 0;
 
 	for (uint32_t i = 0; i < nd->nchild; i++) {
@@ -144,10 +144,9 @@ static void completed_sigma(const struct az_tree *t, uint32_t idx, const uint8_t
 		hi = s[i] > hi ? s[i] : hi;
 	}
 	scale = (t->params.c_visit + (float)max_n) * t->params.c_scale;
-	if (!(hi - lo > 1e-8f))
-		hi = lo + 1e-8f;
+	span = hi - lo > 1e-8f ? hi - lo : 1e-8f; /* all equal: 0 for every child */
 	for (uint32_t i = 0; i < nd->nchild; i++)
-		s[i] = use[i] ? scale * (s[i] - lo) / (hi - lo) : 0.0f;
+		s[i] = use[i] ? scale * (s[i] - lo) / span : 0.0f;
 }
 
 /* use[i] = 1 for node idx's children the search may choose: not a proven loss for the side to

@@ -261,6 +261,34 @@ static void test_solver_losses_dropped(void **unused)
 	az_tree_destroy(t);
 }
 
+/* O to move against two threats (X 1 9 7, O 5 3): every move loses, all children carry the
+ * exact value -1. The target spreads evenly over them; it was NaN when sigma's rescale divided
+ * by max - min = 0 (a span of 1e-8 added to -1 is -1 in float). */
+static void test_solver_all_lost_finite(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	float pi[AZ_GAME_ACTIONS_MAX], sum = 0.0f;
+	struct az_tree *t;
+	struct eval_ctx ec = {.g = ttt};
+	int v;
+
+	(void)unused;
+	ttt_position("15937", s);
+	t = gumbel_tree(ttt, s, 16, 1.0f, 9, 1);
+	assert_int_equal(az_mcts_search(t, 8, eval_uniform, &ec), 0);
+	assert_true(az_tree_root_proven(t, &v));
+	assert_int_equal(v, -1);
+	az_tree_policy_target(t, pi);
+	for (int a = 0; a < 9; a++) {
+		assert_true(isfinite(pi[a]));
+		sum += pi[a];
+	}
+	assert_float_equal(sum, 1.0f, 1e-5);
+	assert_float_equal(pi[1], 0.25f, 1e-5);
+	assert_true(az_tree_pick(t, 0.0f, NULL) >= 0);
+	az_tree_destroy(t);
+}
+
 /* ---- leaves in flight ---- */
 
 /* With the root expanded, four selections without answers go to four different considered
@@ -342,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_visits_follow_schedule),
 		cmocka_unit_test(test_solver_win_played),
 		cmocka_unit_test(test_solver_losses_dropped),
+		cmocka_unit_test(test_solver_all_lost_finite),
 		cmocka_unit_test(test_batch_spreads),
 		cmocka_unit_test(test_deterministic_seed),
 	};
