@@ -49,6 +49,7 @@ static void usage(const char *prog)
 	       "  --positions FILE     labelled positions\n"
 	       "  --sims N             MCTS simulations per move, >= 2; 0: the raw policy (default 200)\n"
 	       "  --c-puct C           PUCT constant (default 1.5)\n"
+	       AZ_MATCH_SEARCH_HELP
 	       "  --mcts-solver 0|1    search with MCTS-Solver proofs (default 1)\n"
 	       "  --fpu-reduction R    first-play urgency: parent's value - R * sqrt(visited\n"
 	       "                       prior) (default 0.25); R < 0: value 0\n"
@@ -161,10 +162,11 @@ static int agent_move(struct eval_ctx *c, struct az_tree *t, const void *state, 
 
 /* ---- matches against baseline opponents (--vs random|rollout; eval/match.h) ---- */
 
-static int run_matches(struct eval_ctx *c, const char *vs, long games, uint32_t sims,
-		       uint32_t vs_sims, uint64_t seed, int json)
+static int run_matches(struct eval_ctx *c, const struct az_mcts_params *search, const char *vs,
+		       long games, uint32_t sims, uint32_t vs_sims, uint64_t seed, int json)
 {
-	struct az_match_params mp = {.g = c->g, .fn = az_net_eval, .ctx = &c->net, .sims = sims,
+	struct az_match_params mp = {.g = c->g, .mp = search, .fn = az_net_eval, .ctx = &c->net,
+				     .sims = sims,
 				     .vs_sims = vs_sims, .games = games, .seed = seed,
 				     .opponent = strcmp(vs, "rollout") == 0 ? AZ_MATCH_ROLLOUT
 									   : AZ_MATCH_RANDOM};
@@ -338,6 +340,7 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 	*o = (struct eval_opts){.sims = 200, .games = 100, .c_puct = 1.5f, .seed = 1,
 				.kind = AZ_BACKEND_AUTO, .solver = 1, .fpu_reduction = 0.25f,
 				.uncoloured = -1, .vs_sims = -1, .solve_nodes = 1e8, .temperature = 1.0};
+	az_mcts_params_default(&o->sp, NULL);
 	double v;
 	int c, rc = 0;
 	opterr = 0; /* our own one-line messages */
@@ -414,6 +417,11 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 			break;
 		case 't':
 			rc = num_arg("temperature", optarg, 0.01, 100, &o->temperature);
+			break;
+		case 'Q':
+		case 'Y':
+		case 'Z':
+			rc = az_match_search_arg("azeval", c, optarg, &o->sp);
 			break;
 		case 'l':
 			rc = num_arg("limit", optarg, 1, 1e9, &v);
@@ -692,13 +700,6 @@ int main(int argc, char **argv)
 		az_backend_destroy(be);
 		return rc;
 	}
-	if (o.vs) {
-		uint32_t vs_sims = (uint32_t)(o.vs_sims > 0 ? o.vs_sims : o.sims);
-		rc = run_matches(&c, o.vs, o.games, (uint32_t)o.sims, vs_sims, o.seed, o.json);
-		az_net_eval_fini(&c.net);
-		az_backend_destroy(be);
-		return rc < 0 ? 1 : 0;
-	}
 	struct tally t = {.draw_band = o.draw_band};
 	struct az_mcts_params mp;
 	az_mcts_params_default(&mp, g);
@@ -707,6 +708,16 @@ int main(int argc, char **argv)
 	mp.solver = o.solver;
 	mp.fpu_absolute = o.fpu_reduction < 0;
 	mp.fpu_reduction = mp.fpu_absolute ? 0.0f : o.fpu_reduction;
+	mp.search = o.sp.search; /* Gumbel agents search without noise, as PUCT's */
+	mp.gumbel_m = o.sp.gumbel_m;
+	mp.c_scale = o.sp.c_scale;
+	if (o.vs) {
+		uint32_t vs_sims = (uint32_t)(o.vs_sims > 0 ? o.vs_sims : o.sims);
+		rc = run_matches(&c, &mp, o.vs, o.games, (uint32_t)o.sims, vs_sims, o.seed, o.json);
+		az_net_eval_fini(&c.net);
+		az_backend_destroy(be);
+		return rc < 0 ? 1 : 0;
+	}
 	if (o.mistakes && tangled) {
 		char key[600];
 		azeval_tangled_key(&gc, key, sizeof(key));

@@ -34,6 +34,7 @@ struct eval_opts {
 	long sims, games;
 	int json;
 	float c_puct;
+	struct az_mcts_params sp; /* --search, --gumbel-m, --gumbel-scale (those fields only) */
 	double draw_band;
 	unsigned long long seed;
 	enum az_backend_kind kind;

@@ -43,6 +43,7 @@ struct opts {
 	int opponent_set;
 	uint32_t sims, games;
 	float temperature, c_puct;
+	struct az_mcts_params sp; /* --search, --gumbel-m, --gumbel-scale (those fields only) */
 	uint64_t seed;
 	enum az_backend_kind backend;
 	int graph;      /* Tangled: numbered graph, 0 = the default */
@@ -92,6 +93,7 @@ static void usage(const char *prog)
 	       "                      colours, first in game 1 (default 1)\n"
 	       "  --seed S            random seed (default 1)\n"
 	       "  --c-puct C          PUCT constant (default 1.5)\n"
+	       AZ_MATCH_SEARCH_HELP
 	       "  --backend B         auto | cpu | cpu-async | cuda (default auto: cuda when visible)\n"
 	       "  --graph N           tangled: numbered graph (docs/tangled.md; default: the\n"
 	       "                      checkpoint's, else 3, K4)\n"
@@ -157,6 +159,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	uint32_t graph = 0;
 	*o = (struct opts){.human = 0, .opponent = K_AGENT, .sims = 200, .games = 1,
 			   .c_puct = 1.5f, .seed = 1, .backend = AZ_BACKEND_AUTO};
+	az_mcts_params_default(&o->sp, NULL);
 	int c, rc = 0;
 	while (rc == 0 && (c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
@@ -208,6 +211,9 @@ static int parse_args(struct opts *o, int argc, char **argv)
 			o->fixed = var == AZ_TANGLED_FIXED;
 			break;
 		}
+		case 'Q':
+		case 'Y':
+		case 'Z': rc = az_match_search_arg("azplay", c, optarg, &o->sp); break;
 		case 'h': usage("azplay"); return 1;
 		default: fprintf(stderr, "azplay: see --help\n"); return -EINVAL;
 		}
@@ -311,6 +317,9 @@ static int make_players(struct play *p)
 	az_mcts_params_default(&mp, p->g);
 	mp.c_puct = p->o.c_puct;
 	mp.dir_eps = 0; /* no exploration noise when playing for real */
+	mp.search = p->o.sp.search; /* Gumbel: noise-free too (the trees' noise stays off) */
+	mp.gumbel_m = p->o.sp.gumbel_m;
+	mp.c_scale = p->o.sp.c_scale;
 	p->g->init(st);
 	p->pl[0].kind = K_AGENT;
 	p->pl[1].kind = p->o.human >= 0 ? K_HUMAN : p->o.opponent;
@@ -411,7 +420,7 @@ static int search_move(struct play *p, struct player *pl, int side)
 		fprintf(stderr, "azplay: search failed: %s\n", strerror(-rc));
 		return rc;
 	}
-	az_tree_visit_policy(pl->tree, pi);
+	az_tree_policy_target(pl->tree, pi); /* visit shares, or Gumbel's improved policy */
 	printf("%s (%s): value %+.2f, top moves:", kind_names[pl->kind], az_game_side_name(g, side),
 	       (double)az_tree_root_value(pl->tree));
 	uint8_t shown[AZ_GAME_ACTIONS_MAX] = {0};

@@ -31,6 +31,9 @@ struct az_config {
 	uint32_t mcts_solver;      /* 1: MCTS-Solver proofs (mcts/mcts.h), 0: off */
 	float fpu_reduction;       /* first-play urgency below the parent's value; < 0: Q = 0 */
 	uint32_t temp_plies;       /* tau = 1 for the first N plies, then greedy */
+	char search[8];            /* "puct" | "gumbel" (mcts/mcts.h's enum az_search_kind) */
+	uint32_t gumbel_m;         /* Gumbel: most root actions considered */
+	float gumbel_scale;        /* Gumbel: c_scale of sigma(q) */
 	/* training targets (Wu 2019, "Accelerating Self-Play Learning in Go"; all off by default) */
 	float forced_playouts;     /* forced-playout k at self-play roots, target pruned; 0: off */
 	float playout_cap_p;       /* share of moves with a full search, recorded; 1: all */
@@ -134,7 +137,23 @@ int az_config_load(struct az_config *c, const char *path, char *err, size_t errl
 	{"sims", required_argument, 0, 's'}, {"seed", required_argument, 0, 'S'},           \
 	{"games", required_argument, 0, 'n'}, {"c-puct", required_argument, 0, 'u'},        \
 	{"backend", required_argument, 0, 'b'}, {"graph", required_argument, 0, 'G'},       \
-	{"variant", required_argument, 0, 'V'}
+	{"variant", required_argument, 0, 'V'}, {"search", required_argument, 0, 'Q'},      \
+	{"gumbel-m", required_argument, 0, 'Y'}, {"gumbel-scale", required_argument, 0, 'Z'}
+
+/* azplay's and azeval's search options (AZ_MATCH_LONGOPTS' 'Q' --search, 'Y' --gumbel-m, 'Z'
+ * --gumbel-scale), with azrun's ranges, into the agent's search parameters mp (mcts/mcts.h).
+ * Returns 0, 1 when letter is none of them, or -EINVAL after a message on stderr that names
+ * tool. */
+struct az_mcts_params;
+int az_match_search_arg(const char *tool, int letter, const char *arg,
+			struct az_mcts_params *mp);
+
+/* The lines of azplay's and azeval's --help for those options. */
+#define AZ_MATCH_SEARCH_HELP                                                                  \
+	"  --search puct|gumbel PUCT (default) or Gumbel AlphaZero (noise-free: the top\n"      \
+	"                       --gumbel-m moves by prior, sequential halving, its winner)\n"  \
+	"  --gumbel-m M         Gumbel: most root moves considered (default 16)\n"             \
+	"  --gumbel-scale C     Gumbel: c_scale of sigma(q) (default 1)\n"
 
 /* The first option of another game than c->game that holds a value other than its default
  * (--graph 5 given for tic-tac-toe), with *owner that game's name; NULL when there is none. */
