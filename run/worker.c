@@ -107,12 +107,17 @@ static struct az_tree *cur_tree(const struct worker *w, const struct wgame *gm)
 }
 
 /* A move's search begins at gm's current tree: full or fast (playout-cap randomisation, self-play
- * only; a fast search has no root noise, hence no forced playouts), and its visit target. */
+ * only; a fast search has no root noise, hence no forced playouts), and its visit target. An
+ * arena game under Gumbel draws Gumbel noise for its --arena-temp-plies opening moves: that is
+ * Gumbel's sample (the improved policy itself is nearly one-hot, so sampling it at temperature 1
+ * repeated most arena games). */
 static void begin_move(struct worker *w, struct wgame *gm)
 {
 	struct az_tree *t = cur_tree(w, gm);
 	uint32_t sims = w->cfg->sims;
 
+	if (w->mode == AZ_WORKER_ARENA && w->cfg->search == AZ_SEARCH_GUMBEL)
+		az_tree_set_noise(t, gm->ply < w->cfg->arena_temp_plies);
 	gm->full = 1;
 	if (w->mode == AZ_WORKER_SELFPLAY && w->cfg->playout_cap_p > 0.0f &&
 	    w->cfg->playout_cap_p < 1.0f) {
