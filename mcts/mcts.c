@@ -67,7 +67,7 @@ void az_mcts_params_default(struct az_mcts_params *p, const struct az_game *g)
 	if (alpha > 1.0f)
 		alpha = 1.0f;
 	*p = (struct az_mcts_params){.search = AZ_SEARCH_PUCT, .gumbel_m = 16, .c_visit = 50.0f,
-				     .c_scale = 1.0f, .c_puct = 1.5f, .vloss = 1.0f, .fpu = 0.0f, .fpu_absolute = 0,
+				     .c_scale = 0.1f, .c_puct = 1.5f, .vloss = 1.0f, .fpu = 0.0f, .fpu_absolute = 0,
 				     .fpu_reduction = 0.25f, .solver = 1, .dir_alpha = alpha,
 				     .dir_eps = 0.25f, .forced_k = 0.0f, .seed = 0};
 }

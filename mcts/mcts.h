@@ -21,7 +21,9 @@ struct az_mcts_params {
 	/* Gumbel only (ignored by PUCT): */
 	uint32_t gumbel_m;   /* most root actions considered (Gumbel-top-m); default 16 */
 	float c_visit;       /* sigma(q) = (c_visit + max_b N(b)) * c_scale * q; default 50 */
-	float c_scale;       /* default 1.0 (the paper's; mctx's qtransform defaults to 0.1) */
+	float c_scale;       /* default 0.1, mctx's for its per-node [0, 1] rescale of q (the
+	                      * paper's 1.0 made near one-hot targets and repeated arena games:
+	                      * docs/targets.md) */
 	float c_puct;        /* PUCT exploration constant (AlphaZero: ~1.25-2.5); default 1.5 */
 	float vloss;         /* virtual loss per in-flight visit, in value units; default 1 */
 	float fpu;           /* with fpu_absolute: Q of unvisited children (parent's side); default 0 */

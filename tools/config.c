@@ -66,7 +66,8 @@ static const struct opt base_opts[] = {
 	{"gumbel-m", T_U32, F(gumbel_m), 0, "M", "--search gumbel: most root actions considered "
 	 "(Gumbel-top-m; 1 to 512)", 1},
 	{"gumbel-scale", T_F32, F(gumbel_scale), 0, "C", "--search gumbel: c_scale of "
-	 "sigma(q) = (50 + max N) * C * q (the paper: 1; mctx's default: 0.1)", 1},
+	 "sigma(q) = (50 + max N) * C * q, q rescaled to [0, 1] per node (mctx's default 0.1; the "
+	 "paper's 1 gave near one-hot targets and repeated arena games here)", 1},
 	{"forced-playouts", T_F32, F(forced_playouts), 0, "K", "KataGo's forced playouts in "
 	 "self-play: a root child with N < sqrt(K * P * sum N) is searched first, and the visits "
 	 "so forced are pruned from the policy target; 0 turns it off (KataGo: 2)", 1},
@@ -223,7 +224,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.mcts_solver = 1, .fpu_reduction = 0.25f, .playout_cap_p = 1.0f, .value_mix = 0.5f,
 		.train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
 		.max_batch = 0, .deadline_us = 200, .spin = 200, .eval_cache_mb = 8,
-		.eval_cache = "shared", .search = "puct", .gumbel_m = 16, .gumbel_scale = 1.0f,
+		.eval_cache = "shared", .search = "puct", .gumbel_m = 16, .gumbel_scale = 0.1f,
 		.bench_every = 1, .bench_positions = AZ_RUN_BENCH_POSITIONS,
 		/* the game's own, from its descriptor */
 		.iterations = g->iterations, .games_per_iter = g->games_per_iter, .sims = g->sims,

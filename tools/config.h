@@ -153,7 +153,7 @@ int az_match_search_arg(const char *tool, int letter, const char *arg,
 	"  --search puct|gumbel PUCT (default) or Gumbel AlphaZero (noise-free: the top\n"      \
 	"                       --gumbel-m moves by prior, sequential halving, its winner)\n"  \
 	"  --gumbel-m M         Gumbel: most root moves considered (default 16)\n"             \
-	"  --gumbel-scale C     Gumbel: c_scale of sigma(q) (default 1)\n"
+	"  --gumbel-scale C     Gumbel: c_scale of sigma(q) (default 0.1)\n"
 
 /* The first option of another game than c->game that holds a value other than its default
  * (--graph 5 given for tic-tac-toe), with *owner that game's name; NULL when there is none. */

@@ -106,7 +106,7 @@ grep -q "explore must be in" "$T/err" || fail "--explore 1: unclear"
 # Q)), which gives every legal move that is not a proven loss some mass, where the visits of a
 # search that considers 4 moves reach at most 4.
 "$AZRUN" --out "$T/gumbel" "${tiny[@]}" --search gumbel --gumbel-m 4
-for k in '"search":	"gumbel"' '"gumbel-m":	"4"' '"gumbel-scale":	"1"'; do
+for k in '"search":	"gumbel"' '"gumbel-m":	"4"' '"gumbel-scale":	"0.1"'; do
 	grep -qF "$k" "$T/gumbel/run.json" || fail "run.json lacks $k"
 done
 python3 - "$T/gumbel/replay/iter-0001-w00.rpl" <<'PY'
