@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Monte Carlo tree search with PUCT, virtual loss (several leaves in flight per tree), Dirichlet
- * noise at the root, temperature move choice and tree reuse. The tree never calls the network:
+ * noise at the root, temperature move choice and tree reuse; or Gumbel AlphaZero's search
+ * (params.search, mcts/gumbel.c). The tree never calls the network:
  * az_tree_select() hands out leaves, the caller evaluates them (through a ring or directly) and
  * returns the result with az_tree_expand(). One tree per game; not thread-safe. */
 #ifndef AZ_MCTS_H

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The node arena and the tree, shared by the files of mcts/ (mcts.c: search; root.c: root
  * queries, move choice and the test introspection; targets.c: forced playouts and policy-target
- * pruning). The conventions are in mcts.c's opening comment. Private to mcts/: never include it
- * from anywhere else. */
+ * pruning; gumbel.c: Gumbel AlphaZero's selection, target and move). The conventions are in
+ * mcts.c's opening comment. Private to mcts/: never include it from anywhere else. */
 #ifndef AZ_MCTS_TREE_H
 #define AZ_MCTS_TREE_H
 
