@@ -62,4 +62,8 @@ int wins_at_once(const struct az_game *g, const void *state, int a);
 
 uint32_t sum_u32(const uint32_t *x, uint32_t n);
 
+/* Compare a golden transcript: fail the test when got differs from the file at path (at most
+ * 8 KiB); with AZ_GOLDEN_UPDATE set in the environment, rewrite the file instead. */
+void assert_golden(const char *path, const char *got);
+
 #endif

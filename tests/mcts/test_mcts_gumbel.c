@@ -1,16 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /* Gumbel AlphaZero search (mcts/gumbel.c): the sequential-halving schedule against schedules
  * worked out by hand, the improved policy of a bandit whose values are known, the visits the
- * schedule hands out, MCTS-Solver proofs at the root, leaves in flight, and determinism. */
+ * schedule hands out, MCTS-Solver proofs at the root, leaves in flight, determinism, and a
+ * golden self-play transcript (tests/data/golden/ttt_gumbel_selfplay.txt; AZ_GOLDEN_UPDATE=1
+ * rewrites it). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "mcts_test_util.h"
+
+#ifndef AZ_GOLDEN_DIR
+#define AZ_GOLDEN_DIR "tests/data/golden"
+#endif
 
 /* ---- the schedule ---- */
 
@@ -325,6 +332,60 @@ static void test_batch_spreads(void **unused)
 	az_tree_destroy(t);
 }
 
+/* ---- golden self-play transcript ---- */
+
+/* One game: 16 fresh simulations a move (az_tree_sims_target), Gumbel noise on, tree reuse,
+ * the sequential-halving winner played. Each line: the move (1-9), the root's visit counts
+ * for cells 1..9, and the improved policy target in hundredths. */
+static void gumbel_transcript(char *out, size_t len)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	uint32_t visits[9];
+	float pi[9], v;
+	struct az_tree *t;
+	struct eval_ctx ec = {.g = ttt};
+	size_t n = 0;
+
+	ttt->init(s);
+	t = gumbel_tree(ttt, s, 16, 0.1f, 2024, 1);
+	n += (size_t)snprintf(out + n, len - n,
+			      "# tic-tac-toe Gumbel self-play: seed 2024, 16 fresh sims a move, m 16, "
+			      "c_scale 0.1\n# move: visits of cells 1-9 | target x 100\n");
+	while (!ttt->terminal(az_tree_root_state(t), &v)) {
+		int a;
+
+		assert_int_equal(az_mcts_search(t, az_tree_sims_target(t, 16, 1), eval_uniform,
+						&ec), 0);
+		a = az_tree_pick(t, 0.0f, NULL);
+		assert_true(a >= 0);
+		az_tree_root_children(t, visits, NULL, NULL);
+		az_tree_policy_target(t, pi);
+		n += (size_t)snprintf(out + n, len - n, "%d:", a + 1);
+		for (int c = 0; c < 9; c++)
+			n += (size_t)snprintf(out + n, len - n, " %u", visits[c]);
+		n += (size_t)snprintf(out + n, len - n, " |");
+		for (int c = 0; c < 9; c++)
+			n += (size_t)snprintf(out + n, len - n, " %.0f", 100.0 * pi[c]);
+		n += (size_t)snprintf(out + n, len - n, "\n");
+		assert_int_equal(az_tree_advance(t, a), 0);
+		assert_tree_ok(t);
+		assert_true(n < len);
+	}
+	ttt->format(az_tree_root_state(t), out + n, len - n);
+	az_tree_destroy(t);
+}
+
+static void test_golden_gumbel_selfplay(void **unused)
+{
+	char got[4096], again[4096];
+
+	(void)unused;
+	gumbel_transcript(got, sizeof(got));
+	gumbel_transcript(again, sizeof(again));
+	assert_string_equal(got, again); /* deterministic in-process */
+	assert_golden(AZ_GOLDEN_DIR "/ttt_gumbel_selfplay.txt", got);
+}
+
 /* ---- determinism ---- */
 
 static void run_seeded(uint64_t seed, uint32_t *visits, float *pi, int *action, float *noise)
@@ -373,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_solver_all_lost_finite),
 		cmocka_unit_test(test_batch_spreads),
 		cmocka_unit_test(test_deterministic_seed),
+		cmocka_unit_test(test_golden_gumbel_selfplay),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
