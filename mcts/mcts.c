@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* PUCT tree search over an arena of nodes addressed by uint32 index, with virtual loss so that
  * several leaves of one tree can be in flight, root Dirichlet noise and subtree-copying reuse.
+ * Gumbel AlphaZero's selection (params.search) lives in gumbel.c and plugs into the descent.
  *
  * Conventions (read these before touching the arithmetic):
  * - The root is always node 0. Children of a node are contiguous: [first, first + nchild).
@@ -65,7 +66,8 @@ void az_mcts_params_default(struct az_mcts_params *p, const struct az_game *g)
 		alpha = 0.03f;
 	if (alpha > 1.0f)
 		alpha = 1.0f;
-	*p = (struct az_mcts_params){.c_puct = 1.5f, .vloss = 1.0f, .fpu = 0.0f, .fpu_absolute = 0,
+	*p = (struct az_mcts_params){.search = AZ_SEARCH_PUCT, .gumbel_m = 16, .c_visit = 50.0f,
+				     .c_scale = 0.1f, .c_puct = 1.5f, .vloss = 1.0f, .fpu = 0.0f, .fpu_absolute = 0,
 				     .fpu_reduction = 0.25f, .solver = 1, .dir_alpha = alpha,
 				     .dir_eps = 0.25f, .forced_k = 0.0f, .seed = 0};
 }
@@ -107,6 +109,7 @@ static void fresh_root(struct az_tree *t)
 	t->inflight = 0;
 	t->root_noisy = 0;
 	t->root_base = 0;
+	t->gstale = 1;
 }
 
 /* Mix Dirichlet noise into the root's priors when noise is on and the root has priors. */
@@ -117,7 +120,8 @@ static void root_noise(struct az_tree *t)
 	float eps = t->params.dir_eps;
 
 	t->root_noisy = 0;
-	if (!t->noise_on || !(root->flags & F_EXPANDED) || root->nchild == 0 || !(eps > 0.0f))
+	if (!t->noise_on || !(root->flags & F_EXPANDED) || root->nchild == 0 || !(eps > 0.0f) ||
+	    t->params.search == AZ_SEARCH_GUMBEL) /* Gumbel's noise replaces Dirichlet's */
 		return;
 	az_rng_dirichlet(&t->rng, t->params.dir_alpha, t->noisy, root->nchild);
 	c = &t->nodes[root->first];
@@ -133,7 +137,9 @@ int az_tree_create(const struct az_game *g, const struct az_mcts_params *p, cons
 
 	if (!g || !p || !root || !out || g->actions == 0 || g->actions > AZ_GAME_ACTIONS_MAX ||
 	    g->state_bytes == 0 || g->state_bytes > AZ_GAME_STATE_MAX || !(p->dir_alpha > 0.0f) ||
-	    !(p->forced_k >= 0.0f))
+	    !(p->forced_k >= 0.0f) || (p->search != AZ_SEARCH_PUCT && p->search != AZ_SEARCH_GUMBEL) ||
+	    p->gumbel_m == 0 || !(p->c_visit >= 0.0f) || !(p->c_scale >= 0.0f) ||
+	    !isfinite(p->c_visit) || !isfinite(p->c_scale))
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -157,11 +163,18 @@ int az_tree_create(const struct az_game *g, const struct az_mcts_params *p, cons
 	t->counts = malloc(g->actions * sizeof(*t->counts));
 	if (!t->counts)
 		goto err_free_mask;
+	t->gnoise = malloc(g->actions * (sizeof(*t->gnoise) + sizeof(*t->gbase) + 1));
+	if (!t->gnoise)
+		goto err_free_counts;
+	t->gbase = (uint32_t *)(t->gnoise + g->actions);
+	t->gcons = (uint8_t *)(t->gbase + g->actions);
 	memcpy(t->root_state, root, g->state_bytes);
 	fresh_root(t);
 	*out = t;
 	return 0;
 
+err_free_counts:
+	free(t->counts);
 err_free_mask:
 	free(t->mask);
 err_free_policy:
@@ -179,6 +192,7 @@ void az_tree_destroy(struct az_tree *t)
 {
 	if (!t)
 		return;
+	free(t->gnoise);
 	free(t->counts);
 	free(t->mask);
 	free(t->policy);
@@ -225,10 +239,17 @@ void az_tree_set_leaf_hook(struct az_tree *t, az_leaf_fn fn, void *ctx)
 void az_tree_set_noise(struct az_tree *t, int on)
 {
 	t->noise_on = on != 0;
+	t->gstale = 1;
 	if (!t->noise_on)
 		t->root_noisy = 0;
 	else if (!t->root_noisy)
 		root_noise(t);
+}
+
+void az_tree_set_target(struct az_tree *t, uint32_t target)
+{
+	t->gtarget = target;
+	t->gstale = 1;
 }
 
 /* Complete one simulation from `idx` up to the root: value v is for the side to move at idx,
@@ -458,6 +479,14 @@ static int finish_terminal(struct az_tree *t, uint32_t idx, float v, int odd)
 	return AZ_SELECT_TERMINAL;
 }
 
+/* The child the descent enters from expanded, unproven node idx. */
+static uint32_t select_child(struct az_tree *t, uint32_t idx, int odd)
+{
+	if (t->params.search != AZ_SEARCH_GUMBEL)
+		return puct_child(t, idx, odd);
+	return idx == 0 ? az_gumbel_root_child(t) : az_gumbel_child(t, idx);
+}
+
 /* Returns AZ_SELECT_* or -ENOMEM (arena growth failed; virtual loss undone, tree unchanged).
  * leaf->node is set in every case (BUSY: the busy leaf; TERMINAL: the terminal node); leaf->state
  * is the leaf's position for EVAL and TERMINAL. */
@@ -473,7 +502,7 @@ int az_tree_select(struct az_tree *t, struct az_leaf *leaf)
 	/* Each node's virtual loss is added after its child is chosen, so that PUCT at a node sees
 	 * the other simulations in flight but not this one. */
 	while ((t->nodes[idx].flags & (F_EXPANDED | F_PROVEN)) == F_EXPANDED) {
-		uint32_t child = puct_child(t, idx, odd);
+		uint32_t child = select_child(t, idx, odd);
 
 		t->nodes[idx].vl++;
 		idx = child;
@@ -635,6 +664,7 @@ int az_tree_advance(struct az_tree *t, int action)
 		fresh_root(t);
 	t->root_base = t->nodes[0].n;
 	t->root_noisy = 0;
+	t->gstale = 1;
 	root_noise(t);
 	return 0;
 }
@@ -667,6 +697,7 @@ int az_mcts_search(struct az_tree *t, uint32_t sims, az_eval_fn eval, void *ctx)
 	float value;
 	int r;
 
+	az_tree_set_target(t, sims);
 	while (t->nodes[0].n < sims) {
 		r = az_tree_select(t, &leaf);
 		if (r < 0)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Monte Carlo tree search with PUCT, virtual loss (several leaves in flight per tree), Dirichlet
- * noise at the root, temperature move choice and tree reuse. The tree never calls the network:
+ * noise at the root, temperature move choice and tree reuse; or Gumbel AlphaZero's search
+ * (params.search, mcts/gumbel.c). The tree never calls the network:
  * az_tree_select() hands out leaves, the caller evaluates them (through a ring or directly) and
  * returns the result with az_tree_expand(). One tree per game; not thread-safe. */
 #ifndef AZ_MCTS_H
@@ -10,7 +11,20 @@
 
 #include "games/game.h"
 
+/* The search at the root and below it (az_mcts_params.search). */
+enum az_search_kind {
+	AZ_SEARCH_PUCT = 0,   /* AlphaZero's PUCT with Dirichlet noise, visit-count targets */
+	AZ_SEARCH_GUMBEL = 1, /* Gumbel AlphaZero (Danihelka et al., ICLR 2022; mcts/gumbel.c) */
+};
+
 struct az_mcts_params {
+	int search;          /* enum az_search_kind; default AZ_SEARCH_PUCT */
+	/* Gumbel only (ignored by PUCT): */
+	uint32_t gumbel_m;   /* most root actions considered (Gumbel-top-m); default 16 */
+	float c_visit;       /* sigma(q) = (c_visit + max_b N(b)) * c_scale * q; default 50 */
+	float c_scale;       /* default 0.1, mctx's for its per-node [0, 1] rescale of q (the
+	                      * paper's 1.0 made near one-hot targets and repeated arena games:
+	                      * docs/targets.md) */
 	float c_puct;        /* PUCT exploration constant (AlphaZero: ~1.25-2.5); default 1.5 */
 	float vloss;         /* virtual loss per in-flight visit, in value units; default 1 */
 	float fpu;           /* with fpu_absolute: Q of unvisited children (parent's side); default 0 */
@@ -36,6 +50,12 @@ struct az_mcts_params {
 
 /* Defaults above, with dir_alpha chosen as 10 / A (the usual scaling with branching factor). */
 void az_mcts_params_default(struct az_mcts_params *p, const struct az_game *g);
+
+/* "puct" or "gumbel" into *kind. Returns 0, or -EINVAL for any other text. */
+int az_search_parse(const char *text, int *kind);
+
+/* The name az_search_parse() reads for kind ("puct" for an unknown value). */
+const char *az_search_name(int kind);
 
 struct az_tree;
 struct az_rng; /* base/rng.h */
@@ -76,8 +96,15 @@ void az_tree_shrink(struct az_tree *t, uint32_t target_nodes);
 /* Turn root Dirichlet noise on or off. When on, noise (dir_alpha, dir_eps) is mixed into the
  * priors of every node at the moment it is the root and has priors: when the root is expanded,
  * or at once by az_tree_advance() to an expanded child. The clean priors are kept, so noise
- * never accumulates. */
+ * never accumulates. Gumbel search: no Dirichlet noise; "on" draws Gumbel noise for the root's
+ * actions at the start of each move's search (off: the noise is 0, a deterministic search). */
 void az_tree_set_noise(struct az_tree *t, int on);
+
+/* The root visit count at which the coming search of this root stops (az_tree_sims_target()'s
+ * result). Gumbel lays its sequential-halving schedule over the simulations from the root's
+ * visits now (and in flight) up to target; PUCT ignores it. az_mcts_search() sets it itself.
+ * Not set (0): the schedule gives each phase one round. */
+void az_tree_set_target(struct az_tree *t, uint32_t target);
 
 
 /* Called by az_tree_select() with a new leaf's position (game->state_bytes) as soon as the
@@ -135,6 +162,13 @@ int az_tree_root_proven(const struct az_tree *t, int *value);
  * KataGo's policy-target pruning), so the forced visits do not reach the target. */
 void az_tree_visit_policy(const struct az_tree *t, float *pi);
 
+/* The root's policy target into pi[A]: az_tree_visit_policy() under PUCT; under Gumbel the
+ * improved policy softmax(logits + sigma(completed Q)) over the root's legal moves (illegal
+ * entries 0), with the solver's restrictions of az_tree_visit_policy() (a proven win: uniform
+ * over the winning moves; proven losses 0 while some move does not lose). All 0 while the root
+ * is not expanded. */
+void az_tree_policy_target(const struct az_tree *t, float *pi);
+
 /* Choose a root action: temperature 0 picks the most visited (ties by prior; moves equal in
  * both, as under a network with uniform priors, drawn uniformly from `ties`, the caller's seeded
  * stream, which is drawn from only then; the first in the game's action order when ties is
@@ -142,7 +176,11 @@ void az_tree_visit_policy(const struct az_tree *t, float *pi);
  * az_tree_visit_policy). With the solver the choice is restricted as in az_tree_visit_policy(),
  * and a proven win is always played (a win in one first) at any temperature; when no allowed
  * move was visited, the one with the highest prior. Returns the action, or -EINVAL when the
- * root is neither expanded nor proven (nothing searched yet) or has no children. */
+ * root is neither expanded nor proven (nothing searched yet) or has no children.
+ * Gumbel: a proven win as above; otherwise the sequential-halving winner (the considered action
+ * with the most visits of this move's search, ties by Gumbel + logit + sigma(completed Q)), at
+ * any temperature while Gumbel noise is on (the noise is the sample); with the noise off and
+ * temperature > 0 (arena openings), a sample from the improved policy^(1/T). */
 int az_tree_pick(struct az_tree *t, float temperature, struct az_rng *ties);
 
 /* Move the root to the child reached by `action`, keeping its subtree (tree reuse); unknown
@@ -156,8 +194,8 @@ const void *az_tree_root_state(const struct az_tree *t);
  * Returns 0 or a negative errno which aborts the search. */
 typedef int (*az_eval_fn)(void *ctx, const void *state, float *policy, float *value);
 
-/* Run simulations one leaf at a time until the root has `sims` visits. Returns 0 or the
- * evaluator's error. */
+/* Run simulations one leaf at a time until the root has `sims` visits (az_tree_set_target(t,
+ * sims) first). Returns 0 or the evaluator's error. */
 int az_mcts_search(struct az_tree *t, uint32_t sims, az_eval_fn eval, void *ctx);
 
 #endif

@@ -36,4 +36,17 @@ int az_tree_check(const struct az_tree *t, uint32_t *bad_node);
 void az_mcts_prune_visits(uint32_t nchild, const uint32_t *n, const float *q, const float *p,
 			  uint32_t parent_n, uint64_t total, float c_puct, float k, uint32_t *out);
 
+/* Sequential halving's schedule (mcts/gumbel.c; mctx's sequence of considered visits): the
+ * visits, within the move's search, of the action that simulation k (from 0) of a budget of n
+ * goes to, with m actions considered. Phases give each of the r actions left max(1, floor(n /
+ * (ceil(log2 m) * r))) visits, then r becomes max(2, floor(r / 2)); past n the last phase's
+ * pattern goes on. m <= 1: k. */
+uint32_t az_gumbel_considered_visit(uint32_t m, uint32_t n, uint32_t k);
+
+/* Gumbel's root state for the current move: considered[A] (1: considered) and noise[A] (the
+ * Gumbel draws; 0 with noise off), by action; either may be NULL. Returns the number of
+ * considered actions, or -1 when there is none yet (PUCT, or no selection since the move
+ * began). */
+int az_tree_gumbel_considered(const struct az_tree *t, uint8_t *considered, float *noise);
+
 #endif

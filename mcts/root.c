@@ -103,6 +103,20 @@ void az_tree_visit_policy(const struct az_tree *t, float *pi)
 	}
 }
 
+void az_tree_policy_target(const struct az_tree *t, float *pi)
+{
+	int best = root_best_rank(t);
+
+	/* A proven win, or nothing expanded: the visit policy's answer (uniform over the wins, or
+	 * all 0) is Gumbel's too. */
+	if (t->params.search != AZ_SEARCH_GUMBEL || best >= 2 ||
+	    !(t->nodes[0].flags & F_EXPANDED)) {
+		az_tree_visit_policy(t, pi);
+		return;
+	}
+	az_gumbel_policy(t, best, pi);
+}
+
 /* The prior of root child i as the search used it (with the root's noise when it has some). */
 static float used_prior(const struct az_tree *t, const struct node *c, uint32_t i)
 {
@@ -159,6 +173,11 @@ int az_tree_pick(struct az_tree *t, float temperature, struct az_rng *ties)
 
 	if (!(temperature >= 0.0f))
 		return -EINVAL;
+	if (t->params.search == AZ_SEARCH_GUMBEL && best_rank < 2 && root->nchild > 0) {
+		if (!(root->flags & (F_PROVEN | F_EXPANDED)))
+			return -EINVAL;
+		return az_gumbel_pick(t, temperature, best_rank);
+	}
 	besti = pick_best(t, best_rank, n, ties, &nmax);
 	/* Nothing visited among the best (a short search whose visits all went to moves it then
 	 * proved lost): the highest prior among them. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The node arena and the tree, shared by the files of mcts/ (mcts.c: search; root.c: root
  * queries, move choice and the test introspection; targets.c: forced playouts and policy-target
- * pruning). The conventions are in mcts.c's opening comment. Private to mcts/: never include it
- * from anywhere else. */
+ * pruning; gumbel.c: Gumbel AlphaZero's selection, target and move). The conventions are in
+ * mcts.c's opening comment. Private to mcts/: never include it from anywhere else. */
 #ifndef AZ_MCTS_TREE_H
 #define AZ_MCTS_TREE_H
 
@@ -56,6 +56,15 @@ struct az_tree {
 	float *policy;    /* [A] scratch for az_mcts_search() */
 	uint8_t *mask;    /* [A] scratch for legal moves */
 	uint32_t *counts; /* [A] scratch: the root children's (pruned) visits, by child offset */
+	/* Gumbel (mcts/gumbel.c): the root's state for the current move's search, by child
+	 * offset; gnoise, gbase and gcons share one allocation. */
+	float *gnoise;      /* [A] Gumbel noise g(a) (0 with noise off) */
+	uint32_t *gbase;    /* [A] N + vl of each root child when the move's search began */
+	uint8_t *gcons;     /* [A] 1: a considered action */
+	uint32_t gtarget;   /* az_tree_set_target() */
+	uint32_t gbudget;   /* simulations the move's schedule is laid out over */
+	uint32_t gm;        /* considered actions */
+	int gstale;         /* build the state anew before its next use (a new root or move) */
 	az_leaf_fn leaf_fn; /* az_tree_set_leaf_hook(); NULL: none */
 	void *leaf_ctx;
 	uint8_t root_state[AZ_GAME_STATE_MAX];
@@ -73,5 +82,19 @@ const uint32_t *az_tree_root_counts(const struct az_tree *t, int rank);
 /* root.c. How much the solver likes root child c (3 a win in one, 2 a proven win, 1 open or a
  * proven draw, 0 a proven loss; 1 for every child without the solver). */
 int az_tree_rank(const struct az_tree *t, const struct node *c);
+
+/* gumbel.c. The root child Gumbel selects next (sequential halving over the considered
+ * actions), building the move's root state first when it is stale. */
+uint32_t az_gumbel_root_child(struct az_tree *t);
+
+/* gumbel.c. The non-root rule at expanded, unproven node idx: argmax pi'(a) - N(a) / (1 + sum N)
+ * (N with the visits in flight). */
+uint32_t az_gumbel_child(const struct az_tree *t, uint32_t idx);
+
+/* gumbel.c. The improved policy over the root children of solver rank `rank` into pi[A]. */
+void az_gumbel_policy(const struct az_tree *t, int rank, float *pi);
+
+/* gumbel.c. az_tree_pick() under Gumbel for a root whose best solver rank is `rank` (< 2). */
+int az_gumbel_pick(struct az_tree *t, float temperature, int rank);
 
 #endif

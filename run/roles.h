@@ -32,6 +32,9 @@ struct az_worker_params {
 	uint32_t solver;           /* MCTS-Solver on (1) or off (0) */
 	float fpu_reduction;       /* az_mcts_params.fpu_reduction; < 0: constant fpu 0 */
 	float forced_k;            /* self-play: az_mcts_params.forced_k (0: off) */
+	int search;                /* az_mcts_params.search: AZ_SEARCH_PUCT or AZ_SEARCH_GUMBEL */
+	uint32_t gumbel_m;         /* az_mcts_params.gumbel_m */
+	float gumbel_scale;        /* az_mcts_params.c_scale */
 	/* Self-play playout-cap randomisation (Wu 2019, section 3.2): a move is searched with
 	 * `sims` and noise, and recorded with its policy target, with probability playout_cap_p;
 	 * otherwise with sims_fast and no noise, recorded with an all-zero policy (value only). */

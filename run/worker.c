@@ -107,12 +107,17 @@ static struct az_tree *cur_tree(const struct worker *w, const struct wgame *gm)
 }
 
 /* A move's search begins at gm's current tree: full or fast (playout-cap randomisation, self-play
- * only; a fast search has no root noise, hence no forced playouts), and its visit target. */
+ * only; a fast search has no root noise, hence no forced playouts), and its visit target. An
+ * arena game under Gumbel draws Gumbel noise for its --arena-temp-plies opening moves: that is
+ * Gumbel's sample (the improved policy itself is nearly one-hot, so sampling it at temperature 1
+ * repeated most arena games). */
 static void begin_move(struct worker *w, struct wgame *gm)
 {
 	struct az_tree *t = cur_tree(w, gm);
 	uint32_t sims = w->cfg->sims;
 
+	if (w->mode == AZ_WORKER_ARENA && w->cfg->search == AZ_SEARCH_GUMBEL)
+		az_tree_set_noise(t, gm->ply < w->cfg->arena_temp_plies);
 	gm->full = 1;
 	if (w->mode == AZ_WORKER_SELFPLAY && w->cfg->playout_cap_p > 0.0f &&
 	    w->cfg->playout_cap_p < 1.0f) {
@@ -122,6 +127,7 @@ static void begin_move(struct worker *w, struct wgame *gm)
 		az_tree_set_noise(t, gm->full);
 	}
 	gm->target = az_tree_sims_target(t, sims, (int)w->cfg->sims_fresh);
+	az_tree_set_target(t, gm->target); /* Gumbel lays its schedule over it */
 }
 
 static uint32_t model_for(const struct worker *w, const struct wgame *gm)
@@ -386,8 +392,8 @@ static int make_move(struct worker *w, struct wgame *gm)
 		AZ_ASSERT(gm->nrec < g->max_plies);
 		g->encode(gm->state, gm->hx + (size_t)gm->nrec * g->features);
 		float *pi = gm->hpi + (size_t)gm->nrec * g->actions;
-		if (gm->full)
-			az_tree_visit_policy(t, pi);
+		if (gm->full) /* visit counts, or Gumbel's improved policy */
+			az_tree_policy_target(t, pi);
 		else /* a fast search: a value target only (train/replay.h) */
 			memset(pi, 0, g->actions * sizeof(*pi));
 		mark_illegal(g, gm->state, pi);
@@ -763,6 +769,9 @@ static int worker_init(struct worker *w, const struct az_worker_params *cfg, str
 	mp.fpu_absolute = cfg->fpu_reduction < 0.0f;
 	mp.fpu_reduction = mp.fpu_absolute ? 0.0f : cfg->fpu_reduction;
 	mp.forced_k = mode == AZ_WORKER_SELFPLAY ? cfg->forced_k : 0.0f;
+	mp.search = cfg->search;
+	mp.gumbel_m = cfg->gumbel_m ? cfg->gumbel_m : mp.gumbel_m;
+	mp.c_scale = cfg->gumbel_scale;
 	uint8_t start[AZ_GAME_STATE_MAX];
 	w->g->init(start);
 	const struct az_game *g = w->g;

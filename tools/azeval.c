@@ -69,6 +69,7 @@ static struct az_opt eval_opt[] = {
 	{"draw-value", AZ_OPT_F32, O(draw_value), "X", -0.99, 0.99, "0", "contempt: what a draw "
 	 "the search proves is worth to the agent; below 0 it plays on for a win against a "
 	 "weaker opponent (--vs, --mistakes)", NULL, NULL, NULL},
+	AZ_SEARCH_OPTS(O),
 	{"seed", AZ_OPT_U64, O(seed), "S", 0, 0, "1", "seed of the opponents", NULL, NULL, NULL},
 	{"write-labelled", AZ_OPT_STR, O(labelled), "F", 0, 0, NULL, "write every reachable "
 	 "non-terminal position with its exact score and optimal moves (built-in solver; "
@@ -233,13 +234,10 @@ static int agent_move(struct eval_ctx *c, struct az_tree *t, const void *state, 
 
 /* ---- matches against baseline opponents (--vs random|rollout; eval/match.h) ---- */
 
-static int run_matches(struct eval_ctx *c, const char *vs, long games, uint32_t sims,
-		       uint32_t vs_sims, uint64_t seed, int json, float draw_value)
+static int run_matches(struct eval_ctx *c, const struct az_mcts_params *search, const char *vs,
+		       long games, uint32_t sims, uint32_t vs_sims, uint64_t seed, int json)
 {
-	struct az_mcts_params amp;
-	az_mcts_params_default(&amp, c->g);
-	amp.draw_value = draw_value;
-	struct az_match_params mp = {.g = c->g, .fn = az_net_eval, .ctx = &c->net, .mp = &amp,
+	struct az_match_params mp = {.g = c->g, .mp = search, .fn = az_net_eval, .ctx = &c->net,
 				     .sims = sims,
 				     .vs_sims = vs_sims, .games = games, .seed = seed,
 				     .opponent = strcmp(vs, "rollout") == 0 ? AZ_MATCH_ROLLOUT
@@ -680,12 +678,6 @@ static int run_eval(const struct eval_opts *o, const struct az_config *gc, struc
 
 	if (o->labelled)
 		return azeval_tangled_labelled(o, c);
-	if (o->vs) {
-		uint32_t vs_sims = (uint32_t)(o->vs_sims > 0 ? o->vs_sims : o->sims);
-		rc = run_matches(c, o->vs, o->games, (uint32_t)o->sims, vs_sims, o->seed, o->json,
-				 o->draw_value);
-		return rc < 0 ? 1 : 0;
-	}
 	az_mcts_params_default(&mp, c->g);
 	mp.c_puct = o->c_puct;
 	mp.dir_eps = 0;
@@ -693,6 +685,15 @@ static int run_eval(const struct eval_opts *o, const struct az_config *gc, struc
 	mp.solver = o->solver;
 	mp.fpu_absolute = o->fpu_reduction < 0;
 	mp.fpu_reduction = mp.fpu_absolute ? 0.0f : o->fpu_reduction;
+	mp.search = o->sp.search; /* Gumbel agents search without noise, as PUCT's */
+	mp.gumbel_m = o->sp.gumbel_m;
+	mp.c_scale = o->sp.c_scale;
+	if (o->vs) {
+		uint32_t vs_sims = (uint32_t)(o->vs_sims > 0 ? o->vs_sims : o->sims);
+		rc = run_matches(c, &mp, o->vs, o->games, (uint32_t)o->sims, vs_sims, o->seed,
+				 o->json);
+		return rc < 0 ? 1 : 0;
+	}
 	if (o->mistakes && strcmp(c->g->name, "tangled") == 0) {
 		char key[600];
 		azeval_tangled_key(gc, key, sizeof(key));

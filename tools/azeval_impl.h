@@ -35,6 +35,7 @@ struct eval_opts {
 	long sims, games;
 	int json;
 	float c_puct;
+	struct az_mcts_params sp; /* --search, --gumbel-m, --gumbel-scale (those fields only) */
 	double draw_band;
 	float draw_value; /* --draw-value: the agent's contempt (az_mcts_params.draw_value) */
 	uint64_t seed;

@@ -44,6 +44,7 @@ struct opts {
 	enum kind opponent;
 	uint32_t sims, games;
 	float temperature, c_puct;
+	struct az_mcts_params sp; /* --search, --gumbel-m, --gumbel-scale (those fields only) */
 	uint64_t seed;
 	enum az_backend_kind backend;
 	int graph;      /* Tangled: numbered graph, 0 = the default */
@@ -91,6 +92,7 @@ static struct az_opt play_opt[] = {
 	 "the agent alternates colours, first in game 1", NULL, NULL, NULL},
 	{"seed", AZ_OPT_U64, O(seed), "S", 0, 0, "1", "random seed", NULL, NULL, NULL},
 	{"c-puct", AZ_OPT_F32, O(c_puct), "C", 0, 1e6, "1.5", "PUCT constant", NULL, NULL, NULL},
+	AZ_SEARCH_OPTS(O),
 	{"backend", AZ_OPT_PARSE, O(backend), "B", 0, 0, "auto", "inference backend (auto: "
 	 "cuda when visible)", AZ_OPTS_BACKENDS, NULL, az_opts_backend},
 	{"graph", AZ_OPT_INT, O(graph), "N", 0, 0, NULL, "tangled: numbered graph "
@@ -230,6 +232,9 @@ static int make_players(struct play *p)
 	az_mcts_params_default(&mp, p->g);
 	mp.c_puct = p->o.c_puct;
 	mp.dir_eps = 0; /* no exploration noise when playing for real */
+	mp.search = p->o.sp.search; /* Gumbel: noise-free too (the trees' noise stays off) */
+	mp.gumbel_m = p->o.sp.gumbel_m;
+	mp.c_scale = p->o.sp.c_scale;
 	p->g->init(st);
 	p->pl[0].kind = K_AGENT;
 	p->pl[1].kind = p->o.human >= 0 ? K_HUMAN : p->o.opponent;
@@ -330,7 +335,7 @@ static int search_move(struct play *p, struct player *pl, int side)
 		fprintf(stderr, "azplay: search failed: %s\n", strerror(-rc));
 		return rc;
 	}
-	az_tree_visit_policy(pl->tree, pi);
+	az_tree_policy_target(pl->tree, pi); /* visit shares, or Gumbel's improved policy */
 	printf("%s (%s): value %+.2f, top moves:", kind_names[pl->kind], az_game_side_name(g, side),
 	       (double)az_tree_root_value(pl->tree));
 	uint8_t shown[AZ_GAME_ACTIONS_MAX] = {0};

@@ -20,6 +20,7 @@
 
 #include "games/game.h"
 #include "infer/server.h"
+#include "mcts/mcts.h"
 #include "run/roles.h"
 #include "run/rundir.h"
 #include "base/az_assert.h"
@@ -58,6 +59,15 @@ static const struct opt base_opts[] = {
 	{"fpu-reduction", T_F32, F(fpu_reduction), 0, "R", "unvisited children get the parent's "
 	 "value - R * sqrt(visited prior); R < 0: value 0", 1},
 	{"temp-plies", T_U32, F(temp_plies), 0, "N", "plies played at temperature 1", 1},
+	{"search", T_STR, F(search), sizeof(((struct az_config *)0)->search), "puct|gumbel",
+	 "the search: puct (AlphaZero's PUCT, Dirichlet noise, visit-count policy targets) or "
+	 "gumbel (Gumbel AlphaZero: Gumbel-top-m and sequential halving at the root, the "
+	 "completed-Q improved policy as target; for few --sims; docs/targets.md)", 1},
+	{"gumbel-m", T_U32, F(gumbel_m), 0, "M", "--search gumbel: most root actions considered "
+	 "(Gumbel-top-m; 1 to 512)", 1},
+	{"gumbel-scale", T_F32, F(gumbel_scale), 0, "C", "--search gumbel: c_scale of "
+	 "sigma(q) = (50 + max N) * C * q, q rescaled to [0, 1] per node (mctx's default 0.1; the "
+	 "paper's 1 gave near one-hot targets and repeated arena games here)", 1},
 	{"forced-playouts", T_F32, F(forced_playouts), 0, "K", "KataGo's forced playouts in "
 	 "self-play: a root child with N < sqrt(K * P * sum N) is searched first, and the visits "
 	 "so forced are pruned from the policy target; 0 turns it off (KataGo: 2)", 1},
@@ -219,7 +229,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.mcts_solver = 1, .fpu_reduction = 0.25f, .playout_cap_p = 1.0f, .value_mix = 0.5f,
 		.train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
 		.max_batch = 0, .deadline_us = 200, .spin = 200, .eval_cache_mb = 8,
-		.eval_cache = "shared",
+		.eval_cache = "shared", .search = "puct", .gumbel_m = 16, .gumbel_scale = 0.1f,
 		.bench_every = 1, .bench_positions = AZ_RUN_BENCH_POSITIONS,
 		/* the game's own, from its descriptor */
 		.iterations = g->iterations, .games_per_iter = g->games_per_iter, .sims = g->sims,
@@ -317,6 +327,10 @@ int config_set_value(struct az_config *c, const struct opt *o, const char *v, ch
 		return 0;
 	}
 	case T_STR:
+		if (strlen(v) >= o->size && o->off == offsetof(struct az_config, search)) {
+			snprintf(err, errlen, "--search must be puct or gumbel");
+			return -EINVAL;
+		}
 		if (strlen(v) >= o->size && o->off == offsetof(struct az_config, eval_cache)) {
 			/* a word from a list: name the list, not the field's size */
 			snprintf(err, errlen, "--eval-cache must be worker, shared or off");
@@ -751,6 +765,8 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 		.seed = c->seed, .c_puct = c->c_puct, .dir_alpha = c->dir_alpha,
 		.dir_eps = c->dir_eps, .temp_plies = c->temp_plies, .solver = c->mcts_solver,
 		.fpu_reduction = c->fpu_reduction, .forced_k = c->forced_playouts,
+		.search = strcmp(c->search, "gumbel") == 0 ? AZ_SEARCH_GUMBEL : AZ_SEARCH_PUCT,
+		.gumbel_m = c->gumbel_m, .gumbel_scale = c->gumbel_scale,
 		.playout_cap_p = c->playout_cap_p, .value_mix = c->value_mix,
 		.random_opening = c->random_opening, .explore = c->explore,
 		.sims_fast = c->sims_fast ? c->sims_fast : (c->sims / 4 > 2 ? c->sims / 4 : 2),
@@ -760,6 +776,11 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 					    ? (size_t)c->eval_cache_mb << 20 : 0,
 		.eval_cache_shared = az_config_eval_cache_shared_bytes(c) > 0,
 		.lockstep = c->deterministic};
+}
+
+int az_opts_search(const char *v, void *field)
+{
+	return az_search_parse(v, field) < 0 ? -EINVAL : 0;
 }
 
 size_t az_config_eval_cache_shared_bytes(const struct az_config *c)

@@ -32,6 +32,9 @@ struct az_config {
 	uint32_t mcts_solver;      /* 1: MCTS-Solver proofs (mcts/mcts.h), 0: off */
 	float fpu_reduction;       /* first-play urgency below the parent's value; < 0: Q = 0 */
 	uint32_t temp_plies;       /* tau = 1 for the first N plies, then greedy */
+	char search[8];            /* "puct" | "gumbel" (mcts/mcts.h's enum az_search_kind) */
+	uint32_t gumbel_m;         /* Gumbel: most root actions considered */
+	float gumbel_scale;        /* Gumbel: c_scale of sigma(q) */
 	/* training targets (Wu 2019, "Accelerating Self-Play Learning in Go"; all off by default) */
 	float forced_playouts;     /* forced-playout k at self-play roots, target pruned; 0: off */
 	float playout_cap_p;       /* share of moves with a full search, recorded; 1: all */
@@ -160,6 +163,22 @@ int az_opts_backend(const char *v, void *field);
 /* Set the help of the "game" entry of table t[n] (tools/options.h) to the registered games,
  * "the game: tictactoe | connect4 | tangled (default: dflt)" (kept in a static buffer). */
 void az_config_game_opt_help(struct az_opt *t, size_t n, const char *dflt);
+
+/* An AZ_OPT_PARSE parser for --search: field is an int (enum az_search_kind, mcts/mcts.h).
+ * 0 or -EINVAL. */
+int az_opts_search(const char *v, void *field);
+
+/* azplay's and azeval's search options, as option-table entries (tools/options.h) of a struct
+ * with a member `struct az_mcts_params sp` whose search, gumbel_m and c_scale they set; O is
+ * the table's offsetof macro. Ranges and defaults are azrun's (config.c, config_check.c). */
+#define AZ_SEARCH_OPTS(O)                                                                      \
+	{"search", AZ_OPT_PARSE, O(sp.search), "S", 0, 0, "puct", "PUCT or Gumbel AlphaZero "   \
+	 "(noise-free: the top --gumbel-m moves by prior, sequential halving, its winner)",      \
+	 "puct|gumbel", NULL, az_opts_search},                                                  \
+	{"gumbel-m", AZ_OPT_U32, O(sp.gumbel_m), "M", 1, AZ_GAME_ACTIONS_MAX, "16",            \
+	 "Gumbel: most root moves considered", NULL, NULL, NULL},                                \
+	{"gumbel-scale", AZ_OPT_F32, O(sp.c_scale), "C", 0, 100, "0.1",                        \
+	 "Gumbel: c_scale of sigma(q)", NULL, NULL, NULL}
 
 /* The first option of another game than c->game that holds a value other than its default
  * (--graph 5 given for tic-tac-toe), with *owner that game's name; NULL when there is none. */

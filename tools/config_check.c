@@ -14,6 +14,7 @@
 #include "base/util.h"
 #include "games/game.h"
 #include "infer/server.h"
+#include "mcts/mcts.h"
 #include "run/roles.h"
 #include "tools/config.h"
 #include "tools/config_impl.h"
@@ -99,6 +100,22 @@ static const char *net_unfit(const struct az_config *c)
 	return NULL;
 }
 
+const char *config_search_wrong(const struct az_config *c)
+{
+	int kind;
+
+	if (az_search_parse(c->search, &kind) < 0)
+		return "--search must be puct or gumbel";
+	if (c->gumbel_m < 1 || c->gumbel_m > AZ_GAME_ACTIONS_MAX)
+		return "--gumbel-m must be from 1 to 512";
+	if (!(c->gumbel_scale >= 0 && c->gumbel_scale <= 100))
+		return "--gumbel-scale must be in [0, 100]";
+	if (kind == AZ_SEARCH_GUMBEL && c->forced_playouts > 0)
+		return "--forced-playouts is PUCT's (Gumbel's sequential halving already visits "
+		       "every considered move); drop it with --search gumbel";
+	return NULL;
+}
+
 int az_config_validate(const struct az_config *c, char *err, size_t errlen)
 {
 	const struct az_game_desc *d = az_game_desc_find(c->game);
@@ -167,6 +184,8 @@ int az_config_validate(const struct az_config *c, char *err, size_t errlen)
 		what = "--random-opening: at most 64 plies";
 	else if (c->sims_fresh > 1)
 		what = "--sims-fresh must be 0 or 1";
+	else if (config_search_wrong(c))
+		what = config_search_wrong(c);
 	else if (c->bench_every < 1)
 		what = "--bench-every must be at least 1";
 	else if (c->bench_positions < 1 || c->bench_positions > 1000)

@@ -33,6 +33,10 @@ void az_config_show_value(const struct az_config *c, const struct opt *o, char *
 /* The option named name (without "--"), or NULL. */
 const struct opt *config_find_opt(const char *name);
 
+/* config_check.c: what is wrong with c's search options (--search, --gumbel-m, --gumbel-scale,
+ * and --forced-playouts with Gumbel), or NULL. */
+const char *config_search_wrong(const struct az_config *c);
+
 /* Parse v as o's value into c: 0, or -EINVAL with a message in err (what, the value, the range). */
 int config_set_value(struct az_config *c, const struct opt *o, const char *v, char *err,
 		     size_t errlen);

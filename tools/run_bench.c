@@ -200,6 +200,9 @@ void az_run_bench_params(const struct az_config *c, struct az_run_bench *b)
 	mp.fpu_absolute = c->fpu_reduction < 0.0f;
 	mp.fpu_reduction = mp.fpu_absolute ? 0.0f : c->fpu_reduction;
 	mp.dir_eps = 0;
+	mp.search = strcmp(c->search, "gumbel") == 0 ? AZ_SEARCH_GUMBEL : AZ_SEARCH_PUCT;
+	mp.gumbel_m = c->gumbel_m;
+	mp.c_scale = c->gumbel_scale;
 	if (tangled) {
 		tangled_params(c, &mp, b);
 		return;

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared by the mcts test executables: a forced-move game, a network-free evaluator and tree
- * helpers that fail the test on any error. */
+/* Shared by the mcts test executables: a forced-move game, a bandit, a network-free evaluator,
+ * tree helpers that fail the test on any error, and the golden-transcript check. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -66,6 +68,57 @@ const struct az_game chain_game = {
 	.symmetries = 1,
 	.max_plies = 255,
 	AZ_GAME_RULES(chain),
+};
+
+/* ---- a four-armed bandit game ---- */
+
+void bandit_init(void *state)
+{
+	struct bandit_state *s = state;
+
+	s->first = 0xff;
+	s->plies = 0;
+}
+
+static int bandit_to_move(const void *state)
+{
+	return ((const struct bandit_state *)state)->plies & 1;
+}
+
+static int bandit_legal(const void *state, uint8_t *mask)
+{
+	int open = ((const struct bandit_state *)state)->plies < 30;
+
+	memset(mask, open, 4);
+	return open ? 4 : 0;
+}
+
+static void bandit_apply(void *state, int action)
+{
+	struct bandit_state *s = state;
+
+	if (s->plies == 0)
+		s->first = (uint8_t)action;
+	s->plies++;
+}
+
+static int bandit_terminal(const void *state, float *value)
+{
+	if (((const struct bandit_state *)state)->plies < 30)
+		return 0;
+	if (value)
+		*value = 0.0f;
+	return 1;
+}
+
+const struct az_game bandit_game = {
+	.name = "bandit",
+	.state_bytes = sizeof(struct bandit_state),
+	.actions = 4,
+	.features = 1,
+	.symmetries = 1,
+	.max_plies = 30,
+	AZ_GAME_RULES(bandit),
 };
 
 /* ---- evaluator and tree helpers ---- */
@@ -142,4 +195,31 @@ uint32_t sum_u32(const uint32_t *x, uint32_t n)
 	for (uint32_t i = 0; i < n; i++)
 		s += x[i];
 	return s;
+}
+
+void assert_golden(const char *path, const char *got)
+{
+	char want[8192];
+	size_t n;
+	FILE *f;
+
+	if (getenv("AZ_GOLDEN_UPDATE")) {
+		f = fopen(path, "w");
+		assert_non_null(f);
+		assert_true(fputs(got, f) >= 0);
+		assert_int_equal(fclose(f), 0);
+		print_message("rewrote %s\n", path);
+		return;
+	}
+	f = fopen(path, "r");
+	if (!f)
+		fail_msg("cannot open %s (run with AZ_GOLDEN_UPDATE=1 to create it)", path);
+	n = fread(want, 1, sizeof(want) - 1, f);
+	fclose(f);
+	want[n] = '\0';
+	if (strcmp(got, want) != 0) {
+		print_message("golden transcript changed; got:\n%s", got);
+		fail_msg("%s differs (AZ_GOLDEN_UPDATE=1 rewrites it if the change is intended)",
+			 path);
+	}
 }

@@ -23,6 +23,15 @@ struct chain_state {
 extern const struct az_game chain_game;
 void chain_init(void *state);
 
+/* A four-armed bandit: any of 4 moves for 30 plies, then a draw; the tests' evaluators decide
+ * the values by the first move. */
+struct bandit_state {
+	uint8_t first; /* the first move played (0xff: none yet) */
+	uint8_t plies;
+};
+extern const struct az_game bandit_game;
+void bandit_init(void *state);
+
 /* The evaluator's context: counts calls and can fail one. */
 struct eval_ctx {
 	const struct az_game *g;
@@ -52,5 +61,9 @@ int search(struct az_tree *t, const struct az_game *g, uint32_t sims);
 int wins_at_once(const struct az_game *g, const void *state, int a);
 
 uint32_t sum_u32(const uint32_t *x, uint32_t n);
+
+/* Compare a golden transcript: fail the test when got differs from the file at path (at most
+ * 8 KiB); with AZ_GOLDEN_UPDATE set in the environment, rewrite the file instead. */
+void assert_golden(const char *path, const char *got);
 
 #endif

@@ -11,62 +11,6 @@
 
 #include "mcts_test_util.h"
 
-/* ---- a four-armed bandit game: any of 4 moves, 30 plies, a draw; the evaluator decides ---- */
-
-struct bandit_state {
-	uint8_t first; /* the first move played (0xff: none yet) */
-	uint8_t plies;
-};
-
-static void bandit_init(void *state)
-{
-	struct bandit_state *s = state;
-
-	s->first = 0xff;
-	s->plies = 0;
-}
-
-static int bandit_to_move(const void *state)
-{
-	return ((const struct bandit_state *)state)->plies & 1;
-}
-
-static int bandit_legal(const void *state, uint8_t *mask)
-{
-	int open = ((const struct bandit_state *)state)->plies < 30;
-
-	memset(mask, open, 4);
-	return open ? 4 : 0;
-}
-
-static void bandit_apply(void *state, int action)
-{
-	struct bandit_state *s = state;
-
-	if (s->plies == 0)
-		s->first = (uint8_t)action;
-	s->plies++;
-}
-
-static int bandit_terminal(const void *state, float *value)
-{
-	if (((const struct bandit_state *)state)->plies < 30)
-		return 0;
-	if (value)
-		*value = 0.0f;
-	return 1;
-}
-
-static const struct az_game bandit = {
-	.name = "bandit",
-	.state_bytes = sizeof(struct bandit_state),
-	.actions = 4,
-	.features = 1,
-	.symmetries = 1,
-	.max_plies = 30,
-	AZ_GAME_RULES(bandit),
-};
-
 #define TINY 0.01f /* the root prior of move 0 */
 
 /* At the root: prior TINY on move 0, the rest on moves 1-3; below it uniform. Every position
@@ -93,10 +37,10 @@ static struct az_tree *bandit_tree(float forced_k, int noise)
 	struct az_tree *t = NULL;
 
 	bandit_init(s);
-	az_mcts_params_default(&p, &bandit);
+	az_mcts_params_default(&p, &bandit_game);
 	p.dir_eps = 0.0f; /* noise "on" with weight 0: forced playouts see the clean priors */
 	p.forced_k = forced_k;
-	assert_int_equal(az_tree_create(&bandit, &p, s, &t), 0);
+	assert_int_equal(az_tree_create(&bandit_game, &p, s, &t), 0);
 	az_tree_set_noise(t, noise);
 	return t;
 }

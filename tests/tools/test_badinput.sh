@@ -160,6 +160,12 @@ check "azrun dirichlet-alpha alone" "^azrun: --dirichlet-alpha [^-]*$" "$AZRUN" 
 	--dirichlet-alpha 0
 check "azrun dirichlet-eps alone" "^azrun: --dirichlet-eps [^-]*$" "$AZRUN" --out "$N" \
 	--dirichlet-eps 2
+check "azrun search word alone" "^azrun: --search must be puct or gumbel$" "$AZRUN" --out "$N" \
+	--search mcts
+check "azrun search too long alone" "^azrun: --search must be puct or gumbel$" "$AZRUN" \
+	--out "$N" --search gumbel-top-k
+check "azrun gumbel-m alone" "^azrun: --gumbel-m [^-]*$" "$AZRUN" --out "$N" --gumbel-m 0
+check "azeval search word" "^azeval: --search: puct or gumbel, not 'x'$" "$AZEVAL" --search x
 check "azrun forced-playouts alone" "^azrun: --forced-playouts [^-]*$" "$AZRUN" --out "$N" \
 	--forced-playouts -1
 check "azrun playout-cap-p alone" "^azrun: --playout-cap-p [^-]*$" "$AZRUN" --out "$N" \

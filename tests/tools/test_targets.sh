@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Integration test: the training-target options (docs/targets.md) end to end, read back from the
-# replay records a real --deterministic run wrote.
+# Integration test: the training-target options (docs/targets.md), --search gumbel's improved
+# policy among them, end to end, read back from the replay records a real --deterministic run
+# wrote.
 # Usage: test_targets.sh AZRUN
 set -euo pipefail
 AZRUN=$1
@@ -101,4 +102,29 @@ print("records %d, %d with the search's value" % (len(zs), searched))
 PY
 "$AZRUN" --out "$T/bad2" "${tiny[@]}" --explore 1 2> "$T/err" && fail "--explore 1"
 grep -q "explore must be in" "$T/err" || fail "--explore 1: unclear"
+# --search gumbel: every record's target is the improved policy, softmax(logits + sigma(completed
+# Q)), which gives every legal move that is not a proven loss some mass, where the visits of a
+# search that considers 4 moves reach at most 4.
+"$AZRUN" --out "$T/gumbel" "${tiny[@]}" --search gumbel --gumbel-m 4
+for k in '"search":	"gumbel"' '"gumbel-m":	"4"' '"gumbel-scale":	"0.1"'; do
+	grep -qF "$k" "$T/gumbel/run.json" || fail "run.json lacks $k"
+done
+python3 - "$T/gumbel/replay/iter-0001-w00.rpl" <<'PY'
+import math, struct, sys
+
+b = open(sys.argv[1], "rb").read()
+d, a = struct.unpack_from("<II", b, 8)
+size = (d + a + 1) * 4 + 8
+pis = [struct.unpack_from("<%df" % (d + a), b, off)[d:] for off in range(32, len(b), size)]
+assert len(pis) >= 16 * 5, len(pis)
+for pi in pis:
+    assert all(math.isfinite(p) and p >= 0 for p in pi), pi
+    assert abs(sum(pi) - 1) < 1e-4, pi
+wide = sum(sum(p > 0 for p in pi) > 4 for pi in pis)
+assert wide > len(pis) // 4, (wide, len(pis))
+print("gumbel records %d, %d with mass on more than the 4 moves considered" % (len(pis), wide))
+PY
+"$AZRUN" --out "$T/bad3" "${tiny[@]}" --search gumbel --forced-playouts 2 2> "$T/err" &&
+	fail "--search gumbel --forced-playouts 2"
+grep -q "forced-playouts is PUCT's" "$T/err" || fail "gumbel with forced playouts: unclear"
 echo "test_targets: ok"
