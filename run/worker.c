@@ -17,77 +17,7 @@
 #include "run/evalcache.h"
 #include "run/roles.h"
 #include "train/replay.h"
-
-struct wgame {
-	int active;
-	int queued;              /* on the worker's ready list */
-	uint64_t number;
-	struct az_tree *tree[2]; /* self-play: tree[0] for both sides (tree[1] NULL); arena: one
-				  * per player */
-	uint8_t state[AZ_GAME_STATE_MAX];
-	uint32_t ply;
-	int cand_player;         /* arena: which player (0 first, 1 second) is the candidate */
-	uint64_t moves_hash;     /* arena: FNV-1a of cand_player and the moves so far */
-	uint32_t nrec;           /* self-play records so far */
-	uint32_t explore_cut;    /* records before the last exploratory move (--explore) */
-	float *hx, *hpi;         /* [max_plies, D], [max_plies, A] */
-	float *hz;               /* [max_plies] */
-	float *hq;               /* [max_plies] root search value of each record (side to move) */
-	int8_t *hplayer;         /* side to move of each record */
-	uint32_t target;         /* root visits at which the current move's search is done */
-	int full;                /* the current move gets a full search (playout cap) */
-	struct az_rng rng;       /* playout-cap draws, tie-breaks, seeded by the game's number */
-};
-
-struct worker {
-	const struct az_worker_params *cfg;
-	const struct az_game *g;
-	struct az_ctl_shm *ctl;
-	struct az_ring ring;
-	struct az_slot_layout lay;
-	enum az_worker_mode mode;
-	uint32_t id;
-	uint32_t leaves; /* K now: the arena's (az_arena_leaves), or self-play's (az_tail_leaves) */
-	uint32_t iteration;
-	struct az_replay_writer *rw;
-	struct wgame *games;
-	uint32_t ngames;
-	uint8_t mask[AZ_GAME_ACTIONS_MAX];
-	float pi[AZ_GAME_ACTIONS_MAX];
-	struct az_leaf leaf;
-	int exhausted; /* no more games to claim in this phase */
-	uint32_t nactive; /* games with active set */
-	uint32_t tree_nodes; /* arena size each tree is cut back to between games */
-	/* The ready list: games to visit in the next pass (a result arrived, a move is due, or the
-	 * ring was full), each once (wgame.queued); work[] holds the pass being visited. */
-	uint32_t *ready, *work;
-	uint32_t nready;
-	/* This worker's counters (infer/control.h's struct az_ctl_worker, which st mirrors, with
-	 * the totals of a predecessor this process replaced): counted here, stored to the
-	 * worker's own lines of the control area by publish_stats(). */
-	struct {
-		uint64_t games_done, positions, moves, sims, occ_sum, occ_n, cache_hits;
-		uint64_t cache_lookups, wins, draws, losses, claimed, done, adj_ns, busy_ns;
-		uint64_t first_wins, first_draws, first_losses;
-	} st;
-	/* This process's start (az_now_ns) and the game's adjudication total then, with the
-	 * totals loaded from a predecessor: publish_stats() adds what this process spent. */
-	uint64_t t_start, adj_start, adj_base, busy_base;
-	uint32_t passes;
-	/* Evaluation cache (NULL: off). pend_key[seq & ring mask] is the key of the leaf
-	 * published with sequence number seq, stored with its answer when that comes back. */
-	struct az_evalcache *cache;
-	uint64_t *pend_key;
-	/* The leaf hook's (leaf_hook) key of the leaf being selected, for model leaf_model;
-	 * leaf_keyed 1 once it is set in this selection. */
-	uint64_t leaf_key;
-	uint32_t leaf_model;
-	int leaf_keyed;
-	/* Generation of each model slot for this process's lifetime: azrun changes a model only
-	 * between phases, and a phase's workers are forked after its models are loaded. */
-	uint32_t gen[AZ_MODEL_SLOTS];
-	uint64_t beat; /* this worker's heartbeat (infer/control.h), continued from a predecessor */
-};
+#include "run/worker_impl.h"
 
 /* FNV-1a, 64-bit, one 64-bit value at a time: the arena's game hashes (distinct games). */
 #define FNV_OFFSET 14695981039346656037ull
@@ -135,50 +65,6 @@ static uint32_t model_for(const struct worker *w, const struct wgame *gm)
 	if (w->mode == AZ_WORKER_SELFPLAY)
 		return AZ_MODEL_BEST;
 	return w->g->to_move(gm->state) == gm->cand_player ? AZ_MODEL_CANDIDATE : AZ_MODEL_BEST;
-}
-
-/* Store this worker's counters to its own lines of the control area (load: read them back
- * into st instead, at the start: a restarted worker continues the totals). Relaxed: statistics
- * that azbench and the progress line sample while the phase runs, and azrun reads after
- * waitpid; nobody else writes these lines (a predecessor has been reaped). */
-static void sync_stats(struct worker *w, int load)
-{
-	struct az_ctl_worker *c = &w->ctl->worker[w->id];
-	struct {
-		_Atomic uint64_t *shared;
-		uint64_t *own;
-	} f[] = {{&c->games_done, &w->st.games_done}, {&c->positions, &w->st.positions},
-		 {&c->moves, &w->st.moves}, {&c->sims, &w->st.sims},
-		 {&c->occupancy_sum, &w->st.occ_sum}, {&c->occupancy_samples, &w->st.occ_n},
-		 {&c->cache_hits, &w->st.cache_hits}, {&c->cache_lookups, &w->st.cache_lookups},
-		 {&c->arena_wins, &w->st.wins}, {&c->arena_draws, &w->st.draws},
-		 {&c->arena_losses, &w->st.losses}, {&c->arena_first_wins, &w->st.first_wins},
-		 {&c->arena_first_draws, &w->st.first_draws},
-		 {&c->arena_first_losses, &w->st.first_losses}, {&c->done, &w->st.done},
-		 {&c->claimed, &w->st.claimed}, {&c->adjudicate_ns, &w->st.adj_ns},
-		 {&c->busy_ns, &w->st.busy_ns}};
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		if (load)
-			*f[i].own = atomic_load_explicit(f[i].shared, memory_order_relaxed);
-		else
-			atomic_store_explicit(f[i].shared, *f[i].own, memory_order_relaxed);
-	}
-}
-
-static void publish_stats(struct worker *w)
-{
-	w->st.busy_ns = w->busy_base + (az_now_ns() - w->t_start);
-	if (w->g->adjudicate_ns)
-		w->st.adj_ns = w->adj_base + (w->g->adjudicate_ns() - w->adj_start);
-	sync_stats(w, 0);
-}
-
-/* One heartbeat: the loop made a pass (or a wait for the inference process timed out). The
- * supervisor's watchdog restarts a worker whose beat stops (run/supervise.c). */
-static void heartbeat(struct worker *w)
-{
-	/* Relaxed: liveness only, it orders nothing (infer/control.h). */
-	atomic_store_explicit(&w->ctl->worker[w->id].beat, ++w->beat, memory_order_relaxed);
 }
 
 /* A uniformly random legal move at gm->state (not terminal), drawn from the game's stream. */
@@ -269,7 +155,7 @@ static void start_game(struct worker *w, struct wgame *gm)
 
 /* The trees' leaf hook with the cache on: the new leaf's key, and a prefetch of its cache entry
  * that overlaps select's creation of the leaf's children. */
-static void leaf_hook(void *ctx, const void *state)
+void az_worker_leaf_hook(void *ctx, const void *state)
 {
 	struct worker *w = ctx;
 	w->leaf_key = az_evalcache_key(w->g, state);
@@ -361,7 +247,7 @@ static int finish_game(struct worker *w, struct wgame *gm, float v_final)
 	}
 	w->st.games_done++;
 	w->st.done++;
-	publish_stats(w);
+	az_worker_publish_stats(w);
 	start_game(w, gm);
 	return rc;
 }
@@ -499,7 +385,7 @@ static int lockstep_drain(struct worker *w, struct az_wait *wait)
 		int rc = az_ring_wait_result(&w->ring, wait);
 		if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
 			return rc;
-		heartbeat(w); /* waiting on the inference process is not a stall of ours */
+		az_worker_heartbeat(w); /* waiting on the inference process is not a stall of ours */
 		/* Acquire: pairs with azrun's release store of phase_stop. */
 		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
 			return 1;
@@ -514,7 +400,7 @@ static int lockstep_drain(struct worker *w, struct az_wait *wait)
  * sleep until a result comes. Returns 0, 1 when the phase was stopped, or a negative errno. */
 static int pass_end(struct worker *w, struct az_wait *wait, int progressed)
 {
-	heartbeat(w);
+	az_worker_heartbeat(w);
 	int stop = lockstep_drain(w, wait);
 	if (stop != 0)
 		return stop;
@@ -522,7 +408,7 @@ static int pass_end(struct worker *w, struct az_wait *wait, int progressed)
 	w->st.occ_sum += az_ring_inflight(&w->ring);
 	w->st.occ_n++;
 	if ((++w->passes & 255u) == 0)
-		publish_stats(w);
+		az_worker_publish_stats(w);
 	if (!progressed && az_ring_inflight(&w->ring) > 0) {
 		AZ_NVTX_PUSH("wait");
 		int rc = az_ring_wait_result(&w->ring, wait);
@@ -644,186 +530,12 @@ static int worker_loop_scan(struct worker *w)
 	return 0;
 }
 
-/* A previous owner of this ring (a phase cut short, a killed worker) may have left requests in
- * flight. Their results belong to games that no longer exist: collect and drop them so the
- * sequence counters are ours before the first claim. However long the inference process takes
- * (stopped, hung, restarting): the worker beats while it waits, and the supervisor's watchdog,
- * not the worker, decides when the inference process is stalled and restarts it; its successor
- * answers these requests. Returns 0, or 1 when the phase was stopped meanwhile. */
-static int drain_stale(struct worker *w)
-{
-	struct az_ring *ring = &w->ring;
-	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
-	while (az_ring_inflight(ring) > 0) {
-		if (az_ring_result(ring, NULL)) {
-			az_ring_release(ring);
-			continue;
-		}
-		int rc = az_ring_wait_result(ring, &wait);
-		if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
-			return rc;
-		heartbeat(w);
-		/* Acquire: pairs with azrun's release store of phase_stop (nothing else rides on it). */
-		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
-			return 1;
-	}
-	return 0;
-}
-
-/* K spread over n games so that slots * K leaves stay in flight: ceil(slots * K / n), at most
- * cap (0: min(8, sims / 8)), never below K; K when n is 0. */
-static uint32_t spread_leaves(const struct az_worker_params *wp, uint64_t slots, uint32_t n,
-			      uint32_t cap)
-{
-	uint32_t k = wp->leaves;
-	if (n == 0)
-		return k;
-	if (cap == 0)
-		cap = wp->sims / 8 < 8 ? wp->sims / 8 : 8;
-	uint64_t want = (slots * k + n - 1) / n;
-	if (want > cap)
-		want = cap;
-	return want > k ? (uint32_t)want : k;
-}
-
-uint32_t az_tail_leaves(const struct az_worker_params *wp, uint32_t ngames, uint32_t nactive)
-{
-	if (wp->lockstep || nactive >= ngames)
-		return wp->leaves;
-	return spread_leaves(wp, ngames, nactive, wp->tail_leaves);
-}
-
-uint32_t az_arena_leaves(const struct az_worker_params *wp, uint32_t ngames)
-{
-	if (wp->arena_leaves > 0)
-		return wp->arena_leaves;
-	return spread_leaves(wp, wp->games_per_worker, ngames, 0);
-}
-
-static int worker_init(struct worker *w, const struct az_worker_params *cfg, struct az_seg *seg,
-		       uint32_t id, enum az_worker_mode mode, uint32_t iteration)
-{
-	memset(w, 0, sizeof(*w));
-	w->cfg = cfg;
-	w->g = az_game_find(cfg->game);
-	w->ctl = az_seg_ctl(seg);
-	w->mode = mode;
-	w->id = id;
-	w->iteration = iteration;
-	if (!w->g || id >= AZ_CTL_MAX_WORKERS)
-		return -EINVAL;
-	sync_stats(w, 1);
-	/* Relaxed: the predecessor that wrote it has been reaped (waitpid orders its stores). */
-	w->beat = atomic_load_explicit(&w->ctl->worker[id].beat, memory_order_relaxed);
-	w->t_start = az_now_ns();
-	w->adj_start = w->g->adjudicate_ns ? w->g->adjudicate_ns() : 0;
-	w->adj_base = w->st.adj_ns;
-	w->busy_base = w->st.busy_ns;
-	az_slot_layout_init(&w->lay, w->g->features, w->g->actions);
-	int rc = az_seg_ring(seg, id, &w->ring);
-	if (rc == 0)
-		rc = drain_stale(w);
-	if (rc != 0)
-		return rc; /* 1: the phase was stopped before this worker started playing */
-	w->ngames = cfg->games_per_worker;
-	if (cfg->workers > 0) {
-		/* Relaxed: set by azrun before the fork (infer/control.h). */
-		uint64_t target = atomic_load_explicit(&w->ctl->games_target, memory_order_relaxed);
-		uint64_t share = (target + cfg->workers - 1) / cfg->workers;
-		if (share > 0 && share < w->ngames)
-			w->ngames = (uint32_t)share;
-	}
-	w->leaves = mode == AZ_WORKER_ARENA ? az_arena_leaves(cfg, w->ngames) : cfg->leaves;
-	w->games = calloc(w->ngames, sizeof(*w->games));
-	w->ready = malloc(sizeof(*w->ready) * w->ngames);
-	w->work = malloc(sizeof(*w->work) * w->ngames);
-	if (!w->games || !w->ready || !w->work)
-		return -ENOMEM;
-	if (cfg->eval_cache_shared) {
-		size_t bytes;
-		void *mem = az_evalcache_seg_region(seg, &bytes);
-		rc = az_evalcache_attach(mem, bytes, w->g->actions, &w->cache);
-	} else if (cfg->eval_cache_bytes > 0) {
-		rc = az_evalcache_create(w->g->actions, cfg->eval_cache_bytes, &w->cache);
-	}
-	if (rc < 0)
-		return rc;
-	if (w->cache) {
-		w->pend_key = calloc(w->ring.capacity, sizeof(*w->pend_key));
-		if (!w->pend_key)
-			return -ENOMEM;
-		/* Acquire: pairs with C1 in azrun (supervise.c); the value only tags entries. */
-		for (int s = 0; s < AZ_MODEL_SLOTS; s++)
-			w->gen[s] = atomic_load_explicit(&w->ctl->model_gen[s],
-							 memory_order_acquire);
-	}
-	/* Two moves' worth of fresh nodes (each simulation adds at most A children). */
-	uint64_t tn = 2ull * cfg->sims * w->g->actions;
-	w->tree_nodes = tn > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)tn;
-	struct az_mcts_params mp;
-	az_mcts_params_default(&mp, w->g);
-	mp.c_puct = cfg->c_puct;
-	mp.dir_alpha = cfg->dir_alpha;
-	mp.dir_eps = cfg->dir_eps;
-	mp.solver = (int)cfg->solver;
-	mp.fpu_absolute = cfg->fpu_reduction < 0.0f;
-	mp.fpu_reduction = mp.fpu_absolute ? 0.0f : cfg->fpu_reduction;
-	mp.forced_k = mode == AZ_WORKER_SELFPLAY ? cfg->forced_k : 0.0f;
-	mp.search = cfg->search;
-	mp.gumbel_m = cfg->gumbel_m ? cfg->gumbel_m : mp.gumbel_m;
-	mp.c_scale = cfg->gumbel_scale;
-	uint8_t start[AZ_GAME_STATE_MAX];
-	w->g->init(start);
-	const struct az_game *g = w->g;
-	for (uint32_t i = 0; i < w->ngames; i++) {
-		struct wgame *gm = &w->games[i];
-		/* self-play searches both sides in tree[0]; tree[1] stays NULL */
-		for (int p = 0; p < (mode == AZ_WORKER_ARENA ? 2 : 1); p++) {
-			mp.seed = cfg->seed * 0x9e3779b97f4a7c15ull + ((uint64_t)iteration << 40) +
-				  ((uint64_t)id << 20) + i * 2u + (uint64_t)p + (uint64_t)mode * 7919;
-			if (az_tree_create(g, &mp, start, &gm->tree[p]) < 0)
-				return -ENOMEM;
-			az_tree_set_noise(gm->tree[p], mode == AZ_WORKER_SELFPLAY);
-			if (w->cache)
-				az_tree_set_leaf_hook(gm->tree[p], leaf_hook, w);
-		}
-		gm->hx = malloc(sizeof(float) * g->max_plies * g->features);
-		gm->hpi = malloc(sizeof(float) * g->max_plies * g->actions);
-		gm->hz = malloc(sizeof(float) * g->max_plies);
-		gm->hq = malloc(sizeof(float) * g->max_plies);
-		gm->hplayer = malloc(g->max_plies);
-		if (!gm->hx || !gm->hpi || !gm->hz || !gm->hq || !gm->hplayer)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static void worker_fini(struct worker *w)
-{
-	for (uint32_t i = 0; w->games && i < w->ngames; i++) {
-		struct wgame *gm = &w->games[i];
-		for (int p = 0; p < 2; p++)
-			if (gm->tree[p])
-				az_tree_destroy(gm->tree[p]);
-		free(gm->hx);
-		free(gm->hpi);
-		free(gm->hz);
-		free(gm->hq);
-		free(gm->hplayer);
-	}
-	free(w->games);
-	free(w->ready);
-	free(w->work);
-	az_evalcache_destroy(w->cache);
-	free(w->pend_key);
-}
-
 int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32_t id,
 		  enum az_worker_mode mode, uint32_t iteration, const char *replay_path)
 {
 	struct worker w;
 	char err[512];
-	int rc = worker_init(&w, cfg, seg, id, mode, iteration);
+	int rc = az_worker_setup(&w, cfg, seg, id, mode, iteration);
 	if (rc != 0) {
 		rc = rc < 0 ? rc : 0; /* 1: the phase was stopped while it waited */
 		goto out;
@@ -849,7 +561,7 @@ int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32
 		w.st.cache_hits += st.hits;
 		w.st.cache_lookups += st.hits + st.misses;
 	}
-	publish_stats(&w);
+	az_worker_publish_stats(&w);
 	if (w.rw) {
 		int rc2 = az_replay_writer_close(w.rw);
 		if (rc == 0)
@@ -858,6 +570,6 @@ int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32
 out:
 	if (w.ring.shm)
 		az_ring_detach(&w.ring); /* nothing more from us: the server need not wait for it */
-	worker_fini(&w);
+	az_worker_teardown(&w);
 	return rc;
 }
