@@ -87,7 +87,7 @@ int az_eval_checkpoint_measure(const struct az_game *g, const char *what, const 
 	if (rc == 0)
 		rc = az_backend_load(be, 0, m);
 	az_model_destroy(m);
-	if (rc == 0 && (rc = az_net_eval_init(&net, g, be)) < 0)
+	if (rc == 0 && (rc = az_net_eval_init(&net, g, be, 1)) < 0)
 		snprintf(e, sizeof(e), "out of memory");
 	if (rc == 0)
 		rc = measure(arg, az_net_eval, &net, err, errlen);

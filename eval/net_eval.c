@@ -8,30 +8,53 @@
 #include "gpu/cpu_forward.h"
 #include "net/model.h"
 
-int az_net_eval_init(struct az_net_eval *n, const struct az_game *g, struct az_backend *be)
+int az_net_eval_init(struct az_net_eval *n, const struct az_game *g, struct az_backend *be,
+		     uint32_t batch)
 {
+	size_t rows = batch ? batch : 1;
+
 	n->g = g;
 	n->be = be;
-	n->x = calloc(g->features ? g->features : 1, sizeof(float));
-	return n->x ? 0 : -ENOMEM;
+	n->batch = (uint32_t)rows;
+	n->x = calloc(rows * (g->features ? g->features : 1), sizeof(float));
+	n->logits = calloc(rows * (g->actions ? g->actions : 1), sizeof(float));
+	if (n->x && n->logits)
+		return 0;
+	az_net_eval_fini(n);
+	return -ENOMEM;
 }
 
 void az_net_eval_fini(struct az_net_eval *n)
 {
 	free(n->x);
+	free(n->logits);
 	n->x = NULL;
+	n->logits = NULL;
+}
+
+int az_net_eval_batch(struct az_net_eval *n, const void *const *states, uint32_t count,
+		      float *policy, float *value)
+{
+	const struct az_game *g = n->g;
+
+	if (count == 0 || count > n->batch)
+		return -EINVAL;
+	for (uint32_t i = 0; i < count; i++)
+		g->encode(states[i], n->x + (size_t)i * g->features);
+	int rc = az_backend_forward(n->be, 0, count, n->x, n->logits, value);
+	if (rc < 0)
+		return rc;
+	for (uint32_t i = 0; i < count; i++) {
+		g->legal(states[i], n->mask);
+		az_masked_softmax(n->logits + (size_t)i * g->actions, n->mask, g->actions,
+				  policy + (size_t)i * g->actions);
+	}
+	return 0;
 }
 
 int az_net_eval(void *ctx, const void *state, float *policy, float *value)
 {
-	struct az_net_eval *n = ctx;
-	n->g->encode(state, n->x);
-	int rc = az_backend_forward(n->be, 0, 1, n->x, n->logits, value);
-	if (rc < 0)
-		return rc;
-	n->g->legal(state, n->mask);
-	az_masked_softmax(n->logits, n->mask, n->g->actions, policy);
-	return 0;
+	return az_net_eval_batch(ctx, &state, 1, policy, value);
 }
 
 int az_eval_move(const struct az_game *g, az_eval_fn fn, void *ctx, struct az_tree *t,

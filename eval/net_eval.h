@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The network as a search evaluator in one process (azeval, azplay): an az_eval_fn that encodes
  * the position, runs a batch-1 forward pass on a backend and returns the policy softmaxed over
- * the legal moves with the value. Self-play does not use it: there, leaves go through the rings. */
+ * the legal moves with the value (or a batch of positions in one pass). Self-play does not use it:
+ * there, leaves go through the rings. */
 #ifndef AZ_EVAL_NET_EVAL_H
 #define AZ_EVAL_NET_EVAL_H
 
@@ -11,17 +12,21 @@
 #include "gpu/backend.h"
 #include "mcts/mcts.h"
 
-/* Evaluator context. One per thread: the buffers are scratch space of each call. */
+/* Evaluator context. One per thread: the buffers are scratch space of each call. A network
+ * opened from a checkpoint (eval/net_open.h) comes with one. */
 struct az_net_eval {
 	const struct az_game *g;
 	struct az_backend *be;             /* borrowed: model slot 0 holds the network */
-	float *x;                          /* [g->features], owned */
-	float logits[AZ_GAME_ACTIONS_MAX];
+	uint32_t batch;                    /* the most positions one call evaluates */
+	float *x;                          /* [batch * g->features], owned */
+	float *logits;                     /* [batch * g->actions], owned */
 	uint8_t mask[AZ_GAME_ACTIONS_MAX]; /* legal moves of the last position evaluated */
 };
 
-/* Set up n for game g on backend be (not owned). Returns 0 or -ENOMEM. */
-int az_net_eval_init(struct az_net_eval *n, const struct az_game *g, struct az_backend *be);
+/* Set up n for game g on backend be (not owned; created for at least `batch` rows; batch 0
+ * counts as 1). Returns 0 or -ENOMEM (n then holds nothing to free). */
+int az_net_eval_init(struct az_net_eval *n, const struct az_game *g, struct az_backend *be,
+		     uint32_t batch);
 
 /* Free n's buffers (not the backend). Safe on a zeroed or finished n. */
 void az_net_eval_fini(struct az_net_eval *n);
@@ -30,6 +35,13 @@ void az_net_eval_fini(struct az_net_eval *n);
  * softmax of the logits over the legal moves, which are left in ctx->mask) and *value, for the
  * side to move at `state`. Returns 0 or the backend's negative errno. */
 int az_net_eval(void *ctx, const void *state, float *policy, float *value);
+
+/* az_net_eval of count positions in one forward pass (1 <= count <= n->batch): states[i] (not
+ * owned) into policy[i * A .. i * A + A) and value[i]; n->mask is left with the last one's legal
+ * moves. The same numbers as count calls of az_net_eval, to the backend's rounding. Returns 0,
+ * -EINVAL (count 0 or above n->batch) or the backend's negative errno. */
+int az_net_eval_batch(struct az_net_eval *n, const void *const *states, uint32_t count,
+		      float *policy, float *value);
 
 struct az_tree;
 

@@ -634,7 +634,7 @@ static int open_network(const struct eval_opts *o, const struct az_game *g, stru
 	rc = az_backend_create(o->kind, &m->arch, 1, be, err, sizeof(err));
 	if (rc == 0)
 		rc = az_backend_load(*be, 0, m);
-	if (rc == 0 && (rc = az_net_eval_init(&c->net, g, *be)) < 0)
+	if (rc == 0 && (rc = az_net_eval_init(&c->net, g, *be, 1)) < 0)
 		snprintf(err, sizeof(err), "out of memory");
 	az_model_destroy(m);
 	if (rc < 0) {

@@ -214,7 +214,7 @@ static int load_net(struct play *p)
 	int rc = az_backend_create(p->o.backend, &m->arch, 1, &p->be, err, sizeof(err));
 	if (rc == 0)
 		rc = az_backend_load(p->be, 0, m);
-	if (rc == 0 && (rc = az_net_eval_init(&p->net, p->g, p->be)) < 0)
+	if (rc == 0 && (rc = az_net_eval_init(&p->net, p->g, p->be, 1)) < 0)
 		snprintf(err, sizeof(err), "out of memory");
 	az_model_destroy(m);
 	if (rc < 0) {
