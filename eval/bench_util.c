@@ -2,12 +2,9 @@
 /* What the benchmarks of eval/ share (eval/eval_impl.h). */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "eval/eval_impl.h"
-#include "eval/net_eval.h"
-#include "gpu/backend.h"
-#include "net/checkpoint.h"
+#include "eval/net_open.h"
 
 int az_eval_read_best(const struct az_game *g, FILE *f, const char *path, long limit,
 		      struct az_position **out, long *n, char *err, size_t errlen)
@@ -62,39 +59,18 @@ long az_eval_count_best(const struct az_game *g, const struct az_position *pos, 
 	return ok;
 }
 
-int az_eval_checkpoint_measure(const struct az_game *g, const char *what, const char *ckpt,
+int az_eval_checkpoint_measure(const struct az_game *g, const char *ckpt,
 			       int (*measure)(void *arg, az_eval_fn fn, void *ctx, char *err,
 					      size_t errlen),
 			       void *arg, char *err, size_t errlen)
 {
-	struct az_model *m;
-	struct az_backend *be = NULL;
-	struct az_net_eval net = {0};
-	char e[512];
-	int rc = az_ckpt_load(ckpt, &m, e, sizeof(e));
-	if (rc < 0) {
-		snprintf(err, errlen, "%s", e);
+	struct az_net_open_args a = {
+		.ckpt = ckpt, .game = g, .backend = AZ_BACKEND_CPU, .batch = 1};
+	struct az_opened_net net;
+	int rc = az_net_open(&a, &net, err, errlen);
+	if (rc < 0)
 		return rc;
-	}
-	if (strcmp(m->game, g->name) != 0 || m->arch.inputs != g->features ||
-	    m->arch.actions != g->actions) {
-		snprintf(err, errlen, "%s is not %s (%s, %u inputs)", ckpt, what, m->game,
-			 m->arch.inputs);
-		az_model_destroy(m);
-		return -EINVAL;
-	}
-	rc = az_backend_create(AZ_BACKEND_CPU, &m->arch, 1, &be, e, sizeof(e));
-	if (rc == 0)
-		rc = az_backend_load(be, 0, m);
-	az_model_destroy(m);
-	if (rc == 0 && (rc = az_net_eval_init(&net, g, be, 1)) < 0)
-		snprintf(e, sizeof(e), "out of memory");
-	if (rc == 0)
-		rc = measure(arg, az_net_eval, &net, err, errlen);
-	else
-		snprintf(err, errlen, "benchmark backend: %s", e);
-	az_net_eval_fini(&net);
-	if (be)
-		az_backend_destroy(be);
+	rc = measure(arg, az_net_eval, &net.eval, err, errlen);
+	az_net_close(&net);
 	return rc;
 }

@@ -274,6 +274,5 @@ int az_c4_bench_checkpoint(const struct az_c4_bench_params *p, const char *ckpt,
 			   struct az_c4_bench_result *r, char *err, size_t errlen)
 {
 	struct checkpoint_run c = {.p = p, .r = r};
-	return az_eval_checkpoint_measure(c4, "a Connect Four network", ckpt, measure, &c, err,
-					  errlen);
+	return az_eval_checkpoint_measure(c4, ckpt, measure, &c, err, errlen);
 }

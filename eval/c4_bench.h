@@ -90,8 +90,8 @@ int az_c4_bench_run(const struct az_c4_bench_params *p, az_eval_fn fn, void *ctx
 		    struct az_c4_bench_result *r, char *err, size_t errlen);
 
 /* az_c4_bench_run for the network in checkpoint `ckpt`, evaluated in this process on the CPU
- * backend, batch 1 (az_net_eval; the caller sets the BLAS threads). Returns 0, or -errno with
- * a one-line message in err (a checkpoint that is not a Connect Four network: -EINVAL). */
+ * backend, batch 1 (eval/net_open.h; the caller sets the BLAS threads). Returns 0, or -errno
+ * with a one-line message in err (a checkpoint that is not a Connect Four network: -EPROTO). */
 int az_c4_bench_checkpoint(const struct az_c4_bench_params *p, const char *ckpt,
 			   struct az_c4_bench_result *r, char *err, size_t errlen);
 

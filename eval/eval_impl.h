@@ -29,12 +29,11 @@ int az_eval_read_best(const struct az_game *g, FILE *f, const char *path, long l
 long az_eval_count_best(const struct az_game *g, const struct az_position *pos, long n,
 			az_eval_fn fn, void *ctx, struct az_tree *t, uint32_t sims);
 
-/* Measure checkpoint ckpt: load it, check that it is a network of game g (else -EINVAL and
- * "<ckpt> is not <what> (<game>, <inputs> inputs)"), put it on a batch-1 CPU backend and call
- * measure(arg, az_net_eval, net, err, errlen) with it; everything is freed before returning.
- * Returns measure's result, or the loader's negative errno (its message in err) or the
- * backend's (-ENOMEM included; "benchmark backend: ..." in err). */
-int az_eval_checkpoint_measure(const struct az_game *g, const char *what, const char *ckpt,
+/* Measure checkpoint ckpt: open it as a network of game g on a batch-1 CPU backend
+ * (az_net_open) and call measure(arg, az_net_eval, evaluator, err, errlen) with it; everything
+ * is freed before returning. Returns measure's result, or az_net_open's negative errno with its
+ * message in err (-EPROTO: "<ckpt> is a <game> network, not <g>", or of another shape). */
+int az_eval_checkpoint_measure(const struct az_game *g, const char *ckpt,
 			       int (*measure)(void *arg, az_eval_fn fn, void *ctx, char *err,
 					      size_t errlen),
 			       void *arg, char *err, size_t errlen);

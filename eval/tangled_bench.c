@@ -275,6 +275,5 @@ int az_tangled_bench_checkpoint(const struct az_tangled_bench_params *p, const c
 		snprintf(err, errlen, "the benchmark: Tangled is not configured");
 		return -EINVAL;
 	}
-	return az_eval_checkpoint_measure(g, "a network of this Tangled game", ckpt, measure, &c,
-					  err, errlen);
+	return az_eval_checkpoint_measure(g, ckpt, measure, &c, err, errlen);
 }

@@ -67,8 +67,8 @@ int az_tangled_bench_run(const struct az_tangled_bench_params *p, az_eval_fn fn,
 			 struct az_tangled_bench_result *r, char *err, size_t errlen);
 
 /* az_tangled_bench_run for the network in checkpoint `ckpt`, evaluated in this process on the
- * CPU backend, batch 1 (az_net_eval). Returns 0, or -errno with a one-line message in err (a
- * checkpoint that is not a network of the configured Tangled game: -EINVAL). */
+ * CPU backend, batch 1 (eval/net_open.h). Returns 0, or -errno with a one-line message in err (a
+ * checkpoint that is not a network of the configured Tangled game: -EPROTO). */
 int az_tangled_bench_checkpoint(const struct az_tangled_bench_params *p, const char *ckpt,
 				struct az_tangled_bench_result *r, char *err, size_t errlen);
 
