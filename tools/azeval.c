@@ -26,6 +26,7 @@
 #include "eval/c4_labels.h"
 #include "eval/match.h"
 #include "eval/net_eval.h"
+#include "eval/net_open.h"
 #include "eval/positions.h"
 #include "eval/rollout.h"
 
@@ -229,7 +230,7 @@ static int sign_of(double v, double band)
  * argmax over legal moves when sims == 0 (eval/net_eval.h). Returns the action or -errno. */
 static int agent_move(struct eval_ctx *c, struct az_tree *t, const void *state, uint32_t sims)
 {
-	return az_eval_move(c->g, az_net_eval, &c->net, t, sims, state);
+	return az_eval_move(c->g, az_net_eval, &c->net.eval, t, sims, state);
 }
 
 /* ---- matches against baseline opponents (--vs random|rollout; eval/match.h) ---- */
@@ -237,7 +238,7 @@ static int agent_move(struct eval_ctx *c, struct az_tree *t, const void *state, 
 static int run_matches(struct eval_ctx *c, const struct az_mcts_params *search, const char *vs,
 		       long games, uint32_t sims, uint32_t vs_sims, uint64_t seed, int json)
 {
-	struct az_match_params mp = {.g = c->g, .mp = search, .fn = az_net_eval, .ctx = &c->net,
+	struct az_match_params mp = {.g = c->g, .mp = search, .fn = az_net_eval, .ctx = &c->net.eval,
 				     .sims = sims,
 				     .vs_sims = vs_sims, .games = games, .seed = seed,
 				     .opponent = strcmp(vs, "rollout") == 0 ? AZ_MATCH_ROLLOUT
@@ -349,7 +350,7 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims,
 		t->positions++;
 		if (pos.has_score) {
 			float pol[AZ_GAME_ACTIONS_MAX], v;
-			rc = az_net_eval(&c->net, pos.state, pol, &v);
+			rc = az_net_eval(&c->net.eval, pos.state, pol, &v);
 			int ok = sign_of(v, t->draw_band) == sign_of(pos.score, 0.0);
 			/* Without a draw band a draw cannot be predicted (the tanh is never 0):
 			 * the headline then scores decisive positions only. */
@@ -447,32 +448,6 @@ static int set_tangled_opts(struct az_config *gc, const struct eval_opts *o, cha
 	return 0;
 }
 
-/* Load the checkpoint and check it is a network for g. Returns 0, or 2 after a message. */
-static int load_network(const struct eval_opts *o, const struct az_game *g, struct az_model **m)
-{
-	char err[512];
-	if (az_ckpt_load(o->ckpt, m, err, sizeof(err)) < 0) {
-		fprintf(stderr, "azeval: %s\n", err);
-		return 2;
-	}
-	const char *why = NULL;
-	char buf[300];
-	if (strcmp((*m)->game, g->name) != 0) {
-		snprintf(buf, sizeof(buf), "is a %s network, not %s (use --game %s)", (*m)->game,
-			 g->name, (*m)->game);
-		why = buf;
-	} else if ((*m)->arch.inputs != g->features || (*m)->arch.actions != g->actions) {
-		snprintf(buf, sizeof(buf), "has %u inputs and %u actions, but %s needs %u and %u",
-			 (*m)->arch.inputs, (*m)->arch.actions, g->name, g->features, g->actions);
-		why = buf;
-	}
-	if (!why)
-		return 0;
-	fprintf(stderr, "azeval: %s %s\n", o->ckpt, why);
-	az_model_destroy(*m);
-	return 2;
-}
-
 /* --tactic: positions from random Connect Four games (--games N of them, --seed S). */
 static int write_tactics(const struct eval_opts *o, const char *path)
 {
@@ -553,12 +528,15 @@ static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 	return saved < 0 ? 1 : 0;
 }
 
+/* The game the checkpoint records (its name, "" without --checkpoint): --game's default, and the
+ * hint when the network is not one of the game evaluated. */
+static char ckpt_game[32];
+
 /* The game as azrun configures it (Tangled: graph, variant, adjudicator) into gc and *g. The
  * checkpoint names its game (the default of --game, as in azplay) and, for Tangled, its graph
  * and variant; options given here override. Returns 0, or 2 after a message. */
 static int resolve_game(struct eval_opts *o, struct az_config *gc, const struct az_game **g)
 {
-	static char ckgame[32];
 	char err[512];
 	struct az_model *pm = NULL;
 
@@ -566,10 +544,10 @@ static int resolve_game(struct eval_opts *o, struct az_config *gc, const struct 
 		fprintf(stderr, "azeval: %s\n", err);
 		return 2;
 	}
-	if (pm && !o->game) {
-		snprintf(ckgame, sizeof(ckgame), "%s", pm->game);
-		o->game = ckgame;
-	}
+	if (pm)
+		snprintf(ckpt_game, sizeof(ckpt_game), "%s", pm->game);
+	if (pm && !o->game)
+		o->game = ckpt_game;
 	if (az_config_defaults(gc, o->game) < 0) {
 		fprintf(stderr, "azeval: unknown game '%s' (known: %s)\n", o->game, az_game_names());
 		az_model_destroy(pm);
@@ -618,32 +596,22 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 	return NULL;
 }
 
-/* Load the checkpoint into a batch-1 backend for the evaluator c. Returns 0, or the exit
- * status after a message. */
-static int open_network(const struct eval_opts *o, const struct az_game *g, struct eval_ctx *c,
-			struct az_backend **be)
+/* Open the checkpoint as a network of g on a batch-1 backend, the evaluator c. Returns 0, or the
+ * exit status after a message: 1 out of memory, else 2 (bad input: the file, its game or shape,
+ * a backend not available here or its settings). */
+static int open_network(const struct eval_opts *o, const struct az_game *g, struct eval_ctx *c)
 {
-	struct az_model *m;
-	char err[512];
-	int rc = load_network(o, g, &m);
+	struct az_net_open_args a = {.ckpt = o->ckpt, .game = g, .backend = o->kind, .batch = 1};
+	char err[512], hint[64] = "";
+	int rc = az_net_open(&a, &c->net, err, sizeof(err));
 
-	if (rc != 0)
-		return rc;
-	*be = NULL;
 	c->g = g;
-	rc = az_backend_create(o->kind, &m->arch, 1, be, err, sizeof(err));
 	if (rc == 0)
-		rc = az_backend_load(*be, 0, m);
-	if (rc == 0 && (rc = az_net_eval_init(&c->net, g, *be, 1)) < 0)
-		snprintf(err, sizeof(err), "out of memory");
-	az_model_destroy(m);
-	if (rc < 0) {
-		fprintf(stderr, "azeval: backend: %s\n", err);
-		if (*be)
-			az_backend_destroy(*be);
-		return rc == -ENODEV ? 2 : 1;
-	}
-	return 0;
+		return 0;
+	if (rc == -EPROTO && strcmp(ckpt_game, g->name) != 0)
+		snprintf(hint, sizeof(hint), " (use --game %s)", ckpt_game);
+	fprintf(stderr, "azeval: %s%s\n", err, hint);
+	return rc == -ENOMEM ? 1 : 2;
 }
 
 /* The labelled-positions report of t, as JSON or a table. */
@@ -713,7 +681,6 @@ int main(int argc, char **argv)
 	static struct az_config gc;
 	static struct eval_ctx c;
 	const struct az_game *g;
-	struct az_backend *be;
 	struct eval_opts o;
 	const char *why;
 
@@ -741,10 +708,9 @@ int main(int argc, char **argv)
 	if (o.labelled && !o.ckpt)
 		return azeval_tangled_labelled(&o, NULL);
 	openblas_set_num_threads(1);
-	if ((rc = open_network(&o, g, &c, &be)) != 0)
+	if ((rc = open_network(&o, g, &c)) != 0)
 		return rc;
 	rc = run_eval(&o, &gc, &c);
-	az_net_eval_fini(&c.net);
-	az_backend_destroy(be);
+	az_net_close(&c.net);
 	return rc;
 }

@@ -8,15 +8,17 @@
 #include <stdint.h>
 
 #include "eval/net_eval.h"
+#include "eval/net_open.h"
 #include "games/game.h"
 #include "gpu/backend.h"
 #include "mcts/mcts.h"
 #include "tools/config.h"
 
-/* The network evaluator (eval/net_eval.h): net.mask holds the last position's legal moves. */
+/* The checkpoint's network, open (eval/net_open.h): its evaluator net.eval (eval/net_eval.h),
+ * whose mask holds the last position's legal moves. */
 struct eval_ctx {
 	const struct az_game *g;
-	struct az_net_eval net;
+	struct az_opened_net net;
 };
 
 struct eval_opts {

@@ -33,7 +33,7 @@ static int policy_of(void *ctx, const void *state, float *policy)
 {
 	float v;
 
-	return az_net_eval(&((struct eval_ctx *)ctx)->net, state, policy, &v);
+	return az_net_eval(&((struct eval_ctx *)ctx)->net.eval, state, policy, &v);
 }
 
 /* tangled --write-labelled --uncoloured K: --games N distinct positions from random games, or
@@ -113,7 +113,7 @@ int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		return n == 0 ? 2 : 1;
 	}
 	for (long i = 0; i < n && rc == 0; i++) {
-		int a = az_eval_move(c->g, az_net_eval, &c->net, tree, (uint32_t)o->sims,
+		int a = az_eval_move(c->g, az_net_eval, &c->net.eval, tree, (uint32_t)o->sims,
 				     az_tangled_labels_state(l, i));
 		int keeps = 1, v = 0;
 		rc = a < 0 ? a : az_tangled_labels_outcome(l, i, &v);
