@@ -21,6 +21,7 @@
 #include "tools/config.h"
 #include "tools/options.h"
 #include "eval/net_eval.h"
+#include "eval/net_open.h"
 #include "eval/rollout.h"
 
 #define TOP_MOVES 5
@@ -54,8 +55,7 @@ struct opts {
 struct play {
 	const struct az_game *g;
 	struct opts o;
-	struct az_net_eval net; /* the agent's evaluator (eval/net_eval.h) */
-	struct az_backend *be;
+	struct az_opened_net net; /* the agent's network and evaluator (eval/net_open.h) */
 	struct player pl[2];  /* indexed by seat; seat 0 is the agent, seat 1 its opponent */
 	int agent_side;       /* the side (0 first, 1 second) the agent's seat plays this game */
 	struct az_rng rng;    /* the random player's moves */
@@ -178,8 +178,10 @@ static int setup_tangled(const struct opts *o, const char *recorded)
 	return rc;
 }
 
-/* Load the checkpoint into a backend and resolve the game. Returns 0, or 1 / 2 (exit code). */
-static int load_net(struct play *p)
+/* The game of the checkpoint (--game, else the one it records; Tangled configured with the graph
+ * and variant it records unless given here) into p->g. Returns 0, or 2 (exit code) after a
+ * message. */
+static int resolve_game(struct play *p, char *ckpt_game, size_t len)
 {
 	char err[512];
 	struct az_model *m;
@@ -187,41 +189,40 @@ static int load_net(struct play *p)
 		fprintf(stderr, "azplay: %s\n", err);
 		return 2; /* a missing or damaged file is bad input */
 	}
+	snprintf(ckpt_game, len, "%s", m->game);
 	const char *name = p->o.game ? p->o.game : m->game;
-	if (strcmp(name, "tangled") == 0 && setup_tangled(&p->o, m->game_options) < 0) {
-		az_model_destroy(m);
+	int rc = strcmp(name, "tangled") == 0 ? setup_tangled(&p->o, m->game_options) : 0;
+	az_model_destroy(m);
+	if (rc < 0)
 		return 2;
-	}
 	p->g = az_game_find(name);
 	if (!p->g) {
 		fprintf(stderr, "azplay: unknown game '%s' (known: %s)\n", name, az_game_names());
-		az_model_destroy(m);
 		return 2;
-	}
-	if (strcmp(m->game, p->g->name) != 0) {
-		fprintf(stderr, "azplay: %s is a %s network, not %s (use --game %s)\n", p->o.ckpt,
-			m->game, p->g->name, m->game);
-		az_model_destroy(m);
-		return 2;
-	}
-	if (m->arch.inputs != p->g->features || m->arch.actions != p->g->actions) {
-		fprintf(stderr, "azplay: %s has %u inputs and %u actions, but this %s has %u "
-			"and %u (another --graph or --variant?)\n", p->o.ckpt, m->arch.inputs,
-			m->arch.actions, p->g->name, p->g->features, p->g->actions);
-		az_model_destroy(m);
-		return 2;
-	}
-	int rc = az_backend_create(p->o.backend, &m->arch, 1, &p->be, err, sizeof(err));
-	if (rc == 0)
-		rc = az_backend_load(p->be, 0, m);
-	if (rc == 0 && (rc = az_net_eval_init(&p->net, p->g, p->be, 1)) < 0)
-		snprintf(err, sizeof(err), "out of memory");
-	az_model_destroy(m);
-	if (rc < 0) {
-		fprintf(stderr, "azplay: backend: %s\n", err);
-		return rc == -ENODEV ? 2 : 1;
 	}
 	return 0;
+}
+
+/* Resolve the game, then open the checkpoint as a network of it on a batch-1 backend. Returns 0,
+ * or 1 / 2 (exit code) after a message. */
+static int load_net(struct play *p)
+{
+	char ckpt_game[32], err[512];
+	int rc = resolve_game(p, ckpt_game, sizeof(ckpt_game));
+	if (rc != 0)
+		return rc;
+	struct az_net_open_args a = {.ckpt = p->o.ckpt, .game = p->g, .backend = p->o.backend,
+				     .batch = 1};
+	rc = az_net_open(&a, &p->net, err, sizeof(err));
+	if (rc == 0)
+		return 0;
+	char hint[64] = ""; /* a network of another game, or of another shape of this one */
+	if (rc == -EPROTO && strcmp(ckpt_game, p->g->name) != 0)
+		snprintf(hint, sizeof(hint), " (use --game %s)", ckpt_game);
+	else if (rc == -EPROTO)
+		snprintf(hint, sizeof(hint), " (another --graph or --variant?)");
+	fprintf(stderr, "azplay: %s%s\n", err, hint);
+	return rc == -ENOMEM ? 1 : 2; /* else bad input: the file, its game, the backend asked for */
 }
 
 /* Seat 0 is the agent; seat 1 the human, a second agent, random or rollout. */
@@ -242,7 +243,7 @@ static int make_players(struct play *p)
 		struct player *pl = &p->pl[s];
 		if (pl->kind == K_AGENT) {
 			pl->eval = az_net_eval;
-			pl->eval_ctx = &p->net;
+			pl->eval_ctx = &p->net.eval;
 		} else if (pl->kind == K_ROLLOUT) {
 			az_rollout_init(&pl->rollout, p->g, p->o.seed * 2 + 1);
 			pl->eval = az_rollout_eval;
@@ -498,8 +499,6 @@ int main(int argc, char **argv)
 	for (int s = 0; s < 2; s++)
 		if (p.pl[s].tree)
 			az_tree_destroy(p.pl[s].tree);
-	az_net_eval_fini(&p.net);
-	if (p.be)
-		az_backend_destroy(p.be);
+	az_net_close(&p.net);
 	return rc;
 }
