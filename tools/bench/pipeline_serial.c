@@ -10,9 +10,8 @@
 
 #include "base/az_assert.h"
 #include "base/util.h"
-#include "gpu/cpu_forward.h"
+#include "eval/net_open.h"
 #include "mcts/mcts.h"
-#include "net/checkpoint.h"
 #include "run/supervise.h"
 #include "tools/bench/infer_bench.h"
 #include "tools/bench/pipeline_impl.h"
@@ -27,9 +26,8 @@ struct ceiling_result {
 
 struct serial_eval_ctx {
 	const struct az_game *g;
-	struct az_backend *be;
-	float x[4096];
-	float logits[AZ_GAME_ACTIONS_MAX];
+	struct az_opened_net net; /* the checkpoint on a batch-1 backend (eval/net_open.h) */
+	float x[4096];            /* the stand-in's encoding */
 	uint8_t mask[AZ_GAME_ACTIONS_MAX];
 	uint64_t evals;
 };
@@ -41,17 +39,10 @@ struct serial_eval_ctx {
 static int serial_eval(void *ctx, const void *state, float *policy, float *value)
 {
 	struct serial_eval_ctx *c = ctx;
-	float v;
+	int rc = az_net_eval(&c->net.eval, state, policy, value);
 
-	c->g->encode(state, c->x);
-	c->g->legal(state, c->mask);
-	int rc = az_backend_forward(c->be, 0, 1, c->x, c->logits, &v);
-	if (rc < 0)
-		return rc;
-	az_masked_softmax(c->logits, c->mask, c->g->actions, policy);
-	*value = v;
-	c->evals++;
-	return 0;
+	c->evals += rc == 0;
+	return rc;
 }
 
 /* The no-network stand-in: uniform priors over the legal moves and value 0, so that timing the
@@ -129,8 +120,7 @@ static int serial_child(const struct game_ctx *gc, enum az_backend_kind kind, do
 			struct serial_result *res)
 {
 	struct serial_eval_ctx *ec = calloc(1, sizeof(*ec));
-	struct az_model *m = NULL;
-	char err[256];
+	struct az_net_open_args a = {.ckpt = gc->ckpt, .game = gc->g, .backend = kind, .batch = 1};
 	int rc = -ENOMEM;
 
 	if (!ec)
@@ -138,16 +128,12 @@ static int serial_child(const struct game_ctx *gc, enum az_backend_kind kind, do
 	openblas_set_num_threads(1);
 	AZ_ASSERT(gc->g->features <= AZ_ARRAY_LEN(ec->x));
 	ec->g = gc->g;
-	rc = az_ckpt_load(gc->ckpt, &m, err, sizeof(err));
-	if (rc < 0) {
-		snprintf(res->why, sizeof(res->why), "%s", err);
+	rc = az_net_open(&a, &ec->net, res->why, sizeof(res->why));
+	if (rc < 0)
 		goto out;
-	}
-	rc = az_backend_create(kind, &m->arch, 1, &ec->be, res->why, sizeof(res->why));
-	if (rc == 0)
-		rc = az_backend_load(ec->be, 0, m);
-	if (rc == 0)
-		rc = serial_games(gc, serial_eval, ec, seconds, res);
+	/* what the table's backend column reads: the backend chosen ("cuda ...", "cpu ...") */
+	snprintf(res->why, sizeof(res->why), "%s", ec->net.backend);
+	rc = serial_games(gc, serial_eval, ec, seconds, res);
 	if (rc == 0) {
 		/* The stand-in for a quarter of the time (0.2 to 1 s): enough evaluations that
 		 * the clock's resolution does not matter. */
@@ -159,8 +145,7 @@ static int serial_child(const struct game_ctx *gc, enum az_backend_kind kind, do
 		res->search_evals = sr.evals;
 		res->search_s_per_eval = sr.evals ? sr.seconds / (double)sr.evals : 0;
 	}
-	az_backend_destroy(ec->be);
-	az_model_destroy(m);
+	az_net_close(&ec->net);
 out:
 	free(ec);
 	return rc;
