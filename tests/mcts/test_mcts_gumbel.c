@@ -221,22 +221,31 @@ static void test_visits_follow_schedule(void **unused)
 
 /* ---- MCTS-Solver at the root ---- */
 
+/* A Gumbel search (m 16, c_scale 1, this seed) of sims simulations at the tic-tac-toe position
+ * after moves, which proves the root's value to be v. The caller destroys the tree. */
+static struct az_tree *proven_root(const char *moves, uint64_t seed, uint32_t sims, int v)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct az_tree *t;
+	int got;
+
+	ttt_position(moves, s);
+	t = gumbel_tree(ttt, s, 16, 1.0f, seed, 1);
+	assert_int_equal(search(t, ttt, sims), 0);
+	assert_true(az_tree_root_proven(t, &got));
+	assert_int_equal(got, v);
+	return t;
+}
+
 /* X to move with a win in one (square 3): the root is proven, the win is played and the
  * target is all on it. */
 static void test_solver_win_played(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX];
 	float pi[AZ_GAME_ACTIONS_MAX];
 	struct az_tree *t;
-	struct eval_ctx ec = {.g = ttt};
-	int v;
 
 	(void)unused;
-	ttt_position("1425", s);
-	t = gumbel_tree(ttt, s, 16, 1.0f, 7, 1);
-	assert_int_equal(az_mcts_search(t, 32, eval_uniform, &ec), 0);
-	assert_true(az_tree_root_proven(t, &v));
-	assert_int_equal(v, 1);
+	t = proven_root("1425", 7, 32, 1);
 	assert_int_equal(az_tree_pick(t, 0.0f, NULL), 2);
 	assert_int_equal(az_tree_pick(t, 1.0f, NULL), 2);
 	az_tree_policy_target(t, pi);
@@ -274,18 +283,11 @@ static void test_solver_losses_dropped(void **unused)
  * by max - min = 0 (a span of 1e-8 added to -1 is -1 in float). */
 static void test_solver_all_lost_finite(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX];
 	float pi[AZ_GAME_ACTIONS_MAX], sum = 0.0f;
 	struct az_tree *t;
-	struct eval_ctx ec = {.g = ttt};
-	int v;
 
 	(void)unused;
-	ttt_position("15937", s);
-	t = gumbel_tree(ttt, s, 16, 1.0f, 9, 1);
-	assert_int_equal(az_mcts_search(t, 8, eval_uniform, &ec), 0);
-	assert_true(az_tree_root_proven(t, &v));
-	assert_int_equal(v, -1);
+	t = proven_root("15937", 9, 8, -1);
 	az_tree_policy_target(t, pi);
 	for (int a = 0; a < 9; a++) {
 		assert_true(isfinite(pi[a]));
@@ -338,43 +340,22 @@ static void test_batch_spreads(void **unused)
 /* One game: 16 fresh simulations a move (az_tree_sims_target), Gumbel noise on, tree reuse,
  * the sequential-halving winner played. Each line: the move (1-9), the root's visit counts
  * for cells 1..9, and the improved policy target in hundredths. */
+static int gumbel_move(struct az_tree *t, int ply)
+{
+	(void)ply;
+	assert_int_equal(search(t, ttt, az_tree_sims_target(t, 16, 1)), 0);
+	return az_tree_pick(t, 0.0f, NULL);
+}
+
 static void gumbel_transcript(char *out, size_t len)
 {
 	uint8_t s[AZ_GAME_STATE_MAX];
-	uint32_t visits[9];
-	float pi[9], v;
-	struct az_tree *t;
-	struct eval_ctx ec = {.g = ttt};
-	size_t n = 0;
 
 	ttt->init(s);
-	t = gumbel_tree(ttt, s, 16, 0.1f, 2024, 1);
-	n += (size_t)snprintf(
-		out + n, len - n,
-		"# tic-tac-toe Gumbel self-play: seed 2024, 16 fresh sims a move, m 16, "
-		"c_scale 0.1\n# move: visits of cells 1-9 | target x 100\n");
-	while (!ttt->terminal(az_tree_root_state(t), &v)) {
-		int a;
-
-		assert_int_equal(
-			az_mcts_search(t, az_tree_sims_target(t, 16, 1), eval_uniform, &ec), 0);
-		a = az_tree_pick(t, 0.0f, NULL);
-		assert_true(a >= 0);
-		az_tree_root_children(t, visits, NULL, NULL);
-		az_tree_policy_target(t, pi);
-		n += (size_t)snprintf(out + n, len - n, "%d:", a + 1);
-		for (int c = 0; c < 9; c++)
-			n += (size_t)snprintf(out + n, len - n, " %u", visits[c]);
-		n += (size_t)snprintf(out + n, len - n, " |");
-		for (int c = 0; c < 9; c++)
-			n += (size_t)snprintf(out + n, len - n, " %.0f", 100.0 * pi[c]);
-		n += (size_t)snprintf(out + n, len - n, "\n");
-		assert_int_equal(az_tree_advance(t, a), 0);
-		assert_tree_ok(t);
-		assert_true(n < len);
-	}
-	ttt->format(az_tree_root_state(t), out + n, len - n);
-	az_tree_destroy(t);
+	ttt_transcript(gumbel_tree(ttt, s, 16, 0.1f, 2024, 1), gumbel_move, 1,
+		       "# tic-tac-toe Gumbel self-play: seed 2024, 16 fresh sims a move, m 16, "
+		       "c_scale 0.1\n# move: visits of cells 1-9 | target x 100\n",
+		       out, len);
 }
 
 static void test_golden_gumbel_selfplay(void **unused)
