@@ -138,20 +138,31 @@ static void improved_by_hand(const float *q, uint32_t max_n, float c_scale, doub
 		pi[a] /= sum;
 }
 
+/* The bandit from its start searched with sims simulations of eval_bandit (m considered,
+ * c_scale, seed 1, no noise); the root's visit counts in visits[4]. The caller destroys the
+ * tree. */
+static struct az_tree *bandit_search(uint32_t m, float c_scale, uint32_t sims, uint32_t *visits)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct az_tree *t;
+
+	bandit_init(s);
+	t = gumbel_tree(&bandit_game, s, m, c_scale, 1, 0);
+	assert_int_equal(az_mcts_search(t, sims, eval_bandit, NULL), 0);
+	az_tree_root_children(t, visits, NULL, NULL);
+	return t;
+}
+
 /* Every arm visited once (m 4, budget 4: one round): completed Q = the arms' values. */
 static void test_improved_policy_all_visited(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX];
 	uint32_t visits[4];
 	float pi[4];
 	double want[4];
 	struct az_tree *t;
 
 	(void)unused;
-	bandit_init(s);
-	t = gumbel_tree(&bandit_game, s, 4, 0.1f, 1, 0);
-	assert_int_equal(az_mcts_search(t, 5, eval_bandit, NULL), 0);
-	az_tree_root_children(t, visits, NULL, NULL);
+	t = bandit_search(4, 0.1f, 5, visits);
 	for (int a = 0; a < 4; a++)
 		assert_int_equal(visits[a], 1);
 	az_tree_policy_target(t, pi);
@@ -169,7 +180,7 @@ static void test_improved_policy_all_visited(void **unused)
  * completed with the mixed value (v_raw + 2 * sum P q / sum P) / 3 over the visited two. */
 static void test_improved_policy_mixed_value(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX], cons[4];
+	uint8_t cons[4];
 	uint32_t visits[4];
 	float pi[4], q[4];
 	double want[4];
@@ -177,12 +188,9 @@ static void test_improved_policy_mixed_value(void **unused)
 	double vmix = (ROOT_V + 2.0 * (0.3 * ARM[2] + 0.4 * ARM[3]) / (0.3 + 0.4)) / 3.0;
 
 	(void)unused;
-	bandit_init(s);
-	t = gumbel_tree(&bandit_game, s, 2, 0.1f, 1, 0);
-	assert_int_equal(az_mcts_search(t, 3, eval_bandit, NULL), 0);
+	t = bandit_search(2, 0.1f, 3, visits);
 	assert_int_equal(az_tree_gumbel_considered(t, cons, NULL), 2);
 	assert_true(cons[2] && cons[3] && !cons[0] && !cons[1]);
-	az_tree_root_children(t, visits, NULL, NULL);
 	assert_int_equal(visits[2], 1);
 	assert_int_equal(visits[3], 1);
 	az_tree_policy_target(t, pi);
@@ -201,15 +209,11 @@ static void test_improved_policy_mixed_value(void **unused)
  * Q dominates), and the winner the better of them, arm 0. */
 static void test_visits_follow_schedule(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX];
 	uint32_t visits[4];
 	struct az_tree *t;
 
 	(void)unused;
-	bandit_init(s);
-	t = gumbel_tree(&bandit_game, s, 4, 1.0f, 1, 0);
-	assert_int_equal(az_mcts_search(t, 9, eval_bandit, NULL), 0);
-	az_tree_root_children(t, visits, NULL, NULL);
+	t = bandit_search(4, 1.0f, 9, visits);
 	assert_int_equal(visits[0], 3);
 	assert_int_equal(visits[1], 1);
 	assert_int_equal(visits[2], 1);
