@@ -130,6 +130,17 @@ static void test_k4_free_late_positions(void **st)
 	check_all(2, 10000);
 }
 
+/* K4 with fixed tokens set up, its start position in start, and a solver with parameters p. */
+static struct az_tangled_solver *k4_start(uint8_t *start, const struct az_tangled_solve_params *p)
+{
+	struct az_tangled_solver *s;
+
+	setup_game(3, AZ_TANGLED_FIXED);
+	G->init(start);
+	assert_int_equal(az_tangled_solver_create(p, &s), 0);
+	return s;
+}
+
 /* A node budget too small for the start gives -ETIMEDOUT; the same solver without a budget
  * then solves it, and agrees with a fresh one. */
 static void test_budget_unsolved(void **st)
@@ -140,11 +151,9 @@ static void test_budget_unsolved(void **st)
 	int v = 7, w;
 
 	(void)st;
-	setup_game(3, AZ_TANGLED_FIXED);
-	G->init(start);
 	az_tangled_solve_params_default(&p);
 	p.max_nodes = 10;
-	assert_int_equal(az_tangled_solver_create(&p, &s), 0);
+	s = k4_start(start, &p);
 	assert_int_equal(az_tangled_solve(s, start, &v), -ETIMEDOUT);
 	assert_int_equal(v, 7); /* untouched */
 	az_tangled_solver_destroy(s);
@@ -171,11 +180,9 @@ static void test_full_table(void **st)
 	int v;
 
 	(void)st;
-	setup_game(3, AZ_TANGLED_FIXED);
-	G->init(start);
 	az_tangled_solve_params_default(&p);
 	p.max_entries = 16;
-	assert_int_equal(az_tangled_solver_create(&p, &s), 0);
+	s = k4_start(start, &p);
 	assert_int_equal(az_tangled_solve(s, start, &v), 0);
 	assert_int_equal(v, negamax(G, start));
 	az_tangled_solver_stats(s, &s1);
