@@ -43,23 +43,38 @@ static inline void az_test_tmpdir_remove(const char *dir)
 	rmdir(dir);
 }
 
-/* A test file's scratch-directory fixture: defines static char dir[64] and path[128], and the
- * cmocka fixtures setup() (az_test_tmpdir_make from template tmpl, with path "<dir>/<name>", or
- * unset when name is NULL) and teardown() (az_test_tmpdir_remove). Use once per file, at file
- * scope, for a directory per test or per group. */
-#define AZ_TEST_TMPDIR_FIXTURE(tmpl, name)                                                      \
-	static char dir[64];                                                                   \
-	static char path[128];                                                                 \
-	static int setup(void **state)                                                         \
-	{                                                                                      \
-		(void)state;                                                                   \
-		return az_test_tmpdir_make(dir, sizeof(dir), tmpl, path, sizeof(path), name); \
-	}                                                                                      \
-	static int teardown(void **state)                                                      \
-	{                                                                                      \
-		(void)state;                                                                   \
-		az_test_tmpdir_remove(dir);                                                    \
-		return 0;                                                                      \
+/* A test file's scratch directory: defines static char dir[64] and the cmocka fixtures
+ * make_dir() (az_test_tmpdir_make from template tmpl) and remove_dir() (az_test_tmpdir_remove).
+ * Use once per file, at file scope, for a directory per test or per group. */
+#define AZ_TEST_DIR_FIXTURE(tmpl)                                                  \
+	static char dir[64];                                                       \
+	static int make_dir(void **state)                                          \
+	{                                                                          \
+		(void)state;                                                       \
+		return az_test_tmpdir_make(dir, sizeof(dir), tmpl, NULL, 0, NULL); \
+	}                                                                          \
+	static int remove_dir(void **state)                                        \
+	{                                                                          \
+		(void)state;                                                       \
+		az_test_tmpdir_remove(dir);                                        \
+		return 0;                                                          \
+	}
+
+/* AZ_TEST_DIR_FIXTURE and a file in it: also defines static char path[128], "<dir>/<name>", and
+ * the cmocka fixtures setup() (make_dir(), then path) and teardown() (remove_dir()). */
+#define AZ_TEST_TMPDIR_FIXTURE(tmpl, name)                        \
+	AZ_TEST_DIR_FIXTURE(tmpl)                                 \
+	static char path[128];                                    \
+	static int setup(void **state)                            \
+	{                                                         \
+		if (make_dir(state))                              \
+			return -1;                                \
+		snprintf(path, sizeof(path), "%s/%s", dir, name); \
+		return 0;                                         \
+	}                                                         \
+	static int teardown(void **state)                         \
+	{                                                         \
+		return remove_dir(state);                         \
 	}
 
 /* The whole of file p in a malloc'ed buffer with one spare byte (the caller frees it); its

@@ -64,12 +64,27 @@ constexpr size_t TOP_FRAMES = 16 << 10; /* covers fiber_entry's and yield's fram
 
 enum tstate { T_RUN, T_BAR, T_SHFL, T_DONE };
 
-struct fiber {
+/* A suspended execution context: the stack pointer az_sim_switch saved, else a ucontext. */
+struct context {
 #ifdef AZ_SIM_ASM_SWITCH
-	void *sp; /* saved stack pointer */
+	void *sp;
 #else
 	ucontext_t uc;
 #endif
+};
+
+/* Save the running context in *save and resume *to. */
+void switch_context(context *save, context *to)
+{
+#ifdef AZ_SIM_ASM_SWITCH
+	az_sim_switch(&save->sp, to->sp);
+#else
+	swapcontext(&save->uc, &to->uc);
+#endif
+}
+
+struct fiber {
+	context ctx;
 	char *stack;
 	enum tstate st;
 	uint3 tid;
@@ -88,11 +103,7 @@ struct block_run {
 	const std::function<void()> *body;
 	fiber *f, *cur;
 	unsigned n;
-#ifdef AZ_SIM_ASM_SWITCH
-	void *sched_sp;
-#else
-	ucontext_t sched_uc;
-#endif
+	context sched; /* the scheduler's, while a fiber runs */
 	void *sched_fake;
 	const void *sched_bottom;
 	size_t sched_size;
@@ -132,11 +143,7 @@ void yield(fiber *f)
 	__sanitizer_start_switch_fiber(f->st == T_DONE ? NULL : &f->asan_fake, r->sched_bottom,
 				       r->sched_size);
 #endif
-#ifdef AZ_SIM_ASM_SWITCH
-	az_sim_switch(&f->sp, r->sched_sp);
-#else
-	swapcontext(&f->uc, &r->sched_uc);
-#endif
+	switch_context(&f->ctx, &r->sched);
 #ifdef AZ_SIM_ASAN
 	__sanitizer_finish_switch_fiber(f->asan_fake, &r->sched_bottom, &r->sched_size);
 #endif
@@ -186,13 +193,13 @@ void fiber_start(fiber *f, unsigned i, uint3 tid)
 	*--sp = (void *)fiber_entry;
 	for (int k = 0; k < 6; k++)
 		*--sp = NULL;
-	f->sp = sp;
+	f->ctx.sp = sp;
 #else
-	getcontext(&f->uc);
-	f->uc.uc_stack.ss_sp = stack + 4096;
-	f->uc.uc_stack.ss_size = STACK_BYTES - 4096;
-	f->uc.uc_link = NULL;
-	makecontext(&f->uc, fiber_entry_uc, 0);
+	getcontext(&f->ctx.uc);
+	f->ctx.uc.uc_stack.ss_sp = stack + 4096;
+	f->ctx.uc.uc_stack.ss_size = STACK_BYTES - 4096;
+	f->ctx.uc.uc_link = NULL;
+	makecontext(&f->ctx.uc, fiber_entry_uc, 0);
 #endif
 }
 
@@ -203,11 +210,7 @@ void resume(block_run *r, fiber *f)
 #ifdef AZ_SIM_ASAN
 	__sanitizer_start_switch_fiber(&r->sched_fake, f->stack + 4096, STACK_BYTES - 4096);
 #endif
-#ifdef AZ_SIM_ASM_SWITCH
-	az_sim_switch(&r->sched_sp, f->sp);
-#else
-	swapcontext(&r->sched_uc, &f->uc);
-#endif
+	switch_context(&r->sched, &f->ctx);
 #ifdef AZ_SIM_ASAN
 	__sanitizer_finish_switch_fiber(r->sched_fake, NULL, NULL);
 #endif

@@ -1,9 +1,29 @@
 /* SPDX-License-Identifier: MIT */
-/* A helper shared by the tangled cmocka tests. Include after <cmocka.h>. */
+/* Helpers shared by the tangled cmocka tests: the game set up, an adjudicator built, each
+ * failing the test on an error. Public API only (games/tangled/tangled.h), so tests that link
+ * az_tangled alone use them too. Include after <cmocka.h>. */
 #ifndef AZ_TANGLED_TEST_H
 #define AZ_TANGLED_TEST_H
 
-#include "games/tangled/tangled_impl.h"
+#include "games/tangled/tangled.h"
+
+/* Configure the game (az_tangled_setup) with options o on numbered graph `graph` and tokens
+ * `variant` (set in *o). Fails the test, naming the graph and the error, when setup fails;
+ * returns the configured game. */
+static inline const struct az_game *az_test_tangled_setup(struct az_tangled_options *o, int graph,
+							  enum az_tangled_variant variant)
+{
+	const struct az_game *g;
+	char err[256] = "";
+
+	o->graph = graph;
+	o->variant = variant;
+	if (az_tangled_setup(o, err, sizeof(err)))
+		fail_msg("setup graph %d: %s", graph, err);
+	g = az_tangled_game();
+	assert_non_null(g);
+	return g;
+}
 
 /* The adjudicator options o build (o->adjudicator names the method) for numbered graph `graph`,
  * which is read into *g (g must outlive the adjudicator). Fails the test, naming the method, the

@@ -14,41 +14,11 @@
 #include <cmocka.h>
 
 #include "games/game.h"
+#include "tests/games/perft.h"
 
 static const struct az_game *T = &az_game_tictactoe;
 
-static void play(const struct az_game *g, uint8_t *state, const char *moves)
-{
-	char err[128] = "";
-
-	if (az_game_play_moves(g, state, moves, err, sizeof(err)) < 0)
-		fail_msg("play_moves(%s): %s", moves, err);
-}
-
-/* The reference: plain negamax over the whole subtree, no memo, no cut-off. */
-static int brute(const struct az_game *g, const uint8_t *state)
-{
-	uint8_t child[AZ_GAME_STATE_MAX], mask[AZ_GAME_ACTIONS_MAX];
-	int best = -1;
-	float v;
-
-	if (g->terminal(state, &v))
-		return v > 0.5f ? 1 : v < -0.5f ? -1 : 0;
-	g->legal(state, mask);
-	for (uint32_t a = 0; a < g->actions; a++) {
-		int r;
-
-		if (!mask[a])
-			continue;
-		az_game_after(g, state, (int)a, child);
-		r = -brute(g, child);
-		if (r > best)
-			best = r;
-	}
-	return best;
-}
-
-/* Value and optimal mask by the reference. */
+/* Value and optimal mask by the reference (negamax). */
 static int brute_moves(const struct az_game *g, const uint8_t *state, uint8_t *optimal)
 {
 	uint8_t child[AZ_GAME_STATE_MAX], mask[AZ_GAME_ACTIONS_MAX];
@@ -56,12 +26,12 @@ static int brute_moves(const struct az_game *g, const uint8_t *state, uint8_t *o
 
 	memset(optimal, 0, g->actions);
 	if (!g->legal(state, mask))
-		return brute(g, state);
+		return negamax(g, state);
 	for (uint32_t a = 0; a < g->actions; a++) {
 		if (!mask[a])
 			continue;
 		az_game_after(g, state, (int)a, child);
-		vals[a] = -brute(g, child);
+		vals[a] = -negamax(g, child);
 		if (vals[a] > best)
 			best = vals[a];
 	}
@@ -145,7 +115,7 @@ static void solve_and_check(void *ctx, const void *state, const char *moves)
 		assert_memory_equal(opt, ref, sizeof(opt));
 		c->checked++;
 	} else {
-		assert_int_equal(brute(T, state), v);
+		assert_int_equal(negamax(T, state), v);
 	}
 }
 

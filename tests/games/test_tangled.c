@@ -17,6 +17,7 @@
 
 #include "base/az_assert.h"
 #include "games/tangled/tangled.h"
+#include "tests/games/tangled_test.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 
@@ -25,15 +26,11 @@ static struct az_tangled_graph G;
 static void setup_game(int graph, enum az_tangled_variant variant, const char *adj)
 {
 	struct az_tangled_options o;
-	char err[256] = "";
 
 	az_tangled_options_default(&o);
-	o.graph = graph;
-	o.variant = variant;
 	o.adjudicator = adj;
 	o.anneal_reads = 200;
-	if (az_tangled_setup(&o, err, sizeof(err)))
-		fail_msg("setup graph %d: %s", graph, err);
+	az_test_tangled_setup(&o, graph, variant);
 }
 
 static int nonzero(const uint8_t *s, int len)

@@ -119,9 +119,21 @@ static void run(enum tg_anneal_path path, const uint8_t *labels,
 		}
 }
 
-/* Every entry of a path's C within NSIGMA standard errors of the chain's exact one. */
-static void check_exact(enum tg_anneal_path path)
+/* The path a test checks: test_exact, test_vs_scalar and test_winners run once per path, with a
+ * pointer to one of these in the test's state (PATH_TEST in main). */
+static enum tg_anneal_path scalar = TG_ANNEAL_SCALAR, avx2 = TG_ANNEAL_AVX2,
+			   avx512 = TG_ANNEAL_AVX512;
+#define PATH_TEST(name, test, path) { name, test, NULL, NULL, &(path) }
+
+static enum tg_anneal_path path_of(void **st)
 {
+	return *(const enum tg_anneal_path *)*st;
+}
+
+/* Every entry of a path's C within NSIGMA standard errors of the chain's exact one. */
+static void test_exact(void **st)
+{
+	const enum tg_anneal_path path = path_of(st);
 	static const int graphs[] = { 5, 5, 5, 2, 11, 3, 20, 12, 1 };
 	struct tg_anneal_params p = { 20000, 16, 0.0, 3.0, 1, TG_ANNEAL_AUTO };
 	double c[MAXV * MAXV], ex[MAXV * MAXV], worst = 0.0;
@@ -151,28 +163,11 @@ static void check_exact(enum tg_anneal_path path)
 		      tg_anneal_path_name(path), worst);
 }
 
-static void test_scalar_exact(void **st)
-{
-	(void)st;
-	check_exact(TG_ANNEAL_SCALAR);
-}
-
-static void test_avx2_exact(void **st)
-{
-	(void)st;
-	check_exact(TG_ANNEAL_AVX2);
-}
-
-static void test_avx512_exact(void **st)
-{
-	(void)st;
-	check_exact(TG_ANNEAL_AVX512);
-}
-
 /* Entry by entry against the scalar path (10,000 reads each) on random colourings, up to the
  * full 16-bit lane (tesseract). */
-static void check_vs_scalar(enum tg_anneal_path path)
+static void test_vs_scalar(void **st)
 {
+	const enum tg_anneal_path path = path_of(st);
 	static const int graphs[] = { 5, 5, 6, 7 };
 	struct tg_anneal_params p = { 10000, 16, 0.0, 3.0, 1, TG_ANNEAL_AUTO };
 	double cs[MAXV * MAXV], cv[MAXV * MAXV], worst = 0.0;
@@ -202,18 +197,6 @@ static void check_vs_scalar(enum tg_anneal_path path)
 		      worst);
 }
 
-static void test_avx2_vs_scalar(void **st)
-{
-	(void)st;
-	check_vs_scalar(TG_ANNEAL_AVX2);
-}
-
-static void test_avx512_vs_scalar(void **st)
-{
-	(void)st;
-	check_vs_scalar(TG_ANNEAL_AVX512);
-}
-
 /* score = influence[red] - influence[blue], influence = column sums of C. */
 static double score(const double *c, int red, int blue)
 {
@@ -237,8 +220,9 @@ static int winner(double s)
  * for every ordered token pair of COLOURINGS random colourings: identical wherever the scalar
  * score is clear of +-0.5 by NSIGMA standard errors of the difference (the scalar's standard
  * error from BATCHES independent batches, the path's taken as no larger). */
-static void check_winners(enum tg_anneal_path path)
+static void test_winners(void **st)
 {
+	const enum tg_anneal_path path = path_of(st);
 	struct tg_anneal_params p = { SREADS / BATCHES, 16, 0.0, 3.0, 0, TG_ANNEAL_AUTO };
 	double cb[BATCHES][MAXV * MAXV], cv[MAXV * MAXV];
 	uint8_t labels[AZ_TANGLED_MAX_EDGES];
@@ -288,18 +272,6 @@ static void check_winners(enum tg_anneal_path path)
 	print_message("%s winners: %d identical, %d within sampling error of +-0.5\n",
 		      tg_anneal_path_name(path), compared, close);
 	assert_true(compared >= COLOURINGS * 90 / 2);
-}
-
-static void test_avx2_winners(void **st)
-{
-	(void)st;
-	check_winners(TG_ANNEAL_AVX2);
-}
-
-static void test_avx512_winners(void **st)
-{
-	(void)st;
-	check_winners(TG_ANNEAL_AVX512);
 }
 
 /* Same seed and path: the same numbers; another seed: other numbers. */
@@ -374,13 +346,13 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_path_choice),
 		cmocka_unit_test(test_reproducible),
-		cmocka_unit_test(test_scalar_exact),
-		cmocka_unit_test(test_avx2_exact),
-		cmocka_unit_test(test_avx512_exact),
-		cmocka_unit_test(test_avx2_vs_scalar),
-		cmocka_unit_test(test_avx512_vs_scalar),
-		cmocka_unit_test(test_avx2_winners),
-		cmocka_unit_test(test_avx512_winners),
+		PATH_TEST("test_scalar_exact", test_exact, scalar),
+		PATH_TEST("test_avx2_exact", test_exact, avx2),
+		PATH_TEST("test_avx512_exact", test_exact, avx512),
+		PATH_TEST("test_avx2_vs_scalar", test_vs_scalar, avx2),
+		PATH_TEST("test_avx512_vs_scalar", test_vs_scalar, avx512),
+		PATH_TEST("test_avx2_winners", test_winners, avx2),
+		PATH_TEST("test_avx512_winners", test_winners, avx512),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,20 +22,7 @@
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 
-static char dir[64];
-
-static int make_dir(void **st)
-{
-	(void)st;
-	return az_test_tmpdir_make(dir, sizeof(dir), "/tmp/az_tangled_outXXXXXX", NULL, 0, NULL);
-}
-
-static int remove_dir(void **st)
-{
-	(void)st;
-	az_test_tmpdir_remove(dir);
-	return 0;
-}
+AZ_TEST_DIR_FIXTURE("/tmp/az_tangled_outXXXXXX")
 
 struct syms {
 	struct az_tangled_graph g;

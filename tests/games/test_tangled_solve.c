@@ -16,60 +16,21 @@
 
 #include "games/tangled/tangled.h"
 #include "games/tangled/tangled_solve.h"
+#include "tests/games/perft.h"
+#include "tests/games/tangled_test.h"
 #include "tests/test_util.h"
 
 static const struct az_game *G;
-static char cache_dir[64]; /* K4's outcome table, computed by the first setup only */
-
-static int make_dir(void **st)
-{
-	(void)st;
-	return az_test_tmpdir_make(cache_dir, sizeof(cache_dir), "/tmp/az_test_solveXXXXXX", NULL,
-				   0, NULL);
-}
-
-static int remove_dir(void **st)
-{
-	(void)st;
-	az_test_tmpdir_remove(cache_dir);
-	return 0;
-}
+/* dir: K4's outcome table, computed by the first setup only */
+AZ_TEST_DIR_FIXTURE("/tmp/az_test_solveXXXXXX")
 
 static void setup_game(int graph, enum az_tangled_variant variant)
 {
 	struct az_tangled_options o;
-	char err[256] = "";
 
 	az_tangled_options_default(&o);
-	o.graph = graph;
-	o.variant = variant;
-	o.cache_dir = cache_dir;
-	if (az_tangled_setup(&o, err, sizeof(err)))
-		fail_msg("setup graph %d: %s", graph, err);
-	G = az_tangled_game();
-	assert_non_null(G);
-}
-
-/* Plain minimax over the game tree: the reference. */
-static int brute(const uint8_t *st)
-{
-	uint8_t mask[AZ_GAME_ACTIONS_MAX], child[AZ_GAME_STATE_MAX];
-	int best = -2;
-	float v;
-
-	if (G->terminal(st, &v))
-		return v > 0.5f ? 1 : v < -0.5f ? -1 : 0;
-	G->legal(st, mask);
-	for (uint32_t a = 0; a < G->actions; a++) {
-		if (!mask[a])
-			continue;
-		az_game_after(G, st, (int)a, child);
-		int c = -brute(child);
-		if (c > best)
-			best = c;
-	}
-	assert_true(best >= -1); /* no dead ends */
-	return best;
+	o.cache_dir = dir;
+	G = az_test_tangled_setup(&o, graph, variant);
 }
 
 static int uncoloured(const uint8_t *st)
@@ -98,7 +59,7 @@ static void check_one(void *ctx, const void *state, const char *moves)
 
 	if (uncoloured(state) > c->max_uncoloured)
 		return;
-	want = brute(state);
+	want = negamax(G, state);
 	assert_int_equal(az_tangled_solve(c->plain, state, &v), 0);
 	if (v != want)
 		fail_msg("%s: plain solver %d, brute force %d", moves, v, want);
@@ -112,7 +73,7 @@ static void check_one(void *ctx, const void *state, const char *moves)
 			continue;
 		}
 		az_game_after(G, state, (int)a, child);
-		int cv = brute(child), keeps = -cv == want;
+		int cv = negamax(G, child), keeps = -cv == want;
 		if (best[a] != keeps)
 			fail_msg("%s: move %u marked %d, brute force says keeps=%d", moves, a,
 				 best[a], keeps);
@@ -169,6 +130,17 @@ static void test_k4_free_late_positions(void **st)
 	check_all(2, 10000);
 }
 
+/* K4 with fixed tokens set up, its start position in start, and a solver with parameters p. */
+static struct az_tangled_solver *k4_start(uint8_t *start, const struct az_tangled_solve_params *p)
+{
+	struct az_tangled_solver *s;
+
+	setup_game(3, AZ_TANGLED_FIXED);
+	G->init(start);
+	assert_int_equal(az_tangled_solver_create(p, &s), 0);
+	return s;
+}
+
 /* A node budget too small for the start gives -ETIMEDOUT; the same solver without a budget
  * then solves it, and agrees with a fresh one. */
 static void test_budget_unsolved(void **st)
@@ -179,11 +151,9 @@ static void test_budget_unsolved(void **st)
 	int v = 7, w;
 
 	(void)st;
-	setup_game(3, AZ_TANGLED_FIXED);
-	G->init(start);
 	az_tangled_solve_params_default(&p);
 	p.max_nodes = 10;
-	assert_int_equal(az_tangled_solver_create(&p, &s), 0);
+	s = k4_start(start, &p);
 	assert_int_equal(az_tangled_solve(s, start, &v), -ETIMEDOUT);
 	assert_int_equal(v, 7); /* untouched */
 	az_tangled_solver_destroy(s);
@@ -196,7 +166,7 @@ static void test_budget_unsolved(void **st)
 	az_tangled_solve_params_default(&p);
 	assert_int_equal(az_tangled_solver_create(&p, &fresh), 0);
 	assert_int_equal(az_tangled_solve(fresh, start, &w), 0);
-	assert_int_equal(w, brute(start));
+	assert_int_equal(w, negamax(G, start));
 	az_tangled_solver_destroy(fresh);
 }
 
@@ -210,13 +180,11 @@ static void test_full_table(void **st)
 	int v;
 
 	(void)st;
-	setup_game(3, AZ_TANGLED_FIXED);
-	G->init(start);
 	az_tangled_solve_params_default(&p);
 	p.max_entries = 16;
-	assert_int_equal(az_tangled_solver_create(&p, &s), 0);
+	s = k4_start(start, &p);
 	assert_int_equal(az_tangled_solve(s, start, &v), 0);
-	assert_int_equal(v, brute(start));
+	assert_int_equal(v, negamax(G, start));
 	az_tangled_solver_stats(s, &s1);
 	assert_true(s1.refused > 0);
 	assert_true(s1.entries <= 32);

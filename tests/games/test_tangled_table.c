@@ -24,21 +24,9 @@
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 
-static char dir[64];
 static struct az_tangled_graph G;
 
-static int make_dir(void **st)
-{
-	(void)st;
-	return az_test_tmpdir_make(dir, sizeof(dir), "/tmp/az_tangled_cacheXXXXXX", NULL, 0, NULL);
-}
-
-static int remove_dir(void **st)
-{
-	(void)st;
-	az_test_tmpdir_remove(dir);
-	return 0;
-}
+AZ_TEST_DIR_FIXTURE("/tmp/az_tangled_cacheXXXXXX")
 
 static struct az_tangled_adj *open_adj(int graph, const char *method, double tf,
 				       struct az_tangled_adj_stats *s)

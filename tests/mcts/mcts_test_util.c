@@ -197,6 +197,61 @@ uint32_t sum_u32(const uint32_t *x, uint32_t n)
 	return s;
 }
 
+int ttt_sweep(struct ttt_sweep *w, uint64_t seed,
+	      void (*visit)(void *w, const void *state, const char *moves))
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	int n;
+
+	ttt->init(s);
+	w->t = make_tree(ttt, s, seed, 0.0f);
+	n = az_game_enumerate(ttt, 1, visit, w);
+	az_tree_destroy(w->t);
+	w->t = NULL;
+	return n;
+}
+
+/* Append printf(fmt, ...) to out[0..len) at *n. */
+static void append(char *out, size_t len, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	*n += (size_t)vsnprintf(out + *n, len - *n, fmt, ap);
+	va_end(ap);
+	assert_true(*n < len);
+}
+
+void ttt_transcript(struct az_tree *t, int (*move)(struct az_tree *t, int ply), int target,
+		    const char *header, char *out, size_t len)
+{
+	uint32_t visits[9];
+	float pi[9], v;
+	size_t n = 0;
+
+	append(out, len, &n, "%s", header);
+	for (int ply = 0; !ttt->terminal(az_tree_root_state(t), &v); ply++) {
+		int a = move(t, ply);
+
+		assert_true(a >= 0);
+		az_tree_root_children(t, visits, NULL, NULL);
+		append(out, len, &n, "%d:", a + 1);
+		for (int c = 0; c < 9; c++)
+			append(out, len, &n, " %u", visits[c]);
+		if (target) {
+			az_tree_policy_target(t, pi);
+			append(out, len, &n, " |");
+			for (int c = 0; c < 9; c++)
+				append(out, len, &n, " %.0f", 100.0 * pi[c]);
+		}
+		append(out, len, &n, "\n");
+		assert_int_equal(az_tree_advance(t, a), 0);
+		assert_tree_ok(t);
+	}
+	ttt->format(az_tree_root_state(t), out + n, len - n);
+	az_tree_destroy(t);
+}
+
 void assert_golden(const char *path, const char *got)
 {
 	char want[8192];

@@ -62,6 +62,24 @@ int wins_at_once(const struct az_game *g, const void *state, int a);
 
 uint32_t sum_u32(const uint32_t *x, uint32_t n);
 
+/* A sweep over every reachable tic-tac-toe position where the game goes on (az_game_enumerate
+ * with nonterminal_only): visit(w, state, moves) at each, with w->t one tree for them all (created
+ * at the start with this seed and no root noise; the visitor resets it to the position) and
+ * the counters left to the visitor. Returns the positions enumerated; destroys the tree. */
+struct ttt_sweep {
+	struct az_tree *t;
+	int positions, proven, failures;
+};
+int ttt_sweep(struct ttt_sweep *w, uint64_t seed,
+	      void (*visit)(void *w, const void *state, const char *moves));
+
+/* A golden self-play transcript of tic-tac-toe into out[0..len): the header line(s), then until
+ * the game ends one line a move: the move (1-9) that move(t, ply) searched for and picked, the
+ * root's visit counts of cells 1..9 and, with target set, " |" and the root's policy target in
+ * hundredths; the move is played with tree reuse. Ends with the final board; destroys t. */
+void ttt_transcript(struct az_tree *t, int (*move)(struct az_tree *t, int ply), int target,
+		    const char *header, char *out, size_t len);
+
 /* Compare a golden transcript: fail the test when got differs from the file at path (at most
  * 8 KiB); with AZ_GOLDEN_UPDATE set in the environment, rewrite the file instead. */
 void assert_golden(const char *path, const char *got);

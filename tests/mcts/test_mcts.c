@@ -124,15 +124,9 @@ static void test_connect4_tactics(void **unused)
 
 /* Every reachable tic-tac-toe position where the side to move can win at once: the search must
  * pick a winning move and see a positive root value. */
-struct sweep {
-	struct az_tree *t;
-	int positions;
-	int failures;
-};
-
 static void sweep_win(void *ctx, const void *state, const char *moves)
 {
-	struct sweep *w = ctx;
+	struct ttt_sweep *w = ctx;
 	uint8_t mask[AZ_GAME_ACTIONS_MAX];
 	int win = 0, a;
 
@@ -153,16 +147,12 @@ static void sweep_win(void *ctx, const void *state, const char *moves)
 
 static void test_win_in_one_all_positions(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX];
-	struct sweep w = { 0 };
+	struct ttt_sweep w = { 0 };
 
 	(void)unused;
-	ttt->init(s);
-	w.t = make_tree(ttt, s, 3, 0.0f);
-	assert_true(az_game_enumerate(ttt, 1, sweep_win, &w) > 0);
+	assert_true(ttt_sweep(&w, 3, sweep_win) > 0);
 	assert_true(w.positions > 1000);
 	assert_int_equal(w.failures, 0);
-	az_tree_destroy(w.t);
 }
 
 /* Terminal root: every simulation is TERMINAL with the exact value, nothing to pick. */
@@ -700,37 +690,24 @@ static void test_search_eval_error(void **unused)
 
 /* One game: 100 simulations a move, noise on, temperature 1 for two plies then 0, tree reuse.
  * Each line: the move played (1-9) and the root's visit counts for cells 1..9. */
+static int selfplay_move(struct az_tree *t, int ply)
+{
+	assert_int_equal(search(t, ttt, 100), 0);
+	return az_tree_pick(t, ply < 2 ? 1.0f : 0.0f, NULL);
+}
+
 static void selfplay_transcript(char *out, size_t len)
 {
 	uint8_t s[AZ_GAME_STATE_MAX];
-	uint32_t visits[9];
 	struct az_tree *t;
-	size_t n = 0;
-	float v;
 
 	ttt->init(s);
 	t = make_tree(ttt, s, 2024, 0.25f);
 	az_tree_set_noise(t, 1);
-	n += (size_t)snprintf(out + n, len - n,
-			      "# tic-tac-toe self-play: seed 2024, 100 sims a move, eps 0.25, "
-			      "T=1 for 2 plies then 0\n# move: visits of cells 1-9\n");
-	for (int ply = 0; !ttt->terminal(az_tree_root_state(t), &v); ply++) {
-		int a;
-
-		assert_int_equal(search(t, ttt, 100), 0);
-		a = az_tree_pick(t, ply < 2 ? 1.0f : 0.0f, NULL);
-		assert_true(a >= 0);
-		az_tree_root_children(t, visits, NULL, NULL);
-		n += (size_t)snprintf(out + n, len - n, "%d:", a + 1);
-		for (int c = 0; c < 9; c++)
-			n += (size_t)snprintf(out + n, len - n, " %u", visits[c]);
-		n += (size_t)snprintf(out + n, len - n, "\n");
-		assert_int_equal(az_tree_advance(t, a), 0);
-		assert_tree_ok(t);
-		assert_true(n < len);
-	}
-	ttt->format(az_tree_root_state(t), out + n, len - n);
-	az_tree_destroy(t);
+	ttt_transcript(t, selfplay_move, 0,
+		       "# tic-tac-toe self-play: seed 2024, 100 sims a move, eps 0.25, "
+		       "T=1 for 2 plies then 0\n# move: visits of cells 1-9\n",
+		       out, len);
 }
 
 static void test_golden_selfplay(void **unused)

@@ -138,20 +138,31 @@ static void improved_by_hand(const float *q, uint32_t max_n, float c_scale, doub
 		pi[a] /= sum;
 }
 
+/* The bandit from its start searched with sims simulations of eval_bandit (m considered,
+ * c_scale, seed 1, no noise); the root's visit counts in visits[4]. The caller destroys the
+ * tree. */
+static struct az_tree *bandit_search(uint32_t m, float c_scale, uint32_t sims, uint32_t *visits)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct az_tree *t;
+
+	bandit_init(s);
+	t = gumbel_tree(&bandit_game, s, m, c_scale, 1, 0);
+	assert_int_equal(az_mcts_search(t, sims, eval_bandit, NULL), 0);
+	az_tree_root_children(t, visits, NULL, NULL);
+	return t;
+}
+
 /* Every arm visited once (m 4, budget 4: one round): completed Q = the arms' values. */
 static void test_improved_policy_all_visited(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX];
 	uint32_t visits[4];
 	float pi[4];
 	double want[4];
 	struct az_tree *t;
 
 	(void)unused;
-	bandit_init(s);
-	t = gumbel_tree(&bandit_game, s, 4, 0.1f, 1, 0);
-	assert_int_equal(az_mcts_search(t, 5, eval_bandit, NULL), 0);
-	az_tree_root_children(t, visits, NULL, NULL);
+	t = bandit_search(4, 0.1f, 5, visits);
 	for (int a = 0; a < 4; a++)
 		assert_int_equal(visits[a], 1);
 	az_tree_policy_target(t, pi);
@@ -169,7 +180,7 @@ static void test_improved_policy_all_visited(void **unused)
  * completed with the mixed value (v_raw + 2 * sum P q / sum P) / 3 over the visited two. */
 static void test_improved_policy_mixed_value(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX], cons[4];
+	uint8_t cons[4];
 	uint32_t visits[4];
 	float pi[4], q[4];
 	double want[4];
@@ -177,12 +188,9 @@ static void test_improved_policy_mixed_value(void **unused)
 	double vmix = (ROOT_V + 2.0 * (0.3 * ARM[2] + 0.4 * ARM[3]) / (0.3 + 0.4)) / 3.0;
 
 	(void)unused;
-	bandit_init(s);
-	t = gumbel_tree(&bandit_game, s, 2, 0.1f, 1, 0);
-	assert_int_equal(az_mcts_search(t, 3, eval_bandit, NULL), 0);
+	t = bandit_search(2, 0.1f, 3, visits);
 	assert_int_equal(az_tree_gumbel_considered(t, cons, NULL), 2);
 	assert_true(cons[2] && cons[3] && !cons[0] && !cons[1]);
-	az_tree_root_children(t, visits, NULL, NULL);
 	assert_int_equal(visits[2], 1);
 	assert_int_equal(visits[3], 1);
 	az_tree_policy_target(t, pi);
@@ -201,15 +209,11 @@ static void test_improved_policy_mixed_value(void **unused)
  * Q dominates), and the winner the better of them, arm 0. */
 static void test_visits_follow_schedule(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX];
 	uint32_t visits[4];
 	struct az_tree *t;
 
 	(void)unused;
-	bandit_init(s);
-	t = gumbel_tree(&bandit_game, s, 4, 1.0f, 1, 0);
-	assert_int_equal(az_mcts_search(t, 9, eval_bandit, NULL), 0);
-	az_tree_root_children(t, visits, NULL, NULL);
+	t = bandit_search(4, 1.0f, 9, visits);
 	assert_int_equal(visits[0], 3);
 	assert_int_equal(visits[1], 1);
 	assert_int_equal(visits[2], 1);
@@ -221,22 +225,31 @@ static void test_visits_follow_schedule(void **unused)
 
 /* ---- MCTS-Solver at the root ---- */
 
+/* A Gumbel search (m 16, c_scale 1, this seed) of sims simulations at the tic-tac-toe position
+ * after moves, which proves the root's value to be v. The caller destroys the tree. */
+static struct az_tree *proven_root(const char *moves, uint64_t seed, uint32_t sims, int v)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	struct az_tree *t;
+	int got;
+
+	ttt_position(moves, s);
+	t = gumbel_tree(ttt, s, 16, 1.0f, seed, 1);
+	assert_int_equal(search(t, ttt, sims), 0);
+	assert_true(az_tree_root_proven(t, &got));
+	assert_int_equal(got, v);
+	return t;
+}
+
 /* X to move with a win in one (square 3): the root is proven, the win is played and the
  * target is all on it. */
 static void test_solver_win_played(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX];
 	float pi[AZ_GAME_ACTIONS_MAX];
 	struct az_tree *t;
-	struct eval_ctx ec = {.g = ttt};
-	int v;
 
 	(void)unused;
-	ttt_position("1425", s);
-	t = gumbel_tree(ttt, s, 16, 1.0f, 7, 1);
-	assert_int_equal(az_mcts_search(t, 32, eval_uniform, &ec), 0);
-	assert_true(az_tree_root_proven(t, &v));
-	assert_int_equal(v, 1);
+	t = proven_root("1425", 7, 32, 1);
 	assert_int_equal(az_tree_pick(t, 0.0f, NULL), 2);
 	assert_int_equal(az_tree_pick(t, 1.0f, NULL), 2);
 	az_tree_policy_target(t, pi);
@@ -274,18 +287,11 @@ static void test_solver_losses_dropped(void **unused)
  * by max - min = 0 (a span of 1e-8 added to -1 is -1 in float). */
 static void test_solver_all_lost_finite(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX];
 	float pi[AZ_GAME_ACTIONS_MAX], sum = 0.0f;
 	struct az_tree *t;
-	struct eval_ctx ec = {.g = ttt};
-	int v;
 
 	(void)unused;
-	ttt_position("15937", s);
-	t = gumbel_tree(ttt, s, 16, 1.0f, 9, 1);
-	assert_int_equal(az_mcts_search(t, 8, eval_uniform, &ec), 0);
-	assert_true(az_tree_root_proven(t, &v));
-	assert_int_equal(v, -1);
+	t = proven_root("15937", 9, 8, -1);
 	az_tree_policy_target(t, pi);
 	for (int a = 0; a < 9; a++) {
 		assert_true(isfinite(pi[a]));
@@ -338,43 +344,22 @@ static void test_batch_spreads(void **unused)
 /* One game: 16 fresh simulations a move (az_tree_sims_target), Gumbel noise on, tree reuse,
  * the sequential-halving winner played. Each line: the move (1-9), the root's visit counts
  * for cells 1..9, and the improved policy target in hundredths. */
+static int gumbel_move(struct az_tree *t, int ply)
+{
+	(void)ply;
+	assert_int_equal(search(t, ttt, az_tree_sims_target(t, 16, 1)), 0);
+	return az_tree_pick(t, 0.0f, NULL);
+}
+
 static void gumbel_transcript(char *out, size_t len)
 {
 	uint8_t s[AZ_GAME_STATE_MAX];
-	uint32_t visits[9];
-	float pi[9], v;
-	struct az_tree *t;
-	struct eval_ctx ec = {.g = ttt};
-	size_t n = 0;
 
 	ttt->init(s);
-	t = gumbel_tree(ttt, s, 16, 0.1f, 2024, 1);
-	n += (size_t)snprintf(
-		out + n, len - n,
-		"# tic-tac-toe Gumbel self-play: seed 2024, 16 fresh sims a move, m 16, "
-		"c_scale 0.1\n# move: visits of cells 1-9 | target x 100\n");
-	while (!ttt->terminal(az_tree_root_state(t), &v)) {
-		int a;
-
-		assert_int_equal(
-			az_mcts_search(t, az_tree_sims_target(t, 16, 1), eval_uniform, &ec), 0);
-		a = az_tree_pick(t, 0.0f, NULL);
-		assert_true(a >= 0);
-		az_tree_root_children(t, visits, NULL, NULL);
-		az_tree_policy_target(t, pi);
-		n += (size_t)snprintf(out + n, len - n, "%d:", a + 1);
-		for (int c = 0; c < 9; c++)
-			n += (size_t)snprintf(out + n, len - n, " %u", visits[c]);
-		n += (size_t)snprintf(out + n, len - n, " |");
-		for (int c = 0; c < 9; c++)
-			n += (size_t)snprintf(out + n, len - n, " %.0f", 100.0 * pi[c]);
-		n += (size_t)snprintf(out + n, len - n, "\n");
-		assert_int_equal(az_tree_advance(t, a), 0);
-		assert_tree_ok(t);
-		assert_true(n < len);
-	}
-	ttt->format(az_tree_root_state(t), out + n, len - n);
-	az_tree_destroy(t);
+	ttt_transcript(gumbel_tree(ttt, s, 16, 0.1f, 2024, 1), gumbel_move, 1,
+		       "# tic-tac-toe Gumbel self-play: seed 2024, 16 fresh sims a move, m 16, "
+		       "c_scale 0.1\n# move: visits of cells 1-9 | target x 100\n",
+		       out, len);
 }
 
 static void test_golden_gumbel_selfplay(void **unused)

@@ -159,14 +159,9 @@ static void test_fpu_parent(void **unused)
 /* Proofs are exact: over every non-terminal tic-tac-toe position, a 300-simulation search with
  * the uniform evaluator either leaves the root open or proves exactly the solver's value, and a
  * proven root's pick is an optimal move. Most positions get proven (tic-tac-toe is small). */
-struct sweep {
-	struct az_tree *t;
-	int positions, proven, failures;
-};
-
 static void sweep_one(void *ctx, const void *state, const char *moves)
 {
-	struct sweep *w = ctx;
+	struct ttt_sweep *w = ctx;
 	uint8_t opt[AZ_GAME_ACTIONS_MAX];
 	int exact = az_solve(ttt, state, opt), v, a;
 
@@ -187,16 +182,12 @@ static void sweep_one(void *ctx, const void *state, const char *moves)
 
 static void test_proofs_exact(void **unused)
 {
-	uint8_t s[AZ_GAME_STATE_MAX];
-	struct sweep w = {0};
+	struct ttt_sweep w = {0};
 
 	(void)unused;
-	ttt->init(s);
-	w.t = make_tree(ttt, s, 5, 0.0f);
-	assert_true(az_game_enumerate(ttt, 1, sweep_one, &w) > 4000);
+	assert_true(ttt_sweep(&w, 5, sweep_one) > 4000);
 	assert_int_equal(w.failures, 0);
 	assert_true(w.proven > w.positions / 2);
-	az_tree_destroy(w.t);
 }
 
 /* ---- contempt (params.draw_value) ---- */
