@@ -178,92 +178,125 @@ static void knee(const struct infer_opts *o, const double *eps, uint32_t *batch,
 			*batch = b->v[i];
 }
 
+/* One game's measurement: its network's name and the backend's description (why). */
+struct game_result {
+	const char *game;
+	char net[32];
+	char why[256];
+	double eps[MAX_BATCHES];
+};
+
+/* One row per batch size of g into t. Returns 0 or -ENOMEM. */
+static int add_rows(const struct infer_opts *o, const struct game_result *g,
+		    struct az_bench_table *t)
+{
+	const uint32_t *batch = o->batches.v;
+	int cuda = strncmp(g->why, "cuda", 4) == 0;
+
+	for (int i = 0; i < o->batches.n; i++) {
+		struct az_bench_row r = { 0 };
+
+		az_bench_row_str(&r, "game", g->game);
+		az_bench_row_str(&r, "net", g->net);
+		az_bench_row_str(&r, "backend", cuda ? "cuda" : "cpu");
+		/* the cpu backend's path (docs/cpu.md), from its description */
+		az_bench_row_str(&r, "kernel", cuda ? "cuda"
+					       : strstr(g->why, "AVX-512") ? "avx512" : "blas");
+		az_bench_row_int(&r, "batch", batch[i]);
+		az_bench_row_num(&r, "evals_per_s", g->eps[i], 0);
+		az_bench_row_num(&r, "us_per_batch", 1e6 * batch[i] / g->eps[i], 1);
+		if (batch[0] == 1)
+			az_bench_row_num(&r, "vs_batch1", g->eps[i] / g->eps[0], 2);
+		else
+			az_bench_row_none(&r, "vs_batch1");
+		if (az_bench_table_add(t, &r) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The recommendation's part for game number gi: its knee batch and peak, in text and rec. */
+static void add_recommendation(const struct infer_opts *o, const struct game_result *g, int gi,
+			       struct az_bench_row *rec, char *text, size_t len)
+{
+	uint32_t kb;
+	double best;
+	char key[AZ_BENCH_KEY_MAX];
+
+	knee(o, g->eps, &kb, &best);
+	snprintf(text + strlen(text), len - strlen(text),
+		 "%s%s %s: batch %u reaches 90%% of the peak %.0f evals/s", gi ? "; " : "",
+		 g->game, g->net, kb, best);
+	snprintf(key, sizeof(key), "%s_batch90", g->game);
+	az_bench_row_int(rec, key, kb);
+	snprintf(key, sizeof(key), "%s_peak_evals_per_s", g->game);
+	az_bench_row_num(rec, key, best, 0);
+}
+
+/* Measure game's network at every batch size for `each` seconds each into g. Returns 0, 2 when
+ * azrun would refuse the network, 1 when the measurement failed (a message on stderr). */
+static int measure_game(const struct infer_opts *o, const char *game, double each,
+			struct game_result *g)
+{
+	struct az_arch a;
+	int rc;
+
+	/* azrun's caps and the board shape: the reason named, not a guess */
+	if (az_bench_net_check("infer", game, o->net.kind, o->net.hidden, o->net.blocks) < 0)
+		return 2;
+	rc = game_arch(o, game, &a);
+	AZ_ASSERT(rc == 0); /* what azrun accepts, the model can build */
+	g->game = game;
+	/* MLP rows keep the "HxR" they always had */
+	if (a.kind == AZ_NET_MLP)
+		snprintf(g->net, sizeof(g->net), "%ux%u", a.hidden, a.blocks);
+	else
+		az_arch_format(&a, g->net, sizeof(g->net));
+	az_bench_progress(&o->common, "infer: %s %s, %d batch sizes, %.2fs each\n", game, g->net,
+			  o->batches.n, each);
+	rc = az_bench_infer_measure(o->backend, &a, o->batches.v, o->batches.n, each, g->eps,
+				    g->why, sizeof(g->why));
+	if (rc < 0) {
+		fprintf(stderr, "azbench infer: %s: %s (%s)\n", game, strerror(-rc), g->why);
+		return 1;
+	}
+	az_bench_progress(&o->common, "infer: backend %s\n", g->why);
+	return 0;
+}
+
 int az_bench_infer(int argc, char **argv)
 {
 	struct infer_opts o = { 0 };
 	struct az_bench_table t = { 0 };
 	struct az_bench_row rec = { 0 };
-	double eps[MAX_BATCHES];
-	char text[512] = "", why[256];
+	struct game_result g;
+	char text[512] = "";
 	int rc = az_bench_parse(&infer_table, &o, &o.common, usage, argc, argv);
 
 	if (rc)
 		return rc == 1 ? 0 : 2;
 	openblas_set_num_threads(1); /* one BLAS thread, as in the inference process */
 	double each = o.common.seconds / (o.games.n * o.batches.n);
-	for (int gi = 0; gi < o.games.n; gi++) {
-		struct az_arch a;
-		char net[32];
-
-		/* azrun's caps and the board shape: the reason named, not a guess */
-		if (az_bench_net_check("infer", o.games.name[gi], o.net.kind, o.net.hidden,
-				       o.net.blocks) < 0) {
-			az_bench_table_free(&t);
-			return 2;
-		}
-		int arc = game_arch(&o, o.games.name[gi], &a);
-		AZ_ASSERT(arc == 0); /* what azrun accepts, the model can build */
-		/* MLP rows keep the "HxR" they always had */
-		if (a.kind == AZ_NET_MLP)
-			snprintf(net, sizeof(net), "%ux%u", a.hidden, a.blocks);
-		else
-			az_arch_format(&a, net, sizeof(net));
-		az_bench_progress(&o.common, "infer: %s %s, %d batch sizes, %.2fs each\n",
-				  o.games.name[gi], net, o.batches.n, each);
-		rc = az_bench_infer_measure(o.backend, &a, o.batches.v, o.batches.n, each, eps, why,
-					    sizeof(why));
-		if (rc < 0) {
-			fprintf(stderr, "azbench infer: %s: %s (%s)\n", o.games.name[gi],
-				strerror(-rc), why);
-			az_bench_table_free(&t);
-			return 1;
-		}
-		az_bench_progress(&o.common, "infer: backend %s\n", why);
-		for (int i = 0; i < o.batches.n; i++) {
-			struct az_bench_row r = { 0 };
-
-			az_bench_row_str(&r, "game", o.games.name[gi]);
-			az_bench_row_str(&r, "net", net);
-			az_bench_row_str(&r, "backend", strncmp(why, "cuda", 4) ? "cpu" : "cuda");
-			/* the cpu backend's path (docs/cpu.md), from its description */
-			az_bench_row_str(&r, "kernel", !strncmp(why, "cuda", 4) ? "cuda"
-						       : strstr(why, "AVX-512") ? "avx512" : "blas");
-			az_bench_row_int(&r, "batch", o.batches.v[i]);
-			az_bench_row_num(&r, "evals_per_s", eps[i], 0);
-			az_bench_row_num(&r, "us_per_batch", 1e6 * o.batches.v[i] / eps[i], 1);
-			if (o.batches.v[0] == 1)
-				az_bench_row_num(&r, "vs_batch1", eps[i] / eps[0], 2);
-			else
-				az_bench_row_none(&r, "vs_batch1");
-			if (az_bench_table_add(&t, &r) < 0) {
-				az_bench_table_free(&t);
-				return 1;
-			}
-		}
-		uint32_t kb;
-		double best;
-		char key[AZ_BENCH_KEY_MAX];
-
-		knee(&o, eps, &kb, &best);
-		snprintf(text + strlen(text), sizeof(text) - strlen(text),
-			 "%s%s %s: batch %u reaches 90%% of the peak %.0f evals/s", gi ? "; " : "",
-			 o.games.name[gi], net, kb, best);
-		snprintf(key, sizeof(key), "%s_batch90", o.games.name[gi]);
-		az_bench_row_int(&rec, key, kb);
-		snprintf(key, sizeof(key), "%s_peak_evals_per_s", o.games.name[gi]);
-		az_bench_row_num(&rec, key, best, 0);
+	for (int gi = 0; gi < o.games.n && rc == 0; gi++) {
+		rc = measure_game(&o, o.games.name[gi], each, &g);
+		if (rc == 0)
+			rc = add_rows(&o, &g, &t) < 0 ? 1 : 0;
+		if (rc == 0)
+			add_recommendation(&o, &g, gi, &rec, text, sizeof(text));
 	}
-	struct az_bench_plot_spec ps = {
-		.title = "inference backend alone: evals/s vs batch",
-		.xkey = "batch",
-		.ykey = "evals_per_s",
-		.series = { "game", "net", NULL },
-		.series_fmt = { NULL, "net %s" },
-		.logx = 1,
-		.logy = 1,
-	};
-	rc = az_bench_emit(&t, &o.common, &ps);
-	az_bench_recommend(&o.common, text, &rec);
+	if (rc == 0) {
+		struct az_bench_plot_spec ps = {
+			.title = "inference backend alone: evals/s vs batch",
+			.xkey = "batch",
+			.ykey = "evals_per_s",
+			.series = { "game", "net", NULL },
+			.series_fmt = { NULL, "net %s" },
+			.logx = 1,
+			.logy = 1,
+		};
+		rc = az_bench_emit(&t, &o.common, &ps);
+		az_bench_recommend(&o.common, text, &rec);
+	}
 	az_bench_table_free(&t);
 	return rc;
 }
