@@ -7,8 +7,8 @@
 #include <cblas.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +20,14 @@
 #include "base/spawn.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/bench_opts.h"
 #include "tools/config.h"
 #include "train/train_backend.h"
 
 #define MAX_GAMES 2
 #define MAX_BATCHES 8
 #define MAX_POINTS (MAX_GAMES * MAX_BATCHES)
-#define DEFAULT_SECONDS 10.0
+#define DEFAULT_SECONDS "10"
 #define SCRIPT_NAME "torch_train_bench.py"
 #define PATH_LEN 1024
 #define OUT_MAX 65536
@@ -40,96 +41,58 @@ static double now_s(void)
 
 struct train_opts {
 	struct az_bench_opts common;
-	const char *games[MAX_GAMES];
-	int ngames;
-	uint32_t batches[MAX_BATCHES];
-	int nbatches;
-	uint32_t hidden, blocks; /* 0: the game's default */
-	uint32_t net;            /* enum az_net_kind of --net */
+	struct az_bench_games games;
+	struct az_bench_list batches;
+	struct az_bench_net net; /* hidden 0: the game's default */
 	const char *python;      /* --python, or NULL */
 	const char *script;      /* --torch-script, or NULL */
 	int no_torch;
 	enum az_backend_kind backend; /* --backend: cuda runs the GPU trainer, else the C one */
 };
 
-static void usage(FILE *out)
+AZ_BENCH_LIST_PARSER(parse_batches, MAX_BATCHES, 1, AZ_BENCH_BATCH_MAX)
+
+/* Every option of azbench train, in --help's order (tools/options.h). */
+#define O(field) offsetof(struct train_opts, field)
+static const struct az_opt train_opt[] = {
+	AZ_BENCH_GAMES_OPT(O, games),
+	{"batches", AZ_OPT_PARSE, O(batches), "LIST", 0, 0, "32,128,512",
+	 "minibatch sizes, comma-separated",
+	 AZ_BENCH_LIST_RANGE(MAX_BATCHES, 1, AZ_BENCH_BATCH_MAX), NULL, parse_batches},
+	{"net", AZ_OPT_PARSE, O(net), "HxR", 0, 0, NULL,
+	 "width x residual blocks, mlp:HxR, or resnet:FxR (C trainer only) (default: the game's)",
+	 AZ_BENCH_NET_CHOICES, NULL, az_bench_opt_net},
+	{"python", AZ_OPT_STR, O(python), "PATH", 0, 0, NULL,
+	 "interpreter for the PyTorch side (default: the first of $AZ_PYTHON, python3, "
+	 "/usr/bin/python3 that imports torch)", NULL, NULL, NULL},
+	{"torch-script", AZ_OPT_STR, O(script), "PATH", 0, 0, NULL,
+	 "the PyTorch side (default: $AZ_TORCH_SCRIPT, then bench/" SCRIPT_NAME " beside "
+	 "azbench, then tools/bench/ of the source tree)", NULL, NULL, NULL},
+	{"no-torch", AZ_OPT_FLAG, O(no_torch), NULL, 0, 0, NULL, "C trainer only", NULL, NULL,
+	 NULL},
+	{"backend", AZ_OPT_PARSE, O(backend), "B", 0, 0, "auto",
+	 "cpu (auto also means cpu, as in azrun) or cuda: the GPU trainer, impl \"cuda\" in the "
+	 "rows", AZ_OPTS_BACKENDS, NULL, az_opts_backend},
+	AZ_BENCH_COMMON_OPTS(O, common, DEFAULT_SECONDS),
+};
+#undef O
+static const struct az_opts train_table = {"azbench train", train_opt,
+						AZ_ARRAY_LEN(train_opt), 0};
+
+static void usage(const struct az_opts *t)
 {
-	fprintf(out,
-		"Usage: azbench train [options]\n"
-		"Training samples/s of the C trainer (forward, backprop, Adam; one thread)\n"
-		"for the default network of each game (azrun's defaults: lr, L2) at several\n"
-		"batch sizes, and of PyTorch on the same network, loss, batch and optimiser\n"
-		"with torch.set_num_threads(1), when torch is importable.\n\n"
-		"  --game NAME          %s | all (default all)\n"
-		"  --batches LIST       minibatch sizes (default 32,128,512)\n"
-		"  --net HxR            width x residual blocks (default: the game's); also\n"
-		"                       mlp:HxR, or resnet:FxR (C trainer only)\n"
-		"  --python PATH        interpreter for the PyTorch side (default: the first\n"
-		"                       of $AZ_PYTHON, python3, /usr/bin/python3 that\n"
-		"                       imports torch)\n"
-		"  --torch-script PATH  the PyTorch side (default: $AZ_TORCH_SCRIPT, then\n"
-		"                       bench/" SCRIPT_NAME " beside azbench,\n"
-		"                       then tools/bench/ of the source tree)\n"
-		"  --no-torch           C trainer only\n"
-		"  --backend B          cpu (default; auto also means cpu, as in azrun) |\n"
-		"                       cuda: the GPU trainer, impl \"cuda\" in the rows\n"
-		"  --help               this text\n"
-		"%s\n"
-		"Rows: impl c, cuda or torch; samples_per_s = batch x steps / s; c_over_torch =\n"
-		"C samples/s over PyTorch's at the same point; torch = its version or\n"
-		"\"not available\". The budget (default --seconds %.0f) is split between C\n"
-		"and PyTorch; PyTorch's start-up (import, first optimiser) comes on top.\n"
-		"--plot: samples/s against the batch size, one line per game and impl.\n",
-		az_bench_games_help(), az_bench_common_help, DEFAULT_SECONDS);
-}
-
-/* A train option that az_bench_parse_argv() does not handle (az_bench_argv.opt). */
-static int parse_opt(void *mode_opts, int c, const char *arg)
-{
-	struct train_opts *o = mode_opts;
-
-	switch (c) {
-	case 'p':
-		o->python = arg;
-		return 0;
-	case 's':
-		o->script = arg;
-		return 0;
-	case 'T':
-		o->no_torch = 1;
-		return 0;
-	default:
-		return -ENOENT;
-	}
-}
-
-/* Returns 0 to run, 1 after --help, 2 on bad usage. */
-static int parse(struct train_opts *o, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		AZ_BENCH_LONGOPT_GAME,
-		AZ_BENCH_LONGOPT_BATCHES,
-		AZ_BENCH_LONGOPT_NET,
-		{ "python", required_argument, NULL, 'p' },
-		{ "torch-script", required_argument, NULL, 's' },
-		{ "no-torch", no_argument, NULL, 'T' },
-		AZ_BENCH_LONGOPT_BACKEND,
-		AZ_BENCH_LONGOPT_HELP,
-		AZ_BENCH_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct az_bench_argv p = {
-		.mode = "train", .longopts = longopts, .common = &o->common, .usage = usage,
-		.games = o->games, .ngames = &o->ngames,
-		.batches = o->batches, .nbatches = &o->nbatches, .max_batches = MAX_BATCHES,
-		.hidden = &o->hidden, .blocks = &o->blocks, .net = &o->net, .opt = parse_opt,
-		.mode_opts = o, .backend = &o->backend,
-	};
-
-	memset(o, 0, sizeof(*o));
-	o->common.seconds = DEFAULT_SECONDS;
-	o->nbatches = az_bench_parse_u32_list("32,128,512", o->batches, MAX_BATCHES, 1, 65536);
-	return az_bench_parse_argv(&p, argc, argv);
+	printf("Usage: azbench train [options]\n"
+	       "Training samples/s of the C trainer (forward, backprop, Adam; one thread)\n"
+	       "for the default network of each game (azrun's defaults: lr, L2) at several\n"
+	       "batch sizes, and of PyTorch on the same network, loss, batch and optimiser\n"
+	       "with torch.set_num_threads(1), when torch is importable.\n\n"
+	       "Options:\n");
+	az_opts_help(stdout, t);
+	printf("\nRows: impl c, cuda or torch; samples_per_s = batch x steps / s; c_over_torch =\n"
+	       "C samples/s over PyTorch's at the same point; torch = its version or\n"
+	       "\"not available\". The budget (--seconds) is split between C and PyTorch;\n"
+	       "PyTorch's start-up (import, first optimiser) comes on top.\n"
+	       "--plot: samples/s against the batch size, one line per game and impl.\n");
 }
 
 /* ---- one measurement point ---- */
@@ -460,12 +423,12 @@ static void recommend(const struct train_opts *o, const struct point *pts, int n
 
 int az_bench_train(int argc, char **argv)
 {
-	struct train_opts o;
+	struct train_opts o = { 0 };
 	struct torch_side ts;
 	struct point pts[MAX_POINTS];
 	char nets[MAX_POINTS][32];
 	struct az_bench_table t = { 0 };
-	int np = 0, rc = parse(&o, argc, argv);
+	int np = 0, rc = az_bench_parse(&train_table, &o, &o.common, usage, argc, argv);
 
 	if (rc)
 		return rc == 1 ? 0 : 2;
@@ -473,35 +436,36 @@ int az_bench_train(int argc, char **argv)
 	double t0 = now_s();
 	memset(&ts, 0, sizeof(ts));
 	find_torch(&o, &ts);
-	if (o.net == AZ_NET_RESNET && ts.ok) { /* torch_train_bench.py builds the MLP only */
+	if (o.net.kind == AZ_NET_RESNET && ts.ok) { /* torch_train_bench.py builds the MLP only */
 		ts.ok = 0;
 		snprintf(ts.why, sizeof(ts.why), "--net resnet: the PyTorch side has the MLP only");
 	}
-	for (int gi = 0; gi < o.ngames; gi++) {
-		const struct az_game *g = az_game_find(o.games[gi]);
+	for (int gi = 0; gi < o.games.n; gi++) {
+		const struct az_game *g = az_game_find(o.games.name[gi]);
 		struct az_config cfg;
 
 		AZ_ASSERT(g && az_config_defaults(&cfg, g->name) == 0);
-		for (int bi = 0; bi < o.nbatches; bi++, np++) {
+		for (int bi = 0; bi < o.batches.n; bi++, np++) {
 			struct point *p = &pts[np];
 
 			memset(p, 0, sizeof(*p));
 			p->game = g->name;
 			p->arch = (struct az_arch){ .inputs = g->features, .actions = g->actions,
-						    .hidden = o.hidden ? o.hidden : cfg.hidden,
-						    .blocks = o.hidden ? o.blocks : cfg.blocks,
-						    .kind = o.hidden ? o.net : cfg.net };
+						    .hidden = o.net.hidden ? o.net.hidden : cfg.hidden,
+						    .blocks = o.net.hidden ? o.net.blocks : cfg.blocks,
+						    .kind = o.net.hidden ? o.net.kind : cfg.net };
 			if (p->arch.kind == AZ_NET_RESNET) {
 				p->arch.planes = g->planes;
 				p->arch.height = g->height;
 				p->arch.width = g->width;
 			}
-			if (az_bench_net_check("train", g->name, o.net, o.hidden, o.blocks) < 0)
+			if (az_bench_net_check("train", g->name, o.net.kind, o.net.hidden,
+					       o.net.blocks) < 0)
 				return 2;
 			AZ_ASSERT(az_arch_valid(&p->arch)); /* what azrun accepts, the model can build */
 			p->lr = cfg.lr;
 			p->l2 = cfg.l2;
-			p->batch = o.batches[bi];
+			p->batch = o.batches.v[bi];
 			if (p->arch.kind == AZ_NET_MLP)
 				snprintf(nets[np], sizeof(nets[np]), "%ux%u", p->arch.hidden,
 					 p->arch.blocks);
