@@ -421,6 +421,89 @@ static void recommend(const struct train_opts *o, const struct point *pts, int n
 	az_bench_recommend(&o->common, text, &rec);
 }
 
+/* A point per game and batch size into pts[] and their networks' names into nets[]. Returns
+ * the count, or -EINVAL when azrun would refuse --net for a game (a message on stderr). */
+static int plan_points(const struct train_opts *o, struct point *pts, char (*nets)[32])
+{
+	int np = 0;
+
+	for (int gi = 0; gi < o->games.n; gi++) {
+		const struct az_game *g = az_game_find(o->games.name[gi]);
+		struct az_config cfg;
+
+		AZ_ASSERT(g && az_config_defaults(&cfg, g->name) == 0);
+		if (az_bench_net_check("train", g->name, o->net.kind, o->net.hidden,
+				       o->net.blocks) < 0)
+			return -EINVAL;
+		for (int bi = 0; bi < o->batches.n; bi++, np++) {
+			struct point *p = &pts[np];
+
+			memset(p, 0, sizeof(*p));
+			p->game = g->name;
+			p->arch = (struct az_arch){
+				.inputs = g->features, .actions = g->actions,
+				.hidden = o->net.hidden ? o->net.hidden : cfg.hidden,
+				.blocks = o->net.hidden ? o->net.blocks : cfg.blocks,
+				.kind = o->net.hidden ? o->net.kind : cfg.net };
+			if (p->arch.kind == AZ_NET_RESNET) {
+				p->arch.planes = g->planes;
+				p->arch.height = g->height;
+				p->arch.width = g->width;
+			}
+			AZ_ASSERT(az_arch_valid(&p->arch)); /* what azrun accepts, the model can build */
+			p->lr = cfg.lr;
+			p->l2 = cfg.l2;
+			p->batch = o->batches.v[bi];
+			if (p->arch.kind == AZ_NET_MLP)
+				snprintf(nets[np], sizeof(nets[np]), "%ux%u", p->arch.hidden,
+					 p->arch.blocks);
+			else
+				az_arch_format(&p->arch, nets[np], sizeof(nets[np]));
+		}
+	}
+	return np;
+}
+
+/* The PyTorch side of every point, with half of --seconds for its measurements when it is
+ * available. Returns the seconds its start-up and teardown took (0 without it). */
+static double run_torch(const struct train_opts *o, struct torch_side *ts, struct point *pts,
+			int np)
+{
+	double each = o->common.seconds / 2 / np, t1 = now_s(), start;
+
+	if (!ts->ok)
+		return 0;
+	each = each > 0.1 ? each : 0.1;
+	az_bench_progress(&o->common, "train: PyTorch, %d points, %.2fs each\n", np, each);
+	measure_torch(o, ts, pts, np, each);
+	start = now_s() - t1 - ts->measured;
+	if (ts->ok)
+		az_bench_progress(&o->common, "train: PyTorch start-up and teardown took "
+				  "%.1fs (not counted in --seconds)\n", start);
+	return start;
+}
+
+/* The C (or GPU) trainer at every point, `left` seconds in all. Returns 0, or 1 after a
+ * message on stderr. */
+static int run_c(const struct train_opts *o, struct point *pts, char (*nets)[32], int np,
+		 double left)
+{
+	for (int i = 0; i < np; i++) {
+		double each = left / np > 0.05 ? left / np : 0.05;
+		int rc;
+
+		az_bench_progress(&o->common, "train: C %s %s batch %u, %.2fs\n", pts[i].game,
+				  nets[i], pts[i].batch, each);
+		rc = measure_c(&pts[i], o->backend, each);
+		if (rc < 0) {
+			fprintf(stderr, "azbench train: %s trainer: %s\n",
+				o->backend == AZ_BACKEND_CUDA ? "GPU" : "C", strerror(-rc));
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int az_bench_train(int argc, char **argv)
 {
 	struct train_opts o = { 0 };
@@ -428,7 +511,7 @@ int az_bench_train(int argc, char **argv)
 	struct point pts[MAX_POINTS];
 	char nets[MAX_POINTS][32];
 	struct az_bench_table t = { 0 };
-	int np = 0, rc = az_bench_parse(&train_table, &o, &o.common, usage, argc, argv);
+	int np, rc = az_bench_parse(&train_table, &o, &o.common, usage, argc, argv);
 
 	if (rc)
 		return rc == 1 ? 0 : 2;
@@ -440,67 +523,17 @@ int az_bench_train(int argc, char **argv)
 		ts.ok = 0;
 		snprintf(ts.why, sizeof(ts.why), "--net resnet: the PyTorch side has the MLP only");
 	}
-	for (int gi = 0; gi < o.games.n; gi++) {
-		const struct az_game *g = az_game_find(o.games.name[gi]);
-		struct az_config cfg;
-
-		AZ_ASSERT(g && az_config_defaults(&cfg, g->name) == 0);
-		for (int bi = 0; bi < o.batches.n; bi++, np++) {
-			struct point *p = &pts[np];
-
-			memset(p, 0, sizeof(*p));
-			p->game = g->name;
-			p->arch = (struct az_arch){ .inputs = g->features, .actions = g->actions,
-						    .hidden = o.net.hidden ? o.net.hidden : cfg.hidden,
-						    .blocks = o.net.hidden ? o.net.blocks : cfg.blocks,
-						    .kind = o.net.hidden ? o.net.kind : cfg.net };
-			if (p->arch.kind == AZ_NET_RESNET) {
-				p->arch.planes = g->planes;
-				p->arch.height = g->height;
-				p->arch.width = g->width;
-			}
-			if (az_bench_net_check("train", g->name, o.net.kind, o.net.hidden,
-					       o.net.blocks) < 0)
-				return 2;
-			AZ_ASSERT(az_arch_valid(&p->arch)); /* what azrun accepts, the model can build */
-			p->lr = cfg.lr;
-			p->l2 = cfg.l2;
-			p->batch = o.batches.v[bi];
-			if (p->arch.kind == AZ_NET_MLP)
-				snprintf(nets[np], sizeof(nets[np]), "%ux%u", p->arch.hidden,
-					 p->arch.blocks);
-			else
-				az_arch_format(&p->arch, nets[np], sizeof(nets[np]));
-		}
-	}
+	np = plan_points(&o, pts, nets);
+	if (np < 0)
+		return 2;
 	/* Budget: half for PyTorch's measurements (its start-up, `import torch` and the first
 	 * optimiser, comes on top: seconds on a loaded machine), then C gets what is left of the
 	 * budget after them (all of it when torch turned out to be missing), at least half. */
-	double torch_start = 0;
-	if (ts.ok) {
-		double each = o.common.seconds / 2 / np, t1 = now_s();
-		each = each > 0.1 ? each : 0.1;
-		az_bench_progress(&o.common, "train: PyTorch, %d points, %.2fs each\n", np, each);
-		measure_torch(&o, &ts, pts, np, each);
-		torch_start = now_s() - t1 - ts.measured;
-		if (ts.ok)
-			az_bench_progress(&o.common, "train: PyTorch start-up and teardown took "
-					  "%.1fs (not counted in --seconds)\n", torch_start);
-	}
+	double torch_start = run_torch(&o, &ts, pts, np);
 	double left = o.common.seconds - (now_s() - t0 - torch_start);
 	left = left > o.common.seconds / 2 ? left : o.common.seconds / 2;
-	for (int i = 0; i < np; i++) {
-		double each = left / np > 0.05 ? left / np : 0.05;
-
-		az_bench_progress(&o.common, "train: C %s %s batch %u, %.2fs\n", pts[i].game,
-				  nets[i], pts[i].batch, each);
-		rc = measure_c(&pts[i], o.backend, each);
-		if (rc < 0) {
-			fprintf(stderr, "azbench train: %s trainer: %s\n",
-				o.backend == AZ_BACKEND_CUDA ? "GPU" : "C", strerror(-rc));
-			return 1;
-		}
-	}
+	if (run_c(&o, pts, nets, np, left))
+		return 1;
 	for (int i = 0; i < np; i++)
 		add_rows(&t, &pts[i], nets[i], o.backend == AZ_BACKEND_CUDA ? "cuda" : "c", &ts);
 	struct az_bench_plot_spec ps = {
