@@ -562,16 +562,110 @@ static int serial_baselines(const struct pipe_opts *o, const struct game_ctx *gc
 	return 0;
 }
 
+/* Run the planned configurations cf[0..n), `measure` seconds each, and mark those done; past
+ * deadline only the runs of azrun's defaults and each game's first listed configuration run (a
+ * reserve is kept for the ceilings measured after the sweep). *ran gets how many ran. Returns 0
+ * or -errno. */
+static int run_configs(const struct pipe_opts *o, const struct game_ctx *gcs, struct config *cf,
+		       int n, double measure, double deadline, const char *dir, int *ran)
+{
+	int listed[MAX_GAMES] = { 0 };
+
+	*ran = 0;
+	for (int i = 0; i < n && !az_sv_interrupted(); i++) {
+		const struct game_ctx *gc = &gcs[cf[i].game];
+		struct az_config cfg = gc->cfg;
+		double reserve = o->games.n * CEILING_S * 4;
+		int rc;
+
+		if (!cf[i].dflt && listed[cf[i].game]++ > 0 &&
+		    az_now() + measure + OVERHEAD_S + WARM_S + reserve > deadline)
+			continue;
+		az_bench_progress(&o->common, "pipeline: %s W=%u G=%u K=%u%s, %.1fs\n",
+				  gc->g->name, cf[i].W, cf[i].G, gc->cfg.leaves,
+				  cf[i].dflt ? " (azrun's defaults)" : "", measure);
+		cfg.workers = cf[i].W;
+		cfg.games_per_worker = cf[i].G;
+		rc = az_pipeline_run_config(gc, &cfg, o->verbose, dir, measure, &cf[i].res);
+		if (rc < 0)
+			return rc;
+		cf[i].done = 1;
+		(*ran)++;
+	}
+	return 0;
+}
+
+/* Game gi's rows: its serial baseline (into *serial), the configurations of cf[0..n) that ran
+ * (their ceilings measured into them), its phases; *limit_of gets the machine limit at azrun's
+ * defaults. Returns 0, or -errno when the ceilings could not be measured (the rows are added
+ * all the same). */
+static int game_rows(const struct pipe_opts *o, int gi, const struct game_ctx *gc,
+		     struct config *cf, int n, const struct serial_result *s,
+		     const struct phase_set *ps, struct pipe_result *serial, double *limit_of,
+		     struct az_bench_table *t)
+{
+	const char *be = strncmp(s->why, "cuda", 4) == 0        ? "cuda"
+			 : strncmp(s->why, "cpu-async", 9) == 0 ? "cpu-async"
+								: "cpu";
+	double sc = 0;
+	int rc;
+
+	*serial = (struct pipe_result){ .seconds = s->seconds,
+					.evals_per_s = (double)s->evals / s->seconds,
+					.sims_per_s = (double)s->sims / s->seconds,
+					.games_per_min = (double)s->games / s->seconds * 60,
+					.mean_batch = 1.0 };
+	rc = game_ceilings(gc, gi, cf, n, o->backend, s, &sc);
+	if (rc < 0 && !az_sv_interrupted())
+		fprintf(stderr, "azbench pipeline: ceiling: %s\n", strerror(-rc));
+	add_row(t, gc, "serial", be, 1, 1, 1, serial, serial, sc,
+		machine_limit(be, sc, s->search_s_per_eval));
+	for (int i = 0; i < n; i++) {
+		double lim = machine_limit(be, cf[i].ceiling, s->search_s_per_eval);
+
+		if (cf[i].game != gi || !cf[i].done)
+			continue;
+		if (cf[i].dflt && !*limit_of)
+			*limit_of = lim;
+		add_row(t, gc, cf[i].dflt ? "defaults" : "pipeline", be, cf[i].W, cf[i].G,
+			gc->cfg.leaves, &cf[i].res, serial, cf[i].ceiling, lim);
+	}
+	for (int m = 0; m < 2 && ps->done; m++)
+		for (int k = 0; k < 2; k++)
+			add_row(t, gc, phase_setup[m][k], be, gc->cfg.workers,
+				gc->cfg.games_per_worker, gc->cfg.leaves, &ps->r[m][k], serial, 0,
+				0);
+	return rc;
+}
+
+/* The recommendation's part on the phases: adaptive against fixed-deadline batching. */
+static void recommend_phases(const struct pipe_opts *o, const struct game_ctx *gcs,
+			     const struct phase_set *phases, struct rec *rec)
+{
+	for (int gi = 0; gi < o->games.n && !az_sv_interrupted(); gi++) {
+		const struct phase_set *ps = &phases[gi];
+
+		if (!ps->done)
+			continue;
+		append(rec, "%s%s phases, adaptive vs fixed-deadline batching: self-play %.2fx, "
+		       "arena %.2fx; arena/self-play evals/s %.2f", rec->text[0] ? "; " : "",
+		       gcs[gi].g->name, ps->r[0][0].evals_per_s / ps->r[0][1].evals_per_s,
+		       ps->r[1][0].evals_per_s / ps->r[1][1].evals_per_s,
+		       ps->r[1][0].evals_per_s / ps->r[0][0].evals_per_s);
+	}
+}
+
 static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_table *t,
 		 struct rec *rec)
 {
 	static struct config cf[MAX_CONFIGS + MAX_GAMES * MAX_RUNS];
 	static struct game_ctx gcs[MAX_GAMES];
+	static struct phase_set phases[MAX_GAMES];
 	struct serial_result sr[MAX_GAMES];
 	struct pipe_result serial[MAX_GAMES] = { 0 };
 	double measure, limit_of[MAX_GAMES] = { 0 };
 	char skipped[1024] = "";
-	int ntotal, rc = 0;
+	int ntotal, ran, rc = 0;
 
 	for (int gi = 0; gi < o->games.n; gi++) {
 		struct az_pipeline_game pg = game_params(o, gi);
@@ -584,82 +678,20 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 	rc = serial_baselines(o, gcs, measure, sr);
 	if (rc < 0)
 		return rc;
-	static struct phase_set phases[MAX_GAMES];
 	for (int gi = 0; gi < o->games.n && rc == 0 && o->phases > 0; gi++)
 		rc = run_phases(o, &gcs[gi], dir, &phases[gi]);
 	if (rc < 0)
 		return rc;
-	int ran = 0, listed[MAX_GAMES] = { 0 };
-	for (int i = 0; i < n && !az_sv_interrupted(); i++) {
-		const struct game_ctx *gc = &gcs[cf[i].game];
-		struct az_config cfg = gc->cfg;
-		/* Keep a reserve for the ceilings measured after the sweep. Over the deadline, only
-		 * the runs of azrun's defaults and each game's first listed configuration run. */
-		double reserve = o->games.n * CEILING_S * 4;
-		if (!cf[i].dflt && listed[cf[i].game]++ > 0 &&
-		    az_now() + measure + OVERHEAD_S + WARM_S + reserve > deadline)
-			continue;
-
-		az_bench_progress(&o->common, "pipeline: %s W=%u G=%u K=%u%s, %.1fs\n",
-				  gc->g->name, cf[i].W, cf[i].G, gc->cfg.leaves,
-				  cf[i].dflt ? " (azrun's defaults)" : "", measure);
-		cfg.workers = cf[i].W;
-		cfg.games_per_worker = cf[i].G;
-		rc = az_pipeline_run_config(gc, &cfg, o->verbose, dir, measure, &cf[i].res);
-		if (rc < 0)
-			break;
-		cf[i].done = 1;
-		ran++;
-	}
+	rc = run_configs(o, gcs, cf, n, measure, deadline, dir, &ran);
 	if (ran < ntotal)
 		name_skipped(o, gcs, cf, n, ran, ntotal, skipped, sizeof(skipped));
-	for (int gi = 0; gi < o->games.n && rc == 0; gi++) {
-		const struct serial_result *s = &sr[gi];
-		const char *be = strncmp(s->why, "cuda", 4) == 0        ? "cuda"
-				 : strncmp(s->why, "cpu-async", 9) == 0 ? "cpu-async"
-									: "cpu";
-		double sc = 0;
-
-		serial[gi] = (struct pipe_result){ .seconds = s->seconds,
-						   .evals_per_s = (double)s->evals / s->seconds,
-						   .sims_per_s = (double)s->sims / s->seconds,
-						   .games_per_min = (double)s->games / s->seconds * 60,
-						   .mean_batch = 1.0 };
-		rc = game_ceilings(&gcs[gi], gi, cf, n, o->backend, s, &sc);
-		if (rc < 0 && !az_sv_interrupted())
-			fprintf(stderr, "azbench pipeline: ceiling: %s\n", strerror(-rc));
-		add_row(t, &gcs[gi], "serial", be, 1, 1, 1, &serial[gi], &serial[gi], sc,
-			machine_limit(be, sc, s->search_s_per_eval));
-		for (int i = 0; i < n; i++) {
-			double lim = machine_limit(be, cf[i].ceiling, s->search_s_per_eval);
-
-			if (cf[i].game != gi || !cf[i].done)
-				continue;
-			if (cf[i].dflt && !limit_of[gi])
-				limit_of[gi] = lim;
-			add_row(t, &gcs[gi], cf[i].dflt ? "defaults" : "pipeline", be, cf[i].W,
-				cf[i].G, gcs[gi].cfg.leaves, &cf[i].res, &serial[gi],
-				cf[i].ceiling, lim);
-		}
-		for (int m = 0; m < 2 && phases[gi].done; m++)
-			for (int k = 0; k < 2; k++)
-				add_row(t, &gcs[gi], phase_setup[m][k], be, gcs[gi].cfg.workers,
-					gcs[gi].cfg.games_per_worker, gcs[gi].cfg.leaves,
-					&phases[gi].r[m][k], &serial[gi], 0, 0);
-	}
+	for (int gi = 0; gi < o->games.n && rc == 0; gi++)
+		rc = game_rows(o, gi, &gcs[gi], cf, n, &sr[gi], &phases[gi], &serial[gi],
+			       &limit_of[gi], t);
 	if (rc == 0 && !az_sv_interrupted())
 		recommend(o, gcs, cf, n, serial, limit_of, skipped, rec);
-	for (int gi = 0; gi < o->games.n && rc == 0 && !az_sv_interrupted(); gi++) {
-		const struct phase_set *ps = &phases[gi];
-
-		if (!ps->done)
-			continue;
-		append(rec, "%s%s phases, adaptive vs fixed-deadline batching: self-play %.2fx, "
-		       "arena %.2fx; arena/self-play evals/s %.2f", rec->text[0] ? "; " : "",
-		       gcs[gi].g->name, ps->r[0][0].evals_per_s / ps->r[0][1].evals_per_s,
-		       ps->r[1][0].evals_per_s / ps->r[1][1].evals_per_s,
-		       ps->r[1][0].evals_per_s / ps->r[0][0].evals_per_s);
-	}
+	if (rc == 0)
+		recommend_phases(o, gcs, phases, rec);
 	return az_sv_interrupted() ? -EINTR : rc;
 }
 
