@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* azbench: measure the parts of the system on this machine and recommend settings for it.
- * A dispatch table only: each mode lives in tools/bench/ and parses its own options. */
+ * A dispatch table only: each mode lives in tools/bench/ and parses its own options through
+ * its option table (tools/bench/bench_opts.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "base/version.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/bench_opts.h"
 
 struct mode {
 	const char *name;
@@ -39,7 +41,8 @@ static void usage(FILE *out)
 		"       azbench --version\n\nModes:\n");
 	for (i = 0; i < AZ_ARRAY_LEN(modes); i++)
 		fprintf(out, "  %-10s %s\n", modes[i].name, modes[i].help);
-	fprintf(out, "\nOptions every mode accepts:\n%s", az_bench_common_help);
+	fprintf(out, "\nOptions every mode accepts:\n");
+	az_bench_common_opts_help(out);
 }
 
 int main(int argc, char **argv)

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Every tool's options come from one table (tools/options.h): for each tool, the options its
 # --help names are those of its --options-table dump, and each option's help line shows the
-# table's range and default. A hand-written option, or help text out of step with the parser,
-# fails here.
+# table's range and default; a number just past the range its table gives, and an unknown
+# option, are refused with exit status 2 and one line naming the option. A hand-written option,
+# help text out of step with the parser, or a range the parser does not enforce, fails here.
 # Usage: test_options.sh "TOOL [MODE]"...   (exit 0: all agree; 1: the differences listed)
 set -u
 fails=0
@@ -17,6 +18,24 @@ record() {
 		on { rec = rec " " $0 }
 		index($0, "  --" name " ") == 1 || $0 == "  --" name { on = 1; rec = $0 }
 		END { print rec }' <<< "$1" | tr -s ' '
+}
+
+# refused TOOL ARGS...: the tool exits 2 at once with one line on stderr that names ARGS[0].
+refused() {
+	local tool=$1 err rc=0
+	shift
+	# shellcheck disable=SC2086
+	err=$(timeout 20 $tool "$@" 2>&1 < /dev/null > /dev/null) || rc=$?
+	[ "$rc" -eq 2 ] && [ "$(wc -l <<< "$err")" -eq 1 ] && grep -qF -- "$1" <<< "$err" ||
+		fail "$tool $*: exit $rc, want 2 and one line naming $1: $err"
+}
+
+# A value just past the top of range "LO..HI" (and HI's double when that is larger), or
+# "inf" where adding changes nothing.
+past() {
+	awk -v r="$1" 'BEGIN { split(r, b, /\.\./); hi = b[2] + 0
+		v = hi >= 0 ? hi * 2 + 1 : hi + 1; if (v == hi) { print "inf"; exit }
+		printf "%.17g\n", v }'
 }
 
 for tool in "$@"; do
@@ -34,7 +53,12 @@ for tool in "$@"; do
 			fail "$tool --$name: help does not show the table's range [$range]: $rec"
 		[ "$def" = - ] || grep -qF -- "(default $def)" <<< "$rec" ||
 			fail "$tool --$name: help does not show the table's default $def: $rec"
+		case "$type:$range" in
+		int:*..* | long:*..* | u32:*..* | f32:*..* | f64:*..*)
+			refused "$tool" "--$name" "$(past "$range")" ;;
+		esac
 	done <<< "$table"
+	refused "$tool" --no-such-option
 	# every option --help mentions, in its option lines or its prose, is one the table parses
 	for opt in $(grep -oE -- '--[a-z][a-z0-9-]*' <<< "$help" | sort -u); do
 		case "$names" in

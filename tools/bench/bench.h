@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The azbench modes. Each takes the arguments after the mode name (argv[0] is the mode name, as
- * getopt_long expects) and returns the process exit status: 0 ok, 1 a measurement or output
- * failed, 2 bad usage. Results go through tools/bench/bench_common.h. */
+ * az_opts_parse() expects), parses them through its option table (tools/bench/bench_opts.h) and
+ * returns the process exit status: 0 ok, 1 a measurement or output failed, 2 bad usage. Results
+ * go through tools/bench/bench_common.h. */
 #ifndef AZ_BENCH_H
 #define AZ_BENCH_H
 

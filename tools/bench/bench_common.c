@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* azbench output helpers: rows of ordered key/value pairs rendered as a table, JSON lines, CSV
- * or a gnuplot PNG, the common options, and sample statistics. */
+ * or a gnuplot PNG, the output paths checked, and sample statistics. */
 #include "games/game.h"
-#include "gpu/backend.h"
-#include "net/model.h"
 #include "tools/bench/bench_common.h"
 #include "tools/config.h"
 
@@ -24,150 +22,6 @@
 
 #define MAX_COLS 64
 #define CELL_MAX 64
-
-const char az_bench_common_help[] =
-	"  --seconds S        time budget of the whole run (split across the sweep)\n"
-	"  --csv FILE         also write the rows as CSV\n"
-	"  --json             print one JSON object per row (JSON lines) instead of the table\n"
-	"  --plot FILE.png    also draw a PNG with gnuplot\n"
-	"  --quiet            no progress messages on stderr\n";
-
-int az_bench_common_opt(struct az_bench_opts *o, int code, const char *arg)
-{
-	char *end;
-
-	switch (code) {
-	case AZ_BENCH_OPT_SECONDS:
-		o->seconds = strtod(arg, &end);
-		if (end == arg || *end || !(o->seconds > 0 && o->seconds <= 86400)) {
-			fprintf(stderr,
-				"azbench: --seconds wants a number in (0, 86400], got '%s'\n", arg);
-			return -EINVAL;
-		}
-		return 1;
-	case AZ_BENCH_OPT_CSV: /* file names */
-	case AZ_BENCH_OPT_PLOT:
-		*(code == AZ_BENCH_OPT_CSV ? &o->csv : &o->plot) = arg;
-		return 1;
-	case AZ_BENCH_OPT_JSON: /* flags */
-	case AZ_BENCH_OPT_QUIET:
-		*(code == AZ_BENCH_OPT_JSON ? &o->json : &o->quiet) = 1;
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-static int opt_games(const char *mode, const char *arg, const char **games, int *n)
-{
-	int rc = az_bench_parse_games(arg, games, n);
-
-	if (rc < 0) {
-		/* The games azbench can run: those usable without configuration (Tangled needs a
-		 * graph set up first), not the whole registry. */
-		char names[256] = "";
-		for (size_t i = 0, k = 0; az_game_registry[i]; i++)
-			if (az_game_find(az_game_registry[i]->name))
-				k += (size_t)snprintf(names + k, sizeof(names) - k, "%s, ",
-						      az_game_registry[i]->name);
-		fprintf(stderr, "azbench %s: %s '%s' (benchmarked games: %sor all)\n", mode,
-			az_game_desc_find(arg) ? "no benchmark for game" : "unknown game", arg,
-			names);
-	}
-	return rc;
-}
-
-int az_bench_opt_list(const char *mode, const char *opt, const char *arg, uint32_t *out, int *n,
-		      int max, uint32_t hi)
-{
-	int rc = az_bench_parse_u32_list(arg, out, max, 1, hi);
-
-	if (rc < 0) {
-		fprintf(stderr, "azbench %s: %s wants up to %d values in [1, %u], got '%s'\n", mode,
-			opt, max, hi, arg);
-		return rc;
-	}
-	*n = rc;
-	return 0;
-}
-
-/* One shared mode option, else p->opt's answer (-ENOENT without one). */
-static int mode_opt(const struct az_bench_argv *p, int code, const char *arg)
-{
-	switch (code) {
-	case AZ_BENCH_OPT_GAME:
-		if (!p->games)
-			break;
-		return opt_games(p->mode, arg, p->games, p->ngames);
-	case AZ_BENCH_OPT_BATCHES:
-		if (!p->batches)
-			break;
-		return az_bench_opt_list(p->mode, "--batches", arg, p->batches, p->nbatches,
-					 p->max_batches, 65536);
-	case AZ_BENCH_OPT_NET:
-		if (!p->hidden)
-			break;
-		if (p->net && (arg[0] < '0' || arg[0] > '9')) {
-			uint32_t h = 0, b = 0;
-
-			/* the kind with its sizes: "resnet" alone would leave them unset */
-			if (az_arch_parse_net(arg, p->net, &h, &b) < 0 || !h) {
-				fprintf(stderr, "azbench %s: --net wants HxR, mlp:HxR or resnet:FxR, "
-					"e.g. resnet:32x3\n", p->mode);
-				return -EINVAL;
-			}
-			*p->hidden = h;
-			*p->blocks = b;
-			return 0;
-		}
-		if (az_arch_parse(arg, p->hidden, p->blocks) < 0) {
-			fprintf(stderr, "azbench %s: --net wants HxR, e.g. 64x2%s\n", p->mode,
-				p->net ? "" : " (this mode measures MLPs only)");
-			return -EINVAL;
-		}
-		return 0;
-	case AZ_BENCH_OPT_BACKEND:
-		if (!p->backend)
-			break;
-		if (az_backend_parse(arg, p->backend) < 0) {
-			fprintf(stderr, "azbench %s: --backend: auto, cpu, cpu-async or cuda\n", p->mode);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	return p->opt ? p->opt(p->mode_opts, code, arg) : -ENOENT;
-}
-
-int az_bench_parse_argv(const struct az_bench_argv *p, int argc, char **argv)
-{
-	int c;
-
-	if (p->games)
-		az_bench_parse_games("all", p->games, p->ngames);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", p->longopts, NULL)) != -1) {
-		int r = az_bench_common_opt(p->common, c, optarg);
-
-		if (r < 0)
-			return 2;
-		if (r == 1)
-			continue;
-		if (c == 'h' || c == AZ_BENCH_OPT_HELP) {
-			p->usage(stdout);
-			return 1;
-		}
-		r = c == '?' || c == ':' ? -ENOENT : mode_opt(p, c, optarg);
-		if (r == -ENOENT)
-			p->usage(stderr);
-		if (r < 0)
-			return 2;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "azbench %s: unexpected argument '%s'\n", p->mode, argv[optind]);
-		return 2;
-	}
-	return az_bench_check_outputs(p->mode, p->common) < 0 ? 2 : 0;
-}
 
 int az_bench_parse_u32_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi)
 {
@@ -745,13 +599,6 @@ int az_bench_net_check(const char *mode, const char *game, uint32_t net, uint32_
 		cfg.blocks = blocks;
 	}
 	return az_bench_config_check(mode, &cfg);
-}
-
-const char *az_bench_games_help(void)
-{
-	static char buf[256];
-
-	return az_config_game_list(AZ_GAMES_READY, " | ", buf, sizeof(buf));
 }
 
 const char *az_bench_boards_help(void)

@@ -5,12 +5,10 @@
 #ifndef AZ_BENCH_COMMON_H
 #define AZ_BENCH_COMMON_H
 
-#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "gpu/backend.h"
 
 #define AZ_BENCH_MAX_FIELDS 32
 #define AZ_BENCH_KEY_MAX 32
@@ -47,7 +45,7 @@ struct az_bench_table {
 	uint32_t cap;
 };
 
-/* Options every mode accepts (parsed by az_bench_common_opt()). */
+/* Options every mode accepts (AZ_BENCH_COMMON_OPTS, tools/bench/bench_opts.h). */
 struct az_bench_opts {
 	double seconds;   /* total time budget of the run; the mode sets its default first */
 	const char *csv;  /* --csv FILE, or NULL */
@@ -58,74 +56,9 @@ struct az_bench_opts {
 	const char *const *table_cols;
 };
 
-/* getopt_long codes of the common options: above any short option a mode may use. */
-enum {
-	AZ_BENCH_OPT_SECONDS = 0x1000,
-	AZ_BENCH_OPT_CSV,
-	AZ_BENCH_OPT_JSON,
-	AZ_BENCH_OPT_PLOT,
-	AZ_BENCH_OPT_QUIET,
-	AZ_BENCH_OPT_GAME, /* the mode options that az_bench_parse_argv() handles */
-	AZ_BENCH_OPT_BATCHES,
-	AZ_BENCH_OPT_NET,
-	AZ_BENCH_OPT_BACKEND,
-	AZ_BENCH_OPT_HELP,
-};
-
-/* Entries for a mode's struct option array (put them before its terminating zero entry). */
-#define AZ_BENCH_COMMON_LONGOPTS                                        \
-	{ "seconds", required_argument, NULL, AZ_BENCH_OPT_SECONDS },   \
-	{ "csv", required_argument, NULL, AZ_BENCH_OPT_CSV },           \
-	{ "json", no_argument, NULL, AZ_BENCH_OPT_JSON },               \
-	{ "plot", required_argument, NULL, AZ_BENCH_OPT_PLOT },         \
-	{ "quiet", no_argument, NULL, AZ_BENCH_OPT_QUIET }
-
-/* Entries for the mode options that az_bench_parse_argv() fills in (struct az_bench_argv). */
-#define AZ_BENCH_LONGOPT_GAME { "game", required_argument, NULL, AZ_BENCH_OPT_GAME }
-#define AZ_BENCH_LONGOPT_BATCHES { "batches", required_argument, NULL, AZ_BENCH_OPT_BATCHES }
-#define AZ_BENCH_LONGOPT_NET { "net", required_argument, NULL, AZ_BENCH_OPT_NET }
-#define AZ_BENCH_LONGOPT_BACKEND { "backend", required_argument, NULL, AZ_BENCH_OPT_BACKEND }
-#define AZ_BENCH_LONGOPT_HELP { "help", no_argument, NULL, AZ_BENCH_OPT_HELP }
-
-/* Help text for the common options (one option per line, two-space indent). */
-extern const char az_bench_common_help[];
-
-/* For the modes' --help, from the registry: the games azbench runs, "tictactoe | connect4",
- * and those --net resnet takes, "tictactoe, connect4" (static strings). */
-const char *az_bench_games_help(void);
+/* For the modes' --help, from the registry: the games --net resnet takes, "tictactoe, connect4"
+ * (a static string). */
 const char *az_bench_boards_help(void);
-
-/* Apply one getopt_long result to o. Returns 1 when code is a common option, 0 when it is not
- * (the mode handles it), -EINVAL for a bad value (a message went to stderr). */
-int az_bench_common_opt(struct az_bench_opts *o, int code, const char *arg);
-
-/* How one mode parses its command line with az_bench_parse_argv(). */
-struct az_bench_argv {
-	const char *mode;              /* "infer", ...: names the mode in messages */
-	const struct option *longopts; /* the mode's, ending in AZ_BENCH_COMMON_LONGOPTS */
-	struct az_bench_opts *common;  /* where the common options go */
-	void (*usage)(FILE *out);      /* --help (stdout) and bad usage (stderr) */
-	/* Where the shared mode options go (give the AZ_BENCH_LONGOPT_ entry too); NULL when the
-	 * mode does not take the option. */
-	const char **games;            /* --game: [2] canonical names, default "all" */
-	int *ngames;
-	uint32_t *batches;             /* --batches: up to max_batches sizes in [1, 65536] */
-	int *nbatches;
-	int max_batches;
-	uint32_t *hidden, *blocks;     /* --net HxR */
-	uint32_t *net;                 /* and KIND:WxR (enum az_net_kind); NULL: MLPs only */
-	enum az_backend_kind *backend; /* --backend auto | cpu | cpu-async | cuda */
-	/* Any other option: returns 0, -EINVAL after a message on stderr, or -ENOENT for a code it
-	 * does not know (then usage goes to stderr). NULL: the mode has none. */
-	int (*opt)(void *mode_opts, int code, const char *arg);
-	void *mode_opts; /* passed to opt */
-};
-
-/* Set *p->games to "all", then run getopt_long over argv (from optind 1; "-h" is --help): common
- * options into p->common, the shared mode options where p points, the rest to p->opt; a
- * non-option argument is rejected. Returns 0 to run, 1 after --help, 2 on bad usage (a message
- * went to stderr). The mode sets its other defaults first. */
-int az_bench_parse_argv(const struct az_bench_argv *p, int argc, char **argv);
 
 struct az_config;
 
@@ -143,13 +76,8 @@ int az_bench_net_check(const char *mode, const char *game, uint32_t net, uint32_
 
 /* Before any measurement: --csv and --plot name files in existing, writable directories, and
  * gnuplot is in PATH when --plot is given. Returns 0, or -EINVAL / -ENOENT after one line
- * "azbench <mode>: --csv PATH: ..." on stderr (az_bench_parse_argv() calls it). */
+ * "azbench <mode>: --csv PATH: ..." on stderr (az_bench_parse() calls it). */
 int az_bench_check_outputs(const char *mode, const struct az_bench_opts *o);
-
-/* A list option opt of up to max values in [1, hi] into out[0..*n); *n is kept on error.
- * Returns 0, or -EINVAL after "azbench <mode>: ..." on stderr. */
-int az_bench_opt_list(const char *mode, const char *opt, const char *arg, uint32_t *out, int *n,
-		      int max, uint32_t hi);
 
 /* Parse "a,b,c" into out[0..max-1] (each in [lo, hi]). Returns the count (>= 1) or -EINVAL
  * (empty, malformed, out of range or more than max items). */

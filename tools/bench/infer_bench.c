@@ -4,7 +4,7 @@
  * `azbench pipeline` is judged against. */
 #include <cblas.h>
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +15,12 @@
 #include "base/util.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/bench_opts.h"
 #include "tools/bench/infer_bench.h"
 #include "tools/config.h"
 
 #define MAX_BATCHES 16
-#define MAX_GAMES 2
-#define DEFAULT_SECONDS 10.0
+#define DEFAULT_SECONDS "10"
 #define REPEATS 5 /* slices per batch size; the fastest counts */
 
 /* Time forward passes at one batch size: the best of REPEATS equal slices of `seconds`, so
@@ -101,60 +101,47 @@ out_model:
 
 struct infer_opts {
 	struct az_bench_opts common;
-	const char *games[MAX_GAMES];
-	int ngames;
-	uint32_t batches[MAX_BATCHES];
-	int nbatches;
+	struct az_bench_games games;
+	struct az_bench_list batches;
 	enum az_backend_kind backend;
-	uint32_t hidden, blocks; /* 0: the game's default from az_config_defaults() */
-	uint32_t net;            /* enum az_net_kind of --net (mlp unless resnet:FxR) */
+	struct az_bench_net net; /* hidden 0: the game's default from az_config_defaults() */
 };
 
-static void usage(FILE *out)
+AZ_BENCH_LIST_PARSER(parse_batches, MAX_BATCHES, 1, AZ_BENCH_BATCH_MAX)
+
+/* Every option of azbench infer, in --help's order (tools/options.h). */
+#define O(field) offsetof(struct infer_opts, field)
+static const struct az_opt infer_opt[] = {
+	AZ_BENCH_GAMES_OPT(O, games),
+	{"batches", AZ_OPT_PARSE, O(batches), "LIST", 0, 0, "1,2,4,8,16,32,64,128,256,512,1024",
+	 "batch sizes, comma-separated", AZ_BENCH_LIST_RANGE(MAX_BATCHES, 1, AZ_BENCH_BATCH_MAX),
+	 NULL, parse_batches},
+	AZ_BENCH_BACKEND_OPT(O, backend),
+	{"net", AZ_OPT_PARSE, O(net), "HxR", 0, 0, NULL,
+	 "width x residual blocks, mlp:HxR, or resnet:FxR (F filters; the games with a board) "
+	 "(default: the game's)", AZ_BENCH_NET_CHOICES, NULL, az_bench_opt_net},
+	AZ_BENCH_COMMON_OPTS(O, common, DEFAULT_SECONDS),
+};
+#undef O
+static const struct az_opts infer_table = {"azbench infer", infer_opt, AZ_ARRAY_LEN(infer_opt),
+					  0};
+
+static void usage(const struct az_opts *t)
 {
-	fprintf(out,
-		"Usage: azbench infer [options]\n"
-		"Evaluations per second of the inference backend alone (no rings) against\n"
-		"the batch size, for the default network of each game (azrun's defaults):\n"
-		"the ceiling that `azbench pipeline` is judged against.\n\n"
-		"  --game NAME        %s | all (default all)\n"
-		"  --batches LIST     batch sizes, comma-separated (default 1,2,4,...,1024)\n"
-		"  --backend B        auto | cpu | cpu-async | cuda (default auto: cuda when visible)\n"
-		"  --net HxR          width x residual blocks (default: the game's); also\n"
-		"                     mlp:HxR, or resnet:FxR (F filters; %s)\n"
-		"  --help             this text\n"
-		"%s\n"
-		"Columns: kernel = the cpu backend's path (avx512 or blas: AZ_CPU_GEMM,\n"
-		"docs/cpu.md) or cuda; evals_per_s = rows/s through az_backend_forward; us_per_batch =\n"
-		"time of one forward pass; vs_batch1 = throughput relative to batch 1 (when\n"
-		"measured). Each point is the fastest of 5 equal slices of its time (a\n"
-		"ceiling: other load on the machine blurs it less). Default --seconds %.0f.\n"
-		"--plot: evals/s against the batch size, one line per game.\n",
-		az_bench_games_help(), az_bench_boards_help(), az_bench_common_help,
-		DEFAULT_SECONDS);
-}
-
-
-/* Returns 0 to run, 1 after --help, 2 on bad usage. */
-static int parse(struct infer_opts *o, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		AZ_BENCH_LONGOPT_GAME, AZ_BENCH_LONGOPT_BATCHES, AZ_BENCH_LONGOPT_BACKEND,
-		AZ_BENCH_LONGOPT_NET,  AZ_BENCH_LONGOPT_HELP,    AZ_BENCH_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct az_bench_argv p = {
-		.mode = "infer", .longopts = longopts, .common = &o->common, .usage = usage,
-		.games = o->games, .ngames = &o->ngames, .backend = &o->backend,
-		.batches = o->batches, .nbatches = &o->nbatches, .max_batches = MAX_BATCHES,
-		.hidden = &o->hidden, .blocks = &o->blocks, .net = &o->net,
-	};
-
-	memset(o, 0, sizeof(*o));
-	o->common.seconds = DEFAULT_SECONDS;
-	for (o->nbatches = 0; o->nbatches <= 10; o->nbatches++)
-		o->batches[o->nbatches] = 1u << o->nbatches;
-	return az_bench_parse_argv(&p, argc, argv);
+	printf("Usage: azbench infer [options]\n"
+	       "Evaluations per second of the inference backend alone (no rings) against\n"
+	       "the batch size, for the default network of each game (azrun's defaults):\n"
+	       "the ceiling that `azbench pipeline` is judged against.\n\n"
+	       "Options:\n");
+	az_opts_help(stdout, t);
+	printf("\nGames with a board (--net resnet): %s.\n"
+	       "Columns: kernel = the cpu backend's path (avx512 or blas: AZ_CPU_GEMM,\n"
+	       "docs/cpu.md) or cuda; evals_per_s = rows/s through az_backend_forward; us_per_batch =\n"
+	       "time of one forward pass; vs_batch1 = throughput relative to batch 1 (when\n"
+	       "measured). Each point is the fastest of 5 equal slices of its time (a\n"
+	       "ceiling: other load on the machine blurs it less).\n"
+	       "--plot: evals/s against the batch size, one line per game.\n",
+	       az_bench_boards_help());
 }
 
 /* The network a game trains by default (tools/config.c), unless --net overrides it. Returns 0,
@@ -166,9 +153,9 @@ static int game_arch(const struct infer_opts *o, const char *game, struct az_arc
 
 	AZ_ASSERT(g && az_config_defaults(&cfg, game) == 0);
 	*a = (struct az_arch){.inputs = g->features, .actions = g->actions,
-			      .hidden = o->hidden ? o->hidden : cfg.hidden,
-			      .blocks = o->hidden ? o->blocks : cfg.blocks,
-			      .kind = o->hidden ? o->net : cfg.net};
+			      .hidden = o->net.hidden ? o->net.hidden : cfg.hidden,
+			      .blocks = o->net.hidden ? o->net.blocks : cfg.blocks,
+			      .kind = o->net.hidden ? o->net.kind : cfg.net};
 	if (a->kind == AZ_NET_RESNET) {
 		a->planes = g->planes;
 		a->height = g->height;
@@ -180,100 +167,136 @@ static int game_arch(const struct infer_opts *o, const char *game, struct az_arc
 /* Smallest batch reaching 90% of the best throughput of one game's rows. */
 static void knee(const struct infer_opts *o, const double *eps, uint32_t *batch, double *best)
 {
+	const struct az_bench_list *b = &o->batches;
+
 	*best = 0;
-	for (int i = 0; i < o->nbatches; i++)
+	for (int i = 0; i < b->n; i++)
 		*best = eps[i] > *best ? eps[i] : *best;
-	*batch = o->batches[o->nbatches - 1];
-	for (int i = 0; i < o->nbatches; i++)
-		if (eps[i] >= 0.9 * *best && o->batches[i] < *batch)
-			*batch = o->batches[i];
+	*batch = b->v[b->n - 1];
+	for (int i = 0; i < b->n; i++)
+		if (eps[i] >= 0.9 * *best && b->v[i] < *batch)
+			*batch = b->v[i];
+}
+
+/* One game's measurement: its network's name and the backend's description (why). */
+struct game_result {
+	const char *game;
+	char net[32];
+	char why[256];
+	double eps[MAX_BATCHES];
+};
+
+/* One row per batch size of g into t. Returns 0 or -ENOMEM. */
+static int add_rows(const struct infer_opts *o, const struct game_result *g,
+		    struct az_bench_table *t)
+{
+	const uint32_t *batch = o->batches.v;
+	int cuda = strncmp(g->why, "cuda", 4) == 0;
+
+	for (int i = 0; i < o->batches.n; i++) {
+		struct az_bench_row r = { 0 };
+
+		az_bench_row_str(&r, "game", g->game);
+		az_bench_row_str(&r, "net", g->net);
+		az_bench_row_str(&r, "backend", cuda ? "cuda" : "cpu");
+		/* the cpu backend's path (docs/cpu.md), from its description */
+		az_bench_row_str(&r, "kernel", cuda ? "cuda"
+					       : strstr(g->why, "AVX-512") ? "avx512" : "blas");
+		az_bench_row_int(&r, "batch", batch[i]);
+		az_bench_row_num(&r, "evals_per_s", g->eps[i], 0);
+		az_bench_row_num(&r, "us_per_batch", 1e6 * batch[i] / g->eps[i], 1);
+		if (batch[0] == 1)
+			az_bench_row_num(&r, "vs_batch1", g->eps[i] / g->eps[0], 2);
+		else
+			az_bench_row_none(&r, "vs_batch1");
+		if (az_bench_table_add(t, &r) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The recommendation's part for game number gi: its knee batch and peak, in text and rec. */
+static void add_recommendation(const struct infer_opts *o, const struct game_result *g, int gi,
+			       struct az_bench_row *rec, char *text, size_t len)
+{
+	uint32_t kb;
+	double best;
+	char key[AZ_BENCH_KEY_MAX];
+
+	knee(o, g->eps, &kb, &best);
+	snprintf(text + strlen(text), len - strlen(text),
+		 "%s%s %s: batch %u reaches 90%% of the peak %.0f evals/s", gi ? "; " : "",
+		 g->game, g->net, kb, best);
+	snprintf(key, sizeof(key), "%s_batch90", g->game);
+	az_bench_row_int(rec, key, kb);
+	snprintf(key, sizeof(key), "%s_peak_evals_per_s", g->game);
+	az_bench_row_num(rec, key, best, 0);
+}
+
+/* Measure game's network at every batch size for `each` seconds each into g. Returns 0, 2 when
+ * azrun would refuse the network, 1 when the measurement failed (a message on stderr). */
+static int measure_game(const struct infer_opts *o, const char *game, double each,
+			struct game_result *g)
+{
+	struct az_arch a;
+	int rc;
+
+	/* azrun's caps and the board shape: the reason named, not a guess */
+	if (az_bench_net_check("infer", game, o->net.kind, o->net.hidden, o->net.blocks) < 0)
+		return 2;
+	rc = game_arch(o, game, &a);
+	AZ_ASSERT(rc == 0); /* what azrun accepts, the model can build */
+	g->game = game;
+	/* MLP rows keep the "HxR" they always had */
+	if (a.kind == AZ_NET_MLP)
+		snprintf(g->net, sizeof(g->net), "%ux%u", a.hidden, a.blocks);
+	else
+		az_arch_format(&a, g->net, sizeof(g->net));
+	az_bench_progress(&o->common, "infer: %s %s, %d batch sizes, %.2fs each\n", game, g->net,
+			  o->batches.n, each);
+	rc = az_bench_infer_measure(o->backend, &a, o->batches.v, o->batches.n, each, g->eps,
+				    g->why, sizeof(g->why));
+	if (rc < 0) {
+		fprintf(stderr, "azbench infer: %s: %s (%s)\n", game, strerror(-rc), g->why);
+		return 1;
+	}
+	az_bench_progress(&o->common, "infer: backend %s\n", g->why);
+	return 0;
 }
 
 int az_bench_infer(int argc, char **argv)
 {
-	struct infer_opts o;
+	struct infer_opts o = { 0 };
 	struct az_bench_table t = { 0 };
 	struct az_bench_row rec = { 0 };
-	double eps[MAX_BATCHES];
-	char text[512] = "", why[256];
-	int rc = parse(&o, argc, argv);
+	struct game_result g;
+	char text[512] = "";
+	int rc = az_bench_parse(&infer_table, &o, &o.common, usage, argc, argv);
 
 	if (rc)
 		return rc == 1 ? 0 : 2;
 	openblas_set_num_threads(1); /* one BLAS thread, as in the inference process */
-	double each = o.common.seconds / (o.ngames * o.nbatches);
-	for (int gi = 0; gi < o.ngames; gi++) {
-		struct az_arch a;
-		char net[32];
-
-		/* azrun's caps and the board shape: the reason named, not a guess */
-		if (az_bench_net_check("infer", o.games[gi], o.net, o.hidden, o.blocks) < 0) {
-			az_bench_table_free(&t);
-			return 2;
-		}
-		int arc = game_arch(&o, o.games[gi], &a);
-		AZ_ASSERT(arc == 0); /* what azrun accepts, the model can build */
-		/* MLP rows keep the "HxR" they always had */
-		if (a.kind == AZ_NET_MLP)
-			snprintf(net, sizeof(net), "%ux%u", a.hidden, a.blocks);
-		else
-			az_arch_format(&a, net, sizeof(net));
-		az_bench_progress(&o.common, "infer: %s %s, %d batch sizes, %.2fs each\n",
-				  o.games[gi], net, o.nbatches, each);
-		rc = az_bench_infer_measure(o.backend, &a, o.batches, o.nbatches, each, eps, why,
-					    sizeof(why));
-		if (rc < 0) {
-			fprintf(stderr, "azbench infer: %s: %s (%s)\n", o.games[gi], strerror(-rc),
-				why);
-			az_bench_table_free(&t);
-			return 1;
-		}
-		az_bench_progress(&o.common, "infer: backend %s\n", why);
-		for (int i = 0; i < o.nbatches; i++) {
-			struct az_bench_row r = { 0 };
-
-			az_bench_row_str(&r, "game", o.games[gi]);
-			az_bench_row_str(&r, "net", net);
-			az_bench_row_str(&r, "backend", strncmp(why, "cuda", 4) ? "cpu" : "cuda");
-			/* the cpu backend's path (docs/cpu.md), from its description */
-			az_bench_row_str(&r, "kernel", !strncmp(why, "cuda", 4) ? "cuda"
-						       : strstr(why, "AVX-512") ? "avx512" : "blas");
-			az_bench_row_int(&r, "batch", o.batches[i]);
-			az_bench_row_num(&r, "evals_per_s", eps[i], 0);
-			az_bench_row_num(&r, "us_per_batch", 1e6 * o.batches[i] / eps[i], 1);
-			if (o.batches[0] == 1)
-				az_bench_row_num(&r, "vs_batch1", eps[i] / eps[0], 2);
-			else
-				az_bench_row_none(&r, "vs_batch1");
-			if (az_bench_table_add(&t, &r) < 0) {
-				az_bench_table_free(&t);
-				return 1;
-			}
-		}
-		uint32_t kb;
-		double best;
-		char key[AZ_BENCH_KEY_MAX];
-
-		knee(&o, eps, &kb, &best);
-		snprintf(text + strlen(text), sizeof(text) - strlen(text),
-			 "%s%s %s: batch %u reaches 90%% of the peak %.0f evals/s", gi ? "; " : "",
-			 o.games[gi], net, kb, best);
-		snprintf(key, sizeof(key), "%s_batch90", o.games[gi]);
-		az_bench_row_int(&rec, key, kb);
-		snprintf(key, sizeof(key), "%s_peak_evals_per_s", o.games[gi]);
-		az_bench_row_num(&rec, key, best, 0);
+	double each = o.common.seconds / (o.games.n * o.batches.n);
+	for (int gi = 0; gi < o.games.n && rc == 0; gi++) {
+		rc = measure_game(&o, o.games.name[gi], each, &g);
+		if (rc == 0)
+			rc = add_rows(&o, &g, &t) < 0 ? 1 : 0;
+		if (rc == 0)
+			add_recommendation(&o, &g, gi, &rec, text, sizeof(text));
 	}
-	struct az_bench_plot_spec ps = {
-		.title = "inference backend alone: evals/s vs batch",
-		.xkey = "batch",
-		.ykey = "evals_per_s",
-		.series = { "game", "net", NULL },
-		.series_fmt = { NULL, "net %s" },
-		.logx = 1,
-		.logy = 1,
-	};
-	rc = az_bench_emit(&t, &o.common, &ps);
-	az_bench_recommend(&o.common, text, &rec);
+	if (rc == 0) {
+		struct az_bench_plot_spec ps = {
+			.title = "inference backend alone: evals/s vs batch",
+			.xkey = "batch",
+			.ykey = "evals_per_s",
+			.series = { "game", "net", NULL },
+			.series_fmt = { NULL, "net %s" },
+			.logx = 1,
+			.logy = 1,
+		};
+		rc = az_bench_emit(&t, &o.common, &ps);
+		az_bench_recommend(&o.common, text, &rec);
+	}
 	az_bench_table_free(&t);
 	return rc;
 }

@@ -7,7 +7,7 @@
 #include <cblas.h>
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +25,7 @@
 #include "shm/slot.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/bench_opts.h"
 #include "tools/bench/infer_bench.h"
 #include "tools/bench/pipeline_impl.h"
 #include "tools/config.h"
@@ -36,181 +37,123 @@
 
 struct pipe_opts {
 	struct az_bench_opts common;
-	const char *games[MAX_GAMES];
-	int ngames;
-	uint32_t workers[MAX_LIST];
-	int nworkers;
-	uint32_t gpw[MAX_LIST];
-	int ngpw;
+	struct az_bench_games games;
+	struct az_bench_list workers, gpw;
 	uint32_t sims, leaves; /* 0: the game's default */
-	int64_t cache_mb;      /* workers' --eval-cache-mb; -1: azrun's default */
+	long cache_mb;         /* workers' --eval-cache-mb; -1: azrun's default */
 	uint32_t default_runs; /* runs of azrun's defaults per game (0: none) */
 	const char *cache;     /* --eval-cache; NULL: azrun's default */
 	uint32_t phases;       /* repeats of the finite phases (0: none) */
 	enum az_backend_kind backend;
-	uint32_t hidden, blocks, net; /* --net; hidden 0: the game's default network */
+	struct az_bench_net net; /* hidden 0: the game's default network */
 	int verbose;
 };
 
-static void usage(FILE *out)
+/* This mode's limits: azrun's --games-per-worker and --eval-cache-mb caps (tools/config_check.c
+ * keeps its own copies; az_bench_config_check() applies them too), and what a sweep of --sims,
+ * --leaves and --phases may ask for. */
+#define GPW_MAX 4096
+#define CACHE_MB_MAX 65536
+#define SIMS_MAX 100000
+#define PHASES_MAX 20
+
+AZ_BENCH_LIST_PARSER(parse_workers, MAX_LIST, 1, AZ_CTL_MAX_WORKERS)
+AZ_BENCH_LIST_PARSER(parse_gpw, MAX_LIST, 1, GPW_MAX)
+
+/* Every option of azbench pipeline, in --help's order (tools/options.h). */
+#define O(field) offsetof(struct pipe_opts, field)
+static const struct az_opt pipe_opt[] = {
+	AZ_BENCH_GAMES_OPT(O, games),
+	{"workers", AZ_OPT_PARSE, O(workers), "LIST", 0, 0, "1,2,4,8,16", "worker counts W",
+	 AZ_BENCH_LIST_RANGE(MAX_LIST, 1, AZ_CTL_MAX_WORKERS), NULL, parse_workers},
+	{"games-per-worker", AZ_OPT_PARSE, O(gpw), "LIST", 0, 0, "4,16,128",
+	 "games in flight per worker G", AZ_BENCH_LIST_RANGE(MAX_LIST, 1, GPW_MAX), NULL,
+	 parse_gpw},
+	{"sims", AZ_OPT_U32, O(sims), "N", 1, SIMS_MAX, NULL,
+	 "simulations per move (default: the game's)", NULL, NULL, NULL},
+	{"net", AZ_OPT_PARSE, O(net), "HxR", 0, 0, NULL,
+	 "the network: HxR, mlp:HxR, or resnet:FxR (F filters; the games with a board) "
+	 "(default: the game's)", AZ_BENCH_NET_CHOICES, NULL, az_bench_opt_net},
+	{"leaves", AZ_OPT_U32, O(leaves), "K", 1, SIMS_MAX, NULL,
+	 "leaves in flight per game (default: azrun's)", NULL, NULL, NULL},
+	{"eval-cache-mb", AZ_OPT_LONG, O(cache_mb), "MB", 0, CACHE_MB_MAX, NULL,
+	 "the evaluation cache in MiB: each worker's, or the one --eval-cache shared table; "
+	 "0 off (default: azrun's)", NULL, NULL, NULL},
+	{"eval-cache", AZ_OPT_CHOICE, O(cache), "MODE", 0, 0, NULL,
+	 "each worker's cache, one shared table, or none (default: azrun's)",
+	 "worker|shared|off", NULL, NULL},
+	{"default-runs", AZ_OPT_U32, O(default_runs), "N", 0, MAX_RUNS, AZ_BENCH_STR(DEFAULT_RUNS),
+	 "runs of azrun's defaults per game (0: none, and no recommendation)", NULL, NULL, NULL},
+	{"phases", AZ_OPT_U32, O(phases), "N", 0, PHASES_MAX, "3",
+	 "runs of each finite phase per batching (0: none): azrun's self-play of "
+	 "games-per-iter games and its arena, adaptive vs fixed-deadline batching", NULL, NULL,
+	 NULL},
+	AZ_BENCH_BACKEND_OPT(O, backend),
+	{"verbose", AZ_OPT_FLAG, O(verbose), NULL, 0, 0, NULL,
+	 "the inference process logs its backend choice", NULL, NULL, NULL},
+	AZ_BENCH_COMMON_OPTS(O, common, DEFAULT_SECONDS),
+};
+#undef O
+static const struct az_opts pipe_table = {"azbench pipeline", pipe_opt, AZ_ARRAY_LEN(pipe_opt),
+					  0};
+
+static void usage(const struct az_opts *t)
 {
-	fprintf(out,
-		"Usage: azbench pipeline [options]\n"
-		"End-to-end self-play throughput (W workers, one inference process, the shm\n"
-		"rings) on the real game and network (azrun's defaults), against the serial\n"
-		"baseline (\"serial batch-1, the seed's design\": one game, one leaf at a\n"
-		"time, one process, no evaluation cache, through the backend's batch-1 path:\n"
-		"a GEMV without packing on the CPU) and the backend's ceiling (azbench infer)\n"
-		"at the mean batch achieved. A cache hit is a simulation without an\n"
-		"evaluation: sims/s and evals/s are reported apart, and configurations are\n"
-		"ranked by sims/s. azrun's defaults (W = cores, G = 128) run --default-runs\n"
-		"times, spread over the sweep; their range, (max - min) / median, is the\n"
-		"run-to-run noise, and another configuration is recommended only when it\n"
-		"beats the defaults' median sims/s by more than that.\n\n"
-		"  --game NAME              %s | all (default all)\n"
-		"  --workers LIST           worker counts W (default 1,2,4,8,16)\n"
-		"  --games-per-worker LIST  games in flight per worker G (default 4,16,128)\n"
-		"  --sims N                 simulations per move (default: the game's)\n"
-		"  --net HxR                the network (default: the game's); mlp:HxR, or\n"
-		"                           resnet:FxR (F filters; %s)\n"
-		"  --leaves K               leaves in flight per game (default: azrun's)\n"
-		"  --eval-cache-mb MB       the evaluation cache in MiB: each worker's, or the\n"
-		"                           one --eval-cache shared table; 0 off (default:\n"
-		"                           azrun's)\n"
-		"  --eval-cache MODE        worker | shared | off (default: azrun's)\n"
-		"  --default-runs N         runs of azrun's defaults per game (default %d, at\n"
-		"                           most %d; 0: none, and no recommendation)\n"
-		"  --phases N               runs of each finite phase per batching (default 3;\n"
-		"                           0: none): azrun's self-play of games-per-iter games\n"
-		"                           and its arena, adaptive vs fixed-deadline batching\n"
-		"  --backend B              auto | cpu | cpu-async | cuda (default auto)\n"
-		"  --verbose                the inference process logs its backend choice\n"
-		"  --help                   this text\n"
-		"%s\n"
-		"The budget (default --seconds %.0f) is split across the configurations;\n"
-		"each gets at least %.0f s of measurement after warm-up, and those that do\n"
-		"not fit (largest W first) are skipped: stderr names the W x G measured and\n"
-		"those skipped, and the --seconds that measures them all; the\n"
-		"recommendation names the skipped ones too.\n"
-		"Columns: evals_per_s (network evaluations served), sims_per_s (MCTS\n"
-		"simulations, terminal visits included), games_per_min, mean_batch,\n"
-		"ring_occupancy (mean requests in flight per ring), server_busy (share of\n"
-		"time in forward passes), speedup and sims_speedup (evals/s and sims/s over\n"
-		"the serial baseline), ceiling_evals_per_s (backend alone at\n"
-		"round(mean_batch)), ceiling_frac (evals_per_s / ceiling), limit_evals_per_s\n"
-		"(the machine limit: cores / (1 / ceiling + search seconds per evaluation),\n"
-		"the forward pass counted as 0 on CUDA; the search's cost is the serial\n"
-		"baseline's games with a no-network stand-in), limit_frac.\n"
-		"Setup: serial (the baseline), defaults (one run of azrun's defaults),\n"
-		"pipeline (a listed W x G), selfplay/... and arena/... (the phases).\n"
-		"Phase rows (setup selfplay/... and arena/...): one whole phase as azrun runs\n"
-		"it (its W and G, the tail where games run out included), the fastest of\n"
-		"--phases runs, under the adaptive batching and under the old fixed-deadline\n"
-		"batching (waits for max_batch or the deadline), run alternately.\n"
-		"--plot: evals/s against W, one line per game and G.\n",
-		az_bench_games_help(), az_bench_boards_help(), DEFAULT_RUNS, MAX_RUNS,
-		az_bench_common_help, DEFAULT_SECONDS, MIN_MEASURE_S);
+	printf("Usage: azbench pipeline [options]\n"
+	       "End-to-end self-play throughput (W workers, one inference process, the shm\n"
+	       "rings) on the real game and network (azrun's defaults), against the serial\n"
+	       "baseline (\"serial batch-1, the seed's design\": one game, one leaf at a\n"
+	       "time, one process, no evaluation cache, through the backend's batch-1 path:\n"
+	       "a GEMV without packing on the CPU) and the backend's ceiling (azbench infer)\n"
+	       "at the mean batch achieved. A cache hit is a simulation without an\n"
+	       "evaluation: sims/s and evals/s are reported apart, and configurations are\n"
+	       "ranked by sims/s. azrun's defaults (W = cores, G = 128) run --default-runs\n"
+	       "times, spread over the sweep; their range, (max - min) / median, is the\n"
+	       "run-to-run noise, and another configuration is recommended only when it\n"
+	       "beats the defaults' median sims/s by more than that.\n\n"
+	       "Options:\n");
+	az_opts_help(stdout, t);
+	printf("\nGames with a board (--net resnet): %s.\n"
+	       "The budget (--seconds) is split across the configurations;\n"
+	       "each gets at least %.0f s of measurement after warm-up, and those that do\n"
+	       "not fit (largest W first) are skipped: stderr names the W x G measured and\n"
+	       "those skipped, and the --seconds that measures them all; the\n"
+	       "recommendation names the skipped ones too.\n"
+	       "Columns: evals_per_s (network evaluations served), sims_per_s (MCTS\n"
+	       "simulations, terminal visits included), games_per_min, mean_batch,\n"
+	       "ring_occupancy (mean requests in flight per ring), server_busy (share of\n"
+	       "time in forward passes), speedup and sims_speedup (evals/s and sims/s over\n"
+	       "the serial baseline), ceiling_evals_per_s (backend alone at\n"
+	       "round(mean_batch)), ceiling_frac (evals_per_s / ceiling), limit_evals_per_s\n"
+	       "(the machine limit: cores / (1 / ceiling + search seconds per evaluation),\n"
+	       "the forward pass counted as 0 on CUDA; the search's cost is the serial\n"
+	       "baseline's games with a no-network stand-in), limit_frac.\n"
+	       "Setup: serial (the baseline), defaults (one run of azrun's defaults),\n"
+	       "pipeline (a listed W x G), selfplay/... and arena/... (the phases).\n"
+	       "Phase rows (setup selfplay/... and arena/...): one whole phase as azrun runs\n"
+	       "it (its W and G, the tail where games run out included), the fastest of\n"
+	       "--phases runs, under the adaptive batching and under the old fixed-deadline\n"
+	       "batching (waits for max_batch or the deadline), run alternately.\n"
+	       "--plot: evals/s against W, one line per game and G.\n",
+	       az_bench_boards_help(), MIN_MEASURE_S);
 }
 
-/* One number for option `name`, in [1, max] ([0, max] when zero_ok), into *out. Returns 0 or
- * -EINVAL with a one-line message naming the option, the range and what was given. */
-static int one_value(const char *name, const char *arg, uint32_t max, int zero_ok, uint32_t *out)
+/* What az_pipeline_game_setup() and the config check take for game number gi. */
+static struct az_pipeline_game game_params(const struct pipe_opts *o, int gi)
 {
-	char *end = NULL;
-	errno = 0;
-	unsigned long v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || v > max || (v == 0 && !zero_ok)) {
-		fprintf(stderr, "azbench pipeline: %s wants one number in [%d, %u], got '%s'\n", name,
-			zero_ok ? 0 : 1, max, arg);
-		return -EINVAL;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
-
-/* A pipeline option that az_bench_parse_argv() does not handle (az_bench_argv.opt). */
-static int parse_opt(void *mode_opts, int c, const char *arg)
-{
-	struct pipe_opts *o = mode_opts;
-
-	switch (c) {
-	case 'w':
-		return az_bench_opt_list("pipeline", "--workers", arg, o->workers, &o->nworkers,
-					 MAX_LIST, 256);
-	case 'G':
-		return az_bench_opt_list("pipeline", "--games-per-worker", arg, o->gpw, &o->ngpw,
-					 MAX_LIST, 4096);
-	case 's':
-		return one_value("--sims", arg, 100000, 0, &o->sims);
-	case 'K':
-		return one_value("--leaves", arg, 100000, 0, &o->leaves);
-	case 'P':
-		return one_value("--phases", arg, 20, 1, &o->phases);
-	case 'C': {
-		uint32_t mb;
-		int rc = one_value("--eval-cache-mb", arg, 65536, 1, &mb);
-		if (rc == 0)
-			o->cache_mb = mb;
-		return rc;
-	}
-	case 'D':
-		return one_value("--default-runs", arg, MAX_RUNS, 1, &o->default_runs);
-	case 'E':
-		if (strcmp(arg, "worker") && strcmp(arg, "shared") && strcmp(arg, "off")) {
-			fprintf(stderr, "azbench pipeline: --eval-cache: '%s' is not worker, shared "
-				"or off\n", arg);
-			return -EINVAL;
-		}
-		o->cache = arg;
-		return 0;
-	case 'v':
-		o->verbose = 1;
-		return 0;
-	default:
-		return -ENOENT;
-	}
+	return (struct az_pipeline_game){ o->games.name[gi], o->backend, o->sims, o->leaves,
+					  o->cache_mb, o->cache, o->net.hidden, o->net.blocks,
+					  o->net.kind };
 }
 
 /* Returns 0 to run, 1 after --help, 2 on bad usage. */
 static int parse(struct pipe_opts *o, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		AZ_BENCH_LONGOPT_GAME,
-		{ "workers", required_argument, NULL, 'w' },
-		{ "games-per-worker", required_argument, NULL, 'G' },
-		{ "sims", required_argument, NULL, 's' },
-		{ "leaves", required_argument, NULL, 'K' },
-		{ "phases", required_argument, NULL, 'P' },
-		{ "eval-cache-mb", required_argument, NULL, 'C' },
-		{ "default-runs", required_argument, NULL, 'D' },
-		{ "eval-cache", required_argument, NULL, 'E' },
-		AZ_BENCH_LONGOPT_BACKEND,
-		AZ_BENCH_LONGOPT_NET,
-		{ "verbose", no_argument, NULL, 'v' },
-		AZ_BENCH_LONGOPT_HELP,
-		AZ_BENCH_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct az_bench_argv p = {
-		.mode = "pipeline", .longopts = longopts, .common = &o->common, .usage = usage,
-		.games = o->games, .ngames = &o->ngames, .backend = &o->backend,
-		.hidden = &o->hidden, .blocks = &o->blocks, .net = &o->net,
-		.opt = parse_opt, .mode_opts = o,
-	};
-
-	memset(o, 0, sizeof(*o));
-	o->common.seconds = DEFAULT_SECONDS;
-	o->phases = 3;
-	o->cache_mb = -1;
-	o->default_runs = DEFAULT_RUNS;
-	o->nworkers = az_bench_parse_u32_list("1,2,4,8,16", o->workers, MAX_LIST, 1, 256);
-	o->ngpw = az_bench_parse_u32_list("4,16,128", o->gpw, MAX_LIST, 1, 4096);
-	int rc = az_bench_parse_argv(&p, argc, argv);
+	*o = (struct pipe_opts){ .cache_mb = -1 };
+	int rc = az_bench_parse(&pipe_table, o, &o->common, usage, argc, argv);
 	/* what azrun would refuse (resnet:5000x1, a 5 GB shared cache) fails now, not mid-sweep */
-	for (int gi = 0; gi < o->ngames && rc == 0; gi++) {
-		struct az_pipeline_game pg = { o->games[gi], o->backend, o->sims, o->leaves,
-					       o->cache_mb, o->cache, o->hidden, o->blocks,
-					       o->net };
+	for (int gi = 0; gi < o->games.n && rc == 0; gi++) {
+		struct az_pipeline_game pg = game_params(o, gi);
 		struct az_config cfg;
 		az_pipeline_game_config(&pg, &cfg);
 		if (az_bench_config_check("pipeline", &cfg) < 0)
@@ -282,7 +225,7 @@ struct config {
  * sets the time per configuration and the --seconds that would measure them all. */
 static double fixed_seconds(const struct pipe_opts *o)
 {
-	return o->ngames * (CEILING_S * 4 + 1.0 + o->phases * PHASES_EST_S);
+	return o->games.n * (CEILING_S * 4 + 1.0 + o->phases * PHASES_EST_S);
 }
 
 /* The runs, in run order: for each of the R = --default-runs runs of azrun's defaults, one per
@@ -295,13 +238,13 @@ static int plan(const struct pipe_opts *o, const struct game_ctx *gcs, struct co
 		int *ntotal, double *measure)
 {
 	static struct config nd[MAX_CONFIGS];
-	int nnd = 0, ndef = (int)o->default_runs * o->ngames, n = 0;
+	int nnd = 0, ndef = (int)o->default_runs * o->games.n, n = 0;
 
-	for (int w = 0; w < o->nworkers; w++)
-		for (int g = 0; g < o->ngpw; g++)
-			for (int gi = 0; gi < o->ngames; gi++) {
+	for (int w = 0; w < o->workers.n; w++)
+		for (int g = 0; g < o->gpw.n; g++)
+			for (int gi = 0; gi < o->games.n; gi++) {
 				const struct az_config *d = &gcs[gi].cfg;
-				struct config c = { .game = gi, .W = o->workers[w], .G = o->gpw[g] };
+				struct config c = { .game = gi, .W = o->workers.v[w], .G = o->gpw.v[g] };
 
 				if (!o->default_runs || c.W != d->workers || c.G != d->games_per_worker)
 					nd[nnd++] = c;
@@ -314,7 +257,7 @@ static int plan(const struct pipe_opts *o, const struct game_ctx *gcs, struct co
 		int runs = k + ndef;
 		/* serial baselines get a share like a configuration */
 		double m = runs ? (o->common.seconds - fixed - runs * (OVERHEAD_S + WARM_S)) /
-					  (runs + o->ngames)
+					  (runs + o->games.n)
 				: MIN_MEASURE_S;
 		if (m >= MIN_MEASURE_S || k == kmin) {
 			*measure = m > 0.25 ? m : 0.25;
@@ -323,7 +266,7 @@ static int plan(const struct pipe_opts *o, const struct game_ctx *gcs, struct co
 	}
 	int R = (int)o->default_runs;
 	for (int r = 0; r < (R ? R : 1); r++) {
-		for (int gi = 0; gi < o->ngames && R; gi++)
+		for (int gi = 0; gi < o->games.n && R; gi++)
 			cf[n++] = (struct config){ .game = gi, .W = gcs[gi].cfg.workers,
 						   .G = gcs[gi].cfg.games_per_worker, .dflt = 1 };
 		int lo = R ? r * k / R : 0, hi = R ? (r + 1) * k / R : k;
@@ -467,7 +410,7 @@ static void recommend(const struct pipe_opts *o, const struct game_ctx *gcs,
 {
 	struct az_bench_row *rec = &out->row;
 
-	for (int gi = 0; gi < o->ngames; gi++) {
+	for (int gi = 0; gi < o->games.n; gi++) {
 		const struct config *best = NULL, *d0 = NULL;
 		const struct az_config *dc = &gcs[gi].cfg;
 		double ds[MAX_RUNS], de[MAX_RUNS];
@@ -553,9 +496,9 @@ static int list_configs(const struct pipe_opts *o, const struct game_ctx *gcs,
 	size_t l = strlen(buf);
 	int k = 0;
 
-	for (int w = 0; w < o->nworkers; w++)
-		for (int g = 0; g < o->ngpw; g++) {
-			uint32_t W = o->workers[w], G = o->gpw[g];
+	for (int w = 0; w < o->workers.n; w++)
+		for (int g = 0; g < o->gpw.n; g++) {
+			uint32_t W = o->workers.v[w], G = o->gpw.v[g];
 
 			if ((o->default_runs && W == d->workers && G == d->games_per_worker) ||
 			    measured(cf, n, gi, W, G) != want || l >= len)
@@ -575,9 +518,9 @@ static void name_skipped(const struct pipe_opts *o, const struct game_ctx *gcs,
 {
 	char done[1024] = "", one[512];
 	double all = fixed_seconds(o) + ntotal * (OVERHEAD_S + WARM_S + MIN_MEASURE_S) +
-		     o->ngames * MIN_MEASURE_S;
+		     o->games.n * MIN_MEASURE_S;
 
-	for (int gi = 0; gi < o->ngames; gi++) {
+	for (int gi = 0; gi < o->games.n; gi++) {
 		size_t l = strlen(done);
 
 		snprintf(done + l, sizeof(done) - l, "%s%s", gi ? "; " : "", gcs[gi].g->name);
@@ -602,9 +545,9 @@ static void name_skipped(const struct pipe_opts *o, const struct game_ctx *gcs,
 static int serial_baselines(const struct pipe_opts *o, const struct game_ctx *gcs,
 			    double measure, struct serial_result *sr)
 {
-	for (int gi = 0; gi < o->ngames; gi++) {
+	for (int gi = 0; gi < o->games.n; gi++) {
 		az_bench_progress(&o->common, "pipeline: %s %s serial baseline, %.1fs\n",
-				  o->games[gi], gcs[gi].net, measure);
+				  o->games.name[gi], gcs[gi].net, measure);
 		int rc = az_pipeline_run_serial(&gcs[gi], o->backend, measure, &sr[gi]);
 		if (rc < 0 && az_sv_interrupted())
 			return -EINTR;
@@ -619,46 +562,25 @@ static int serial_baselines(const struct pipe_opts *o, const struct game_ctx *gc
 	return 0;
 }
 
-static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_table *t,
-		 struct rec *rec)
+/* Run the planned configurations cf[0..n), `measure` seconds each, and mark those done; past
+ * deadline only the runs of azrun's defaults and each game's first listed configuration run (a
+ * reserve is kept for the ceilings measured after the sweep). *ran gets how many ran. Returns 0
+ * or -errno. */
+static int run_configs(const struct pipe_opts *o, const struct game_ctx *gcs, struct config *cf,
+		       int n, double measure, double deadline, const char *dir, int *ran)
 {
-	static struct config cf[MAX_CONFIGS + MAX_GAMES * MAX_RUNS];
-	static struct game_ctx gcs[MAX_GAMES];
-	struct serial_result sr[MAX_GAMES];
-	struct pipe_result serial[MAX_GAMES] = { 0 };
-	double measure, limit_of[MAX_GAMES] = { 0 };
-	char skipped[1024] = "";
-	int ntotal, rc = 0;
+	int listed[MAX_GAMES] = { 0 };
 
-	for (int gi = 0; gi < o->ngames; gi++) {
-		struct az_pipeline_game pg = { o->games[gi], o->backend, o->sims, o->leaves,
-					       o->cache_mb, o->cache, o->hidden, o->blocks,
-					       o->net };
-		rc = az_pipeline_game_setup(&pg, dir, &gcs[gi]);
-		if (rc < 0)
-			return rc;
-	}
-	int n = plan(o, gcs, cf, &ntotal, &measure);
-	double deadline = az_now() + o->common.seconds;
-	rc = serial_baselines(o, gcs, measure, sr);
-	if (rc < 0)
-		return rc;
-	static struct phase_set phases[MAX_GAMES];
-	for (int gi = 0; gi < o->ngames && rc == 0 && o->phases > 0; gi++)
-		rc = run_phases(o, &gcs[gi], dir, &phases[gi]);
-	if (rc < 0)
-		return rc;
-	int ran = 0, listed[MAX_GAMES] = { 0 };
+	*ran = 0;
 	for (int i = 0; i < n && !az_sv_interrupted(); i++) {
 		const struct game_ctx *gc = &gcs[cf[i].game];
 		struct az_config cfg = gc->cfg;
-		/* Keep a reserve for the ceilings measured after the sweep. Over the deadline, only
-		 * the runs of azrun's defaults and each game's first listed configuration run. */
-		double reserve = o->ngames * CEILING_S * 4;
+		double reserve = o->games.n * CEILING_S * 4;
+		int rc;
+
 		if (!cf[i].dflt && listed[cf[i].game]++ > 0 &&
 		    az_now() + measure + OVERHEAD_S + WARM_S + reserve > deadline)
 			continue;
-
 		az_bench_progress(&o->common, "pipeline: %s W=%u G=%u K=%u%s, %.1fs\n",
 				  gc->g->name, cf[i].W, cf[i].G, gc->cfg.leaves,
 				  cf[i].dflt ? " (azrun's defaults)" : "", measure);
@@ -666,49 +588,61 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 		cfg.games_per_worker = cf[i].G;
 		rc = az_pipeline_run_config(gc, &cfg, o->verbose, dir, measure, &cf[i].res);
 		if (rc < 0)
-			break;
+			return rc;
 		cf[i].done = 1;
-		ran++;
+		(*ran)++;
 	}
-	if (ran < ntotal)
-		name_skipped(o, gcs, cf, n, ran, ntotal, skipped, sizeof(skipped));
-	for (int gi = 0; gi < o->ngames && rc == 0; gi++) {
-		const struct serial_result *s = &sr[gi];
-		const char *be = strncmp(s->why, "cuda", 4) == 0        ? "cuda"
-				 : strncmp(s->why, "cpu-async", 9) == 0 ? "cpu-async"
-									: "cpu";
-		double sc = 0;
+	return 0;
+}
 
-		serial[gi] = (struct pipe_result){ .seconds = s->seconds,
-						   .evals_per_s = (double)s->evals / s->seconds,
-						   .sims_per_s = (double)s->sims / s->seconds,
-						   .games_per_min = (double)s->games / s->seconds * 60,
-						   .mean_batch = 1.0 };
-		rc = game_ceilings(&gcs[gi], gi, cf, n, o->backend, s, &sc);
-		if (rc < 0 && !az_sv_interrupted())
-			fprintf(stderr, "azbench pipeline: ceiling: %s\n", strerror(-rc));
-		add_row(t, &gcs[gi], "serial", be, 1, 1, 1, &serial[gi], &serial[gi], sc,
-			machine_limit(be, sc, s->search_s_per_eval));
-		for (int i = 0; i < n; i++) {
-			double lim = machine_limit(be, cf[i].ceiling, s->search_s_per_eval);
+/* Game gi's rows: its serial baseline (into *serial), the configurations of cf[0..n) that ran
+ * (their ceilings measured into them), its phases; *limit_of gets the machine limit at azrun's
+ * defaults. Returns 0, or -errno when the ceilings could not be measured (the rows are added
+ * all the same). */
+static int game_rows(const struct pipe_opts *o, int gi, const struct game_ctx *gc,
+		     struct config *cf, int n, const struct serial_result *s,
+		     const struct phase_set *ps, struct pipe_result *serial, double *limit_of,
+		     struct az_bench_table *t)
+{
+	const char *be = strncmp(s->why, "cuda", 4) == 0        ? "cuda"
+			 : strncmp(s->why, "cpu-async", 9) == 0 ? "cpu-async"
+								: "cpu";
+	double sc = 0;
+	int rc;
 
-			if (cf[i].game != gi || !cf[i].done)
-				continue;
-			if (cf[i].dflt && !limit_of[gi])
-				limit_of[gi] = lim;
-			add_row(t, &gcs[gi], cf[i].dflt ? "defaults" : "pipeline", be, cf[i].W,
-				cf[i].G, gcs[gi].cfg.leaves, &cf[i].res, &serial[gi],
-				cf[i].ceiling, lim);
-		}
-		for (int m = 0; m < 2 && phases[gi].done; m++)
-			for (int k = 0; k < 2; k++)
-				add_row(t, &gcs[gi], phase_setup[m][k], be, gcs[gi].cfg.workers,
-					gcs[gi].cfg.games_per_worker, gcs[gi].cfg.leaves,
-					&phases[gi].r[m][k], &serial[gi], 0, 0);
+	*serial = (struct pipe_result){ .seconds = s->seconds,
+					.evals_per_s = (double)s->evals / s->seconds,
+					.sims_per_s = (double)s->sims / s->seconds,
+					.games_per_min = (double)s->games / s->seconds * 60,
+					.mean_batch = 1.0 };
+	rc = game_ceilings(gc, gi, cf, n, o->backend, s, &sc);
+	if (rc < 0 && !az_sv_interrupted())
+		fprintf(stderr, "azbench pipeline: ceiling: %s\n", strerror(-rc));
+	add_row(t, gc, "serial", be, 1, 1, 1, serial, serial, sc,
+		machine_limit(be, sc, s->search_s_per_eval));
+	for (int i = 0; i < n; i++) {
+		double lim = machine_limit(be, cf[i].ceiling, s->search_s_per_eval);
+
+		if (cf[i].game != gi || !cf[i].done)
+			continue;
+		if (cf[i].dflt && !*limit_of)
+			*limit_of = lim;
+		add_row(t, gc, cf[i].dflt ? "defaults" : "pipeline", be, cf[i].W, cf[i].G,
+			gc->cfg.leaves, &cf[i].res, serial, cf[i].ceiling, lim);
 	}
-	if (rc == 0 && !az_sv_interrupted())
-		recommend(o, gcs, cf, n, serial, limit_of, skipped, rec);
-	for (int gi = 0; gi < o->ngames && rc == 0 && !az_sv_interrupted(); gi++) {
+	for (int m = 0; m < 2 && ps->done; m++)
+		for (int k = 0; k < 2; k++)
+			add_row(t, gc, phase_setup[m][k], be, gc->cfg.workers,
+				gc->cfg.games_per_worker, gc->cfg.leaves, &ps->r[m][k], serial, 0,
+				0);
+	return rc;
+}
+
+/* The recommendation's part on the phases: adaptive against fixed-deadline batching. */
+static void recommend_phases(const struct pipe_opts *o, const struct game_ctx *gcs,
+			     const struct phase_set *phases, struct rec *rec)
+{
+	for (int gi = 0; gi < o->games.n && !az_sv_interrupted(); gi++) {
 		const struct phase_set *ps = &phases[gi];
 
 		if (!ps->done)
@@ -719,6 +653,45 @@ static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_tab
 		       ps->r[1][0].evals_per_s / ps->r[1][1].evals_per_s,
 		       ps->r[1][0].evals_per_s / ps->r[0][0].evals_per_s);
 	}
+}
+
+static int sweep(const struct pipe_opts *o, const char *dir, struct az_bench_table *t,
+		 struct rec *rec)
+{
+	static struct config cf[MAX_CONFIGS + MAX_GAMES * MAX_RUNS];
+	static struct game_ctx gcs[MAX_GAMES];
+	static struct phase_set phases[MAX_GAMES];
+	struct serial_result sr[MAX_GAMES];
+	struct pipe_result serial[MAX_GAMES] = { 0 };
+	double measure, limit_of[MAX_GAMES] = { 0 };
+	char skipped[1024] = "";
+	int ntotal, ran, rc = 0;
+
+	for (int gi = 0; gi < o->games.n; gi++) {
+		struct az_pipeline_game pg = game_params(o, gi);
+		rc = az_pipeline_game_setup(&pg, dir, &gcs[gi]);
+		if (rc < 0)
+			return rc;
+	}
+	int n = plan(o, gcs, cf, &ntotal, &measure);
+	double deadline = az_now() + o->common.seconds;
+	rc = serial_baselines(o, gcs, measure, sr);
+	if (rc < 0)
+		return rc;
+	for (int gi = 0; gi < o->games.n && rc == 0 && o->phases > 0; gi++)
+		rc = run_phases(o, &gcs[gi], dir, &phases[gi]);
+	if (rc < 0)
+		return rc;
+	rc = run_configs(o, gcs, cf, n, measure, deadline, dir, &ran);
+	if (ran < ntotal)
+		name_skipped(o, gcs, cf, n, ran, ntotal, skipped, sizeof(skipped));
+	for (int gi = 0; gi < o->games.n && rc == 0; gi++)
+		rc = game_rows(o, gi, &gcs[gi], cf, n, &sr[gi], &phases[gi], &serial[gi],
+			       &limit_of[gi], t);
+	if (rc == 0 && !az_sv_interrupted())
+		recommend(o, gcs, cf, n, serial, limit_of, skipped, rec);
+	if (rc == 0)
+		recommend_phases(o, gcs, phases, rec);
 	return az_sv_interrupted() ? -EINTR : rc;
 }
 

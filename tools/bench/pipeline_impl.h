@@ -17,7 +17,7 @@
 #define MAX_GAMES 2
 #define MAX_LIST 8
 #define MAX_CONFIGS (MAX_GAMES * MAX_LIST * MAX_LIST)
-#define DEFAULT_SECONDS 60.0
+#define DEFAULT_SECONDS "60" /* --seconds, as its option table shows it */
 #define MIN_MEASURE_S 1.0  /* per configuration, after warm-up, when the budget allows */
 #define WARM_S 0.3         /* after the first evaluation: trees and rings reach steady state */
 #define OVERHEAD_S 0.4     /* per configuration: forks, checkpoint load, teardown (estimate) */

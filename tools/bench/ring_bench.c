@@ -5,8 +5,8 @@
  * recommend those only when the real pipeline runs faster with them than with azrun's defaults
  * by more than the run-to-run noise (tools/bench/pipeline_run.c). */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +15,14 @@
 #include "base/az_assert.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/bench_opts.h"
 #include "tools/bench/pipeline_impl.h"
 #include "tools/bench/ring_bench_impl.h"
 
-#define LIST_MAX 16
-#define RING_SECONDS 10.0
+#define LIST_MAX AZ_BENCH_LIST_MAX
+#define RING_SECONDS "10" /* --seconds, as its option table shows it */
+#define CAPACITY_MAX 1048576 /* ring slots: 2^20, a bound on the memory a configuration maps */
+#define SLOT_MAX 65536     /* bytes per request */
 #define MIN_SLICE_S 0.01    /* shortest measurement of one configuration */
 #define RING_OVERHEAD_S 0.003    /* first guess of the fork/setup/drain time of one configuration */
 #define STREAM_BYTES 512u   /* the request size of the sustained-throughput measurement */
@@ -34,16 +37,17 @@ static const char *const wait_name[] = { [RB_SPIN] = "spin", [RB_FUTEX] = "futex
 static const char *const place_name[] = { [RB_SAME] = "same", [RB_CROSS] = "cross",
 					  [RB_ANY] = "any" };
 
-struct u32_list {
-	uint32_t v[LIST_MAX];
+/* Words of a list option ("spin,futex"), each as its index in the option's names. */
+struct word_list {
+	int v[RB_NTRANSPORTS];
 	int n;
 };
 
 struct sweep {
 	struct az_bench_opts o;
-	struct u32_list producers, capacities, slots, batches;
-	int waits[2], nwaits;                 /* RB_SPIN / RB_FUTEX */
-	int places[3], nplaces;
+	struct az_bench_list producers, capacities, slots, batches;
+	struct word_list waits;  /* RB_SPIN / RB_FUTEX */
+	struct word_list places; /* enum rb_place */
 	int transport_on[RB_NTRANSPORTS];
 	int cpus[RB_MAX_CPUS], ncpus;
 	struct rb_cfg *cfgs;
@@ -55,126 +59,149 @@ struct sweep {
 	const char *game;      /* the game those runs play */
 };
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: azbench ring [options]\n\n"
-		"Round trips of P producer processes to 1 consumer process over az_ring, and\n"
-		"over a pipe, a Unix socket pair and POSIX message queues for comparison; then\n"
-		"one ring streaming %u-byte requests with batch draining, against a plain\n"
-		"cross-core memcpy of the same bytes. Every list is comma-separated; the sweep\n"
-		"is their product.\n\n"
-		"Options:\n"
-		"  --producers LIST   producer processes (default 1,2; at most %d)\n"
-		"  --capacities LIST  ring slots, powers of two (default 16,256,4096)\n"
-		"  --slots LIST       bytes per request, multiples of 64 (default 64,512,4096)\n"
-		"  --batches LIST     requests a producer sends before it waits (default 1,16)\n"
-		"  --waits LIST       spin,futex: ring waiting (default both); spin is bounded\n"
-		"                     (the ring library yields every 32 polls, then sleeps)\n"
-		"  --transports LIST  ring,pipe,socket,mq,stream (default all; stream includes\n"
-		"                     its memcpy baseline)\n"
-		"  --placement LIST   same|cross|any: producers and consumer pinned to one CPU,\n"
-		"                     to different CPUs, or left free (default cross, or same on\n"
-		"                     a one-CPU machine)\n"
-		"  --default-runs N   pipeline runs (up to %.0f s each) of the candidate settings\n"
-		"                     and of azrun's defaults, alternated, after the sweep;\n"
-		"                     they get up to half of --seconds, fewer and shorter\n"
-		"                     runs when they do not fit (default %d, at most %d; 0:\n"
-		"                     none and no recommendation)\n"
-		"  --game NAME        the game those runs play (default tictactoe)\n"
-		"%s\n"
-		"The round trips give a candidate --ring-capacity, --max-batch and\n"
-		"--batch-deadline-us; it is recommended only when its median sims/s beats\n"
-		"the defaults' median by more than their noise, (max - min) / median.\n"
-		"Rows: transport, placement, producers, capacity, slot_bytes, batch, wait\n"
-		"(spin|futex for rings, block for the kernel transports), rtt_median_ns,\n"
-		"rtt_p99_ns, rtt_p999_ns (round trip from the start of the request's batch),\n"
-		"throughput_rps, memcpy_share (stream rows), samples, errors, status.\n"
-		"--seconds is the whole budget, the pipeline runs included (default %.0f s).\n",
-		STREAM_BYTES, RB_MAX_PRODUCERS, MIN_MEASURE_S + WARM_S, DEFAULT_RUNS, MAX_RUNS,
-		az_bench_common_help, RING_SECONDS);
-}
-
 /* ---- options ---- */
 
-enum { OPT_PRODUCERS = 1, OPT_CAPACITIES, OPT_SLOTS, OPT_BATCHES, OPT_WAITS, OPT_TRANSPORTS,
-       OPT_PLACEMENT, OPT_DEFAULT_RUNS, OPT_GAME, OPT_HELP };
-
-static int parse_words(const char *arg, const char *const *names, int nnames, int *out, int max,
-		       const char *opt)
+/* Parse comma-separated words, each one of names[0..nnames), into l as their indices.
+ * Returns 0 or -EINVAL (an unknown word, more than max of them, none). */
+static int parse_words(const char *v, const char *const *names, int nnames, int max,
+		       struct word_list *l)
 {
 	char copy[256], *save = NULL, *w;
-	int n = 0;
 
-	snprintf(copy, sizeof(copy), "%s", arg);
+	if (strlen(v) >= sizeof(copy))
+		return -EINVAL;
+	snprintf(copy, sizeof(copy), "%s", v);
+	l->n = 0;
 	for (w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
 		int k;
 
 		for (k = 0; k < nnames && (!names[k] || strcmp(names[k], w) != 0); k++)
 			;
-		if (k == nnames || n >= max) {
-			fprintf(stderr, "azbench ring: %s: unknown or repeated '%s'\n", opt, w);
+		if (k == nnames || l->n >= max)
 			return -EINVAL;
-		}
-		out[n++] = k;
+		l->v[l->n++] = k;
 	}
-	if (n == 0)
-		fprintf(stderr, "azbench ring: %s wants a list\n", opt);
-	return n ? n : -EINVAL;
+	return l->n ? 0 : -EINVAL;
 }
 
-static int parse_list(struct u32_list *l, const char *arg, const char *opt, uint32_t lo,
-		      uint32_t hi)
+/* AZ_OPT_PARSE parsers of the sweep's lists (tools/options.h). */
+AZ_BENCH_LIST_PARSER(parse_producers, LIST_MAX, 1, RB_MAX_PRODUCERS)
+AZ_BENCH_LIST_PARSER(parse_batches, LIST_MAX, 1, AZ_BENCH_BATCH_MAX)
+
+static int parse_capacities(const char *v, void *field)
 {
-	l->n = az_bench_parse_u32_list(arg, l->v, LIST_MAX, lo, hi);
-	if (l->n < 0)
-		fprintf(stderr, "azbench ring: %s wants up to %d numbers in [%u, %u], got '%s'\n",
-			opt, LIST_MAX, lo, hi, arg);
-	return l->n < 0 ? -EINVAL : 0;
+	struct az_bench_list *l = field;
+	int rc = az_bench_list_parse(v, l, LIST_MAX, 2, CAPACITY_MAX);
+
+	for (int i = 0; rc == 0 && i < l->n; i++)
+		if (l->v[i] & (l->v[i] - 1))
+			rc = -EINVAL; /* the ring indexes slots with capacity - 1 */
+	return rc;
 }
 
-static int check_lists(const struct sweep *s)
+static int parse_slots(const char *v, void *field)
 {
-	for (int i = 0; i < s->capacities.n; i++)
-		if (s->capacities.v[i] & (s->capacities.v[i] - 1)) {
-			fprintf(stderr, "azbench ring: capacity %u is not a power of two\n",
-				s->capacities.v[i]);
-			return -EINVAL;
-		}
-	for (int i = 0; i < s->slots.n; i++)
-		if (s->slots.v[i] % 64) {
-			fprintf(stderr, "azbench ring: slot size %u is not a multiple of 64\n",
-				s->slots.v[i]);
-			return -EINVAL;
-		}
+	struct az_bench_list *l = field;
+	int rc = az_bench_list_parse(v, l, LIST_MAX, AZ_CACHELINE, SLOT_MAX);
+
+	for (int i = 0; rc == 0 && i < l->n; i++)
+		if (l->v[i] % AZ_CACHELINE)
+			rc = -EINVAL; /* slots are whole cache lines (shm/ring.h) */
+	return rc;
+}
+
+static int parse_waits(const char *v, void *field)
+{
+	return parse_words(v, wait_name, 2, 2, field);
+}
+
+static int parse_placement(const char *v, void *field)
+{
+	return parse_words(v, place_name, 3, 3, field);
+}
+
+/* --transports into the sweep's transport_on[]: stream brings its memcpy baseline. */
+static int parse_transports(const char *v, void *field)
+{
+	int *on = field;
+	struct word_list l;
+
+	if (parse_words(v, transport_name, RB_MEMCPY, RB_NTRANSPORTS, &l) < 0)
+		return -EINVAL;
+	memset(on, 0, sizeof(int) * RB_NTRANSPORTS);
+	for (int k = 0; k < l.n; k++)
+		on[l.v[k]] = 1;
+	on[RB_MEMCPY] = on[RB_STREAM];
 	return 0;
 }
 
+/* Every option of azbench ring, in --help's order (tools/options.h). */
+#define O(field) offsetof(struct sweep, field)
+static const struct az_opt ring_opt[] = {
+	{"producers", AZ_OPT_PARSE, O(producers), "LIST", 0, 0, "1,2", "producer processes",
+	 AZ_BENCH_LIST_RANGE(LIST_MAX, 1, RB_MAX_PRODUCERS), NULL, parse_producers},
+	{"capacities", AZ_OPT_PARSE, O(capacities), "LIST", 0, 0, "16,256,4096",
+	 "ring slots",
+	 "up to " AZ_BENCH_STR(LIST_MAX) " powers of two in 2.." AZ_BENCH_STR(CAPACITY_MAX), NULL,
+	 parse_capacities},
+	{"slots", AZ_OPT_PARSE, O(slots), "LIST", 0, 0, "64,512,4096",
+	 "bytes per request",
+	 "up to " AZ_BENCH_STR(LIST_MAX) " multiples of " AZ_BENCH_STR(AZ_CACHELINE) " in "
+	 AZ_BENCH_STR(AZ_CACHELINE) ".." AZ_BENCH_STR(SLOT_MAX), NULL, parse_slots},
+	{"batches", AZ_OPT_PARSE, O(batches), "LIST", 0, 0, "1,16",
+	 "requests a producer sends before it waits",
+	 AZ_BENCH_LIST_RANGE(LIST_MAX, 1, AZ_BENCH_BATCH_MAX), NULL, parse_batches},
+	{"waits", AZ_OPT_PARSE, O(waits), "LIST", 0, 0, "spin,futex",
+	 "ring waiting, comma-separated; spin is bounded (the ring library yields every 32 "
+	 "polls, then sleeps)", "spin|futex", NULL, parse_waits},
+	{"transports", AZ_OPT_PARSE, O(transport_on), "LIST", 0, 0, "ring,pipe,socket,mq,stream",
+	 "comma-separated; stream includes its memcpy baseline", "ring|pipe|socket|mq|stream",
+	 NULL, parse_transports},
+	{"placement", AZ_OPT_PARSE, O(places), "LIST", 0, 0, NULL,
+	 "comma-separated: producers and consumer pinned to one CPU, to different CPUs, or left "
+	 "free (default cross, or same on a one-CPU machine)", "same|cross|any", NULL,
+	 parse_placement},
+	{"default-runs", AZ_OPT_U32, O(default_runs), "N", 0, MAX_RUNS, AZ_BENCH_STR(DEFAULT_RUNS),
+	 "pipeline runs of the candidate settings and of azrun's defaults, alternated, after "
+	 "the sweep; they get up to half of --seconds, fewer and shorter runs when they do not "
+	 "fit (0: none and no recommendation)", NULL, NULL, NULL},
+	{"game", AZ_OPT_PARSE, O(game), "NAME", 0, 0, "tictactoe", "the game those runs play",
+	 az_bench_game_choices, NULL, az_bench_opt_game},
+	AZ_BENCH_COMMON_OPTS(O, o, RING_SECONDS),
+};
+#undef O
+static const struct az_opts ring_table = {"azbench ring", ring_opt, AZ_ARRAY_LEN(ring_opt), 0};
+
+static void usage(const struct az_opts *t)
+{
+	printf("Usage: azbench ring [options]\n\n"
+	       "Round trips of P producer processes to 1 consumer process over az_ring, and\n"
+	       "over a pipe, a Unix socket pair and POSIX message queues for comparison; then\n"
+	       "one ring streaming %u-byte requests with batch draining, against a plain\n"
+	       "cross-core memcpy of the same bytes. Every list is comma-separated; the sweep\n"
+	       "is their product.\n\n"
+	       "Options:\n", STREAM_BYTES);
+	az_opts_help(stdout, t);
+	printf("\nThe round trips give a candidate ring capacity, max batch and batch deadline\n"
+	       "(azrun's ring-capacity, max-batch and batch-deadline-us); each pipeline run\n"
+	       "measures up to %.0f s. The candidate is recommended only when its median sims/s\n"
+	       "beats the defaults' median by more than their noise, (max - min) / median.\n"
+	       "Rows: transport, placement, producers, capacity, slot_bytes, batch, wait\n"
+	       "(spin|futex for rings, block for the kernel transports), rtt_median_ns,\n"
+	       "rtt_p99_ns, rtt_p999_ns (round trip from the start of the request's batch),\n"
+	       "throughput_rps, memcpy_share (stream rows), samples, errors, status.\n"
+	       "--seconds is the whole budget, the pipeline runs included.\n",
+	       MIN_MEASURE_S + WARM_S);
+}
+
+/* What the options do not set: the CPUs, the placement's default, the terminal, the table's
+ * columns. */
 static void defaults(struct sweep *s)
 {
-	static const uint32_t P[] = { 1, 2 }, C[] = { 16, 256, 4096 }, S[] = { 64, 512, 4096 },
-			      B[] = { 1, 16 };
-
-	s->o.seconds = RING_SECONDS;
-	memcpy(s->producers.v, P, sizeof(P));
-	s->producers.n = 2;
-	memcpy(s->capacities.v, C, sizeof(C));
-	s->capacities.n = 3;
-	memcpy(s->slots.v, S, sizeof(S));
-	s->slots.n = 3;
-	memcpy(s->batches.v, B, sizeof(B));
-	s->batches.n = 2;
-	s->waits[0] = RB_SPIN;
-	s->waits[1] = RB_FUTEX;
-	s->nwaits = 2;
-	for (int t = 0; t < RB_NTRANSPORTS; t++)
-		s->transport_on[t] = 1;
 	s->ncpus = rb_cpus(s->cpus, RB_MAX_CPUS);
-	s->places[0] = s->ncpus > 1 ? RB_CROSS : RB_SAME;
-	s->nplaces = 1;
+	s->places.v[0] = s->ncpus > 1 ? RB_CROSS : RB_SAME;
+	s->places.n = 1;
 	s->tty = isatty(STDERR_FILENO);
-	s->default_runs = DEFAULT_RUNS;
-	s->game = "tictactoe";
 	/* The terminal table stays within 100 columns; --csv and --json keep every column. */
 	static const char *const table_cols[] = {
 		"transport", "placement:place", "producers:P", "capacity:cap", "slot_bytes:slot",
@@ -182,106 +209,6 @@ static void defaults(struct sweep *s)
 		"throughput_rps:req_per_s", "memcpy_share:memcpy", "status", NULL,
 	};
 	s->o.table_cols = table_cols;
-}
-
-static int parse_args(struct sweep *s, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "producers", required_argument, NULL, OPT_PRODUCERS },
-		{ "capacities", required_argument, NULL, OPT_CAPACITIES },
-		{ "slots", required_argument, NULL, OPT_SLOTS },
-		{ "batches", required_argument, NULL, OPT_BATCHES },
-		{ "waits", required_argument, NULL, OPT_WAITS },
-		{ "transports", required_argument, NULL, OPT_TRANSPORTS },
-		{ "placement", required_argument, NULL, OPT_PLACEMENT },
-		{ "default-runs", required_argument, NULL, OPT_DEFAULT_RUNS },
-		{ "game", required_argument, NULL, OPT_GAME },
-		{ "help", no_argument, NULL, OPT_HELP },
-		AZ_BENCH_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	int code, t[RB_NTRANSPORTS], n, rc = 0;
-
-	optind = 1;
-	while (rc == 0 && (code = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (code) {
-		case OPT_PRODUCERS:
-			rc = parse_list(&s->producers, optarg, "--producers", 1, RB_MAX_PRODUCERS);
-			break;
-		case OPT_CAPACITIES:
-			rc = parse_list(&s->capacities, optarg, "--capacities", 2, 1u << 20);
-			break;
-		case OPT_SLOTS:
-			rc = parse_list(&s->slots, optarg, "--slots", 64, 1u << 16);
-			break;
-		case OPT_BATCHES:
-			rc = parse_list(&s->batches, optarg, "--batches", 1, 1u << 16);
-			break;
-		case OPT_WAITS:
-			n = parse_words(optarg, wait_name, 2, s->waits, 2, "--waits");
-			rc = n < 0 ? n : (s->nwaits = n, 0);
-			break;
-		case OPT_TRANSPORTS:
-			n = parse_words(optarg, transport_name, RB_MEMCPY, t, RB_NTRANSPORTS,
-					"--transports");
-			if (n < 0) {
-				rc = n;
-				break;
-			}
-			memset(s->transport_on, 0, sizeof(s->transport_on));
-			for (int k = 0; k < n; k++)
-				s->transport_on[t[k]] = 1;
-			s->transport_on[RB_MEMCPY] = s->transport_on[RB_STREAM];
-			break;
-		case OPT_PLACEMENT:
-			n = parse_words(optarg, place_name, 3, s->places, 3, "--placement");
-			rc = n < 0 ? n : (s->nplaces = n, 0);
-			break;
-		case OPT_DEFAULT_RUNS: {
-			struct u32_list l;
-			rc = strcmp(optarg, "0") == 0
-				     ? (l.v[0] = 0, l.n = 1, 0)
-				     : parse_list(&l, optarg, "--default-runs", 1, MAX_RUNS);
-			if (rc == 0 && l.n > 1) {
-				fprintf(stderr, "azbench ring: --default-runs wants one number\n");
-				rc = -EINVAL;
-			}
-			s->default_runs = l.v[0];
-			break;
-		}
-		case OPT_GAME: {
-			const struct az_game *g = az_game_find(optarg);
-			if (!g) {
-				fprintf(stderr, "azbench ring: --game: unknown game '%s' "
-					"(azrun --help lists them)\n", optarg);
-				rc = -EINVAL;
-			} else {
-				s->game = g->name;
-			}
-			break;
-		}
-		case 'h':
-		case OPT_HELP:
-			usage(stdout);
-			return 1;
-		default:
-			n = az_bench_common_opt(&s->o, code, optarg);
-			if (n == 0) {
-				usage(stderr);
-				rc = -EINVAL;
-			} else if (n < 0) {
-				rc = n;
-			}
-			break;
-		}
-	}
-	if (rc == 0 && optind < argc) {
-		fprintf(stderr, "azbench ring: unexpected argument '%s'\n", argv[optind]);
-		rc = -EINVAL;
-	}
-	if (rc == 0)
-		rc = check_lists(s);
-	return rc ? rc : az_bench_check_outputs("ring", &s->o);
 }
 
 /* ---- the sweep ---- */
@@ -305,15 +232,15 @@ static int plan_rings(struct sweep *s, enum rb_place place)
 	for (int pi = 0; pi < s->producers.n; pi++)
 		for (int ci = 0; ci < s->capacities.n; ci++)
 			for (int si = 0; si < s->slots.n; si++)
-				for (int k = 0; k < s->batches.n * s->nwaits; k++) {
+				for (int k = 0; k < s->batches.n * s->waits.n; k++) {
 					struct rb_cfg c = {
 						.transport = RB_RING,
-						.wait = (enum rb_wait)s->waits[k % s->nwaits],
+						.wait = (enum rb_wait)s->waits.v[k % s->waits.n],
 						.place = place,
 						.producers = s->producers.v[pi],
 						.capacity = s->capacities.v[ci],
 						.slot_bytes = s->slots.v[si],
-						.batch = s->batches.v[k / s->nwaits],
+						.batch = s->batches.v[k / s->waits.n],
 					};
 
 					if (c.batch <= c.capacity)
@@ -328,8 +255,8 @@ static int plan(struct sweep *s)
 {
 	int rc = 0;
 
-	for (int pl = 0; pl < s->nplaces; pl++) {
-		enum rb_place place = (enum rb_place)s->places[pl];
+	for (int pl = 0; pl < s->places.n; pl++) {
+		enum rb_place place = (enum rb_place)s->places.v[pl];
 		struct rb_cfg c = { .place = place };
 
 		for (int ci = 0; ci < s->capacities.n && s->transport_on[RB_STREAM]; ci++) {
@@ -541,7 +468,7 @@ static double val(const struct az_bench_row *r, const char *key)
 	return r ? az_bench_row_val(r, key, 0) : 0;
 }
 
-static uint32_t min_of(const struct u32_list *l)
+static uint32_t min_of(const struct az_bench_list *l)
 {
 	uint32_t m = l->v[0];
 
@@ -550,7 +477,7 @@ static uint32_t min_of(const struct u32_list *l)
 	return m;
 }
 
-static uint32_t max_of(const struct u32_list *l)
+static uint32_t max_of(const struct az_bench_list *l)
 {
 	uint32_t m = l->v[0];
 
@@ -667,7 +594,7 @@ static void versus_plan(const struct sweep *s, struct rb_versus *v)
 
 static int recommend(const struct sweep *s, const struct az_bench_table *t)
 {
-	struct rec rc = { .place = place_name[s->places[0]], .slot = min_of(&s->slots) };
+	struct rec rc = { .place = place_name[s->places.v[0]], .slot = min_of(&s->slots) };
 	struct az_bench_row row;
 	struct az_config pick;
 	char text[2048], first[1024], b[5][32];
@@ -753,21 +680,21 @@ int az_bench_ring(int argc, char **argv)
 	if (!s)
 		return 1;
 	defaults(s);
-	rc = parse_args(s, argc, argv);
+	rc = az_bench_parse(&ring_table, s, &s->o, usage, argc, argv);
 	if (rc) {
 		free(s);
-		return rc > 0 ? 0 : 2;
+		return rc == 1 ? 0 : 2;
 	}
 	if (plan(s) != 0) {
 		free(s->cfgs);
 		free(s);
 		return 1;
 	}
-	for (int i = 0; i < s->nplaces; i++)
-		if (s->places[i] == RB_CROSS && s->ncpus < 2)
+	for (int i = 0; i < s->places.n; i++)
+		if (s->places.v[i] == RB_CROSS && s->ncpus < 2)
 			az_bench_progress(&s->o, "azbench ring: one CPU only: 'cross' runs as "
 						 "'same'\n");
-	sel = (struct plot_sel){ place_name[s->places[0]], min_of(&s->producers),
+	sel = (struct plot_sel){ place_name[s->places.v[0]], min_of(&s->producers),
 				 min_of(&s->batches), max_of(&s->capacities) };
 	s->start_ns = az_bench_now_ns();
 	s->sweep_seconds = s->o.seconds - versus_reserve(s);

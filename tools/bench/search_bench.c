@@ -3,7 +3,7 @@
  * backup, the game's legal() and apply()), with a stub evaluator in place of the network, on
  * self-play games played the way a worker plays them (noise, temperature, tree reuse). */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +16,24 @@
 #include "mcts/mcts.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/bench_opts.h"
 
 #define MAX_GAMES 4
 #define DEFAULT_MOVES 500
 
+/* --game: the registered games named, comma-separated. */
+struct game_list {
+	char text[256]; /* the value, split in place */
+	const char *name[MAX_GAMES];
+	int n;
+};
+
 struct search_opts {
 	struct az_bench_opts common;
-	const char *games[MAX_GAMES];
-	int ngames;
+	struct game_list games;
 	uint32_t graph, sims, moves, reads;
-	int peaked; /* --stub peaked: hashed priors; 0: uniform */
+	const char *stub; /* uniform or peaked (hashed priors) */
+	int peaked;       /* stub is "peaked" */
 };
 
 /* The stub evaluator's context. */
@@ -170,123 +178,100 @@ static const struct az_game *game_setup(const struct search_opts *o, const char 
 	return az_game_desc_game(d);
 }
 
-static void usage(FILE *out)
+/* An AZ_OPT_PARSE parser of --game: at most MAX_GAMES registered games, comma-separated. */
+static int parse_games(const char *v, void *field)
 {
-	fprintf(out,
-		"Usage: azbench search [options]\n"
-		"Simulations per second of the tree search alone: self-play moves (root noise,\n"
-		"temperature for the game's first plies, tree reuse) with a stub evaluator instead\n"
-		"of the network. A fixed amount of work (--moves), so that two builds can be\n"
-		"compared; moves_hash fingerprints the moves chosen.\n"
-		"  --game LIST     comma-separated games (default connect4,tangled)\n"
-		"  --graph N       Tangled's numbered graph (default 5, Petersen: 55 actions);\n"
-		"                  adjudicated by simulated annealing with --reads reads of 4 sweeps\n"
-		"  --reads N       annealing reads per terminal colouring (default 4)\n"
-		"  --sims N        simulations per move (default 800)\n"
-		"  --moves N       moves to search per game (default %d)\n"
-		"  --stub KIND     uniform (default: uniform priors, value 0) or peaked (priors\n"
-		"                  and value hashed from the position)\n"
-		"%s"
-		"Columns: game, actions, stub, sims, moves, games, seconds (wall), cpu_s (this\n"
-		"thread's CPU time, which the rates use), sims_per_s, ns_per_sim, evals_per_s,\n"
-		"moves_hash.\n",
-		DEFAULT_MOVES, az_bench_common_help);
-}
+	struct game_list *l = field;
+	char *save = NULL;
 
-static int one_u32(const char *name, const char *arg, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-	char *end = NULL;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || v < lo || v > hi) {
-		fprintf(stderr, "azbench search: %s wants one number in [%u, %u], got '%s'\n", name,
-			lo, hi, arg);
+	if (strlen(v) >= sizeof(l->text))
 		return -EINVAL;
+	snprintf(l->text, sizeof(l->text), "%s", v);
+	l->n = 0;
+	for (char *s = strtok_r(l->text, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+		if (l->n == MAX_GAMES || !az_game_desc_find(s))
+			return -EINVAL;
+		l->name[l->n++] = s;
 	}
-	*out = (uint32_t)v;
-	return 0;
+	return l->n ? 0 : -EINVAL;
 }
 
-static int parse_opt(void *mode_opts, int c, const char *arg)
+/* Every option of azbench search, in --help's order (tools/options.h). */
+#define O(field) offsetof(struct search_opts, field)
+static const struct az_opt search_opt[] = {
+	{"game", AZ_OPT_PARSE, O(games), "LIST", 0, 0, "connect4,tangled",
+	 "comma-separated games (at most " AZ_BENCH_STR(MAX_GAMES) ")",
+	 az_bench_all_games_choices, NULL, parse_games},
+	{"graph", AZ_OPT_U32, O(graph), "N", 0, 0, "5",
+	 "Tangled's numbered graph (5: Petersen, 55 actions); adjudicated by simulated "
+	 "annealing with --reads reads of 4 sweeps", NULL, &az_game_desc_tangled, NULL},
+	{"reads", AZ_OPT_U32, O(reads), "N", 1, 100000, "4",
+	 "annealing reads per terminal colouring", NULL, NULL, NULL},
+	{"sims", AZ_OPT_U32, O(sims), "N", 1, 1000000, "800", "simulations per move", NULL, NULL,
+	 NULL},
+	{"moves", AZ_OPT_U32, O(moves), "N", 1, 10000000, AZ_BENCH_STR(DEFAULT_MOVES),
+	 "moves to search per game", NULL, NULL, NULL},
+	{"stub", AZ_OPT_CHOICE, O(stub), "KIND", 0, 0, "uniform",
+	 "the evaluator: uniform priors and value 0, or priors and value hashed from the "
+	 "position", "uniform|peaked", NULL, NULL},
+	AZ_BENCH_COMMON_OPTS(O, common, NULL),
+};
+#undef O
+static const struct az_opts search_table = {"azbench search", search_opt,
+					    AZ_ARRAY_LEN(search_opt), 0};
+
+static void usage(const struct az_opts *t)
 {
-	struct search_opts *o = mode_opts;
+	printf("Usage: azbench search [options]\n"
+	       "Simulations per second of the tree search alone: self-play moves (root noise,\n"
+	       "temperature for the game's first plies, tree reuse) with a stub evaluator instead\n"
+	       "of the network. A fixed amount of work (--moves), so that two builds can be\n"
+	       "compared; moves_hash fingerprints the moves chosen.\n\n"
+	       "Options:\n");
+	az_opts_help(stdout, t);
+	printf("\nColumns: game, actions, stub, sims, moves, games, seconds (wall), cpu_s (this\n"
+	       "thread's CPU time, which the rates use), sims_per_s, ns_per_sim, evals_per_s,\n"
+	       "moves_hash.\n");
+}
 
-	switch (c) {
-	case 'g': {
-		static char buf[256];
-		char *save = NULL;
+/* One game's row. */
+static void add_row(struct az_bench_table *t, const struct az_game *g,
+		    const struct search_opts *o, const struct search_result *r, int *status)
+{
+	struct az_bench_row row = { 0 };
+	char hex[20];
 
-		snprintf(buf, sizeof(buf), "%s", arg);
-		o->ngames = 0;
-		for (char *s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-			if (o->ngames == MAX_GAMES) {
-				fprintf(stderr, "azbench search: at most %d games\n", MAX_GAMES);
-				return -EINVAL;
-			}
-			o->games[o->ngames++] = s;
-		}
-		return o->ngames ? 0 : -EINVAL;
-	}
-	case 'G':
-		return one_u32("--graph", arg, 1, 20, &o->graph);
-	case 'r':
-		return one_u32("--reads", arg, 1, 100000, &o->reads);
-	case 's':
-		return one_u32("--sims", arg, 1, 1000000, &o->sims);
-	case 'm':
-		return one_u32("--moves", arg, 1, 10000000, &o->moves);
-	case 'k':
-		if (strcmp(arg, "uniform") && strcmp(arg, "peaked")) {
-			fprintf(stderr, "azbench search: --stub: uniform or peaked, not '%s'\n", arg);
-			return -EINVAL;
-		}
-		o->peaked = strcmp(arg, "peaked") == 0;
-		return 0;
-	default:
-		return -ENOENT;
-	}
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)r->hash);
+	az_bench_row_str(&row, "game", g->name);
+	az_bench_row_int(&row, "actions", g->actions);
+	az_bench_row_str(&row, "stub", o->stub);
+	az_bench_row_int(&row, "sims", (int64_t)r->sims);
+	az_bench_row_int(&row, "moves", (int64_t)r->moves);
+	az_bench_row_int(&row, "games", (int64_t)r->games);
+	az_bench_row_num(&row, "seconds", r->seconds, 3);
+	az_bench_row_num(&row, "cpu_s", r->cpu_seconds, 3);
+	az_bench_row_num(&row, "sims_per_s", (double)r->sims / r->cpu_seconds, 0);
+	az_bench_row_num(&row, "ns_per_sim", r->cpu_seconds * 1e9 / (double)r->sims, 0);
+	az_bench_row_num(&row, "evals_per_s", (double)r->evals / r->cpu_seconds, 0);
+	az_bench_row_str(&row, "moves_hash", hex);
+	if (az_bench_table_add(t, &row) < 0)
+		*status = 1;
 }
 
 int az_bench_search(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "game", required_argument, NULL, 'g' },
-		{ "graph", required_argument, NULL, 'G' },
-		{ "reads", required_argument, NULL, 'r' },
-		{ "sims", required_argument, NULL, 's' },
-		{ "moves", required_argument, NULL, 'm' },
-		{ "stub", required_argument, NULL, 'k' },
-		AZ_BENCH_LONGOPT_HELP,
-		AZ_BENCH_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	struct search_opts o;
-	const struct az_bench_argv p = {
-		.mode = "search", .longopts = longopts, .common = &o.common, .usage = usage,
-		.opt = parse_opt, .mode_opts = &o,
-	};
+	struct search_opts o = { 0 };
 	struct az_bench_table t = { 0 };
 	int rc, status = 0;
 
-	memset(&o, 0, sizeof(o));
-	o.games[0] = "connect4";
-	o.games[1] = "tangled";
-	o.ngames = 2;
-	o.graph = 5;
-	o.reads = 4;
-	o.sims = 800;
-	o.moves = DEFAULT_MOVES;
-	rc = az_bench_parse_argv(&p, argc, argv);
+	rc = az_bench_parse(&search_table, &o, &o.common, usage, argc, argv);
 	if (rc)
 		return rc == 1 ? 0 : 2;
-	for (int i = 0; i < o.ngames; i++) {
-		const struct az_game *g = game_setup(&o, o.games[i]);
-		const struct az_game_desc *d = az_game_desc_find(o.games[i]);
+	o.peaked = strcmp(o.stub, "peaked") == 0;
+	for (int i = 0; i < o.games.n; i++) {
+		const struct az_game *g = game_setup(&o, o.games.name[i]);
+		const struct az_game_desc *d = az_game_desc_find(o.games.name[i]);
 		struct search_result r;
-		struct az_bench_row row = { 0 };
-		char hex[20];
 
 		if (!g)
 			return 2;
@@ -298,21 +283,7 @@ int az_bench_search(int argc, char **argv)
 			status = 1;
 			continue;
 		}
-		snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)r.hash);
-		az_bench_row_str(&row, "game", g->name);
-		az_bench_row_int(&row, "actions", g->actions);
-		az_bench_row_str(&row, "stub", o.peaked ? "peaked" : "uniform");
-		az_bench_row_int(&row, "sims", (int64_t)r.sims);
-		az_bench_row_int(&row, "moves", (int64_t)r.moves);
-		az_bench_row_int(&row, "games", (int64_t)r.games);
-		az_bench_row_num(&row, "seconds", r.seconds, 3);
-		az_bench_row_num(&row, "cpu_s", r.cpu_seconds, 3);
-		az_bench_row_num(&row, "sims_per_s", (double)r.sims / r.cpu_seconds, 0);
-		az_bench_row_num(&row, "ns_per_sim", r.cpu_seconds * 1e9 / (double)r.sims, 0);
-		az_bench_row_num(&row, "evals_per_s", (double)r.evals / r.cpu_seconds, 0);
-		az_bench_row_str(&row, "moves_hash", hex);
-		if (az_bench_table_add(&t, &row) < 0)
-			status = 1;
+		add_row(&t, g, &o, &r, &status);
 	}
 	if (az_bench_emit(&t, &o.common, NULL))
 		status = 1;

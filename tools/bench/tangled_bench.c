@@ -4,20 +4,21 @@
  * each path's speed over the scalar one. Paths alternate in short rounds, so that load from
  * other processes falls on all of them alike. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/az_assert.h"
 #include "base/rng.h"
 #include "games/tangled/tangled.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/bench_opts.h"
 
-#define DEFAULT_SECONDS 6.0
+#define DEFAULT_SECONDS "6"
 #define ROUND_S 0.25
 #define NPATHS 3
-
-enum { OPT_GRAPH = 1, OPT_READS, OPT_SWEEPS };
 
 struct tangled_opts {
 	struct az_bench_opts common;
@@ -27,65 +28,30 @@ struct tangled_opts {
 
 static const char *const path_names[NPATHS] = { "scalar", "avx2", "avx512" };
 
-static void usage(FILE *out)
+/* Every option of azbench tangled, in --help's order (tools/options.h). */
+#define O(field) offsetof(struct tangled_opts, field)
+static const struct az_opt tangled_opt[] = {
+	{"graph", AZ_OPT_INT, O(graph), "N", 0, 0, "5", "numbered graph (5: Petersen)", NULL,
+	 &az_game_desc_tangled, NULL},
+	{"reads", AZ_OPT_U32, O(reads), "R", 1, 100000000, "10000", "reads per adjudication",
+	 NULL, NULL, NULL},
+	{"sweeps", AZ_OPT_U32, O(sweeps), "S", 1, 100000000, "16", "sweeps per read", NULL, NULL,
+	 NULL},
+	AZ_BENCH_COMMON_OPTS(O, common, DEFAULT_SECONDS),
+};
+#undef O
+static const struct az_opts tangled_table = {"azbench tangled", tangled_opt,
+					     AZ_ARRAY_LEN(tangled_opt), 0};
+
+static void usage(const struct az_opts *t)
 {
-	fprintf(out,
-		"Usage: azbench tangled [options]\n\n"
-		"Simulated-annealing adjudications per second (TANGLED.md 3.3) of each annealing\n"
-		"path this CPU runs (AZ_TANGLED_ANNEAL=scalar|avx2|avx512), on random colourings\n"
-		"of one graph, and each path's speed over the scalar one. Vector paths cover\n"
-		"graphs of up to %d vertices.\n\n"
-		"Options:\n"
-		"  --graph N          numbered graph (default 5, Petersen)\n"
-		"  --reads R          reads per adjudication (default 10000)\n"
-		"  --sweeps S         sweeps per read (default 16)\n"
-		"%s",
-		AZ_TANGLED_ANNEAL_VECTOR_MAX_N, az_bench_common_help);
-}
-
-static int mode_opt(void *mo, int code, const char *arg)
-{
-	struct tangled_opts *o = mo;
-	char *end;
-	long v;
-
-	if (code != OPT_GRAPH && code != OPT_READS && code != OPT_SWEEPS)
-		return -ENOENT;
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || *end || v < 1 || v > (code == OPT_GRAPH ? 1000 : 100000000)) {
-		fprintf(stderr, "azbench tangled: bad value '%s'\n", arg);
-		return -EINVAL;
-	}
-	if (code == OPT_GRAPH)
-		o->graph = (int)v;
-	else if (code == OPT_READS)
-		o->reads = (uint32_t)v;
-	else
-		o->sweeps = (uint32_t)v;
-	return 0;
-}
-
-static int parse(struct tangled_opts *o, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "graph", required_argument, NULL, OPT_GRAPH },
-		{ "reads", required_argument, NULL, OPT_READS },
-		{ "sweeps", required_argument, NULL, OPT_SWEEPS },
-		AZ_BENCH_LONGOPT_HELP, AZ_BENCH_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct az_bench_argv p = {
-		.mode = "tangled", .longopts = longopts, .common = &o->common, .usage = usage,
-		.opt = mode_opt, .mode_opts = o,
-	};
-
-	memset(o, 0, sizeof(*o));
-	o->common.seconds = DEFAULT_SECONDS;
-	o->graph = 5;
-	o->reads = 10000;
-	o->sweeps = 16;
-	return az_bench_parse_argv(&p, argc, argv);
+	printf("Usage: azbench tangled [options]\n\n"
+	       "Simulated-annealing adjudications per second (TANGLED.md 3.3) of each annealing\n"
+	       "path this CPU runs (AZ_TANGLED_ANNEAL=scalar|avx2|avx512), on random colourings\n"
+	       "of one graph, and each path's speed over the scalar one. Vector paths cover\n"
+	       "graphs of up to %d vertices.\n\n"
+	       "Options:\n", AZ_TANGLED_ANNEAL_VECTOR_MAX_N);
+	az_opts_help(stdout, t);
 }
 
 /* Adjudicate random colourings for about `seconds`; adds the annealing runs done and their
@@ -159,11 +125,12 @@ int az_bench_tangled(int argc, char **argv)
 	struct az_bench_table t = { 0 };
 	struct az_tangled_options to;
 	struct az_tangled_graph g;
-	struct tangled_opts o;
+	struct tangled_opts o = { 0 };
 	struct az_rng rng;
 	uint64_t runs[NPATHS] = { 0 };
 	double secs[NPATHS] = { 0 }, rounds;
-	int ok[NPATHS] = { 0 }, npaths = 0, rc = parse(&o, argc, argv);
+	int ok[NPATHS] = { 0 }, npaths = 0;
+	int rc = az_bench_parse(&tangled_table, &o, &o.common, usage, argc, argv);
 	char err[256], text[512];
 
 	if (rc)

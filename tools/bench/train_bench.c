@@ -7,8 +7,8 @@
 #include <cblas.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +20,14 @@
 #include "base/spawn.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/bench_opts.h"
 #include "tools/config.h"
 #include "train/train_backend.h"
 
 #define MAX_GAMES 2
 #define MAX_BATCHES 8
 #define MAX_POINTS (MAX_GAMES * MAX_BATCHES)
-#define DEFAULT_SECONDS 10.0
+#define DEFAULT_SECONDS "10"
 #define SCRIPT_NAME "torch_train_bench.py"
 #define PATH_LEN 1024
 #define OUT_MAX 65536
@@ -40,96 +41,58 @@ static double now_s(void)
 
 struct train_opts {
 	struct az_bench_opts common;
-	const char *games[MAX_GAMES];
-	int ngames;
-	uint32_t batches[MAX_BATCHES];
-	int nbatches;
-	uint32_t hidden, blocks; /* 0: the game's default */
-	uint32_t net;            /* enum az_net_kind of --net */
+	struct az_bench_games games;
+	struct az_bench_list batches;
+	struct az_bench_net net; /* hidden 0: the game's default */
 	const char *python;      /* --python, or NULL */
 	const char *script;      /* --torch-script, or NULL */
 	int no_torch;
 	enum az_backend_kind backend; /* --backend: cuda runs the GPU trainer, else the C one */
 };
 
-static void usage(FILE *out)
+AZ_BENCH_LIST_PARSER(parse_batches, MAX_BATCHES, 1, AZ_BENCH_BATCH_MAX)
+
+/* Every option of azbench train, in --help's order (tools/options.h). */
+#define O(field) offsetof(struct train_opts, field)
+static const struct az_opt train_opt[] = {
+	AZ_BENCH_GAMES_OPT(O, games),
+	{"batches", AZ_OPT_PARSE, O(batches), "LIST", 0, 0, "32,128,512",
+	 "minibatch sizes, comma-separated",
+	 AZ_BENCH_LIST_RANGE(MAX_BATCHES, 1, AZ_BENCH_BATCH_MAX), NULL, parse_batches},
+	{"net", AZ_OPT_PARSE, O(net), "HxR", 0, 0, NULL,
+	 "width x residual blocks, mlp:HxR, or resnet:FxR (C trainer only) (default: the game's)",
+	 AZ_BENCH_NET_CHOICES, NULL, az_bench_opt_net},
+	{"python", AZ_OPT_STR, O(python), "PATH", 0, 0, NULL,
+	 "interpreter for the PyTorch side (default: the first of $AZ_PYTHON, python3, "
+	 "/usr/bin/python3 that imports torch)", NULL, NULL, NULL},
+	{"torch-script", AZ_OPT_STR, O(script), "PATH", 0, 0, NULL,
+	 "the PyTorch side (default: $AZ_TORCH_SCRIPT, then bench/" SCRIPT_NAME " beside "
+	 "azbench, then tools/bench/ of the source tree)", NULL, NULL, NULL},
+	{"no-torch", AZ_OPT_FLAG, O(no_torch), NULL, 0, 0, NULL, "C trainer only", NULL, NULL,
+	 NULL},
+	{"backend", AZ_OPT_PARSE, O(backend), "B", 0, 0, "auto",
+	 "cpu (auto also means cpu, as in azrun) or cuda: the GPU trainer, impl \"cuda\" in the "
+	 "rows", AZ_OPTS_BACKENDS, NULL, az_opts_backend},
+	AZ_BENCH_COMMON_OPTS(O, common, DEFAULT_SECONDS),
+};
+#undef O
+static const struct az_opts train_table = {"azbench train", train_opt,
+						AZ_ARRAY_LEN(train_opt), 0};
+
+static void usage(const struct az_opts *t)
 {
-	fprintf(out,
-		"Usage: azbench train [options]\n"
-		"Training samples/s of the C trainer (forward, backprop, Adam; one thread)\n"
-		"for the default network of each game (azrun's defaults: lr, L2) at several\n"
-		"batch sizes, and of PyTorch on the same network, loss, batch and optimiser\n"
-		"with torch.set_num_threads(1), when torch is importable.\n\n"
-		"  --game NAME          %s | all (default all)\n"
-		"  --batches LIST       minibatch sizes (default 32,128,512)\n"
-		"  --net HxR            width x residual blocks (default: the game's); also\n"
-		"                       mlp:HxR, or resnet:FxR (C trainer only)\n"
-		"  --python PATH        interpreter for the PyTorch side (default: the first\n"
-		"                       of $AZ_PYTHON, python3, /usr/bin/python3 that\n"
-		"                       imports torch)\n"
-		"  --torch-script PATH  the PyTorch side (default: $AZ_TORCH_SCRIPT, then\n"
-		"                       bench/" SCRIPT_NAME " beside azbench,\n"
-		"                       then tools/bench/ of the source tree)\n"
-		"  --no-torch           C trainer only\n"
-		"  --backend B          cpu (default; auto also means cpu, as in azrun) |\n"
-		"                       cuda: the GPU trainer, impl \"cuda\" in the rows\n"
-		"  --help               this text\n"
-		"%s\n"
-		"Rows: impl c, cuda or torch; samples_per_s = batch x steps / s; c_over_torch =\n"
-		"C samples/s over PyTorch's at the same point; torch = its version or\n"
-		"\"not available\". The budget (default --seconds %.0f) is split between C\n"
-		"and PyTorch; PyTorch's start-up (import, first optimiser) comes on top.\n"
-		"--plot: samples/s against the batch size, one line per game and impl.\n",
-		az_bench_games_help(), az_bench_common_help, DEFAULT_SECONDS);
-}
-
-/* A train option that az_bench_parse_argv() does not handle (az_bench_argv.opt). */
-static int parse_opt(void *mode_opts, int c, const char *arg)
-{
-	struct train_opts *o = mode_opts;
-
-	switch (c) {
-	case 'p':
-		o->python = arg;
-		return 0;
-	case 's':
-		o->script = arg;
-		return 0;
-	case 'T':
-		o->no_torch = 1;
-		return 0;
-	default:
-		return -ENOENT;
-	}
-}
-
-/* Returns 0 to run, 1 after --help, 2 on bad usage. */
-static int parse(struct train_opts *o, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		AZ_BENCH_LONGOPT_GAME,
-		AZ_BENCH_LONGOPT_BATCHES,
-		AZ_BENCH_LONGOPT_NET,
-		{ "python", required_argument, NULL, 'p' },
-		{ "torch-script", required_argument, NULL, 's' },
-		{ "no-torch", no_argument, NULL, 'T' },
-		AZ_BENCH_LONGOPT_BACKEND,
-		AZ_BENCH_LONGOPT_HELP,
-		AZ_BENCH_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct az_bench_argv p = {
-		.mode = "train", .longopts = longopts, .common = &o->common, .usage = usage,
-		.games = o->games, .ngames = &o->ngames,
-		.batches = o->batches, .nbatches = &o->nbatches, .max_batches = MAX_BATCHES,
-		.hidden = &o->hidden, .blocks = &o->blocks, .net = &o->net, .opt = parse_opt,
-		.mode_opts = o, .backend = &o->backend,
-	};
-
-	memset(o, 0, sizeof(*o));
-	o->common.seconds = DEFAULT_SECONDS;
-	o->nbatches = az_bench_parse_u32_list("32,128,512", o->batches, MAX_BATCHES, 1, 65536);
-	return az_bench_parse_argv(&p, argc, argv);
+	printf("Usage: azbench train [options]\n"
+	       "Training samples/s of the C trainer (forward, backprop, Adam; one thread)\n"
+	       "for the default network of each game (azrun's defaults: lr, L2) at several\n"
+	       "batch sizes, and of PyTorch on the same network, loss, batch and optimiser\n"
+	       "with torch.set_num_threads(1), when torch is importable.\n\n"
+	       "Options:\n");
+	az_opts_help(stdout, t);
+	printf("\nRows: impl c, cuda or torch; samples_per_s = batch x steps / s; c_over_torch =\n"
+	       "C samples/s over PyTorch's at the same point; torch = its version or\n"
+	       "\"not available\". The budget (--seconds) is split between C and PyTorch;\n"
+	       "PyTorch's start-up (import, first optimiser) comes on top.\n"
+	       "--plot: samples/s against the batch size, one line per game and impl.\n");
 }
 
 /* ---- one measurement point ---- */
@@ -458,50 +421,39 @@ static void recommend(const struct train_opts *o, const struct point *pts, int n
 	az_bench_recommend(&o->common, text, &rec);
 }
 
-int az_bench_train(int argc, char **argv)
+/* A point per game and batch size into pts[] and their networks' names into nets[]. Returns
+ * the count, or -EINVAL when azrun would refuse --net for a game (a message on stderr). */
+static int plan_points(const struct train_opts *o, struct point *pts, char (*nets)[32])
 {
-	struct train_opts o;
-	struct torch_side ts;
-	struct point pts[MAX_POINTS];
-	char nets[MAX_POINTS][32];
-	struct az_bench_table t = { 0 };
-	int np = 0, rc = parse(&o, argc, argv);
+	int np = 0;
 
-	if (rc)
-		return rc == 1 ? 0 : 2;
-	openblas_set_num_threads(1); /* one thread, as the trainer process and the torch side */
-	double t0 = now_s();
-	memset(&ts, 0, sizeof(ts));
-	find_torch(&o, &ts);
-	if (o.net == AZ_NET_RESNET && ts.ok) { /* torch_train_bench.py builds the MLP only */
-		ts.ok = 0;
-		snprintf(ts.why, sizeof(ts.why), "--net resnet: the PyTorch side has the MLP only");
-	}
-	for (int gi = 0; gi < o.ngames; gi++) {
-		const struct az_game *g = az_game_find(o.games[gi]);
+	for (int gi = 0; gi < o->games.n; gi++) {
+		const struct az_game *g = az_game_find(o->games.name[gi]);
 		struct az_config cfg;
 
 		AZ_ASSERT(g && az_config_defaults(&cfg, g->name) == 0);
-		for (int bi = 0; bi < o.nbatches; bi++, np++) {
+		if (az_bench_net_check("train", g->name, o->net.kind, o->net.hidden,
+				       o->net.blocks) < 0)
+			return -EINVAL;
+		for (int bi = 0; bi < o->batches.n; bi++, np++) {
 			struct point *p = &pts[np];
 
 			memset(p, 0, sizeof(*p));
 			p->game = g->name;
-			p->arch = (struct az_arch){ .inputs = g->features, .actions = g->actions,
-						    .hidden = o.hidden ? o.hidden : cfg.hidden,
-						    .blocks = o.hidden ? o.blocks : cfg.blocks,
-						    .kind = o.hidden ? o.net : cfg.net };
+			p->arch = (struct az_arch){
+				.inputs = g->features, .actions = g->actions,
+				.hidden = o->net.hidden ? o->net.hidden : cfg.hidden,
+				.blocks = o->net.hidden ? o->net.blocks : cfg.blocks,
+				.kind = o->net.hidden ? o->net.kind : cfg.net };
 			if (p->arch.kind == AZ_NET_RESNET) {
 				p->arch.planes = g->planes;
 				p->arch.height = g->height;
 				p->arch.width = g->width;
 			}
-			if (az_bench_net_check("train", g->name, o.net, o.hidden, o.blocks) < 0)
-				return 2;
 			AZ_ASSERT(az_arch_valid(&p->arch)); /* what azrun accepts, the model can build */
 			p->lr = cfg.lr;
 			p->l2 = cfg.l2;
-			p->batch = o.batches[bi];
+			p->batch = o->batches.v[bi];
 			if (p->arch.kind == AZ_NET_MLP)
 				snprintf(nets[np], sizeof(nets[np]), "%ux%u", p->arch.hidden,
 					 p->arch.blocks);
@@ -509,34 +461,79 @@ int az_bench_train(int argc, char **argv)
 				az_arch_format(&p->arch, nets[np], sizeof(nets[np]));
 		}
 	}
-	/* Budget: half for PyTorch's measurements (its start-up, `import torch` and the first
-	 * optimiser, comes on top: seconds on a loaded machine), then C gets what is left of the
-	 * budget after them (all of it when torch turned out to be missing), at least half. */
-	double torch_start = 0;
-	if (ts.ok) {
-		double each = o.common.seconds / 2 / np, t1 = now_s();
-		each = each > 0.1 ? each : 0.1;
-		az_bench_progress(&o.common, "train: PyTorch, %d points, %.2fs each\n", np, each);
-		measure_torch(&o, &ts, pts, np, each);
-		torch_start = now_s() - t1 - ts.measured;
-		if (ts.ok)
-			az_bench_progress(&o.common, "train: PyTorch start-up and teardown took "
-					  "%.1fs (not counted in --seconds)\n", torch_start);
-	}
-	double left = o.common.seconds - (now_s() - t0 - torch_start);
-	left = left > o.common.seconds / 2 ? left : o.common.seconds / 2;
+	return np;
+}
+
+/* The PyTorch side of every point, with half of --seconds for its measurements when it is
+ * available. Returns the seconds its start-up and teardown took (0 without it). */
+static double run_torch(const struct train_opts *o, struct torch_side *ts, struct point *pts,
+			int np)
+{
+	double each = o->common.seconds / 2 / np, t1 = now_s(), start;
+
+	if (!ts->ok)
+		return 0;
+	each = each > 0.1 ? each : 0.1;
+	az_bench_progress(&o->common, "train: PyTorch, %d points, %.2fs each\n", np, each);
+	measure_torch(o, ts, pts, np, each);
+	start = now_s() - t1 - ts->measured;
+	if (ts->ok)
+		az_bench_progress(&o->common, "train: PyTorch start-up and teardown took "
+				  "%.1fs (not counted in --seconds)\n", start);
+	return start;
+}
+
+/* The C (or GPU) trainer at every point, `left` seconds in all. Returns 0, or 1 after a
+ * message on stderr. */
+static int run_c(const struct train_opts *o, struct point *pts, char (*nets)[32], int np,
+		 double left)
+{
 	for (int i = 0; i < np; i++) {
 		double each = left / np > 0.05 ? left / np : 0.05;
+		int rc;
 
-		az_bench_progress(&o.common, "train: C %s %s batch %u, %.2fs\n", pts[i].game,
+		az_bench_progress(&o->common, "train: C %s %s batch %u, %.2fs\n", pts[i].game,
 				  nets[i], pts[i].batch, each);
-		rc = measure_c(&pts[i], o.backend, each);
+		rc = measure_c(&pts[i], o->backend, each);
 		if (rc < 0) {
 			fprintf(stderr, "azbench train: %s trainer: %s\n",
-				o.backend == AZ_BACKEND_CUDA ? "GPU" : "C", strerror(-rc));
+				o->backend == AZ_BACKEND_CUDA ? "GPU" : "C", strerror(-rc));
 			return 1;
 		}
 	}
+	return 0;
+}
+
+int az_bench_train(int argc, char **argv)
+{
+	struct train_opts o = { 0 };
+	struct torch_side ts;
+	struct point pts[MAX_POINTS];
+	char nets[MAX_POINTS][32];
+	struct az_bench_table t = { 0 };
+	int np, rc = az_bench_parse(&train_table, &o, &o.common, usage, argc, argv);
+
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	openblas_set_num_threads(1); /* one thread, as the trainer process and the torch side */
+	double t0 = now_s();
+	memset(&ts, 0, sizeof(ts));
+	find_torch(&o, &ts);
+	if (o.net.kind == AZ_NET_RESNET && ts.ok) { /* torch_train_bench.py builds the MLP only */
+		ts.ok = 0;
+		snprintf(ts.why, sizeof(ts.why), "--net resnet: the PyTorch side has the MLP only");
+	}
+	np = plan_points(&o, pts, nets);
+	if (np < 0)
+		return 2;
+	/* Budget: half for PyTorch's measurements (its start-up, `import torch` and the first
+	 * optimiser, comes on top: seconds on a loaded machine), then C gets what is left of the
+	 * budget after them (all of it when torch turned out to be missing), at least half. */
+	double torch_start = run_torch(&o, &ts, pts, np);
+	double left = o.common.seconds - (now_s() - t0 - torch_start);
+	left = left > o.common.seconds / 2 ? left : o.common.seconds / 2;
+	if (run_c(&o, pts, nets, np, left))
+		return 1;
 	for (int i = 0; i < np; i++)
 		add_rows(&t, &pts[i], nets[i], o.backend == AZ_BACKEND_CUDA ? "cuda" : "c", &ts);
 	struct az_bench_plot_spec ps = {

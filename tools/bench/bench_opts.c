@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/* azbench's option tables (tools/bench/bench_opts.h): the parsers of list, --game and --net
+ * values, and the parse, output check and --help every mode runs through its table. */
+#include "tools/bench/bench_opts.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "base/az_assert.h"
+#include "games/game.h"
+#include "net/model.h"
+#include "tools/config.h"
+
+char az_bench_games_choices[256];
+char az_bench_game_choices[256];
+char az_bench_all_games_choices[256];
+
+int az_bench_list_parse(const char *v, struct az_bench_list *l, int max, uint32_t lo, uint32_t hi)
+{
+	int n = az_bench_parse_u32_list(v, l->v, max, lo, hi);
+
+	if (n < 0)
+		return n;
+	l->n = n;
+	return 0;
+}
+
+int az_bench_opt_games(const char *v, void *field)
+{
+	struct az_bench_games *g = field;
+
+	return az_bench_parse_games(v, g->name, &g->n);
+}
+
+int az_bench_opt_game(const char *v, void *field)
+{
+	const struct az_game *g = az_game_find(v);
+
+	if (!g)
+		return -EINVAL;
+	*(const char **)field = g->name;
+	return 0;
+}
+
+int az_bench_opt_net(const char *v, void *field)
+{
+	struct az_bench_net *n = field;
+	uint32_t kind = AZ_NET_MLP, h = 0, b = 0;
+
+	if (v[0] >= '0' && v[0] <= '9') {
+		if (az_arch_parse(v, &h, &b) < 0)
+			return -EINVAL;
+	} else if (az_arch_parse_net(v, &kind, &h, &b) < 0 || !h) {
+		return -EINVAL; /* "resnet" alone would leave the sizes unset */
+	}
+	*n = (struct az_bench_net){.kind = kind, .hidden = h, .blocks = b};
+	return 0;
+}
+
+/* The choices of --game from the registry, so that a new game appears in them. */
+static void fill_game_choices(void)
+{
+	char ready[200];
+
+	az_config_game_list(AZ_GAMES_READY, "|", ready, sizeof(ready));
+	snprintf(az_bench_game_choices, sizeof(az_bench_game_choices), "%s", ready);
+	snprintf(az_bench_games_choices, sizeof(az_bench_games_choices), "%s|all", ready);
+	az_config_game_list(AZ_GAMES_ALL, "|", az_bench_all_games_choices,
+			    sizeof(az_bench_all_games_choices));
+}
+
+int az_bench_parse(const struct az_opts *t, void *dst, const struct az_bench_opts *common,
+		   void (*usage)(const struct az_opts *t), int argc, char **argv)
+{
+	const char *mode = strchr(t->tool, ' ') ? strchr(t->tool, ' ') + 1 : t->tool;
+	int rc;
+
+	fill_game_choices();
+	rc = az_opts_parse(t, dst, argc, argv, NULL);
+	if (rc == AZ_OPTS_HELP)
+		usage(t);
+	if (rc != 0)
+		return rc > 0 ? 1 : 2;
+	return az_bench_check_outputs(mode, common) < 0 ? 2 : 0;
+}
+
+void az_bench_common_opts_help(FILE *f)
+{
+	struct common {
+		struct az_bench_opts o;
+	};
+#define O(field) offsetof(struct common, field)
+	static const struct az_opt opt[] = {AZ_BENCH_COMMON_OPTS(O, o, NULL)};
+#undef O
+	static const struct az_opts t = {"azbench", opt, AZ_ARRAY_LEN(opt), 0};
+
+	az_opts_help(f, &t);
+}
