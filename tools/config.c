@@ -407,32 +407,45 @@ static int is_option(const char *a)
 	return config_find_opt(name) != NULL;
 }
 
-/* First pass: --help, --game, --out and --resume decide the base configuration. */
-static int prescan(int argc, char **argv, const char **game, const char **out, int *resume,
-		   const char **config)
+/* What the first pass over the command line finds (prescan()). */
+struct first_pass {
+	const char *game, *out, *config;
+	int resume;
+};
+
+/* The value argv[i] gives option name ("--name=V", or "--name V"), or NULL. */
+static const char *value_of(int argc, char **argv, int i, const char *name)
+{
+	const char *a = argv[i];
+	size_t n = strlen(name);
+
+	if (strncmp(a, "--", 2) != 0 || strncmp(a + 2, name, n) != 0)
+		return NULL;
+	if (a[2 + n] == '=')
+		return a + 3 + n;
+	return !a[2 + n] && i + 1 < argc ? argv[i + 1] : NULL;
+}
+
+/* First pass: --help, --game, --out, --resume and --config decide the base configuration.
+ * Returns 0, 1 for --help, 2 for --options-table. */
+static int prescan(int argc, char **argv, struct first_pass *fp)
 {
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+		const char *a = argv[i], *v;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
 			return 1;
 		if (!strcmp(a, "--options-table"))
 			return 2;
 		if (!strcmp(a, "--resume"))
-			*resume = 1;
+			fp->resume = 1;
 		else if (!strncmp(a, "--resume=", 9) && flag_value(a + 9) >= 0)
-			*resume = flag_value(a + 9); /* as the main pass reads it; a bad word fails there */
-		else if (!strncmp(a, "--game=", 7))
-			*game = a + 7;
-		else if (!strcmp(a, "--game") && i + 1 < argc)
-			*game = argv[i + 1];
-		else if (!strncmp(a, "--out=", 6))
-			*out = a + 6;
-		else if (!strcmp(a, "--out") && i + 1 < argc)
-			*out = argv[i + 1];
-		else if (!strncmp(a, "--config=", 9))
-			*config = a + 9;
-		else if (!strcmp(a, "--config") && i + 1 < argc)
-			*config = argv[i + 1];
+			fp->resume = flag_value(a + 9); /* as the main pass reads it; a bad word fails there */
+		else if ((v = value_of(argc, argv, i, "game")))
+			fp->game = v;
+		else if ((v = value_of(argc, argv, i, "out")))
+			fp->out = v;
+		else if ((v = value_of(argc, argv, i, "config")))
+			fp->config = v;
 	}
 	return 0;
 }
@@ -505,6 +518,20 @@ static int is_arch_opt(const struct opt *o)
 	       o->o.off == offsetof(struct az_config, blocks);
 }
 
+/* Whether value v of o would change c's game or architecture, compared as parsed ("resnet"
+ * alone keeps the width and blocks; the run's own value may repeat); 0 for a value o refuses
+ * (setting it says why). */
+static int changes_run(const struct az_config *c, const struct opt *o, const char *v)
+{
+	struct az_config tmp = *c;
+	char e[300];
+
+	if (config_set_value(&tmp, o, v, e, sizeof(e)) < 0)
+		return 0;
+	return tmp.net != c->net || tmp.hidden != c->hidden || tmp.blocks != c->blocks ||
+	       strcmp(tmp.game, c->game) != 0;
+}
+
 /* Apply the file's options over c; refuses unknown keys and, on resume, a new game or
  * architecture. */
 static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char *path, int resume,
@@ -512,7 +539,7 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 {
 	for (size_t i = 0; i < p->n; i++) {
 		const struct opt *o = config_find_opt(p->key[i]);
-		char e[300];
+		char e[300], cur[64];
 		if (o && (o->o.off == offsetof(struct az_config, config) ||
 			  o->o.off == offsetof(struct az_config, resume))) {
 			snprintf(err, errlen, "--config %s: '%s' is a command-line option only (give "
@@ -524,19 +551,13 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 				 "options without '--')", path, p->key[i]);
 			return -EINVAL;
 		}
-		if (resume && (is_arch_opt(o) || o->o.off == offsetof(struct az_config, game))) {
-			char cur[64];
-			struct az_config tmp = *c;
+		if (resume && (is_arch_opt(o) || o->o.off == offsetof(struct az_config, game)) &&
+		    changes_run(c, o, p->val[i])) {
 			az_config_show_value(c, o, cur, sizeof(cur));
-			/* compared as parsed ("resnet" alone keeps the width and blocks) */
-			if (config_set_value(&tmp, o, p->val[i], e, sizeof(e)) == 0 &&
-			    (tmp.net != c->net || tmp.hidden != c->hidden ||
-			     tmp.blocks != c->blocks || strcmp(tmp.game, c->game) != 0)) {
-				snprintf(err, errlen, "--config %s: %s = %s, but the run being resumed "
-					 "has %s; the game and architecture of a run cannot change",
-					 path, o->o.name, p->val[i], cur);
-				return -EINVAL;
-			}
+			snprintf(err, errlen, "--config %s: %s = %s, but the run being resumed has %s; "
+				 "the game and architecture of a run cannot change", path, o->o.name,
+				 p->val[i], cur);
+			return -EINVAL;
 		}
 		if (config_set_value(c, o, p->val[i], e, sizeof(e)) < 0) {
 			snprintf(err, errlen, "--config %s: %s", path, e);
@@ -546,95 +567,93 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 	return 0;
 }
 
-int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_t errlen)
+/* The configuration the command line starts from: with --resume the run's run.json, else the
+ * game's defaults. A --config file is read into ini first: its game and out count where the
+ * command line gives none. */
+static int parse_base(struct az_config *c, struct first_pass *fp, struct ini_pairs *ini,
+		      char *err, size_t errlen)
 {
-	const char *game = NULL, *out = NULL, *config = NULL;
-	int resume = 0;
-	static struct ini_pairs ini;
-	int pre = prescan(argc, argv, &game, &out, &resume, &config);
-	if (pre == 2)
-		az_config_dump(stdout);
-	if (pre)
-		return pre;
-	if (config) {
-		int rc = ini_read(config, &ini, err, errlen);
+	char path[600];
+	int rc;
+
+	if (fp->config) {
+		rc = ini_read(fp->config, ini, err, errlen);
 		if (rc < 0)
 			return rc;
-		if (!game)
-			game = ini_get(&ini, "game");
-		if (!out)
-			out = ini_get(&ini, "out");
+		if (!fp->game)
+			fp->game = ini_get(ini, "game");
+		if (!fp->out)
+			fp->out = ini_get(ini, "out");
 	}
-	if (game && !game_name(game)) {
-		snprintf(err, errlen, "--game: unknown game '%s' (known: %s)", game,
+	if (fp->game && !game_name(fp->game)) {
+		snprintf(err, errlen, "--game: unknown game '%s' (known: %s)", fp->game,
 			 az_game_names());
 		return -EINVAL;
 	}
-	if (resume) {
-		char path[600];
-		if (!out) {
-			snprintf(err, errlen, "--resume needs --out DIR of an existing run");
-			return -EINVAL;
-		}
-		snprintf(path, sizeof(path), "%s/run.json", out);
-		int rc = az_config_load(c, path, err, errlen);
-		if (rc < 0)
-			return rc;
-		if (game && strcmp(game_name(game), c->game) != 0) {
-			snprintf(err, errlen, "--resume: run %s plays %s, not %s; start a new run "
-				 "with a different --out instead", out, c->game, game);
-			return -EINVAL;
-		}
-	} else {
-		az_config_defaults(c, game);
+	if (!fp->resume)
+		return az_config_defaults(c, fp->game);
+	if (!fp->out) {
+		snprintf(err, errlen, "--resume needs --out DIR of an existing run");
+		return -EINVAL;
 	}
-	if (config) {
-		int rc = ini_apply(c, &ini, config, resume, err, errlen);
-		if (rc < 0)
-			return rc;
+	snprintf(path, sizeof(path), "%s/run.json", fp->out);
+	rc = az_config_load(c, path, err, errlen);
+	if (rc == 0 && fp->game && strcmp(game_name(fp->game), c->game) != 0) {
+		snprintf(err, errlen, "--resume: run %s plays %s, not %s; start a new run with a "
+			 "different --out instead", fp->out, c->game, fp->game);
+		return -EINVAL;
 	}
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *val = NULL;
-		char name[64];
-		if (strncmp(a, "--", 2) != 0) {
-			snprintf(err, errlen, "unexpected argument '%s' (see --help)", a);
+	return rc;
+}
+
+/* The command-line option at argv[*i] into c (its value may be the next argument, which *i then
+ * passes): 0, or -EINVAL with the message in err. */
+static int parse_arg(struct az_config *c, int argc, char **argv, int *i, int resume, char *err,
+		     size_t errlen)
+{
+	const char *a = argv[*i], *val = NULL;
+	const struct opt *o;
+	char name[64], *eq;
+
+	if (strncmp(a, "--", 2) != 0) {
+		snprintf(err, errlen, "unexpected argument '%s' (see --help)", a);
+		return -EINVAL;
+	}
+	snprintf(name, sizeof(name), "%s", a + 2);
+	eq = strchr(name, '=');
+	if (eq) {
+		*eq = 0;
+		val = a + 2 + (eq - name) + 1;
+	}
+	o = config_find_opt(name);
+	if (!o) {
+		snprintf(err, errlen, "unknown option '%s' (see --help)", a);
+		return -EINVAL;
+	}
+	if (o->o.type != AZ_OPT_FLAG && !val) {
+		if (*i + 1 >= argc || is_option(argv[*i + 1])) {
+			snprintf(err, errlen, "--%s needs a value %s", o->o.name, o->o.arg);
 			return -EINVAL;
 		}
-		snprintf(name, sizeof(name), "%s", a + 2);
-		char *eq = strchr(name, '=');
-		if (eq) {
-			*eq = 0;
-			val = a + 2 + (eq - name) + 1;
-		}
-		const struct opt *o = config_find_opt(name);
-		if (!o) {
-			snprintf(err, errlen, "unknown option '%s' (see --help)", a);
-			return -EINVAL;
-		}
-		if (o->o.type != AZ_OPT_FLAG && !val) {
-			if (i + 1 >= argc || is_option(argv[i + 1])) {
-				snprintf(err, errlen, "--%s needs a value %s", o->o.name, o->o.arg);
-				return -EINVAL;
-			}
-			val = argv[++i];
-		}
-		if (resume && is_arch_opt(o)) {
-			/* compared as parsed, as a --config file's: the run's own value may repeat */
-			struct az_config tmp = *c;
-			if (config_set_value(&tmp, o, val ? val : "", err, errlen) < 0)
-				return -EINVAL;
-			if (tmp.net != c->net || tmp.hidden != c->hidden || tmp.blocks != c->blocks) {
-				snprintf(err, errlen, "--resume: the architecture of a run cannot "
-					 "change (--%s; start a new run with a different --out "
-					 "instead)", o->o.name);
-				return -EINVAL;
-			}
-		}
-		int rc = config_set_value(c, o, val ? val : "", err, errlen);
-		if (rc < 0)
-			return rc;
+		val = argv[++*i];
 	}
-	c->resume = resume;
+	if (resume && is_arch_opt(o) && changes_run(c, o, val ? val : "")) {
+		snprintf(err, errlen, "--resume: the architecture of a run cannot change (--%s; "
+			 "start a new run with a different --out instead)", o->o.name);
+		return -EINVAL;
+	}
+	return config_set_value(c, o, val ? val : "", err, errlen);
+}
+
+/* After the options: --deterministic's settings, the checks, --bench's folder made absolute,
+ * and --game required last (so that a bad value is named first). */
+static int parse_finish(struct az_config *c, const struct first_pass *fp, char *err,
+			size_t errlen)
+{
+	char abs[PATH_MAX];
+	int rc;
+
+	c->resume = fp->resume;
 	if (c->deterministic) {
 		if (c->backend == AZ_BACKEND_CUDA) {
 			snprintf(err, errlen, "--deterministic runs on the CPU backend; drop --backend "
@@ -644,19 +663,35 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 		c->backend = AZ_BACKEND_CPU;
 		c->workers = c->max_batch = 1;
 	}
-	int rc = az_config_validate(c, err, errlen);
-	char abs[PATH_MAX];
+	rc = az_config_validate(c, err, errlen);
 	/* Absolute in run.json, so that --resume from another folder finds the sets. */
 	if (rc == 0 && c->bench[0] && strcmp(c->bench, AZ_RUN_BENCH_AUTO) != 0 &&
 	    realpath(c->bench, abs) && strlen(abs) < sizeof(c->bench))
 		snprintf(c->bench, sizeof(c->bench), "%s", abs);
-	if (rc == 0 && !game && !resume) {
-		/* Checked last, so that a bad value is named first. */
+	if (rc == 0 && !fp->game && !fp->resume) {
 		snprintf(err, errlen, "--game GAME is required (%s), or --resume --out DIR",
 			 az_game_names());
 		return -EINVAL;
 	}
 	return rc;
+}
+
+int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_t errlen)
+{
+	static struct ini_pairs ini;
+	struct first_pass fp = {0};
+	int rc = prescan(argc, argv, &fp);
+
+	if (rc == 2)
+		az_config_dump(stdout);
+	if (rc)
+		return rc;
+	rc = parse_base(c, &fp, &ini, err, errlen);
+	if (rc == 0 && fp.config)
+		rc = ini_apply(c, &ini, fp.config, fp.resume, err, errlen);
+	for (int i = 1; rc == 0 && i < argc; i++)
+		rc = parse_arg(c, argc, argv, &i, fp.resume, err, errlen);
+	return rc < 0 ? rc : parse_finish(c, &fp, err, errlen);
 }
 
 int az_config_save(const struct az_config *c, const char *path, char *err, size_t errlen)
