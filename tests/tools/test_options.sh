@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Every tool's options come from one table (tools/options.h): for each tool, the options its
-# --help names are those of its --options-table dump, and each option's help line shows the
-# table's range and default. A hand-written option, or help text out of step with the parser,
-# fails here.
+# --help names are those of its --options-table dump, each option's help line shows the table's
+# range and default, and a value just outside the range (or none of the choices) is refused by a
+# message naming the option. A hand-written option, help text out of step with the parser, or a
+# range the parser does not enforce, fails here.
 # Usage: test_options.sh "TOOL [MODE]"...   (exit 0: all agree; 1: the differences listed)
 set -u
 fails=0
@@ -17,6 +18,20 @@ record() {
 		on { rec = rec " " $0 }
 		index($0, "  --" name " ") == 1 || $0 == "  --" name { on = 1; rec = $0 }
 		END { print rec }' <<< "$1" | tr -s ' '
+}
+
+# Values option $1 must refuse, one a line, given its table range $2: either side of a number
+# range, by at least 1 and at least the bound's size, so that a float field's rounding cannot
+# bring it back ("0..1" -> -1, 2; "0..1e+30" -> -1, 2e+30); a word that is none of the choices
+# ("a|b"); none for "-".
+outside() {
+	case "$2" in
+	-) ;;
+	*'|'*) echo "no-such-$1" ;;
+	*..*) awk -v lo="${2%%..*}" -v hi="${2#*..}" '
+		function step(x) { if (x < 0) x = -x; return x > 1 ? x : 1 }
+		BEGIN { printf "%.17g\n%.17g\n", lo - step(lo), hi + step(hi) }' ;;
+	esac
 }
 
 for tool in "$@"; do
@@ -34,6 +49,15 @@ for tool in "$@"; do
 			fail "$tool --$name: help does not show the table's range [$range]: $rec"
 		[ "$def" = - ] || grep -qF -- "(default $def)" <<< "$rec" ||
 			fail "$tool --$name: help does not show the table's default $def: $rec"
+		bads=$(outside "$name" "$range") || fail "$tool --$name: no values outside [$range]"
+		while read -r bad; do
+			[ -n "$bad" ] || continue
+			# shellcheck disable=SC2086
+			err=$(timeout 20 $tool "--$name" "$bad" 2>&1 > /dev/null < /dev/null) &&
+				fail "$tool --$name $bad: accepted, outside [$range]"
+			grep -qF -- "--$name" <<< "$err" ||
+				fail "$tool --$name $bad: refused without naming --$name: $err"
+		done <<< "$bads"
 	done <<< "$table"
 	# every option --help mentions, in its option lines or its prose, is one the table parses
 	for opt in $(grep -oE -- '--[a-z][a-z0-9-]*' <<< "$help" | sort -u); do
