@@ -131,8 +131,8 @@ struct az_game_opt {
 	uint32_t size;              /* STR: longest value + 1 (<= AZ_GAME_OPT_LEN) */
 	const char *arg, *help;     /* "N", "tangled: numbered graph ..." */
 	const char *def;            /* default, as text */
-	double lo, hi;              /* U32/F32: the range the tools (azeval, azplay, aztangled)
-	                             * accept; azrun leaves the checks to configure() */
+	double lo, hi;              /* U32/F32: the range the tools accept (their option
+	                             * tables take it from here; configure() checks too) */
 	int recorded;               /* part of the configuration a checkpoint records */
 };
 

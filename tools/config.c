@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* azrun's options: one table drives --help, parsing, and the run.json round trip, so an option
- * added here is documented, parsed and saved in one place. */
+/* azrun's options: one table drives --help, --options-table, parsing, the range checks, and the
+ * run.json round trip, so an option added here is documented, parsed, checked and saved in one
+ * place. */
 #include "tools/config.h"
 #include "tools/config_impl.h"
 #include "tools/run_bench.h"
@@ -12,6 +13,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "games/game.h"
+#include "infer/control.h"
 #include "infer/server.h"
 #include "mcts/mcts.h"
 #include "run/roles.h"
@@ -27,122 +30,149 @@
 #include "base/util.h"
 #include "base/version.h"
 
+/* azrun's own caps, where no library enforces a limit (the table takes the libraries' constants
+ * where one does: AZ_CTL_MAX_WORKERS, AZ_INFER_DEADLINE_MAX_US, AZ_GAME_ACTIONS_MAX): far beyond
+ * useful settings, low enough that a typo is refused before the run directory is touched rather
+ * than failing (or exhausting memory) later. ANY: a count with no cap but its type's. */
+#define MAX_SIMS 1000000
+#define MAX_LEAVES 256
+#define MAX_BATCH 65536
+#define ANY UINT32_MAX
+
+/* Table entries: a number in [lo, hi]; a string in the struct (choices "a|b" or NULL); a flag. */
 #define F(field) offsetof(struct az_config, field)
+#define NUM(name, type, field, arg, lo, hi, help) \
+	{{name, type, F(field), arg, lo, hi, NULL, help, NULL, NULL, NULL}, 0, 1}
+#define U32(name, field, arg, lo, hi, help) NUM(name, AZ_OPT_U32, field, arg, lo, hi, help)
+#define F32(name, field, arg, lo, hi, help) NUM(name, AZ_OPT_F32, field, arg, lo, hi, help)
+#define BUF(name, field, arg, choices, help, saved)                                      \
+	{{name, AZ_OPT_BUF, F(field), arg, 0, 0, NULL, help, choices, NULL, NULL},       \
+	 sizeof(((struct az_config *)0)->field), saved}
+#define FLAG(name, field, help, saved) \
+	{{name, AZ_OPT_FLAG, F(field), NULL, 0, 0, NULL, help, NULL, NULL, NULL}, 0, saved}
+
 static const struct opt base_opts[] = {
-	{"game", T_STR, F(game), sizeof(((struct az_config *)0)->game), "NAME",
-	 NULL /* "game: tictactoe | connect4 | tangled", from the registry */, 1},
-	{"out", T_STR, F(out), sizeof(((struct az_config *)0)->out), "DIR",
-	 "run directory (created; required)", 1},
-	{"iterations", T_U32, F(iterations), 0, "N", "self-play/train/arena iterations", 1},
-	{"workers", T_U32, F(workers), 0, "W", "self-play worker processes (one per core)", 1},
-	{"games-per-worker", T_U32, F(games_per_worker), 0, "G",
-	 "games each worker plays at once", 1},
-	{"games-per-iter", T_U32, F(games_per_iter), 0, "N", "self-play games per iteration", 1},
-	{"sims", T_U32, F(sims), 0, "N", "MCTS simulations per move", 1},
-	{"leaves", T_U32, F(leaves), 0, "K", "leaves in flight per game (virtual loss)", 1},
-	{"arena-leaves", T_U32, F(arena_leaves), 0, "K", "arena: leaves in flight per game; 0: "
-	 "enough for full batches, ceil(G*K / arena games per worker), at most 8 and sims/8", 1},
-	{"tail-leaves", T_U32, F(tail_leaves), 0, "K", "self-play: once a worker has no game left to "
-	 "start, leaves in flight per game rise to ceil(G*K / games still playing), at most this, "
-	 "so the phase's last games keep batches full; 0: min(8, sims/8); at most --leaves: off", 1},
-	{"seed", T_U64, F(seed), 0, "S", "random seed: the first network, search noise and training "
-	 "samples; games still depend on timing (batching, workers) unless --deterministic", 1},
-	{"deterministic", T_FLAG, F(deterministic), 0, NULL, "the same --seed gives bit-identical "
-	 "checkpoints: one worker, batches of one position, CPU backend, each search round awaits "
-	 "all its results (slower; implies --workers 1 --max-batch 1 --backend cpu)", 1},
-	{"backend", T_BACKEND, F(backend), 0, "B", "inference backend: auto | cpu | cpu-async | cuda", 1},
-	{"c-puct", T_F32, F(c_puct), 0, "C", "PUCT exploration constant", 1},
-	{"dirichlet-alpha", T_F32, F(dir_alpha), 0, "A", "root Dirichlet noise alpha", 1},
-	{"dirichlet-eps", T_F32, F(dir_eps), 0, "E", "root Dirichlet noise weight", 1},
-	{"mcts-solver", T_U32, F(mcts_solver), 0, "0|1",
-	 "MCTS-Solver: play and train on proven wins and losses", 1},
-	{"fpu-reduction", T_F32, F(fpu_reduction), 0, "R", "unvisited children get the parent's "
-	 "value - R * sqrt(visited prior); R < 0: value 0", 1},
-	{"temp-plies", T_U32, F(temp_plies), 0, "N", "plies played at temperature 1", 1},
-	{"search", T_STR, F(search), sizeof(((struct az_config *)0)->search), "puct|gumbel",
-	 "the search: puct (AlphaZero's PUCT, Dirichlet noise, visit-count policy targets) or "
-	 "gumbel (Gumbel AlphaZero: Gumbel-top-m and sequential halving at the root, the "
-	 "completed-Q improved policy as target; for few --sims; docs/targets.md)", 1},
-	{"gumbel-m", T_U32, F(gumbel_m), 0, "M", "--search gumbel: most root actions considered "
-	 "(Gumbel-top-m; 1 to 512)", 1},
-	{"gumbel-scale", T_F32, F(gumbel_scale), 0, "C", "--search gumbel: c_scale of "
-	 "sigma(q) = (50 + max N) * C * q, q rescaled to [0, 1] per node (mctx's default 0.1; the "
-	 "paper's 1 gave near one-hot targets and repeated arena games here)", 1},
-	{"forced-playouts", T_F32, F(forced_playouts), 0, "K", "KataGo's forced playouts in "
-	 "self-play: a root child with N < sqrt(K * P * sum N) is searched first, and the visits "
-	 "so forced are pruned from the policy target; 0 turns it off (KataGo: 2)", 1},
-	{"playout-cap-p", T_F32, F(playout_cap_p), 0, "P", "playout-cap randomisation: a self-play "
-	 "move gets the full --sims search with noise and is a policy target with probability P, "
-	 "otherwise a --sims-fast search without noise that trains the value only; 1 turns it "
-	 "off (KataGo: 0.25)", 1},
-	{"sims-fast", T_U32, F(sims_fast), 0, "N", "simulations of a fast search (--playout-cap-p), "
-	 "at most --sims; 0: --sims / 4, at least 2", 1},
-	{"random-opening", T_U32, F(random_opening), 0, "R", "self-play games begin with "
-	 "r ~ U{0..R} uniformly random plies (not searched, not recorded), so that training sees "
-	 "the positions of weak play too; 0: none", 1},
-	{"explore", T_F32, F(explore), 0, "P", "self-play: each move is, with probability P, a "
-	 "uniformly random legal move instead of the search's; its record keeps the search's policy "
-	 "target, and the positions before it take the root's search value as value target. "
-	 "Training then sees what a blunder leaves, such as a win in one nobody stopped; 0: off", 1},
-	{"value-mix", T_F32, F(value_mix), 0, "L", "value target (1 - L) * game result + L * the "
-	 "root's search value at the move; 0: the game result only", 1},
-	{"sims-fresh", T_U32, F(sims_fresh), 0, "0|1", "1: every move runs --sims new simulations; "
-	 "0: visits reused from the previous move's tree count toward --sims", 1},
-	{"arena-games", T_U32, F(arena_games), 0, "M", "arena games, colours alternated", 1},
-	{"arena-temp-plies", T_U32, F(arena_temp_plies), 0, "N",
-	 "arena opening plies at temperature 1", 1},
-	{"arena-threshold", T_F32, F(arena_threshold), 0, "X", "promotion score", 1},
-	{"net", T_NET, F(net), 0, "KIND:WxR",
-	 NULL /* "network: ... boards only: tictactoe, connect4 ...", from the registry */, 1},
-	{"hidden", T_U32, F(hidden), 0, "H", "network width (ResNet: filters)", 1},
-	{"blocks", T_U32, F(blocks), 0, "R", "residual blocks", 1},
-	{"train-batch", T_U32, F(train_batch), 0, "B", "training minibatch", 1},
-	{"train-epochs", T_F32, F(train_epochs), 0, "E", "passes over the replay window", 1},
-	{"train-steps-max", T_U32, F(train_steps_max), 0, "N", "cap on steps per iteration", 1},
-	{"window", T_U32, F(window), 0, "N", "replay window in iterations", 1},
-	{"lr", T_F32, F(lr), 0, "X", "Adam learning rate", 1},
-	{"l2", T_F32, F(l2), 0, "X", "L2 weight penalty", 1},
-	{"ring-capacity", T_U32, F(ring_capacity), 0, "N", "slots per worker ring (power of 2)", 1},
-	{"max-batch", T_U32, F(max_batch), 0, "N", "largest inference batch; 0: the backend's "
-	 "choice (64 on the CPU's AVX-512 kernels, else 256); at most 65536", 1},
-	{"batch-deadline-us", T_U32, F(deadline_us), 0, "US",
-	 "wait for a fuller batch at most this long while some worker may still add to it "
-	 "(at most 1000000)", 1},
-	{"spin", T_U32, F(spin), 0, "N", "polls before sleeping on a futex", 1},
-	{"eval-cache-mb", T_U32, F(eval_cache_mb), 0, "MB", "the evaluation cache (position -> "
-	 "network answer), in MiB: each worker's, or with --eval-cache shared the one for all; 0 "
-	 "turns it off (at most 65536; shared: at most 4095)", 1},
-	{"eval-cache", T_STR, F(eval_cache), sizeof(((struct az_config *)0)->eval_cache),
-	 "MODE", "evaluation cache: worker (one per worker process) | shared (one in the shared "
-	 "segment for all workers) | off", 1},
-	{"time-limit", T_STR, F(time_limit), sizeof(((struct az_config *)0)->time_limit),
-	 "DURATION", "stop cleanly after the iteration during which the run's training time "
-	 "reaches DURATION (90s, 50m, 2h, 1h30m; the iterations of earlier azruns of the run count; "
-	 "--resume continues past it with a new --time-limit); the ETA plans the iterations left "
-	 "from measured iteration times; \"\" none", 1},
-	{"bench", T_STR, F(bench), sizeof(((struct az_config *)0)->bench), "DIR|auto", "after "
-	 "the arena, the best network's mistake rate (moves that change the solved outcome), raw "
-	 "policy and search, into metrics.jsonl (docs/benchmark.md). connect4: DIR holds Pascal "
-	 "Pons' sets (Test_L1_R1 ... Test_L3_R1, as ../shared/data/connect4), plus win-in-one and "
-	 "forced-block rates; tangled: auto, sets from random games labelled by the exact solver "
-	 "once per run into OUT/bench/, plus the score against rollout MCTS; \"\" turns it off",
-	 1},
-	{"bench-every", T_U32, F(bench_every), 0, "K", "--bench: every K iterations", 1},
-	{"bench-positions", T_U32, F(bench_positions), 0, "N", "--bench: the first N positions "
-	 "of each set, and N per tactical set; tangled: N positions per depth and N games (made "
-	 "even) against rollout MCTS (at most 1000)", 1},
-	{"resume", T_FLAG, F(resume), 0, NULL, "continue the run in --out after its last "
-	 "completed iteration, with its saved configuration", 0},
-	{"quiet", T_FLAG, F(quiet), 0, NULL, "no progress output", 0},
-	{"mpi", T_FLAG, F(mpi), 0, NULL, "one run across the ranks of an MPI job: mpirun -np N "
-	 "azrun --mpi ... (docs/cluster.md)", 0},
+	BUF("game", game, "NAME", NULL,
+	    NULL /* "game: tictactoe | connect4 | tangled", from the registry */, 1),
+	BUF("out", out, "DIR", NULL, "run directory (created; required)", 1),
+	U32("iterations", iterations, "N", 1, ANY, "self-play/train/arena iterations"),
+	U32("workers", workers, "W", 1, AZ_CTL_MAX_WORKERS,
+	    "self-play worker processes (one per core)"),
+	U32("games-per-worker", games_per_worker, "G", 1, 4096, "games each worker plays at once"),
+	U32("games-per-iter", games_per_iter, "N", 1, ANY, "self-play games per iteration"),
+	U32("sims", sims, "N", 2, MAX_SIMS, "MCTS simulations per move (one would only expand the "
+	    "root, which leaves no visit counts to choose a move by)"),
+	U32("leaves", leaves, "K", 1, MAX_LEAVES, "leaves in flight per game (virtual loss)"),
+	U32("arena-leaves", arena_leaves, "K", 0, MAX_LEAVES, "arena: leaves in flight per game; "
+	    "0: enough for full batches, ceil(G*K / arena games per worker), at most 8 and sims/8"),
+	U32("tail-leaves", tail_leaves, "K", 0, MAX_LEAVES, "self-play: once a worker has no game "
+	    "left to start, leaves in flight per game rise to ceil(G*K / games still playing), at "
+	    "most this, so the phase's last games keep batches full; 0: min(8, sims/8); at most "
+	    "--leaves: off"),
+	NUM("seed", AZ_OPT_U64, seed, "S", 0, 0, "random seed: the first network, search noise and "
+	    "training samples; games still depend on timing (batching, workers) unless "
+	    "--deterministic"),
+	FLAG("deterministic", deterministic, "the same --seed gives bit-identical checkpoints: one "
+	     "worker, batches of one position, CPU backend, each search round awaits all its results "
+	     "(slower; implies --workers 1 --max-batch 1 --backend cpu)", 1),
+	{{"backend", AZ_OPT_PARSE, F(backend), "B", 0, 0, NULL, "inference backend",
+	  AZ_OPTS_BACKENDS, NULL, az_opts_backend}, 0, 1},
+	F32("c-puct", c_puct, "C", 0, 1e6, "PUCT exploration constant"),
+	F32("dirichlet-alpha", dir_alpha, "A", 1e-3, 1e3, "root Dirichlet noise alpha"),
+	F32("dirichlet-eps", dir_eps, "E", 0, 1, "root Dirichlet noise weight"),
+	U32("mcts-solver", mcts_solver, "0|1", 0, 1,
+	    "MCTS-Solver: play and train on proven wins and losses"),
+	F32("fpu-reduction", fpu_reduction, "R", -1, 10, "unvisited children get the parent's "
+	    "value - R * sqrt(visited prior); R < 0: value 0"),
+	U32("temp-plies", temp_plies, "N", 0, ANY, "plies played at temperature 1"),
+	BUF("search", search, "S", "puct|gumbel", "the search: puct (AlphaZero's PUCT, Dirichlet "
+	    "noise, visit-count policy targets) or gumbel (Gumbel AlphaZero: Gumbel-top-m and "
+	    "sequential halving at the root, the completed-Q improved policy as target; for few "
+	    "--sims; docs/targets.md)", 1),
+	U32("gumbel-m", gumbel_m, "M", 1, AZ_GAME_ACTIONS_MAX,
+	    "--search gumbel: most root actions considered (Gumbel-top-m)"),
+	F32("gumbel-scale", gumbel_scale, "C", 0, AZ_GUMBEL_SCALE_MAX, "--search gumbel: c_scale "
+	    "of sigma(q) = (50 + max N) * C * q, q rescaled to [0, 1] per node (mctx's default 0.1; "
+	    "the paper's 1 gave near one-hot targets and repeated arena games here)"),
+	F32("forced-playouts", forced_playouts, "K", 0, 100, "KataGo's forced playouts in "
+	    "self-play: a root child with N < sqrt(K * P * sum N) is searched first, and the visits "
+	    "so forced are pruned from the policy target; 0 turns it off (KataGo: 2)"),
+	F32("playout-cap-p", playout_cap_p, "P", 1e-3, 1, "playout-cap randomisation: a self-play "
+	    "move gets the full --sims search with noise and is a policy target with probability P, "
+	    "otherwise a --sims-fast search without noise that trains the value only; 1 turns it "
+	    "off (KataGo: 0.25)"),
+	U32("sims-fast", sims_fast, "N", 0, MAX_SIMS, "simulations of a fast search "
+	    "(--playout-cap-p), at most --sims, not 1; 0: --sims / 4, at least 2"),
+	U32("random-opening", random_opening, "R", 0, 64, "self-play games begin with "
+	    "r ~ U{0..R} uniformly random plies (not searched, not recorded), so that training sees "
+	    "the positions of weak play too; 0: none"),
+	F32("explore", explore, "P", 0, 0.999, "self-play: each move is, with probability P, a "
+	    "uniformly random legal move instead of the search's; its record keeps the search's "
+	    "policy target, and the positions before it take the root's search value as value "
+	    "target. Training then sees what a blunder leaves, such as a win in one nobody stopped; "
+	    "0: off"),
+	F32("value-mix", value_mix, "L", 0, 1, "value target (1 - L) * game result + L * the "
+	    "root's search value at the move; 0: the game result only"),
+	U32("sims-fresh", sims_fresh, "0|1", 0, 1, "1: every move runs --sims new simulations; "
+	    "0: visits reused from the previous move's tree count toward --sims"),
+	U32("arena-games", arena_games, "M", 1, ANY, "arena games, colours alternated"),
+	U32("arena-temp-plies", arena_temp_plies, "N", 0, ANY,
+	    "arena opening plies at temperature 1"),
+	F32("arena-threshold", arena_threshold, "X", 0, 1, "promotion score"),
+	{{"net", AZ_OPT_PARSE, F(net), "KIND:WxR", 0, 0, NULL,
+	  NULL /* "network: ... boards only: tictactoe, connect4 ...", from the registry */, NULL,
+	  NULL, NULL /* set_net() */}, 0, 1},
+	U32("hidden", hidden, "H", 1, 8192, "network width (ResNet: filters)"),
+	U32("blocks", blocks, "R", 0, 128, "residual blocks"),
+	U32("train-batch", train_batch, "B", 1, MAX_BATCH, "training minibatch"),
+	F32("train-epochs", train_epochs, "E", 1e-3, 1e3, "passes over the replay window"),
+	U32("train-steps-max", train_steps_max, "N", 1, ANY, "cap on steps per iteration"),
+	U32("window", window, "N", 1, ANY, "replay window in iterations"),
+	/* no tighter cap: test_resume_check.sh drives a diverging run with --lr 1e30 */
+	F32("lr", lr, "X", 1e-9, 1e30, "Adam learning rate (a run whose training diverges stops "
+	    "before that iteration is committed)"),
+	F32("l2", l2, "X", 0, 1, "L2 weight penalty"),
+	U32("ring-capacity", ring_capacity, "N", 2, 65536, "slots per worker ring (power of 2)"),
+	U32("max-batch", max_batch, "N", 0, MAX_BATCH, "largest inference batch; 0: the backend's "
+	    "choice (64 on the CPU's AVX-512 kernels, else 256)"),
+	U32("batch-deadline-us", deadline_us, "US", 0, AZ_INFER_DEADLINE_MAX_US, "wait for a fuller "
+	    "batch at most this long while some worker may still add to it (the batch starts early "
+	    "anyway once every worker waits)"),
+	U32("spin", spin, "N", 0, ANY, "polls before sleeping on a futex"),
+	U32("eval-cache-mb", eval_cache_mb, "MB", 0, 65536, "the evaluation cache (position -> "
+	    "network answer), in MiB: each worker's, or with --eval-cache shared the one for all "
+	    "(then at most " CONFIG_STR(CONFIG_SHARED_CACHE_MB_MAX) "); 0 turns it off"),
+	BUF("eval-cache", eval_cache, "MODE", "worker|shared|off", "evaluation cache: worker (one "
+	    "per worker process), shared (one in the shared segment for all workers) or off", 1),
+	BUF("time-limit", time_limit, "DURATION", NULL, "stop cleanly after the iteration during "
+	    "which the run's training time reaches DURATION (90s, 50m, 2h, 1h30m; the iterations of "
+	    "earlier azruns of the run count; --resume continues past it with a new --time-limit); "
+	    "the ETA plans the iterations left from measured iteration times; \"\" none", 1),
+	BUF("bench", bench, "DIR|auto", NULL, "after the arena, the best network's mistake rate "
+	    "(moves that change the solved outcome), raw policy and search, into metrics.jsonl "
+	    "(docs/benchmark.md). connect4: DIR holds Pascal Pons' sets (Test_L1_R1 ... Test_L3_R1, "
+	    "as ../shared/data/connect4), plus win-in-one and forced-block rates; tangled: auto, sets "
+	    "from random games labelled by the exact solver once per run into OUT/bench/, plus the "
+	    "score against rollout MCTS; \"\" turns it off", 1),
+	U32("bench-every", bench_every, "K", 1, ANY, "--bench: every K iterations"),
+	U32("bench-positions", bench_positions, "N", 1, 1000, "--bench: the first N positions of "
+	    "each set (Pons' sets hold 1000 each), and N per tactical set; tangled: N positions per "
+	    "depth and N games (made even) against rollout MCTS"),
+	FLAG("resume", resume, "continue the run in --out after its last completed iteration, with "
+	     "its saved configuration", 0),
+	FLAG("quiet", quiet, "no progress output", 0),
+	FLAG("mpi", mpi, "one run across the ranks of an MPI job: mpirun -np N azrun --mpi ... "
+	     "(docs/cluster.md)", 0),
 };
 
 /* After the games' options (registry order), as --help has always listed it. */
-static const struct opt config_opt =
-	{"config", T_STR, F(config), sizeof(((struct az_config *)0)->config), "FILE",
-	 "read options from an INI file (key = value, keys as the long options; command-line "
-	 "options override it)", 0};
+static const struct opt config_opt = BUF("config", config, "FILE", NULL, "read options from an "
+	"INI file (key = value, keys as the long options; command-line options override it)", 0);
+#undef FLAG
+#undef BUF
+#undef F32
+#undef U32
+#undef NUM
 
 /* Every option: base_opts, then each registered game's options (stored in game_opt[]), then
  * config_opt. Built once, on first use (the tools parse options on one thread). */
@@ -150,39 +180,57 @@ static struct opt opts[AZ_ARRAY_LEN(base_opts) + AZ_GAME_OPTS_MAX + 1];
 static const struct az_game_opt *gopts[AZ_ARRAY_LEN(opts)]; /* behind opts[i], or NULL */
 static size_t nopts;
 
+/* The entry of game option go, the k-th of all games' (its value is c->game_opt[k]), of game
+ * d: its range is the game's (tools/options.h). */
+static struct opt game_entry(const struct az_game_desc *d, const struct az_game_opt *go, size_t k)
+{
+	static const enum az_opt_type types[] = {
+		[AZ_GAME_OPT_U32] = AZ_OPT_U32, [AZ_GAME_OPT_F32] = AZ_OPT_F32,
+		[AZ_GAME_OPT_STR] = AZ_OPT_BUF};
+
+	return (struct opt){{go->name, types[go->type],
+			     F(game_opt) + k * sizeof(union az_game_opt_value), go->arg, 0, 0, NULL,
+			     go->help, NULL, d, NULL},
+			    go->size, 1};
+}
+
+/* The help texts that name the registered games, set into the table once. */
+static void registry_help(void)
+{
+	static char game_help[200] = "game:", net_help[300], boards[100];
+
+	for (size_t i = 0, n = strlen(game_help); az_game_registry[i]; i++)
+		n += (size_t)snprintf(game_help + n, sizeof(game_help) - n, "%s %s", i ? " |" : "",
+				      az_game_registry[i]->name);
+	snprintf(net_help, sizeof(net_help), "network: mlp:HxR (residual MLP, H wide) or resnet:FxR "
+		 "(AlphaZero's residual convnet, F filters; boards only: %s) with R residual blocks; "
+		 "mlp or resnet alone keeps --hidden/--blocks",
+		 az_config_game_list(AZ_GAMES_BOARD, ", ", boards, sizeof(boards)));
+	for (size_t i = 0; i < nopts; i++) {
+		if (opts[i].o.off == F(game))
+			opts[i].o.help = game_help;
+		if (opts[i].o.off == F(net))
+			opts[i].o.help = net_help;
+	}
+}
+
 const struct opt *az_config_opts(size_t *count)
 {
-	static const enum opt_type types[] = {
-		[AZ_GAME_OPT_U32] = T_U32, [AZ_GAME_OPT_F32] = T_F32, [AZ_GAME_OPT_STR] = T_STR};
-	static char game_help[200] = "game:", net_help[300], boards[100];
 	size_t k = 0;
 
 	if (nopts) {
 		*count = nopts;
 		return opts;
 	}
-	for (size_t i = 0, n = strlen(game_help); az_game_registry[i]; i++)
-		n += (size_t)snprintf(game_help + n, sizeof(game_help) - n, "%s %s", i ? " |" : "",
-				      az_game_registry[i]->name);
 	for (size_t i = 0; i < AZ_ARRAY_LEN(base_opts); i++)
 		opts[nopts++] = base_opts[i];
-	opts[0].help = game_help;
-	snprintf(net_help, sizeof(net_help), "network: mlp:HxR (residual MLP, H wide) or resnet:FxR "
-		 "(AlphaZero's residual convnet, F filters; boards only: %s) with R residual blocks; "
-		 "mlp or resnet alone keeps --hidden/--blocks",
-		 az_config_game_list(AZ_GAMES_BOARD, ", ", boards, sizeof(boards)));
-	for (size_t i = 0; i < nopts; i++)
-		if (strcmp(opts[i].name, "net") == 0)
-			opts[i].help = net_help;
+	registry_help();
 	for (size_t d = 0; az_game_registry[d]; d++) {
 		const struct az_game_desc *g = az_game_registry[d];
 		for (uint32_t i = 0; i < g->nopts; i++, k++) {
-			const struct az_game_opt *go = &g->opts[i];
 			AZ_ASSERT(k < AZ_GAME_OPTS_MAX);
-			gopts[nopts] = go;
-			opts[nopts++] = (struct opt){go->name, types[go->type],
-				F(game_opt) + k * sizeof(union az_game_opt_value), go->size, go->arg,
-				go->help, 1};
+			gopts[nopts] = &g->opts[i];
+			opts[nopts++] = game_entry(g, &g->opts[i], k);
 		}
 	}
 	opts[nopts++] = config_opt;
@@ -243,42 +291,29 @@ int az_config_defaults(struct az_config *c, const char *game)
 	for (size_t i = 0; i < nopts; i++)
 		if (gopts[i])
 			az_game_opt_default(gopts[i],
-					    (union az_game_opt_value *)((char *)c + opts[i].off));
+					    (union az_game_opt_value *)((char *)c + opts[i].o.off));
 	return 0;
 }
 
 void az_config_show_value(const struct az_config *c, const struct opt *o, char *buf, size_t n)
 {
-	const char *p = (const char *)c + o->off;
-	switch (o->type) {
-	case T_U32: snprintf(buf, n, "%u", *(const uint32_t *)p); break;
-	case T_U64: snprintf(buf, n, "%llu", (unsigned long long)*(const uint64_t *)p); break;
-	case T_F32: snprintf(buf, n, "%g", (double)*(const float *)p); break;
-	case T_STR: snprintf(buf, n, "%s", p); break;
-	case T_BACKEND: {
-		static const char *names[] = {"auto", "cpu", "cuda", "cpu-async"};
-		snprintf(buf, n, "%s", names[*(const enum az_backend_kind *)p]);
-		break;
-	}
-	case T_FLAG: snprintf(buf, n, "%s", *(const int *)p ? "on" : "off"); break;
-	case T_NET:
-		snprintf(buf, n, "%s:%ux%u", az_net_kind_name(*(const uint32_t *)p), c->hidden,
-			 c->blocks);
-		break;
-	}
-}
+	static const char *const backends[] = {"auto", "cpu", "cuda", "cpu-async"};
+	const char *p = (const char *)c + o->o.off;
 
-/* A value quoted in a one-line message: control bytes shown as '?', long values cut. */
-static const char *quoted(const char *v, char *buf, size_t n)
-{
-	size_t i = 0;
-
-	for (; v[i] && i < 40 && i + 4 < n; i++)
-		buf[i] = (unsigned char)v[i] < 0x20 || v[i] == 0x7f ? '?' : v[i];
-	buf[i] = '\0';
-	if (v[i] && i + 4 <= n)
-		memcpy(buf + i, "...", 4);
-	return buf;
+	if (o->o.off == offsetof(struct az_config, net))
+		snprintf(buf, n, "%s:%ux%u", az_net_kind_name(c->net), c->hidden, c->blocks);
+	else if (o->o.off == offsetof(struct az_config, backend))
+		snprintf(buf, n, "%s", backends[c->backend]);
+	else if (o->o.type == AZ_OPT_U32)
+		snprintf(buf, n, "%u", *(const uint32_t *)p);
+	else if (o->o.type == AZ_OPT_U64)
+		snprintf(buf, n, "%llu", (unsigned long long)*(const uint64_t *)p);
+	else if (o->o.type == AZ_OPT_F32)
+		snprintf(buf, n, "%g", (double)*(const float *)p);
+	else if (o->o.type == AZ_OPT_FLAG)
+		snprintf(buf, n, "%s", *(const int *)p ? "on" : "off");
+	else
+		snprintf(buf, n, "%s", p);
 }
 
 /* A flag's value: "" (given alone), on, 1, yes, true: 1; off, 0, no, false: 0; else -1. */
@@ -291,93 +326,58 @@ static int flag_value(const char *v)
 	return -1;
 }
 
+/* The message of a value o does not take, with why (a word or two): -EINVAL. */
+static int bad_value(const struct opt *o, const char *v, const char *why, char *err, size_t errlen)
+{
+	char q[48];
+
+	snprintf(err, errlen, "--%s: invalid value '%s' (%s)", o->o.name,
+		 az_opt_quote(v, q, sizeof(q)), why);
+	return -EINVAL;
+}
+
+/* --game: the canonical name ("ttt" -> "tictactoe"), so that every later lookup succeeds. */
+static int set_game(struct az_config *c, const char *v, char *err, size_t errlen)
+{
+	const char *name = game_name(v);
+	char q[48];
+
+	if (!name) {
+		snprintf(err, errlen, "--game: unknown game '%s' (known: %s)",
+			 az_opt_quote(v, q, sizeof(q)), az_game_names());
+		return -EINVAL;
+	}
+	snprintf(c->game, sizeof(c->game), "%s", name);
+	return 0;
+}
+
 int config_set_value(struct az_config *c, const struct opt *o, const char *v, char *err,
 		     size_t errlen)
 {
-	char *p = (char *)c + o->off, *end = NULL, q[48];
-	const char *why = "see --help";
-	errno = 0;
-	switch (o->type) {
-	case T_U32:
-	case T_U64: {
-		/* Digits only: strtoul would accept " -5" or "-5" and wrap them to huge values. */
-		if (v[0] < '0' || v[0] > '9') {
-			why = v[strspn(v, " \t+")] == '-' ? "must not be negative"
-							    : "expected a whole number";
-			goto bad;
-		}
-		unsigned long long x = strtoull(v, &end, 10);
-		if (errno || *end || (o->type == T_U32 && x > UINT32_MAX)) {
-			why = *end ? "expected a whole number" : "too large";
-			goto bad;
-		}
-		if (o->type == T_U32)
-			*(uint32_t *)p = (uint32_t)x;
-		else
-			*(uint64_t *)p = x;
+	char *field = (char *)c + o->o.off;
+	int on;
+
+	if (o->o.off == offsetof(struct az_config, game))
+		return set_game(c, v, err, errlen);
+	if (o->o.off == offsetof(struct az_config, net)) {
+		/* kind, width and blocks at once; their ranges are az_config_validate()'s */
+		if (az_arch_parse_net(v, &c->net, &c->hidden, &c->blocks) < 0)
+			return bad_value(o, v, "expected mlp:HxR or resnet:FxR, e.g. resnet:32x3",
+					 err, errlen);
 		return 0;
 	}
-	case T_F32: {
-		float x = strtof(v, &end);
-		if (errno || end == v || *end || !isfinite(x)) {
-			why = "expected a finite number";
-			goto bad;
-		}
-		*(float *)p = x;
+	switch (o->o.type) {
+	case AZ_OPT_FLAG: /* "" (a command-line flag), or a file's / run.json's on | off */
+		on = flag_value(v);
+		if (on < 0)
+			return bad_value(o, v, "expected on or off", err, errlen);
+		*(int *)field = on;
 		return 0;
+	case AZ_OPT_BUF:
+		return az_opt_set_buf(&o->o, field, o->size, v, err, errlen);
+	default: /* numbers (in the entry's range) and --backend */
+		return az_opt_set(&o->o, c, v, err, errlen);
 	}
-	case T_STR:
-		if (strlen(v) >= o->size && o->off == offsetof(struct az_config, search)) {
-			snprintf(err, errlen, "--search must be puct or gumbel");
-			return -EINVAL;
-		}
-		if (strlen(v) >= o->size && o->off == offsetof(struct az_config, eval_cache)) {
-			/* a word from a list: name the list, not the field's size */
-			snprintf(err, errlen, "--eval-cache must be worker, shared or off");
-			return -EINVAL;
-		}
-		if (strlen(v) >= o->size) {
-			snprintf(err, errlen, "--%s: value too long (at most %zu characters)",
-				 o->name, o->size - 1);
-			return -EINVAL;
-		}
-		if (o->off == offsetof(struct az_config, game)) {
-			/* Canonical name ("ttt" -> "tictactoe"), so every later lookup succeeds. */
-			const char *name = game_name(v);
-			if (!name) {
-				snprintf(err, errlen, "--game: unknown game '%s' (known: %s)",
-					 quoted(v, q, sizeof(q)), az_game_names());
-				return -EINVAL;
-			}
-			v = name;
-		}
-		snprintf(p, o->size, "%s", v);
-		return 0;
-	case T_BACKEND:
-		if (az_backend_parse(v, (enum az_backend_kind *)p) < 0)
-			goto bad;
-		return 0;
-	case T_NET:
-		/* kind, width and blocks at once; the caps are az_config_validate()'s */
-		if (az_arch_parse_net(v, (uint32_t *)p, &c->hidden, &c->blocks) < 0) {
-			why = "expected mlp:HxR or resnet:FxR, e.g. resnet:32x3";
-			goto bad;
-		}
-		return 0;
-	case T_FLAG: { /* "" (a command-line flag), or a file's / run.json's on | off */
-		int on = flag_value(v);
-		if (on >= 0) {
-			*(int *)p = on;
-			return 0;
-		}
-		why = "expected on or off";
-		goto bad;
-	}
-	}
-bad:
-	snprintf(err, errlen, "--%s: invalid value '%s' (%s)", o->name, quoted(v, q, sizeof(q)),
-		 why);
-	return -EINVAL;
 }
 
 int az_opts_backend(const char *v, void *field)
@@ -389,7 +389,7 @@ const struct opt *config_find_opt(const char *name)
 {
 	az_config_opts(&nopts);
 	for (size_t i = 0; i < nopts; i++)
-		if (strcmp(opts[i].name, name) == 0)
+		if (strcmp(opts[i].o.name, name) == 0)
 			return &opts[i];
 	return NULL;
 }
@@ -407,32 +407,45 @@ static int is_option(const char *a)
 	return config_find_opt(name) != NULL;
 }
 
-/* First pass: --help, --game, --out and --resume decide the base configuration. */
-static int prescan(int argc, char **argv, const char **game, const char **out, int *resume,
-		   const char **config)
+/* What the first pass over the command line finds (prescan()). */
+struct first_pass {
+	const char *game, *out, *config;
+	int resume;
+};
+
+/* The value argv[i] gives option name ("--name=V", or "--name V"), or NULL. */
+static const char *value_of(int argc, char **argv, int i, const char *name)
+{
+	const char *a = argv[i];
+	size_t n = strlen(name);
+
+	if (strncmp(a, "--", 2) != 0 || strncmp(a + 2, name, n) != 0)
+		return NULL;
+	if (a[2 + n] == '=')
+		return a + 3 + n;
+	return !a[2 + n] && i + 1 < argc ? argv[i + 1] : NULL;
+}
+
+/* First pass: --help, --game, --out, --resume and --config decide the base configuration.
+ * Returns 0, 1 for --help, 2 for --options-table. */
+static int prescan(int argc, char **argv, struct first_pass *fp)
 {
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+		const char *a = argv[i], *v;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
 			return 1;
 		if (!strcmp(a, "--options-table"))
 			return 2;
 		if (!strcmp(a, "--resume"))
-			*resume = 1;
+			fp->resume = 1;
 		else if (!strncmp(a, "--resume=", 9) && flag_value(a + 9) >= 0)
-			*resume = flag_value(a + 9); /* as the main pass reads it; a bad word fails there */
-		else if (!strncmp(a, "--game=", 7))
-			*game = a + 7;
-		else if (!strcmp(a, "--game") && i + 1 < argc)
-			*game = argv[i + 1];
-		else if (!strncmp(a, "--out=", 6))
-			*out = a + 6;
-		else if (!strcmp(a, "--out") && i + 1 < argc)
-			*out = argv[i + 1];
-		else if (!strncmp(a, "--config=", 9))
-			*config = a + 9;
-		else if (!strcmp(a, "--config") && i + 1 < argc)
-			*config = argv[i + 1];
+			fp->resume = flag_value(a + 9); /* as the main pass reads it; a bad word fails there */
+		else if ((v = value_of(argc, argv, i, "game")))
+			fp->game = v;
+		else if ((v = value_of(argc, argv, i, "out")))
+			fp->out = v;
+		else if ((v = value_of(argc, argv, i, "config")))
+			fp->config = v;
 	}
 	return 0;
 }
@@ -500,9 +513,23 @@ static const char *ini_get(const struct ini_pairs *p, const char *key)
 /* --net, --hidden, --blocks: the architecture, which a resumed run keeps. */
 static int is_arch_opt(const struct opt *o)
 {
-	return o->off == offsetof(struct az_config, net) ||
-	       o->off == offsetof(struct az_config, hidden) ||
-	       o->off == offsetof(struct az_config, blocks);
+	return o->o.off == offsetof(struct az_config, net) ||
+	       o->o.off == offsetof(struct az_config, hidden) ||
+	       o->o.off == offsetof(struct az_config, blocks);
+}
+
+/* Whether value v of o would change c's game or architecture, compared as parsed ("resnet"
+ * alone keeps the width and blocks; the run's own value may repeat); 0 for a value o refuses
+ * (setting it says why). */
+static int changes_run(const struct az_config *c, const struct opt *o, const char *v)
+{
+	struct az_config tmp = *c;
+	char e[300];
+
+	if (config_set_value(&tmp, o, v, e, sizeof(e)) < 0)
+		return 0;
+	return tmp.net != c->net || tmp.hidden != c->hidden || tmp.blocks != c->blocks ||
+	       strcmp(tmp.game, c->game) != 0;
 }
 
 /* Apply the file's options over c; refuses unknown keys and, on resume, a new game or
@@ -512,9 +539,9 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 {
 	for (size_t i = 0; i < p->n; i++) {
 		const struct opt *o = config_find_opt(p->key[i]);
-		char e[300];
-		if (o && (o->off == offsetof(struct az_config, config) ||
-			  o->off == offsetof(struct az_config, resume))) {
+		char e[300], cur[64];
+		if (o && (o->o.off == offsetof(struct az_config, config) ||
+			  o->o.off == offsetof(struct az_config, resume))) {
 			snprintf(err, errlen, "--config %s: '%s' is a command-line option only (give "
 				 "--%s to azrun)", path, p->key[i], p->key[i]);
 			return -EINVAL;
@@ -524,19 +551,13 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 				 "options without '--')", path, p->key[i]);
 			return -EINVAL;
 		}
-		if (resume && (is_arch_opt(o) || o->off == offsetof(struct az_config, game))) {
-			char cur[64];
-			struct az_config tmp = *c;
+		if (resume && (is_arch_opt(o) || o->o.off == offsetof(struct az_config, game)) &&
+		    changes_run(c, o, p->val[i])) {
 			az_config_show_value(c, o, cur, sizeof(cur));
-			/* compared as parsed ("resnet" alone keeps the width and blocks) */
-			if (config_set_value(&tmp, o, p->val[i], e, sizeof(e)) == 0 &&
-			    (tmp.net != c->net || tmp.hidden != c->hidden ||
-			     tmp.blocks != c->blocks || strcmp(tmp.game, c->game) != 0)) {
-				snprintf(err, errlen, "--config %s: %s = %s, but the run being resumed "
-					 "has %s; the game and architecture of a run cannot change",
-					 path, o->name, p->val[i], cur);
-				return -EINVAL;
-			}
+			snprintf(err, errlen, "--config %s: %s = %s, but the run being resumed has %s; "
+				 "the game and architecture of a run cannot change", path, o->o.name,
+				 p->val[i], cur);
+			return -EINVAL;
 		}
 		if (config_set_value(c, o, p->val[i], e, sizeof(e)) < 0) {
 			snprintf(err, errlen, "--config %s: %s", path, e);
@@ -546,95 +567,93 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 	return 0;
 }
 
-int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_t errlen)
+/* The configuration the command line starts from: with --resume the run's run.json, else the
+ * game's defaults. A --config file is read into ini first: its game and out count where the
+ * command line gives none. */
+static int parse_base(struct az_config *c, struct first_pass *fp, struct ini_pairs *ini,
+		      char *err, size_t errlen)
 {
-	const char *game = NULL, *out = NULL, *config = NULL;
-	int resume = 0;
-	static struct ini_pairs ini;
-	int pre = prescan(argc, argv, &game, &out, &resume, &config);
-	if (pre == 2)
-		az_config_dump(stdout);
-	if (pre)
-		return pre;
-	if (config) {
-		int rc = ini_read(config, &ini, err, errlen);
+	char path[600];
+	int rc;
+
+	if (fp->config) {
+		rc = ini_read(fp->config, ini, err, errlen);
 		if (rc < 0)
 			return rc;
-		if (!game)
-			game = ini_get(&ini, "game");
-		if (!out)
-			out = ini_get(&ini, "out");
+		if (!fp->game)
+			fp->game = ini_get(ini, "game");
+		if (!fp->out)
+			fp->out = ini_get(ini, "out");
 	}
-	if (game && !game_name(game)) {
-		snprintf(err, errlen, "--game: unknown game '%s' (known: %s)", game,
+	if (fp->game && !game_name(fp->game)) {
+		snprintf(err, errlen, "--game: unknown game '%s' (known: %s)", fp->game,
 			 az_game_names());
 		return -EINVAL;
 	}
-	if (resume) {
-		char path[600];
-		if (!out) {
-			snprintf(err, errlen, "--resume needs --out DIR of an existing run");
-			return -EINVAL;
-		}
-		snprintf(path, sizeof(path), "%s/run.json", out);
-		int rc = az_config_load(c, path, err, errlen);
-		if (rc < 0)
-			return rc;
-		if (game && strcmp(game_name(game), c->game) != 0) {
-			snprintf(err, errlen, "--resume: run %s plays %s, not %s; start a new run "
-				 "with a different --out instead", out, c->game, game);
-			return -EINVAL;
-		}
-	} else {
-		az_config_defaults(c, game);
+	if (!fp->resume)
+		return az_config_defaults(c, fp->game);
+	if (!fp->out) {
+		snprintf(err, errlen, "--resume needs --out DIR of an existing run");
+		return -EINVAL;
 	}
-	if (config) {
-		int rc = ini_apply(c, &ini, config, resume, err, errlen);
-		if (rc < 0)
-			return rc;
+	snprintf(path, sizeof(path), "%s/run.json", fp->out);
+	rc = az_config_load(c, path, err, errlen);
+	if (rc == 0 && fp->game && strcmp(game_name(fp->game), c->game) != 0) {
+		snprintf(err, errlen, "--resume: run %s plays %s, not %s; start a new run with a "
+			 "different --out instead", fp->out, c->game, fp->game);
+		return -EINVAL;
 	}
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *val = NULL;
-		char name[64];
-		if (strncmp(a, "--", 2) != 0) {
-			snprintf(err, errlen, "unexpected argument '%s' (see --help)", a);
+	return rc;
+}
+
+/* The command-line option at argv[*i] into c (its value may be the next argument, which *i then
+ * passes): 0, or -EINVAL with the message in err. */
+static int parse_arg(struct az_config *c, int argc, char **argv, int *i, int resume, char *err,
+		     size_t errlen)
+{
+	const char *a = argv[*i], *val = NULL;
+	const struct opt *o;
+	char name[64], *eq;
+
+	if (strncmp(a, "--", 2) != 0) {
+		snprintf(err, errlen, "unexpected argument '%s' (see --help)", a);
+		return -EINVAL;
+	}
+	snprintf(name, sizeof(name), "%s", a + 2);
+	eq = strchr(name, '=');
+	if (eq) {
+		*eq = 0;
+		val = a + 2 + (eq - name) + 1;
+	}
+	o = config_find_opt(name);
+	if (!o) {
+		snprintf(err, errlen, "unknown option '%s' (see --help)", a);
+		return -EINVAL;
+	}
+	if (o->o.type != AZ_OPT_FLAG && !val) {
+		if (*i + 1 >= argc || is_option(argv[*i + 1])) {
+			snprintf(err, errlen, "--%s needs a value %s", o->o.name, o->o.arg);
 			return -EINVAL;
 		}
-		snprintf(name, sizeof(name), "%s", a + 2);
-		char *eq = strchr(name, '=');
-		if (eq) {
-			*eq = 0;
-			val = a + 2 + (eq - name) + 1;
-		}
-		const struct opt *o = config_find_opt(name);
-		if (!o) {
-			snprintf(err, errlen, "unknown option '%s' (see --help)", a);
-			return -EINVAL;
-		}
-		if (o->type != T_FLAG && !val) {
-			if (i + 1 >= argc || is_option(argv[i + 1])) {
-				snprintf(err, errlen, "--%s needs a value %s", o->name, o->arg);
-				return -EINVAL;
-			}
-			val = argv[++i];
-		}
-		if (resume && is_arch_opt(o)) {
-			/* compared as parsed, as a --config file's: the run's own value may repeat */
-			struct az_config tmp = *c;
-			if (config_set_value(&tmp, o, val ? val : "", err, errlen) < 0)
-				return -EINVAL;
-			if (tmp.net != c->net || tmp.hidden != c->hidden || tmp.blocks != c->blocks) {
-				snprintf(err, errlen, "--resume: the architecture of a run cannot "
-					 "change (--%s; start a new run with a different --out "
-					 "instead)", o->name);
-				return -EINVAL;
-			}
-		}
-		int rc = config_set_value(c, o, val ? val : "", err, errlen);
-		if (rc < 0)
-			return rc;
+		val = argv[++*i];
 	}
-	c->resume = resume;
+	if (resume && is_arch_opt(o) && changes_run(c, o, val ? val : "")) {
+		snprintf(err, errlen, "--resume: the architecture of a run cannot change (--%s; "
+			 "start a new run with a different --out instead)", o->o.name);
+		return -EINVAL;
+	}
+	return config_set_value(c, o, val ? val : "", err, errlen);
+}
+
+/* After the options: --deterministic's settings, the checks, --bench's folder made absolute,
+ * and --game required last (so that a bad value is named first). */
+static int parse_finish(struct az_config *c, const struct first_pass *fp, char *err,
+			size_t errlen)
+{
+	char abs[PATH_MAX];
+	int rc;
+
+	c->resume = fp->resume;
 	if (c->deterministic) {
 		if (c->backend == AZ_BACKEND_CUDA) {
 			snprintf(err, errlen, "--deterministic runs on the CPU backend; drop --backend "
@@ -644,14 +663,12 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 		c->backend = AZ_BACKEND_CPU;
 		c->workers = c->max_batch = 1;
 	}
-	int rc = az_config_validate(c, err, errlen);
-	char abs[PATH_MAX];
+	rc = az_config_validate(c, err, errlen);
 	/* Absolute in run.json, so that --resume from another folder finds the sets. */
 	if (rc == 0 && c->bench[0] && strcmp(c->bench, AZ_RUN_BENCH_AUTO) != 0 &&
 	    realpath(c->bench, abs) && strlen(abs) < sizeof(c->bench))
 		snprintf(c->bench, sizeof(c->bench), "%s", abs);
-	if (rc == 0 && !game && !resume) {
-		/* Checked last, so that a bad value is named first. */
+	if (rc == 0 && !fp->game && !fp->resume) {
 		snprintf(err, errlen, "--game GAME is required (%s), or --resume --out DIR",
 			 az_game_names());
 		return -EINVAL;
@@ -659,16 +676,22 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 	return rc;
 }
 
-void az_config_dump(FILE *f)
+int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_t errlen)
 {
-	/* the names tools/options.c gives the same kinds */
-	static const char *const types[] = {[T_U32] = "u32", [T_U64] = "u64", [T_F32] = "f32",
-		[T_STR] = "str", [T_BACKEND] = "parse", [T_FLAG] = "flag", [T_NET] = "parse"};
+	static struct ini_pairs ini;
+	struct first_pass fp = {0};
+	int rc = prescan(argc, argv, &fp);
 
-	az_config_opts(&nopts);
-	/* ranges and per-game defaults are az_config_validate()'s and the games': "-" */
-	for (size_t i = 0; i < nopts; i++)
-		fprintf(f, "%s\t%s\t-\t-\n", opts[i].name, types[opts[i].type]);
+	if (rc == 2)
+		az_config_dump(stdout);
+	if (rc)
+		return rc;
+	rc = parse_base(c, &fp, &ini, err, errlen);
+	if (rc == 0 && fp.config)
+		rc = ini_apply(c, &ini, fp.config, fp.resume, err, errlen);
+	for (int i = 1; rc == 0 && i < argc; i++)
+		rc = parse_arg(c, argc, argv, &i, fp.resume, err, errlen);
+	return rc < 0 ? rc : parse_finish(c, &fp, err, errlen);
 }
 
 int az_config_save(const struct az_config *c, const char *path, char *err, size_t errlen)
@@ -682,7 +705,7 @@ int az_config_save(const struct az_config *c, const char *path, char *err, size_
 		if (!opts[i].saved)
 			continue;
 		az_config_show_value(c, &opts[i], v, sizeof(v));
-		cJSON_AddStringToObject(root, opts[i].name, v);
+		cJSON_AddStringToObject(root, opts[i].o.name, v);
 	}
 	/* The build that wrote it (not an option: az_config_load ignores it). */
 	cJSON_AddStringToObject(root, "version", az_version());
@@ -732,7 +755,7 @@ int az_config_load(struct az_config *c, const char *path, char *err, size_t errl
 	}
 	rc = 0;
 	for (size_t i = 0; i < nopts && rc == 0; i++) {
-		cJSON *it = cJSON_GetObjectItem(root, opts[i].name);
+		cJSON *it = cJSON_GetObjectItem(root, opts[i].o.name);
 		if (!opts[i].saved || !cJSON_IsString(it))
 			continue;
 		char e[256];

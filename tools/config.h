@@ -92,9 +92,10 @@ int az_config_set(struct az_config *c, const char *name, const char *value, char
  * printed (az_config_dump()), or -EINVAL with a message in err. */
 int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_t errlen);
 
-/* Checks c as a whole (counts >= 1, caps, combinations, the network against the game,
- * --bench's folder; tools/config_check.c): 0, or -EINVAL with one line naming one option in
- * err[errlen]. az_config_parse() calls it; azbench checks its configurations with it too. */
+/* Checks c as a whole (every option in its table entry's range or choices, the rules that join
+ * options, the network against the game, --bench's folder; tools/config_check.c): 0, or -EINVAL
+ * with one line naming one option in err[errlen]. az_config_parse() calls it; azbench checks its
+ * configurations with it too. */
 int az_config_validate(const struct az_config *c, char *err, size_t errlen);
 
 /* The replay a run of c writes for game g (configured), at most: every game g->max_plies
@@ -128,9 +129,9 @@ struct az_trainer_proc_params;
 void az_config_worker_params(const struct az_config *c, struct az_worker_params *wp);
 void az_config_train_params(const struct az_config *c, struct az_trainer_proc_params *tp);
 
-/* azrun's option table, a line per option as az_opts_dump() writes them (tools/options.h):
- * name, type, then "-" for range and default, which azrun keeps in az_config_validate() and the
- * games' descriptors. */
+/* azrun's option table on f, a line per option as az_opts_dump() writes them (tools/options.h):
+ * name, type, range, and the default --help shows (per game where they differ, "20 / 10 / 20";
+ * "-" for none). */
 void az_config_dump(FILE *f);
 
 /* Print azrun's --help to stdout. */
@@ -168,16 +169,19 @@ void az_config_game_opt_help(struct az_opt *t, size_t n, const char *dflt);
  * 0 or -EINVAL. */
 int az_opts_search(const char *v, void *field);
 
+/* --gumbel-scale's cap, azrun's and the other tools' (far above mctx's 0.1 and the paper's 1). */
+#define AZ_GUMBEL_SCALE_MAX 100
+
 /* azplay's and azeval's search options, as option-table entries (tools/options.h) of a struct
  * with a member `struct az_mcts_params sp` whose search, gumbel_m and c_scale they set; O is
- * the table's offsetof macro. Ranges and defaults are azrun's (config.c, config_check.c). */
+ * the table's offsetof macro. Ranges and defaults are azrun's (its table in config.c). */
 #define AZ_SEARCH_OPTS(O)                                                                      \
 	{"search", AZ_OPT_PARSE, O(sp.search), "S", 0, 0, "puct", "PUCT or Gumbel AlphaZero "   \
 	 "(noise-free: the top --gumbel-m moves by prior, sequential halving, its winner)",      \
 	 "puct|gumbel", NULL, az_opts_search},                                                  \
 	{"gumbel-m", AZ_OPT_U32, O(sp.gumbel_m), "M", 1, AZ_GAME_ACTIONS_MAX, "16",            \
 	 "Gumbel: most root moves considered", NULL, NULL, NULL},                                \
-	{"gumbel-scale", AZ_OPT_F32, O(sp.c_scale), "C", 0, 100, "0.1",                        \
+	{"gumbel-scale", AZ_OPT_F32, O(sp.c_scale), "C", 0, AZ_GUMBEL_SCALE_MAX, "0.1",        \
 	 "Gumbel: c_scale of sigma(q)", NULL, NULL, NULL}
 
 /* The first option of another game than c->game that holds a value other than its default

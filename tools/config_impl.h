@@ -10,18 +10,23 @@
 #include "games/game.h"
 #include "tools/config.h"
 
-/* T_NET: the network kind (az_config.net) shown with its width and blocks, "resnet:32x3" */
-enum opt_type { T_U32, T_U64, T_F32, T_STR, T_BACKEND, T_FLAG, T_NET };
-
+/* One of azrun's options: the entry the other tools' tables hold (tools/options.h: name, type,
+ * the field's offset in struct az_config, its range or choices, help), plus what azrun adds. The
+ * types azrun uses: U32, U64 and F32 (numbers in [lo, hi], or the game's range for a game's
+ * option), BUF (strings in the struct), FLAG (also "on" / "off", as a file or run.json gives
+ * it), PARSE (--backend; --net, which sets --hidden and --blocks too: config.c). The entries
+ * have no def: the defaults are per game (az_config_defaults()). */
 struct opt {
-	const char *name;
-	enum opt_type type;
-	size_t off;
-	size_t size; /* for strings */
-	const char *arg;
-	const char *help;
-	int saved; /* written to run.json */
+	struct az_opt o;
+	size_t size; /* BUF: the field's size */
+	int saved;   /* written to run.json */
 };
+
+/* --eval-cache shared: its one table's most MiB (the shared segment keeps it below 4 GiB), a rule
+ * that joins two options (az_config_validate()) which --help states too. */
+#define CONFIG_SHARED_CACHE_MB_MAX 4095
+#define CONFIG_STR_(x) #x
+#define CONFIG_STR(x) CONFIG_STR_(x) /* a number macro's value as a string literal */
 
 /* Every option, built on first use: azrun's own, then each registered game's, then --config.
  * *n gets their count. */
@@ -33,11 +38,9 @@ void az_config_show_value(const struct az_config *c, const struct opt *o, char *
 /* The option named name (without "--"), or NULL. */
 const struct opt *config_find_opt(const char *name);
 
-/* config_check.c: what is wrong with c's search options (--search, --gumbel-m, --gumbel-scale,
- * and --forced-playouts with Gumbel), or NULL. */
-const char *config_search_wrong(const struct az_config *c);
-
-/* Parse v as o's value into c: 0, or -EINVAL with a message in err (what, the value, the range). */
+/* Parse v as o's value into c, with o's checks (a number in its range, a string among its
+ * choices and within its field): 0, or -EINVAL with a message in err (the option, the value, the
+ * range). */
 int config_set_value(struct az_config *c, const struct opt *o, const char *v, char *err,
 		     size_t errlen);
 
@@ -47,6 +50,6 @@ const struct az_game_opt *config_game_opt(const struct opt *o);
 /* Game descriptor d's option values in c->game_opt (registry order), or NULL for a descriptor
  * that is not registered. */
 union az_game_opt_value *config_game_values(const struct az_config *c,
-					   const struct az_game_desc *d);
+					    const struct az_game_desc *d);
 
 #endif

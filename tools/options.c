@@ -37,7 +37,7 @@ const char *az_opt_range(const struct az_opt *o, char *buf, size_t n)
 
 	bounds(o, &lo, &hi);
 	buf[0] = 0;
-	if (o->type == AZ_OPT_CHOICE || o->type == AZ_OPT_PARSE)
+	if (o->type == AZ_OPT_CHOICE || o->type == AZ_OPT_PARSE || o->type == AZ_OPT_BUF)
 		snprintf(buf, n, "%s", o->choices ? o->choices : "");
 	else if (is_whole(o->type))
 		snprintf(buf, n, "%.0f..%.0f", lo, hi);
@@ -79,22 +79,68 @@ static void list_words(const char *list, char *buf, size_t n)
 	}
 }
 
+const char *az_opt_quote(const char *v, char *buf, size_t n)
+{
+	size_t i = 0;
+
+	for (; v[i] && i < 40 && i + 4 < n; i++)
+		buf[i] = (unsigned char)v[i] < 0x20 || v[i] == 0x7f ? '?' : v[i];
+	buf[i] = '\0';
+	if (v[i] && i + 4 <= n)
+		memcpy(buf + i, "...", 4);
+	return buf;
+}
+
+/* x is a number o accepts: in its range, and whole for the whole-number types. A float is
+ * compared as the field holds it, with the bounds rounded alike, so that a value accepted as
+ * text (0.999) passes az_opt_check() once stored (0.99900001f). */
+static int in_range(const struct az_opt *o, double x)
+{
+	double lo, hi;
+
+	bounds(o, &lo, &hi);
+	if (o->type == AZ_OPT_F32) {
+		x = (float)x;
+		lo = (float)lo;
+		hi = (float)hi;
+	}
+	return x >= lo && x <= hi && (!is_whole(o->type) || x == floor(x));
+}
+
+/* The message of a number o does not take (text v): -EINVAL. */
+static int range_error(const struct az_opt *o, const char *v, char *err, size_t errlen)
+{
+	int whole = is_whole(o->type);
+	double lo, hi;
+	char q[48];
+
+	bounds(o, &lo, &hi);
+	snprintf(err, errlen, "--%s: expected a %s in [%.*g, %.*g], got '%s'", o->name,
+		 whole ? "whole number" : "number", whole ? 17 : 6, lo, whole ? 17 : 6, hi,
+		 az_opt_quote(v, q, sizeof(q)));
+	return -EINVAL;
+}
+
+/* The message of a value not among o's choices: -EINVAL. */
+static int choice_error(const struct az_opt *o, const char *v, char *err, size_t errlen)
+{
+	char words[200], q[48];
+
+	list_words(o->choices ? o->choices : "", words, sizeof(words));
+	snprintf(err, errlen, "--%s: %s, not '%s'", o->name, words, az_opt_quote(v, q, sizeof(q)));
+	return -EINVAL;
+}
+
 /* A number of o's type in its range; whole numbers must be written as such. */
 static int set_number(const struct az_opt *o, void *field, const char *v, char *err, size_t errlen)
 {
-	double lo, hi, x;
+	double x;
 	char *end;
 
-	bounds(o, &lo, &hi);
 	errno = 0;
 	x = strtod(v, &end);
-	if (errno || end == v || *end || !(x >= lo && x <= hi) ||
-	    (is_whole(o->type) && x != floor(x))) {
-		snprintf(err, errlen, "--%s: expected a %s in [%.*g, %.*g], got '%s'", o->name,
-			 is_whole(o->type) ? "whole number" : "number", is_whole(o->type) ? 17 : 6,
-			 lo, is_whole(o->type) ? 17 : 6, hi, v);
-		return -EINVAL;
-	}
+	if (errno || end == v || *end || !in_range(o, x))
+		return range_error(o, v, err, errlen);
 	if (o->type == AZ_OPT_INT)
 		*(int *)field = (int)x;
 	else if (o->type == AZ_OPT_LONG)
@@ -108,11 +154,27 @@ static int set_number(const struct az_opt *o, void *field, const char *v, char *
 	return 0;
 }
 
+/* Digits only: strtoull would wrap "-5" to a huge value. */
+static int set_u64(const struct az_opt *o, void *field, const char *v, char *err, size_t errlen)
+{
+	unsigned long long x = 0;
+	char *end = NULL, q[48];
+
+	errno = 0;
+	if (v[0] >= '0' && v[0] <= '9')
+		x = strtoull(v, &end, 10);
+	if (!end || errno || *end) {
+		snprintf(err, errlen, "--%s: expected a whole number in [0, %llu], got '%s'",
+			 o->name, (unsigned long long)UINT64_MAX, az_opt_quote(v, q, sizeof(q)));
+		return -EINVAL;
+	}
+	*(uint64_t *)field = x;
+	return 0;
+}
+
 int az_opt_set(const struct az_opt *o, void *dst, const char *v, char *err, size_t errlen)
 {
 	void *field = (char *)dst + o->off;
-	char words[200];
-	char *end;
 
 	switch (o->type) {
 	case AZ_OPT_FLAG:
@@ -122,31 +184,75 @@ int az_opt_set(const struct az_opt *o, void *dst, const char *v, char *err, size
 		*(const char **)field = v;
 		return 0;
 	case AZ_OPT_CHOICE:
-	case AZ_OPT_PARSE:
-		if (o->type == AZ_OPT_CHOICE ? in_list(o->choices, v) : o->parse(v, field) == 0) {
-			if (o->type == AZ_OPT_CHOICE)
-				*(const char **)field = v;
-			return 0;
-		}
-		list_words(o->choices, words, sizeof(words));
-		snprintf(err, errlen, "--%s: %s, not '%s'", o->name, words, v);
-		return -EINVAL;
-	case AZ_OPT_U64: {
-		errno = 0;
-		/* digits only: strtoull would wrap "-5" to a huge value */
-		unsigned long long x = v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
-		if (v[0] < '0' || v[0] > '9' || errno || *end) {
-			snprintf(err, errlen,
-				 "--%s: expected a whole number in [0, %llu], got '%s'", o->name,
-				 (unsigned long long)UINT64_MAX, v);
-			return -EINVAL;
-		}
-		*(uint64_t *)field = x;
+		if (!in_list(o->choices, v))
+			return choice_error(o, v, err, errlen);
+		*(const char **)field = v;
 		return 0;
-	}
+	case AZ_OPT_PARSE:
+		return o->parse(v, field) == 0 ? 0 : choice_error(o, v, err, errlen);
+	case AZ_OPT_U64:
+		return set_u64(o, field, v, err, errlen);
+	case AZ_OPT_BUF:
+		/* the field's size is the table owner's: az_opt_set_buf() */
+		fprintf(stderr, "--%s: option table: a char array set without its size\n", o->name);
+		abort();
 	default:
 		return set_number(o, field, v, err, errlen);
 	}
+}
+
+int az_opt_set_buf(const struct az_opt *o, char *field, size_t size, const char *v, char *err,
+		   size_t errlen)
+{
+	size_t len = strlen(v);
+
+	if (o->choices && !in_list(o->choices, v))
+		return choice_error(o, v, err, errlen);
+	if (len >= size) {
+		snprintf(err, errlen, "--%s: value too long (at most %zu characters)", o->name,
+			 size - 1);
+		return -EINVAL;
+	}
+	memcpy(field, v, len + 1);
+	return 0;
+}
+
+int az_opt_check(const struct az_opt *o, const void *dst, char *err, size_t errlen)
+{
+	const char *field = (const char *)dst + o->off;
+	const char *s;
+	char text[64];
+	double x;
+
+	switch (o->type) {
+	case AZ_OPT_INT:
+		x = *(const int *)field;
+		break;
+	case AZ_OPT_LONG:
+		x = (double)*(const long *)field;
+		break;
+	case AZ_OPT_U32:
+		x = *(const uint32_t *)field;
+		break;
+	case AZ_OPT_F32:
+		x = *(const float *)field;
+		break;
+	case AZ_OPT_F64:
+		x = *(const double *)field;
+		break;
+	case AZ_OPT_CHOICE:
+	case AZ_OPT_BUF:
+		s = o->type == AZ_OPT_BUF ? field : *(const char *const *)field;
+		if (!s || !o->choices || in_list(o->choices, s))
+			return 0;
+		return choice_error(o, s, err, errlen);
+	default:
+		return 0;
+	}
+	if (in_range(o, x))
+		return 0;
+	snprintf(text, sizeof(text), "%.*g", is_whole(o->type) ? 17 : 6, x);
+	return range_error(o, text, err, errlen);
 }
 
 void az_opts_defaults(const struct az_opts *t, void *dst)
@@ -269,10 +375,10 @@ void az_opts_help(FILE *f, const struct az_opts *t)
 void az_opts_dump(FILE *f, const struct az_opts *t)
 {
 	static const char *const types[] = {
-		[AZ_OPT_FLAG] = "flag",  [AZ_OPT_STR] = "str",   [AZ_OPT_CHOICE] = "choice",
-		[AZ_OPT_INT] = "int",    [AZ_OPT_LONG] = "long", [AZ_OPT_U32] = "u32",
-		[AZ_OPT_U64] = "u64",    [AZ_OPT_F32] = "f32",   [AZ_OPT_F64] = "f64",
-		[AZ_OPT_PARSE] = "parse"};
+		[AZ_OPT_FLAG] = "flag",   [AZ_OPT_STR] = "str",   [AZ_OPT_CHOICE] = "choice",
+		[AZ_OPT_INT] = "int",     [AZ_OPT_LONG] = "long", [AZ_OPT_U32] = "u32",
+		[AZ_OPT_U64] = "u64",     [AZ_OPT_F32] = "f32",   [AZ_OPT_F64] = "f64",
+		[AZ_OPT_PARSE] = "parse", [AZ_OPT_BUF] = "str"};
 	char range[200];
 
 	for (size_t i = 0; i < t->n; i++) {

@@ -20,6 +20,9 @@ enum az_opt_type {
 	AZ_OPT_F32,    /* float in [lo, hi] */
 	AZ_OPT_F64,    /* double in [lo, hi] */
 	AZ_OPT_PARSE,  /* parse(v, field) decides; choices names the values for help and errors */
+	/* char[]: a copy of the value, one of choices when the table gives them; the array's size
+	 * is the table owner's (azrun's table, tools/config_impl.h), so az_opt_set_buf() sets it */
+	AZ_OPT_BUF,
 };
 
 struct az_opt {
@@ -61,6 +64,21 @@ int az_opts_parse(const struct az_opts *t, void *dst, int argc, char **argv, int
 /* Set option o's field in dst from text v with o's checks: 0, or -EINVAL with the message
  * (without the tool's prefix) in err. */
 int az_opt_set(const struct az_opt *o, void *dst, const char *v, char *err, size_t errlen);
+
+/* Set an AZ_OPT_BUF option's field[size] from text v: one of o->choices when the table gives
+ * them, at most size - 1 characters. 0, or -EINVAL with the message (as az_opt_set()'s) in err. */
+int az_opt_set_buf(const struct az_opt *o, char *field, size_t size, const char *v, char *err,
+		   size_t errlen);
+
+/* Check the value of o's field in dst as az_opt_set() checks text: numbers in o's range, a
+ * CHOICE or BUF among o's choices (a CHOICE not set, NULL, passes); other types pass. For a
+ * struct filled otherwise than from text (a program's own settings). 0, or -EINVAL with the
+ * message in err ("--sims: expected a whole number in [2, 1000000], got '1'"). */
+int az_opt_check(const struct az_opt *o, const void *dst, char *err, size_t errlen);
+
+/* Text v as a message quotes it, into buf[n]: control bytes as '?', cut after 40 characters
+ * ("..."), so that the message stays one line. Returns buf. */
+const char *az_opt_quote(const char *v, char *buf, size_t n);
 
 /* The table's defaults into dst (those with def only). */
 void az_opts_defaults(const struct az_opts *t, void *dst);

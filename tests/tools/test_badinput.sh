@@ -97,6 +97,12 @@ fi
 
 # ---- azrun: options ----
 N="$T/new"
+# out_of_range NAME OPTION VALUE RANGE: azrun --OPTION VALUE is refused with its option table's
+# message, which names the one option and its range (RANGE: "a, b", an ERE).
+out_of_range() {
+	check "$1" "^azrun: --$2: expected a (whole )?number in \[$4\], got '$3'$" "$AZRUN" \
+		--out "$N" "--$2" "$3"
+}
 check "azrun unknown option" "bogus" "$AZRUN" --out "$N" --bogus
 check "azrun stray argument" "stray" "$AZRUN" --out "$N" stray
 check "azrun missing value" "sims" "$AZRUN" --out "$N" --sims
@@ -105,16 +111,17 @@ check "azrun value missing before an option" "^azrun: --arena-leaves needs a val
 check "azrun value missing before option=" "^azrun: --bench needs a value DIR\|auto$" "$AZRUN" \
 	--out "$N" --bench --sims=8
 check "azrun malformed number" "sims.*abc" "$AZRUN" --out "$N" --sims abc
-check "azrun negative sims" "sims.*negative" "$AZRUN" --out "$N" --sims -5
-check "azrun negative seed" "seed.*negative" "$AZRUN" --out "$N" --seed " -5"
+out_of_range "azrun negative sims" sims -5 "2, 1000000"
+out_of_range "azrun negative seed" seed " -5" "0, [0-9]+"
 check "azrun zero workers" "workers" "$AZRUN" --out "$N" --workers 0
-check "azrun zero sims" "^azrun: --sims: at least 2 " "$AZRUN" --out "$N" --sims 0
-check "azrun one sim" "^azrun: --sims: at least 2 " "$AZRUN" --out "$N" --sims 1
+out_of_range "azrun zero sims" sims 0 "2, 1000000"
+out_of_range "azrun one sim" sims 1 "2, 1000000"
 check "azrun too many workers" "workers" "$AZRUN" --out "$N" --workers 100000
 check "azrun ring not a power of two" "ring-capacity" "$AZRUN" --out "$N" --ring-capacity 48
-check "azrun unknown eval cache" "eval-cache must be worker, shared or off" "$AZRUN" --out "$N" \
-	--eval-cache bogus
-check "azrun long unknown eval cache" "^azrun: --eval-cache must be worker, shared or off$" \
+check "azrun unknown eval cache" "^azrun: --eval-cache: worker, shared or off, not 'bogus'$" \
+	"$AZRUN" --out "$N" --eval-cache bogus
+check "azrun long unknown eval cache" \
+	"^azrun: --eval-cache: worker, shared or off, not 'worker-shared'$" \
 	"$AZRUN" --out "$N" --eval-cache worker-shared
 check "azrun shared cache too big" "eval-cache-mb: at most 4095" "$AZRUN" --out "$N" \
 	--eval-cache shared --eval-cache-mb 5000
@@ -153,34 +160,29 @@ check "azrun --resume=bogus" "^azrun: --resume: invalid value 'bogus' \(expected
 	"$AZRUN" --resume=bogus --out "$T/none"
 # One fault, one message naming the one option at fault (no other '--' in the line).
 check "azrun no --game" "--game GAME is required \(tictactoe,connect4,tangled" "$AZRUN" --out "$N"
-check "azrun negative l2 alone" "^azrun: --l2 [^-]*$" "$AZRUN" --out "$N" --l2 -1
-check "azrun zero lr alone" "^azrun: --lr [^-]*$" "$AZRUN" --out "$N" --lr 0
-check "azrun zero epochs alone" "^azrun: --train-epochs [^-]*$" "$AZRUN" --out "$N" --train-epochs 0
-check "azrun dirichlet-alpha alone" "^azrun: --dirichlet-alpha [^-]*$" "$AZRUN" --out "$N" \
-	--dirichlet-alpha 0
-check "azrun dirichlet-eps alone" "^azrun: --dirichlet-eps [^-]*$" "$AZRUN" --out "$N" \
-	--dirichlet-eps 2
-check "azrun search word alone" "^azrun: --search must be puct or gumbel$" "$AZRUN" --out "$N" \
-	--search mcts
-check "azrun search too long alone" "^azrun: --search must be puct or gumbel$" "$AZRUN" \
-	--out "$N" --search gumbel-top-k
-check "azrun gumbel-m alone" "^azrun: --gumbel-m [^-]*$" "$AZRUN" --out "$N" --gumbel-m 0
+out_of_range "azrun negative l2 alone" l2 -1 "0, 1"
+out_of_range "azrun zero lr alone" lr 0 "1e-09, 1e\\+30"
+out_of_range "azrun zero epochs alone" train-epochs 0 "0.001, 1000"
+out_of_range "azrun dirichlet-alpha alone" dirichlet-alpha 0 "0.001, 1000"
+out_of_range "azrun dirichlet-eps alone" dirichlet-eps 2 "0, 1"
+check "azrun search word alone" "^azrun: --search: puct or gumbel, not 'mcts'$" "$AZRUN" \
+	--out "$N" --search mcts
+check "azrun search too long alone" "^azrun: --search: puct or gumbel, not 'gumbel-top-k'$" \
+	"$AZRUN" --out "$N" --search gumbel-top-k
+out_of_range "azrun gumbel-m alone" gumbel-m 0 "1, 512"
 check "azeval search word" "^azeval: --search: puct or gumbel, not 'x'$" "$AZEVAL" --search x
-check "azrun forced-playouts alone" "^azrun: --forced-playouts [^-]*$" "$AZRUN" --out "$N" \
-	--forced-playouts -1
-check "azrun playout-cap-p alone" "^azrun: --playout-cap-p [^-]*$" "$AZRUN" --out "$N" \
-	--playout-cap-p 0
+out_of_range "azrun forced-playouts alone" forced-playouts -1 "0, 100"
+out_of_range "azrun playout-cap-p alone" playout-cap-p 0 "0.001, 1"
 check "azrun sims-fast 1 alone" "^azrun: --sims-fast [^-]*$" "$AZRUN" --out "$N" --sims-fast 1
 check "azrun sims-fast above sims" "^azrun: --sims-fast is above" "$AZRUN" --out "$N" --sims 50 \
 	--sims-fast 60
-check "azrun value-mix alone" "^azrun: --value-mix [^-]*$" "$AZRUN" --out "$N" --value-mix 1.5
-check "azrun sims-fresh alone" "^azrun: --sims-fresh [^-]*$" "$AZRUN" --out "$N" --sims-fresh 2
+out_of_range "azrun value-mix alone" value-mix 1.5 "0, 1"
+out_of_range "azrun sims-fresh alone" sims-fresh 2 "0, 1"
 check "azrun blocks alone" "^azrun: --blocks[^-]*$" "$AZRUN" --out "$N" --blocks 1000
 check "azrun max-batch alone" "^azrun: --max-batch[^-]*$" "$AZRUN" --out "$N" --max-batch 99999
 check "azrun train-batch alone" "^azrun: --train-batch[^-]*$" "$AZRUN" --out "$N" \
 	--train-batch 99999
-check "azrun zero train steps" "^azrun: --train-steps-max must be at least 1$" "$AZRUN" \
-	--out "$N" --train-steps-max 0
+out_of_range "azrun zero train steps" train-steps-max 0 "1, [0-9]+"
 # More replay than the disk holds: refused with the numbers before the run directory exists (it
 # was accepted: 2.8 GB of tic-tac-toe replay in 10 minutes); timeout: it used to start the run.
 check "azrun replay beyond the free disk" "^azrun: --games-per-iter 1000000000: up to 15\.8 TB \
@@ -190,6 +192,10 @@ free in $T; lower --games-per-iter or choose another --out$" timeout 30 "$AZRUN"
 touch "$T/plain"
 check "azrun --out under a file" "$T/plain is not a directory" "$AZRUN" --game tictactoe \
 	--out "$T/plain/run"
+# The ends of a float range pass the checks after parsing too (0.999 is stored as 0.99900001f):
+# refused only for the directory.
+check "azrun float range ends accepted" "$T/plain is not a directory" "$AZRUN" --game tictactoe \
+	--out "$T/plain/run" --explore 0.999 --lr 1e-9 --playout-cap-p 0.001 --dirichlet-alpha 1000
 if [ -d /proc/self ]; then
 	check "azrun --out on /proc" "/proc does not take new directories" "$AZRUN" \
 		--game tictactoe --out /proc/ringzero-x

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Every tool's options come from one table (tools/options.h): for each tool, the options its
-# --help names are those of its --options-table dump, and each option's help line shows the
-# table's range and default; a number just past the range its table gives, and an unknown
+# --help names are those of its --options-table dump, each option's help line shows the table's
+# range and default; a value just outside the range (or none of the choices), and an unknown
 # option, are refused with exit status 2 and one line naming the option. A hand-written option,
 # help text out of step with the parser, or a range the parser does not enforce, fails here.
 # Usage: test_options.sh "TOOL [MODE]"...   (exit 0: all agree; 1: the differences listed)
@@ -30,12 +30,18 @@ refused() {
 		fail "$tool $*: exit $rc, want 2 and one line naming $1: $err"
 }
 
-# A value just past the top of range "LO..HI" (and HI's double when that is larger), or
-# "inf" where adding changes nothing.
-past() {
-	awk -v r="$1" 'BEGIN { split(r, b, /\.\./); hi = b[2] + 0
-		v = hi >= 0 ? hi * 2 + 1 : hi + 1; if (v == hi) { print "inf"; exit }
-		printf "%.17g\n", v }'
+# Values option $1 must refuse, one a line, given its table range $2: either side of a number
+# range, by at least 1 and at least the bound's size, so that a float field's rounding cannot
+# bring it back ("0..1" -> -1, 2; "0..1e+30" -> -1, 2e+30); a word that is none of the choices
+# ("a|b"); none for "-".
+outside() {
+	case "$2" in
+	-) ;;
+	*'|'*) echo "no-such-$1" ;;
+	*..*) awk -v lo="${2%%..*}" -v hi="${2#*..}" '
+		function step(x) { if (x < 0) x = -x; return x > 1 ? x : 1 }
+		BEGIN { printf "%.17g\n%.17g\n", lo - step(lo), hi + step(hi) }' ;;
+	esac
 }
 
 for tool in "$@"; do
@@ -53,10 +59,11 @@ for tool in "$@"; do
 			fail "$tool --$name: help does not show the table's range [$range]: $rec"
 		[ "$def" = - ] || grep -qF -- "(default $def)" <<< "$rec" ||
 			fail "$tool --$name: help does not show the table's default $def: $rec"
-		case "$type:$range" in
-		int:*..* | long:*..* | u32:*..* | f32:*..* | f64:*..*)
-			refused "$tool" "--$name" "$(past "$range")" ;;
-		esac
+		bads=$(outside "$name" "$range") || fail "$tool --$name: no values outside [$range]"
+		while read -r bad; do
+			[ -n "$bad" ] || continue
+			refused "$tool" "--$name" "$bad"
+		done <<< "$bads"
 	done <<< "$table"
 	refused "$tool" --no-such-option
 	# every option --help mentions, in its option lines or its prose, is one the table parses

@@ -101,7 +101,7 @@ assert all(abs(z) <= 1 for z in zs)
 print("records %d, %d with the search's value" % (len(zs), searched))
 PY
 "$AZRUN" --out "$T/bad2" "${tiny[@]}" --explore 1 2> "$T/err" && fail "--explore 1"
-grep -q "explore must be in" "$T/err" || fail "--explore 1: unclear"
+grep -q "explore: expected a number in \[0, 0.999\]" "$T/err" || fail "--explore 1: unclear"
 # --search gumbel: every record's target is the improved policy, softmax(logits + sigma(completed
 # Q)), which gives every legal move that is not a proven loss some mass, where the visits of a
 # search that considers 4 moves reach at most 4.
