@@ -43,7 +43,7 @@ struct pipe_batch {
 struct server {
 	const struct az_infer_config *cfg;
 	struct az_seg *seg;
-	struct az_ctl_shm *ctl;
+	struct az_infer_ctl_shm *ctl;
 	struct az_ring *rings;
 	uint32_t nrings;
 	struct az_slot_layout lay;
@@ -464,7 +464,7 @@ int az_infer_serve(struct az_seg *seg, const struct az_infer_config *cfg)
 	/* Relaxed: the heartbeat orders nothing (infer/control.h); a predecessor that wrote it
 	 * has been reaped, so continuing its value never repeats one the watchdog saw. */
 	uint64_t beat = atomic_load_explicit(&sv.ctl->server_beat, memory_order_relaxed);
-	/* Acquire: pairs with azrun's release store of stop (nothing else is read after it). */
+	/* S1': pairs with S1 in az_pipeline_stop (infer/control.h); nothing else rides on it. */
 	while (!atomic_load_explicit(&sv.ctl->stop, memory_order_acquire)) {
 		/* Relaxed: liveness only (infer/control.h). */
 		atomic_store_explicit(&sv.ctl->server_beat, ++beat, memory_order_relaxed);

@@ -71,7 +71,7 @@ static void phase_tick(struct az_phase *ph)
 	struct az_pipeline_counters c;
 	az_pipeline_sample(&r->pl, &c);
 	/* Relaxed: display only. */
-	uint64_t total = atomic_load_explicit(&r->pl.ctl->games_target, memory_order_relaxed);
+	uint64_t total = atomic_load_explicit(&r->pl.run->games_target, memory_order_relaxed);
 	double el = now - ph->t0, eps = el > 0 ? (double)c.evals / el : 0.0;
 	snprintf(extra, sizeof(extra), "games, %.0f evals/s", eps);
 	r->bar.total = total;
@@ -246,7 +246,7 @@ static int run_workers(struct az_run_loop *r, enum az_worker_mode mode, uint32_t
 		recount_store(r, it);
 	}
 	/* Relaxed: every worker has been reaped (waitpid orders their writes). */
-	int werr = atomic_load_explicit(&r->pl.ctl->worker_error, memory_order_relaxed);
+	int werr = atomic_load_explicit(&r->pl.run->worker_error, memory_order_relaxed);
 	if (rc == 0 && werr < 0) {
 		az_log("azrun: a worker reported %s", strerror(-werr));
 		rc = werr;

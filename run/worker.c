@@ -9,7 +9,6 @@
 #include "games/game.h"
 #include "mcts/mcts.h"
 #include "base/az_assert.h"
-#include "infer/control.h"
 #include "base/nvtx.h"
 #include "base/rng.h"
 #include "base/util.h"
@@ -239,7 +238,7 @@ static int finish_game(struct worker *w, struct wgame *gm, float v_final)
 			(*(v > 0 ? &w->st.first_wins : v < 0 ? &w->st.first_losses
 						     : &w->st.first_draws))++;
 		/* Relaxed: this worker alone plays game number gm->number; azrun reads the hash
-		 * after reaping it (infer/control.h). */
+		 * after reaping it (run/control.h). */
 		if (gm->number < AZ_CTL_ARENA_HASHES)
 			atomic_store_explicit(&w->ctl->arena_hash[gm->number],
 					      gm->moves_hash ? gm->moves_hash : 1,
@@ -386,7 +385,7 @@ static int lockstep_drain(struct worker *w, struct az_wait *wait)
 		if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
 			return rc;
 		az_worker_heartbeat(w); /* waiting on the inference process is not a stall of ours */
-		/* Acquire: pairs with azrun's release store of phase_stop. */
+		/* P1': pairs with P1 in az_phase_stop (run/control.h). */
 		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
 			return 1;
 		rc = drain_results(w, 0);
@@ -466,7 +465,7 @@ static int worker_loop(struct worker *w)
 {
 	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
 	while (w->nactive > 0) {
-		/* Acquire: pairs with azrun's release store of phase_stop (nothing else rides on it). */
+		/* P1': pairs with P1 in az_phase_stop (run/control.h); nothing else rides on it. */
 		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
 			break;
 		int n = drain_results(w, !w->cfg->lockstep);
@@ -504,7 +503,7 @@ static int worker_loop_scan(struct worker *w)
 	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
 	uint32_t active;
 	do {
-		/* Acquire: pairs with azrun's release store of phase_stop (nothing else rides on it). */
+		/* P1': pairs with P1 in az_phase_stop (run/control.h); nothing else rides on it. */
 		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
 			break;
 		int progressed = 0;
