@@ -459,8 +459,9 @@ static void sort_u32(uint32_t *x, uint32_t n)
  * its tree is in cache, into a ring that has just been emptied. Then the ready list: games that
  * need a visit without an answer (a move due with nothing in flight, a full ring). Games still
  * waiting for answers are not looked at. Under lockstep answered games go on the ready list
- * too and it is visited in index order, which makes the passes those of worker_loop_scan()
- * exactly. */
+ * too and it is visited in index order: every answer is in before a pass ends
+ * (lockstep_drain), so every pass visits every active game, in the same order whatever the
+ * inference process's timing. */
 static int worker_loop(struct worker *w)
 {
 	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
@@ -495,40 +496,6 @@ static int worker_loop(struct worker *w)
 	return 0;
 }
 
-/* The reference loop the ready list replaced, kept for the test that both play the same games
- * under lockstep (tests/tools/test_deterministic.sh; AZ_WORKER_SCHEDULE=scan selects it): every
- * pass visits every game, submits, then drains. */
-static int worker_loop_scan(struct worker *w)
-{
-	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
-	uint32_t active;
-	do {
-		/* P1': pairs with P1 in az_phase_stop (run/control.h); nothing else rides on it. */
-		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
-			break;
-		int progressed = 0;
-		active = 0;
-		for (uint32_t i = 0; i < w->ngames; i++) {
-			struct wgame *gm = &w->games[i];
-			if (!gm->active)
-				continue;
-			int rc = visit_game(w, gm, i);
-			if (rc < 0)
-				return rc;
-			progressed |= rc;
-			active += (uint32_t)gm->active;
-		}
-		int n = drain_results(w, 0);
-		if (n < 0)
-			return n;
-		progressed |= n > 0;
-		int rc = pass_end(w, &wait, progressed);
-		if (rc != 0)
-			return rc < 0 ? rc : 0;
-	} while (active > 0);
-	return 0;
-}
-
 int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32_t id,
 		  enum az_worker_mode mode, uint32_t iteration, const char *replay_path)
 {
@@ -552,8 +519,7 @@ int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32
 		if (w.games[i].active)
 			mark_ready(&w, i);
 	}
-	const char *sched = getenv("AZ_WORKER_SCHEDULE");
-	rc = sched && strcmp(sched, "scan") == 0 ? worker_loop_scan(&w) : worker_loop(&w);
+	rc = worker_loop(&w);
 	if (w.cache) {
 		struct az_evalcache_stats st;
 		az_evalcache_stats(w.cache, &st);
