@@ -166,7 +166,7 @@ static int load_model(struct server *sv, uint32_t model, uint32_t gen)
 		sv->batch = sv->cfg->max_batch ? sv->cfg->max_batch
 					       : az_backend_preferred_batch(sv->be);
 		infer_log(sv, LOG_INFO, "inference: batches of up to %u (%s)\n", sv->batch,
-			  sv->cfg->max_batch ? "--max-batch" : "the backend's choice");
+			  sv->cfg->max_batch ? "as configured" : "the backend's choice");
 		sv->arch = m->arch;
 		enable_slot_path(sv);
 	}

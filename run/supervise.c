@@ -167,7 +167,7 @@ static int spawn_server(struct az_pipeline *pl)
 	pid_t pid = az_sv_spawn(server_child, pl, "az-infer");
 	if (pid < 0) {
 		pl->server = 0;
-		az_log("azrun: fork failed: %s", strerror((int)-pid));
+		az_log("supervisor: fork failed: %s", strerror((int)-pid));
 		return (int)pid;
 	}
 	pl->server = pid;
@@ -204,7 +204,7 @@ static void wd_server(struct az_pipeline *pl, double now, double allow_s)
 	uint64_t beat = atomic_load_explicit(&pl->ctl->server_beat, memory_order_relaxed);
 	if (!az_wd_check(&pl->wd_server, &pl->server_watch, beat, now, allow_s, &idle))
 		return;
-	az_log("azrun: watchdog: the inference process (pid %ld) made no progress for %.1f s "
+	az_log("supervisor: watchdog: the inference process (pid %ld) made no progress for %.1f s "
 	       "(timeout %.1f s); killing it to restart it", (long)pl->server, idle,
 	       az_wd_timeout(&pl->wd_server) + allow_s);
 	kill(pl->server, SIGKILL);
@@ -233,11 +233,11 @@ static void wd_children(struct az_pipeline *pl, struct az_phase *ph, double now)
 		if (!az_wd_check(k, &ph->watch[i], beat, now, 0, &idle))
 			continue;
 		if (ph->workers)
-			az_log("azrun: watchdog: worker %u (pid %ld) made no progress for %.1f s "
-			       "(timeout %.1f s); killing it to restart it", i, (long)ph->pids[i],
-			       idle, az_wd_timeout(k));
+			az_log("supervisor: watchdog: worker %u (pid %ld) made no progress for "
+			       "%.1f s (timeout %.1f s); killing it to restart it", i,
+			       (long)ph->pids[i], idle, az_wd_timeout(k));
 		else
-			az_log("azrun: watchdog: the %s (pid %ld) made no progress for %.1f s "
+			az_log("supervisor: watchdog: the %s (pid %ld) made no progress for %.1f s "
 			       "(timeout %.1f s); killing it to restart it", ph->child_name,
 			       (long)ph->pids[i], idle, az_wd_timeout(k));
 		kill(ph->pids[i], SIGKILL);
@@ -257,7 +257,7 @@ static double load_allowance(const struct az_pipeline *pl, const char *path)
 
 static void log_exit(const char *what, int st)
 {
-	az_log("azrun: the inference process exited (%s %d)%s",
+	az_log("supervisor: the inference process exited (%s %d)%s",
 	       WIFSIGNALED(st) ? "signal" : "status",
 	       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), what);
 }
@@ -272,10 +272,10 @@ static int server_died(struct az_pipeline *pl, int st, const char *what)
 	pl->server_restarts++;
 	if (!az_sv_budget_take(&pl->server_budget, az_now())) {
 		if (pl->pp.max_server_restarts && pl->pp.restart_window_s > 0)
-			az_log("azrun: the inference process died %u times in %.0f s; giving up",
-			       pl->server_budget.max + 1, pl->pp.restart_window_s);
+			az_log("supervisor: the inference process died %u times in %.0f s; giving "
+			       "up", pl->server_budget.max + 1, pl->pp.restart_window_s);
 		else if (pl->pp.max_server_restarts)
-			az_log("azrun: the inference process died %u times; giving up",
+			az_log("supervisor: the inference process died %u times; giving up",
 			       pl->server_restarts);
 		return -ECHILD;
 	}
@@ -284,7 +284,7 @@ static int server_died(struct az_pipeline *pl, int st, const char *what)
 		return rc;
 	/* It reloads every model whose generation it has not seen (all of them), and serves the
 	 * requests left unserved by its predecessor: the rings keep their counters. */
-	az_log("azrun: restarted the inference process (pid %ld)", (long)pl->server);
+	az_log("supervisor: restarted the inference process (pid %ld)", (long)pl->server);
 	return 0;
 }
 
@@ -329,8 +329,8 @@ int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *p
 	if (pp->eval_cache_shared_bytes) {
 		cache = az_evalcache_shm_memsize(pp->infer.actions, pp->eval_cache_shared_bytes);
 		if (cache == 0 || cache > UINT32_MAX - AZ_CACHELINE - az_evalcache_seg_offset()) {
-			az_log("azrun: a shared evaluation cache of %zu bytes does not fit (at least "
-			       "one entry, below 4 GiB)", pp->eval_cache_shared_bytes);
+			az_log("supervisor: a shared evaluation cache of %zu bytes does not fit "
+			       "(at least one entry, below 4 GiB)", pp->eval_cache_shared_bytes);
 			return -EINVAL;
 		}
 		sp.ctl_bytes = (uint32_t)(az_evalcache_seg_offset() + cache);
@@ -339,13 +339,13 @@ int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *p
 	if (pp->reap_stale) {
 		int n = az_seg_reap_stale(stale, sizeof(stale));
 		if (n > 0)
-			az_info("azrun: removed %d shared-memory segment(s) left by dead runs: %s", n,
-				stale);
+			az_info("supervisor: removed %d shared-memory segment(s) left by dead "
+				"runs: %s", n, stale);
 	}
 	az_seg_name(name, sizeof(name), pp->seg_tag);
 	int rc = az_seg_create(&pl->seg, name, &sp);
 	if (rc < 0) {
-		az_log("azrun: cannot create shared memory %s: %s", name, strerror(-rc));
+		az_log("supervisor: cannot create shared memory %s: %s", name, strerror(-rc));
 		return rc;
 	}
 	pl->run = az_seg_ctl(&pl->seg);
@@ -385,7 +385,7 @@ int az_pipeline_serve_model(struct az_pipeline *pl, enum az_model_slot s, const 
 				return rc;
 		}
 		if (pl->server <= 0) {
-			az_log("azrun: the inference process did not load %s", path);
+			az_log("supervisor: the inference process did not load %s", path);
 			return -ECHILD;
 		}
 		double now = az_now();
@@ -407,7 +407,8 @@ int az_pipeline_serve_model(struct az_pipeline *pl, enum az_model_slot s, const 
 			  atomic_load_explicit(&c->server_beat, memory_order_relaxed), now);
 	int err = atomic_load_explicit(&c->model_err[s], memory_order_relaxed);
 	if (err < 0)
-		az_log("azrun: the inference process could not load %s: %s", path, strerror(-err));
+		az_log("supervisor: the inference process could not load %s: %s", path,
+		       strerror(-err));
 	return err;
 }
 
@@ -583,7 +584,7 @@ static int phase_spawn(struct az_pipeline *pl, struct az_phase *ph, uint32_t i)
 	pid_t pid = az_sv_spawn(phase_child, &ca, name);
 	if (pid < 0) {
 		ph->pids[i] = 0;
-		az_log("azrun: fork failed: %s", strerror((int)-pid));
+		az_log("supervisor: fork failed: %s", strerror((int)-pid));
 		return (int)pid;
 	}
 	ph->pids[i] = pid;
@@ -626,7 +627,7 @@ static int phase_reap(struct az_pipeline *pl, struct az_phase *ph, uint32_t i, i
 		return -ECHILD;
 	const char *who = ph->child_name;
 	if (++ph->restarts > ph->max_restarts) {
-		az_log("azrun: %s died%s (signal %d)%s", who, ph->max_restarts ? " again" : "",
+		az_log("supervisor: %s died%s (signal %d)%s", who, ph->max_restarts ? " again" : "",
 		       WTERMSIG(st), ph->max_restarts ? "; too many restarts" : "");
 		return -ECHILD;
 	}
@@ -642,11 +643,11 @@ static int phase_reap(struct az_pipeline *pl, struct az_phase *ph, uint32_t i, i
 			ph->torn_attempt[ph->ntorn++] = ph->attempt[i];
 		}
 		ph->attempt[i]++;
-		az_log("azrun: worker %u died (signal %d); %llu unfinished games dropped; "
+		az_log("supervisor: worker %u died (signal %d); %llu unfinished games dropped; "
 		       "restarting it", i, WTERMSIG(st), (unsigned long long)lost);
 	} else {
 		ph->attempt[i]++;
-		az_log("azrun: the %s died (signal %d); restarting it", who, WTERMSIG(st));
+		az_log("supervisor: the %s died (signal %d); restarting it", who, WTERMSIG(st));
 	}
 	return phase_spawn(pl, ph, i);
 }
