@@ -1,22 +1,30 @@
 /* SPDX-License-Identifier: MIT */
-/* The run's control area inside the segment (it lives with the inference process, its main
- * reader; the supervisor in run/ and the workers include it from above): how the supervisor
- * (run/supervise.c) tells the inference process which checkpoints to serve and when to stop, how workers claim games, and where every
- * process adds its counters. Lives at az_seg_ctl(); cold path only (nothing here is touched per
- * leaf except the stats, which are relaxed counters). */
+/* The inference process's control area inside the segment: how the orchestrator (run/supervise.c,
+ * or a test) tells the inference process which checkpoints to serve and when to stop, and what
+ * the inference process reports back (acknowledgements, heartbeat, statistics). It lives at the
+ * start of az_seg_ctl(); an orchestrator may keep state of its own after it (the run's game
+ * accounting, run/control.h, embeds this struct as its first member). The server reads nothing
+ * else there. Cold path only: nothing here is touched per leaf (the statistics are per batch).
+ *
+ * Pairs (release -> acquire), each labelled at both ends:
+ *   C1  orchestrator: model_path[s], then model_gen[s]  ->  C1'  server (poll_models)
+ *   C2  server: model_err[s], then model_ack[s]         ->  C2'  orchestrator's wait
+ *   S1  orchestrator: stop                              ->  S1'  server's loop
+ * Everything else is relaxed (liveness, statistics). Restart: a new inference process starts
+ * with no model loaded, so every model_gen[s] is new to it: it reloads and acknowledges each
+ * slot, and continues its predecessor's server_beat. */
 #ifndef AZ_CONTROL_H
 #define AZ_CONTROL_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gpu/backend.h"
 #include "shm/ring.h"
 
+/* Longest checkpoint path a model slot takes, terminator included. */
 #define AZ_CTL_PATH_MAX 512
-#define AZ_CTL_MAX_WORKERS 256
-/* Arena games whose move hashes are kept (az_ctl_shm.arena_hash): game numbers below this. */
-#define AZ_CTL_ARENA_HASHES 8192
 
 /* Model slots: which network a request asks for (the slot header's `model`), and the index of a
  * model in the backend. One count for both: the backend holds every model slot azrun serves. */
@@ -27,88 +35,47 @@ enum az_model_slot {
 };
 _Static_assert(AZ_MODEL_CANDIDATE < AZ_MODEL_SLOTS, "the backend holds the candidate too");
 
-/* One worker's counters, alone on their cache lines (no line shared with another worker, no
- * read-modify-write): written only by that worker, as relaxed stores of its running totals,
- * which it loads when it starts, so a restarted worker continues its predecessor's totals.
- * az_pipeline_sample() sums them over the workers (relaxed loads; exact once the writers are
- * reaped, waitpid orders them). claimed and done count this process's games and are zeroed when
- * azrun (re)starts the worker: their difference is what a dead worker left unfinished; the rest
- * count the phase and are zeroed by az_pipeline_reset_phase(). */
-struct az_ctl_worker {
-	_Alignas(AZ_CACHELINE) _Atomic uint64_t claimed; /* games claimed by this process */
-	_Atomic uint64_t done;              /* games it finished */
-	_Atomic uint64_t games_done;        /* games finished in the phase */
-	_Atomic uint64_t positions;         /* replay records written */
-	_Atomic uint64_t moves;
-	_Atomic uint64_t sims;              /* leaf evaluations + terminal visits */
-	_Atomic uint64_t occupancy_sum;     /* sum over loop samples of ring in-flight */
-	_Atomic uint64_t occupancy_samples;
-	_Atomic uint64_t cache_hits;        /* leaves answered by the evaluation cache */
-	_Atomic uint64_t cache_lookups;     /* leaves looked up there (hits + misses) */
-	/* arena results, from the candidate's point of view; arena_first_* are those of the games
-	 * where the candidate moved first (the second-player results are the differences) */
-	_Atomic uint64_t arena_wins, arena_draws, arena_losses;
-	_Atomic uint64_t arena_first_wins, arena_first_draws, arena_first_losses;
-	_Atomic uint64_t adjudicate_ns;     /* wall ns in the game's adjudicator (az_game) */
-	_Atomic uint64_t busy_ns;           /* wall ns this worker has run in the phase */
-	/* Heartbeat (the supervisor's watchdog, run/supervise.c): bumped once per pass of the
-	 * worker's loop, waiting passes included, so it stops only when the process does (a
-	 * stop signal, a hang). A liveness count, not a statistic: never zeroed (a restarted
-	 * worker continues its predecessor's value), and not in az_pipeline_sample's sums.
-	 * Relaxed store here, relaxed load in azrun: it orders nothing, and a stale value only
-	 * makes the watchdog see the beat a tick later. */
-	_Atomic uint64_t beat;
-};
-_Static_assert(sizeof(struct az_ctl_worker) % AZ_CACHELINE == 0, "whole cache lines");
-
-struct az_ctl_shm {
-	/* ---- written by azrun only ---- */
+struct az_infer_ctl_shm {
+	/* ---- written by the orchestrator only ---- */
 	/* Checkpoint path of each model slot. Written before the matching model_gen release. */
 	char model_path[AZ_MODEL_SLOTS][AZ_CTL_PATH_MAX];
-	/* C1: azrun bumps model_gen[s] with a release store after writing model_path[s];
-	 * pairs with C1' in the inference process, which load-acquires it before reading the path. */
+	/* C1: the orchestrator bumps model_gen[s] with a release store after writing
+	 * model_path[s] (az_pipeline_serve_model); pairs with C1' in the inference process
+	 * (infer/server.c poll_models, models_changed), which load-acquires it before reading the
+	 * path. Workers load-acquire it too (run/worker_setup.c), only to tag cache entries. */
 	_Atomic uint32_t model_gen[AZ_MODEL_SLOTS];
-	/* Set (release) to ask the inference process to exit; it is also woken via the doorbell. */
+	/* S1: set (release) to ask the inference process to exit (az_pipeline_stop); pairs with
+	 * S1' in az_infer_serve's loop, which load-acquires it once per round (an idle round ends
+	 * after 20 ms). */
 	_Atomic uint32_t stop;
-	/* Set (release) to end the current phase early: workers abandon their unfinished games (never
-	 * written) and exit. Pairs with the acquire load in the worker loop (run/worker.c). */
-	_Atomic uint32_t phase_stop;
-	/* Games to play in the current phase; set by azrun before it forks the phase's workers
-	 * (fork orders it before anything the workers do) and raised (relaxed RMW) when a dead
-	 * worker's unfinished games must be played again. */
-	_Atomic uint64_t games_target;
-	uint8_t pad0[AZ_CACHELINE];
 
 	/* ---- written by the inference process only ---- */
 	/* C2: release-stored once model_gen[s] has been loaded (or failed, model_err[s] != 0);
-	 * pairs with C2' in azrun, which waits for ack == gen with load-acquire. */
-	_Atomic uint32_t model_ack[AZ_MODEL_SLOTS];
+	 * pairs with C2' in the orchestrator, which waits for ack == gen with load-acquire. */
+	_Alignas(AZ_CACHELINE) _Atomic uint32_t model_ack[AZ_MODEL_SLOTS];
+	/* Relaxed: published by the C2 release store of model_ack[s] that follows it. */
 	_Atomic int32_t model_err[AZ_MODEL_SLOTS];
-	_Atomic uint32_t server_pid;
+	_Atomic uint32_t server_pid; /* relaxed: informational */
 	/* Heartbeat of the inference process: bumped once per round of its loop, idle rounds
 	 * included (they end at most every 20 ms), so it stops only when the process does or
-	 * hangs in a forward pass or a model load. Relaxed, as struct az_ctl_worker's beat. */
+	 * hangs in a forward pass or a model load. A liveness count: relaxed store here, relaxed
+	 * load in the orchestrator's watchdog; it orders nothing, and a stale value only makes the
+	 * watchdog see the beat a tick later. Never zeroed: a restarted server continues it. */
 	_Atomic uint64_t server_beat;
-	/* Statistics; relaxed stores: readers (azrun between phases) only need eventual values. */
+	/* Statistics; relaxed RMW: readers (the orchestrator between phases, a progress line)
+	 * only need eventual values. evals and batches are zeroed by the orchestrator between
+	 * phases (az_pipeline_reset_phase), relaxed too: a batch counted across the reset is
+	 * statistics lost, nothing more. */
 	_Atomic uint64_t evals;
 	_Atomic uint64_t batches;
 	_Atomic uint64_t forward_ns;
-	uint8_t pad1[AZ_CACHELINE];
-
-	/* ---- any process, atomic RMW (relaxed: plain counters, ordering comes from waitpid) ---- */
-	_Atomic uint64_t next_game;   /* workers claim game numbers with a CAS */
-	_Atomic int32_t worker_error; /* first error a worker hit (negative errno) */
-
-	/* ---- per worker, written by that worker only ---- */
-	struct az_ctl_worker worker[AZ_CTL_MAX_WORKERS];
-
-	/* ---- per arena game, written once by the worker that finished it ----
-	 * arena_hash[n]: a hash of arena game n's moves and of the candidate's colour, never 0;
-	 * 0 while game n is unfinished (or was abandoned). A game number is claimed by one worker
-	 * only (next_game), so each entry has one writer. Relaxed stores and loads: azrun counts
-	 * the distinct games (az_pipeline_arena_distinct) after reaping the phase's workers,
-	 * waitpid orders the stores before its loads. Zeroed by az_pipeline_reset_phase(). */
-	_Atomic uint64_t arena_hash[AZ_CTL_ARENA_HASHES];
 };
+/* Each writer's fields on lines of their own (no false sharing between the orchestrator's
+ * stores and the server's), and the whole struct in whole lines, so that what an orchestrator
+ * puts after it starts on a fresh line. */
+_Static_assert(offsetof(struct az_infer_ctl_shm, model_ack) % AZ_CACHELINE == 0,
+	       "the server's fields start a cache line");
+_Static_assert(sizeof(struct az_infer_ctl_shm) % AZ_CACHELINE == 0, "whole cache lines");
+_Static_assert(offsetof(struct az_infer_ctl_shm, server_beat) % 8 == 0, "aligned 64-bit atomics");
 
 #endif

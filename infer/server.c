@@ -43,7 +43,7 @@ struct pipe_batch {
 struct server {
 	const struct az_infer_config *cfg;
 	struct az_seg *seg;
-	struct az_ctl_shm *ctl;
+	struct az_infer_ctl_shm *ctl;
 	struct az_ring *rings;
 	uint32_t nrings;
 	struct az_slot_layout lay;
@@ -166,7 +166,7 @@ static int load_model(struct server *sv, uint32_t model, uint32_t gen)
 		sv->batch = sv->cfg->max_batch ? sv->cfg->max_batch
 					       : az_backend_preferred_batch(sv->be);
 		infer_log(sv, LOG_INFO, "inference: batches of up to %u (%s)\n", sv->batch,
-			  sv->cfg->max_batch ? "--max-batch" : "the backend's choice");
+			  sv->cfg->max_batch ? "as configured" : "the backend's choice");
 		sv->arch = m->arch;
 		enable_slot_path(sv);
 	}
@@ -464,7 +464,7 @@ int az_infer_serve(struct az_seg *seg, const struct az_infer_config *cfg)
 	/* Relaxed: the heartbeat orders nothing (infer/control.h); a predecessor that wrote it
 	 * has been reaped, so continuing its value never repeats one the watchdog saw. */
 	uint64_t beat = atomic_load_explicit(&sv.ctl->server_beat, memory_order_relaxed);
-	/* Acquire: pairs with azrun's release store of stop (nothing else is read after it). */
+	/* S1': pairs with S1 in az_pipeline_stop (infer/control.h); nothing else rides on it. */
 	while (!atomic_load_explicit(&sv.ctl->stop, memory_order_acquire)) {
 		/* Relaxed: liveness only (infer/control.h). */
 		atomic_store_explicit(&sv.ctl->server_beat, ++beat, memory_order_relaxed);

@@ -34,7 +34,10 @@ struct az_infer_config {
 	 * may still add to it (the batch starts at once when none can: az_batch_collect()); at
 	 * most AZ_INFER_DEADLINE_MAX_US. */
 	uint32_t deadline_us;
-	uint32_t fixed_deadline; /* 1: the old batching (max_batch or the deadline), a baseline */
+	/* 1: the old batching (wait for max_batch or the deadline), the baseline that `azbench
+	 * pipeline --phases` measures the adaptive batching against (docs/azbench.md); azrun
+	 * never sets it. */
+	uint32_t fixed_deadline;
 	uint32_t spin;        /* polls before sleeping on the doorbell */
 	int log_fd;           /* where to write one line about the backend choice; -1 for none */
 	int quiet;            /* only errors go to log_fd */

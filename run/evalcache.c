@@ -36,7 +36,7 @@
 
 #include "base/az_assert.h"
 #include "base/rng.h"
-#include "infer/control.h"
+#include "run/control.h"
 #include "run/evalcache.h"
 
 /* One private entry: the header, then policy[A]. `used` 0 marks an empty line. */
@@ -349,7 +349,7 @@ int az_evalcache_attach(void *mem, size_t bytes, uint32_t actions, struct az_eva
 
 size_t az_evalcache_seg_offset(void)
 {
-	return (sizeof(struct az_ctl_shm) + AZ_CACHELINE - 1) & ~(size_t)(AZ_CACHELINE - 1);
+	return (sizeof(struct az_run_ctl_shm) + AZ_CACHELINE - 1) & ~(size_t)(AZ_CACHELINE - 1);
 }
 
 void *az_evalcache_seg_region(const struct az_seg *seg, size_t *bytes)

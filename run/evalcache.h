@@ -81,7 +81,7 @@ int az_evalcache_shm_init(void *mem, size_t bytes, uint32_t actions);
 int az_evalcache_attach(void *mem, size_t bytes, uint32_t actions, struct az_evalcache **out);
 
 /* Where the shared table lives in a run's segment: right after the control area
- * (infer/control.h's struct az_ctl_shm, rounded up to 64 bytes), to the end of the segment's
+ * (run/control.h's struct az_run_ctl_shm, rounded up to 64 bytes), to the end of the segment's
  * control region. az_evalcache_seg_offset() is that offset from az_seg_ctl(); the region's
  * bytes go to *bytes (0: the segment has no table). */
 size_t az_evalcache_seg_offset(void);

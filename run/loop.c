@@ -71,7 +71,7 @@ static void phase_tick(struct az_phase *ph)
 	struct az_pipeline_counters c;
 	az_pipeline_sample(&r->pl, &c);
 	/* Relaxed: display only. */
-	uint64_t total = atomic_load_explicit(&r->pl.ctl->games_target, memory_order_relaxed);
+	uint64_t total = atomic_load_explicit(&r->pl.run->games_target, memory_order_relaxed);
 	double el = now - ph->t0, eps = el > 0 ? (double)c.evals / el : 0.0;
 	snprintf(extra, sizeof(extra), "games, %.0f evals/s", eps);
 	r->bar.total = total;
@@ -132,9 +132,9 @@ static void cut_torn_tail(struct az_run_loop *r, uint32_t it, uint32_t worker, u
 	az_replay_buf_free(&b);
 	if (n < 0) {
 		r->damage_seen++;
-		az_log("azrun: warning: %s", err);
+		az_log("run: warning: %s", err);
 	} else if (dropped)
-		az_log("azrun: %s: truncated a torn tail of %zu bytes (the game the dead worker was "
+		az_log("run: %s: truncated a torn tail of %zu bytes (the game the dead worker was "
 		       "writing); %ld whole-game records kept", path, dropped, n);
 }
 
@@ -188,7 +188,7 @@ static void recount_store(struct az_run_loop *r, uint32_t it)
 			if (rc == -ENOENT)
 				continue;
 			if (rc < 0) {
-				az_log("azrun: %s: %s; the workers' counts are kept", path,
+				az_log("run: %s: %s; the workers' counts are kept", path,
 				       strerror(-rc));
 				return;
 			}
@@ -200,7 +200,7 @@ static void recount_store(struct az_run_loop *r, uint32_t it)
 	struct az_pipeline_counters c;
 	az_pipeline_sample(&r->pl, &c);
 	if (c.games != games || c.positions != records)
-		az_log("azrun: iteration %u: %llu games (%llu positions) in the store, %llu (%llu) "
+		az_log("run: iteration %u: %llu games (%llu positions) in the store, %llu (%llu) "
 		       "counted by the workers (the rest were staged by a worker that died); the "
 		       "store's counts are kept", it, (unsigned long long)games,
 		       (unsigned long long)records, (unsigned long long)c.games,
@@ -246,9 +246,9 @@ static int run_workers(struct az_run_loop *r, enum az_worker_mode mode, uint32_t
 		recount_store(r, it);
 	}
 	/* Relaxed: every worker has been reaped (waitpid orders their writes). */
-	int werr = atomic_load_explicit(&r->pl.ctl->worker_error, memory_order_relaxed);
+	int werr = atomic_load_explicit(&r->pl.run->worker_error, memory_order_relaxed);
 	if (rc == 0 && werr < 0) {
-		az_log("azrun: a worker reported %s", strerror(-werr));
+		az_log("run: a worker reported %s", strerror(-werr));
 		rc = werr;
 	}
 	return rc;
@@ -412,8 +412,8 @@ static int arena_phase(struct az_run_loop *r, uint32_t it, const char *cand, str
 	 * in a small game (tic-tac-toe's good openings are few): warn when fewer than half of the
 	 * games are distinct. */
 	if (2 * c.arena_distinct < c.arena_hashed)
-		az_log("azrun: warning: iter %u arena: %llu of %llu games repeat an earlier game "
-		       "(a deterministic arena? see --arena-temp-plies)", it,
+		az_log("run: warning: iter %u arena: %llu of %llu games repeat an earlier game "
+		       "(a deterministic arena? opening plies at temperature 1 vary its games)", it,
 		       (unsigned long long)(c.arena_hashed - c.arena_distinct),
 		       (unsigned long long)c.arena_hashed);
 	return 0;
@@ -504,7 +504,7 @@ static void bench_phase(struct az_run_loop *r, uint32_t it, const char *cand,
 	struct az_run_bench_out *out = mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE,
 					    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (out == MAP_FAILED) {
-		az_log("azrun: iter %u bench: %s; the iteration goes on without it", it,
+		az_log("run: iter %u bench: %s; the iteration goes on without it", it,
 		       strerror(errno));
 		return;
 	}
@@ -532,7 +532,7 @@ static void bench_phase(struct az_run_loop *r, uint32_t it, const char *cand,
 		az_info("iter %u bench: best network (iteration %u), %.1fs: %s", it,
 			r->best_iteration, st->bench_s, r->bench_summary);
 	} else {
-		az_log("azrun: iter %u bench: %s; the iteration goes on without it", it,
+		az_log("run: iter %u bench: %s; the iteration goes on without it", it,
 		       rc == -EINTR ? "stopped" : out->summary[0] ? out->summary
 		       : "the benchmark process failed");
 	}
@@ -586,10 +586,12 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 	if (rc >= 0) /* what --time-limit counts, as prior_training_s() reads it back */
 		r->trained_s += st->selfplay_s + st->train_s + st->arena_s +
 				(st->bench ? st->bench_s : 0.0);
+	if (rc == -EINVAL) /* a damaged line in the file (err says which) */
+		r->damage_seen++;
 	if (rc < 0)
-		az_log("azrun: %s", err);
+		az_log("run: %s", err);
 	else if (az_tb_write_run(r->p.out, err, sizeof(err)) < 0) /* a view: the run goes on */
-		az_log("azrun: warning: TensorBoard events not written: %s", err);
+		az_log("run: warning: TensorBoard events not written: %s", err);
 	return rc;
 }
 
@@ -599,7 +601,7 @@ int loop_save_state(struct az_run_loop *r)
 	struct az_rundir_state st = {.completed = r->completed, .best_iteration = r->best_iteration};
 	int rc = az_rundir_state_save(r->p.out, &st, err, sizeof(err));
 	if (rc < 0)
-		az_log("azrun: %s", err);
+		az_log("run: %s", err);
 	return rc;
 }
 
@@ -628,8 +630,8 @@ static int iteration(struct az_run_loop *r, uint32_t it)
 		"%.1fs", it, st.tr.steps, st.tr.steps == 1 ? "" : "s", (unsigned long long)st.tr.samples,
 		st.tr.policy_loss, st.tr.value_loss, st.train_s);
 	if (!isfinite(st.tr.policy_loss) || !isfinite(st.tr.value_loss)) {
-		az_log("azrun: iteration %u: training diverged (policy loss %g, value loss %g); "
-		       "nothing of it is committed; lower --lr and continue with --resume", it,
+		az_log("run: iteration %u: training diverged (policy loss %g, value loss %g); "
+		       "nothing of it is committed", it,
 		       (double)st.tr.policy_loss, (double)st.tr.value_loss);
 		return -EDOM;
 	}
@@ -654,8 +656,8 @@ static int iteration(struct az_run_loop *r, uint32_t it)
 	if (st.promoted) {
 		rc = az_copy_file_atomic(cand, r->best, err, sizeof(err));
 		if (rc < 0) {
-			az_log("azrun: %s (iteration %u is committed; --resume completes the copy)", err,
-			       it);
+			az_log("run: %s (iteration %u is committed; a resume completes the copy)",
+			       err, it);
 			return rc;
 		}
 		rc = az_pipeline_serve_model(&r->pl, AZ_MODEL_BEST, r->best);
@@ -740,9 +742,8 @@ int az_run_iterate(struct az_run_loop *r)
 			char u[32], l[32];
 			az_format_duration(prior + r->trained_s, u, sizeof(u));
 			az_format_duration(r->p.time_limit_s, l, sizeof(l));
-			az_info("azrun: time limit reached (%s of training, limit %s) after iteration "
-				"%u of %u; --resume --time-limit LONGER continues", u, l, it - 1,
-				r->p.iterations);
+			az_info("run: time limit reached (%s of training, limit %s) after "
+				"iteration %u of %u", u, l, it - 1, r->p.iterations);
 			r->time_limited = 1;
 			break;
 		}

@@ -2,7 +2,13 @@
 /* The AlphaZero iteration loop: self-play -> train on the replay window -> arena (candidate vs
  * best, promoted at a score >= the threshold) -> checkpoint, metrics, state; over a run
  * directory (run/rundir.h) and a supervised pipeline (run/supervise.h). azrun fills
- * struct az_run_params from its configuration; nothing here sees the command line. */
+ * struct az_run_params from its configuration; nothing here sees the command line.
+ *
+ * Messages: what happens during a run goes to the run log (base/util.h's az_log), each line
+ * prefixed with who speaks ("run:", "supervisor:", "worker N:", ...), never as the program and
+ * never naming its options. What the user should do next is the caller's to say, from what the
+ * calls return: az_run_check_resume's err and r->check, -EDOM from az_run_iterate,
+ * r->damage_seen and r->time_limited. */
 #ifndef AZ_RUN_LOOP_H
 #define AZ_RUN_LOOP_H
 
@@ -97,7 +103,7 @@ struct az_run_loop {
 	uint32_t completed;      /* last completed iteration */
 	uint32_t first;          /* the first iteration this azrun ran (> 1 after a resume) */
 	int time_limited;        /* az_run_iterate() stopped at p.time_limit_s */
-	long damage_seen;        /* damaged files met and not repaired (azrun then exits 1) */
+	long damage_seen;        /* damaged files met and not repaired (the caller exits 1) */
 	double trained_s;        /* this azrun's iterations' phase times (what the limit counts) */
 	uint32_t best_iteration; /* iteration whose candidate is best (0: the random init) */
 	char best[AZ_RUNDIR_PATH_MAX];
@@ -119,7 +125,7 @@ struct az_run_loop {
 /* Before anything in the run directory is touched: is it a run that can be continued? The
  * check is az_rundir_verify's, the one behind `azrun verify`: any damage it reports is
  * refused. Sets r->completed, r->best_iteration and r->check. Returns 0 or -EINVAL with a
- * one-line message in err (the first damage found). */
+ * one-line message in err (the first damage found; r->check.problems counts them all). */
 int az_run_check_resume(struct az_run_loop *r, char *err, size_t errlen);
 
 /* First start (resume = 0, or resume of a directory without state.json and without a
@@ -132,9 +138,11 @@ int az_run_prepare_models(struct az_run_loop *r, int resume);
 /* Start the pipeline (segment + inference process serving the best network). 0 or -errno. */
 int az_run_start(struct az_run_loop *r);
 
-/* Run iterations completed+1 .. p.iterations; stops after the current one on SIGINT/SIGTERM.
- * Returns 0, -EINTR, -ECHILD (a process failed, logged) or -errno. What is complete stays
- * intact in the run directory whatever happens. */
+/* Run iterations completed+1 .. p.iterations; stops after the current one on SIGINT/SIGTERM,
+ * or before the next one once p.time_limit_s is reached (r->time_limited, logged). Returns 0,
+ * -EINTR, -ECHILD (a process failed, logged), -EDOM (training diverged, logged; nothing of
+ * that iteration is committed) or -errno. What is complete stays intact in the run directory
+ * whatever happens; damaged files met on the way are counted in r->damage_seen. */
 int az_run_iterate(struct az_run_loop *r);
 
 /* Play one phase of `games` games of iteration `it` in `mode` with p.workers workers (the

@@ -39,9 +39,7 @@ int az_run_check_resume(struct az_run_loop *r, char *err, size_t errlen)
 				      .blocks = r->p.blocks};
 	az_rundir_verify(r->p.out, r->p.g, t);
 	if (t->problems) {
-		snprintf(err, errlen, "cannot resume: %s; nothing was changed (%ld problem%s: azrun "
-			 "verify --out %s lists %s)", first, f.n, f.n == 1 ? "" : "s", r->p.out,
-			 f.n == 1 ? "it" : "them");
+		snprintf(err, errlen, "cannot resume: %s; nothing was changed", first);
 		return -EINVAL;
 	}
 	r->completed = t->completed > 0 ? (uint32_t)t->completed : 0;
@@ -52,7 +50,7 @@ int az_run_check_resume(struct az_run_loop *r, char *err, size_t errlen)
 static void log_repair(void *ctx, const char *msg)
 {
 	(void)ctx;
-	az_log("azrun: %s", msg);
+	az_log("run: %s", msg);
 }
 
 int az_run_prepare_models(struct az_run_loop *r, int resume)
@@ -65,19 +63,19 @@ int az_run_prepare_models(struct az_run_loop *r, int resume)
 		 * the last committed iteration, then go on from it. */
 		int rc = az_rundir_repair(r->p.out, &r->check, log_repair, NULL, err, sizeof(err));
 		if (rc < 0) {
-			az_log("azrun: resume: %s", err);
+			az_log("run: resume: %s", err);
 			return rc;
 		}
 		if (r->check.metrics_lines > r->check.completed &&
 		    az_tb_write_run(r->p.out, err, sizeof(err)) < 0) /* its view of the lines */
-			az_log("azrun: warning: TensorBoard events not rewritten: %s", err);
+			az_log("run: warning: TensorBoard events not rewritten: %s", err);
 		az_rundir_checkpoint_path(r->latest, sizeof(r->latest), r->p.out, r->completed);
-		az_info("azrun: resuming %s after iteration %u (best from iteration %u)", r->p.out,
+		az_info("run: resuming %s after iteration %u (best from iteration %u)", r->p.out,
 			r->completed, r->best_iteration);
 		return 0;
 	}
 	if (resume) {
-		az_log("azrun: resume: %s has no state.json and no completed iteration; starting "
+		az_log("run: resume: %s has no state.json and no completed iteration; starting "
 		       "the run over", r->p.out);
 		az_rundir_drop_replay_after(r->p.out, 0);
 	}
@@ -90,7 +88,7 @@ int az_run_prepare_models(struct az_run_loop *r, int resume)
 		a.width = g->width;
 	}
 	if (!az_arch_valid(&a)) {
-		az_log("azrun: --net %s does not fit %s's encoding (%u inputs%s)",
+		az_log("run: a %s network does not fit %s's encoding (%u inputs%s)",
 		       az_net_kind_name(a.kind), g->name, g->features,
 		       g->planes ? "" : ", no board shape");
 		return -EINVAL;
@@ -111,7 +109,7 @@ int az_run_prepare_models(struct az_run_loop *r, int resume)
 		rc = az_ckpt_save(r->best, m, err, sizeof(err));
 	az_model_destroy(m);
 	if (rc < 0) {
-		az_log("azrun: %s", err);
+		az_log("run: %s", err);
 		return rc;
 	}
 	snprintf(r->latest, sizeof(r->latest), "%s", r->best);

@@ -50,10 +50,8 @@ int az_mpi_init(int *argc, char ***argv, int *rank, int *size)
 	 * (its default when oversubscribed, which makes each Test last a time slice of another
 	 * process); an explicit setting wins. */
 	setenv("OMPI_MCA_mpi_yield_when_idle", "0", 0);
-	if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-		fprintf(stderr, "azrun: --mpi: MPI_Init failed (start it with mpirun or srun)\n");
+	if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
 		return -EIO;
-	}
 	MPI_Comm_rank(MPI_COMM_WORLD, &m.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &m.size);
 	*rank = m.rank;
@@ -106,7 +104,7 @@ static int send_ctl(struct ctl *c, const char *model)
 	if (model) {
 		int rc = az_read_file(model, &data, &len);
 		if (rc < 0) {
-			az_log("azrun: %s: %s", model, strerror(-rc));
+			az_log("rank 0: %s: %s", model, strerror(-rc));
 			return rc;
 		}
 		c->bytes = len;
@@ -173,7 +171,7 @@ static int leader_selfplay_end(struct az_run_loop *r, uint32_t it, struct az_pip
 	m.tail_s = tail < w ? tail : w;
 	m.wait_s += w - m.tail_s;
 	if (rc == -EINTR)
-		az_log("azrun: rank 0: stopped while waiting for the other ranks' games (a rank "
+		az_log("rank 0: stopped while waiting for the other ranks' games (a rank "
 		       "died or the job was signalled: mpirun names the cause)");
 	if (rc < 0)
 		return rc;
@@ -272,19 +270,18 @@ int az_mpi_leader_start(struct az_run_loop *r)
 {
 	struct ctl c = {.cmd = CTL_MODEL};
 	m.sent_best = r->best_iteration;
-	az_info("azrun: MPI job of %d ranks: rank 0 (pid %ld) learns and plays 1/%d of each phase",
-		m.size, (long)getpid(), m.size);
+	az_info("rank 0 (pid %ld): MPI job of %d ranks; learns and plays 1/%d of each phase",
+		(long)getpid(), m.size, m.size);
 	return send_ctl(&c, r->best);
 }
 
 int az_mpi_leader_stop(struct az_run_loop *r, int status)
 {
 	if (m.in_iteration) {
-		az_log("azrun: rank 0: %saborting the MPI job (the other ranks may be in a phase); "
-		       "%u iterations are complete, continue with --resume --out %s (with any "
-		       "number of ranks, or without --mpi)", status == 130 ? "stopped by a signal "
-		       "(mpirun stops every rank when one dies, and names it); " : "",
-		       r->completed, r->p.out);
+		az_log("rank 0: %saborting the MPI job (the other ranks may be in a phase); %u "
+		       "iterations are complete in %s, and it resumes with any number of ranks, or "
+		       "on one machine", status == 130 ? "stopped by a signal (mpirun stops every "
+		       "rank when one dies, and names it); " : "", r->completed, r->p.out);
 		MPI_Abort(MPI_COMM_WORLD, status ? status : 1);
 	}
 	struct ctl c = {.cmd = CTL_STOP, .status = status};
@@ -372,7 +369,7 @@ static int recv_ctl(struct ctl *c, const char *best, const char *cand)
 		rc = az_write_file_atomic(c->cmd == CTL_MODEL ? best : cand, data, c->bytes, err,
 					  sizeof(err));
 		if (rc < 0)
-			az_log("azrun rank %d: %s", m.rank, err);
+			az_log("rank %d: %s", m.rank, err);
 	}
 	free(data);
 	return rc;
@@ -428,7 +425,7 @@ int az_mpi_follower_run(struct az_run_loop *r)
 	char cand[AZ_RUNDIR_PATH_MAX];
 	int rc = make_scratch(scratch, sizeof(scratch)), started = 0, status = 0;
 	if (rc < 0) {
-		az_log("azrun rank %d: cannot create a scratch directory %s: %s", m.rank, scratch,
+		az_log("rank %d: cannot create a scratch directory %s: %s", m.rank, scratch,
 		       strerror(-rc));
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
@@ -436,7 +433,7 @@ int az_mpi_follower_run(struct az_run_loop *r)
 	r->hooks = &follower_hooks;
 	az_rundir_path(r->best, sizeof(r->best), scratch, AZ_RUNDIR_BEST);
 	snprintf(cand, sizeof(cand), "%s/candidate.safetensors", scratch);
-	az_info("azrun rank %d (pid %ld): plays 1/%d of each phase in %s", m.rank, (long)getpid(),
+	az_info("rank %d (pid %ld): plays 1/%d of each phase in %s", m.rank, (long)getpid(),
 		m.size, scratch);
 	for (;;) {
 		struct ctl c;
@@ -463,7 +460,7 @@ int az_mpi_follower_run(struct az_run_loop *r)
 	az_run_finish(r);
 	rm_scratch(scratch);
 	if (rc < 0) {
-		az_log("azrun rank %d: %s; aborting the MPI job", m.rank,
+		az_log("rank %d: %s; aborting the MPI job", m.rank,
 		       rc == -EINTR ? "interrupted (the job is being stopped)" :
 		       rc == -ECHILD ? "a process failed (see above)" : strerror(-rc));
 		MPI_Abort(MPI_COMM_WORLD, 1);

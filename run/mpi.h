@@ -20,7 +20,8 @@
 /* Worker processes per rank: rank 0 stores rank k's worker w as worker k*100 + w. */
 #define AZ_MPI_MAX_WORKERS 100
 
-/* MPI_Init_thread; *rank and *size of MPI_COMM_WORLD. Returns 0 or -EIO (message printed). */
+/* MPI_Init_thread; *rank and *size of MPI_COMM_WORLD. Returns 0 or -EIO (nothing printed: the
+ * caller says why, e.g. that the job must be started by mpirun or srun). */
 int az_mpi_init(int *argc, char ***argv, int *rank, int *size);
 
 /* Rank 0 sends, every other rank receives: *status (the exit status when non-negative means

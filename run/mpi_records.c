@@ -255,8 +255,8 @@ static void post(struct az_mpi_receiver *v)
 
 static int bad(struct az_mpi_receiver *v, int rank, const char *what)
 {
-	az_log("azrun: a record batch from rank %d %s (iteration %u); stopping the job, continue "
-	       "with --resume", rank, what, v->iteration);
+	az_log("rank 0: a record batch from rank %d %s (iteration %u); stopping the job", rank,
+	       what, v->iteration);
 	v->error = -EIO;
 	return -EIO;
 }
@@ -280,7 +280,7 @@ static struct az_replay_writer *sink(struct az_mpi_receiver *v, int k, uint32_t 
 	az_rundir_replay_path(path, sizeof(path), v->out, v->iteration,
 			      (uint32_t)k * AZ_MPI_WORKER_IDS + w, 0);
 	if (az_replay_writer_open(path, v->g->features, v->g->actions, &rw, err, sizeof(err)) < 0) {
-		az_log("azrun: %s", err);
+		az_log("rank 0: %s", err);
 		return NULL;
 	}
 	v->sink[v->nsink++] = (struct az_mpi_sink){.rank = k, .worker = (int)w, .w = rw};
@@ -332,7 +332,7 @@ static int take(struct az_mpi_receiver *v, int k, size_t n)
 		if (last) {
 			int rc = az_replay_writer_append(w, len, v->x, v->pi, v->z);
 			if (rc < 0) {
-				az_log("azrun: replay of rank %d: %s", k, strerror(-rc));
+				az_log("rank 0: replay of rank %d: %s", k, strerror(-rc));
 				v->error = rc;
 				return rc;
 			}
@@ -387,7 +387,7 @@ int az_mpi_receiver_finish(struct az_mpi_receiver *v)
 	for (uint32_t i = 0; i < v->nsink; i++) {
 		int c = az_replay_writer_close(v->sink[i].w);
 		if (c < 0 && rc == 0) {
-			az_log("azrun: replay of rank %d: %s", v->sink[i].rank, strerror(-c));
+			az_log("rank 0: replay of rank %d: %s", v->sink[i].rank, strerror(-c));
 			rc = c;
 		}
 	}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The process roles of a run: self-play / arena workers (run/worker.c) and the trainer process
  * (run/trainer_proc.c). Each runs in its own process, started by the supervisor
- * (run/supervise.h), and reports through the control area (infer/control.h). Each takes its own
+ * (run/supervise.h), and reports through the control area (run/control.h). Each takes its own
  * parameter struct, so any program (azrun, azbench) can run them without azrun's CLI. */
 #ifndef AZ_RUN_ROLES_H
 #define AZ_RUN_ROLES_H
@@ -79,9 +79,10 @@ uint32_t az_arena_leaves(const struct az_worker_params *wp, uint32_t ngames);
  * it stays K. */
 uint32_t az_tail_leaves(const struct az_worker_params *wp, uint32_t ngames, uint32_t nactive);
 
-/* Play games of the current phase through ring `worker` of seg until ctl->games_target games
- * have been claimed and finished. Self-play writes every finished game to replay_path (io_uring
- * writer); the arena adds results to the control area. Returns 0 or a negative errno. */
+/* Play games of the current phase through ring `worker` of seg until games_target games
+ * (run/control.h) have been claimed and finished. Self-play writes every finished game to
+ * replay_path (io_uring writer); the arena adds results to the control area. Returns 0 or a
+ * negative errno. */
 int az_worker_run(const struct az_worker_params *wp, struct az_seg *seg, uint32_t worker,
 		  enum az_worker_mode mode, uint32_t iteration, const char *replay_path);
 

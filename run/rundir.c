@@ -242,14 +242,13 @@ int az_rundir_state_load(const char *dir, struct az_rundir_state *st, int *legac
 	cJSON_Delete(j);
 	if (sealed < 0) {
 		snprintf(err, errlen, "%s is damaged (its crc32 does not match: a flipped bit or an "
-			 "edit); restore it from a backup (azrun repair --out %s rebuilds it from "
-			 "metrics.jsonl)", path, dir);
+			 "edit); restore it from a backup or rebuild it from metrics.jsonl", path);
 		return -EINVAL;
 	}
 	if (!ok) {
 		memset(st, 0, sizeof(*st));
 		snprintf(err, errlen, "%s is damaged (not a RingZero state file); restore it from "
-			 "a backup (azrun repair --out %s rebuilds it from metrics.jsonl)", path, dir);
+			 "a backup or rebuild it from metrics.jsonl", path);
 		return -EINVAL;
 	}
 	if (legacy)
@@ -297,10 +296,10 @@ int az_rundir_metrics_commit(const char *dir, uint32_t keep, const char *line, c
 		long it = -1;
 		int rc = az_rundir_metrics_line(s, l, &it);
 		if (rc < 0) {
-			snprintf(err, errlen, "%s: line %ld is %s; nothing written (azrun verify "
-				 "--out %s names the damage, azrun repair --out %s sets it aside)", path,
-				 lineno, rc == -EBADMSG ? "damaged (its crc32 does not match)"
-				 : "not a metrics object", dir, dir);
+			snprintf(err, errlen, "%s: line %ld is %s; nothing written (the damaged "
+				 "lines must be set aside first)", path, lineno,
+				 rc == -EBADMSG ? "damaged (its crc32 does not match)"
+				 : "not a metrics object");
 			free(out);
 			free(old);
 			return -EINVAL;
@@ -367,15 +366,15 @@ static void mkdir_failure(const char *p, int rc, char *err, size_t errlen)
 		*s = 0;
 	}
 	if (!S_ISDIR(st.st_mode))
-		snprintf(err, errlen, "--out: cannot create %s: %s is not a directory", p, a);
+		snprintf(err, errlen, "cannot create %s: %s is not a directory", p, a);
 	else if (rc == -EACCES || rc == -EPERM || rc == -EROFS)
-		snprintf(err, errlen, "--out: cannot create %s: no permission to write in %s (%s)", p,
-			 a, strerror(-rc));
+		snprintf(err, errlen, "cannot create %s: no permission to write in %s (%s)", p, a,
+			 strerror(-rc));
 	else if (rc == -ENOENT)
-		snprintf(err, errlen, "--out: cannot create %s: %s does not take new directories "
-			 "(a special file system?); choose a directory on an ordinary disk", p, a);
+		snprintf(err, errlen, "cannot create %s: %s does not take new directories (a "
+			 "special file system?); choose a directory on an ordinary disk", p, a);
 	else
-		snprintf(err, errlen, "--out: cannot create %s: %s", p, strerror(-rc));
+		snprintf(err, errlen, "cannot create %s: %s", p, strerror(-rc));
 }
 
 int az_rundir_create_locked(const char *dir, char *err, size_t errlen)
@@ -398,8 +397,8 @@ int az_rundir_create_locked(const char *dir, char *err, size_t errlen)
 	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "--out: cannot open %s for writing (%s); azrun needs a writable "
-			 "run directory", p, strerror(-rc));
+		snprintf(err, errlen, "cannot open %s for writing (%s); a run needs a writable "
+			 "directory", p, strerror(-rc));
 		return rc;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -476,7 +475,7 @@ int az_rundir_repair(const char *dir, const struct az_rundir_check *t,
 {
 	char p[AZ_RUNDIR_PATH_MAX], q[AZ_RUNDIR_PATH_MAX], msg[3 * AZ_RUNDIR_PATH_MAX];
 	if (t->problems || t->completed < 0) {
-		snprintf(err, errlen, "%s: damaged; not repaired (see azrun verify)", dir);
+		snprintf(err, errlen, "%s: damaged (its check found problems); not repaired", dir);
 		return -EINVAL;
 	}
 	uint32_t done = (uint32_t)t->completed;

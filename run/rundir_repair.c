@@ -256,7 +256,8 @@ int az_rundir_salvage(const char *dir, const struct az_game *g, struct az_rundir
 	if (az_read_file(path, &text, &len) == 0 &&
 	    (az_rundir_seal_check(text, len) < 0 ||
 	     !az_rundir_seal_json_ok(text, len, az_rundir_seal_check(text, len))))
-		set_aside(s, dir, az_rundir_name(AZ_RUNDIR_PROGRESS), "damaged; azrun rewrites it");
+		set_aside(s, dir, az_rundir_name(AZ_RUNDIR_PROGRESS),
+			  "damaged; the next start rewrites it");
 	free(text);
 	int rc = az_rundir_state_load(dir, &st, NULL, err, sizeof(err));
 	if (rc == -EINVAL)

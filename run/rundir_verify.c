@@ -124,8 +124,8 @@ static void check_progress(const char *out, struct az_rundir_check *t)
 		return;
 	int sealed = az_rundir_seal_check(text, len);
 	if (sealed < 0 || !az_rundir_seal_json_ok(text, len, sealed))
-		say(t, 0, "%s: damaged (its crc32 does not match); azrun status ignores it, the next "
-		    "azrun rewrites it, azrun repair sets it aside", path);
+		say(t, 0, "%s: damaged (its crc32 does not match); status ignores it, the run's "
+		    "next start rewrites it, a repair sets it aside", path);
 	free(text);
 }
 
@@ -213,7 +213,7 @@ static uint32_t check_checkpoints(const char *out, const struct az_game *g,
 				continue; /* present but damaged: reported above */
 			/* azrun repair sets aside damaged checkpoints that resuming never reads */
 			if (k != t->completed && k != (long)t->best_iteration && access(q, F_OK) == 0)
-				say(t, 0, "%s: set aside in %s by azrun repair (damaged; resume does "
+				say(t, 0, "%s: set aside in %s by a repair (damaged; resume does "
 				    "not read it)", ck, q);
 			else
 				say(t, 1, "%s: missing, but state.json says iteration %ld is complete",
@@ -343,8 +343,8 @@ static long check_metrics(const char *out, struct az_rundir_check *t)
 			t->metrics_legacy++;
 		if (lrc == -EBADMSG) {
 			say(t, 1, "%s: line %ld is damaged (its crc32 does not match: a flipped bit or "
-			    "an edit); restore the file, or azrun repair --out %s sets the lines from "
-			    "it on aside", path, lineno, out);
+			    "an edit); restore the file, or let a repair set the lines from it on "
+			    "aside", path, lineno);
 			bad = 1;
 			next++;
 			continue;

@@ -167,7 +167,7 @@ static int spawn_server(struct az_pipeline *pl)
 	pid_t pid = az_sv_spawn(server_child, pl, "az-infer");
 	if (pid < 0) {
 		pl->server = 0;
-		az_log("azrun: fork failed: %s", strerror((int)-pid));
+		az_log("supervisor: fork failed: %s", strerror((int)-pid));
 		return (int)pid;
 	}
 	pl->server = pid;
@@ -204,7 +204,7 @@ static void wd_server(struct az_pipeline *pl, double now, double allow_s)
 	uint64_t beat = atomic_load_explicit(&pl->ctl->server_beat, memory_order_relaxed);
 	if (!az_wd_check(&pl->wd_server, &pl->server_watch, beat, now, allow_s, &idle))
 		return;
-	az_log("azrun: watchdog: the inference process (pid %ld) made no progress for %.1f s "
+	az_log("supervisor: watchdog: the inference process (pid %ld) made no progress for %.1f s "
 	       "(timeout %.1f s); killing it to restart it", (long)pl->server, idle,
 	       az_wd_timeout(&pl->wd_server) + allow_s);
 	kill(pl->server, SIGKILL);
@@ -214,7 +214,7 @@ static void wd_server(struct az_pipeline *pl, double now, double allow_s)
 static _Atomic uint64_t *child_beat(struct az_pipeline *pl, struct az_phase *ph, uint32_t i)
 {
 	if (ph->workers)
-		return &pl->ctl->worker[i].beat;
+		return &pl->run->worker[i].beat;
 	return ph->beats ? &ph->beats[i] : NULL;
 }
 
@@ -228,16 +228,16 @@ static void wd_children(struct az_pipeline *pl, struct az_phase *ph, double now)
 		_Atomic uint64_t *b = child_beat(pl, ph, i);
 		if (ph->pids[i] <= 0 || !b)
 			continue;
-		/* Relaxed: liveness only (infer/control.h, run/roles.h). */
+		/* Relaxed: liveness only (run/control.h, run/roles.h). */
 		uint64_t beat = atomic_load_explicit(b, memory_order_relaxed);
 		if (!az_wd_check(k, &ph->watch[i], beat, now, 0, &idle))
 			continue;
 		if (ph->workers)
-			az_log("azrun: watchdog: worker %u (pid %ld) made no progress for %.1f s "
-			       "(timeout %.1f s); killing it to restart it", i, (long)ph->pids[i],
-			       idle, az_wd_timeout(k));
+			az_log("supervisor: watchdog: worker %u (pid %ld) made no progress for "
+			       "%.1f s (timeout %.1f s); killing it to restart it", i,
+			       (long)ph->pids[i], idle, az_wd_timeout(k));
 		else
-			az_log("azrun: watchdog: the %s (pid %ld) made no progress for %.1f s "
+			az_log("supervisor: watchdog: the %s (pid %ld) made no progress for %.1f s "
 			       "(timeout %.1f s); killing it to restart it", ph->child_name,
 			       (long)ph->pids[i], idle, az_wd_timeout(k));
 		kill(ph->pids[i], SIGKILL);
@@ -257,7 +257,7 @@ static double load_allowance(const struct az_pipeline *pl, const char *path)
 
 static void log_exit(const char *what, int st)
 {
-	az_log("azrun: the inference process exited (%s %d)%s",
+	az_log("supervisor: the inference process exited (%s %d)%s",
 	       WIFSIGNALED(st) ? "signal" : "status",
 	       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), what);
 }
@@ -272,10 +272,10 @@ static int server_died(struct az_pipeline *pl, int st, const char *what)
 	pl->server_restarts++;
 	if (!az_sv_budget_take(&pl->server_budget, az_now())) {
 		if (pl->pp.max_server_restarts && pl->pp.restart_window_s > 0)
-			az_log("azrun: the inference process died %u times in %.0f s; giving up",
-			       pl->server_budget.max + 1, pl->pp.restart_window_s);
+			az_log("supervisor: the inference process died %u times in %.0f s; giving "
+			       "up", pl->server_budget.max + 1, pl->pp.restart_window_s);
 		else if (pl->pp.max_server_restarts)
-			az_log("azrun: the inference process died %u times; giving up",
+			az_log("supervisor: the inference process died %u times; giving up",
 			       pl->server_restarts);
 		return -ECHILD;
 	}
@@ -284,7 +284,7 @@ static int server_died(struct az_pipeline *pl, int st, const char *what)
 		return rc;
 	/* It reloads every model whose generation it has not seen (all of them), and serves the
 	 * requests left unserved by its predecessor: the rings keep their counters. */
-	az_log("azrun: restarted the inference process (pid %ld)", (long)pl->server);
+	az_log("supervisor: restarted the inference process (pid %ld)", (long)pl->server);
 	return 0;
 }
 
@@ -324,13 +324,13 @@ int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *p
 	az_slot_layout_init(&lay, pp->infer.features, pp->infer.actions);
 	struct az_seg_params sp = {.nrings = pp->rings, .capacity = pp->ring_capacity,
 				   .slot_bytes = lay.bytes,
-				   .ctl_bytes = (uint32_t)sizeof(struct az_ctl_shm)};
+				   .ctl_bytes = (uint32_t)sizeof(struct az_run_ctl_shm)};
 	size_t cache = 0;
 	if (pp->eval_cache_shared_bytes) {
 		cache = az_evalcache_shm_memsize(pp->infer.actions, pp->eval_cache_shared_bytes);
 		if (cache == 0 || cache > UINT32_MAX - AZ_CACHELINE - az_evalcache_seg_offset()) {
-			az_log("azrun: a shared evaluation cache of %zu bytes does not fit (at least "
-			       "one entry, below 4 GiB)", pp->eval_cache_shared_bytes);
+			az_log("supervisor: a shared evaluation cache of %zu bytes does not fit "
+			       "(at least one entry, below 4 GiB)", pp->eval_cache_shared_bytes);
 			return -EINVAL;
 		}
 		sp.ctl_bytes = (uint32_t)(az_evalcache_seg_offset() + cache);
@@ -339,16 +339,17 @@ int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *p
 	if (pp->reap_stale) {
 		int n = az_seg_reap_stale(stale, sizeof(stale));
 		if (n > 0)
-			az_info("azrun: removed %d shared-memory segment(s) left by dead runs: %s", n,
-				stale);
+			az_info("supervisor: removed %d shared-memory segment(s) left by dead "
+				"runs: %s", n, stale);
 	}
 	az_seg_name(name, sizeof(name), pp->seg_tag);
 	int rc = az_seg_create(&pl->seg, name, &sp);
 	if (rc < 0) {
-		az_log("azrun: cannot create shared memory %s: %s", name, strerror(-rc));
+		az_log("supervisor: cannot create shared memory %s: %s", name, strerror(-rc));
 		return rc;
 	}
-	pl->ctl = az_seg_ctl(&pl->seg);
+	pl->run = az_seg_ctl(&pl->seg);
+	pl->ctl = &pl->run->infer;
 	if (cache) {
 		size_t bytes;
 		void *mem = az_evalcache_seg_region(&pl->seg, &bytes);
@@ -363,7 +364,7 @@ int az_pipeline_start(struct az_pipeline *pl, const struct az_pipeline_params *p
 
 int az_pipeline_serve_model(struct az_pipeline *pl, enum az_model_slot s, const char *path)
 {
-	struct az_ctl_shm *c = pl->ctl;
+	struct az_infer_ctl_shm *c = pl->ctl;
 	snprintf(c->model_path[s], AZ_CTL_PATH_MAX, "%s", path);
 	/* Relaxed read of our own counter (only the supervisor writes model_gen). */
 	uint32_t gen = atomic_load_explicit(&c->model_gen[s], memory_order_relaxed) + 1;
@@ -384,7 +385,7 @@ int az_pipeline_serve_model(struct az_pipeline *pl, enum az_model_slot s, const 
 				return rc;
 		}
 		if (pl->server <= 0) {
-			az_log("azrun: the inference process did not load %s", path);
+			az_log("supervisor: the inference process did not load %s", path);
 			return -ECHILD;
 		}
 		double now = az_now();
@@ -406,14 +407,15 @@ int az_pipeline_serve_model(struct az_pipeline *pl, enum az_model_slot s, const 
 			  atomic_load_explicit(&c->server_beat, memory_order_relaxed), now);
 	int err = atomic_load_explicit(&c->model_err[s], memory_order_relaxed);
 	if (err < 0)
-		az_log("azrun: the inference process could not load %s: %s", path, strerror(-err));
+		az_log("supervisor: the inference process could not load %s: %s", path,
+		       strerror(-err));
 	return err;
 }
 
 void az_pipeline_stop(struct az_pipeline *pl)
 {
 	if (pl->server > 0) {
-		/* Release: pairs with the inference loop's acquire load of stop. */
+		/* S1: pairs with S1' in the inference loop (infer/control.h). */
 		atomic_store_explicit(&pl->ctl->stop, 1, memory_order_release);
 		double t0 = az_now();
 		while (waitpid(pl->server, NULL, WNOHANG) == 0) {
@@ -429,6 +431,7 @@ void az_pipeline_stop(struct az_pipeline *pl)
 	if (pl->seg.base)
 		az_seg_destroy(&pl->seg);
 	pl->ctl = NULL;
+	pl->run = NULL;
 }
 
 /* Every counter of struct az_ctl_worker. */
@@ -443,17 +446,17 @@ _Static_assert(sizeof(wfield) / sizeof(wfield[0]) * 8 ==
 		       offsetof(struct az_ctl_worker, busy_ns) + 8,
 	       "wfield lists every counter of struct az_ctl_worker");
 
-static _Atomic uint64_t *wcounter(struct az_ctl_shm *c, uint32_t w, size_t off)
+static _Atomic uint64_t *wcounter(struct az_run_ctl_shm *c, uint32_t w, size_t off)
 {
 	return (_Atomic uint64_t *)((char *)&c->worker[w] + off);
 }
 
 void az_pipeline_reset_phase(struct az_pipeline *pl, uint64_t games)
 {
-	struct az_ctl_shm *c = pl->ctl;
+	struct az_run_ctl_shm *c = pl->run;
 	/* Relaxed: no worker of this phase exists yet; fork orders these stores before them. */
 	atomic_store_explicit(&c->games_target, games, memory_order_relaxed);
-	_Atomic uint64_t *zero[] = {&c->next_game, &c->evals, &c->batches};
+	_Atomic uint64_t *zero[] = {&c->next_game, &c->infer.evals, &c->infer.batches};
 	for (size_t i = 0; i < AZ_ARRAY_LEN(zero); i++)
 		atomic_store_explicit(zero[i], 0, memory_order_relaxed);
 	for (uint32_t w = 0; w < AZ_CTL_MAX_WORKERS; w++)
@@ -467,16 +470,16 @@ void az_pipeline_reset_phase(struct az_pipeline *pl, uint64_t games)
 
 void az_pipeline_sample(const struct az_pipeline *pl, struct az_pipeline_counters *s)
 {
-	struct az_ctl_shm *c = pl->ctl;
+	struct az_run_ctl_shm *c = pl->run;
 	struct {
 		uint64_t *to;
 		_Atomic uint64_t *from;
-	} map[] = {
-		{&s->evals, &c->evals}, {&s->batches, &c->batches}, {&s->forward_ns, &c->forward_ns}};
+	} map[] = {{&s->evals, &c->infer.evals}, {&s->batches, &c->infer.batches},
+		   {&s->forward_ns, &c->infer.forward_ns}};
 	/* Relaxed loads: statistics; exact once their writers are reaped (waitpid orders them). */
 	for (size_t i = 0; i < AZ_ARRAY_LEN(map); i++)
 		*map[i].to = atomic_load_explicit(map[i].from, memory_order_relaxed);
-	/* The workers' counters, each on its own lines (infer/control.h), summed. */
+	/* The workers' counters, each on its own lines (run/control.h), summed. */
 	struct {
 		uint64_t *to;
 		size_t off;
@@ -523,7 +526,7 @@ int az_pipeline_arena_distinct(const struct az_pipeline *pl, uint64_t *hashed)
 		return -ENOMEM;
 	/* Relaxed: the writers have been reaped (waitpid orders their stores before these). */
 	for (size_t i = 0; i < AZ_CTL_ARENA_HASHES; i++) {
-		uint64_t v = atomic_load_explicit(&pl->ctl->arena_hash[i], memory_order_relaxed);
+		uint64_t v = atomic_load_explicit(&pl->run->arena_hash[i], memory_order_relaxed);
 
 		if (v)
 			h[n++] = v;
@@ -541,9 +544,9 @@ void az_pipeline_set_store_counts(struct az_pipeline *pl, uint64_t games, uint64
 {
 	/* Relaxed: no worker is left to write these (waitpid ordered their last stores). */
 	for (uint32_t w = 0; w < AZ_CTL_MAX_WORKERS; w++) {
-		atomic_store_explicit(&pl->ctl->worker[w].games_done, w == 0 ? games : 0,
+		atomic_store_explicit(&pl->run->worker[w].games_done, w == 0 ? games : 0,
 				      memory_order_relaxed);
-		atomic_store_explicit(&pl->ctl->worker[w].positions, w == 0 ? positions : 0,
+		atomic_store_explicit(&pl->run->worker[w].positions, w == 0 ? positions : 0,
 				      memory_order_relaxed);
 	}
 }
@@ -568,8 +571,8 @@ static int phase_spawn(struct az_pipeline *pl, struct az_phase *ph, uint32_t i)
 	struct child_arg ca = {ph, i};
 	if (ph->workers) {
 		/* Relaxed: the new worker does not exist yet; fork orders these stores. */
-		atomic_store_explicit(&pl->ctl->worker[i].claimed, 0, memory_order_relaxed);
-		atomic_store_explicit(&pl->ctl->worker[i].done, 0, memory_order_relaxed);
+		atomic_store_explicit(&pl->run->worker[i].claimed, 0, memory_order_relaxed);
+		atomic_store_explicit(&pl->run->worker[i].done, 0, memory_order_relaxed);
 		snprintf(name, sizeof(name), "az-worker-%u", i);
 	} else {
 		snprintf(name, sizeof(name), "az-%s", ph->child_name);
@@ -581,7 +584,7 @@ static int phase_spawn(struct az_pipeline *pl, struct az_phase *ph, uint32_t i)
 	pid_t pid = az_sv_spawn(phase_child, &ca, name);
 	if (pid < 0) {
 		ph->pids[i] = 0;
-		az_log("azrun: fork failed: %s", strerror((int)-pid));
+		az_log("supervisor: fork failed: %s", strerror((int)-pid));
 		return (int)pid;
 	}
 	ph->pids[i] = pid;
@@ -624,14 +627,14 @@ static int phase_reap(struct az_pipeline *pl, struct az_phase *ph, uint32_t i, i
 		return -ECHILD;
 	const char *who = ph->child_name;
 	if (++ph->restarts > ph->max_restarts) {
-		az_log("azrun: %s died%s (signal %d)%s", who, ph->max_restarts ? " again" : "",
+		az_log("supervisor: %s died%s (signal %d)%s", who, ph->max_restarts ? " again" : "",
 		       WTERMSIG(st), ph->max_restarts ? "; too many restarts" : "");
 		return -ECHILD;
 	}
 	if (ph->workers) {
 		/* Its unfinished games are dropped (the replay store keeps whole games only) and
 		 * handed back to the phase so the iteration still plays its full count. */
-		struct az_ctl_shm *c = pl->ctl;
+		struct az_run_ctl_shm *c = pl->run;
 		uint64_t lost = atomic_load_explicit(&c->worker[i].claimed, memory_order_relaxed) -
 				atomic_load_explicit(&c->worker[i].done, memory_order_relaxed);
 		atomic_fetch_add_explicit(&c->games_target, lost, memory_order_relaxed);
@@ -640,11 +643,11 @@ static int phase_reap(struct az_pipeline *pl, struct az_phase *ph, uint32_t i, i
 			ph->torn_attempt[ph->ntorn++] = ph->attempt[i];
 		}
 		ph->attempt[i]++;
-		az_log("azrun: worker %u died (signal %d); %llu unfinished games dropped; "
+		az_log("supervisor: worker %u died (signal %d); %llu unfinished games dropped; "
 		       "restarting it", i, WTERMSIG(st), (unsigned long long)lost);
 	} else {
 		ph->attempt[i]++;
-		az_log("azrun: the %s died (signal %d); restarting it", who, WTERMSIG(st));
+		az_log("supervisor: the %s died (signal %d); restarting it", who, WTERMSIG(st));
 	}
 	return phase_spawn(pl, ph, i);
 }
@@ -720,11 +723,11 @@ int az_phase_watch(struct az_pipeline *pl, struct az_phase *ph, double seconds)
 int az_phase_stop(struct az_pipeline *pl, struct az_phase *ph, double timeout_s)
 {
 	int rc = 0;
-	if (!pl->ctl)
+	if (!pl->run)
 		return 0;
 	ph->stopping = 1;
-	/* Release: pairs with the workers' acquire load of phase_stop (run/worker.c). */
-	atomic_store_explicit(&pl->ctl->phase_stop, 1, memory_order_release);
+	/* P1: pairs with P1' in the workers' loops (run/control.h). */
+	atomic_store_explicit(&pl->run->phase_stop, 1, memory_order_release);
 	for (uint32_t i = 0; i < ph->n; i++) {
 		if (ph->pids[i] > 0 && az_sv_reap(ph->pids[i], timeout_s) < 0)
 			rc = -ECHILD;

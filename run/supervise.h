@@ -10,11 +10,12 @@
  * from the supervising process's main thread.
  *
  * Watchdog: every child beats (a heartbeat counter: the control area's server_beat and
- * worker[i].beat, the trainer's az_train_progress.beat), and whenever the supervisor waits (a
- * phase, a model load) it samples the beats. A process whose beat stops for longer than the
- * rule of run/watchdog.h allows is logged by name, killed (SIGKILL) and then restarted like a
- * dead one, within the same restart budgets; nothing else times out (a worker waiting for a
- * stalled inference process waits while the watchdog restarts it). */
+ * worker[i].beat, infer/control.h and run/control.h; the trainer's az_train_progress.beat),
+ * and whenever the supervisor waits (a phase, a model load) it samples the beats. A process
+ * whose beat stops for longer than the rule of run/watchdog.h allows is logged by name, killed
+ * (SIGKILL) and then restarted like a dead one, within the same restart budgets; nothing else
+ * times out (a worker waiting for a stalled inference process waits while the watchdog
+ * restarts it). */
 #ifndef AZ_RUN_SUPERVISE_H
 #define AZ_RUN_SUPERVISE_H
 
@@ -23,6 +24,7 @@
 
 #include "infer/server.h"
 #include "infer/control.h"
+#include "run/control.h"
 #include "run/watchdog.h"
 #include "shm/segment.h"
 
@@ -92,7 +94,10 @@ int az_sv_budget_take(struct az_sv_budget *b, double now);
 struct az_pipeline {
 	struct az_pipeline_params pp;
 	struct az_seg seg;
-	struct az_ctl_shm *ctl;  /* the control area, inside seg */
+	/* The control area, inside seg (run/control.h): run is all of it, ctl the inference
+	 * process's part at its start (&run->infer). */
+	struct az_run_ctl_shm *run;
+	struct az_infer_ctl_shm *ctl;
 	pid_t server;            /* 0 when not running */
 	uint32_t server_restarts;
 	struct az_sv_budget server_budget;

@@ -47,7 +47,7 @@ static long load_window(const struct az_train_job *job, struct az_replay_buf *bu
 		if (dropped) { /* in azrun.log too; azrun ends non-zero (run/loop.c) */
 			rep->damaged_files++;
 			az_log("trainer: warning: %s: damaged after its first %ld records: %zu bytes "
-			       "ignored (azrun verify names it, azrun repair cuts it)",
+			       "ignored (the run names the damage when it ends)",
 			       job->replay_paths[i], n, dropped);
 		}
 	}

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The supervisor's watchdog rule: when a process whose heartbeat (a counter in the control
- * area, infer/control.h) has stopped counts as stalled. Bookkeeping only, on beat values and
- * times the caller samples; run/supervise.c applies it to the inference process, the workers
- * and the trainer, and kills a stalled one, which it then restarts like a dead one.
+ * area, infer/control.h and run/control.h) has stopped counts as stalled. Bookkeeping only, on
+ * beat values and times the caller samples; run/supervise.c applies it to the inference
+ * process, the workers and the trainer, and kills a stalled one, which it then restarts like a
+ * dead one.
  *
  * The rule, one for every kind of process: a process is stalled when its beat has not changed
  * for

@@ -9,7 +9,6 @@
 #include "games/game.h"
 #include "mcts/mcts.h"
 #include "base/az_assert.h"
-#include "infer/control.h"
 #include "base/nvtx.h"
 #include "base/rng.h"
 #include "base/util.h"
@@ -239,7 +238,7 @@ static int finish_game(struct worker *w, struct wgame *gm, float v_final)
 			(*(v > 0 ? &w->st.first_wins : v < 0 ? &w->st.first_losses
 						     : &w->st.first_draws))++;
 		/* Relaxed: this worker alone plays game number gm->number; azrun reads the hash
-		 * after reaping it (infer/control.h). */
+		 * after reaping it (run/control.h). */
 		if (gm->number < AZ_CTL_ARENA_HASHES)
 			atomic_store_explicit(&w->ctl->arena_hash[gm->number],
 					      gm->moves_hash ? gm->moves_hash : 1,
@@ -386,7 +385,7 @@ static int lockstep_drain(struct worker *w, struct az_wait *wait)
 		if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
 			return rc;
 		az_worker_heartbeat(w); /* waiting on the inference process is not a stall of ours */
-		/* Acquire: pairs with azrun's release store of phase_stop. */
+		/* P1': pairs with P1 in az_phase_stop (run/control.h). */
 		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
 			return 1;
 		rc = drain_results(w, 0);
@@ -460,13 +459,14 @@ static void sort_u32(uint32_t *x, uint32_t n)
  * its tree is in cache, into a ring that has just been emptied. Then the ready list: games that
  * need a visit without an answer (a move due with nothing in flight, a full ring). Games still
  * waiting for answers are not looked at. Under lockstep answered games go on the ready list
- * too and it is visited in index order, which makes the passes those of worker_loop_scan()
- * exactly. */
+ * too and it is visited in index order: every answer is in before a pass ends
+ * (lockstep_drain), so every pass visits every active game, in the same order whatever the
+ * inference process's timing. */
 static int worker_loop(struct worker *w)
 {
 	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
 	while (w->nactive > 0) {
-		/* Acquire: pairs with azrun's release store of phase_stop (nothing else rides on it). */
+		/* P1': pairs with P1 in az_phase_stop (run/control.h); nothing else rides on it. */
 		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
 			break;
 		int n = drain_results(w, !w->cfg->lockstep);
@@ -496,40 +496,6 @@ static int worker_loop(struct worker *w)
 	return 0;
 }
 
-/* The reference loop the ready list replaced, kept for the test that both play the same games
- * under lockstep (tests/tools/test_deterministic.sh; AZ_WORKER_SCHEDULE=scan selects it): every
- * pass visits every game, submits, then drains. */
-static int worker_loop_scan(struct worker *w)
-{
-	struct az_wait wait = {.spin = w->cfg->spin, .timeout_us = 100000};
-	uint32_t active;
-	do {
-		/* Acquire: pairs with azrun's release store of phase_stop (nothing else rides on it). */
-		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
-			break;
-		int progressed = 0;
-		active = 0;
-		for (uint32_t i = 0; i < w->ngames; i++) {
-			struct wgame *gm = &w->games[i];
-			if (!gm->active)
-				continue;
-			int rc = visit_game(w, gm, i);
-			if (rc < 0)
-				return rc;
-			progressed |= rc;
-			active += (uint32_t)gm->active;
-		}
-		int n = drain_results(w, 0);
-		if (n < 0)
-			return n;
-		progressed |= n > 0;
-		int rc = pass_end(w, &wait, progressed);
-		if (rc != 0)
-			return rc < 0 ? rc : 0;
-	} while (active > 0);
-	return 0;
-}
-
 int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32_t id,
 		  enum az_worker_mode mode, uint32_t iteration, const char *replay_path)
 {
@@ -553,8 +519,7 @@ int az_worker_run(const struct az_worker_params *cfg, struct az_seg *seg, uint32
 		if (w.games[i].active)
 			mark_ready(&w, i);
 	}
-	const char *sched = getenv("AZ_WORKER_SCHEDULE");
-	rc = sched && strcmp(sched, "scan") == 0 ? worker_loop_scan(&w) : worker_loop(&w);
+	rc = worker_loop(&w);
 	if (w.cache) {
 		struct az_evalcache_stats st;
 		az_evalcache_stats(w.cache, &st);

@@ -8,8 +8,8 @@
 
 #include "games/game.h"
 #include "mcts/mcts.h"
-#include "infer/control.h"
 #include "base/rng.h"
+#include "run/control.h"
 #include "shm/slot.h"
 #include "run/evalcache.h"
 #include "run/roles.h"
@@ -39,7 +39,7 @@ struct wgame {
 struct worker {
 	const struct az_worker_params *cfg;
 	const struct az_game *g;
-	struct az_ctl_shm *ctl;
+	struct az_run_ctl_shm *ctl;
 	struct az_ring ring;
 	struct az_slot_layout lay;
 	enum az_worker_mode mode;
@@ -59,7 +59,7 @@ struct worker {
 	 * ring was full), each once (wgame.queued); work[] holds the pass being visited. */
 	uint32_t *ready, *work;
 	uint32_t nready;
-	/* This worker's counters (infer/control.h's struct az_ctl_worker, which st mirrors, with
+	/* This worker's counters (run/control.h's struct az_ctl_worker, which st mirrors, with
 	 * the totals of a predecessor this process replaced): counted here, stored to the
 	 * worker's own lines of the control area by publish_stats(). */
 	struct {
@@ -83,7 +83,7 @@ struct worker {
 	/* Generation of each model slot for this process's lifetime: azrun changes a model only
 	 * between phases, and a phase's workers are forked after its models are loaded. */
 	uint32_t gen[AZ_MODEL_SLOTS];
-	uint64_t beat; /* this worker's heartbeat (infer/control.h), continued from a predecessor */
+	uint64_t beat; /* this worker's heartbeat (run/control.h), continued from a predecessor */
 };
 
 /* Set w up for worker id of a phase (mode, iteration) on segment seg: counters loaded from the

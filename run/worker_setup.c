@@ -59,7 +59,7 @@ void az_worker_publish_stats(struct worker *w)
  * supervisor's watchdog restarts a worker whose beat stops (run/supervise.c). */
 void az_worker_heartbeat(struct worker *w)
 {
-	/* Relaxed: liveness only, it orders nothing (infer/control.h). */
+	/* Relaxed: liveness only, it orders nothing (run/control.h). */
 	atomic_store_explicit(&w->ctl->worker[w->id].beat, ++w->beat, memory_order_relaxed);
 }
 
@@ -82,7 +82,7 @@ static int drain_stale(struct worker *w)
 		if (rc < 0 && rc != -ETIMEDOUT && rc != -EAGAIN)
 			return rc;
 		az_worker_heartbeat(w);
-		/* Acquire: pairs with azrun's release store of phase_stop (nothing else rides on it). */
+		/* P1': pairs with P1 in az_phase_stop (run/control.h); nothing else rides on it. */
 		if (atomic_load_explicit(&w->ctl->phase_stop, memory_order_acquire))
 			return 1;
 	}
@@ -146,7 +146,7 @@ int az_worker_setup(struct worker *w, const struct az_worker_params *cfg, struct
 		return rc; /* 1: the phase was stopped before this worker started playing */
 	w->ngames = cfg->games_per_worker;
 	if (cfg->workers > 0) {
-		/* Relaxed: set by azrun before the fork (infer/control.h). */
+		/* Relaxed: set by the supervisor before the fork (run/control.h). */
 		uint64_t target = atomic_load_explicit(&w->ctl->games_target, memory_order_relaxed);
 		uint64_t share = (target + cfg->workers - 1) / cfg->workers;
 		if (share > 0 && share < w->ngames)
@@ -171,10 +171,11 @@ int az_worker_setup(struct worker *w, const struct az_worker_params *cfg, struct
 		w->pend_key = calloc(w->ring.capacity, sizeof(*w->pend_key));
 		if (!w->pend_key)
 			return -ENOMEM;
-		/* Acquire: pairs with C1 in azrun (supervise.c); the value only tags entries. */
+		/* C1': pairs with C1 in the supervisor (infer/control.h); the value only tags
+		 * entries. */
 		for (int s = 0; s < AZ_MODEL_SLOTS; s++)
-			w->gen[s] =
-				atomic_load_explicit(&w->ctl->model_gen[s], memory_order_acquire);
+			w->gen[s] = atomic_load_explicit(&w->ctl->infer.model_gen[s],
+							 memory_order_acquire);
 	}
 	/* Two moves' worth of fresh nodes (each simulation adds at most A children). */
 	uint64_t tn = 2ull * cfg->sims * w->g->actions;

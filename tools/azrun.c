@@ -92,8 +92,8 @@ static int prepare_dir(const struct az_config *c, int had_lock)
 	if (rc < 0)
 		return rc;
 	rc = az_rundir_create_locked(c->out, err, sizeof(err));
-	if (rc < 0) {
-		fprintf(stderr, "azrun: %s\n", err);
+	if (rc < 0) { /* -EBUSY: another azrun has it; otherwise --out cannot be made */
+		fprintf(stderr, "azrun: %s%s\n", rc == -EBUSY ? "" : "--out: ", err);
 		return -EINVAL;
 	}
 	if (err[0])
@@ -123,7 +123,10 @@ static int check_first(const struct az_config *c, const struct az_game *g,
 {
 	char err[1024];
 	if (c->resume && az_run_check_resume(r, err, sizeof(err)) < 0) {
-		fprintf(stderr, "azrun: %s\n", err);
+		long k = r->check.problems;
+		fprintf(stderr, "azrun: %s (%ld problem%s: azrun verify --out %s lists %s, azrun "
+			"repair --out %s sets aside or rebuilds what it can)\n", err, k,
+			az_plural(k), c->out, k == 1 ? "it" : "them", c->out);
 		return 2;
 	}
 	if (c->resume && r->completed >= c->iterations && !r->check.repairs) {
@@ -196,7 +199,12 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 		az_log("azrun: stopped after %u completed iteration%s: %s; what is complete is "
 		       "intact and --resume --out %s continues", r->completed, az_plural(r->completed),
 		       rc == -ECHILD ? "a process failed (see above)"
-		       : rc == -EDOM ? "training diverged (see above)" : strerror(-rc), c->out);
+		       : rc == -EDOM ? "training diverged (see above; lower --lr)" : strerror(-rc),
+		       c->out);
+		if (r->damage_seen)
+			az_log("azrun: %ld damaged file%s met on the way (see above): azrun verify "
+			       "--out %s names them, azrun repair --out %s sets them aside",
+			       r->damage_seen, az_plural(r->damage_seen), c->out, c->out);
 		return 1;
 	}
 	if (r->damage_seen) {
@@ -206,6 +214,9 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 		       az_plural(r->damage_seen), c->out, c->out);
 		return 1;
 	}
+	if (r->time_limited)
+		az_info("azrun: stopped at --time-limit; --resume --out %s --time-limit LONGER "
+			"continues", c->out);
 	char took[32];
 	az_format_duration(az_now() - t0, took, sizeof(took));
 	if (r->first > 1) /* resumed: this azrun ran iterations first..completed */
@@ -284,8 +295,10 @@ static int mpi_main(int argc, char **argv)
 	const struct az_game *g;
 	char options[256];
 	int rank, size, st = -1;
-	if (az_mpi_init(&argc, &argv, &rank, &size) < 0)
+	if (az_mpi_init(&argc, &argv, &rank, &size) < 0) {
+		fprintf(stderr, "azrun: --mpi: MPI_Init failed (start it with mpirun or srun)\n");
 		return 1;
+	}
 	if (rank == 0) {
 		st = configure(&cfg, argc, argv);
 		if (st < 0 && cfg.workers > AZ_MPI_MAX_WORKERS) {

@@ -293,7 +293,8 @@ int az_subcommand_open_run(int argc, char **argv, void (*help)(void), const char
 		return 2; /* not a run directory: bad input */
 	}
 	if (ri->damaged[0]) { /* never show numbers read from a damaged state.json */
-		fprintf(stderr, "azrun %s: %s\n", argv[0], ri->damaged);
+		fprintf(stderr, "azrun %s: %s (azrun repair --out %s rebuilds it)\n", argv[0],
+			ri->damaged, *dir);
 		az_run_info_free(ri);
 		return 1; /* damage, as verify reports it */
 	}

@@ -70,6 +70,8 @@ int az_verify_main(int argc, char **argv)
 		printf(", %ld leftover%s of an iteration that never committed (--resume rolls %s "
 		       "back or completes %s)", t.repairs, az_plural(t.repairs),
 		       t.repairs == 1 ? "it" : "them", t.repairs == 1 ? "it" : "them");
+	if (t.problems) /* the way out the messages above leave to the tool */
+		printf("; azrun repair --out %s sets aside or rebuilds what it can", out);
 	printf("\n");
 	return t.problems ? 1 : 0;
 }

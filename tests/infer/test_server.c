@@ -168,7 +168,7 @@ static void produce_and_check(struct az_seg *seg, const struct expect *e)
 }
 
 /* Publish the checkpoint as model 0 and wait for the server's acknowledgement. */
-static void serve_model(struct az_ctl_shm *ctl, const char *path)
+static void serve_model(struct az_infer_ctl_shm *ctl, const char *path)
 {
 	double t0 = now_s();
 
@@ -319,7 +319,7 @@ static char *run_server(const struct az_model *m, const struct expect *e, const 
 
 	az_slot_layout_init(&l, D, A);
 	struct az_seg_params sp = { .nrings = NRINGS, .capacity = CAPACITY, .slot_bytes = l.bytes,
-				    .ctl_bytes = (uint32_t)sizeof(struct az_ctl_shm) };
+				    .ctl_bytes = (uint32_t)sizeof(struct az_infer_ctl_shm) };
 
 	(void)m;
 	az_seg_name(name, sizeof(name), "test-server");
@@ -340,7 +340,7 @@ static char *run_server(const struct az_model *m, const struct expect *e, const 
 		_exit(az_infer_serve(&seg, &ic) < 0 ? 1 : 0);
 	}
 	close(fds[1]);
-	struct az_ctl_shm *ctl = az_seg_ctl(&seg);
+	struct az_infer_ctl_shm *ctl = az_seg_ctl(&seg);
 
 	serve_model(ctl, ckpt);
 	produce_and_check(&seg, e);
@@ -431,7 +431,7 @@ static void test_serve_deadline_max(void **state)
 	(void)state;
 	az_slot_layout_init(&l, D, A);
 	struct az_seg_params sp = { .nrings = 1, .capacity = CAPACITY, .slot_bytes = l.bytes,
-				    .ctl_bytes = (uint32_t)sizeof(struct az_ctl_shm) };
+				    .ctl_bytes = (uint32_t)sizeof(struct az_infer_ctl_shm) };
 	az_seg_name(name, sizeof(name), "test-server-deadline");
 	assert_int_equal(az_seg_create(&seg, name, &sp), 0);
 	struct az_infer_config ic = { .backend = AZ_BACKEND_CPU, .features = D, .actions = A,
@@ -486,7 +486,7 @@ static void test_serve_preferred_batch(void **state)
 	server_max_batch = 8;
 	standin_limit = 8;
 	log = run_server(f.m, f.e, f.ckpt, &async_ops_prefer4);
-	assert_non_null(strstr(log, "batches of up to 8 (--max-batch)"));
+	assert_non_null(strstr(log, "batches of up to 8 (as configured)"));
 	server_max_batch = 16;
 	standin_limit = 0;
 	fx_teardown(&f);

@@ -242,7 +242,9 @@ grep -q '"positions": 559' "$T/tg.json" || fail "azeval on K3 labels"
 	2> /dev/null || fail "--time-limit run failed"
 n1=$(wc -l < "$T/tl/metrics.jsonl")
 [ "$n1" -ge 1 ] && [ "$n1" -lt 200 ] || fail "--time-limit 2s ran $n1 iterations"
-grep -q "time limit reached" "$T/tl/azrun.log" || fail "no time-limit log line"
+grep -q "run: time limit reached" "$T/tl/azrun.log" || fail "no time-limit log line"
+grep -q "azrun: stopped at --time-limit; --resume --out $T/tl --time-limit LONGER continues" \
+	"$T/tl/azrun.log" || fail "no advice after the time limit"
 "$AZRUN" status --out "$T/tl" | grep -q "^time limit: .* of 2.0s used" ||
 	fail "status shows no time limit: $("$AZRUN" status --out "$T/tl")"
 "$AZRUN" --resume --out "$T/tl" --time-limit 2s --quiet 2> /dev/null || fail "resume at the limit"

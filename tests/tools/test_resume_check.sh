@@ -35,6 +35,9 @@ damage() {
 	[ $rc -eq 2 ] || { cat "$T/r.err"; fail "$name: resume exit $rc, want 2"; }
 	[ "$(wc -l < "$T/r.err")" -eq 1 ] || { cat "$T/r.err"; fail "$name: not one line"; }
 	grep -q -- "$says" "$T/r.err" || { cat "$T/r.err"; fail "$name: resume message unclear"; }
+	# the way out is azrun's to name (run/ reports the damage, tools/azrun.c the commands)
+	grep -q "^azrun: cannot resume: .*(1 problem: azrun verify --out $D lists it, azrun repair \
+--out $D " "$T/r.err" || { cat "$T/r.err"; fail "$name: resume names no verify and repair"; }
 	snap "$D" | diff -q - "$T/before" > /dev/null || fail "$name: resume changed the directory"
 	echo "damage refused: $name"
 }

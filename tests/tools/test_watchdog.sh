@@ -47,7 +47,7 @@ w=$(child $pid az-worker-0) || fail "no worker started"
 sleep 1
 kill -STOP "$w"
 t0=$SECONDS
-wait_log "watchdog: worker 0 (pid $w) made no progress" 40 || {
+wait_log "supervisor: watchdog: worker 0 (pid $w) made no progress" 40 || {
 	kill -CONT "$w"; cat "$T/err.log" "$LOG"; fail "the stopped worker was not noticed"; }
 kill -CONT "$w" 2>/dev/null # it is dead already (SIGKILL); harmless
 echo "worker stall noticed after $((SECONDS - t0)) s"
@@ -61,11 +61,11 @@ kill -STOP "$s"
 t0=$SECONDS
 sleep 1
 w=$(child $pid az-worker-1) && kill -9 "$w"
-wait_log "watchdog: the inference process (pid $s) made no progress" 40 || {
+wait_log "supervisor: watchdog: the inference process (pid $s) made no progress" 40 || {
 	kill -CONT "$s"; cat "$T/err.log" "$LOG"; fail "the stopped inference process was not noticed"; }
 kill -CONT "$s" 2>/dev/null
 echo "inference stall noticed after $((SECONDS - t0)) s"
-wait_log "restarted the inference process" 10 || fail "the inference process was not restarted"
+wait_log "supervisor: restarted the inference process" 10 || fail "the inference process was not restarted"
 
 wait $pid || { cat "$T/err.log" "$LOG"; fail "azrun did not complete after the stalls"; }
 grep -q "Connection timed out" "$T/err.log" "$LOG" && fail "a worker gave up on the inference process"
