@@ -348,7 +348,7 @@ int az_ckpt_save(const char *path, const struct az_model *m, char *err, size_t e
 	if (ckpt_find_nonfinite(m, t, (uint32_t)n, &bad_t, &bad_i)) {
 		/* A diverged network is never written: nothing could load it (see load). */
 		az_set_err(err, errlen, "checkpoint %s: not saved: tensor %s holds a non-finite "
-			"value (NaN or infinity) at element %zu; training diverged (lower --lr)",
+			"value (NaN or infinity) at element %zu; training diverged (a lower learning rate may help)",
 			path, t[bad_t].name, bad_i);
 		rc = -EINVAL;
 		goto err_tensors;
