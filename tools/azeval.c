@@ -462,6 +462,38 @@ static int write_tactics(const struct eval_opts *o, const char *path)
 	return 0;
 }
 
+/* --mistakes: the labels cache is --labels, else the one az_c4_labels_path() picks. */
+int azeval_labels_path(const struct eval_opts *o, char *path, size_t n)
+{
+	if (o->labels) {
+		snprintf(path, n, "%s", o->labels);
+		return 0;
+	}
+	if (az_c4_labels_path(o->positions, path, n) < 0) {
+		fprintf(stderr, "azeval: cannot open %s: %s\n", o->positions, strerror(ENOENT));
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* The end of --mistakes, after the labels were saved (saved, err) and closed. */
+int azeval_labels_done(const struct eval_opts *o, const char *path, int saved, const char *err,
+		       int rc, char *where, size_t n)
+{
+	if (saved < 0)
+		fprintf(stderr, "azeval: %s\n", err);
+	if (rc < 0) {
+		fprintf(stderr, "azeval: evaluation failed: %s\n", strerror(-rc));
+		return 1;
+	}
+	if (o->json)
+		snprintf(where, n, saved < 0 ? "null" : "\"%s\"", path);
+	else
+		snprintf(where, n, saved < 0 ? "labels not saved (%s unwritable)" :
+			 "labels cached in %s", path);
+	return 0;
+}
+
 /* --mistakes: AlphaZero.jl's mistake rate of the agent's moves on o->positions, with the
  * solver's labels cached (eval/c4_labels.h). Returns 0, or the exit status after a message. */
 static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
@@ -472,12 +504,8 @@ static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 	struct az_tree *tree;
 	long mistakes = 0, n, lost = 0;
 	int rc;
-	if (o->labels)
-		snprintf(path, sizeof(path), "%s", o->labels);
-	else if (az_c4_labels_path(o->positions, path, sizeof(path)) < 0) {
-		fprintf(stderr, "azeval: cannot open %s: %s\n", o->positions, strerror(ENOENT));
+	if (azeval_labels_path(o, path, sizeof(path)) < 0)
 		return 2;
-	}
 	if ((rc = az_c4_labels_open(o->positions, path, o->limit, &l, err, sizeof(err))) < 0) {
 		fprintf(stderr, "azeval: %s\n", err);
 		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
@@ -504,19 +532,9 @@ static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 	/* Save what was solved even when the evaluation failed: it stays valid. */
 	int saved = az_c4_labels_save(l, err, sizeof(err));
 	az_c4_labels_close(l);
-	if (saved < 0)
-		fprintf(stderr, "azeval: %s\n", err);
-	if (rc < 0) {
-		fprintf(stderr, "azeval: evaluation failed: %s\n", strerror(-rc));
-		return 1;
-	}
-	/* where the labels are kept, or (the save failed, said above) that they are not */
 	char where[4200];
-	if (o->json)
-		snprintf(where, sizeof(where), saved < 0 ? "null" : "\"%s\"", path);
-	else
-		snprintf(where, sizeof(where), saved < 0 ? "labels not saved (%s unwritable)" :
-			 "labels cached in %s", path);
+	if (azeval_labels_done(o, path, saved, err, rc, where, sizeof(where)))
+		return 1;
 	if (o->json)
 		printf("{\"positions\": %ld, \"lost_positions\": %ld, \"mistakes\": %ld, "
 		       "\"mistake_rate\": %.6f, \"sims\": %ld, \"labels\": %s}\n", n, lost,

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/c4_labels.h"
 #include "eval/tangled_labels.h"
 #include "games/tangled/tangled.h"
 #include "games/tangled/tangled_solve.h"
@@ -89,12 +88,8 @@ int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 	struct az_tree *tree;
 	long mistakes = 0, n, lost = 0, unsolved = 0, scored = 0;
 	int rc;
-	if (o->labels)
-		snprintf(path, sizeof(path), "%s", o->labels);
-	else if (az_c4_labels_path(o->positions, path, sizeof(path)) < 0) {
-		fprintf(stderr, "azeval: cannot open %s: %s\n", o->positions, strerror(ENOENT));
+	if (azeval_labels_path(o, path, sizeof(path)) < 0)
 		return 2;
-	}
 	if ((rc = tangled_solver(o, &s)) != 0)
 		return rc;
 	if ((rc = az_tangled_labels_open(o->positions, path, key, o->limit, s, &l, err,
@@ -132,19 +127,10 @@ int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 	int saved = az_tangled_labels_save(l, err, sizeof(err));
 	az_tangled_labels_close(l);
 	az_tangled_solver_destroy(s);
-	if (saved < 0)
-		fprintf(stderr, "azeval: %s\n", err);
-	if (rc < 0) {
-		fprintf(stderr, "azeval: evaluation failed: %s\n", strerror(-rc));
-		return 1;
-	}
 	double rate = scored ? (double)mistakes / (double)scored : 0.0;
 	char where[4200];
-	if (o->json)
-		snprintf(where, sizeof(where), saved < 0 ? "null" : "\"%s\"", path);
-	else
-		snprintf(where, sizeof(where), saved < 0 ? "labels not saved (%s unwritable)" :
-			 "labels cached in %s", path);
+	if (azeval_labels_done(o, path, saved, err, rc, where, sizeof(where)))
+		return 1;
 	if (o->json && scored)
 		printf("{\"positions\": %ld, \"lost_positions\": %ld, \"mistakes\": %ld, "
 		       "\"mistake_rate\": %.6f, \"unsolved\": %ld, \"sims\": %ld, \"labels\": "
