@@ -500,7 +500,7 @@ static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 			 const struct az_mcts_params *mp)
 {
 	char path[4096], err[600];
-	struct az_c4_labels *l;
+	struct az_labels *l;
 	struct az_tree *tree;
 	long mistakes = 0, n, lost = 0;
 	int rc;
@@ -510,28 +510,28 @@ static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		fprintf(stderr, "azeval: %s\n", err);
 		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
 	}
-	n = az_c4_labels_count(l);
+	n = az_labels_count(l);
 	if (n == 0) {
 		fprintf(stderr, "azeval: %s holds no positions\n", o->positions);
-		az_c4_labels_close(l);
+		az_labels_close(l);
 		return 2;
 	}
-	if (az_tree_create(c->g, mp, az_c4_labels_state(l, 0), &tree) < 0) {
-		az_c4_labels_close(l);
+	if (az_tree_create(c->g, mp, az_labels_state(l, 0), &tree) < 0) {
+		az_labels_close(l);
 		return 1;
 	}
 	for (long i = 0; i < n && rc == 0; i++) {
-		int a = agent_move(c, tree, az_c4_labels_state(l, i), (uint32_t)o->sims), keeps, v;
-		rc = a < 0 ? a : az_c4_labels_outcome(l, i, &v);
+		int a = agent_move(c, tree, az_labels_state(l, i), (uint32_t)o->sims), keeps, v;
+		rc = a < 0 ? a : az_labels_outcome(l, i, &v);
 		if (rc == 0)
-			rc = az_c4_labels_keeps(l, i, a, &keeps);
+			rc = az_labels_keeps(l, i, a, &keeps);
 		mistakes += rc == 0 && !keeps;
 		lost += rc == 0 && v < 0;
 	}
 	az_tree_destroy(tree);
 	/* Save what was solved even when the evaluation failed: it stays valid. */
-	int saved = az_c4_labels_save(l, err, sizeof(err));
-	az_c4_labels_close(l);
+	int saved = az_labels_save(l, err, sizeof(err));
+	az_labels_close(l);
 	char where[4200];
 	if (azeval_labels_done(o, path, saved, err, rc, where, sizeof(where)))
 		return 1;
