@@ -32,19 +32,19 @@ int az_c4_bench_check(const char *dir, long positions, char *err, size_t errlen)
 		return -ENOENT;
 	}
 	for (int s = 0; s < AZ_C4_BENCH_PONS; s++) {
-		struct az_c4_labels *l;
+		struct az_labels *l;
 		snprintf(src, sizeof(src), "%s/Test_%s", dir, az_c4_bench_names[s]);
 		/* No cache: only the positions are read (an empty path opens nothing). */
 		int odd = stat(src, &sb) == 0 && !S_ISREG(sb.st_mode);
 		int rc = odd ? -EINVAL : az_c4_labels_open(src, "", positions, &l, e, sizeof(e));
 		if (odd)
 			snprintf(e, sizeof(e), "%s: not a regular file", src);
-		if (rc == 0 && az_c4_labels_count(l) == 0) {
+		if (rc == 0 && az_labels_count(l) == 0) {
 			snprintf(e, sizeof(e), "%s holds no positions", src);
 			rc = -EINVAL;
 		}
 		if (rc == 0)
-			az_c4_labels_close(l);
+			az_labels_close(l);
 		if (rc < 0) {
 			snprintf(err, errlen, "--bench %s: %s; the folder must hold Pascal Pons' sets "
 				 "Test_L1_R1 ... Test_L3_R1 (as ../shared/data/connect4)", dir, e);
@@ -54,13 +54,13 @@ int az_c4_bench_check(const char *dir, long positions, char *err, size_t errlen)
 	return 0;
 }
 
-long az_c4_bench_mistakes(struct az_c4_labels *l, long n, az_eval_fn fn, void *ctx,
+long az_c4_bench_mistakes(struct az_labels *l, long n, az_eval_fn fn, void *ctx,
 			  struct az_tree *t, uint32_t sims)
 {
 	long mistakes = 0;
-	for (long i = 0; i < n && i < az_c4_labels_count(l); i++) {
-		int keeps, a = az_eval_move(c4, fn, ctx, t, sims, az_c4_labels_state(l, i));
-		int rc = a < 0 ? a : az_c4_labels_keeps(l, i, a, &keeps);
+	for (long i = 0; i < n && i < az_labels_count(l); i++) {
+		int keeps, a = az_eval_move(c4, fn, ctx, t, sims, az_labels_state(l, i));
+		int rc = a < 0 ? a : az_labels_keeps(l, i, a, &keeps);
 		if (rc < 0)
 			return rc;
 		mistakes += !keeps;
@@ -68,12 +68,12 @@ long az_c4_bench_mistakes(struct az_c4_labels *l, long n, az_eval_fn fn, void *c
 	return mistakes;
 }
 
-int az_c4_bench_label(struct az_c4_labels *l, long n, void (*tick)(void *arg, long i),
+int az_c4_bench_label(struct az_labels *l, long n, void (*tick)(void *arg, long i),
 		      void *arg)
 {
-	for (long i = 0; i < n && i < az_c4_labels_count(l); i++) {
+	for (long i = 0; i < n && i < az_labels_count(l); i++) {
 		for (int c = 0, keeps; c < 7; c++) {
-			int rc = az_c4_labels_keeps(l, i, c, &keeps);
+			int rc = az_labels_keeps(l, i, c, &keeps);
 			if (rc < 0 && rc != -EINVAL) /* -EINVAL: a full column */
 				return rc;
 		}
@@ -126,7 +126,7 @@ static void step(struct bench *b, long k)
 /* Labelling in progress: the first benchmark of a run may solve for minutes. */
 struct labelling {
 	struct bench *b;
-	struct az_c4_labels *l;
+	struct az_labels *l;
 	double saved; /* az_now() of the last save */
 	int solved;   /* something was solved and saved on the way */
 };
@@ -140,8 +140,8 @@ static void label_tick(void *arg, long i)
 	step(lb->b, 1);
 	if (az_now() - lb->saved >= LABEL_SAVE_S) {
 		lb->saved = az_now();
-		lb->solved |= az_c4_labels_dirty(lb->l);
-		az_c4_labels_save(lb->l, (char[600]){0}, 600); /* failures: the final save says */
+		lb->solved |= az_labels_dirty(lb->l);
+		az_labels_save(lb->l, (char[600]){0}, 600); /* failures: the final save says */
 	}
 }
 
@@ -161,7 +161,7 @@ static void store(struct bench *b, int s, long n, long policy, long agent)
 static int pons_set(struct bench *b, int s)
 {
 	char src[PATH_LEN], cache[PATH_LEN], shared[PATH_LEN], e[600];
-	struct az_c4_labels *l;
+	struct az_labels *l;
 	snprintf(src, sizeof(src), "%s/Test_%s", b->p->dir, az_c4_bench_names[s]);
 	snprintf(cache, sizeof(cache), "%s/Test_%s.labels", b->p->work, az_c4_bench_names[s]);
 	int rc = az_c4_labels_open(src, cache, b->p->positions, &l, e, sizeof(e));
@@ -172,23 +172,23 @@ static int pons_set(struct bench *b, int s)
 	int have_shared = az_c4_labels_path(src, shared, sizeof(shared)) == 0 &&
 			  strcmp(shared, cache) != 0;
 	if (have_shared)
-		az_c4_labels_merge(l, shared);
-	long n = az_c4_labels_count(l) < b->p->positions ? az_c4_labels_count(l)
+		az_labels_merge(l, shared);
+	long n = az_labels_count(l) < b->p->positions ? az_labels_count(l)
 							   : b->p->positions;
 	struct labelling lb = {.b = b, .l = l, .saved = az_now()};
 	e[0] = '\0';
-	rc = az_c4_labels_save(l, e, sizeof(e)); /* what the machine's cache taught */
+	rc = az_labels_save(l, e, sizeof(e)); /* what the machine's cache taught */
 	if (rc == 0)
 		rc = az_c4_bench_label(l, n, label_tick, &lb);
-	int solved = rc == 0 && (lb.solved || az_c4_labels_dirty(l));
+	int solved = rc == 0 && (lb.solved || az_labels_dirty(l));
 	if (rc == 0)
-		rc = az_c4_labels_save(l, e, sizeof(e));
+		rc = az_labels_save(l, e, sizeof(e));
 	/* Best effort: a machine cache that cannot be written only loses the sharing. */
 	if (rc == 0 && solved && have_shared)
-		az_c4_labels_save_as(l, shared, (char[600]){0}, 600);
+		az_labels_save_as(l, shared, (char[600]){0}, 600);
 	long pm = rc < 0 ? rc : az_c4_bench_mistakes(l, n, b->fn, b->ctx, NULL, 0);
 	long am = pm < 0 ? pm : az_c4_bench_mistakes(l, n, b->fn, b->ctx, b->tree, b->p->sims);
-	az_c4_labels_close(l);
+	az_labels_close(l);
 	if (am < 0) {
 		if (!e[0])
 			snprintf(e, sizeof(e), "%s", strerror((int)-am));

@@ -56,15 +56,15 @@ int az_c4_bench_check(const char *dir, long positions, char *err, size_t errlen)
 /* Mistakes of an agent over the first n positions of l: the moves (az_eval_move: raw policy
  * when t is NULL, else t's search at sims) that do not keep the position's outcome. Positions
  * the side to move has lost count (no move is a mistake there), as in AlphaZero.jl. Labels
- * missing from l are solved (az_c4_labels_keeps). Returns the count, or a negative errno of
+ * missing from l are solved (az_labels_keeps). Returns the count, or a negative errno of
  * fn, the search or the solver. */
-long az_c4_bench_mistakes(struct az_c4_labels *l, long n, az_eval_fn fn, void *ctx,
+long az_c4_bench_mistakes(struct az_labels *l, long n, az_eval_fn fn, void *ctx,
 			  struct az_tree *t, uint32_t sims);
 
 /* Solve every legal move of the first n positions of l that the labels do not know yet, so
  * that later benchmarks solve nothing; tick (may be NULL) after each position. Returns 0 or
  * the solver's negative errno. */
-int az_c4_bench_label(struct az_c4_labels *l, long n, void (*tick)(void *arg, long i),
+int az_c4_bench_label(struct az_labels *l, long n, void (*tick)(void *arg, long i),
 		      void *arg);
 
 /* Read the first `limit` (0: all) positions of a tactical-set file (az_c4_tactics_write's

@@ -52,273 +52,55 @@ int az_c4_labels_path(const char *src, char *out, size_t n)
 	return k < 0 || (size_t)k >= n ? -ENAMETOOLONG : 0;
 }
 
-/* mkdir -p of the folder that holds `path`. */
-static int make_parent(const char *path)
+/* The labels' solver (eval/eval_impl.h), made on the first question the cache cannot answer. */
+static int c4_create(void **ctx)
 {
-	char buf[PATH_MAX];
-	char *slash;
+	struct az_c4_solver *s;
+	int rc = az_c4_solver_create(22, &s);
 
-	snprintf(buf, sizeof(buf), "%s", path);
-	slash = strrchr(buf, '/');
-	if (!slash || slash == buf)
-		return 0;
-	*slash = '\0';
-	return az_mkdir_p(buf);
-}
-
-struct entry {
-	char *moves;    /* the position's move string, as in the source */
-	uint8_t state[24];
-	int8_t outcome; /* -1, 0, +1; AZ_EVAL_LABEL_UNKNOWN until known */
-	char keeps[8];  /* per column: '+' keeps the outcome, 'x' changes it, '?' unknown, '-' full */
-};
-
-struct az_c4_labels {
-	char path[PATH_MAX];
-	struct entry *e;
-	long n;
-	int dirty;
-	struct az_c4_solver *solver; /* created on the first question the cache cannot answer */
-};
-
-static int entry_add(struct az_c4_labels *l, long *cap, const char *moves, const void *state,
-		     int outcome)
-{
-	struct entry *e;
-
-	if (l->n == *cap) {
-		long c = *cap ? 2 * *cap : 1024;
-
-		e = realloc(l->e, (size_t)c * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		l->e = e;
-		*cap = c;
-	}
-	e = &l->e[l->n];
-	if (!(e->moves = strdup(moves)))
-		return -ENOMEM;
-	memcpy(e->state, state, sizeof(e->state));
-	e->outcome = (int8_t)outcome;
-	memset(e->keeps, '?', 7);
-	e->keeps[7] = '\0';
-	for (int c = 0; c < 7; c++)
-		if (c4->parse_action(state, (char[2]){(char)('1' + c), '\0'}) < 0)
-			e->keeps[c] = '-';
-	l->n++;
-	return 0;
-}
-
-/* Take what the cache knows about entry i from one cache line, if its moves match. */
-static void merge_line(struct entry *e, const char *line)
-{
-	char moves[AZ_POSITIONS_LINE_MAX + 2], keeps[16];
-	int outcome;
-
-	az_eval_first_field(line, moves, sizeof(moves));
-	if (strcmp(moves, e->moves) != 0 ||
-	    sscanf(line, "%*s %d %15s", &outcome, keeps) != 2 || outcome < -1 || outcome > 1 ||
-	    strlen(keeps) != 7 || (e->outcome != AZ_EVAL_LABEL_UNKNOWN && e->outcome != outcome))
-		return;
-	for (int c = 0; c < 7; c++)
-		if ((keeps[c] == '+' || keeps[c] == 'x') && e->keeps[c] == '?')
-			e->keeps[c] = keeps[c];
-	e->outcome = (int8_t)outcome;
-}
-
-/* az_eval_read_source's add for az_c4_labels_open: arg is a struct opening. */
-struct opening {
-	struct az_c4_labels *l;
-	long cap;
-};
-
-static int open_add(void *arg, const char *moves, const struct az_position *pos)
-{
-	struct opening *o = arg;
-
-	/* A score in the file (Pons' sets) gives the outcome; else it is solved. */
-	return entry_add(o->l, &o->cap, moves, pos->state, pos->has_score ?
-			 (pos->score > 0) - (pos->score < 0) : AZ_EVAL_LABEL_UNKNOWN);
-}
-
-int az_c4_labels_open(const char *src, const char *cache, long limit, struct az_c4_labels **out,
-		      char *err, size_t errlen)
-{
-	char line[AZ_POSITIONS_LINE_MAX + 2];
-	struct az_c4_labels *l = calloc(1, sizeof(*l));
-	struct opening o = {.l = l};
-	long i = 0;
-	FILE *f;
-	int rc;
-
-	if (!l)
-		return -ENOMEM;
-	snprintf(l->path, sizeof(l->path), "%s", cache);
-	rc = az_eval_read_source(c4, src, limit, open_add, &o, err, errlen);
-	if (rc == 0 && (f = fopen(cache, "r"))) {
-		/* Line i of the cache describes position i when the moves match; others are
-		 * ignored (the source changed) and rewritten on save. */
-		while (i < l->n && fgets(line, sizeof(line), f))
-			merge_line(&l->e[i++], line);
-		fclose(f);
-	}
-	if (rc < 0) {
-		az_c4_labels_close(l);
-		return rc;
-	}
-	*out = l;
-	return 0;
-}
-
-long az_c4_labels_count(const struct az_c4_labels *l)
-{
-	return l->n;
-}
-
-const void *az_c4_labels_state(const struct az_c4_labels *l, long i)
-{
-	return l->e[i].state;
-}
-
-static int need_solver(struct az_c4_labels *l)
-{
-	return l->solver ? 0 : az_c4_solver_create(22, &l->solver);
-}
-
-int az_c4_labels_outcome(struct az_c4_labels *l, long i, int *outcome)
-{
-	struct entry *e = &l->e[i];
-	int rc, v;
-
-	if (e->outcome == AZ_EVAL_LABEL_UNKNOWN) {
-		if ((rc = need_solver(l)) < 0 || (rc = az_c4_solver_outcome(l->solver, e->state,
-									     &v)) < 0)
-			return rc;
-		e->outcome = (int8_t)v;
-		l->dirty = 1;
-	}
-	*outcome = e->outcome;
-	return 0;
-}
-
-int az_c4_labels_keeps(struct az_c4_labels *l, long i, int col, int *keeps)
-{
-	struct entry *e = &l->e[i];
-	uint8_t child[AZ_GAME_STATE_MAX];
-	int rc, o, at_least;
-	float v;
-
-	if (col < 0 || col > 6 || e->keeps[col] == '-')
-		return -EINVAL;
-	if (e->keeps[col] == '?') {
-		if ((rc = az_c4_labels_outcome(l, i, &o)) < 0)
-			return rc;
-		az_game_after(c4, e->state, col, child);
-		if (o < 0) {
-			at_least = 0; /* nothing can lose a lost position further */
-		} else if (c4->terminal(child, &v)) {
-			at_least = v < 0 ? 0 : o > 0; /* the mover won; or a full board, a draw */
-		} else {
-			/* The move keeps a win when the opponent's score is <= -1 (not >= 0), a
-			 * draw when it is <= 0 (not >= 1). */
-			if ((rc = need_solver(l)) < 0 ||
-			    (rc = az_c4_solver_at_least(l->solver, child, o > 0 ? 0 : 1,
-							&at_least)) < 0)
-				return rc;
-		}
-		e->keeps[col] = at_least ? 'x' : '+';
-		l->dirty = 1;
-	}
-	*keeps = e->keeps[col] == '+';
-	return 0;
-}
-
-int az_c4_labels_dirty(const struct az_c4_labels *l)
-{
-	return l->dirty;
-}
-
-int az_c4_labels_merge(struct az_c4_labels *l, const char *cache)
-{
-	char line[AZ_POSITIONS_LINE_MAX + 2];
-	long learned = 0;
-	FILE *f = fopen(cache, "r");
-
-	if (!f)
-		return 0;
-	for (long i = 0; i < l->n && fgets(line, sizeof(line), f); i++) {
-		struct entry before = l->e[i];
-
-		merge_line(&l->e[i], line);
-		learned += memcmp(before.keeps, l->e[i].keeps, sizeof(before.keeps)) != 0 ||
-			   before.outcome != l->e[i].outcome;
-	}
-	fclose(f);
-	l->dirty |= learned > 0;
-	return (int)(learned < INT_MAX ? learned : INT_MAX);
-}
-
-/* Write l's labels to path (temporary name, then rename). */
-static int save_to(const struct az_c4_labels *l, const char *path, char *err, size_t errlen)
-{
-	char tmp[PATH_MAX + 32];
-	FILE *f;
-	int bad = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	if (make_parent(path) < 0 || !(f = fopen(tmp, "w"))) {
-		snprintf(err, errlen, "cannot write the labels cache %s: %s", tmp, strerror(errno));
-		return -EIO;
-	}
-	for (long i = 0; i < l->n; i++) {
-		const struct entry *e = &l->e[i];
-
-		/* Not asked yet (unknown outcome): a line merge_line() skips. */
-		bad |= az_eval_write_label(f, e->moves, e->outcome, e->keeps) < 0;
-	}
-	/* Lines of the old cache beyond ours (opened with a smaller limit): kept, so that a
-	 * --limit or a smaller --bench-positions never forgets what a larger one learned. */
-	FILE *old = fopen(path, "r");
-	char line[AZ_POSITIONS_LINE_MAX + 2];
-	for (long i = 0; old && fgets(line, sizeof(line), old); i++)
-		if (i >= l->n)
-			bad |= fputs(line, f) < 0;
-	if (old)
-		fclose(old);
-	if (fclose(f) != 0 || bad || rename(tmp, path) < 0) {
-		snprintf(err, errlen, "cannot write the labels cache %s: %s", path,
-			 strerror(errno));
-		unlink(tmp);
-		return -EIO;
-	}
-	return 0;
-}
-
-int az_c4_labels_save(struct az_c4_labels *l, char *err, size_t errlen)
-{
-	if (!l->dirty)
-		return 0;
-	int rc = save_to(l, l->path, err, errlen);
 	if (rc == 0)
-		l->dirty = 0;
+		*ctx = s;
 	return rc;
 }
 
-int az_c4_labels_save_as(const struct az_c4_labels *l, const char *path, char *err,
-			 size_t errlen)
+static int c4_outcome(void *ctx, const void *state, int *v)
 {
-	return save_to(l, path, err, errlen);
+	return az_c4_solver_outcome(ctx, state, v);
 }
 
-void az_c4_labels_close(struct az_c4_labels *l)
+static int c4_worse(void *ctx, const void *child, int o, int *worse)
 {
-	if (!l)
-		return;
-	for (long i = 0; i < l->n; i++)
-		free(l->e[i].moves);
-	free(l->e);
-	az_c4_solver_destroy(l->solver);
-	free(l);
+	float v;
+
+	if (o < 0) {
+		*worse = 0; /* nothing can lose a lost position further */
+		return 0;
+	}
+	if (c4->terminal(child, &v)) {
+		*worse = v < 0 ? 0 : o > 0; /* the mover won; or a full board, a draw */
+		return 0;
+	}
+	/* The move keeps a win when the opponent's score is <= -1 (not >= 0), a draw when it is
+	 * <= 0 (not >= 1). */
+	return az_c4_solver_at_least(ctx, child, o > 0 ? 0 : 1, worse);
+}
+
+static void c4_destroy(void *ctx)
+{
+	az_c4_solver_destroy(ctx);
+}
+
+static const struct az_labels_solver c4_solver = {c4_create, c4_outcome, c4_worse, c4_destroy};
+
+int az_c4_labels_open(const char *src, const char *cache, long limit, struct az_labels **out,
+		      char *err, size_t errlen)
+{
+	/* The scores of Pons' sets give the outcomes; lines of the cache beyond the positions read
+	 * are kept (eval/c4_labels.h). */
+	const struct az_labels_spec p = {.g = c4, .solver = &c4_solver, .keep_tail = 1,
+					 .scores = 1};
+
+	return az_labels_open(&p, src, cache, limit, out, err, errlen);
 }
 
 long az_c4_tactics_write(const char *path, enum az_c4_tactic kind, long count,

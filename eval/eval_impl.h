@@ -60,4 +60,38 @@ int az_eval_read_source(const struct az_game *g, const char *src, long limit,
  * fprintf failed. */
 int az_eval_write_label(FILE *f, const char *moves, int outcome, const char *keeps);
 
+/* ---- labels.c: the labels caches' core (eval/labels.h), for their openers c4_labels.c and
+ * tangled_labels.c ---- */
+
+struct az_labels;
+
+/* What a labels cache asks of its game's exact solver. create (NULL: the solver is the
+ * opener's, borrowed) makes it on the first question the cache cannot answer; destroy frees
+ * what create made, at az_labels_close. outcome: *v, state's outcome for the side to move (-1,
+ * 0, +1). worse: *worse, whether the move to child changes its parent's outcome o (whether the
+ * opponent at child gets at least 1 - o). Each returns 0 or a negative errno. */
+struct az_labels_solver {
+	int (*create)(void **ctx);
+	int (*outcome)(void *ctx, const void *state, int *v);
+	int (*worse)(void *ctx, const void *child, int o, int *worse);
+	void (*destroy)(void *ctx);
+};
+
+/* What sets one game's labels cache apart. */
+struct az_labels_spec {
+	const struct az_game *g;
+	const struct az_labels_solver *solver;
+	void *ctx;          /* the solver when solver->create is NULL (borrowed), else NULL */
+	const char *header; /* the cache file's first line, without its newline (NULL: none) */
+	int keep_tail;      /* a save keeps the lines of the old file beyond the positions read */
+	int scores;         /* a position's score in src gives its outcome (else it is solved) */
+};
+
+/* Read the first `limit` positions (0: all) of positions file src of game p->g and what the
+ * cache file `cache` (may not exist; with p->header, only when its first line is that) knows
+ * about them. Returns 0 with *out (az_labels_close() it), -EINVAL (bad line: message in err
+ * with file and line), -ENOENT, -EIO or -ENOMEM. */
+int az_labels_open(const struct az_labels_spec *p, const char *src, const char *cache, long limit,
+		   struct az_labels **out, char *err, size_t errlen);
+
 #endif

@@ -21,231 +21,35 @@
 
 #define HEADER "# tangled-labels 1 "
 
-struct entry {
-	char *moves;
-	uint8_t *state;
-	int8_t outcome; /* -1, 0, +1, or AZ_EVAL_LABEL_UNKNOWN */
-	char *keeps;    /* A characters and a NUL */
-};
-
-struct az_tangled_labels {
-	const struct az_game *g;
-	struct az_tangled_solver *s;
-	char path[PATH_MAX];
-	char key[512];
-	struct entry *e;
-	long n;
-	int dirty;
-};
-
-static int entry_add(struct az_tangled_labels *l, long *cap, const char *moves,
-		     const uint8_t *state)
+static int tangled_outcome(void *ctx, const void *state, int *v)
 {
-	const struct az_game *g = l->g;
-	uint8_t mask[AZ_GAME_ACTIONS_MAX];
-	struct entry *e;
-
-	if (l->n == *cap) {
-		long c = *cap ? 2 * *cap : 256;
-
-		e = realloc(l->e, (size_t)c * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		l->e = e;
-		*cap = c;
-	}
-	e = &l->e[l->n];
-	e->moves = strdup(moves);
-	e->state = malloc(g->state_bytes);
-	e->keeps = malloc(g->actions + 1);
-	if (!e->moves || !e->state || !e->keeps) {
-		free(e->moves);
-		free(e->state);
-		free(e->keeps);
-		return -ENOMEM;
-	}
-	memcpy(e->state, state, g->state_bytes);
-	e->outcome = AZ_EVAL_LABEL_UNKNOWN;
-	g->legal(state, mask);
-	for (uint32_t a = 0; a < g->actions; a++)
-		e->keeps[a] = mask[a] ? '?' : '-';
-	e->keeps[g->actions] = '\0';
-	l->n++;
-	return 0;
+	return az_tangled_solve(ctx, state, v);
 }
 
-/* What a cache line knows about e, when its moves match. */
-static void merge_line(const struct az_game *g, struct entry *e, const char *line)
+static int tangled_worse(void *ctx, const void *child, int o, int *worse)
 {
-	char moves[AZ_POSITIONS_LINE_MAX + 2], out[8], keeps[AZ_GAME_ACTIONS_MAX + 2];
-	int outcome = AZ_EVAL_LABEL_UNKNOWN;
-
-	az_eval_first_field(line, moves, sizeof(moves));
-	if (strcmp(moves, e->moves) != 0 ||
-	    sscanf(line, "%*s %7s %513s", out, keeps) != 2 || strlen(keeps) != g->actions)
-		return;
-	if (strcmp(out, "?") != 0) {
-		if (sscanf(out, "%d", &outcome) != 1 || outcome < -1 || outcome > 1)
-			return;
-		e->outcome = (int8_t)outcome;
-	}
-	for (uint32_t a = 0; a < g->actions; a++)
-		if ((keeps[a] == '+' || keeps[a] == 'x') && e->keeps[a] == '?' &&
-		    outcome != AZ_EVAL_LABEL_UNKNOWN)
-			e->keeps[a] = keeps[a];
+	/* the move changes o when the opponent then gets at least 1 - o */
+	return az_tangled_solve_at_least(ctx, child, 1 - o, worse);
 }
 
-static void read_cache(struct az_tangled_labels *l)
-{
-	char line[AZ_POSITIONS_LINE_MAX + 2];
-	FILE *f = fopen(l->path, "r");
-	size_t hl = strlen(HEADER);
-
-	if (!f)
-		return;
-	/* only labels of the same game configuration count */
-	if (fgets(line, sizeof(line), f) && strncmp(line, HEADER, hl) == 0 &&
-	    strcspn(line + hl, "\n") == strlen(l->key) &&
-	    strncmp(line + hl, l->key, strlen(l->key)) == 0)
-		for (long i = 0; i < l->n && fgets(line, sizeof(line), f); i++)
-			merge_line(l->g, &l->e[i], line);
-	fclose(f);
-}
-
-/* az_eval_read_source's add for az_tangled_labels_open: arg is a struct opening. */
-struct opening {
-	struct az_tangled_labels *l;
-	long cap;
-};
-
-static int open_add(void *arg, const char *moves, const struct az_position *pos)
-{
-	struct opening *o = arg;
-
-	return entry_add(o->l, &o->cap, moves, pos->state);
-}
+/* The solver is the caller's (borrowed): no create or destroy. */
+static const struct az_labels_solver tangled_solver = {NULL, tangled_outcome, tangled_worse,
+						       NULL};
 
 int az_tangled_labels_open(const char *src, const char *cache, const char *key, long limit,
-			   struct az_tangled_solver *s, struct az_tangled_labels **out, char *err,
+			   struct az_tangled_solver *s, struct az_labels **out, char *err,
 			   size_t errlen)
 {
-	struct az_tangled_labels *l;
-	struct opening o;
-	int rc;
+	const struct az_game *g = az_tangled_game();
+	char header[600];
 
-	if (!az_tangled_game())
+	if (!g)
 		return -EINVAL;
-	if (!(l = calloc(1, sizeof(*l))))
-		return -ENOMEM;
-	l->g = az_tangled_game();
-	l->s = s;
-	snprintf(l->path, sizeof(l->path), "%s", cache);
-	snprintf(l->key, sizeof(l->key), "%s", key);
-	o = (struct opening){.l = l};
-	rc = az_eval_read_source(l->g, src, limit, open_add, &o, err, errlen);
-	if (rc < 0) {
-		az_tangled_labels_close(l);
-		return rc;
-	}
-	read_cache(l);
-	*out = l;
-	return 0;
-}
+	snprintf(header, sizeof(header), "%s%s", HEADER, key);
+	const struct az_labels_spec p = {.g = g, .solver = &tangled_solver, .ctx = s,
+					 .header = header};
 
-long az_tangled_labels_count(const struct az_tangled_labels *l)
-{
-	return l->n;
-}
-
-const void *az_tangled_labels_state(const struct az_tangled_labels *l, long i)
-{
-	return l->e[i].state;
-}
-
-int az_tangled_labels_outcome(struct az_tangled_labels *l, long i, int *outcome)
-{
-	struct entry *e = &l->e[i];
-	int rc, v;
-
-	if (e->outcome == AZ_EVAL_LABEL_UNKNOWN) {
-		if ((rc = az_tangled_solve(l->s, e->state, &v)) < 0)
-			return rc;
-		e->outcome = (int8_t)v;
-		l->dirty = 1;
-	}
-	*outcome = e->outcome;
-	return 0;
-}
-
-int az_tangled_labels_keeps(struct az_tangled_labels *l, long i, int a, int *keeps)
-{
-	struct entry *e = &l->e[i];
-	uint8_t child[AZ_GAME_STATE_MAX];
-	int rc, o, worse;
-
-	if (a < 0 || (uint32_t)a >= l->g->actions || e->keeps[a] == '-')
-		return -EINVAL;
-	if (e->keeps[a] == '?') {
-		if ((rc = az_tangled_labels_outcome(l, i, &o)) < 0)
-			return rc;
-		az_game_after(l->g, e->state, a, child);
-		/* the move changes o when the opponent then gets at least 1 - o */
-		if ((rc = az_tangled_solve_at_least(l->s, child, 1 - o, &worse)) < 0)
-			return rc;
-		e->keeps[a] = worse ? 'x' : '+';
-		l->dirty = 1;
-	}
-	*keeps = e->keeps[a] == '+';
-	return 0;
-}
-
-int az_tangled_labels_save(struct az_tangled_labels *l, char *err, size_t errlen)
-{
-	char tmp[PATH_MAX + 32], dir[PATH_MAX];
-	char *slash;
-	FILE *f;
-	int bad = 0;
-
-	if (!l->dirty)
-		return 0;
-	snprintf(dir, sizeof(dir), "%s", l->path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		az_mkdir_p(dir);
-	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", l->path, (long)getpid());
-	if (!(f = fopen(tmp, "w"))) {
-		snprintf(err, errlen, "cannot write the labels cache %s: %s", tmp, strerror(errno));
-		return -EIO;
-	}
-	bad |= fprintf(f, HEADER "%s\n", l->key) < 0;
-	for (long i = 0; i < l->n; i++) {
-		const struct entry *e = &l->e[i];
-
-		bad |= az_eval_write_label(f, e->moves, e->outcome, e->keeps) < 0;
-	}
-	if (fclose(f) != 0 || bad || rename(tmp, l->path) < 0) {
-		snprintf(err, errlen, "cannot write the labels cache %s: %s", l->path,
-			 strerror(errno));
-		unlink(tmp);
-		return -EIO;
-	}
-	l->dirty = 0;
-	return 0;
-}
-
-void az_tangled_labels_close(struct az_tangled_labels *l)
-{
-	if (!l)
-		return;
-	for (long i = 0; i < l->n; i++) {
-		free(l->e[i].moves);
-		free(l->e[i].state);
-		free(l->e[i].keeps);
-	}
-	free(l->e);
-	free(l);
+	return az_labels_open(&p, src, cache, limit, out, err, errlen);
 }
 
 /* ---- labelled sets from sampled games ---- */

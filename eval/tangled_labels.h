@@ -9,42 +9,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "eval/labels.h"
 #include "games/tangled/tangled_solve.h"
 
-/* The labels of one positions file: per position its outcome for the side to move (-1, 0, +1)
- * and, per action, whether playing it keeps that outcome, solved on demand and cached. The
- * cache file opens with the line "# tangled-labels 1 KEY" (KEY names the game's configuration:
- * labels of another graph, variant or adjudicator are ignored), then one line per position:
- *   <moves> <outcome or ?> <one character per action: '+' keeps, 'x' changes, '?' not solved,
- *   '-' illegal>
- * Lines whose moves do not match the source's are ignored and rewritten. */
-struct az_tangled_labels;
-
-/* Read the first `limit` positions (0: all) of positions file src (moves; scores and best moves
- * are not trusted: every label is solved) and what cache (may not exist) knows about them. The
- * solver s (borrowed, used by later calls) sets the budget of each solve. Returns 0, -EINVAL
- * (bad line: message in err with file and line), -ENOENT, -EIO or -ENOMEM. */
+/* The labels of one Tangled positions file (eval/labels.h), every one solved (scores and best
+ * moves in the file are not trusted). The cache file opens with the line
+ * "# tangled-labels 1 KEY" (KEY names the game's configuration: labels of another graph,
+ * variant or adjudicator are ignored).
+ *
+ * Read the first `limit` positions (0: all) of positions file src and what cache (may not
+ * exist) knows about them. The solver s (borrowed, used by later calls until az_labels_close)
+ * sets the budget of each solve: positions it cannot solve get -ETIMEDOUT from
+ * az_labels_outcome and az_labels_keeps. Returns 0 with *out, -EINVAL (Tangled not configured;
+ * bad line: message in err with file and line), -ENOENT, -EIO or -ENOMEM. */
 int az_tangled_labels_open(const char *src, const char *cache, const char *key, long limit,
-			   struct az_tangled_solver *s, struct az_tangled_labels **out, char *err,
+			   struct az_tangled_solver *s, struct az_labels **out, char *err,
 			   size_t errlen);
-void az_tangled_labels_close(struct az_tangled_labels *l);
-
-long az_tangled_labels_count(const struct az_tangled_labels *l);
-
-/* Position i's state (game state bytes), 0 <= i < count. */
-const void *az_tangled_labels_state(const struct az_tangled_labels *l, long i);
-
-/* Position i's outcome for the side to move. Returns 0, -ETIMEDOUT (the solver's budget ran out:
- * unsolved) or -ENOMEM. */
-int az_tangled_labels_outcome(struct az_tangled_labels *l, long i, int *outcome);
-
-/* Whether legal action a keeps position i's outcome (*keeps 0: a mistake; every move keeps a
- * loss). Returns 0, -EINVAL (illegal action), -ETIMEDOUT or -ENOMEM. */
-int az_tangled_labels_keeps(struct az_tangled_labels *l, long i, int a, int *keeps);
-
-/* Write the cache when something new was solved (temporary name, then rename). Returns 0 or
- * -EIO with a message in err. */
-int az_tangled_labels_save(struct az_tangled_labels *l, char *err, size_t errlen);
 
 /* A move chooser for az_tangled_labelled_write: policy[A] (any non-negative weights over the
  * legal moves) for state. Returns 0 or a negative errno. */

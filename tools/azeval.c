@@ -462,61 +462,79 @@ static int write_tactics(const struct eval_opts *o, const char *path)
 	return 0;
 }
 
-/* --mistakes: AlphaZero.jl's mistake rate of the agent's moves on o->positions, with the
- * solver's labels cached (eval/c4_labels.h). Returns 0, or the exit status after a message. */
-static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
-			 const struct az_mcts_params *mp)
+/* --mistakes: the labels cache is --labels, else the one az_c4_labels_path() picks. */
+int azeval_labels_path(const struct eval_opts *o, char *path, size_t n)
 {
-	char path[4096], err[600];
-	struct az_c4_labels *l;
-	struct az_tree *tree;
-	long mistakes = 0, n, lost = 0;
-	int rc;
-	if (o->labels)
-		snprintf(path, sizeof(path), "%s", o->labels);
-	else if (az_c4_labels_path(o->positions, path, sizeof(path)) < 0) {
+	if (o->labels) {
+		snprintf(path, n, "%s", o->labels);
+		return 0;
+	}
+	if (az_c4_labels_path(o->positions, path, n) < 0) {
 		fprintf(stderr, "azeval: cannot open %s: %s\n", o->positions, strerror(ENOENT));
-		return 2;
+		return -ENOENT;
 	}
-	if ((rc = az_c4_labels_open(o->positions, path, o->limit, &l, err, sizeof(err))) < 0) {
-		fprintf(stderr, "azeval: %s\n", err);
-		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
-	}
-	n = az_c4_labels_count(l);
-	if (n == 0) {
-		fprintf(stderr, "azeval: %s holds no positions\n", o->positions);
-		az_c4_labels_close(l);
-		return 2;
-	}
-	if (az_tree_create(c->g, mp, az_c4_labels_state(l, 0), &tree) < 0) {
-		az_c4_labels_close(l);
-		return 1;
-	}
-	for (long i = 0; i < n && rc == 0; i++) {
-		int a = agent_move(c, tree, az_c4_labels_state(l, i), (uint32_t)o->sims), keeps, v;
-		rc = a < 0 ? a : az_c4_labels_outcome(l, i, &v);
-		if (rc == 0)
-			rc = az_c4_labels_keeps(l, i, a, &keeps);
-		mistakes += rc == 0 && !keeps;
-		lost += rc == 0 && v < 0;
-	}
-	az_tree_destroy(tree);
-	/* Save what was solved even when the evaluation failed: it stays valid. */
-	int saved = az_c4_labels_save(l, err, sizeof(err));
-	az_c4_labels_close(l);
+	return 0;
+}
+
+/* The end of --mistakes, after the labels were saved (saved, err) and closed. */
+int azeval_labels_done(const struct eval_opts *o, const char *path, int saved, const char *err,
+		       int rc, char *where, size_t n)
+{
 	if (saved < 0)
 		fprintf(stderr, "azeval: %s\n", err);
 	if (rc < 0) {
 		fprintf(stderr, "azeval: evaluation failed: %s\n", strerror(-rc));
 		return 1;
 	}
-	/* where the labels are kept, or (the save failed, said above) that they are not */
-	char where[4200];
 	if (o->json)
-		snprintf(where, sizeof(where), saved < 0 ? "null" : "\"%s\"", path);
+		snprintf(where, n, saved < 0 ? "null" : "\"%s\"", path);
 	else
-		snprintf(where, sizeof(where), saved < 0 ? "labels not saved (%s unwritable)" :
+		snprintf(where, n, saved < 0 ? "labels not saved (%s unwritable)" :
 			 "labels cached in %s", path);
+	return 0;
+}
+
+/* --mistakes: AlphaZero.jl's mistake rate of the agent's moves on o->positions, with the
+ * solver's labels cached (eval/c4_labels.h). Returns 0, or the exit status after a message. */
+static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
+			 const struct az_mcts_params *mp)
+{
+	char path[4096], err[600];
+	struct az_labels *l;
+	struct az_tree *tree;
+	long mistakes = 0, n, lost = 0;
+	int rc;
+	if (azeval_labels_path(o, path, sizeof(path)) < 0)
+		return 2;
+	if ((rc = az_c4_labels_open(o->positions, path, o->limit, &l, err, sizeof(err))) < 0) {
+		fprintf(stderr, "azeval: %s\n", err);
+		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
+	}
+	n = az_labels_count(l);
+	if (n == 0) {
+		fprintf(stderr, "azeval: %s holds no positions\n", o->positions);
+		az_labels_close(l);
+		return 2;
+	}
+	if (az_tree_create(c->g, mp, az_labels_state(l, 0), &tree) < 0) {
+		az_labels_close(l);
+		return 1;
+	}
+	for (long i = 0; i < n && rc == 0; i++) {
+		int a = agent_move(c, tree, az_labels_state(l, i), (uint32_t)o->sims), keeps, v;
+		rc = a < 0 ? a : az_labels_outcome(l, i, &v);
+		if (rc == 0)
+			rc = az_labels_keeps(l, i, a, &keeps);
+		mistakes += rc == 0 && !keeps;
+		lost += rc == 0 && v < 0;
+	}
+	az_tree_destroy(tree);
+	/* Save what was solved even when the evaluation failed: it stays valid. */
+	int saved = az_labels_save(l, err, sizeof(err));
+	az_labels_close(l);
+	char where[4200];
+	if (azeval_labels_done(o, path, saved, err, rc, where, sizeof(where)))
+		return 1;
 	if (o->json)
 		printf("{\"positions\": %ld, \"lost_positions\": %ld, \"mistakes\": %ld, "
 		       "\"mistake_rate\": %.6f, \"sims\": %ld, \"labels\": %s}\n", n, lost,

@@ -44,6 +44,18 @@ struct eval_opts {
 	enum az_backend_kind kind;
 };
 
+/* --mistakes' labels cache into path (n bytes): --labels, else az_c4_labels_path() of
+ * --positions. Returns 0, or -ENOENT after a message (--positions cannot be resolved). */
+int azeval_labels_path(const struct eval_opts *o, char *path, size_t n);
+
+/* The end of --mistakes, once the labels cache was saved (saved: its result, err: its message)
+ * and closed, rc being the evaluation's result: says a failed save and a failed evaluation on
+ * stderr, and puts the report's last field into where (n bytes): the cache's path (--json: a
+ * JSON string), or, when the save failed, that it is not kept (--json: null). Returns 1 when
+ * the evaluation failed (the exit status: nothing to report), else 0. */
+int azeval_labels_done(const struct eval_opts *o, const char *path, int saved, const char *err,
+		       int rc, char *where, size_t n);
+
 /* --write-labelled F --uncoloured K on Tangled: --games N positions solved exactly, from random
  * games, or from the network's policy at --temperature when c is not NULL. 0, or 1/2 after a
  * message. */

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/c4_labels.h"
 #include "eval/tangled_labels.h"
 #include "games/tangled/tangled.h"
 #include "games/tangled/tangled_solve.h"
@@ -84,17 +83,13 @@ int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 				 const struct az_mcts_params *mp, const char *key)
 {
 	char path[4096], err[600];
-	struct az_tangled_labels *l;
+	struct az_labels *l;
 	struct az_tangled_solver *s;
 	struct az_tree *tree;
 	long mistakes = 0, n, lost = 0, unsolved = 0, scored = 0;
 	int rc;
-	if (o->labels)
-		snprintf(path, sizeof(path), "%s", o->labels);
-	else if (az_c4_labels_path(o->positions, path, sizeof(path)) < 0) {
-		fprintf(stderr, "azeval: cannot open %s: %s\n", o->positions, strerror(ENOENT));
+	if (azeval_labels_path(o, path, sizeof(path)) < 0)
 		return 2;
-	}
 	if ((rc = tangled_solver(o, &s)) != 0)
 		return rc;
 	if ((rc = az_tangled_labels_open(o->positions, path, key, o->limit, s, &l, err,
@@ -103,22 +98,22 @@ int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		az_tangled_solver_destroy(s);
 		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
 	}
-	n = az_tangled_labels_count(l);
-	rc = n == 0 ? -EINVAL : az_tree_create(c->g, mp, az_tangled_labels_state(l, 0), &tree);
+	n = az_labels_count(l);
+	rc = n == 0 ? -EINVAL : az_tree_create(c->g, mp, az_labels_state(l, 0), &tree);
 	if (rc < 0) {
 		if (n == 0)
 			fprintf(stderr, "azeval: %s holds no positions\n", o->positions);
-		az_tangled_labels_close(l);
+		az_labels_close(l);
 		az_tangled_solver_destroy(s);
 		return n == 0 ? 2 : 1;
 	}
 	for (long i = 0; i < n && rc == 0; i++) {
 		int a = az_eval_move(c->g, az_net_eval, &c->net.eval, tree, (uint32_t)o->sims,
-				     az_tangled_labels_state(l, i));
+				     az_labels_state(l, i));
 		int keeps = 1, v = 0;
-		rc = a < 0 ? a : az_tangled_labels_outcome(l, i, &v);
+		rc = a < 0 ? a : az_labels_outcome(l, i, &v);
 		if (rc == 0)
-			rc = az_tangled_labels_keeps(l, i, a, &keeps);
+			rc = az_labels_keeps(l, i, a, &keeps);
 		if (rc == -ETIMEDOUT) {
 			unsolved++;
 			rc = 0;
@@ -129,22 +124,13 @@ int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		lost += rc == 0 && v < 0;
 	}
 	az_tree_destroy(tree);
-	int saved = az_tangled_labels_save(l, err, sizeof(err));
-	az_tangled_labels_close(l);
+	int saved = az_labels_save(l, err, sizeof(err));
+	az_labels_close(l);
 	az_tangled_solver_destroy(s);
-	if (saved < 0)
-		fprintf(stderr, "azeval: %s\n", err);
-	if (rc < 0) {
-		fprintf(stderr, "azeval: evaluation failed: %s\n", strerror(-rc));
-		return 1;
-	}
 	double rate = scored ? (double)mistakes / (double)scored : 0.0;
 	char where[4200];
-	if (o->json)
-		snprintf(where, sizeof(where), saved < 0 ? "null" : "\"%s\"", path);
-	else
-		snprintf(where, sizeof(where), saved < 0 ? "labels not saved (%s unwritable)" :
-			 "labels cached in %s", path);
+	if (azeval_labels_done(o, path, saved, err, rc, where, sizeof(where)))
+		return 1;
 	if (o->json && scored)
 		printf("{\"positions\": %ld, \"lost_positions\": %ld, \"mistakes\": %ld, "
 		       "\"mistake_rate\": %.6f, \"unsolved\": %ld, \"sims\": %ld, \"labels\": "

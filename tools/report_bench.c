@@ -94,6 +94,59 @@ static void pct(FILE *f, double v)
 		fprintf(f, "%.0f", 100 * v);
 }
 
+/* ---- the benchmark table of the report page, in Markdown (md) or HTML ---- */
+
+/* The table's heading, its note (about: sentences, then where its data is) and the header
+ * row's first cell, "iteration". */
+static void table_open(FILE *f, int md, const char *about)
+{
+	if (md)
+		fprintf(f, "\n## Benchmark\n\n%s Data: [bench.tsv](bench.tsv).\n\n| iteration |",
+			about);
+	else
+		fprintf(f, "<h2>Benchmark</h2>\n<p>%s Data: <a href=\"bench.tsv\">bench.tsv</a>."
+			"</p>\n<table>\n<tr><th>iteration</th>", about);
+}
+
+/* One more header cell. */
+static void table_column(FILE *f, int md, const char *name)
+{
+	fprintf(f, md ? " %s |" : "<th>%s</th>", name);
+}
+
+/* The end of the header row of `columns` cells besides "iteration" (in Markdown, the
+ * alignment row follows). */
+static void table_head_end(FILE *f, int md, int columns)
+{
+	fputs(md ? "\n|---:|" : "</tr>\n", f);
+	for (int k = 0; md && k < columns; k++)
+		fputs("---:|", f);
+	if (md)
+		fputc('\n', f);
+}
+
+/* A body row opens with its iteration; each further cell starts with table_cell(). */
+static void table_row(FILE *f, int md, double iteration)
+{
+	fprintf(f, "%s%.0f", md ? "| " : "<tr><td>", iteration);
+}
+
+static void table_cell(FILE *f, int md)
+{
+	fputs(md ? " | " : "</td><td>", f);
+}
+
+static void table_row_end(FILE *f, int md)
+{
+	fputs(md ? " |\n" : "</td></tr>\n", f);
+}
+
+static void table_close(FILE *f, int md)
+{
+	if (!md)
+		fputs("</table>\n", f);
+}
+
 /* ---- Tangled (azrun --bench auto): bench.tsv is iteration, policy_u<K>..., agent_u<K>...,
  * vs_rollout, in percent, for the depths of the run's first benchmark ---- */
 
@@ -154,27 +207,23 @@ static void tangled_script(FILE *f, const struct az_run_info *ri)
 static void tangled_page(FILE *f, const struct az_run_info *ri, int md)
 {
 	const struct az_metric_row *d = tangled_first(ri);
-	const char *sep = md ? " | " : "</td><td>";
-	fputs(md ? "\n## Benchmark\n\nRaw policy / agent mistakes in percent per depth (uK: K "
-	      "uncoloured edges), and the agent's score against rollout MCTS. Data: "
-	      "[bench.tsv](bench.tsv).\n\n| iteration |"
-	      : "<h2>Benchmark</h2>\n<p>Raw policy / agent mistakes in percent per depth (uK: K "
-	      "uncoloured edges), and the agent's score against rollout MCTS. Data: <a "
-	      "href=\"bench.tsv\">bench.tsv</a>.</p>\n<table>\n<tr><th>iteration</th>", f);
-	for (int k = 0; k < d->bench_depths; k++)
-		fprintf(f, md ? " u%d |" : "<th>u%d</th>", d->bench_depth[k]);
-	fputs(md ? " vs rollout |\n|---:|" : "<th>vs rollout</th></tr>\n", f);
-	for (int k = 0; md && k <= d->bench_depths; k++)
-		fputs("---:|", f);
-	if (md)
-		fputc('\n', f);
+	char name[16];
+
+	table_open(f, md, "Raw policy / agent mistakes in percent per depth (uK: K uncoloured "
+		   "edges), and the agent's score against rollout MCTS.");
+	for (int k = 0; k < d->bench_depths; k++) {
+		snprintf(name, sizeof(name), "u%d", d->bench_depth[k]);
+		table_column(f, md, name);
+	}
+	table_column(f, md, "vs rollout");
+	table_head_end(f, md, d->bench_depths + 1);
 	for (size_t i = 0; i < ri->nrows; i++) {
 		const struct az_metric_row *r = &ri->rows[i];
 		if (!has_tangled(r))
 			continue;
-		fprintf(f, "%s%.0f", md ? "| " : "<tr><td>", r->iteration);
+		table_row(f, md, r->iteration);
 		for (int k = 0; k < d->bench_depths; k++) {
-			fputs(sep, f);
+			table_cell(f, md);
 			for (int agent = 0; agent < 2; agent++) {
 				double v = NAN;
 				for (int j = 0; j < r->bench_depths; j++)
@@ -185,12 +234,11 @@ static void tangled_page(FILE *f, const struct az_run_info *ri, int md)
 				pct(f, v);
 			}
 		}
-		fputs(sep, f);
+		table_cell(f, md);
 		pct(f, r->bench_vs_rollout);
-		fputs(md ? " |\n" : "</td></tr>\n", f);
+		table_row_end(f, md);
 	}
-	if (!md)
-		fputs("</table>\n", f);
+	table_close(f, md);
 }
 
 /* ---- both ---- */
@@ -258,7 +306,6 @@ void az_report_bench_script(FILE *f, const struct az_run_info *ri)
 
 void az_report_bench_page(FILE *f, const struct az_run_info *ri, int md, int with_plots)
 {
-	const char *sep = md ? " | " : "</td><td>";
 	size_t first, n = az_report_bench_plots(ri, &first);
 	if (!n)
 		return;
@@ -275,31 +322,23 @@ void az_report_bench_page(FILE *f, const struct az_run_info *ri, int md, int wit
 		tangled_page(f, ri, md);
 		return;
 	}
-	fputs(md ? "\n## Benchmark\n\nRaw policy / agent, in percent: mistakes on Pons' sets, "
-	      "successes on the tactical sets. Data: [bench.tsv](bench.tsv).\n\n| iteration |"
-	      : "<h2>Benchmark</h2>\n<p>Raw policy / agent, in percent: mistakes on Pons' sets, "
-	      "successes on the tactical sets. Data: <a href=\"bench.tsv\">bench.tsv</a>.</p>\n"
-	      "<table>\n<tr><th>iteration</th>", f);
+	table_open(f, md, "Raw policy / agent, in percent: mistakes on Pons' sets, successes on "
+		   "the tactical sets.");
 	for (int k = 0; k < AZ_RUN_BENCH_SETS; k++)
-		fprintf(f, md ? " %s |" : "<th>%s</th>", az_run_bench_sets[k].key);
-	fputs(md ? "\n|---:|" : "</tr>\n", f);
-	for (int k = 0; md && k < AZ_RUN_BENCH_SETS; k++)
-		fputs("---:|", f);
-	if (md)
-		fputc('\n', f);
+		table_column(f, md, az_run_bench_sets[k].key);
+	table_head_end(f, md, AZ_RUN_BENCH_SETS);
 	for (size_t i = 0; i < ri->nrows; i++) {
 		const struct az_metric_row *r = &ri->rows[i];
 		if (!has_bench(r))
 			continue;
-		fprintf(f, "%s%.0f", md ? "| " : "<tr><td>", r->iteration);
+		table_row(f, md, r->iteration);
 		for (int k = 0; k < AZ_RUN_BENCH_SETS; k++) {
-			fputs(sep, f);
+			table_cell(f, md);
 			pct(f, r->bench_policy[k]);
 			fputc('/', f);
 			pct(f, r->bench_agent[k]);
 		}
-		fputs(md ? " |\n" : "</td></tr>\n", f);
+		table_row_end(f, md);
 	}
-	if (!md)
-		fputs("</table>\n", f);
+	table_close(f, md);
 }

@@ -73,13 +73,13 @@ static void write_positions(const char *dir, char *src, size_t n)
 static void test_raw_policy_mistakes(void **unused)
 {
 	char dir[64], src[128], cache[128], err[256];
-	struct az_c4_labels *l;
+	struct az_labels *l;
 	(void)unused;
 	assert_int_equal(az_test_tmpdir_make(dir, sizeof(dir), "/tmp/az-c4b-XXXXXX", cache,
 					     sizeof(cache), "pos.labels"), 0);
 	write_positions(dir, src, sizeof(src));
 	assert_int_equal(az_c4_labels_open(src, cache, 0, &l, err, sizeof(err)), 0);
-	assert_int_equal(az_c4_labels_count(l), 3);
+	assert_int_equal(az_labels_count(l), 3);
 
 	struct fake right = {.trap = -1}, wrong = {.trap = -1};
 	fake_add(&right, "121212", 0);
@@ -96,30 +96,30 @@ static void test_raw_policy_mistakes(void **unused)
 	assert_int_equal(az_c4_bench_mistakes(l, 9, fake_eval, &wrong, NULL, 0), 2);
 
 	/* The labels solved on the way are cached: a fresh open knows them without solving. */
-	assert_int_equal(az_c4_labels_save(l, err, sizeof(err)), 0);
-	az_c4_labels_close(l);
+	assert_int_equal(az_labels_save(l, err, sizeof(err)), 0);
+	az_labels_close(l);
 	assert_int_equal(az_c4_labels_open(src, cache, 0, &l, err, sizeof(err)), 0);
-	assert_int_equal(az_c4_labels_dirty(l), 0);
+	assert_int_equal(az_labels_dirty(l), 0);
 	assert_int_equal(az_c4_bench_mistakes(l, 3, fake_eval, &wrong, NULL, 0), 2);
-	assert_int_equal(az_c4_labels_dirty(l), 0);
-	az_c4_labels_close(l);
+	assert_int_equal(az_labels_dirty(l), 0);
+	az_labels_close(l);
 
 	/* Saved from the first position only (a smaller limit): the other lines are kept. */
 	char *full = NULL, *after = NULL, other[128];
 	assert_int_equal(az_read_file(cache, &full, NULL), 0);
 	assert_int_equal(az_c4_labels_open(src, cache, 1, &l, err, sizeof(err)), 0);
-	assert_int_equal(az_c4_labels_count(l), 1);
-	assert_int_equal(az_c4_labels_save_as(l, cache, err, sizeof(err)), 0);
-	az_c4_labels_close(l);
+	assert_int_equal(az_labels_count(l), 1);
+	assert_int_equal(az_labels_save_as(l, cache, err, sizeof(err)), 0);
+	az_labels_close(l);
 	assert_int_equal(az_read_file(cache, &after, NULL), 0);
 	assert_string_equal(after, full);
 	/* A cache merged into labels opened without one teaches them everything it knows. */
 	snprintf(other, sizeof(other), "%s/none.labels", dir);
 	assert_int_equal(az_c4_labels_open(src, other, 0, &l, err, sizeof(err)), 0);
-	assert_int_equal(az_c4_labels_merge(l, cache), 3); /* each learned the moves asked */
-	assert_int_equal(az_c4_labels_dirty(l), 1);
-	assert_int_equal(az_c4_labels_merge(l, cache), 0);
-	az_c4_labels_close(l);
+	assert_int_equal(az_labels_merge(l, cache), 3); /* each learned the moves asked */
+	assert_int_equal(az_labels_dirty(l), 1);
+	assert_int_equal(az_labels_merge(l, cache), 0);
+	az_labels_close(l);
 	free(full);
 	free(after);
 	az_test_tmpdir_remove(dir);
