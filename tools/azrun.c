@@ -49,14 +49,11 @@ static void run_params(const struct az_config *c, const struct az_game *g, const
 	az_config_worker_params(c, &p->worker);
 	az_config_train_params(c, &p->train);
 	az_run_bench_params(c, &p->bench);
-	p->pipeline = (struct az_pipeline_params){
-		.rings = c->workers, .ring_capacity = c->ring_capacity, .seg_tag = "run",
-		.reap_stale = 1, .max_server_restarts = 8, .restart_window_s = 3600,
-		.eval_cache_shared_bytes = az_config_eval_cache_shared_bytes(c),
-		.infer = {.backend = c->backend, .features = g->features, .actions = g->actions,
-			  .max_batch = c->max_batch, .deadline_us = c->deadline_us, .spin = c->spin,
-			  .log_fd = STDERR_FILENO, .quiet = c->quiet,
-			  .log_line = infer_log_line}};
+	az_config_pipeline_params(c, g, "run", STDERR_FILENO, &p->pipeline);
+	p->pipeline.reap_stale = 1;
+	p->pipeline.max_server_restarts = 8;
+	p->pipeline.restart_window_s = 3600;
+	p->pipeline.infer.log_line = infer_log_line;
 	/* Hidden, for tests: the watchdog's floor in seconds (run/watchdog.h), so that a stop of a
 	 * few seconds is a stall; unset or not a positive number: the default. */
 	const char *wd = getenv("AZ_WATCHDOG_FLOOR_S");

@@ -25,6 +25,7 @@
 #include "infer/server.h"
 #include "mcts/mcts.h"
 #include "run/roles.h"
+#include "run/supervise.h"
 #include "run/rundir.h"
 #include "base/az_assert.h"
 #include "base/util.h"
@@ -809,6 +810,17 @@ int az_opts_search(const char *v, void *field)
 size_t az_config_eval_cache_shared_bytes(const struct az_config *c)
 {
 	return strcmp(c->eval_cache, "shared") == 0 ? (size_t)c->eval_cache_mb << 20 : 0;
+}
+
+void az_config_pipeline_params(const struct az_config *c, const struct az_game *g,
+			       const char *seg_tag, int log_fd, struct az_pipeline_params *pp)
+{
+	*pp = (struct az_pipeline_params){
+		.rings = c->workers, .ring_capacity = c->ring_capacity, .seg_tag = seg_tag,
+		.eval_cache_shared_bytes = az_config_eval_cache_shared_bytes(c),
+		.infer = {.backend = c->backend, .features = g->features, .actions = g->actions,
+			  .max_batch = c->max_batch, .deadline_us = c->deadline_us, .spin = c->spin,
+			  .log_fd = log_fd, .quiet = c->quiet}};
 }
 
 void az_config_train_params(const struct az_config *c, struct az_trainer_proc_params *tp)

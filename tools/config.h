@@ -129,6 +129,17 @@ struct az_trainer_proc_params;
 void az_config_worker_params(const struct az_config *c, struct az_worker_params *wp);
 void az_config_train_params(const struct az_config *c, struct az_trainer_proc_params *tp);
 
+/* The segment's and the inference process's parameters (run/supervise.h) from c, for game g:
+ * one ring per worker of c->ring_capacity slots, the shared evaluation cache, the backend and
+ * its batching (max_batch, deadline_us, spin). seg_tag names the segment (/az-<uid>-<pid>-<tag>,
+ * a static string); log_fd is where the inference process logs (-1: nowhere). Everything else
+ * (restarts, stale-segment reaping, the watchdog's floor, fixed_deadline, log_line) is 0: the
+ * caller adds what its role needs. azrun and azbench pipeline build theirs here, so a
+ * benchmark measures the pipeline azrun runs. */
+struct az_pipeline_params;
+void az_config_pipeline_params(const struct az_config *c, const struct az_game *g,
+			       const char *seg_tag, int log_fd, struct az_pipeline_params *pp);
+
 /* azrun's option table on f, a line per option as az_opts_dump() writes them (tools/options.h):
  * name, type, range, and the default --help shows (per game where they differ, "20 / 10 / 20";
  * "-" for none). */

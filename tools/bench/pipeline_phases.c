@@ -54,14 +54,11 @@ int az_pipeline_run_phase(const struct game_ctx *gc, enum az_worker_mode mode, i
 	pr.mode = mode;
 	pr.dir = dir;
 	az_config_worker_params(&pr.cfg, &pr.wp);
-	struct az_pipeline_params pp = {
-		.rings = cfg->workers, .ring_capacity = cfg->ring_capacity, .seg_tag = "phase",
-		.eval_cache_shared_bytes = az_config_eval_cache_shared_bytes(cfg),
-		.infer = {.backend = cfg->backend, .features = gc->g->features,
-			  .actions = gc->g->actions, .max_batch = cfg->max_batch,
-			  .deadline_us = cfg->deadline_us, .spin = cfg->spin,
-			  .fixed_deadline = (uint32_t)fixed,
-			  .log_fd = verbose ? STDERR_FILENO : -1}};
+	struct az_pipeline_params pp;
+
+	az_config_pipeline_params(cfg, gc->g, "phase", verbose ? STDERR_FILENO : -1, &pp);
+	pp.infer.quiet = 0;
+	pp.infer.fixed_deadline = (uint32_t)fixed;
 	uint64_t games = mode == AZ_WORKER_ARENA ? cfg->arena_games : cfg->games_per_iter;
 	int rc = az_pipeline_start(&pr.pl, &pp, gc->ckpt);
 	if (rc == 0 && mode == AZ_WORKER_ARENA)

@@ -60,13 +60,10 @@ static int bench_worker(struct az_phase *ph, uint32_t i)
 static int start_pipeline(struct pipe_run *pr, int verbose)
 {
 	const struct az_config *cfg = &pr->cfg;
-	struct az_pipeline_params pp = {
-		.rings = cfg->workers, .ring_capacity = cfg->ring_capacity, .seg_tag = "bench",
-		.eval_cache_shared_bytes = az_config_eval_cache_shared_bytes(cfg),
-		.infer = {.backend = cfg->backend, .features = pr->gc->g->features,
-			  .actions = pr->gc->g->actions, .max_batch = cfg->max_batch,
-			  .deadline_us = cfg->deadline_us, .spin = cfg->spin,
-			  .log_fd = verbose ? STDERR_FILENO : -1}};
+	struct az_pipeline_params pp;
+
+	az_config_pipeline_params(cfg, pr->gc->g, "bench", verbose ? STDERR_FILENO : -1, &pp);
+	pp.infer.quiet = 0;
 	int rc = az_pipeline_start(&pr->pl, &pp, pr->gc->ckpt);
 	if (rc < 0)
 		return rc;
