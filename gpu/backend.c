@@ -58,7 +58,7 @@ void az_cuda_slot_geom_init(struct az_cuda_slot_geom *g, uint32_t features, uint
 
 struct cpu_ctx {
 	struct az_model *models[AZ_BACKEND_MODELS];
-	/* AZ_CPU_GEMM_AVX512: each slot's weights packed at load (gpu/cpu_packed.h) */
+	/* AZ_CPU_GEMM_AVX512 / _BF16: each slot's weights packed at load (gpu/cpu_packed.h) */
 	struct az_packed packed[AZ_BACKEND_MODELS];
 	enum az_cpu_gemm gemm;
 	struct az_acts acts;
@@ -92,8 +92,8 @@ static int cpu_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
 		ret = az_model_create(a, &c->models[i]);
 		if (ret)
 			goto err_destroy;
-		if (c->gemm == AZ_CPU_GEMM_AVX512) {
-			ret = az_packed_create(c->models[i], &c->packed[i]);
+		if (az_cpu_gemm_packed(c->gemm)) {
+			ret = az_packed_create(c->models[i], c->gemm, &c->packed[i]);
 			if (ret)
 				goto err_destroy;
 		}
@@ -117,7 +117,7 @@ static int cpu_load(void *ctx, uint32_t model, const struct az_model *m)
 	memcpy(dst->params, m->params, dst->n_params * sizeof(float));
 	memcpy(dst->game, m->game, sizeof(dst->game));
 	dst->iteration = m->iteration;
-	if (c->gemm == AZ_CPU_GEMM_AVX512)
+	if (az_cpu_gemm_packed(c->gemm))
 		az_packed_update(dst, &c->packed[model]);
 	return 0;
 }
@@ -128,7 +128,7 @@ static int cpu_forward(void *ctx, uint32_t model, uint32_t batch, const float *x
 	struct cpu_ctx *c = ctx;
 	const struct az_model *m = c->models[model];
 
-	az_model_forward_packed(m, c->gemm == AZ_CPU_GEMM_AVX512 ? &c->packed[model] : NULL, batch,
+	az_model_forward_packed(m, az_cpu_gemm_packed(c->gemm) ? &c->packed[model] : NULL, batch,
 				x, &c->acts);
 	memcpy(logits, c->acts.logits, (size_t)batch * m->arch.actions * sizeof(float));
 	memcpy(value, c->acts.value, (size_t)batch * sizeof(float));
@@ -140,15 +140,16 @@ static void cpu_describe(void *ctx, char *buf, size_t len)
 	const struct cpu_ctx *c = ctx;
 
 	snprintf(buf, len, "%s",
-		 c->gemm == AZ_CPU_GEMM_AVX512 ? "AVX-512 packed-weight kernels"
-					       : "OpenBLAS sgemm");
+		 c->gemm == AZ_CPU_GEMM_BF16	 ? "AVX-512 packed-weight kernels, bf16 weights"
+		 : c->gemm == AZ_CPU_GEMM_AVX512 ? "AVX-512 packed-weight kernels"
+						 : "OpenBLAS sgemm");
 }
 
 static uint32_t cpu_preferred_batch(void *ctx)
 {
 	const struct cpu_ctx *c = ctx;
 
-	return c->gemm == AZ_CPU_GEMM_AVX512 ? AZ_CPU_PACKED_BATCH : 0;
+	return az_cpu_gemm_packed(c->gemm) ? AZ_CPU_PACKED_BATCH : 0;
 }
 
 const struct az_backend_ops az_backend_cpu_ops = {
@@ -412,7 +413,7 @@ int az_stage_softmax_ok(uint32_t actions)
 {
 	enum az_cpu_gemm kind;
 
-	return az_cpu_gemm_select(&kind) == 0 && kind == AZ_CPU_GEMM_AVX512 &&
+	return az_cpu_gemm_select(&kind) == 0 && az_cpu_gemm_packed(kind) &&
 	       actions <= AZ_PACKED_SOFTMAX_MAX;
 }
 

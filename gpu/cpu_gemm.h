@@ -11,23 +11,33 @@
 
 #include "net/model.h"
 
-/* Which kernel az_packed_linear() uses: AZ_CPU_GEMM_BLAS means "none, call OpenBLAS". */
+/* Which kernel az_packed_linear() uses: AZ_CPU_GEMM_BLAS means "none, call OpenBLAS";
+ * AZ_CPU_GEMM_BF16 is the inference backend's bf16 weights (fp32 accumulation) on the
+ * AVX-512 kernels, whose fp32 form every other user of the packed kernels (the trainer, the
+ * softmax) keeps. */
 enum az_cpu_gemm {
 	AZ_CPU_GEMM_BLAS = 0,
 	AZ_CPU_GEMM_AVX512 = 1,
+	AZ_CPU_GEMM_BF16 = 2,
 };
 
 /* The kernel the cpu backend uses on this machine: the environment's AZ_CPU_GEMM ("auto", the
- * default, "blas" or "avx512") against what the CPU can run (AVX-512F with OS support, from
- * cpuid and xgetbv through __builtin_cpu_supports). Returns 0 with *kind set; -EINVAL for an
- * unknown AZ_CPU_GEMM; -ENOTSUP for "avx512" on a CPU without it. */
+ * default, "blas", "avx512" or "bf16") against what the CPU can run (AVX-512F, and for bf16
+ * AVX512_BF16, with OS support, from cpuid and xgetbv through __builtin_cpu_supports). auto is
+ * avx512 where the CPU has AVX-512F, else blas (bf16 only when asked for: docs/cpu.md).
+ * Returns 0 with *kind set; -EINVAL for an unknown AZ_CPU_GEMM; -ENOTSUP for "avx512" or
+ * "bf16" on a CPU without it. */
 int az_cpu_gemm_select(enum az_cpu_gemm *kind);
+
+/* 1 when kind runs the AVX-512 packed kernels (avx512 and bf16): the trainer's fp32 packed
+ * path and the vector softmax are open to it. */
+int az_cpu_gemm_packed(enum az_cpu_gemm kind);
 
 /* The message for an az_cpu_gemm_select() error (-EINVAL or -ENOTSUP), naming the variable
  * and its value, into buf (snprintf rules). */
 int az_cpu_gemm_error(int err, char *buf, size_t len);
 
-/* "blas" or "avx512" (static storage). */
+/* "blas", "avx512" or "bf16" (static storage). */
 const char *az_cpu_gemm_name(enum az_cpu_gemm kind);
 
 /* One packed weight matrix: W[out, in] (PyTorch layout, row-major) as ceil(out / 32) panels,
@@ -39,14 +49,21 @@ struct az_packed_mat {
 	size_t offset; /* of W in the model's params, in floats: the forward pass's key */
 	uint32_t out, in;
 	uint32_t conv_c; /* C of a 3x3 convolution (tap-major columns), 0 for a dense layer */
-	float *w;        /* 64-byte aligned, inside az_packed.buf */
+	float *w;        /* 64-byte aligned, inside az_packed.buf; NULL when packed as bf16 */
+	/* bf16 panels (az_packed_create() with AZ_CPU_GEMM_BF16), else NULL: panel p holds, for
+	 * each pair of columns k = 2q, 2q + 1 (q < ceil(in / 2)), two 32-entry vectors (outputs
+	 * 0-15 and 16-31 of the panel), each output's two weights adjacent, as VDPBF16PS takes
+	 * them: wb[((p * ceil(in / 2) + q) * 2 + v) * 32 + 2 * i + e] = W[p * 32 + 16 * v + i,
+	 * 2q + e] rounded to nearest even, 0 past out and in. 128-byte aligned, in az_packed.bbuf. */
+	uint16_t *wb;
 };
 
 /* Every weight matrix of one model, packed. */
 struct az_packed {
 	struct az_packed_mat *mats;
 	uint32_t n;
-	float *buf; /* owned */
+	float *buf;     /* owned (fp32 panels) */
+	uint16_t *bbuf; /* owned (bf16 panels), or NULL */
 };
 
 /* Allocate pk for every weight matrix of architecture a (az_model_tensor() entries with
@@ -73,7 +90,10 @@ void az_packed_destroy(struct az_packed *pk);
 /* y[r, j] = act(sum_k x[r, k] W[j, k] + b[j] (+ res[r, j])) for r < batch, j < out, with W
  * packed in pm; act is max(0, .) when relu is set, the identity otherwise. x is [batch, in],
  * res (or NULL) and y are [batch, out], all row-major and dense; y may be res. Needs
- * AZ_CPU_GEMM_AVX512 (az_cpu_gemm_select()); the caller checks. */
+ * AZ_CPU_GEMM_AVX512 (az_cpu_gemm_select()); the caller checks. When pm holds bf16 panels
+ * (pm->wb) x is rounded to bf16 too and each product x[r, k] W[j, k] is exact, summed in
+ * fp32 (VDPBF16PS; needs AZ_CPU_GEMM_BF16): |y - exact| <= about 2^-8 sum_k |x[r, k] W[j, k]|
+ * (two roundings to 8 significant bits). */
 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, const float *x,
 		      const float *b, const float *res, int relu, float *y);
 

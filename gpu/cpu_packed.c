@@ -27,15 +27,20 @@
 #endif
 
 #define MR 8u
+/* Rows of a bf16 tile: 12 x 2 accumulators (24 of the 32 zmm registers), so that the weight
+ * loads and broadcasts per VDPBF16PS fall from 10/16 to 14/24. */
+#define MR_BF16 12u
+#define MR_MAX 12u
 
 int az_cpu_gemm_select(enum az_cpu_gemm *kind)
 {
 	const char *env = getenv("AZ_CPU_GEMM");
-	int have = 0;
+	int have = 0, have_bf16 = 0;
 
 #ifdef HAVE_X86
 	__builtin_cpu_init();
 	have = __builtin_cpu_supports("avx512f");
+	have_bf16 = have && __builtin_cpu_supports("avx512bf16");
 #endif
 	if (!env || !*env || strcmp(env, "auto") == 0) {
 		*kind = have ? AZ_CPU_GEMM_AVX512 : AZ_CPU_GEMM_BLAS;
@@ -49,23 +54,35 @@ int az_cpu_gemm_select(enum az_cpu_gemm *kind)
 		*kind = AZ_CPU_GEMM_AVX512;
 		return have ? 0 : -ENOTSUP;
 	}
+	if (strcmp(env, "bf16") == 0) {
+		*kind = AZ_CPU_GEMM_BF16;
+		return have_bf16 ? 0 : -ENOTSUP;
+	}
 	return -EINVAL;
+}
+
+int az_cpu_gemm_packed(enum az_cpu_gemm kind)
+{
+	return kind == AZ_CPU_GEMM_AVX512 || kind == AZ_CPU_GEMM_BF16;
 }
 
 int az_cpu_gemm_error(int err, char *buf, size_t len)
 {
 	const char *env = getenv("AZ_CPU_GEMM");
 
+	if (err == -ENOTSUP && env && strcmp(env, "bf16") == 0)
+		return snprintf(buf, len, "AZ_CPU_GEMM=bf16 but this CPU has no AVX512_BF16 (with "
+				"AVX-512F); unset it or use avx512 or blas");
 	if (err == -ENOTSUP)
 		return snprintf(buf, len, "AZ_CPU_GEMM=avx512 but this CPU has no AVX-512F; unset "
 				"it or use blas");
-	return snprintf(buf, len, "AZ_CPU_GEMM='%s': must be auto, blas or avx512 (or unset: "
-			"auto)", env ? env : "");
+	return snprintf(buf, len, "AZ_CPU_GEMM='%s': must be auto, blas, avx512 or bf16 (or "
+			"unset: auto)", env ? env : "");
 }
 
 const char *az_cpu_gemm_name(enum az_cpu_gemm kind)
 {
-	return kind == AZ_CPU_GEMM_AVX512 ? "avx512" : "blas";
+	return kind == AZ_CPU_GEMM_BF16 ? "bf16" : kind == AZ_CPU_GEMM_AVX512 ? "avx512" : "blas";
 }
 
 static size_t panels(uint32_t out)
@@ -102,16 +119,20 @@ static uint32_t list_mats(const struct az_arch *a, struct az_packed_mat *mats)
 	return n;
 }
 
-int az_packed_create(const struct az_model *m, struct az_packed *pk)
+/* Column pairs of a bf16 panel row: ceil(in / 2). */
+static size_t pairs(uint32_t in)
 {
-	int rc = az_packed_alloc(&m->arch, pk);
-
-	if (rc == 0)
-		az_packed_update(m, pk);
-	return rc;
+	return ((size_t)in + 1) / 2;
 }
 
-int az_packed_alloc(const struct az_arch *a, struct az_packed *pk)
+/* uint16 entries of one bf16-packed matrix: 64 a column pair and panel (128 bytes). */
+static size_t mat_bf16(uint32_t out, uint32_t in)
+{
+	return panels(out) * pairs(in) * 2 * AZ_PACKED_PANEL;
+}
+
+/* az_packed_alloc() for fp32 panels (bf16 0) or bf16 ones (bf16 1: w stays NULL). */
+static int alloc_as(const struct az_arch *a, int bf16, struct az_packed *pk)
 {
 	uint32_t n = list_mats(a, NULL);
 	size_t total = 0;
@@ -122,19 +143,77 @@ int az_packed_alloc(const struct az_arch *a, struct az_packed *pk)
 		return -ENOMEM;
 	pk->n = list_mats(a, pk->mats);
 	for (uint32_t i = 0; i < pk->n; i++)
-		total += mat_floats(pk->mats[i].out, pk->mats[i].in);
-	pk->buf = aligned_alloc(64, (total ? total : 16) * sizeof(float));
-	if (!pk->buf) {
+		total += bf16 ? mat_bf16(pk->mats[i].out, pk->mats[i].in)
+			      : mat_floats(pk->mats[i].out, pk->mats[i].in);
+	if (bf16)
+		pk->bbuf = aligned_alloc(128, (total ? total : 64) * sizeof(uint16_t));
+	else
+		pk->buf = aligned_alloc(64, (total ? total : 16) * sizeof(float));
+	if (bf16 ? !pk->bbuf : !pk->buf) {
 		az_packed_destroy(pk);
 		return -ENOMEM;
 	}
 	float *p = pk->buf;
+	uint16_t *q = pk->bbuf;
 
 	for (uint32_t i = 0; i < pk->n; i++) {
-		pk->mats[i].w = p;
-		p += mat_floats(pk->mats[i].out, pk->mats[i].in);
+		struct az_packed_mat *pm = &pk->mats[i];
+
+		if (bf16) {
+			pm->wb = q;
+			q += mat_bf16(pm->out, pm->in);
+		} else {
+			pm->w = p;
+			p += mat_floats(pm->out, pm->in);
+		}
 	}
 	return 0;
+}
+
+int az_packed_create(const struct az_model *m, enum az_cpu_gemm kind, struct az_packed *pk)
+{
+	int rc = alloc_as(&m->arch, kind == AZ_CPU_GEMM_BF16, pk);
+
+	if (rc == 0)
+		az_packed_update(m, pk);
+	return rc;
+}
+
+int az_packed_alloc(const struct az_arch *a, struct az_packed *pk)
+{
+	return alloc_as(a, 0, pk);
+}
+
+/* f rounded to the nearest bf16, ties to even (the rounding of VCVTNE2PS2BF16, which the
+ * kernel applies to x); a NaN stays a (quiet) NaN. */
+static uint16_t to_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((u >> 16) | 0x40u);
+	return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* pm->wb from the matrix whose entry (j, k) is src[j * rs + k * cs], columns in pack_cols()'s
+ * order (tap-major for a convolution). */
+static void pack_bf16(struct az_packed_mat *pm, const float *src, size_t rs, size_t cs)
+{
+	size_t in = pm->in, C = pm->conv_c, np = pairs(pm->in);
+
+	for (size_t p = 0; p < panels(pm->out); p++)
+		for (size_t q = 0; q < np; q++)
+			for (size_t j = 0; j < AZ_PACKED_PANEL; j++)
+				for (size_t e = 0; e < 2; e++) {
+					size_t row = p * AZ_PACKED_PANEL + j, k = 2 * q + e;
+					size_t from = C ? k % C * 9 + k / C : k;
+					float v = row < pm->out && k < in ? src[row * rs + from * cs]
+									  : 0.0f;
+
+					pm->wb[((p * np + q) * 2 + j / 16) * AZ_PACKED_PANEL +
+					       2 * (j % 16) + e] = to_bf16(v);
+				}
 }
 
 /* pm->w from the matrix whose entry (j, k) is src[j * rs + k * cs]; with pm->conv_c = C, packed
@@ -161,7 +240,10 @@ void az_packed_update(const struct az_model *m, struct az_packed *pk)
 	for (uint32_t i = 0; i < pk->n; i++) {
 		struct az_packed_mat *pm = &pk->mats[i];
 
-		pack_cols(pm, m->params + pm->offset, pm->in, 1);
+		if (pm->wb)
+			pack_bf16(pm, m->params + pm->offset, pm->in, 1);
+		else
+			pack_cols(pm, m->params + pm->offset, pm->in, 1);
 	}
 }
 
@@ -173,6 +255,7 @@ size_t az_packed_floats(uint32_t out, uint32_t in)
 void az_packed_pack(struct az_packed_mat *pm, const float *src, size_t rs, size_t cs)
 {
 	pm->conv_c = 0;
+	pm->wb = NULL;
 	pack_cols(pm, src, rs, cs);
 }
 
@@ -181,6 +264,7 @@ void az_packed_destroy(struct az_packed *pk)
 	if (!pk)
 		return;
 	free(pk->buf);
+	free(pk->bbuf);
 	free(pk->mats);
 	memset(pk, 0, sizeof(*pk));
 }
@@ -206,15 +290,10 @@ INLINE512 void block_masks(uint32_t left, __mmask16 *m0, __mmask16 *m1)
 	*m1 = left >= 32 ? 0xffff : left > 16 ? (__mmask16)((1u << (left - 16)) - 1) : 0;
 }
 
-/* One tile: mr (<= MR, a constant after inlining) rows from row r0, nv (1 or 2) vectors of panel
- * p; m0/m1 mask the outputs that exist (a partial last panel). */
-INLINE512 void tile(const unsigned nv, const unsigned mr, const struct az_packed_mat *pm,
-		    size_t p, size_t r0, const float *x, const float *b, const float *res,
-		    int relu, float *y, __mmask16 m0, __mmask16 m1)
+/* acc[r][v] = the bias of the tile's outputs (columns col ...), for r < mr, v < nv. */
+INLINE512 void tile_init(const unsigned nv, const unsigned mr, __m512 acc[MR_MAX][2], const float *b,
+			 size_t col, __mmask16 m0, __mmask16 m1)
 {
-	const size_t in = pm->in, out = pm->out, col = p * AZ_PACKED_PANEL;
-	const float *panel = pm->w + p * in * AZ_PACKED_PANEL, *xr = x + r0 * in;
-	__m512 acc[MR][2];
 	__m512 b0 = _mm512_maskz_loadu_ps(m0, b + col);
 	__m512 b1 = nv > 1 ? _mm512_maskz_loadu_ps(m1, b + col + 16) : b0;
 
@@ -222,19 +301,13 @@ INLINE512 void tile(const unsigned nv, const unsigned mr, const struct az_packed
 		acc[r][0] = b0;
 		acc[r][1] = b1;
 	}
-	for (size_t k = 0; k < in; k++) {
-		const float *wk = panel + k * AZ_PACKED_PANEL;
-		__m512 w0 = _mm512_load_ps(wk);
-		__m512 w1 = nv > 1 ? _mm512_load_ps(wk + 16) : w0;
+}
 
-		for (unsigned r = 0; r < mr; r++) {
-			__m512 v = _mm512_set1_ps(xr[r * in + k]);
-
-			acc[r][0] = _mm512_fmadd_ps(v, w0, acc[r][0]);
-			if (nv > 1)
-				acc[r][1] = _mm512_fmadd_ps(v, w1, acc[r][1]);
-		}
-	}
+/* The epilogue: y[r0 + r, col ...] = act(acc[r] (+ res)), masked by m0 / m1. */
+INLINE512 void tile_store(const unsigned nv, const unsigned mr, __m512 acc[MR_MAX][2], size_t out,
+			  size_t r0, size_t col, const float *res, int relu, float *y,
+			  __mmask16 m0, __mmask16 m1)
+{
 	const __m512 zero = _mm512_setzero_ps();
 
 	for (unsigned r = 0; r < mr; r++) {
@@ -253,41 +326,151 @@ INLINE512 void tile(const unsigned nv, const unsigned mr, const struct az_packed
 	}
 }
 
-/* Every row tile of panel p: full MR-row tiles, then one tile of the rows left. */
-INLINE512 void panel_rows(const unsigned nv, const struct az_packed_mat *pm, size_t p,
-			  uint32_t batch, const float *x, const float *b, const float *res,
-			  int relu, float *y, __mmask16 m0, __mmask16 m1)
+/* One tile: mr (<= MR, a constant after inlining) rows from row r0, nv (1 or 2) vectors of panel
+ * p; m0/m1 mask the outputs that exist (a partial last panel). */
+INLINE512 void tile(const unsigned nv, const unsigned mr, const struct az_packed_mat *pm,
+		    size_t p, size_t r0, const float *x, const float *b, const float *res,
+		    int relu, float *y, __mmask16 m0, __mmask16 m1)
 {
-	size_t r0 = 0;
+	const size_t in = pm->in, col = p * AZ_PACKED_PANEL;
+	const float *panel = pm->w + p * in * AZ_PACKED_PANEL, *xr = x + r0 * in;
+	__m512 acc[MR_MAX][2];
 
-	for (; r0 + MR <= batch; r0 += MR)
-		tile(nv, MR, pm, p, r0, x, b, res, relu, y, m0, m1);
-	switch (batch - r0) {
-#define TAIL(n)                                                                 \
-	case n:                                                                 \
-		tile(nv, n, pm, p, r0, x, b, res, relu, y, m0, m1);             \
-		break;
-		TAIL(1) TAIL(2) TAIL(3) TAIL(4) TAIL(5) TAIL(6) TAIL(7)
-#undef TAIL
-	default:
-		break;
+	tile_init(nv, mr, acc, b, col, m0, m1);
+	for (size_t k = 0; k < in; k++) {
+		const float *wk = panel + k * AZ_PACKED_PANEL;
+		__m512 w0 = _mm512_load_ps(wk);
+		__m512 w1 = nv > 1 ? _mm512_load_ps(wk + 16) : w0;
+
+		for (unsigned r = 0; r < mr; r++) {
+			__m512 v = _mm512_set1_ps(xr[r * in + k]);
+
+			acc[r][0] = _mm512_fmadd_ps(v, w0, acc[r][0]);
+			if (nv > 1)
+				acc[r][1] = _mm512_fmadd_ps(v, w1, acc[r][1]);
+		}
 	}
+	tile_store(nv, mr, acc, pm->out, r0, col, res, relu, y, m0, m1);
+}
+
+#define BF16_TARGET __attribute__((target("avx512f,avx512bf16")))
+#define INLINE_BF16 __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline
+/* Column pairs of x rounded to bf16 at a time: MR rows x 128 pairs, 4 KB on the stack. */
+#define KPAIRS 128u
+
+/* xb[r * KPAIRS + q] = the bf16 pair (x[r, k0 + 2q], x[r, k0 + 2q + 1]), low half first (0
+ * past in), for r < mr and q < nq (<= KPAIRS), rounded as VCVTNE2PS2BF16 does; the 16-pair
+ * block that holds q = nq - 1 is written whole. */
+INLINE_BF16 void rows_to_bf16(const unsigned mr, const float *xr, size_t in, size_t k0,
+			      size_t nq, uint32_t *xb)
+{
+	for (unsigned r = 0; r < mr; r++)
+		for (size_t q = 0; q < nq; q += 16) {
+			size_t k = k0 + 2 * q, left = in - k; /* k < in */
+			__mmask16 lo, hi;
+
+			block_masks(left > 32 ? 32u : (uint32_t)left, &lo, &hi);
+			__m512 a = _mm512_maskz_loadu_ps(lo, xr + r * in + k);
+			__m512 c = _mm512_maskz_loadu_ps(hi, xr + r * in + k + 16);
+
+			_mm512_storeu_si512(xb + r * KPAIRS + q, (__m512i)_mm512_cvtne2ps_pbh(c, a));
+		}
+}
+
+/* tile() on bf16 panels: x's rows rounded to bf16 KPAIRS column pairs at a time, then per
+ * pair one VDPBF16PS per (row, vector): 32 products summed into 16 fp32 lanes. */
+INLINE_BF16 void tile_bf16(const unsigned nv, const unsigned mr, const struct az_packed_mat *pm,
+			   size_t p, size_t r0, const float *x, const float *b, const float *res,
+			   int relu, float *y, __mmask16 m0, __mmask16 m1)
+{
+	const size_t in = pm->in, np = pairs(pm->in), col = p * AZ_PACKED_PANEL;
+	const uint16_t *panel = pm->wb + p * np * 2 * AZ_PACKED_PANEL;
+	uint32_t xb[MR_BF16 * KPAIRS] __attribute__((aligned(64)));
+	__m512 acc[MR_MAX][2];
+
+	tile_init(nv, mr, acc, b, col, m0, m1);
+	for (size_t q0 = 0; q0 < np; q0 += KPAIRS) {
+		size_t nq = np - q0 < KPAIRS ? np - q0 : KPAIRS;
+
+		rows_to_bf16(mr, x + r0 * in, in, 2 * q0, nq, xb);
+		for (size_t q = 0; q < nq; q++) {
+			const uint16_t *wq = panel + (q0 + q) * 2 * AZ_PACKED_PANEL;
+			__m512bh w0 = (__m512bh)_mm512_load_si512(wq);
+			__m512bh w1 = nv > 1 ? (__m512bh)_mm512_load_si512(wq + 32) : w0;
+
+			for (unsigned r = 0; r < mr; r++) {
+				__m512bh v = (__m512bh)_mm512_set1_epi32((int)xb[r * KPAIRS + q]);
+
+				acc[r][0] = _mm512_dpbf16_ps(acc[r][0], v, w0);
+				if (nv > 1)
+					acc[r][1] = _mm512_dpbf16_ps(acc[r][1], v, w1);
+			}
+		}
+	}
+	tile_store(nv, mr, acc, pm->out, r0, col, res, relu, y, m0, m1);
+}
+
+/* Every row tile of panel p through TILE (tile or tile_bf16, ROWS rows at most: 8 or 12):
+ * full ROWS-row tiles, then (for ROWS 12) a tile of 8 where 8 rows are left, then one tile of
+ * the rows left. */
+#define DEFINE_PANEL_ROWS(NAME, ATTR, TILE, ROWS)                                           \
+	ATTR void NAME(const unsigned nv, const struct az_packed_mat *pm, size_t p,         \
+		       uint32_t batch, const float *x, const float *b, const float *res,    \
+		       int relu, float *y, __mmask16 m0, __mmask16 m1)                      \
+	{                                                                                   \
+		size_t r0 = 0;                                                              \
+                                                                                            \
+		for (; r0 + ROWS <= batch; r0 += ROWS)                                      \
+			TILE(nv, ROWS, pm, p, r0, x, b, res, relu, y, m0, m1);              \
+		if (ROWS > 8 && batch - r0 >= 8) {                                          \
+			TILE(nv, 8, pm, p, r0, x, b, res, relu, y, m0, m1);                 \
+			r0 += 8;                                                            \
+		}                                                                           \
+		switch (batch - r0) {                                                       \
+		case 1: TILE(nv, 1, pm, p, r0, x, b, res, relu, y, m0, m1); break;          \
+		case 2: TILE(nv, 2, pm, p, r0, x, b, res, relu, y, m0, m1); break;          \
+		case 3: TILE(nv, 3, pm, p, r0, x, b, res, relu, y, m0, m1); break;          \
+		case 4: TILE(nv, 4, pm, p, r0, x, b, res, relu, y, m0, m1); break;          \
+		case 5: TILE(nv, 5, pm, p, r0, x, b, res, relu, y, m0, m1); break;          \
+		case 6: TILE(nv, 6, pm, p, r0, x, b, res, relu, y, m0, m1); break;          \
+		case 7: TILE(nv, 7, pm, p, r0, x, b, res, relu, y, m0, m1); break;          \
+		default: break;                                                             \
+		}                                                                           \
+	}
+
+DEFINE_PANEL_ROWS(panel_rows, INLINE512, tile, MR)
+DEFINE_PANEL_ROWS(panel_rows_bf16, INLINE_BF16, tile_bf16, MR_BF16)
+
+/* az_packed_linear()'s body with PANEL_ROWS (panel_rows or panel_rows_bf16): each panel with
+ * one vector of outputs or two, masked to the outputs that exist. */
+#define LINEAR_PANELS(PANEL_ROWS)                                                          \
+	for (size_t p = 0; p < panels(pm->out); p++) {                                     \
+		uint32_t left = pm->out - (uint32_t)(p * AZ_PACKED_PANEL);                 \
+		__mmask16 m0, m1;                                                          \
+                                                                                           \
+		block_masks(left, &m0, &m1);                                               \
+		if (left > 16)                                                             \
+			PANEL_ROWS(2, pm, p, batch, x, b, res, relu, y, m0, m1);           \
+		else                                                                       \
+			PANEL_ROWS(1, pm, p, batch, x, b, res, relu, y, m0, m1);           \
+	}
+
+/* az_packed_linear() on bf16 panels (pm->wb). */
+BF16_TARGET static void linear_bf16(const struct az_packed_mat *pm, uint32_t batch,
+				    const float *x, const float *b, const float *res, int relu,
+				    float *y)
+{
+	LINEAR_PANELS(panel_rows_bf16)
 }
 
 AVX512 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, const float *x,
 			     const float *b, const float *res, int relu, float *y)
 {
-	for (size_t p = 0; p < panels(pm->out); p++) {
-		uint32_t left = pm->out - (uint32_t)(p * AZ_PACKED_PANEL);
-		__mmask16 m0, m1;
-
-		block_masks(left, &m0, &m1);
-
-		if (left > 16)
-			panel_rows(2, pm, p, batch, x, b, res, relu, y, m0, m1);
-		else
-			panel_rows(1, pm, p, batch, x, b, res, relu, y, m0, m1);
+	if (pm->wb) {
+		linear_bf16(pm, batch, x, b, res, relu, y);
+		return;
 	}
+	LINEAR_PANELS(panel_rows)
 }
 
 /* One tile of az_packed_gemm_tn(): rows i0 .. i0 + mr of C (mr a constant after inlining), nv

@@ -23,8 +23,10 @@
  * B = 16-64, 1.01M at 256 (the workers wait for answers a bigger batch holds back). */
 #define AZ_CPU_PACKED_BATCH 64u
 
-/* az_packed_alloc() for m's architecture, then az_packed_update() from m. */
-int az_packed_create(const struct az_model *m, struct az_packed *pk);
+/* Pack every weight matrix of m: fp32 panels for AZ_CPU_GEMM_AVX512, bf16 panels only
+ * (az_packed_mat.wb, half the bytes) for AZ_CPU_GEMM_BF16. az_packed_update() re-packs in the
+ * same form. Returns 0 or -ENOMEM (pk zeroed then). */
+int az_packed_create(const struct az_model *m, enum az_cpu_gemm kind, struct az_packed *pk);
 
 /* The packed matrix of the weight at params + offset, or NULL. */
 const struct az_packed_mat *az_packed_find(const struct az_packed *pk, size_t offset);

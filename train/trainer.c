@@ -32,8 +32,9 @@ struct az_train_ws {
 	float *wt;      /* a conv weight [F, 9C] with its columns tap-major (t * C + c) */
 	float *dwt;     /* its gradient, tap-major, before it is put back in W's order */
 	float *buf;     /* owned storage of the arrays above */
-	/* AZ_CPU_GEMM_AVX512 (az_cpu_gemm_select()): the weights packed again before every
-	 * forward pass (gpu/cpu_packed.h; n = 0 otherwise: the OpenBLAS forward pass) */
+	/* AZ_CPU_GEMM_AVX512 or _BF16 (az_cpu_gemm_select(); the trainer stays fp32 on both): the
+	 * weights packed again before every forward pass (gpu/cpu_packed.h; n = 0 otherwise: the
+	 * OpenBLAS forward pass) */
 	struct az_packed pk;
 	/* with pk: a weight transposed and packed (pack_transposed(): a conv's tap-major [F, 9C]
 	 * or a linear layer's [out, in]) for the input gradients dx = dy w, and the zero bias
@@ -92,7 +93,7 @@ int az_train_ws_create(const struct az_arch *a, uint32_t max_batch, struct az_tr
 	}
 	enum az_cpu_gemm gemm;
 
-	if (az_cpu_gemm_select(&gemm) == 0 && gemm == AZ_CPU_GEMM_AVX512) {
+	if (az_cpu_gemm_select(&gemm) == 0 && az_cpu_gemm_packed(gemm)) {
 		/* wtp holds any weight transposed: a conv's [9C, F] or a linear layer's [in, out] */
 		size_t conv = a->kind == AZ_NET_RESNET ? 9 * (a->planes > H ? a->planes : H) : 0;
 		size_t dims[] = { conv, H, A, a->inputs, V, 2 * cells };

@@ -2,7 +2,10 @@
 /* Unit tests of the cpu backend's packed-weight kernels (gpu/cpu_packed.h): one layer against a
  * naive double-precision sum over shapes that hit every tile and panel edge, whole networks (MLP
  * and ResNet) against the OpenBLAS forward pass, row independence, re-packing after a load, and
- * the AZ_CPU_GEMM choice. The kernel tests skip on a CPU without AVX-512. */
+ * the AZ_CPU_GEMM choice; the same for the bf16 panels (each layer exactly the product of the
+ * bf16-rounded operands summed in fp32, and within the two roundings' bound of the fp32 layer;
+ * whole networks within a bound of the fp32 pass). The kernel tests skip on a CPU without
+ * AVX-512 (the bf16 ones without AVX512_BF16). */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -40,10 +43,43 @@ static int have_avx512(void)
 		}                                                      \
 	} while (0)
 
+/* 1 when this CPU runs the bf16 kernel (AZ_CPU_GEMM=bf16 accepted). */
+static int have_bf16(void)
+{
+	enum az_cpu_gemm kind;
+	int ok;
+
+	setenv("AZ_CPU_GEMM", "bf16", 1);
+	ok = az_cpu_gemm_select(&kind) == 0;
+	unsetenv("AZ_CPU_GEMM");
+	return ok;
+}
+
+#define NEED_BF16()                                                          \
+	do {                                                                 \
+		if (!have_bf16()) {                                          \
+			fprintf(stderr, "no AVX512_BF16: skipped\n");        \
+			skip();                                              \
+		}                                                            \
+	} while (0)
+
+/* f rounded to bf16 (nearest, ties to even) and back: the test's own rounding, written from
+ * the format's definition (8 significant bits), not from the kernel's. */
+static double bf16_round(float f)
+{
+	int e;
+	double m = frexp(f, &e); /* f = m 2^e, 0.5 <= |m| < 1 */
+
+	return ldexp(nearbyint(ldexp(m, 8)), e - 8); /* nearbyint: ties to even by default */
+}
+
 /* One layer through a model whose only weight matrix is W[out, in]: an MLP with no blocks has
- * trunk.in [hidden, inputs], so W is trunk.in.weight and b trunk.in.bias. */
-static void check_layer(uint32_t out, uint32_t in, uint32_t batch, int relu, int mode,
-			uint64_t seed)
+ * trunk.in [hidden, inputs], so W is trunk.in.weight and b trunk.in.bias. fp32 panels (kind
+ * AZ_CPU_GEMM_AVX512): y within 1e-5 of the double sum. bf16 panels: y within 1e-5 of the double
+ * sum of the bf16-rounded products, and within 2^-7 + 2^-16 of sum |x w| (the two roundings'
+ * bound) of the fp32 answer; returns the largest |y - fp32 answer| / (sum |x w| + 1e-30) seen. */
+static double check_layer_as(enum az_cpu_gemm kind, uint32_t out, uint32_t in, uint32_t batch,
+			     int relu, int mode, uint64_t seed)
 {
 	struct az_arch a = { .inputs = in, .hidden = out, .blocks = 0, .actions = 3 };
 	struct az_model *m = random_model(&a, seed);
@@ -57,10 +93,13 @@ static void check_layer(uint32_t out, uint32_t in, uint32_t batch, int relu, int
 	az_rng_seed(&rng, seed + 1);
 	fill_uniform(x, (size_t)batch * in, &rng, -1.0, 1.0);
 	fill_uniform(res, (size_t)batch * out, &rng, -1.0, 1.0);
-	assert_int_equal(az_packed_create(m, &pk), 0);
+	assert_int_equal(az_packed_create(m, kind, &pk), 0);
 	const struct az_packed_mat *pm = az_packed_find(&pk, 0);
+	int bf16 = kind == AZ_CPU_GEMM_BF16;
+	double worst = 0.0;
 
 	assert_non_null(pm);
+	assert_true(bf16 ? pm->wb && !pm->w : pm->w && !pm->wb);
 	assert_int_equal(pm->out, out);
 	assert_int_equal(pm->in, in);
 	/* mode 0: no residual; 1: a residual in its own array; 2: the residual is y itself */
@@ -71,29 +110,48 @@ static void check_layer(uint32_t out, uint32_t in, uint32_t batch, int relu, int
 	az_packed_linear(pm, batch, x, b, mode == 0 ? NULL : mode == 1 ? res : y, relu, y);
 	for (uint32_t r = 0; r < batch; r++)
 		for (uint32_t j = 0; j < out; j++) {
-			double s = b[j], mag = fabs(b[j]);
+			double s = b[j], sb = b[j], mag = fabs(b[j]), xw = 0.0;
 
 			for (uint32_t k = 0; k < in; k++) {
-				double t = (double)x[(size_t)r * in + k] * w[(size_t)j * in + k];
+				float xv = x[(size_t)r * in + k], wv = w[(size_t)j * in + k];
+				double t = (double)xv * wv;
 
 				s += t;
+				sb += bf16_round(xv) * bf16_round(wv);
 				mag += fabs(t);
+				xw += fabs(t);
 			}
 			if (mode) {
 				s += res[(size_t)r * out + j];
+				sb += res[(size_t)r * out + j];
 				mag += fabs(res[(size_t)r * out + j]);
 			}
 			if (relu && s < 0.0)
 				s = 0.0;
-			double got = y[(size_t)r * out + j];
+			if (relu && sb < 0.0)
+				sb = 0.0;
+			double got = y[(size_t)r * out + j], want = bf16 ? sb : s;
 
-			if (!(fabs(got - s) <= 1e-5 * (mag + 1.0)))
-				fail_msg("out %u in %u batch %u relu %d mode %d: y[%u, %u] = %.9g, want "
-					 "%.9g", out, in, batch, relu, mode, r, j, got, s);
+			if (!(fabs(got - want) <= 1e-5 * (mag + 1.0)))
+				fail_msg("%s out %u in %u batch %u relu %d mode %d: y[%u, %u] = %.9g, "
+					 "want %.9g", az_cpu_gemm_name(kind), out, in, batch, relu,
+					 mode, r, j, got, want);
+			if (bf16 && !(fabs(got - s) <= (0x1p-7 + 0x1p-16) * xw + 1e-5 * (mag + 1.0)))
+				fail_msg("bf16 out %u in %u: y[%u, %u] = %.9g, fp32 %.9g: past the "
+					 "rounding bound", out, in, r, j, got, s);
+			if (fabs(got - s) / (xw + 1e-30) > worst)
+				worst = fabs(got - s) / (xw + 1e-30);
 		}
 	az_packed_destroy(&pk);
 	FREE_ALL(x, res, y);
 	az_model_destroy(m);
+	return worst;
+}
+
+static void check_layer(uint32_t out, uint32_t in, uint32_t batch, int relu, int mode,
+			uint64_t seed)
+{
+	check_layer_as(AZ_CPU_GEMM_AVX512, out, in, batch, relu, mode, seed);
 }
 
 /* Every panel width (1, 16, 17, 32, 33 outputs: one vector, two, a masked second, two panels),
@@ -118,10 +176,42 @@ static void test_linear_shapes(void **state)
 	}
 }
 
+/* The bf16 panels over the same shapes, plus inputs that cross the kernel's 128-pair blocks
+ * (255, 256, 257, 600) and odd inputs (a zero-padded last pair): each output equals the fp32
+ * sum of the bf16-rounded products, within the rounding bound of the fp32 layer, and the bf16
+ * rounding shows (the path is not fp32 in disguise). */
+static void test_linear_bf16(void **state)
+{
+	static const uint32_t outs[] = { 1, 7, 16, 17, 32, 33, 100 };
+	static const uint32_t ins[] = { 1, 2, 5, 128, 255, 256, 257, 600 };
+	uint64_t seed = 101;
+	double worst = 0.0;
+
+	(void)state;
+	NEED_BF16();
+	for (size_t o = 0; o < sizeof(outs) / sizeof(outs[0]); o++)
+		for (size_t i = 0; i < sizeof(ins) / sizeof(ins[0]); i++)
+			for (uint32_t batch = 1; batch <= 17; batch += 4) {
+				double e = check_layer_as(AZ_CPU_GEMM_BF16, outs[o], ins[i], batch,
+							  (int)(batch & 1), (int)(batch % 3),
+							  seed++);
+
+				worst = e > worst ? e : worst;
+			}
+	for (int mode = 0; mode < 3; mode++) {
+		double e = check_layer_as(AZ_CPU_GEMM_BF16, 128, 128, 63, 1, mode, seed++);
+
+		worst = e > worst ? e : worst;
+	}
+	report_error("bf16 layer", "max |y - fp32| / sum|xw|", 0, worst, 0x1p-7);
+	assert_true(worst > 1e-4); /* bf16's 8 significant bits: fp32 would be below 1e-6 */
+}
+
 /* Whole networks: the packed forward pass against the OpenBLAS one (the reference that
  * tests/gpu/test_forward.c checks in double), and each row the same bits at any batch size and
  * place in the batch (rows never share a sum). */
-static void check_net(const struct az_arch *a, uint64_t seed)
+static void check_net_as(enum az_cpu_gemm kind, const struct az_arch *a, uint64_t seed,
+			 double tol)
 {
 	static const uint32_t batches[] = { 1, 3, 8, 13, 40 };
 	struct az_model *m = random_model(a, seed);
@@ -133,7 +223,7 @@ static void check_net(const struct az_arch *a, uint64_t seed)
 
 	az_rng_seed(&rng, seed + 7);
 	fill_uniform(x, (size_t)maxb * D, &rng, 0.0, 1.0);
-	assert_int_equal(az_packed_create(m, &pk), 0);
+	assert_int_equal(az_packed_create(m, kind, &pk), 0);
 	assert_int_equal(az_acts_create(a, maxb, &ref), 0);
 	assert_int_equal(az_acts_create(a, maxb, &got), 0);
 	assert_int_equal(az_acts_create(a, 1, &one), 0);
@@ -144,8 +234,8 @@ static void check_net(const struct az_arch *a, uint64_t seed)
 		poison(got.logits, sizeof(float) * B * A);
 		poison(got.value, sizeof(float) * B);
 		az_model_forward_packed(m, &pk, B, x, &got);
-		check_close_tol(got.logits, ref.logits, (size_t)B * A, 1e-4, "logits");
-		check_close_tol(got.value, ref.value, B, 1e-4, "value");
+		check_close_tol(got.logits, ref.logits, (size_t)B * A, tol, "logits");
+		check_close_tol(got.value, ref.value, B, tol, "value");
 		for (uint32_t r = 0; r < B; r++) {
 			az_model_forward_packed(m, &pk, 1, x + (size_t)r * D, &one);
 			assert_memory_equal(one.logits, got.logits + (size_t)r * A,
@@ -161,25 +251,41 @@ static void check_net(const struct az_arch *a, uint64_t seed)
 	az_model_destroy(m);
 }
 
-static void test_networks(void **state)
+/* check_net_as() on Connect Four's default net, a small odd-sized MLP, and a ResNet of
+ * `filters` filters (planes != filters). */
+static void check_nets(enum az_cpu_gemm kind, uint32_t filters, double tol)
 {
-	/* Connect Four's default net, a small odd-sized MLP, and a ResNet with planes != hidden */
 	const struct az_arch c4 = { .inputs = 84, .hidden = 128, .blocks = 3, .actions = 7 };
 	const struct az_arch odd = { .inputs = 9, .hidden = 20, .blocks = 2, .actions = 9 };
-	struct az_arch res = { .kind = AZ_NET_RESNET, .inputs = 3 * 6 * 7, .hidden = 16,
-			       .blocks = 2, .actions = 7, .planes = 3, .height = 6, .width = 7 };
+	const struct az_arch res = { .kind = AZ_NET_RESNET, .inputs = 3 * 6 * 7, .hidden = filters,
+				     .blocks = 2, .actions = 7, .planes = 3, .height = 6, .width = 7 };
 
+	assert_true(az_arch_valid(&res));
+	check_net_as(kind, &c4, 11, tol);
+	check_net_as(kind, &odd, 12, tol);
+	check_net_as(kind, &res, 13, tol);
+}
+
+/* The networks of test_networks() on bf16 panels (the ResNet at 32 filters): logits and value
+ * within 0.03 * max(1, |fp32|) of the fp32 pass (the layers' roundings compounded: measured up
+ * to 0.011 on these random networks), and the same bits at any batch size. */
+static void test_networks_bf16(void **state)
+{
+	(void)state;
+	NEED_BF16();
+	check_nets(AZ_CPU_GEMM_BF16, 32, 0.03);
+}
+
+static void test_networks(void **state)
+{
 	(void)state;
 	NEED_AVX512();
-	assert_true(az_arch_valid(&res));
-	check_net(&c4, 11);
-	check_net(&odd, 12);
-	check_net(&res, 13);
+	check_nets(AZ_CPU_GEMM_AVX512, 16, 1e-4);
 }
 
 /* A changed model, re-packed, gives what a fresh packing of it gives, and not the old answer:
  * the cpu backend's load re-packs its slot. */
-static void test_update(void **state)
+static void check_update(enum az_cpu_gemm kind)
 {
 	const struct az_arch a = { .inputs = 9, .hidden = 48, .blocks = 1, .actions = 9 };
 	struct az_model *m, *m2;
@@ -187,18 +293,16 @@ static void test_update(void **state)
 	struct az_acts acts, acts2;
 	float x[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 }, before[9];
 
-	(void)state;
-	NEED_AVX512(); /* before any allocation: a skip returns at once (ASan: no leak) */
 	m = random_model(&a, 21);
 	m2 = random_model(&a, 22);
 	assert_int_equal(az_acts_create(&a, 1, &acts), 0);
 	assert_int_equal(az_acts_create(&a, 1, &acts2), 0);
-	assert_int_equal(az_packed_create(m, &pk), 0);
+	assert_int_equal(az_packed_create(m, kind, &pk), 0);
 	az_model_forward_packed(m, &pk, 1, x, &acts);
 	memcpy(before, acts.logits, sizeof(before));
 	memcpy(m->params, m2->params, sizeof(float) * m->n_params);
 	az_packed_update(m, &pk);
-	assert_int_equal(az_packed_create(m, &fresh), 0);
+	assert_int_equal(az_packed_create(m, kind, &fresh), 0);
 	az_model_forward_packed(m, &pk, 1, x, &acts);
 	az_model_forward_packed(m, &fresh, 1, x, &acts2);
 	assert_memory_equal(acts.logits, acts2.logits, sizeof(before));
@@ -209,6 +313,20 @@ static void test_update(void **state)
 	az_acts_destroy(&acts);
 	az_model_destroy(m2);
 	az_model_destroy(m);
+}
+
+static void test_update(void **state)
+{
+	(void)state;
+	NEED_AVX512(); /* before any allocation: a skip returns at once (ASan: no leak) */
+	check_update(AZ_CPU_GEMM_AVX512);
+}
+
+static void test_update_bf16(void **state)
+{
+	(void)state;
+	NEED_BF16();
+	check_update(AZ_CPU_GEMM_BF16);
 }
 
 /* az_packed_pack() of a matrix given transposed (rs = 1, cs = out) packs exactly what the model
@@ -222,7 +340,7 @@ static void test_pack_transposed(void **state)
 	float *wt = xmalloc(sizeof(float) * 70 * 45);
 
 	(void)state;
-	assert_int_equal(az_packed_create(m, &pk), 0);
+	assert_int_equal(az_packed_create(m, AZ_CPU_GEMM_AVX512, &pk), 0);
 	for (size_t j = 0; j < 70; j++)
 		for (size_t k = 0; k < 45; k++)
 			wt[k * 70 + j] = m->params[j * 45 + k]; /* W^T, row-major [45, 70] */
@@ -359,6 +477,24 @@ static void test_select(void **state)
 	assert_int_equal(az_cpu_gemm_select(&kind), avx ? 0 : -ENOTSUP);
 	assert_int_equal(kind, AZ_CPU_GEMM_AVX512);
 
+	setenv("AZ_CPU_GEMM", "bf16", 1);
+	int bf16 = az_cpu_gemm_select(&kind) == 0;
+
+	assert_int_equal(kind, AZ_CPU_GEMM_BF16);
+	assert_true(!bf16 || avx); /* AVX512_BF16 without AVX-512F is refused */
+	if (bf16) {
+		assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)), 0);
+		assert_non_null(strstr(why, "bf16"));
+		az_backend_destroy(be);
+		be = NULL;
+	} else {
+		assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)),
+				 -ENOTSUP);
+		assert_non_null(strstr(why, "AVX512_BF16"));
+	}
+	assert_true(az_cpu_gemm_packed(AZ_CPU_GEMM_BF16) && az_cpu_gemm_packed(AZ_CPU_GEMM_AVX512) &&
+		    !az_cpu_gemm_packed(AZ_CPU_GEMM_BLAS));
+
 	setenv("AZ_CPU_GEMM", "sse9", 1);
 	assert_int_equal(az_cpu_gemm_select(&kind), -EINVAL);
 	be = NULL;
@@ -375,6 +511,7 @@ static void test_select(void **state)
 	unsetenv("AZ_CPU_GEMM");
 	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_AVX512), "avx512");
 	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_BLAS), "blas");
+	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_BF16), "bf16");
 }
 
 int main(void)
@@ -382,6 +519,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_linear_shapes),
 		cmocka_unit_test(test_networks),
+		cmocka_unit_test(test_linear_bf16),
+		cmocka_unit_test(test_networks_bf16),
+		cmocka_unit_test(test_update_bf16),
 		cmocka_unit_test(test_update),
 		cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_pack_transposed),

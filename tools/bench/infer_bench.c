@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "games/game.h"
+#include "gpu/cpu_gemm.h"
 #include "base/az_assert.h"
 #include "base/rng.h"
 #include "base/util.h"
@@ -99,15 +100,58 @@ out_model:
 
 /* ---- the mode ---- */
 
+/* --kernels: the cpu backend's paths to measure, each in turn (AZ_CPU_GEMM set for it). */
+struct infer_kernels {
+	int n;   /* 0: the one AZ_CPU_GEMM (or its absence) selects */
+	int all; /* every path this CPU runs, skipping the others with a line */
+	const char *name[3];
+};
+
 struct infer_opts {
 	struct az_bench_opts common;
 	struct az_bench_games games;
 	struct az_bench_list batches;
 	enum az_backend_kind backend;
 	struct az_bench_net net; /* hidden 0: the game's default from az_config_defaults() */
+	struct infer_kernels kernels;
 };
 
 AZ_BENCH_LIST_PARSER(parse_batches, MAX_BATCHES, 1, AZ_BENCH_BATCH_MAX)
+
+static const char *const kernel_names[] = { "blas", "avx512", "bf16" };
+
+/* "auto", "all", or a comma list of blas, avx512 and bf16 (each once). 0 or -EINVAL. */
+static int parse_kernels(const char *v, void *field)
+{
+	struct infer_kernels *k = field;
+	const char *p = v;
+
+	memset(k, 0, sizeof(*k));
+	if (strcmp(v, "auto") == 0)
+		return 0;
+	if (strcmp(v, "all") == 0) {
+		k->all = 1;
+		k->n = AZ_ARRAY_LEN(kernel_names);
+		memcpy(k->name, kernel_names, sizeof(kernel_names));
+		return 0;
+	}
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		int found = -1;
+
+		for (int i = 0; i < (int)AZ_ARRAY_LEN(kernel_names); i++)
+			if (strlen(kernel_names[i]) == len && strncmp(p, kernel_names[i], len) == 0)
+				found = i;
+		for (int i = 0; found >= 0 && i < k->n; i++)
+			if (k->name[i] == kernel_names[found])
+				found = -1; /* named twice */
+		if (found < 0)
+			return -EINVAL;
+		k->name[k->n++] = kernel_names[found];
+		p += len + (p[len] == ',');
+	}
+	return k->n ? 0 : -EINVAL;
+}
 
 /* Every option of azbench infer, in --help's order (tools/options.h). */
 #define O(field) offsetof(struct infer_opts, field)
@@ -117,6 +161,9 @@ static const struct az_opt infer_opt[] = {
 	 "batch sizes, comma-separated", AZ_BENCH_LIST_RANGE(MAX_BATCHES, 1, AZ_BENCH_BATCH_MAX),
 	 NULL, parse_batches},
 	AZ_BENCH_BACKEND_OPT(O, backend),
+	{"kernels", AZ_OPT_PARSE, O(kernels), "LIST", 0, 0, "auto",
+	 "the cpu backend's paths, each in turn: auto (AZ_CPU_GEMM's), all (each this CPU runs), "
+	 "or a comma list", "auto|all|blas|avx512|bf16", NULL, parse_kernels},
 	{"net", AZ_OPT_PARSE, O(net), "HxR", 0, 0, NULL,
 	 "width x residual blocks, mlp:HxR, or resnet:FxR (F filters; the games with a board) "
 	 "(default: the game's)", AZ_BENCH_NET_CHOICES, NULL, az_bench_opt_net},
@@ -135,8 +182,8 @@ static void usage(const struct az_opts *t)
 	       "Options:\n");
 	az_opts_help(stdout, t);
 	printf("\nGames with a board (--net resnet): %s.\n"
-	       "Columns: kernel = the cpu backend's path (avx512 or blas: AZ_CPU_GEMM,\n"
-	       "docs/cpu.md) or cuda; evals_per_s = rows/s through az_backend_forward; us_per_batch =\n"
+	       "Columns: kernel = the cpu backend's path (avx512, bf16 or blas: AZ_CPU_GEMM or\n"
+	       "--kernels, docs/cpu.md) or cuda; evals_per_s = rows/s through az_backend_forward; us_per_batch =\n"
 	       "time of one forward pass; vs_batch1 = throughput relative to batch 1 (when\n"
 	       "measured). Each point is the fastest of 5 equal slices of its time (a\n"
 	       "ceiling: other load on the machine blurs it less).\n"
@@ -181,6 +228,7 @@ static void knee(const struct infer_opts *o, const double *eps, uint32_t *batch,
 /* One game's measurement: its network's name and the backend's description (why). */
 struct game_result {
 	const char *game;
+	const char *kernel; /* --kernels' entry measured, or NULL (AZ_CPU_GEMM's choice) */
 	char net[32];
 	char why[256];
 	double eps[MAX_BATCHES];
@@ -200,8 +248,10 @@ static int add_rows(const struct infer_opts *o, const struct game_result *g,
 		az_bench_row_str(&r, "net", g->net);
 		az_bench_row_str(&r, "backend", cuda ? "cuda" : "cpu");
 		/* the cpu backend's path (docs/cpu.md), from its description */
-		az_bench_row_str(&r, "kernel", cuda ? "cuda"
-					       : strstr(g->why, "AVX-512") ? "avx512" : "blas");
+		az_bench_row_str(&r, "kernel", cuda			     ? "cuda"
+					       : strstr(g->why, "bf16 weights") ? "bf16"
+					       : strstr(g->why, "AVX-512")	     ? "avx512"
+										     : "blas");
 		az_bench_row_int(&r, "batch", batch[i]);
 		az_bench_row_num(&r, "evals_per_s", g->eps[i], 0);
 		az_bench_row_num(&r, "us_per_batch", 1e6 * batch[i] / g->eps[i], 1);
@@ -223,13 +273,18 @@ static void add_recommendation(const struct infer_opts *o, const struct game_res
 	double best;
 	char key[AZ_BENCH_KEY_MAX];
 
+	/* with --kernels: "connect4_bf16_batch90"; else "connect4_batch90" as always */
+	char who[64];
+
+	snprintf(who, sizeof(who), "%s%s%s", g->game, g->kernel ? "_" : "",
+		 g->kernel ? g->kernel : "");
 	knee(o, g->eps, &kb, &best);
 	snprintf(text + strlen(text), len - strlen(text),
-		 "%s%s %s: batch %u reaches 90%% of the peak %.0f evals/s", gi ? "; " : "",
-		 g->game, g->net, kb, best);
-	snprintf(key, sizeof(key), "%s_batch90", g->game);
+		 "%s%s %s%s%s: batch %u reaches 90%% of the peak %.0f evals/s", gi ? "; " : "",
+		 g->game, g->net, g->kernel ? " " : "", g->kernel ? g->kernel : "", kb, best);
+	snprintf(key, sizeof(key), "%s_batch90", who);
 	az_bench_row_int(rec, key, kb);
-	snprintf(key, sizeof(key), "%s_peak_evals_per_s", g->game);
+	snprintf(key, sizeof(key), "%s_peak_evals_per_s", who);
 	az_bench_row_num(rec, key, best, 0);
 }
 
@@ -264,33 +319,75 @@ static int measure_game(const struct infer_opts *o, const char *game, double eac
 	return 0;
 }
 
+/* Point AZ_CPU_GEMM at --kernels' entry ki. Returns 0, 1 when --kernels all names a path this
+ * CPU does not run (skipped, with a progress line). */
+static int use_kernel(const struct infer_opts *o, int ki)
+{
+	enum az_cpu_gemm kind;
+
+	setenv("AZ_CPU_GEMM", o->kernels.name[ki], 1);
+	if (o->kernels.all && az_cpu_gemm_select(&kind) != 0) {
+		az_bench_progress(&o->common, "infer: kernel %s: not on this CPU, skipped\n",
+				  o->kernels.name[ki]);
+		return 1;
+	}
+	return 0;
+}
+
+/* Every game through every --kernels entry into t (rows) and rec/text (the recommendation),
+ * AZ_CPU_GEMM restored after. Returns 0 or azbench's exit status. */
+static int measure_all(const struct infer_opts *o, struct az_bench_table *t,
+		       struct az_bench_row *rec, char *text, size_t len)
+{
+	int nk = o->kernels.n ? o->kernels.n : 1, rc = 0, done = 0;
+	double each = o->common.seconds / (o->games.n * o->batches.n * nk);
+	const char *env = getenv("AZ_CPU_GEMM");
+	char saved[32];
+	struct game_result g;
+
+	snprintf(saved, sizeof(saved), "%s", env ? env : "");
+	for (int gi = 0; gi < o->games.n && rc == 0; gi++)
+		for (int ki = 0; ki < nk && rc == 0; ki++) {
+			if (o->kernels.n && use_kernel(o, ki))
+				continue;
+			rc = measure_game(o, o->games.name[gi], each, &g);
+			g.kernel = o->kernels.n ? o->kernels.name[ki] : NULL;
+			if (rc == 0)
+				rc = add_rows(o, &g, t) < 0 ? 1 : 0;
+			if (rc == 0)
+				add_recommendation(o, &g, done++, rec, text, len);
+		}
+	if (env)
+		setenv("AZ_CPU_GEMM", saved, 1);
+	else
+		unsetenv("AZ_CPU_GEMM");
+	return rc;
+}
+
 int az_bench_infer(int argc, char **argv)
 {
 	struct infer_opts o = { 0 };
 	struct az_bench_table t = { 0 };
 	struct az_bench_row rec = { 0 };
-	struct game_result g;
-	char text[512] = "";
+	char text[1024] = "";
 	int rc = az_bench_parse(&infer_table, &o, &o.common, usage, argc, argv);
 
 	if (rc)
 		return rc == 1 ? 0 : 2;
-	openblas_set_num_threads(1); /* one BLAS thread, as in the inference process */
-	double each = o.common.seconds / (o.games.n * o.batches.n);
-	for (int gi = 0; gi < o.games.n && rc == 0; gi++) {
-		rc = measure_game(&o, o.games.name[gi], each, &g);
-		if (rc == 0)
-			rc = add_rows(&o, &g, &t) < 0 ? 1 : 0;
-		if (rc == 0)
-			add_recommendation(&o, &g, gi, &rec, text, sizeof(text));
+	if (o.kernels.n && o.backend == AZ_BACKEND_CUDA) {
+		fprintf(stderr, "azbench infer: --kernels: the cpu backend's paths; not with "
+				"--backend cuda\n");
+		return 2;
 	}
+	openblas_set_num_threads(1); /* one BLAS thread, as in the inference process */
+	rc = measure_all(&o, &t, &rec, text, sizeof(text));
 	if (rc == 0) {
 		struct az_bench_plot_spec ps = {
 			.title = "inference backend alone: evals/s vs batch",
 			.xkey = "batch",
 			.ykey = "evals_per_s",
-			.series = { "game", "net", NULL },
-			.series_fmt = { NULL, "net %s" },
+			.series = { "game", "net", "kernel", NULL },
+			.series_fmt = { NULL, "net %s", "%s" },
 			.logx = 1,
 			.logy = 1,
 		};
