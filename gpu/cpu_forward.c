@@ -209,6 +209,32 @@ void az_conv3_col2im(const float *col, uint32_t batch, uint32_t C, uint32_t Hb, 
 	}
 }
 
+/* One row of az_conv3_im2col_tap() for channels-last, dense data (sc = 1, sp = C): each kernel
+ * row ky's three taps read the cells (yy, x - 1 .. x + 1), which lie side by side in memory,
+ * so one copy of up to 3C floats serves them (one call where there were three), and the taps
+ * off the board are zeroed. */
+static void im2col_tap_row_dense(const float *src, uint32_t C, uint32_t Hb, uint32_t Wb,
+				 uint32_t y, uint32_t x, float *row)
+{
+	uint32_t x0 = x ? x - 1 : 0, x1 = x + 1 < Wb ? x + 1 : Wb - 1; /* the cells on the board */
+
+	for (int ky = 0; ky < 3; ky++) {
+		int yy = (int)y + ky - 1;
+		float *dst = row + (size_t)ky * 3 * C;
+
+		if (yy < 0 || yy >= (int)Hb) {
+			memset(dst, 0, sizeof(float) * 3 * C);
+			continue;
+		}
+		if (x == 0)
+			memset(dst, 0, sizeof(float) * C); /* kx = 0: the cell left of the board */
+		memcpy(dst + (size_t)(x0 + 1 - x) * C, src + ((size_t)yy * Wb + x0) * C,
+		       sizeof(float) * C * (x1 - x0 + 1));
+		if (x + 1 >= Wb)
+			memset(dst + 2 * (size_t)C, 0, sizeof(float) * C); /* kx = 2: right of it */
+	}
+}
+
 void az_conv3_im2col_tap(const float *in, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
 			 size_t sn, size_t sc, size_t sp, float *col)
 {
@@ -221,6 +247,10 @@ void az_conv3_im2col_tap(const float *in, uint32_t batch, uint32_t C, uint32_t H
 			for (uint32_t x = 0; x < Wb; x++) {
 				float *row = col + ((size_t)n * cells + (size_t)y * Wb + x) * 9 * C;
 
+				if (sc == 1 && sp == C) {
+					im2col_tap_row_dense(src, C, Hb, Wb, y, x, row);
+					continue;
+				}
 				for (int t = 0; t < 9; t++) {
 					int yy = (int)y + t / 3 - 1, xx = (int)x + t % 3 - 1;
 					float *dst = row + (size_t)t * C;

@@ -10,7 +10,13 @@
  * (16 of the 32 zmm registers hold C). Outputs start at the bias, so no pass zeroes C; the
  * residual input and the ReLU are applied as each tile is stored. Measured at 128 x 128 on this
  * project's machine: 250 GFLOPS against OpenBLAS sgemm's 110 (its Haswell kernels, with the
- * separate bias and ReLU passes). */
+ * separate bias and ReLU passes).
+ *
+ * The bf16 form (AZ_CPU_GEMM=bf16, CPUs with AVX512_BF16): the same panels hold bf16 weights in
+ * column pairs, and VDPBF16PS (Intel's ISA reference: the sum of two bf16 products added to
+ * each fp32 lane) does the work of two FMAs per instruction; each tile's rows of x are rounded
+ * to bf16 pairs on the stack (KPAIRS at a time) and broadcast 32 bits at a time. Same register
+ * blocking, the bias, residual and ReLU in fp32. */
 #include "gpu/cpu_packed.h"
 
 #include <errno.h>
