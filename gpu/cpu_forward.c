@@ -309,6 +309,13 @@ static void conv3_forward(const struct az_model *m, const struct az_packed *pk, 
 	const struct az_packed_mat *pm = packed_of(m, pk, w);
 
 	AZ_ASSERT(!pm || pm->conv_c == C);
+	if (pm && sc == 1 && sp == C && az_packed_conv3_ok(pm)) { /* bf16: no col at all */
+		const struct az_conv_src cv = { .in = in, .sn = sn, .c = C, .height = Hb,
+						.width = Wb };
+
+		az_packed_conv3(pm, &cv, batch, b, res, 1, out);
+		return;
+	}
 	for (uint32_t n0 = 0; n0 < batch; n0 += AZ_CONV_CHUNK) {
 		uint32_t nb = batch - n0 < AZ_CONV_CHUNK ? batch - n0 : AZ_CONV_CHUNK;
 		size_t first = n0 * cells * F;

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/az_assert.h"
 #include "gpu/cpu_forward.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -361,8 +362,9 @@ INLINE512 void tile(const unsigned nv, const unsigned mr, const struct az_packed
 
 #define BF16_TARGET __attribute__((target("avx512f,avx512bf16")))
 #define INLINE_BF16 __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline
-/* Column pairs of x rounded to bf16 at a time: MR rows x 128 pairs, 4 KB on the stack. */
-#define KPAIRS 128u
+/* Column pairs of x rounded to bf16 at a time: MR_BF16 rows x 256 pairs, 12 KB on the stack.
+ * A convolution's rows gathered in place (az_packed_conv3()) must fit in one block. */
+#define KPAIRS 256u
 
 /* xb[r * KPAIRS + q] = the bf16 pair (x[r, k0 + 2q], x[r, k0 + 2q + 1]), low half first (0
  * past in), for r < mr and q < nq (<= KPAIRS), rounded as VCVTNE2PS2BF16 does; the 16-pair
@@ -383,11 +385,52 @@ INLINE_BF16 void rows_to_bf16(const unsigned mr, const float *xr, size_t in, siz
 		}
 }
 
-/* tile() on bf16 panels: x's rows rounded to bf16 KPAIRS column pairs at a time, then per
- * pair one VDPBF16PS per (row, vector): 32 products summed into 16 fp32 lanes. */
+/* xb[r * KPAIRS + ...] = row r0 + r (r < mr) of the im2col matrix of cv, tap-major (column
+ * t * C + c), as bf16 pairs: the row of cell (n, y, x) holds, for each tap (ky, kx), the C
+ * channels of cell (y + ky - 1, x + kx - 1), or zeros off the board. C is even, so no pair
+ * straddles two taps; each tap's C floats are rounded 32 at a time. */
+INLINE_BF16 void conv_rows_to_bf16(const unsigned mr, const struct az_conv_src *cv, size_t r0,
+				   uint32_t *xb)
+{
+	const uint32_t C = cv->c, Hb = cv->height, Wb = cv->width, cells = Hb * Wb;
+
+	for (unsigned r = 0; r < mr; r++) {
+		size_t row = r0 + r, n = row / cells;
+		uint32_t pos = (uint32_t)(row % cells), y = pos / Wb, x = pos % Wb;
+		uint32_t *dst = xb + r * KPAIRS;
+
+		for (unsigned t = 0; t < 9; t++, dst += C / 2) {
+			int yy = (int)y + (int)(t / 3) - 1, xx = (int)x + (int)(t % 3) - 1;
+
+			if (yy < 0 || xx < 0 || yy >= (int)Hb || xx >= (int)Wb) {
+				memset(dst, 0, sizeof(uint32_t) * C / 2);
+				continue;
+			}
+			const float *src = cv->in + n * cv->sn + ((size_t)yy * Wb + (size_t)xx) * C;
+
+			for (uint32_t c = 0; c < C; c += 32) {
+				uint32_t left = C - c > 32 ? 32u : C - c;
+				__mmask16 lo, hi, pairs_left = (__mmask16)((1u << (left / 2)) - 1);
+
+				block_masks(left, &lo, &hi);
+				__m512 a = _mm512_maskz_loadu_ps(lo, src + c);
+				__m512 h = _mm512_maskz_loadu_ps(hi, src + c + 16);
+				__m512i v = (__m512i)_mm512_cvtne2ps_pbh(h, a);
+
+				/* left / 2 pairs of the 16: no write past the tap */
+				_mm512_mask_storeu_epi32(dst + c / 2, pairs_left, v);
+			}
+		}
+	}
+}
+
+/* tile() on bf16 panels: x's rows (or, with cv, the convolution's im2col rows gathered in
+ * place) rounded to bf16 KPAIRS column pairs at a time, then per pair one VDPBF16PS per (row,
+ * vector): 32 products summed into 16 fp32 lanes. */
 INLINE_BF16 void tile_bf16(const unsigned nv, const unsigned mr, const struct az_packed_mat *pm,
-			   size_t p, size_t r0, const float *x, const float *b, const float *res,
-			   int relu, float *y, __mmask16 m0, __mmask16 m1)
+			   size_t p, size_t r0, const float *x, const struct az_conv_src *cv,
+			   const float *b, const float *res, int relu, float *y, __mmask16 m0,
+			   __mmask16 m1)
 {
 	const size_t in = pm->in, np = pairs(pm->in), col = p * AZ_PACKED_PANEL;
 	const uint16_t *panel = pm->wb + p * np * 2 * AZ_PACKED_PANEL;
@@ -398,7 +441,10 @@ INLINE_BF16 void tile_bf16(const unsigned nv, const unsigned mr, const struct az
 	for (size_t q0 = 0; q0 < np; q0 += KPAIRS) {
 		size_t nq = np - q0 < KPAIRS ? np - q0 : KPAIRS;
 
-		rows_to_bf16(mr, x + r0 * in, in, 2 * q0, nq, xb);
+		if (cv)
+			conv_rows_to_bf16(mr, cv, r0, xb); /* np <= KPAIRS: one block */
+		else
+			rows_to_bf16(mr, x + r0 * in, in, 2 * q0, nq, xb);
 		for (size_t q = 0; q < nq; q++) {
 			const uint16_t *wq = panel + (q0 + q) * 2 * AZ_PACKED_PANEL;
 			__m512bh w0 = (__m512bh)_mm512_load_si512(wq);
@@ -418,65 +464,84 @@ INLINE_BF16 void tile_bf16(const unsigned nv, const unsigned mr, const struct az
 
 /* Every row tile of panel p through TILE (tile or tile_bf16, ROWS rows at most: 8 or 12):
  * full ROWS-row tiles, then (for ROWS 12) a tile of 8 where 8 rows are left, then one tile of
- * the rows left. */
-#define DEFINE_PANEL_ROWS(NAME, ATTR, TILE, ROWS)                                           \
-	ATTR void NAME(const unsigned nv, const struct az_packed_mat *pm, size_t p,         \
-		       uint32_t batch, const float *x, const float *b, const float *res,    \
-		       int relu, float *y, __mmask16 m0, __mmask16 m1)                      \
-	{                                                                                   \
-		size_t r0 = 0;                                                              \
-                                                                                            \
-		for (; r0 + ROWS <= batch; r0 += ROWS)                                      \
-			TILE(nv, ROWS, pm, p, r0, x, b, res, relu, y, m0, m1);              \
-		if (ROWS > 8 && batch - r0 >= 8) {                                          \
-			TILE(nv, 8, pm, p, r0, x, b, res, relu, y, m0, m1);                 \
-			r0 += 8;                                                            \
-		}                                                                           \
-		switch (batch - r0) {                                                       \
-		case 1: TILE(nv, 1, pm, p, r0, x, b, res, relu, y, m0, m1); break;          \
-		case 2: TILE(nv, 2, pm, p, r0, x, b, res, relu, y, m0, m1); break;          \
-		case 3: TILE(nv, 3, pm, p, r0, x, b, res, relu, y, m0, m1); break;          \
-		case 4: TILE(nv, 4, pm, p, r0, x, b, res, relu, y, m0, m1); break;          \
-		case 5: TILE(nv, 5, pm, p, r0, x, b, res, relu, y, m0, m1); break;          \
-		case 6: TILE(nv, 6, pm, p, r0, x, b, res, relu, y, m0, m1); break;          \
-		case 7: TILE(nv, 7, pm, p, r0, x, b, res, relu, y, m0, m1); break;          \
-		default: break;                                                             \
-		}                                                                           \
+ * the rows left. cv (bf16 only, else NULL) is the convolution whose im2col rows x stands for. */
+#define DEFINE_PANEL_ROWS(NAME, ATTR, TILE, ROWS)                                              \
+	ATTR void NAME(const unsigned nv, const struct az_packed_mat *pm, size_t p,            \
+		       uint32_t batch, const float *x, const struct az_conv_src *cv,           \
+		       const float *b, const float *res, int relu, float *y, __mmask16 m0,     \
+		       __mmask16 m1)                                                           \
+	{                                                                                      \
+		size_t r0 = 0;                                                                 \
+                                                                                               \
+		for (; r0 + ROWS <= batch; r0 += ROWS)                                         \
+			TILE(nv, ROWS, pm, p, r0, x, cv, b, res, relu, y, m0, m1);             \
+		if (ROWS > 8 && batch - r0 >= 8) {                                             \
+			TILE(nv, 8, pm, p, r0, x, cv, b, res, relu, y, m0, m1);                \
+			r0 += 8;                                                               \
+		}                                                                              \
+		switch (batch - r0) {                                                          \
+		case 1: TILE(nv, 1, pm, p, r0, x, cv, b, res, relu, y, m0, m1); break;         \
+		case 2: TILE(nv, 2, pm, p, r0, x, cv, b, res, relu, y, m0, m1); break;         \
+		case 3: TILE(nv, 3, pm, p, r0, x, cv, b, res, relu, y, m0, m1); break;         \
+		case 4: TILE(nv, 4, pm, p, r0, x, cv, b, res, relu, y, m0, m1); break;         \
+		case 5: TILE(nv, 5, pm, p, r0, x, cv, b, res, relu, y, m0, m1); break;         \
+		case 6: TILE(nv, 6, pm, p, r0, x, cv, b, res, relu, y, m0, m1); break;         \
+		case 7: TILE(nv, 7, pm, p, r0, x, cv, b, res, relu, y, m0, m1); break;         \
+		default: break;                                                                \
+		}                                                                              \
 	}
 
-DEFINE_PANEL_ROWS(panel_rows, INLINE512, tile, MR)
+/* tile() with tile_bf16()'s arguments (cv unused: the fp32 path reads x's rows). */
+#define TILE_FP32(nv, mr, pm, p, r0, x, cv, b, res, relu, y, m0, m1)                           \
+	tile(nv, mr, pm, p, r0, x, b, res, relu, y, m0, m1)
+
+DEFINE_PANEL_ROWS(panel_rows, INLINE512, TILE_FP32, MR)
 DEFINE_PANEL_ROWS(panel_rows_bf16, INLINE_BF16, tile_bf16, MR_BF16)
 
 /* az_packed_linear()'s body with PANEL_ROWS (panel_rows or panel_rows_bf16): each panel with
- * one vector of outputs or two, masked to the outputs that exist. */
-#define LINEAR_PANELS(PANEL_ROWS)                                                          \
+ * one vector of outputs or two, masked to the outputs that exist; cv as DEFINE_PANEL_ROWS. */
+#define LINEAR_PANELS(PANEL_ROWS, cv)                                                      \
 	for (size_t p = 0; p < panels(pm->out); p++) {                                     \
 		uint32_t left = pm->out - (uint32_t)(p * AZ_PACKED_PANEL);                 \
 		__mmask16 m0, m1;                                                          \
                                                                                            \
 		block_masks(left, &m0, &m1);                                               \
 		if (left > 16)                                                             \
-			PANEL_ROWS(2, pm, p, batch, x, b, res, relu, y, m0, m1);           \
+			PANEL_ROWS(2, pm, p, batch, x, cv, b, res, relu, y, m0, m1);       \
 		else                                                                       \
-			PANEL_ROWS(1, pm, p, batch, x, b, res, relu, y, m0, m1);           \
+			PANEL_ROWS(1, pm, p, batch, x, cv, b, res, relu, y, m0, m1);       \
 	}
 
-/* az_packed_linear() on bf16 panels (pm->wb). */
+/* az_packed_linear() on bf16 panels (pm->wb); with cv, az_packed_conv3()'s rows. */
 BF16_TARGET static void linear_bf16(const struct az_packed_mat *pm, uint32_t batch,
-				    const float *x, const float *b, const float *res, int relu,
-				    float *y)
+				    const float *x, const struct az_conv_src *cv, const float *b,
+				    const float *res, int relu, float *y)
 {
-	LINEAR_PANELS(panel_rows_bf16)
+	LINEAR_PANELS(panel_rows_bf16, cv)
 }
 
 AVX512 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, const float *x,
 			     const float *b, const float *res, int relu, float *y)
 {
 	if (pm->wb) {
-		linear_bf16(pm, batch, x, b, res, relu, y);
+		linear_bf16(pm, batch, x, NULL, b, res, relu, y);
 		return;
 	}
-	LINEAR_PANELS(panel_rows)
+	LINEAR_PANELS(panel_rows, NULL)
+}
+
+int az_packed_conv3_ok(const struct az_packed_mat *pm)
+{
+	return pm->wb && pm->conv_c && pm->conv_c % 2 == 0 && pairs(pm->in) <= KPAIRS;
+}
+
+void az_packed_conv3(const struct az_packed_mat *pm, const struct az_conv_src *cv,
+		     uint32_t samples, const float *b, const float *res, int relu, float *y)
+{
+	const float *x = NULL;
+
+	AZ_ASSERT(az_packed_conv3_ok(pm) && cv->c == pm->conv_c);
+	linear_bf16(pm, samples * cv->height * cv->width, x, cv, b, res, relu, y);
 }
 
 /* One tile of az_packed_gemm_tn(): rows i0 .. i0 + mr of C (mr a constant after inlining), nv
@@ -625,6 +690,19 @@ void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, const floa
 {
 	(void)pm, (void)batch, (void)x, (void)b, (void)res, (void)relu, (void)y;
 	abort(); /* az_cpu_gemm_select() never chooses AVX-512 off x86 */
+}
+
+int az_packed_conv3_ok(const struct az_packed_mat *pm)
+{
+	(void)pm;
+	return 0; /* no bf16 panels off x86 */
+}
+
+void az_packed_conv3(const struct az_packed_mat *pm, const struct az_conv_src *cv,
+		     uint32_t samples, const float *b, const float *res, int relu, float *y)
+{
+	(void)pm, (void)cv, (void)samples, (void)b, (void)res, (void)relu, (void)y;
+	abort(); /* az_packed_conv3_ok() is 0 off x86 */
 }
 
 #endif

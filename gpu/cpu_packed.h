@@ -28,6 +28,27 @@
  * same form. Returns 0 or -ENOMEM (pk zeroed then). */
 int az_packed_create(const struct az_model *m, enum az_cpu_gemm kind, struct az_packed *pk);
 
+/* A 3x3 convolution's input (padding 1), channels last and dense: channel c of cell (y, x) of
+ * sample n is in[n * sn + (y * width + x) * c_count + c]. */
+struct az_conv_src {
+	const float *in;
+	size_t sn;
+	uint32_t c; /* channels: the packed weight's conv_c */
+	uint32_t height, width;
+};
+
+/* 1 when az_packed_conv3() takes pm: bf16 panels of a 3x3 convolution with an even channel
+ * count whose im2col row (9C) fits one of the kernel's blocks (C <= 56). */
+int az_packed_conv3_ok(const struct az_packed_mat *pm);
+
+/* y[row, f] = act(conv3x3(cv)[row, f] + b[f] (+ res[row, f])) for the samples * height * width
+ * rows (n, y, x) of cv: az_packed_linear() on the im2col matrix of cv (tap-major), each tile's
+ * rows gathered from cv->in and rounded to bf16 on the stack instead of materialised, as
+ * implicit-GEMM convolutions do. Same results as az_conv3_im2col_tap() + az_packed_linear() to
+ * the bit. Needs az_packed_conv3_ok(pm) (asserted) and AZ_CPU_GEMM_BF16. */
+void az_packed_conv3(const struct az_packed_mat *pm, const struct az_conv_src *cv,
+		     uint32_t samples, const float *b, const float *res, int relu, float *y);
+
 /* The packed matrix of the weight at params + offset, or NULL. */
 const struct az_packed_mat *az_packed_find(const struct az_packed *pk, size_t offset);
 
