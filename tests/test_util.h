@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers shared by the cmocka tests: a scratch directory per test and whole-file read/write that
- * fail the test (cmocka asserts) on any I/O error. Include after <cmocka.h>. */
+/* Helpers shared by the cmocka tests: a scratch directory per test, whole-file read/write that
+ * fail the test (cmocka asserts) on any I/O error, and main(). Include after <cmocka.h>. */
 #ifndef AZ_TEST_UTIL_H
 #define AZ_TEST_UTIL_H
 
@@ -75,6 +75,17 @@ static inline void az_test_tmpdir_remove(const char *dir)
 	static int teardown(void **state)                         \
 	{                                                         \
 		return remove_dir(state);                         \
+	}
+
+/* A test file's main(): runs the tests given (cmocka_unit_test(...) entries, in that order) as
+ * one cmocka group named "tests", without group fixtures; exits with the number of tests that
+ * failed. Use once per file, at its end, for a group that needs no group setup or teardown and
+ * whose list fits in a few lines (a long one reads better as main() with one test a line). */
+#define AZ_TEST_MAIN(...)                                         \
+	int main(void)                                            \
+	{                                                         \
+		const struct CMUnitTest tests[] = {__VA_ARGS__};  \
+		return cmocka_run_group_tests(tests, NULL, NULL); \
 	}
 
 /* The whole of file p in a malloc'ed buffer with one spare byte (the caller frees it); its

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "tests/test_util.h"
 
 static void test_bar_text(void **state)
 {
@@ -76,11 +77,5 @@ static void test_parse_duration(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bar_text), cmocka_unit_test(test_duration),
-		cmocka_unit_test(test_parse_duration),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_bar_text), cmocka_unit_test(test_duration),
+	     cmocka_unit_test(test_parse_duration))

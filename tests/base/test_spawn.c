@@ -15,6 +15,7 @@
 
 #include "base/spawn.h"
 #include "base/util.h"
+#include "tests/test_util.h"
 
 static void test_exit_status_and_capture(void **state)
 {
@@ -68,11 +69,5 @@ static void test_timeout(void **state)
 	assert_true(az_now() - t0 < 20); /* killed, not waited for */
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exit_status_and_capture), cmocka_unit_test(test_log_cwd_env),
-		cmocka_unit_test(test_timeout),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_exit_status_and_capture), cmocka_unit_test(test_log_cwd_env),
+	     cmocka_unit_test(test_timeout))

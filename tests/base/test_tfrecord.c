@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/tfrecord.h"
+#include "tests/test_util.h"
 
 /* RFC 3720 (iSCSI) appendix B.4 CRC-32C examples, and the common "123456789" check value. */
 static void test_crc32c_vectors(void **state)
@@ -111,12 +112,6 @@ static void test_event_fields(void **state)
 	free(ev.data);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_crc32c_vectors), cmocka_unit_test(test_mask),
-		cmocka_unit_test(test_varint), cmocka_unit_test(test_record_framing),
-		cmocka_unit_test(test_event_fields),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_crc32c_vectors), cmocka_unit_test(test_mask),
+	     cmocka_unit_test(test_varint), cmocka_unit_test(test_record_framing),
+	     cmocka_unit_test(test_event_fields))

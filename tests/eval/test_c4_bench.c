@@ -201,13 +201,5 @@ static void test_check(void **unused)
 	az_test_tmpdir_remove(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_raw_policy_mistakes),
-		cmocka_unit_test(test_argmax_is_legal),
-		cmocka_unit_test(test_tactics),
-		cmocka_unit_test(test_check),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_raw_policy_mistakes), cmocka_unit_test(test_argmax_is_legal),
+	     cmocka_unit_test(test_tactics), cmocka_unit_test(test_check))

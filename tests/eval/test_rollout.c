@@ -11,6 +11,7 @@
 #include "games/game.h"
 #include "mcts/mcts.h"
 #include "eval/rollout.h"
+#include "tests/test_util.h"
 
 static void eval_moves(const char *moves, float *policy, float *value)
 {
@@ -81,10 +82,4 @@ static void test_search_finds_win(void **unused)
 	az_tree_destroy(t);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exact_positions), cmocka_unit_test(test_search_finds_win),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_exact_positions), cmocka_unit_test(test_search_finds_win))

@@ -60,10 +60,4 @@ static void test_corpus(void **state)
 	assert_true(ok >= 1 && bad >= 1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_corpus),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_corpus))

@@ -17,6 +17,7 @@
 #include "games/connect4_solver.h"
 #include "games/game.h"
 #include "base/rng.h"
+#include "tests/test_util.h"
 
 static const struct az_game *const g = &az_game_connect4;
 
@@ -218,18 +219,7 @@ static void test_begin_easy(void **unused) { (void)unused; check_set("Test_L1_R1
 static void test_begin_medium(void **unused) { (void)unused; check_set("Test_L1_R2", 10); }
 static void test_begin_hard(void **unused) { (void)unused; check_set("Test_L1_R3", 1); }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hand_positions),
-		cmocka_unit_test(test_brute_force),
-		cmocka_unit_test(test_end_easy),
-		cmocka_unit_test(test_middle_easy),
-		cmocka_unit_test(test_middle_medium),
-		cmocka_unit_test(test_begin_easy),
-		cmocka_unit_test(test_begin_medium),
-		cmocka_unit_test(test_begin_hard),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_hand_positions), cmocka_unit_test(test_brute_force),
+	     cmocka_unit_test(test_end_easy), cmocka_unit_test(test_middle_easy),
+	     cmocka_unit_test(test_middle_medium), cmocka_unit_test(test_begin_easy),
+	     cmocka_unit_test(test_begin_medium), cmocka_unit_test(test_begin_hard))

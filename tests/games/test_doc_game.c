@@ -15,6 +15,7 @@
 
 #include "games/game.h"
 #include "tests/games/perft.h"
+#include "tests/test_util.h"
 
 extern const struct az_game az_game_pile;
 extern const struct az_game_desc az_game_desc_pile;
@@ -105,13 +106,5 @@ static void test_descriptor(void **unused)
 	assert_int_equal(G->planes, 0); /* no board: --net resnet is refused for it */
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_moves),
-		cmocka_unit_test(test_terminal_after),
-		cmocka_unit_test(test_solve),
-		cmocka_unit_test(test_descriptor),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_moves), cmocka_unit_test(test_terminal_after),
+	     cmocka_unit_test(test_solve), cmocka_unit_test(test_descriptor))

@@ -13,6 +13,7 @@
 
 #include "games/game.h"
 #include "games/tangled/tangled.h"
+#include "tests/test_util.h"
 
 static void test_find(void **unused)
 {
@@ -100,12 +101,5 @@ static void test_tangled_options(void **unused)
 	assert_string_equal(err, "graph=2;variant=free");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_find), cmocka_unit_test(test_names),
-		cmocka_unit_test(test_descriptors),
-		cmocka_unit_test(test_tangled_options),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_find), cmocka_unit_test(test_names),
+	     cmocka_unit_test(test_descriptors), cmocka_unit_test(test_tangled_options))

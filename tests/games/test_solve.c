@@ -15,6 +15,7 @@
 
 #include "games/game.h"
 #include "tests/games/perft.h"
+#include "tests/test_util.h"
 
 static const struct az_game *T = &az_game_tictactoe;
 
@@ -215,17 +216,7 @@ static void test_connect4_endgames(void **unused)
 	assert_int_equal(wins, 327);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_start),
-		cmocka_unit_test(test_win_in_one),
-		cmocka_unit_test(test_lost),
-		cmocka_unit_test(test_terminal_root),
-		cmocka_unit_test(test_census),
-		cmocka_unit_test(test_enumerate_order),
-		cmocka_unit_test(test_connect4_endgames),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_start), cmocka_unit_test(test_win_in_one),
+	     cmocka_unit_test(test_lost), cmocka_unit_test(test_terminal_root),
+	     cmocka_unit_test(test_census), cmocka_unit_test(test_enumerate_order),
+	     cmocka_unit_test(test_connect4_endgames))

@@ -19,6 +19,7 @@
 
 #include "base/rng.h"
 #include "games/tangled/tangled_impl.h"
+#include "tests/test_util.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 #define NSIGMA 5.0
@@ -341,19 +342,11 @@ static void test_path_choice(void **st)
 	az_tangled_adj_destroy(adj);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_path_choice),
-		cmocka_unit_test(test_reproducible),
-		PATH_TEST("test_scalar_exact", test_exact, scalar),
-		PATH_TEST("test_avx2_exact", test_exact, avx2),
-		PATH_TEST("test_avx512_exact", test_exact, avx512),
-		PATH_TEST("test_avx2_vs_scalar", test_vs_scalar, avx2),
-		PATH_TEST("test_avx512_vs_scalar", test_vs_scalar, avx512),
-		PATH_TEST("test_avx2_winners", test_winners, avx2),
-		PATH_TEST("test_avx512_winners", test_winners, avx512),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_path_choice), cmocka_unit_test(test_reproducible),
+	     PATH_TEST("test_scalar_exact", test_exact, scalar),
+	     PATH_TEST("test_avx2_exact", test_exact, avx2),
+	     PATH_TEST("test_avx512_exact", test_exact, avx512),
+	     PATH_TEST("test_avx2_vs_scalar", test_vs_scalar, avx2),
+	     PATH_TEST("test_avx512_vs_scalar", test_vs_scalar, avx512),
+	     PATH_TEST("test_avx2_winners", test_winners, avx2),
+	     PATH_TEST("test_avx512_winners", test_winners, avx512))

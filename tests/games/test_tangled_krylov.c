@@ -17,6 +17,7 @@
 
 #include "base/util.h"
 #include "games/tangled/tangled_impl.h"
+#include "tests/test_util.h"
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 
@@ -111,11 +112,4 @@ static void test_petersen(void **st)
 	az_tangled_adj_destroy(a);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_against_dense), cmocka_unit_test(test_petersen),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_against_dense), cmocka_unit_test(test_petersen))

@@ -13,6 +13,7 @@
 
 #include "games/game.h"
 #include "tests/games/perft.h"
+#include "tests/test_util.h"
 
 static const struct az_game *G = &az_game_tictactoe;
 
@@ -382,20 +383,8 @@ static void test_symmetry_positions(void **unused)
 	assert_int_equal(sc.states, 5478);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_descriptor),
-		cmocka_unit_test(test_perft),
-		cmocka_unit_test(test_terminal),
-		cmocka_unit_test(test_format),
-		cmocka_unit_test(test_notation),
-		cmocka_unit_test(test_play_moves),
-		cmocka_unit_test(test_enumerate),
-		cmocka_unit_test(test_terminal_after),
-		cmocka_unit_test(test_symmetry_group),
-		cmocka_unit_test(test_symmetry_positions),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_descriptor), cmocka_unit_test(test_perft),
+	     cmocka_unit_test(test_terminal), cmocka_unit_test(test_format),
+	     cmocka_unit_test(test_notation), cmocka_unit_test(test_play_moves),
+	     cmocka_unit_test(test_enumerate), cmocka_unit_test(test_terminal_after),
+	     cmocka_unit_test(test_symmetry_group), cmocka_unit_test(test_symmetry_positions))

@@ -19,6 +19,7 @@
 #include "gpu/backend.h"
 #include "shm/slot.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/test_util.h"
 
 #define NSLOTS 96
 #define MAXB 24
@@ -210,11 +211,4 @@ static void test_async_queue_full(void **state)
 	free(seg);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_async_pipeline), cmocka_unit_test(test_async_queue_full),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_async_pipeline), cmocka_unit_test(test_async_queue_full))

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "gpu/cuda_kernels.h"
+#include "tests/test_util.h"
 
 /* 1 when /proc/self/maps names a file whose name contains `what`. */
 static int mapped(const char *what)
@@ -35,10 +36,4 @@ static void test_loaded_on_first_use(void **state)
 	assert_int_equal(az_cublas_load(), 0); /* once: the second call only reports */
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_loaded_on_first_use),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_loaded_on_first_use))

@@ -19,6 +19,7 @@
 #include "net/model.h"
 #include "base/rng.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/test_util.h"
 
 static const struct az_arch small = { .inputs = 9, .hidden = 16, .blocks = 3, .actions = 7 };
 
@@ -416,19 +417,8 @@ static void test_backend_select(void **state)
 	assert_int_equal(az_backend_create(AZ_BACKEND_CUDA, &small, 4, &be, NULL, 0), -ENODEV);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tensor_table),
-		cmocka_unit_test(test_arch_parse),
-		cmocka_unit_test(test_create_and_init),
-		cmocka_unit_test(test_forward_reference),
-		cmocka_unit_test(test_forward_no_blocks),
-		cmocka_unit_test(test_batch_invariance),
-		cmocka_unit_test(test_masked_softmax),
-		cmocka_unit_test(test_backend_cpu),
-		cmocka_unit_test(test_backend_select),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_tensor_table), cmocka_unit_test(test_arch_parse),
+	     cmocka_unit_test(test_create_and_init), cmocka_unit_test(test_forward_reference),
+	     cmocka_unit_test(test_forward_no_blocks), cmocka_unit_test(test_batch_invariance),
+	     cmocka_unit_test(test_masked_softmax), cmocka_unit_test(test_backend_cpu),
+	     cmocka_unit_test(test_backend_select))

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "mcts_test_util.h"
+#include "tests/test_util.h"
 
 #ifndef AZ_GOLDEN_DIR
 #define AZ_GOLDEN_DIR "tests/data/golden"
@@ -409,20 +410,11 @@ static void test_deterministic_seed(void **unused)
 	assert_memory_not_equal(n1, n2, sizeof(n1));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_schedule_by_hand),
-		cmocka_unit_test(test_improved_policy_all_visited),
-		cmocka_unit_test(test_improved_policy_mixed_value),
-		cmocka_unit_test(test_visits_follow_schedule),
-		cmocka_unit_test(test_solver_win_played),
-		cmocka_unit_test(test_solver_losses_dropped),
-		cmocka_unit_test(test_solver_all_lost_finite),
-		cmocka_unit_test(test_batch_spreads),
-		cmocka_unit_test(test_deterministic_seed),
-		cmocka_unit_test(test_golden_gumbel_selfplay),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_schedule_by_hand),
+	     cmocka_unit_test(test_improved_policy_all_visited),
+	     cmocka_unit_test(test_improved_policy_mixed_value),
+	     cmocka_unit_test(test_visits_follow_schedule),
+	     cmocka_unit_test(test_solver_win_played), cmocka_unit_test(test_solver_losses_dropped),
+	     cmocka_unit_test(test_solver_all_lost_finite), cmocka_unit_test(test_batch_spreads),
+	     cmocka_unit_test(test_deterministic_seed),
+	     cmocka_unit_test(test_golden_gumbel_selfplay))

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "mcts_test_util.h"
+#include "tests/test_util.h"
 
 static const struct az_game *const c4 = &az_game_connect4;
 
@@ -275,13 +276,6 @@ static void test_draw_value(void **unused)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_win_in_one), cmocka_unit_test(test_forced_block),
-		cmocka_unit_test(test_fpu_parent), cmocka_unit_test(test_proofs_exact),
-		cmocka_unit_test(test_draw_value),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_win_in_one), cmocka_unit_test(test_forced_block),
+	     cmocka_unit_test(test_fpu_parent), cmocka_unit_test(test_proofs_exact),
+	     cmocka_unit_test(test_draw_value))

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "mcts_test_util.h"
+#include "tests/test_util.h"
 
 #define TINY 0.01f /* the root prior of move 0 */
 
@@ -168,13 +169,6 @@ static void test_fresh_sims_after_reuse(void **unused)
 	az_tree_destroy(t);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_forced_reaches_formula),
-		cmocka_unit_test(test_forced_pruned_from_target),
-		cmocka_unit_test(test_prune_hand_built),
-		cmocka_unit_test(test_fresh_sims_after_reuse),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_forced_reaches_formula),
+	     cmocka_unit_test(test_forced_pruned_from_target),
+	     cmocka_unit_test(test_prune_hand_built), cmocka_unit_test(test_fresh_sims_after_reuse))

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "tests/mcts/mcts_test_util.h"
+#include "tests/test_util.h"
 
 static void test_vloss_distinct_leaves(void **unused)
 {
@@ -213,15 +214,6 @@ static void test_busy_chain(void **unused)
 	az_tree_destroy(t);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_vloss_distinct_leaves),
-		cmocka_unit_test(test_vloss_steers),
-		cmocka_unit_test(test_fpu),
-		cmocka_unit_test(test_vloss_interleaved),
-		cmocka_unit_test(test_busy_chain),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_vloss_distinct_leaves), cmocka_unit_test(test_vloss_steers),
+	     cmocka_unit_test(test_fpu), cmocka_unit_test(test_vloss_interleaved),
+	     cmocka_unit_test(test_busy_chain))

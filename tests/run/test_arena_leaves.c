@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "run/roles.h"
+#include "tests/test_util.h"
 
 static struct az_worker_params params(uint32_t g, uint32_t k, uint32_t sims)
 {
@@ -79,13 +80,5 @@ static void test_tail(void **state)
 	assert_int_equal(az_tail_leaves(&wp, 100, 10), 2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_connect4_defaults),
-		cmocka_unit_test(test_many_games_keep_k),
-		cmocka_unit_test(test_explicit),
-		cmocka_unit_test(test_tail),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_connect4_defaults), cmocka_unit_test(test_many_games_keep_k),
+	     cmocka_unit_test(test_explicit), cmocka_unit_test(test_tail))

@@ -15,6 +15,7 @@
 #include "games/game.h"
 #include "mcts/mcts.h"
 #include "run/evalcache.h"
+#include "tests/test_util.h"
 
 static const struct az_game *ttt(void)
 {
@@ -310,16 +311,7 @@ static void test_shared_table(void **unused)
 	free(mem);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_key_distinct),
-		cmocka_unit_test(test_key_side_to_move),
-		cmocka_unit_test(test_put_find),
-		cmocka_unit_test(test_generation_never_hits),
-		cmocka_unit_test(test_bound),
-		cmocka_unit_test(test_cached_search_same_moves),
-		cmocka_unit_test(test_shared_table),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_key_distinct), cmocka_unit_test(test_key_side_to_move),
+	     cmocka_unit_test(test_put_find), cmocka_unit_test(test_generation_never_hits),
+	     cmocka_unit_test(test_bound), cmocka_unit_test(test_cached_search_same_moves),
+	     cmocka_unit_test(test_shared_table))

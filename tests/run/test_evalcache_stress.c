@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "run/evalcache.h"
+#include "tests/test_util.h"
 
 #define THREADS 4
 #define ITERS 100000u
@@ -106,10 +107,4 @@ static void test_concurrent_find_put(void **unused)
 	free(mem);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_concurrent_find_put),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_concurrent_find_put))

@@ -187,14 +187,8 @@ static void test_restart_budget(void **state)
 	assert_false(az_sv_budget_take(&none, 0));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_metrics_append, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_metrics_keeps_bad_lines, setup, teardown),
-		cmocka_unit_test(test_temp_names), cmocka_unit_test(test_restart_budget),
-		cmocka_unit_test_setup_teardown(test_state_flips, setup, teardown),
-		cmocka_unit_test(test_metrics_line_flips),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test_setup_teardown(test_metrics_append, setup, teardown),
+	     cmocka_unit_test_setup_teardown(test_metrics_keeps_bad_lines, setup, teardown),
+	     cmocka_unit_test(test_temp_names), cmocka_unit_test(test_restart_budget),
+	     cmocka_unit_test_setup_teardown(test_state_flips, setup, teardown),
+	     cmocka_unit_test(test_metrics_line_flips))

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "run/watchdog.h"
+#include "tests/test_util.h"
 
 /* Beats every 0.1 s: the timeout stays at the floor; a stop past it is reported once. */
 static void test_floor_and_once(void **state)
@@ -73,12 +74,5 @@ static void test_allowance_and_shift(void **state)
 	assert_true(k.gap_max == 0.0); /* first interval: not learned */
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_floor_and_once),
-		cmocka_unit_test(test_learned),
-		cmocka_unit_test(test_allowance_and_shift),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_floor_and_once), cmocka_unit_test(test_learned),
+	     cmocka_unit_test(test_allowance_and_shift))

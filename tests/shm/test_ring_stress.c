@@ -23,6 +23,7 @@
 
 #include "base/rng.h"
 #include "shm/segment.h"
+#include "tests/test_util.h"
 
 #ifndef STRESS_W
 #define STRESS_W 3
@@ -288,11 +289,4 @@ static void test_stress_threads(void **state)
 	assert_int_equal(az_seg_destroy(&seg), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stress_processes), cmocka_unit_test(test_stress_threads),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_stress_processes), cmocka_unit_test(test_stress_threads))

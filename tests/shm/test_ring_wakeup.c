@@ -31,6 +31,7 @@
 #include "base/util.h"
 #include "shm/ring.h"
 #include "base/rng.h"
+#include "tests/test_util.h"
 
 #define CAPACITY 4u
 #define SLOT 64u
@@ -407,15 +408,7 @@ static void test_detector_sees_lost_wakeup(void **state)
 	assert_true(a.ns > SLOW_NS);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_detector_sees_lost_wakeup, setup_region,
-						teardown_region),
-		cmocka_unit_test_setup_teardown(test_wakeup_processes, setup_region,
-						teardown_region),
-		cmocka_unit_test_setup_teardown(test_wakeup_threads, setup_region, teardown_region),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test_setup_teardown(test_detector_sees_lost_wakeup, setup_region,
+					     teardown_region),
+	     cmocka_unit_test_setup_teardown(test_wakeup_processes, setup_region, teardown_region),
+	     cmocka_unit_test_setup_teardown(test_wakeup_threads, setup_region, teardown_region))

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "shm/segment.h"
+#include "tests/test_util.h"
 
 /* ---- failure injection (-Wl,--wrap=ftruncate,--wrap=mmap; see tests/shm/CMakeLists.txt) ---- */
 
@@ -246,15 +247,6 @@ static void test_injected_failures(void **state)
 	assert_int_equal(az_seg_destroy(&s), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_exclusive_and_mode),
-		cmocka_unit_test(test_attach_missing),
-		cmocka_unit_test(test_attach_corrupt),
-		cmocka_unit_test(test_injected_failures),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_round_trip), cmocka_unit_test(test_exclusive_and_mode),
+	     cmocka_unit_test(test_attach_missing), cmocka_unit_test(test_attach_corrupt),
+	     cmocka_unit_test(test_injected_failures))

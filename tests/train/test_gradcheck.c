@@ -19,6 +19,7 @@
 #include "gpu/cpu_forward.h"
 #include "net/model.h"
 #include "base/rng.h"
+#include "tests/test_util.h"
 #include "train/trainer.h"
 
 enum { A = 4, B = 3, XMAX = 32 };
@@ -327,16 +328,9 @@ static void test_masked_policy_zero_net(void **state)
 	az_model_destroy(m);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_gradcheck_all_tensors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_loss_terms, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gradcheck_all_tensors, setup_resnet, teardown),
-		cmocka_unit_test_setup_teardown(test_loss_terms, setup_resnet, teardown),
-		cmocka_unit_test(test_masked_policy_logits),
-		cmocka_unit_test(test_masked_policy_zero_net),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test_setup_teardown(test_gradcheck_all_tensors, setup, teardown),
+	     cmocka_unit_test_setup_teardown(test_loss_terms, setup, teardown),
+	     cmocka_unit_test_setup_teardown(test_gradcheck_all_tensors, setup_resnet, teardown),
+	     cmocka_unit_test_setup_teardown(test_loss_terms, setup_resnet, teardown),
+	     cmocka_unit_test(test_masked_policy_logits),
+	     cmocka_unit_test(test_masked_policy_zero_net))

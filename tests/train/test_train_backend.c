@@ -16,6 +16,7 @@
 #include "base/rng.h"
 #include "gpu/backend.h"
 #include "net/model.h"
+#include "tests/test_util.h"
 #include "train/train_backend.h"
 #include "train/trainer.h"
 
@@ -176,15 +177,6 @@ static void test_bad_arguments(void **state)
 	az_model_destroy(m);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_adam_table_matches_direct),
-		cmocka_unit_test(test_sgd_table_matches_direct),
-		cmocka_unit_test(test_auto_is_cpu),
-		cmocka_unit_test(test_cuda_needs_device),
-		cmocka_unit_test(test_bad_arguments),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_adam_table_matches_direct),
+	     cmocka_unit_test(test_sgd_table_matches_direct), cmocka_unit_test(test_auto_is_cpu),
+	     cmocka_unit_test(test_cuda_needs_device), cmocka_unit_test(test_bad_arguments))

@@ -15,6 +15,7 @@
 
 #include "net/model.h"
 #include "base/rng.h"
+#include "tests/test_util.h"
 #include "train/trainer.h"
 
 enum { D = 6, H = 16, R = 1, A = 4, N = 8 };
@@ -270,16 +271,6 @@ static void test_value_only_rows(void **state)
 	az_model_destroy(m);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_params_default),
-		cmocka_unit_test(test_adam_fits),
-		cmocka_unit_test(test_sgd_momentum_decreases),
-		cmocka_unit_test(test_update_rules),
-		cmocka_unit_test(test_eval_and_limits),
-		cmocka_unit_test(test_value_only_rows),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+AZ_TEST_MAIN(cmocka_unit_test(test_params_default), cmocka_unit_test(test_adam_fits),
+	     cmocka_unit_test(test_sgd_momentum_decreases), cmocka_unit_test(test_update_rules),
+	     cmocka_unit_test(test_eval_and_limits), cmocka_unit_test(test_value_only_rows))
