@@ -22,9 +22,11 @@ enum az_cpu_gemm {
 };
 
 /* The kernel the cpu backend uses on this machine: the environment's AZ_CPU_GEMM ("auto", the
- * default, "blas", "avx512" or "bf16") against what the CPU can run (AVX-512F, and for bf16
+ * default, "fp32" (avx512 where the CPU has it, else blas: fp32 products on any CPU), "blas",
+ * "avx512" or "bf16") against what the CPU can run (AVX-512F, and for bf16
  * AVX512_BF16, with OS support, from cpuid and xgetbv through __builtin_cpu_supports). auto is
- * avx512 where the CPU has AVX-512F, else blas (bf16 only when asked for: docs/cpu.md).
+ * bf16 where the CPU has AVX512_BF16 (measured: the same mistake rates, 1.6x the evaluations;
+ * docs/cpu.md), else avx512 where it has AVX-512F, else blas.
  * Returns 0 with *kind set; -EINVAL for an unknown AZ_CPU_GEMM; -ENOTSUP for "avx512" or
  * "bf16" on a CPU without it. */
 int az_cpu_gemm_select(enum az_cpu_gemm *kind);

@@ -77,6 +77,15 @@ static inline void az_test_tmpdir_remove(const char *dir)
 		return remove_dir(state);                         \
 	}
 
+/* Pin the cpu backend to exact fp32 products (AZ_CPU_GEMM=fp32: the AVX-512 kernels, else
+ * OpenBLAS) for a test that compares its answers with a reference to 1e-4 or closer: where the
+ * CPU has AVX512_BF16 the automatic choice is bf16 weights, about 1 % from fp32, which
+ * tests/gpu/test_cpu_packed.c bounds. An AZ_CPU_GEMM already set (ctest's *_blas runs) wins. */
+static inline void az_test_fp32_kernels(void)
+{
+	setenv("AZ_CPU_GEMM", "fp32", 0);
+}
+
 /* A test file's main(): runs the tests given (cmocka_unit_test(...) entries, in that order) as
  * one cmocka group named "tests", without group fixtures; exits with the number of tests that
  * failed. Use once per file, at its end, for a group that needs no group setup or teardown and

@@ -89,9 +89,10 @@ void az_config_usage(const char *prog)
 	az_opts_help(stdout, t);
 	printf("  %-20s %s\n", "--version", "print the version and exit");
 	printf("  %-20s %s\n\nEnvironment:\n"
-	       "  AZ_CPU_GEMM=auto|blas|avx512|bf16  the cpu backend's kernels (default auto:\n"
-	       "                             AVX-512 where the CPU has it, else OpenBLAS; bf16:\n"
-	       "                             bf16 weights on AVX512_BF16, inference only; docs/cpu.md)\n"
+	       "  AZ_CPU_GEMM=auto|fp32|blas|avx512|bf16  the cpu backend's kernels (default\n"
+	       "                             auto: bf16 weights where the CPU has AVX512_BF16,\n"
+	       "                             else AVX-512, else OpenBLAS; fp32: no bf16;\n"
+	       "                             inference only, the trainer stays fp32; docs/cpu.md)\n"
 	       "  AZ_CUDA_MATH=fp32|tf32|bf16   the cuda backend's GEMM precision (docs/gpu.md)\n"
 	       "\nExamples:\n"
 	       "  %s --game tictactoe --out runs/ttt\n"

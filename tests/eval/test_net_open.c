@@ -221,6 +221,7 @@ static void test_batch_matches_batch_1(void **unused)
 
 int main(void)
 {
+	az_test_fp32_kernels(); /* compared with the fp32 reference */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_answers_as_the_model),
 		cmocka_unit_test(test_game_mismatch),

@@ -24,6 +24,7 @@
 #include "base/rng.h"
 #include "shm/slot.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/test_util.h"
 
 #define MAX_BATCH 64
 
@@ -319,6 +320,7 @@ static void test_slots_dma(void **state)
 int main(void)
 {
 	skip_without_cuda();
+	az_test_fp32_kernels(); /* the cpu backend is the fp32 reference */
 	const struct CMUnitTest tests[] = {
 		{ "test_small", test_fp32, NULL, NULL, &small },
 		{ "test_no_blocks", test_fp32, NULL, NULL, &no_blocks },

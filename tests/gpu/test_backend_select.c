@@ -18,6 +18,7 @@
 #include "gpu/cuda_train.h"
 #include "shm/slot.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/test_util.h"
 
 static const struct az_arch arch = { .inputs = 9, .hidden = 8, .blocks = 1, .actions = 9 };
 
@@ -137,6 +138,7 @@ static void test_gpu_trainer_needs_device(void **state)
 /* `test_backend_select has-cuda`: exit 0 when a device is visible, else 1 (for scripts). */
 int main(int argc, char **argv)
 {
+	az_test_fp32_kernels(); /* compared with the fp32 reference */
 	if (argc > 1 && strcmp(argv[1], "has-cuda") == 0)
 		return az_cuda_available() ? 0 : 1;
 	const struct CMUnitTest tests[] = {

@@ -25,13 +25,14 @@
 #include "net/model.h"
 #include "tests/gpu/gpu_test_util.h"
 
-/* 1 when this CPU runs the AVX-512 kernel (AZ_CPU_GEMM unset: the automatic choice). */
+/* 1 when this CPU runs the AVX-512 kernel (AZ_CPU_GEMM=fp32 picks it). */
 static int have_avx512(void)
 {
 	enum az_cpu_gemm kind;
 
-	unsetenv("AZ_CPU_GEMM");
+	setenv("AZ_CPU_GEMM", "fp32", 1);
 	assert_int_equal(az_cpu_gemm_select(&kind), 0);
+	unsetenv("AZ_CPU_GEMM");
 	return kind == AZ_CPU_GEMM_AVX512;
 }
 
@@ -530,8 +531,9 @@ static void test_softmax(void **state)
 	}
 }
 
-/* AZ_CPU_GEMM: "blas" always works, "avx512" only where the CPU has it, anything else is
- * refused, by az_cpu_gemm_select() and by the backend with a message naming the variable. */
+/* AZ_CPU_GEMM: "blas" and "fp32" always work, "avx512" and "bf16" only where the CPU has them,
+ * anything else is refused, by az_cpu_gemm_select() and by the backend with a message naming
+ * the variable. */
 static void test_select(void **state)
 {
 	const struct az_arch a = { .inputs = 9, .hidden = 16, .blocks = 1, .actions = 9 };
@@ -577,12 +579,17 @@ static void test_select(void **state)
 	assert_null(be);
 	assert_non_null(strstr(why, "AZ_CPU_GEMM"));
 
+	/* auto: bf16 where the CPU has it, else the fastest fp32 path; fp32: never bf16 */
 	setenv("AZ_CPU_GEMM", "auto", 1);
 	assert_int_equal(az_cpu_gemm_select(&kind), 0);
-	assert_int_equal(kind, avx ? AZ_CPU_GEMM_AVX512 : AZ_CPU_GEMM_BLAS);
+	assert_int_equal(kind, bf16 ? AZ_CPU_GEMM_BF16 : avx ? AZ_CPU_GEMM_AVX512 : AZ_CPU_GEMM_BLAS);
 	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)), 0);
 	assert_non_null(strstr(why, avx ? "AVX-512" : "OpenBLAS"));
+	assert_true(!strstr(why, "bf16") == !bf16);
 	az_backend_destroy(be);
+	setenv("AZ_CPU_GEMM", "fp32", 1);
+	assert_int_equal(az_cpu_gemm_select(&kind), 0);
+	assert_int_equal(kind, avx ? AZ_CPU_GEMM_AVX512 : AZ_CPU_GEMM_BLAS);
 	unsetenv("AZ_CPU_GEMM");
 	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_AVX512), "avx512");
 	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_BLAS), "blas");

@@ -336,6 +336,7 @@ static void test_backend_cpu(void **state)
 	float x[B * 9], logits[B * 7], value[B];
 	char why[96];
 
+	az_test_fp32_kernels(); /* compared bit for bit with the fp32 reference */
 	(void)state;
 	other.hidden = 8;
 	wrong = random_model(&other, 23);

@@ -356,6 +356,7 @@ static int print_forward(const char *ckpt)
 
 int main(int argc, char **argv)
 {
+	az_test_fp32_kernels(); /* compared with the fp32 reference */
 	if (argc == 3 && strcmp(argv[1], "--forward") == 0)
 		return print_forward(argv[2]);
 

@@ -494,6 +494,7 @@ static void test_serve_preferred_batch(void **state)
 
 int main(int argc, char **argv)
 {
+	az_test_fp32_kernels(); /* compared with the fp32 reference */
 	if (argc > 1 && strcmp(argv[1], "async") == 0) {
 		/* The stress run (ctest test_server_async, also under TSan): the asynchronous
 		 * paths only, several server lifetimes. */
