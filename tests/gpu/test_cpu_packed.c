@@ -25,44 +25,40 @@
 #include "net/model.h"
 #include "tests/gpu/gpu_test_util.h"
 
-/* 1 when this CPU runs the AVX-512 kernel (AZ_CPU_GEMM=fp32 picks it). */
-static int have_avx512(void)
+/* 1 when AZ_CPU_GEMM=value selects kind on this CPU (the environment restored to unset). */
+static int selects(const char *value, enum az_cpu_gemm kind)
 {
-	enum az_cpu_gemm kind;
-
-	setenv("AZ_CPU_GEMM", "fp32", 1);
-	assert_int_equal(az_cpu_gemm_select(&kind), 0);
-	unsetenv("AZ_CPU_GEMM");
-	return kind == AZ_CPU_GEMM_AVX512;
-}
-
-#define NEED_AVX512()                                                  \
-	do {                                                           \
-		if (!have_avx512()) {                                  \
-			fprintf(stderr, "no AVX-512F: skipped\n");      \
-			skip();                                        \
-		}                                                      \
-	} while (0)
-
-/* 1 when this CPU runs the bf16 kernel (AZ_CPU_GEMM=bf16 accepted). */
-static int have_bf16(void)
-{
-	enum az_cpu_gemm kind;
+	enum az_cpu_gemm got;
 	int ok;
 
-	setenv("AZ_CPU_GEMM", "bf16", 1);
-	ok = az_cpu_gemm_select(&kind) == 0;
+	setenv("AZ_CPU_GEMM", value, 1);
+	ok = az_cpu_gemm_select(&got) == 0 && got == kind;
 	unsetenv("AZ_CPU_GEMM");
 	return ok;
 }
 
-#define NEED_BF16()                                                          \
-	do {                                                                 \
-		if (!have_bf16()) {                                          \
-			fprintf(stderr, "no AVX512_BF16: skipped\n");        \
-			skip();                                              \
-		}                                                            \
+/* 1 when this CPU runs the AVX-512 kernel (AZ_CPU_GEMM=fp32 picks it). */
+static int have_avx512(void)
+{
+	return selects("fp32", AZ_CPU_GEMM_AVX512);
+}
+
+/* 1 when this CPU runs the bf16 kernel (AZ_CPU_GEMM=bf16 accepted). */
+static int have_bf16(void)
+{
+	return selects("bf16", AZ_CPU_GEMM_BF16);
+}
+
+/* Skip the test (cmocka's skip(), with a line naming what is missing) unless have() is 1. */
+#define NEED(have, what)                                              \
+	do {                                                          \
+		if (!have()) {                                        \
+			fprintf(stderr, "no %s: skipped\n", what);    \
+			skip();                                       \
+		}                                                     \
 	} while (0)
+#define NEED_AVX512() NEED(have_avx512, "AVX-512F")
+#define NEED_BF16() NEED(have_bf16, "AVX512_BF16")
 
 /* f rounded to bf16 (nearest, ties to even) and back: the test's own rounding, written from
  * the format's definition (8 significant bits), not from the kernel's. */
