@@ -12,10 +12,9 @@
 
 #include "base/rng.h"
 
-/* Sanity bounds that keep every size product inside 64 bits (H*H*2R < 2^62); real nets are far
- * smaller. */
+/* Sanity bound on inputs and actions that keeps every size product inside 64 bits; real games
+ * are far smaller. The hidden width and the blocks: AZ_NET_HIDDEN_MAX, AZ_NET_BLOCKS_MAX. */
 #define ARCH_MAX_WIDTH (1u << 24)
-#define ARCH_MAX_BLOCKS 4096u
 
 /* Initial scale of the layers that feed a residual sum or a head (see az_model_init_random). */
 #define INIT_OUT_SCALE 0.1
@@ -28,8 +27,8 @@
 int az_arch_valid(const struct az_arch *a)
 {
 	if (!a || a->inputs == 0 || a->hidden == 0 || a->actions == 0 ||
-	    a->inputs > ARCH_MAX_WIDTH || a->hidden > ARCH_MAX_WIDTH ||
-	    a->actions > ARCH_MAX_WIDTH || a->blocks > ARCH_MAX_BLOCKS)
+	    a->inputs > ARCH_MAX_WIDTH || a->hidden > AZ_NET_HIDDEN_MAX ||
+	    a->actions > ARCH_MAX_WIDTH || a->blocks > AZ_NET_BLOCKS_MAX)
 		return 0;
 	if (a->kind == AZ_NET_MLP)
 		return 1;
@@ -311,7 +310,7 @@ int az_arch_parse(const char *text, uint32_t *hidden, uint32_t *blocks)
 	if (!x || parse_u32(text, x, &h) || parse_u32(x + 1, x + 1 + strlen(x + 1), &r))
 		return -EINVAL;
 	/* Zero blocks is a valid (plain MLP) net; zero width is not. */
-	if (h == 0 || h > ARCH_MAX_WIDTH || r > ARCH_MAX_BLOCKS)
+	if (h == 0 || h > AZ_NET_HIDDEN_MAX || r > AZ_NET_BLOCKS_MAX)
 		return -EINVAL;
 	*hidden = h;
 	*blocks = r;

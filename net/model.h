@@ -76,8 +76,15 @@ int az_model_tensor(const struct az_arch *a, uint32_t i, struct az_tensor *t);
 /* Total parameter count. */
 size_t az_model_param_count(const struct az_arch *a);
 
+/* The widest and deepest network az_arch_valid() accepts: hidden units a layer (a ResNet's
+ * filters, further bounded by 4096) and residual blocks. azrun's --hidden and --blocks take
+ * their ranges from here. */
+#define AZ_NET_HIDDEN_MAX 8192u
+#define AZ_NET_BLOCKS_MAX 128u
+
 /* 1 when a describes a network this build can create: non-zero sizes within the sanity bounds
- * and, for a ResNet, planes * height * width == inputs. */
+ * (hidden <= AZ_NET_HIDDEN_MAX, blocks <= AZ_NET_BLOCKS_MAX) and, for a ResNet, planes * height *
+ * width == inputs. */
 int az_arch_valid(const struct az_arch *a);
 
 /* Allocate a zeroed model. Returns 0, -EINVAL (zero sizes) or -ENOMEM. */
@@ -93,7 +100,8 @@ void az_model_init_random(struct az_model *m, uint64_t seed);
  * architecture. */
 int az_arch_equal(const struct az_arch *a, const struct az_arch *b);
 
-/* Parse "HxR" style text ("64x2": hidden 64, 2 blocks). Returns 0 or -EINVAL. */
+/* Parse "HxR" style text ("64x2": hidden 64, 2 blocks). Returns 0 or -EINVAL (not that form, H
+ * 0 or above AZ_NET_HIDDEN_MAX, R above AZ_NET_BLOCKS_MAX). */
 int az_arch_parse(const char *text, uint32_t *hidden, uint32_t *blocks);
 
 /* Parse a --net value: "mlp:HxR" or "resnet:FxR" (kind, width, blocks), or "mlp" / "resnet"

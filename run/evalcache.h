@@ -69,6 +69,11 @@ void az_evalcache_stats(const struct az_evalcache *c, struct az_evalcache_stats 
  * AZ_GAME_ACTIONS_MAX or not even one entry fits. */
 size_t az_evalcache_shm_memsize(uint32_t actions, size_t max_bytes);
 
+/* The largest shared table in MiB: the run's segment sizes its control region, which holds the
+ * table after the control area, in 32 bits (run/supervise.c refuses a table that leaves it at
+ * 4 GiB or more). azrun's --eval-cache-mb with --eval-cache shared is checked against it. */
+#define AZ_EVALCACHE_SHARED_MB_MAX 4095
+
 /* Initialise a shared table in `bytes` (az_evalcache_shm_memsize()) of zeroed, 64-byte aligned
  * caller memory: every entry empty. Only before any handle attaches (azrun, before it forks the
  * workers; fork orders these stores before theirs). Returns 0 or -EINVAL. */

@@ -122,8 +122,8 @@ static const struct opt base_opts[] = {
 	{{"net", AZ_OPT_PARSE, F(net), "KIND:WxR", 0, 0, NULL,
 	  NULL /* "network: ... boards only: tictactoe, connect4 ...", from the registry */, NULL,
 	  NULL, NULL /* set_net() */}, 0, 1},
-	U32("hidden", hidden, "H", 1, 8192, "network width (ResNet: filters)"),
-	U32("blocks", blocks, "R", 0, 128, "residual blocks"),
+	U32("hidden", hidden, "H", 1, AZ_NET_HIDDEN_MAX, "network width (ResNet: filters)"),
+	U32("blocks", blocks, "R", 0, AZ_NET_BLOCKS_MAX, "residual blocks"),
 	U32("train-batch", train_batch, "B", 1, MAX_BATCH, "training minibatch"),
 	F32("train-epochs", train_epochs, "E", 1e-3, 1e3, "passes over the replay window"),
 	U32("train-steps-max", train_steps_max, "N", 1, ANY, "cap on steps per iteration"),
@@ -141,7 +141,7 @@ static const struct opt base_opts[] = {
 	U32("spin", spin, "N", 0, ANY, "polls before sleeping on a futex"),
 	U32("eval-cache-mb", eval_cache_mb, "MB", 0, 65536, "the evaluation cache (position -> "
 	    "network answer), in MiB: each worker's, or with --eval-cache shared the one for all "
-	    "(then at most " CONFIG_STR(CONFIG_SHARED_CACHE_MB_MAX) "); 0 turns it off"),
+	    "(then at most " CONFIG_STR(AZ_EVALCACHE_SHARED_MB_MAX) "); 0 turns it off"),
 	BUF("eval-cache", eval_cache, "MODE", "worker|shared|off", "evaluation cache: worker (one "
 	    "per worker process), shared (one in the shared segment for all workers) or off", 1),
 	BUF("time-limit", time_limit, "DURATION", NULL, "stop cleanly after the iteration during "

@@ -85,9 +85,9 @@ static const char *rule_broken(const struct az_config *c)
 		return net_unfit(c);
 	if (c->ring_capacity & (c->ring_capacity - 1))
 		return "--ring-capacity must be a power of two";
-	if (strcmp(c->eval_cache, "shared") == 0 && c->eval_cache_mb > CONFIG_SHARED_CACHE_MB_MAX)
+	if (strcmp(c->eval_cache, "shared") == 0 && c->eval_cache_mb > AZ_EVALCACHE_SHARED_MB_MAX)
 		return "--eval-cache-mb: at most " CONFIG_STR(
-			CONFIG_SHARED_CACHE_MB_MAX) " with "
+			AZ_EVALCACHE_SHARED_MB_MAX) " with "
 						    "--eval-cache shared (one table in the shared segment, below 4 GiB)";
 	if (c->sims_fast == 1)
 		return "--sims-fast must be 0 (a quarter of the full search) or at least 2";

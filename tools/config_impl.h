@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "games/game.h"
+#include "run/evalcache.h"
 #include "tools/config.h"
 
 /* One of azrun's options: the entry the other tools' tables hold (tools/options.h: name, type,
@@ -22,9 +23,6 @@ struct opt {
 	int saved;   /* written to run.json */
 };
 
-/* --eval-cache shared: its one table's most MiB (the shared segment keeps it below 4 GiB), a rule
- * that joins two options (az_config_validate()) which --help states too. */
-#define CONFIG_SHARED_CACHE_MB_MAX 4095
 #define CONFIG_STR_(x) #x
 #define CONFIG_STR(x) CONFIG_STR_(x) /* a number macro's value as a string literal */
 

@@ -165,8 +165,19 @@ static void test_arch_parse(void **state)
 	assert_int_equal(az_arch_parse("128x10", &h, &r), 0);
 	assert_int_equal(h, 128);
 	assert_int_equal(r, 10);
-	static const char *bad[] = { "x", "0x1", "64x", "x2", "64", "", "64x2x", "6a4x2", "-1x2",
-				     "64x-2", "99999999999x1" };
+	/* the library's limits (AZ_NET_HIDDEN_MAX 8192, AZ_NET_BLOCKS_MAX 128): at them, and past */
+	assert_int_equal(az_arch_parse("8192x128", &h, &r), 0);
+	struct az_arch a = { .inputs = 9, .hidden = AZ_NET_HIDDEN_MAX, .blocks = AZ_NET_BLOCKS_MAX,
+			     .actions = 9 };
+
+	assert_true(az_arch_valid(&a));
+	a.hidden++;
+	assert_false(az_arch_valid(&a));
+	a.hidden--;
+	a.blocks++;
+	assert_false(az_arch_valid(&a));
+	static const char *bad[] = { "x",     "0x1",  "64x",   "x2",  "64", "", "64x2x",
+				     "6a4x2", "-1x2", "64x-2", "99999999999x1", "8193x1", "64x129" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		h = r = 7;
 		assert_int_equal(az_arch_parse(bad[i], &h, &r), -EINVAL);
