@@ -207,7 +207,7 @@ static uint64_t left_us(uint64_t deadline, uint64_t now)
 
 static int geometry_ok(uint32_t capacity, uint32_t slot_bytes)
 {
-	return capacity >= 2 && (capacity & (capacity - 1)) == 0 && capacity <= (1u << 31) &&
+	return capacity >= 2 && (capacity & (capacity - 1)) == 0 && capacity <= AZ_RING_CAPACITY_MAX &&
 	       slot_bytes != 0 && slot_bytes % AZ_CACHELINE == 0;
 }
 

@@ -86,8 +86,13 @@ struct az_wait {
 	uint32_t timeout_us;
 };
 
+/* The most slots a ring holds: a worker has at most games x leaves requests in flight, far
+ * below this; a bound that keeps a run's segment (rings x capacity x slot bytes) sane. azrun's
+ * --ring-capacity takes its range from here. */
+#define AZ_RING_CAPACITY_MAX 65536u
+
 /* Bytes a ring with this capacity and slot size needs: 0 when capacity is not a power of two
- * (>= 2) or slot_bytes is 0 or not a multiple of AZ_CACHELINE. */
+ * in [2, AZ_RING_CAPACITY_MAX] or slot_bytes is 0 or not a multiple of AZ_CACHELINE. */
 size_t az_ring_memsize(uint32_t capacity, uint32_t slot_bytes);
 
 /* Initialise a ring in caller-provided memory (az_ring_memsize bytes, 64-byte aligned).

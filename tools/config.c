@@ -132,7 +132,8 @@ static const struct opt base_opts[] = {
 	F32("lr", lr, "X", 1e-9, 1e30, "Adam learning rate (a run whose training diverges stops "
 	    "before that iteration is committed)"),
 	F32("l2", l2, "X", 0, 1, "L2 weight penalty"),
-	U32("ring-capacity", ring_capacity, "N", 2, 65536, "slots per worker ring (power of 2)"),
+	U32("ring-capacity", ring_capacity, "N", 2, AZ_RING_CAPACITY_MAX,
+	    "slots per worker ring (power of 2)"),
 	U32("max-batch", max_batch, "N", 0, MAX_BATCH, "largest inference batch; 0: the backend's "
 	    "choice (64 on the CPU's AVX-512 kernels, else 256)"),
 	U32("batch-deadline-us", deadline_us, "US", 0, AZ_INFER_DEADLINE_MAX_US, "wait for a fuller "

@@ -134,6 +134,9 @@ static void test_memsize_geometry(void **state)
 	assert_int_equal(az_ring_memsize(8, 100), 0);
 	assert_int_equal(az_ring_memsize(8, 64), sizeof(struct az_ring_shm) + 8 * 64);
 	assert_int_equal(az_ring_memsize(2, 128), sizeof(struct az_ring_shm) + 2 * 128);
+	assert_int_equal(az_ring_memsize(AZ_RING_CAPACITY_MAX, 64),
+			 sizeof(struct az_ring_shm) + (size_t)AZ_RING_CAPACITY_MAX * 64);
+	assert_int_equal(az_ring_memsize(2 * AZ_RING_CAPACITY_MAX, 64), 0); /* past the limit */
 	assert_int_equal(az_ring_init(buf, 6, 64), -EINVAL);
 	assert_int_equal(az_ring_init(buf, 8, 48), -EINVAL);
 	assert_int_equal(az_ring_init(buf + 8, 8, 64), -EINVAL); /* not 64-byte aligned */
