@@ -449,6 +449,12 @@ int az_infer_serve(struct az_seg *seg, const struct az_infer_config *cfg)
 				"%u us\n", cfg->deadline_us, AZ_INFER_DEADLINE_MAX_US);
 		return -EINVAL;
 	}
+	if (cfg->max_batch > AZ_INFER_BATCH_MAX) {
+		if (cfg->log_fd >= 0)
+			dprintf(cfg->log_fd, "inference: max batch %u is above the maximum %u\n",
+				cfg->max_batch, AZ_INFER_BATCH_MAX);
+		return -EINVAL;
+	}
 	int rc = server_init(&sv, seg, cfg);
 	if (rc < 0)
 		goto out;

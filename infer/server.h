@@ -14,6 +14,10 @@
  * a longer one hides a stalled worker behind minutes-long batches. */
 #define AZ_INFER_DEADLINE_MAX_US 1000000u
 
+/* The largest max_batch az_infer_serve() takes (its per-row arrays and the backend's buffers
+ * are sized by it); azrun's --max-batch takes its range from here. */
+#define AZ_INFER_BATCH_MAX 65536u
+
 /* max_batch 0 ("auto"): the backend is made for this many rows and chooses at most this. */
 #define AZ_INFER_BATCH_AUTO_MAX 256u
 

@@ -105,7 +105,8 @@ static size_t pow2_fit(size_t fit)
 int az_evalcache_create(uint32_t actions, size_t max_bytes, struct az_evalcache **out)
 {
 	*out = NULL;
-	if (actions == 0 || actions > AZ_GAME_ACTIONS_MAX)
+	if (actions == 0 || actions > AZ_GAME_ACTIONS_MAX ||
+	    max_bytes > ((size_t)AZ_EVALCACHE_MB_MAX << 20))
 		return -EINVAL;
 	size_t stride = az_evalcache_entry_bytes(actions);
 	if (max_bytes < sizeof(struct az_evalcache) + stride)

@@ -28,10 +28,15 @@ struct az_evalcache_stats {
 /* Bytes one entry takes for a game of `actions` moves (key, generation, value, policy[A]). */
 size_t az_evalcache_entry_bytes(uint32_t actions);
 
+/* The largest worker cache in MiB (az_evalcache_create()); azrun's --eval-cache-mb takes its
+ * range from here. */
+#define AZ_EVALCACHE_MB_MAX 65536
+
 /* Create a cache of at most max_bytes (entries and handle together): the largest power of two
  * of entries that fits. Direct-mapped: a new position replaces whatever held its line. Returns
- * 0, -EINVAL when actions is 0 or above AZ_GAME_ACTIONS_MAX or not even one entry fits (the
- * caller disables the cache with a size of 0 instead of creating one), or -ENOMEM. */
+ * 0, -EINVAL when actions is 0 or above AZ_GAME_ACTIONS_MAX, not even one entry fits (the
+ * caller disables the cache with a size of 0 instead of creating one) or max_bytes is above
+ * AZ_EVALCACHE_MB_MAX MiB, or -ENOMEM. */
 int az_evalcache_create(uint32_t actions, size_t max_bytes, struct az_evalcache **out);
 void az_evalcache_destroy(struct az_evalcache *c);
 

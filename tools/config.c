@@ -24,19 +24,22 @@
 #include "infer/control.h"
 #include "infer/server.h"
 #include "mcts/mcts.h"
+#include "run/evalcache.h"
 #include "run/roles.h"
 #include "run/rundir.h"
+#include "train/train_backend.h"
 #include "base/az_assert.h"
 #include "base/util.h"
 #include "base/version.h"
 
 /* azrun's own caps, where no library enforces a limit (the table takes the libraries' constants
- * where one does: AZ_CTL_MAX_WORKERS, AZ_INFER_DEADLINE_MAX_US, AZ_GAME_ACTIONS_MAX): far beyond
+ * where one does: AZ_CTL_MAX_WORKERS, AZ_INFER_DEADLINE_MAX_US, AZ_INFER_BATCH_MAX,
+ * AZ_GAME_ACTIONS_MAX, AZ_NET_HIDDEN_MAX, AZ_NET_BLOCKS_MAX, AZ_TRAIN_BATCH_MAX,
+ * AZ_RING_CAPACITY_MAX, AZ_EVALCACHE_MB_MAX, AZ_EVALCACHE_SHARED_MB_MAX): far beyond
  * useful settings, low enough that a typo is refused before the run directory is touched rather
  * than failing (or exhausting memory) later. ANY: a count with no cap but its type's. */
 #define MAX_SIMS 1000000
 #define MAX_LEAVES 256
-#define MAX_BATCH 65536
 #define ANY UINT32_MAX
 
 /* Table entries: a number in [lo, hi]; a string in the struct (choices "a|b" or NULL); a flag. */
@@ -124,7 +127,7 @@ static const struct opt base_opts[] = {
 	  NULL, NULL /* set_net() */}, 0, 1},
 	U32("hidden", hidden, "H", 1, AZ_NET_HIDDEN_MAX, "network width (ResNet: filters)"),
 	U32("blocks", blocks, "R", 0, AZ_NET_BLOCKS_MAX, "residual blocks"),
-	U32("train-batch", train_batch, "B", 1, MAX_BATCH, "training minibatch"),
+	U32("train-batch", train_batch, "B", 1, AZ_TRAIN_BATCH_MAX, "training minibatch"),
 	F32("train-epochs", train_epochs, "E", 1e-3, 1e3, "passes over the replay window"),
 	U32("train-steps-max", train_steps_max, "N", 1, ANY, "cap on steps per iteration"),
 	U32("window", window, "N", 1, ANY, "replay window in iterations"),
@@ -134,13 +137,13 @@ static const struct opt base_opts[] = {
 	F32("l2", l2, "X", 0, 1, "L2 weight penalty"),
 	U32("ring-capacity", ring_capacity, "N", 2, AZ_RING_CAPACITY_MAX,
 	    "slots per worker ring (power of 2)"),
-	U32("max-batch", max_batch, "N", 0, MAX_BATCH, "largest inference batch; 0: the backend's "
+	U32("max-batch", max_batch, "N", 0, AZ_INFER_BATCH_MAX, "largest inference batch; 0: the backend's "
 	    "choice (64 on the CPU's AVX-512 kernels, else 256)"),
 	U32("batch-deadline-us", deadline_us, "US", 0, AZ_INFER_DEADLINE_MAX_US, "wait for a fuller "
 	    "batch at most this long while some worker may still add to it (the batch starts early "
 	    "anyway once every worker waits)"),
 	U32("spin", spin, "N", 0, ANY, "polls before sleeping on a futex"),
-	U32("eval-cache-mb", eval_cache_mb, "MB", 0, 65536, "the evaluation cache (position -> "
+	U32("eval-cache-mb", eval_cache_mb, "MB", 0, AZ_EVALCACHE_MB_MAX, "the evaluation cache (position -> "
 	    "network answer), in MiB: each worker's, or with --eval-cache shared the one for all "
 	    "(then at most " CONFIG_STR(AZ_EVALCACHE_SHARED_MB_MAX) "); 0 turns it off"),
 	BUF("eval-cache", eval_cache, "MODE", "worker|shared|off", "evaluation cache: worker (one "

@@ -87,7 +87,8 @@ int az_train_backend_create(enum az_backend_kind kind, struct az_model *m,
 	int ret;
 
 	az_set_err(why, whylen, "invalid arguments");
-	if (!out || !m || !p || max_batch == 0 || (unsigned)kind > AZ_BACKEND_CPU_ASYNC)
+	if (!out || !m || !p || max_batch == 0 || max_batch > AZ_TRAIN_BATCH_MAX ||
+	    (unsigned)kind > AZ_BACKEND_CPU_ASYNC)
 		return -EINVAL;
 	ops = pick(kind, why, whylen);
 	if (!ops)

@@ -51,11 +51,16 @@ struct az_train_backend;
  * until its parity test (tests/gpu/test_train_cuda.c) has passed on a device (docs/gpu.md). The
  * choice and its reason go to why[] (may be NULL). CUDA requested without a device (or without a
  * CUDA build): -ENODEV, and why says which. The cuda trainer reads AZ_CUDA_MATH as inference does
- * (gpu/backend.h). Returns 0, -EINVAL (bad kind or arguments), -ENOMEM or -ENODEV; *out is set
+ * (gpu/backend.h). Returns 0, -EINVAL (bad kind or arguments, max_batch 0 or above
+ * AZ_TRAIN_BATCH_MAX), -ENOMEM or -ENODEV; *out is set
  * only on success. */
 int az_train_backend_create(enum az_backend_kind kind, struct az_model *m,
 			    const struct az_train_params *p, uint32_t max_batch,
 			    struct az_train_backend **out, char *why, size_t whylen);
+
+/* The largest minibatch a trainer is made for (az_train_backend_create()'s max_batch); azrun's
+ * --train-batch takes its range from here. */
+#define AZ_TRAIN_BATCH_MAX 65536u
 
 /* One optimisation step on a minibatch: x[batch, D], pi[batch, A] (target distribution), z[batch]
  * (result for the side to move), host memory; loss (may be NULL) receives the loss before the

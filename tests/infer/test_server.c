@@ -438,6 +438,9 @@ static void test_serve_deadline_max(void **state)
 				      .max_batch = 16, .deadline_us = AZ_INFER_DEADLINE_MAX_US + 1,
 				      .spin = 64, .log_fd = -1 };
 	assert_int_equal(az_infer_serve(&seg, &ic), -EINVAL);
+	ic.deadline_us = 0; /* and a batch past the server's limit */
+	ic.max_batch = AZ_INFER_BATCH_MAX + 1;
+	assert_int_equal(az_infer_serve(&seg, &ic), -EINVAL);
 	assert_int_equal(az_seg_destroy(&seg), 0);
 }
 

@@ -165,6 +165,9 @@ static void test_bound(void **unused)
 	assert_null(c);
 	assert_int_equal(az_evalcache_create(0, max, &c), -EINVAL);
 	assert_int_equal(az_evalcache_create(AZ_GAME_ACTIONS_MAX + 1, max, &c), -EINVAL);
+	/* past the library's limit: refused before any allocation */
+	assert_int_equal(az_evalcache_create(7, ((size_t)AZ_EVALCACHE_MB_MAX << 20) + 1, &c),
+			 -EINVAL);
 }
 
 /* ---- a cached search against an uncached one ---- */

@@ -157,6 +157,9 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(az_train_backend_create((enum az_backend_kind)7, m, &p, N, &b, NULL, 0),
 			 -EINVAL);
 	assert_int_equal(az_train_backend_create(AZ_BACKEND_CPU, m, &p, 0, &b, NULL, 0), -EINVAL);
+	assert_int_equal(az_train_backend_create(AZ_BACKEND_CPU, m, &p, AZ_TRAIN_BATCH_MAX + 1, &b,
+						 NULL, 0),
+			 -EINVAL);
 	assert_int_equal(az_train_backend_create(AZ_BACKEND_CPU, NULL, &p, N, &b, NULL, 0),
 			 -EINVAL);
 	p.lr = 0.0f;
