@@ -24,8 +24,10 @@ for r in rows:
     d = r["arena_distinct_games"]
     assert 2 <= d <= 8, r
     it = r["iteration"]
+    # azrun warns when fewer than half of the games are distinct (run/loop.c): 4 of 8 is not
+    # yet a warning (the test asked for d < 8 and failed whenever 4-7 games differed)
     warned = re.search(r"warning: iter %d arena: %d of 8 games repeat" % (it, 8 - d), log)
-    assert bool(warned) == (d < 8), (r, log)
+    assert bool(warned) == (2 * d < 8), (r, log)
     assert ("iter %d arena:" % it) in log and "moving first" in log, log
 # greedy play with the same two networks: at most one game per colour and tie-break draw
 assert any(r["arena_distinct_games"] < 8 for r in rows), rows
