@@ -116,6 +116,19 @@ run 15 "$T/infer.json" infer --game tictactoe --batches 1,8,64 --seconds 0.5 --j
 	--csv "$T/infer.csv"
 python3 "$T/check.py" "$T/infer.json" infer
 [ "$(wc -l < "$T/infer.csv")" -eq 4 ] || fail "infer CSV should have a header and 3 rows"
+# --kernels all: a row per kernel this CPU runs (blas always), and whole recommendation keys
+# ("connect4_avx512_peak_evals_per_s" once came out cut at 31 characters)
+run 15 "$T/kernels.json" infer --game connect4 --kernels all --batches 1 --seconds 0.3 --json
+python3 - "$T/kernels.json" <<'PY' || fail "infer --kernels all: $(cat "$T/kernels.json")"
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rows = [o for o in objs if "kernel" in o]
+assert "blas" in [r["kernel"] for r in rows], rows
+rec = [o for o in objs if "recommendation" in o][0]
+for r in rows:
+    assert "connect4_%s_peak_evals_per_s" % r["kernel"] in rec, (r, rec)
+    assert "connect4_%s_batch90" % r["kernel"] in rec, (r, rec)
+PY
 
 # Pipeline: one configuration each for W = 1 and W = 2 (real worker and inference processes).
 for w in 1 2; do

@@ -11,7 +11,7 @@
 
 
 #define AZ_BENCH_MAX_FIELDS 32
-#define AZ_BENCH_KEY_MAX 32
+#define AZ_BENCH_KEY_MAX 48 /* "connect4_avx512_peak_evals_per_s" fits */
 #define AZ_BENCH_STR_MAX 48
 
 enum az_bench_kind {

@@ -187,7 +187,7 @@ static void usage(const struct az_opts *t)
 	       "time of one forward pass; vs_batch1 = throughput relative to batch 1 (when\n"
 	       "measured). Each point is the fastest of 5 equal slices of its time (a\n"
 	       "ceiling: other load on the machine blurs it less).\n"
-	       "--plot: evals/s against the batch size, one line per game.\n",
+	       "--plot: evals/s against the batch size, one line per game (and kernel).\n",
 	       az_bench_boards_help());
 }
 
