@@ -125,10 +125,15 @@ done
 # cuBLAS first: tens of ms) meets the SIG_IGN a background job inherits, which no program can
 # catch; so wait for the handler (SigCgt bit of SIGINT in /proc) and signal at once: from then on
 # no stop may be lost.
+# The handler must be azrun's: until the forked shell has exec'd azrun, the SigCgt bit can be
+# the shell's own SIGINT handler (the test then lost its signal before azrun existed, rarely).
+exe=$(readlink -f "$AZRUN")
 "$AZRUN" "${sargs[@]}" --iterations 3 --out "$T/early" 2> /dev/null &
 pid=$!
 for _ in $(seq 1 2000); do
-	cgt=$(awk '/^SigCgt:/ {print $2}' /proc/$pid/status 2> /dev/null || echo 0)
+	cgt=0
+	[ "$(readlink /proc/$pid/exe 2> /dev/null)" = "$exe" ] &&
+		cgt=$(awk '/^SigCgt:/ {print $2}' /proc/$pid/status 2> /dev/null || echo 0)
 	[ $(( 0x${cgt:-0} & 2 )) -ne 0 ] && break
 	sleep 0.005
 done
