@@ -195,6 +195,13 @@ int az_packed_alloc(const struct az_arch *a, struct az_packed *pk)
 	return alloc_as(a, 0, pk);
 }
 
+/* The source column of packed column k: itself for a dense layer; for a 3x3 convolution of C
+ * channels (tap-major packing, column t * C + c), the tensor's column c * 9 + t. */
+static size_t source_col(size_t C, size_t k)
+{
+	return C ? k % C * 9 + k / C : k;
+}
+
 /* f rounded to the nearest bf16, ties to even (the rounding of VCVTNE2PS2BF16, which the
  * kernel applies to x); a NaN stays a (quiet) NaN. */
 static uint16_t to_bf16(float f)
@@ -218,9 +225,9 @@ static void pack_bf16(struct az_packed_mat *pm, const float *src, size_t rs, siz
 			for (size_t j = 0; j < AZ_PACKED_PANEL; j++)
 				for (size_t e = 0; e < 2; e++) {
 					size_t row = p * AZ_PACKED_PANEL + j, k = 2 * q + e;
-					size_t from = C ? k % C * 9 + k / C : k;
-					float v = row < pm->out && k < in ? src[row * rs + from * cs]
-									  : 0.0f;
+					float v = row < pm->out && k < in
+							  ? src[row * rs + source_col(C, k) * cs]
+							  : 0.0f;
 
 					pm->wb[((p * np + q) * 2 + j / 16) * AZ_PACKED_PANEL +
 					       2 * (j % 16) + e] = to_bf16(v);
@@ -236,7 +243,7 @@ static void pack_cols(struct az_packed_mat *pm, const float *src, size_t rs, siz
 	for (size_t p = 0; p < panels(pm->out); p++)
 		for (size_t k = 0; k < in; k++) {
 			float *dst = pm->w + (p * in + k) * AZ_PACKED_PANEL;
-			size_t from = C ? k % C * 9 + k / C : k;
+			size_t from = source_col(C, k);
 
 			for (size_t j = 0; j < AZ_PACKED_PANEL; j++) {
 				size_t row = p * AZ_PACKED_PANEL + j;
@@ -370,6 +377,26 @@ INLINE512 void tile(const unsigned nv, const unsigned mr, const struct az_packed
  * A convolution's rows gathered in place (az_packed_conv3()) must fit in one block. */
 #define KPAIRS 256u
 
+/* The 32 floats from `from` (those past `left`, when fewer than 32 are left, read as 0) rounded
+ * to 16 bf16 pairs, low half first, as VCVTNE2PS2BF16 does. Whole blocks load without masks
+ * (masked memory operations are slow on Zen 4). */
+INLINE_BF16 __m512i round_pairs32(const float *from, size_t left)
+{
+	__m512 a, c;
+
+	if (left >= 32) {
+		a = _mm512_loadu_ps(from);
+		c = _mm512_loadu_ps(from + 16);
+	} else {
+		__mmask16 lo, hi;
+
+		block_masks((uint32_t)left, &lo, &hi);
+		a = _mm512_maskz_loadu_ps(lo, from);
+		c = _mm512_maskz_loadu_ps(hi, from + 16);
+	}
+	return (__m512i)_mm512_cvtne2ps_pbh(c, a);
+}
+
 /* xb[r * KPAIRS + q] = the bf16 pair (x[r, k0 + 2q], x[r, k0 + 2q + 1]), low half first (0
  * past in), for r < mr and q < nq (<= KPAIRS), rounded as VCVTNE2PS2BF16 does; the 16-pair
  * block that holds q = nq - 1 is written whole. */
@@ -378,22 +405,9 @@ INLINE_BF16 void rows_to_bf16(const unsigned mr, const float *xr, size_t in, siz
 {
 	for (unsigned r = 0; r < mr; r++)
 		for (size_t q = 0; q < nq; q += 16) {
-			size_t k = k0 + 2 * q, left = in - k; /* k < in */
-			const float *from = xr + r * in + k;
-			__m512 a, c;
+			size_t k = k0 + 2 * q; /* k < in */
 
-			if (left >= 32) {
-				a = _mm512_loadu_ps(from);
-				c = _mm512_loadu_ps(from + 16);
-			} else {
-				__mmask16 lo, hi;
-
-				block_masks((uint32_t)left, &lo, &hi);
-				a = _mm512_maskz_loadu_ps(lo, from);
-				c = _mm512_maskz_loadu_ps(hi, from + 16);
-			}
-
-			_mm512_storeu_si512(xb + r * KPAIRS + q, (__m512i)_mm512_cvtne2ps_pbh(c, a));
+			_mm512_storeu_si512(xb + r * KPAIRS + q, round_pairs32(xr + r * in + k, in - k));
 		}
 }
 
@@ -420,23 +434,15 @@ INLINE_BF16 void conv_rows_to_bf16(const unsigned mr, const struct az_conv_src *
 			}
 			const float *src = cv->in + n * cv->sn + ((size_t)yy * Wb + (size_t)xx) * C;
 
-			uint32_t c = 0;
-
-			for (; c + 32 <= C; c += 32) /* whole blocks: no masks (slow stores on Zen 4) */
-				_mm512_storeu_si512(dst + c / 2, (__m512i)_mm512_cvtne2ps_pbh(
-									 _mm512_loadu_ps(src + c + 16),
-									 _mm512_loadu_ps(src + c)));
-			for (; c < C; c += 32) {
+			for (uint32_t c = 0; c < C; c += 32) {
 				uint32_t left = C - c;
-				__mmask16 lo, hi, pairs_left = (__mmask16)((1u << (left / 2)) - 1);
+				__m512i v = round_pairs32(src + c, left);
 
-				block_masks(left, &lo, &hi);
-				__m512 a = _mm512_maskz_loadu_ps(lo, src + c);
-				__m512 h = _mm512_maskz_loadu_ps(hi, src + c + 16);
-				__m512i v = (__m512i)_mm512_cvtne2ps_pbh(h, a);
-
-				/* left / 2 pairs of the 16: no write past the tap */
-				_mm512_mask_storeu_epi32(dst + c / 2, pairs_left, v);
+				if (left >= 32) /* a whole block: no mask (slow stores on Zen 4) */
+					_mm512_storeu_si512(dst + c / 2, v);
+				else /* left / 2 pairs of the 16: no write past the tap */
+					_mm512_mask_storeu_epi32(
+						dst + c / 2, (__mmask16)((1u << (left / 2)) - 1), v);
 			}
 		}
 	}
@@ -552,10 +558,8 @@ int az_packed_conv3_ok(const struct az_packed_mat *pm)
 void az_packed_conv3(const struct az_packed_mat *pm, const struct az_conv_src *cv,
 		     uint32_t samples, const float *b, const float *res, int relu, float *y)
 {
-	const float *x = NULL;
-
 	AZ_ASSERT(az_packed_conv3_ok(pm) && cv->c == pm->conv_c);
-	linear_bf16(pm, samples * cv->height * cv->width, x, cv, b, res, relu, y);
+	linear_bf16(pm, samples * cv->height * cv->width, NULL, cv, b, res, relu, y);
 }
 
 /* One tile of az_packed_gemm_tn(): rows i0 .. i0 + mr of C (mr a constant after inlining), nv

@@ -240,6 +240,10 @@ static int add_rows(const struct infer_opts *o, const struct game_result *g,
 {
 	const uint32_t *batch = o->batches.v;
 	int cuda = strncmp(g->why, "cuda", 4) == 0;
+	enum az_cpu_gemm kernel = AZ_CPU_GEMM_BLAS;
+
+	if (!cuda)
+		AZ_ASSERT(az_cpu_gemm_select(&kernel) == 0); /* the backend was made with it */
 
 	for (int i = 0; i < o->batches.n; i++) {
 		struct az_bench_row r = { 0 };
@@ -247,11 +251,8 @@ static int add_rows(const struct infer_opts *o, const struct game_result *g,
 		az_bench_row_str(&r, "game", g->game);
 		az_bench_row_str(&r, "net", g->net);
 		az_bench_row_str(&r, "backend", cuda ? "cuda" : "cpu");
-		/* the cpu backend's path (docs/cpu.md), from its description */
-		az_bench_row_str(&r, "kernel", cuda			     ? "cuda"
-					       : strstr(g->why, "bf16 weights") ? "bf16"
-					       : strstr(g->why, "AVX-512")	     ? "avx512"
-										     : "blas");
+		/* the cpu backend's path (docs/cpu.md): what it selected under this AZ_CPU_GEMM */
+		az_bench_row_str(&r, "kernel", cuda ? "cuda" : az_cpu_gemm_name(kernel));
 		az_bench_row_int(&r, "batch", batch[i]);
 		az_bench_row_num(&r, "evals_per_s", g->eps[i], 0);
 		az_bench_row_num(&r, "us_per_batch", 1e6 * batch[i] / g->eps[i], 1);
