@@ -35,19 +35,13 @@ static void repair_usage(void)
 int az_repair_main(int argc, char **argv)
 {
 	const char *out;
-	int prc = az_subcommand_parse_dir(argc, argv, &out, repair_usage);
-
-	if (prc)
-		return prc > 0 ? 0 : 2;
 	struct az_config cfg;
-	char path[AZ_RUNDIR_PATH_MAX], err[512];
 	const struct az_game *g;
-	az_rundir_path(path, sizeof(path), out, AZ_RUNDIR_CONFIG);
-	if (az_config_load(&cfg, path, err, sizeof(err)) < 0 ||
-	    az_config_game(&cfg, &g, err, sizeof(err)) < 0) {
-		fprintf(stderr, "azrun repair: %s\n", err);
-		return 2;
-	}
+	int rc = az_subcommand_open_config(argc, argv, repair_usage, 0, &out, &cfg, &g);
+
+	if (rc >= 0)
+		return rc;
+	char path[AZ_RUNDIR_PATH_MAX], err[512];
 	/* No azrun may write the directory meanwhile. */
 	if (az_rundir_create_locked(out, err, sizeof(err)) < 0) {
 		fprintf(stderr, "azrun repair: %s\n", err);

@@ -10,10 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
+#include "run/rundir.h"
 #include "run/runinfo.h"
+#include "tools/config.h"
 #include "tools/subcommands.h"
 #include "base/util.h"
 
@@ -278,6 +281,30 @@ int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int az_subcommand_open_config(int argc, char **argv, void (*help)(void), int damaged_json_is_1,
+			      const char **dir, struct az_config *cfg, const struct az_game **g)
+{
+	char path[AZ_RUNDIR_PATH_MAX], err[512];
+	int rc = az_subcommand_parse_dir(argc, argv, dir, help);
+
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	az_rundir_path(path, sizeof(path), *dir, AZ_RUNDIR_CONFIG);
+	if (az_config_load(cfg, path, err, sizeof(err)) < 0) {
+		struct stat sb;
+		/* a run.json that exists but does not load is damage (1), not bad usage (2) */
+		int damaged = damaged_json_is_1 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+		fprintf(stderr, "azrun %s: %s%s\n", argv[0], err,
+			damaged ? "; it holds the run's options: restore it from a backup" : "");
+		return damaged ? 1 : 2;
+	}
+	if (az_config_game(cfg, g, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azrun %s: %s\n", argv[0], err);
+		return 2;
+	}
+	return -1;
 }
 
 int az_subcommand_open_run(int argc, char **argv, void (*help)(void), const char **dir,

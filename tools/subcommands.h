@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct az_config;
+struct az_game;
 struct az_run_info;
 
 /* Entry points. argv[0] is the subcommand's name ("status", "report"), options follow:
@@ -28,5 +30,14 @@ int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help
  * subcommand argv[0]). */
 int az_subcommand_open_run(int argc, char **argv, void (*help)(void), const char **dir,
 			   struct az_run_info *ri);
+
+/* az_subcommand_parse_dir(), then DIR's run.json into *cfg and its game into *g: the start of
+ * verify and repair. Returns -1 when the subcommand goes on, else the exit code to return: 0 after
+ * --help, 2 for bad usage or a run.json or game that does not load (message printed, naming the
+ * subcommand argv[0]). With damaged_json_is_1, a run.json that exists but does not load is damage
+ * instead: 1, and the message says to restore it from a backup (verify; repair cannot rebuild
+ * it, and calls it bad input). */
+int az_subcommand_open_config(int argc, char **argv, void (*help)(void), int damaged_json_is_1,
+			      const char **dir, struct az_config *cfg, const struct az_game **g);
 
 #endif

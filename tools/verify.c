@@ -5,7 +5,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "run/rundir.h"
 #include "tools/config.h"
@@ -29,27 +28,13 @@ static void verify_usage(void)
 int az_verify_main(int argc, char **argv)
 {
 	const char *out;
-	/* the same command line as status and report: --out DIR or DIR, --help */
-	int prc = az_subcommand_parse_dir(argc, argv, &out, verify_usage);
-
-	if (prc)
-		return prc > 0 ? 0 : 2;
 	struct az_config cfg;
-	char path[AZ_RUNDIR_PATH_MAX], err[512];
-	az_rundir_path(path, sizeof(path), out, AZ_RUNDIR_CONFIG);
-	if (az_config_load(&cfg, path, err, sizeof(err)) < 0) {
-		struct stat sb;
-		/* a run.json that exists but does not load is damage (1), not bad usage (2) */
-		int damaged = stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-		fprintf(stderr, "azrun verify: %s%s\n", err,
-			damaged ? "; it holds the run's options: restore it from a backup" : "");
-		return damaged ? 1 : 2;
-	}
 	const struct az_game *g;
-	if (az_config_game(&cfg, &g, err, sizeof(err)) < 0) {
-		fprintf(stderr, "azrun verify: %s\n", err);
-		return 2;
-	}
+	/* the same command line as status and report: --out DIR or DIR, --help */
+	int rc = az_subcommand_open_config(argc, argv, verify_usage, 1, &out, &cfg, &g);
+
+	if (rc >= 0)
+		return rc;
 	long pid;
 	struct az_rundir_check t = {.report = print_line, .net = cfg.net, .hidden = cfg.hidden,
 				    .blocks = cfg.blocks,
