@@ -147,41 +147,88 @@ static void table_close(FILE *f, int md)
 		fputs("</table>\n", f);
 }
 
+/* ---- bench.tsv ---- */
+
+/* What bench.tsv holds, in percent: "iteration", then n columns of the raw policy
+ * (policy_<name>), n of the agent (agent_<name>) and, with vs_rollout, Tangled's score against
+ * rollout MCTS; a row per metrics row that has() accepts. first is the run's first benchmarked
+ * row (Tangled's depths), for name() and value(). */
+struct tsv_layout {
+	int n;
+	int vs_rollout;
+	const char *note; /* the header's closing comment */
+	int (*has)(const struct az_metric_row *r);
+	void (*name)(char *buf, size_t len, const struct az_metric_row *first, int k);
+	double (*value)(const struct az_metric_row *r, const struct az_metric_row *first, int k,
+			int agent);
+	const struct az_metric_row *first;
+};
+
+/* Write layout l of ri to f and close f: 0, or -EIO. */
+static int write_tsv(FILE *f, const struct az_run_info *ri, const struct tsv_layout *l)
+{
+	char name[32];
+
+	fputs("# iteration", f);
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < l->n; k++) {
+			l->name(name, sizeof(name), l->first, k);
+			fprintf(f, "\t%s_%s", pass ? "agent" : "policy", name);
+		}
+	fprintf(f, "%s\t%s\n", l->vs_rollout ? "\tvs_rollout" : "", l->note);
+	for (size_t i = 0; i < ri->nrows; i++) {
+		const struct az_metric_row *r = &ri->rows[i];
+		if (!l->has(r))
+			continue;
+		fprintf(f, "%.0f", r->iteration);
+		for (int pass = 0; pass < 2; pass++)
+			for (int k = 0; k < l->n; k++) {
+				fputc('\t', f);
+				put_pct(f, l->value(r, l->first, k, pass));
+			}
+		if (l->vs_rollout) {
+			fputc('\t', f);
+			put_pct(f, r->bench_vs_rollout);
+		}
+		fputc('\n', f);
+	}
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
 /* ---- Tangled (azrun --bench auto): bench.tsv is iteration, policy_u<K>..., agent_u<K>...,
  * vs_rollout, in percent, for the depths of the run's first benchmark ---- */
 
-static void tangled_value(FILE *f, const struct az_metric_row *r, int depth, int agent)
+/* Row r's mistake rate at the k-th depth of the run's first benchmark (first): the raw
+ * policy's or the agent's; NaN when r did not measure that depth. */
+static double tangled_value(const struct az_metric_row *r, const struct az_metric_row *first, int k,
+			    int agent)
 {
 	double v = NAN;
-	for (int k = 0; k < r->bench_depths; k++)
-		if (r->bench_depth[k] == depth)
-			v = agent ? r->bench_uagent[k] : r->bench_upolicy[k];
-	put_pct(f, v);
+	for (int j = 0; j < r->bench_depths; j++)
+		if (r->bench_depth[j] == first->bench_depth[k])
+			v = agent ? r->bench_uagent[j] : r->bench_upolicy[j];
+	return v;
+}
+
+static void tangled_name(char *buf, size_t len, const struct az_metric_row *first, int k)
+{
+	snprintf(buf, len, "u%d", first->bench_depth[k]);
 }
 
 static int tangled_data(FILE *f, const struct az_run_info *ri)
 {
 	const struct az_metric_row *d = tangled_first(ri);
-	fputs("# iteration", f);
-	for (int pass = 0; pass < 2; pass++)
-		for (int k = 0; k < d->bench_depths; k++)
-			fprintf(f, "\t%s_u%d", pass ? "agent" : "policy", d->bench_depth[k]);
-	fputs("\tvs_rollout\t(percent: mistakes, then the score against rollout MCTS)\n", f);
-	for (size_t i = 0; i < ri->nrows; i++) {
-		const struct az_metric_row *r = &ri->rows[i];
-		if (!has_tangled(r))
-			continue;
-		fprintf(f, "%.0f", r->iteration);
-		for (int pass = 0; pass < 2; pass++)
-			for (int k = 0; k < d->bench_depths; k++) {
-				fputc('\t', f);
-				tangled_value(f, r, d->bench_depth[k], pass);
-			}
-		fputc('\t', f);
-		put_pct(f, r->bench_vs_rollout);
-		fputc('\n', f);
-	}
-	return fclose(f) == 0 ? 0 : -EIO;
+	const struct tsv_layout l = {
+		.n = d->bench_depths,
+		.vs_rollout = 1,
+		.note = "(percent: mistakes, then the score against rollout MCTS)",
+		.has = has_tangled,
+		.name = tangled_name,
+		.value = tangled_value,
+		.first = d,
+	};
+
+	return write_tsv(f, ri, &l);
 }
 
 static void tangled_script(FILE *f, const struct az_run_info *ri)
@@ -225,13 +272,9 @@ static void tangled_page(FILE *f, const struct az_run_info *ri, int md)
 		for (int k = 0; k < d->bench_depths; k++) {
 			table_cell(f, md);
 			for (int agent = 0; agent < 2; agent++) {
-				double v = NAN;
-				for (int j = 0; j < r->bench_depths; j++)
-					if (r->bench_depth[j] == d->bench_depth[k])
-						v = agent ? r->bench_uagent[j] : r->bench_upolicy[j];
 				if (agent)
 					fputc('/', f);
-				pct(f, v);
+				pct(f, tangled_value(r, d, k, agent));
 			}
 		}
 		table_cell(f, md);
@@ -243,6 +286,28 @@ static void tangled_page(FILE *f, const struct az_run_info *ri, int md)
 
 /* ---- both ---- */
 
+/* Connect Four's bench.tsv: policy_<set>..., agent_<set>... for each of az_run_bench_sets. */
+static void c4_name(char *buf, size_t len, const struct az_metric_row *first, int k)
+{
+	(void)first;
+	snprintf(buf, len, "%s", az_run_bench_sets[k].key);
+}
+
+static double c4_value(const struct az_metric_row *r, const struct az_metric_row *first, int k,
+		       int agent)
+{
+	(void)first;
+	return agent ? r->bench_agent[k] : r->bench_policy[k];
+}
+
+static const struct tsv_layout c4_layout = {
+	.n = AZ_RUN_BENCH_SETS,
+	.note = "(percent: mistakes for the Pons sets, successes for win1 and block)",
+	.has = has_bench,
+	.name = c4_name,
+	.value = c4_value,
+};
+
 int az_report_bench_data(const char *path, const struct az_run_info *ri)
 {
 	FILE *f = fopen(path, "w");
@@ -250,24 +315,7 @@ int az_report_bench_data(const char *path, const struct az_run_info *ri)
 		return -errno;
 	if (!c4_rows(ri))
 		return tangled_data(f, ri);
-	fputs("# iteration", f);
-	for (int pass = 0; pass < 2; pass++)
-		for (int k = 0; k < AZ_RUN_BENCH_SETS; k++)
-			fprintf(f, "\t%s_%s", pass ? "agent" : "policy", az_run_bench_sets[k].key);
-	fputs("\t(percent: mistakes for the Pons sets, successes for win1 and block)\n", f);
-	for (size_t i = 0; i < ri->nrows; i++) {
-		const struct az_metric_row *r = &ri->rows[i];
-		if (!has_bench(r))
-			continue;
-		fprintf(f, "%.0f", r->iteration);
-		for (int pass = 0; pass < 2; pass++)
-			for (int k = 0; k < AZ_RUN_BENCH_SETS; k++) {
-				fputc('\t', f);
-				put_pct(f, pass ? r->bench_agent[k] : r->bench_policy[k]);
-			}
-		fputc('\n', f);
-	}
-	return fclose(f) == 0 ? 0 : -EIO;
+	return write_tsv(f, ri, &c4_layout);
 }
 
 /* bench.tsv's column of set k: the raw policy's (agent 0) or the agent's. */
