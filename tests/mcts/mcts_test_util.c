@@ -60,15 +60,7 @@ static int chain_terminal(const void *state, float *value)
 	return 1;
 }
 
-const struct az_game chain_game = {
-	.name = "chain",
-	.state_bytes = sizeof(struct chain_state),
-	.actions = 2,
-	.features = 1,
-	.symmetries = 1,
-	.max_plies = 255,
-	AZ_GAME_RULES(chain),
-};
+const struct az_game chain_game = TEST_GAME(chain, 2, 255);
 
 /* ---- a four-armed bandit game ---- */
 
@@ -111,15 +103,7 @@ static int bandit_terminal(const void *state, float *value)
 	return 1;
 }
 
-const struct az_game bandit_game = {
-	.name = "bandit",
-	.state_bytes = sizeof(struct bandit_state),
-	.actions = 4,
-	.features = 1,
-	.symmetries = 1,
-	.max_plies = 30,
-	AZ_GAME_RULES(bandit),
-};
+const struct az_game bandit_game = TEST_GAME(bandit, 4, 30);
 
 /* ---- evaluator and tree helpers ---- */
 

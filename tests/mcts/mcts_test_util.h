@@ -14,6 +14,16 @@
 /* Tic-tac-toe, the game most tests search. */
 extern const struct az_game *const ttt;
 
+/* The az_game of the test game `prefix`: named "prefix", its state a struct prefix_state, its
+ * rules prefix_init .. prefix_terminal (AZ_GAME_RULES), with one feature plane and no symmetry
+ * but the identity (the tests' evaluators need neither), n_actions moves, at most plies plies. */
+#define TEST_GAME(prefix, n_actions, plies)                                                   \
+	{                                                                                     \
+		.name = #prefix, .state_bytes = sizeof(struct prefix##_state),                \
+		.actions = (n_actions), .features = 1, .symmetries = 1, .max_plies = (plies), \
+		AZ_GAME_RULES(prefix),                                                        \
+	}
+
 /* A forced-move game: `left` plies to go (4 after chain_init), only action 0 is ever legal,
  * and whoever makes the last move wins. */
 struct chain_state {

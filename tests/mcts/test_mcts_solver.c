@@ -237,10 +237,7 @@ static int fork_terminal(const void *state, float *value)
 	return 1;
 }
 
-static const struct az_game fork_game = {
-	.name = "fork", .state_bytes = sizeof(struct fork_state), .actions = 2, .features = 1,
-	.symmetries = 1, .max_plies = 255, AZ_GAME_RULES(fork),
-};
+static const struct az_game fork_game = TEST_GAME(fork, 2, 255);
 
 static int eval_fork(void *ctx, const void *state, float *policy, float *value)
 {
