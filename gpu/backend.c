@@ -154,12 +154,9 @@ static uint32_t cpu_preferred_batch(void *ctx)
 
 const struct az_backend_ops az_backend_cpu_ops = {
 	.name = "cpu",
-	.create = cpu_create,
-	.load = cpu_load,
-	.forward = cpu_forward,
+	AZ_BACKEND_OPS(cpu),
 	.describe = cpu_describe,
 	.preferred_batch = cpu_preferred_batch,
-	.destroy = cpu_destroy,
 };
 
 /* ---- dispatch ---- */

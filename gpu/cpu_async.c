@@ -249,15 +249,9 @@ static int async_wait_slots(void *ctx, uint32_t stream, int block)
 
 const struct az_backend_ops az_backend_cpu_async_ops = {
 	.name = "cpu-async",
-	.create = async_create,
-	.load = async_load,
-	.forward = async_forward,
-	.destroy = async_destroy,
+	AZ_BACKEND_OPS(async),
 	.describe = async_describe,
 	.preferred_batch = async_preferred_batch,
-	.register_host = async_register_host,
-	.unregister_host = async_unregister_host,
-	.forward_slots = async_forward_slots,
-	.wait_slots = async_wait_slots,
+	AZ_BACKEND_SLOT_OPS(async),
 	.slot_streams = STREAMS,
 };
