@@ -28,10 +28,9 @@ struct az_backend {
 	void *host_base; /* registered for the slot path, or NULL */
 	size_t host_size;
 	int zero_copy; /* host_base is registered with the backend's own register_host */
-	/* staging fallback of the slot path: x[max_batch, inputs], logits[max_batch, actions],
-	 * value[max_batch]; allocated at create (no allocation on the steady-state path) */
-	float *x, *logits, *value;
-	int vec_softmax; /* az_stage_softmax_ok() of the arch */
+	/* staging fallback of the slot path: allocated at create (no allocation on the
+	 * steady-state path) */
+	struct az_stage_bufs stage;
 };
 
 /* The scatter kernel writes these header fields at fixed offsets (gpu/cuda_gather.cu). */
@@ -154,12 +153,9 @@ static uint32_t cpu_preferred_batch(void *ctx)
 
 const struct az_backend_ops az_backend_cpu_ops = {
 	.name = "cpu",
-	.create = cpu_create,
-	.load = cpu_load,
-	.forward = cpu_forward,
+	AZ_BACKEND_OPS(cpu),
 	.describe = cpu_describe,
 	.preferred_batch = cpu_preferred_batch,
-	.destroy = cpu_destroy,
 };
 
 /* ---- dispatch ---- */
@@ -225,9 +221,7 @@ static const struct az_backend_ops *pick(enum az_backend_kind kind, char *why, s
 
 static void backend_free(struct az_backend *b)
 {
-	free(b->x);
-	free(b->logits);
-	free(b->value);
+	az_stage_bufs_destroy(&b->stage);
 	free(b);
 }
 
@@ -243,14 +237,10 @@ static int backend_alloc(const struct az_arch *a, uint32_t max_batch, struct az_
 		return -ENOMEM;
 	b->arch = *a;
 	b->max_batch = max_batch;
-	b->x = malloc((size_t)max_batch * a->inputs * sizeof(float));
-	b->logits = malloc((size_t)max_batch * a->actions * sizeof(float));
-	b->value = malloc((size_t)max_batch * sizeof(float));
-	if (!b->x || !b->logits || !b->value) {
-		backend_free(b);
+	if (az_stage_bufs_create(a, max_batch, &b->stage)) {
+		free(b);
 		return -ENOMEM;
 	}
-	b->vec_softmax = az_stage_softmax_ok(a->actions);
 	*out = b;
 	return 0;
 }
@@ -409,12 +399,28 @@ int az_backend_zero_copy(const struct az_backend *b)
 	return b && b->zero_copy;
 }
 
-int az_stage_softmax_ok(uint32_t actions)
+int az_stage_bufs_create(const struct az_arch *a, uint32_t max_batch, struct az_stage_bufs *s)
 {
 	enum az_cpu_gemm kind;
 
-	return az_cpu_gemm_select(&kind) == 0 && az_cpu_gemm_packed(kind) &&
-	       actions <= AZ_PACKED_SOFTMAX_MAX;
+	s->x = malloc((size_t)max_batch * a->inputs * sizeof(float));
+	s->logits = malloc((size_t)max_batch * a->actions * sizeof(float));
+	s->value = malloc((size_t)max_batch * sizeof(float));
+	if (!s->x || !s->logits || !s->value) {
+		az_stage_bufs_destroy(s);
+		return -ENOMEM;
+	}
+	s->vec_softmax = az_cpu_gemm_select(&kind) == 0 && az_cpu_gemm_packed(kind) &&
+			 a->actions <= AZ_PACKED_SOFTMAX_MAX;
+	return 0;
+}
+
+void az_stage_bufs_destroy(struct az_stage_bufs *s)
+{
+	free(s->x);
+	free(s->logits);
+	free(s->value);
+	s->x = s->logits = s->value = NULL;
 }
 
 int az_stage_forward_slots(const struct az_backend_ops *ops, void *ctx, uint8_t *base,
@@ -456,10 +462,8 @@ int az_stage_forward_slots(const struct az_backend_ops *ops, void *ctx, uint8_t 
 static int staged_forward_slots(struct az_backend *b, uint32_t model, uint32_t n,
 				const uint64_t *slot_offsets, const struct az_slot_layout *l)
 {
-	struct az_stage_bufs s = { .x = b->x, .logits = b->logits, .value = b->value,
-				   .vec_softmax = b->vec_softmax };
-
-	return az_stage_forward_slots(b->ops, b->ctx, b->host_base, model, n, slot_offsets, l, &s);
+	return az_stage_forward_slots(b->ops, b->ctx, b->host_base, model, n, slot_offsets, l,
+				      &b->stage);
 }
 
 int az_backend_forward_slots(struct az_backend *b, uint32_t model, uint32_t n,

@@ -49,6 +49,18 @@ struct az_backend_ops {
 	uint32_t (*preferred_batch)(void *ctx);
 };
 
+/* Designated initialisers for a backend whose ops are named <prefix>_<op> (as AZ_GAME_RULES in
+ * games/game.h): AZ_BACKEND_OPS(cpu) sets .create = cpu_create, .load, .forward and .destroy
+ * (what every backend has); AZ_BACKEND_SLOT_OPS(cpu) sets .register_host, .unregister_host,
+ * .forward_slots and .wait_slots (the optional zero-copy slot path; .slot_streams is the table's
+ * own). */
+#define AZ_BACKEND_OPS(prefix)                                                         \
+	.create = prefix##_create, .load = prefix##_load, .forward = prefix##_forward, \
+	.destroy = prefix##_destroy
+#define AZ_BACKEND_SLOT_OPS(prefix)                                                           \
+	.register_host = prefix##_register_host, .unregister_host = prefix##_unregister_host, \
+	.forward_slots = prefix##_forward_slots, .wait_slots = prefix##_wait_slots
+
 /* Parse "auto" | "cpu" | "cpu-async" | "cuda". Returns 0 or -EINVAL. */
 int az_backend_parse(const char *text, enum az_backend_kind *kind);
 

@@ -9,16 +9,19 @@
 #include "shm/slot.h"
 
 /* Host buffers of a staged slot pass: x[max_batch, inputs], logits[max_batch, actions],
- * value[max_batch], owned by the caller. */
+ * value[max_batch] (az_stage_bufs_create), owned by the caller. */
 struct az_stage_bufs {
 	float *x, *logits, *value;
-	int vec_softmax; /* 1: az_packed_softmax() writes the policies (az_stage_softmax_ok()) */
+	int vec_softmax; /* 1: az_packed_softmax() writes the policies (az_stage_bufs_create) */
 };
 
-/* 1 when the staged pass may write policies with az_packed_softmax(): AVX-512 chosen
- * (az_cpu_gemm_select(): AZ_CPU_GEMM=blas keeps the scalar reference) and actions <=
- * AZ_PACKED_SOFTMAX_MAX. */
-int az_stage_softmax_ok(uint32_t actions);
+/* Allocate s's buffers for batches of up to max_batch rows of arch a and set s->vec_softmax: 1
+ * when AVX-512 is chosen (az_cpu_gemm_select(): AZ_CPU_GEMM=blas keeps the scalar reference) and
+ * a->actions <= AZ_PACKED_SOFTMAX_MAX. Returns 0, or -ENOMEM with nothing left allocated. */
+int az_stage_bufs_create(const struct az_arch *a, uint32_t max_batch, struct az_stage_bufs *s);
+
+/* Free what az_stage_bufs_create allocated (s may be zeroed: nothing to free). */
+void az_stage_bufs_destroy(struct az_stage_bufs *s);
 
 /* One staged pass over n ring slots at base + slot_offsets[i] (checked by the caller): gather
  * the features into s->x, ops->forward(ctx, model, ...), write the masked softmax, value and

@@ -103,9 +103,7 @@ static void async_destroy(void *ctx)
 	pthread_mutex_destroy(&c->mu);
 	for (uint32_t k = 0; k < QCAP; k++)
 		free(c->q[k].offsets);
-	free(c->stage.x);
-	free(c->stage.logits);
-	free(c->stage.value);
+	az_stage_bufs_destroy(&c->stage);
 	if (c->cpu)
 		az_backend_cpu_ops.destroy(c->cpu);
 	free(c);
@@ -128,13 +126,10 @@ static int async_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
 		c->cpu = NULL;
 		goto err_destroy;
 	}
-	ret = -ENOMEM;
-	c->stage.x = malloc((size_t)max_batch * a->inputs * sizeof(float));
-	c->stage.logits = malloc((size_t)max_batch * a->actions * sizeof(float));
-	c->stage.value = malloc((size_t)max_batch * sizeof(float));
-	if (!c->stage.x || !c->stage.logits || !c->stage.value)
+	ret = az_stage_bufs_create(a, max_batch, &c->stage);
+	if (ret)
 		goto err_destroy;
-	c->stage.vec_softmax = az_stage_softmax_ok(a->actions);
+	ret = -ENOMEM;
 	for (uint32_t k = 0; k < QCAP; k++) {
 		c->q[k].offsets = malloc((size_t)max_batch * sizeof(uint64_t));
 		if (!c->q[k].offsets)
@@ -249,15 +244,9 @@ static int async_wait_slots(void *ctx, uint32_t stream, int block)
 
 const struct az_backend_ops az_backend_cpu_async_ops = {
 	.name = "cpu-async",
-	.create = async_create,
-	.load = async_load,
-	.forward = async_forward,
-	.destroy = async_destroy,
+	AZ_BACKEND_OPS(async),
 	.describe = async_describe,
 	.preferred_batch = async_preferred_batch,
-	.register_host = async_register_host,
-	.unregister_host = async_unregister_host,
-	.forward_slots = async_forward_slots,
-	.wait_slots = async_wait_slots,
+	AZ_BACKEND_SLOT_OPS(async),
 	.slot_streams = STREAMS,
 };

@@ -290,14 +290,8 @@ static int async_wait_slots(void *ctx, uint32_t stream, int block)
 
 static const struct az_backend_ops async_ops = {
 	.name = "cpu-async-standin",
-	.create = async_create,
-	.load = async_load,
-	.forward = async_forward,
-	.destroy = async_destroy,
-	.register_host = async_register_host,
-	.unregister_host = async_unregister_host,
-	.forward_slots = async_forward_slots,
-	.wait_slots = async_wait_slots,
+	AZ_BACKEND_OPS(async),
+	AZ_BACKEND_SLOT_OPS(async),
 	.slot_streams = ASYNC_STREAMS,
 };
 
