@@ -265,6 +265,11 @@ void az_packed_update(const struct az_model *m, struct az_packed *pk)
 	}
 }
 
+size_t az_packed_conv3_pad_words(uint32_t samples, uint32_t c, uint32_t height, uint32_t width)
+{
+	return (size_t)samples * (height + 2) * (width + 2) * (c / 2);
+}
+
 size_t az_packed_floats(uint32_t out, uint32_t in)
 {
 	return mat_floats(out, in);
@@ -373,8 +378,7 @@ INLINE512 void tile(const unsigned nv, const unsigned mr, const struct az_packed
 
 #define BF16_TARGET __attribute__((target("avx512f,avx512bf16")))
 #define INLINE_BF16 __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline
-/* Column pairs of x rounded to bf16 at a time: MR rows x 256 pairs, 8 KB on the stack.
- * A convolution's rows gathered in place (az_packed_conv3()) must fit in one block. */
+/* Column pairs of x rounded to bf16 at a time: MR rows x 256 pairs, 8 KB on the stack. */
 #define KPAIRS 256u
 
 /* The 32 floats from `from` (those past `left`, when fewer than 32 are left, read as 0) rounded
@@ -411,48 +415,18 @@ INLINE_BF16 void rows_to_bf16(const unsigned mr, const float *xr, size_t in, siz
 		}
 }
 
-/* xb[r * KPAIRS + ...] = row r0 + r (r < mr) of the im2col matrix of cv, tap-major (column
- * t * C + c), as bf16 pairs: the row of cell (n, y, x) holds, for each tap (ky, kx), the C
- * channels of cell (y + ky - 1, x + kx - 1), or zeros off the board. C is even, so no pair
- * straddles two taps; each tap's C floats are rounded 32 at a time. */
-INLINE_BF16 void conv_rows_to_bf16(const unsigned mr, const struct az_conv_src *cv, size_t r0,
-				   uint32_t *xb)
-{
-	const uint32_t C = cv->c, Hb = cv->height, Wb = cv->width, cells = Hb * Wb;
+/* A 3x3 convolution's input as tile_conv_bf16() reads it: pad holds each sample's
+ * (height + 2) x (width + 2) cells (a zero border), c / 2 bf16 pairs a cell, sn words a sample. */
+struct conv_pad {
+	const uint32_t *pad;
+	size_t sn;
+	uint32_t c, height, width;
+};
 
-	for (unsigned r = 0; r < mr; r++) {
-		size_t row = r0 + r, n = row / cells;
-		uint32_t pos = (uint32_t)(row % cells), y = pos / Wb, x = pos % Wb;
-		uint32_t *dst = xb + r * KPAIRS;
-
-		for (unsigned t = 0; t < 9; t++, dst += C / 2) {
-			int yy = (int)y + (int)(t / 3) - 1, xx = (int)x + (int)(t % 3) - 1;
-
-			if (yy < 0 || xx < 0 || yy >= (int)Hb || xx >= (int)Wb) {
-				memset(dst, 0, sizeof(uint32_t) * C / 2);
-				continue;
-			}
-			const float *src = cv->in + n * cv->sn + ((size_t)yy * Wb + (size_t)xx) * C;
-
-			for (uint32_t c = 0; c < C; c += 32) {
-				uint32_t left = C - c;
-				__m512i v = round_pairs32(src + c, left);
-
-				if (left >= 32) /* a whole block: no mask (slow stores on Zen 4) */
-					_mm512_storeu_si512(dst + c / 2, v);
-				else /* left / 2 pairs of the 16: no write past the tap */
-					_mm512_mask_storeu_epi32(
-						dst + c / 2, (__mmask16)((1u << (left / 2)) - 1), v);
-			}
-		}
-	}
-}
-
-/* tile() on bf16 panels: x's rows (or, with cv, the convolution's im2col rows gathered in
- * place) rounded to bf16 KPAIRS column pairs at a time, then per pair one VDPBF16PS per (row,
- * vector): 32 products summed into 16 fp32 lanes. */
+/* tile() on bf16 panels: x's rows rounded to bf16 KPAIRS column pairs at a time, then per pair
+ * one VDPBF16PS per (row, vector): 32 products summed into 16 fp32 lanes. */
 INLINE_BF16 void tile_bf16(const unsigned nv, const unsigned mr, const struct az_packed_mat *pm,
-			   size_t p, size_t r0, const float *x, const struct az_conv_src *cv,
+			   size_t p, size_t r0, const float *x, const struct conv_pad *cp,
 			   const float *b, const float *res, int relu, float *y, __mmask16 m0,
 			   __mmask16 m1)
 {
@@ -461,14 +435,12 @@ INLINE_BF16 void tile_bf16(const unsigned nv, const unsigned mr, const struct az
 	uint32_t xb[MR * KPAIRS] __attribute__((aligned(64)));
 	__m512 acc[MR][2];
 
+	(void)cp;
 	tile_init(nv, mr, acc, b, col, m0, m1);
 	for (size_t q0 = 0; q0 < np; q0 += KPAIRS) {
 		size_t nq = np - q0 < KPAIRS ? np - q0 : KPAIRS;
 
-		if (cv)
-			conv_rows_to_bf16(mr, cv, r0, xb); /* np <= KPAIRS: one block */
-		else
-			rows_to_bf16(mr, x + r0 * in, in, 2 * q0, nq, xb);
+		rows_to_bf16(mr, x + r0 * in, in, 2 * q0, nq, xb);
 		for (size_t q = 0; q < nq; q++) {
 			const uint16_t *wq = panel + (q0 + q) * 2 * AZ_PACKED_PANEL;
 			__m512bh w0 = (__m512bh)_mm512_load_si512(wq);
@@ -486,65 +458,144 @@ INLINE_BF16 void tile_bf16(const unsigned nv, const unsigned mr, const struct az
 	tile_store(nv, mr, acc, pm->out, r0, col, res, relu, y, m0, m1);
 }
 
-/* Every row tile of panel p through TILE (tile or tile_bf16): full MR-row tiles, then one
- * tile of the rows left. cv (bf16 only, else NULL) is the convolution whose im2col rows x
- * stands for. */
+/* tile_bf16() for a 3x3 convolution (implicit GEMM): row r0 + r is cell (n, y, x), and its
+ * im2col row, tap-major, is read in place from cp's zero-padded bf16 copy of the input: tap
+ * (ky, kx) is the C / 2 pairs of padded cell (y + ky, x + kx). Same pairs in the same order as
+ * tile_bf16() on the materialised im2col matrix, so the same sums to the bit. */
+INLINE_BF16 void tile_conv_bf16(const unsigned nv, const unsigned mr,
+				const struct az_packed_mat *pm, size_t p, size_t r0,
+				const float *x, const struct conv_pad *cp, const float *b,
+				const float *res, int relu, float *y, __mmask16 m0, __mmask16 m1)
+{
+	const size_t np = pairs(pm->in), col = p * AZ_PACKED_PANEL, c2 = cp->c / 2;
+	const size_t pw = (size_t)cp->width + 2, cells = (size_t)cp->height * cp->width;
+	const uint16_t *panel = pm->wb + p * np * 2 * AZ_PACKED_PANEL;
+	const uint32_t *base[MR];
+	__m512 acc[MR][2];
+
+	(void)x;
+	for (unsigned r = 0; r < mr; r++) {
+		size_t row = r0 + r, n = row / cells, pos = row % cells;
+
+		base[r] = cp->pad + n * cp->sn + (pos / cp->width * pw + pos % cp->width) * c2;
+	}
+	tile_init(nv, mr, acc, b, col, m0, m1);
+	for (unsigned t = 0; t < 9; t++) {
+		const size_t off = ((t / 3) * pw + t % 3) * c2;
+		const uint16_t *wt = panel + t * c2 * 2 * AZ_PACKED_PANEL;
+
+		for (size_t q = 0; q < c2; q++) {
+			const uint16_t *wq = wt + q * 2 * AZ_PACKED_PANEL;
+			__m512bh w0 = (__m512bh)_mm512_load_si512(wq);
+			__m512bh w1 = nv > 1 ? (__m512bh)_mm512_load_si512(wq + 32) : w0;
+
+			for (unsigned r = 0; r < mr; r++) {
+				__m512bh v = (__m512bh)_mm512_set1_epi32((int)base[r][off + q]);
+
+				acc[r][0] = _mm512_dpbf16_ps(acc[r][0], v, w0);
+				if (nv > 1)
+					acc[r][1] = _mm512_dpbf16_ps(acc[r][1], v, w1);
+			}
+		}
+	}
+	tile_store(nv, mr, acc, pm->out, r0, col, res, relu, y, m0, m1);
+}
+
+/* Every row tile of panel p through TILE (tile, tile_bf16 or tile_conv_bf16): full MR-row
+ * tiles, then one tile of the rows left. cp (tile_conv_bf16 only, else NULL) is the
+ * convolution whose im2col rows the tiles read in place of x's. */
 #define DEFINE_PANEL_ROWS(NAME, ATTR, TILE)                                                    \
 	ATTR void NAME(const unsigned nv, const struct az_packed_mat *pm, size_t p,            \
-		       uint32_t batch, const float *x, const struct az_conv_src *cv,           \
+		       uint32_t batch, const float *x, const struct conv_pad *cp,              \
 		       const float *b, const float *res, int relu, float *y, __mmask16 m0,     \
 		       __mmask16 m1)                                                           \
 	{                                                                                      \
 		size_t r0 = 0;                                                                 \
                                                                                                \
 		for (; r0 + MR <= batch; r0 += MR)                                             \
-			TILE(nv, MR, pm, p, r0, x, cv, b, res, relu, y, m0, m1);               \
+			TILE(nv, MR, pm, p, r0, x, cp, b, res, relu, y, m0, m1);               \
 		switch (batch - r0) {                                                          \
-		case 1: TILE(nv, 1, pm, p, r0, x, cv, b, res, relu, y, m0, m1); break;         \
-		case 2: TILE(nv, 2, pm, p, r0, x, cv, b, res, relu, y, m0, m1); break;         \
-		case 3: TILE(nv, 3, pm, p, r0, x, cv, b, res, relu, y, m0, m1); break;         \
-		case 4: TILE(nv, 4, pm, p, r0, x, cv, b, res, relu, y, m0, m1); break;         \
-		case 5: TILE(nv, 5, pm, p, r0, x, cv, b, res, relu, y, m0, m1); break;         \
-		case 6: TILE(nv, 6, pm, p, r0, x, cv, b, res, relu, y, m0, m1); break;         \
-		case 7: TILE(nv, 7, pm, p, r0, x, cv, b, res, relu, y, m0, m1); break;         \
+		case 1: TILE(nv, 1, pm, p, r0, x, cp, b, res, relu, y, m0, m1); break;         \
+		case 2: TILE(nv, 2, pm, p, r0, x, cp, b, res, relu, y, m0, m1); break;         \
+		case 3: TILE(nv, 3, pm, p, r0, x, cp, b, res, relu, y, m0, m1); break;         \
+		case 4: TILE(nv, 4, pm, p, r0, x, cp, b, res, relu, y, m0, m1); break;         \
+		case 5: TILE(nv, 5, pm, p, r0, x, cp, b, res, relu, y, m0, m1); break;         \
+		case 6: TILE(nv, 6, pm, p, r0, x, cp, b, res, relu, y, m0, m1); break;         \
+		case 7: TILE(nv, 7, pm, p, r0, x, cp, b, res, relu, y, m0, m1); break;         \
 		default: break;                                                                \
 		}                                                                              \
 	}
 
-/* tile() with tile_bf16()'s arguments (cv unused: the fp32 path reads x's rows). */
-#define TILE_FP32(nv, mr, pm, p, r0, x, cv, b, res, relu, y, m0, m1)                           \
+/* tile() with tile_bf16()'s arguments (cp unused: the fp32 path reads x's rows). */
+#define TILE_FP32(nv, mr, pm, p, r0, x, cp, b, res, relu, y, m0, m1)                           \
 	tile(nv, mr, pm, p, r0, x, b, res, relu, y, m0, m1)
 
 DEFINE_PANEL_ROWS(panel_rows, INLINE512, TILE_FP32)
 DEFINE_PANEL_ROWS(panel_rows_bf16, INLINE_BF16, tile_bf16)
+DEFINE_PANEL_ROWS(panel_rows_conv, INLINE_BF16, tile_conv_bf16)
 
 /* az_packed_linear()'s body with PANEL_ROWS (panel_rows or panel_rows_bf16): each panel with
- * one vector of outputs or two, masked to the outputs that exist; cv as DEFINE_PANEL_ROWS. */
-#define LINEAR_PANELS(PANEL_ROWS, cv)                                                      \
+ * one vector of outputs or two, masked to the outputs that exist; cp as DEFINE_PANEL_ROWS. */
+#define LINEAR_PANELS(PANEL_ROWS, cp)                                                      \
 	for (size_t p = 0; p < panels(pm->out); p++) {                                     \
 		uint32_t left = pm->out - (uint32_t)(p * AZ_PACKED_PANEL);                 \
 		__mmask16 m0, m1;                                                          \
                                                                                            \
 		block_masks(left, &m0, &m1);                                               \
 		if (left > 16)                                                             \
-			PANEL_ROWS(2, pm, p, batch, x, cv, b, res, relu, y, m0, m1);       \
+			PANEL_ROWS(2, pm, p, batch, x, cp, b, res, relu, y, m0, m1);       \
 		else                                                                       \
-			PANEL_ROWS(1, pm, p, batch, x, cv, b, res, relu, y, m0, m1);       \
+			PANEL_ROWS(1, pm, p, batch, x, cp, b, res, relu, y, m0, m1);       \
 	}
 
-/* az_packed_linear() on bf16 panels (pm->wb); with cv, az_packed_conv3()'s rows. */
+/* az_packed_linear() on bf16 panels (pm->wb). */
 BF16_TARGET static void linear_bf16(const struct az_packed_mat *pm, uint32_t batch,
-				    const float *x, const struct az_conv_src *cv, const float *b,
-				    const float *res, int relu, float *y)
+				    const float *x, const float *b, const float *res, int relu,
+				    float *y)
 {
-	LINEAR_PANELS(panel_rows_bf16, cv)
+	LINEAR_PANELS(panel_rows_bf16, NULL)
+}
+
+/* cp->pad = cv's samples, zero-padded by one cell on each side, as bf16 pairs of channels
+ * (rounded as VCVTNE2PS2BF16 does, 32 floats at a time); then az_packed_conv3()'s rows through
+ * tile_conv_bf16(). */
+BF16_TARGET static void conv3_bf16(const struct az_packed_mat *pm, const struct az_conv_src *cv,
+				   uint32_t samples, const float *b, const float *res, int relu,
+				   float *y, uint32_t *pad)
+{
+	const uint32_t C = cv->c, Hb = cv->height, Wb = cv->width;
+	const struct conv_pad pc = { .pad = pad, .sn = (size_t)(Hb + 2) * (Wb + 2) * (C / 2),
+				     .c = C, .height = Hb, .width = Wb };
+	const struct conv_pad *cp = &pc;
+	const uint32_t batch = samples * Hb * Wb;
+	const float *x = NULL;
+
+	memset(pad, 0, sizeof(uint32_t) * pc.sn * samples);
+	for (size_t n = 0; n < samples; n++)
+		for (size_t cell = 0; cell < (size_t)Hb * Wb; cell++) {
+			const float *src = cv->in + n * cv->sn + cell * C;
+			uint32_t *dst = pad + n * pc.sn +
+					((cell / Wb + 1) * (Wb + 2) + cell % Wb + 1) * (C / 2);
+
+			for (uint32_t c = 0; c < C; c += 32) {
+				uint32_t left = C - c;
+				__m512i v = round_pairs32(src + c, left);
+
+				if (left >= 32) /* a whole block: no mask (slow stores on Zen 4) */
+					_mm512_storeu_si512(dst + c / 2, v);
+				else /* left / 2 pairs of the 16: no write past the cell */
+					_mm512_mask_storeu_epi32(
+						dst + c / 2, (__mmask16)((1u << (left / 2)) - 1), v);
+			}
+		}
+	LINEAR_PANELS(panel_rows_conv, cp)
 }
 
 AVX512 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, const float *x,
 			     const float *b, const float *res, int relu, float *y)
 {
 	if (pm->wb) {
-		linear_bf16(pm, batch, x, NULL, b, res, relu, y);
+		linear_bf16(pm, batch, x, b, res, relu, y);
 		return;
 	}
 	LINEAR_PANELS(panel_rows, NULL)
@@ -552,14 +603,15 @@ AVX512 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, con
 
 int az_packed_conv3_ok(const struct az_packed_mat *pm)
 {
-	return pm->wb && pm->conv_c && pm->conv_c % 2 == 0 && pairs(pm->in) <= KPAIRS;
+	return pm->wb && pm->conv_c && pm->conv_c % 2 == 0;
 }
 
 void az_packed_conv3(const struct az_packed_mat *pm, const struct az_conv_src *cv,
-		     uint32_t samples, const float *b, const float *res, int relu, float *y)
+		     uint32_t samples, const float *b, const float *res, int relu, float *y,
+		     uint32_t *pad)
 {
 	AZ_ASSERT(az_packed_conv3_ok(pm) && cv->c == pm->conv_c);
-	linear_bf16(pm, samples * cv->height * cv->width, NULL, cv, b, res, relu, y);
+	conv3_bf16(pm, cv, samples, b, res, relu, y, pad);
 }
 
 /* One tile of az_packed_gemm_tn(): rows i0 .. i0 + mr of C (mr a constant after inlining), nv
@@ -717,9 +769,10 @@ int az_packed_conv3_ok(const struct az_packed_mat *pm)
 }
 
 void az_packed_conv3(const struct az_packed_mat *pm, const struct az_conv_src *cv,
-		     uint32_t samples, const float *b, const float *res, int relu, float *y)
+		     uint32_t samples, const float *b, const float *res, int relu, float *y,
+		     uint32_t *pad)
 {
-	(void)pm, (void)cv, (void)samples, (void)b, (void)res, (void)relu, (void)y;
+	(void)pm, (void)cv, (void)samples, (void)b, (void)res, (void)relu, (void)y, (void)pad;
 	abort(); /* az_packed_conv3_ok() is 0 off x86 */
 }
 

@@ -38,16 +38,22 @@ struct az_conv_src {
 };
 
 /* 1 when az_packed_conv3() takes pm: bf16 panels of a 3x3 convolution with an even channel
- * count whose im2col row (9C) fits one of the kernel's blocks (C <= 56). */
+ * count (a bf16 pair never straddles two taps). */
 int az_packed_conv3_ok(const struct az_packed_mat *pm);
 
+/* Words of az_packed_conv3()'s pad for samples of a c-channel height x width input:
+ * samples * (height + 2) * (width + 2) * c / 2 (the input in bf16 pairs, a zero border). */
+size_t az_packed_conv3_pad_words(uint32_t samples, uint32_t c, uint32_t height, uint32_t width);
+
 /* y[row, f] = act(conv3x3(cv)[row, f] + b[f] (+ res[row, f])) for the samples * height * width
- * rows (n, y, x) of cv: az_packed_linear() on the im2col matrix of cv (tap-major), each tile's
- * rows gathered from cv->in and rounded to bf16 on the stack instead of materialised, as
- * implicit-GEMM convolutions do. Same results as az_conv3_im2col_tap() + az_packed_linear() to
- * the bit. Needs az_packed_conv3_ok(pm) (asserted) and AZ_CPU_GEMM_BF16. */
+ * rows (n, y, x) of cv, as an implicit GEMM: cv's samples are rounded to bf16 once, into pad
+ * (the caller's scratch of az_packed_conv3_pad_words() words, overwritten), with a zero border,
+ * and each tile reads its im2col rows (tap-major) from there in place; no im2col matrix. Same
+ * results as az_conv3_im2col_tap() + az_packed_linear() to the bit. Needs az_packed_conv3_ok(pm)
+ * (asserted) and AZ_CPU_GEMM_BF16. */
 void az_packed_conv3(const struct az_packed_mat *pm, const struct az_conv_src *cv,
-		     uint32_t samples, const float *b, const float *res, int relu, float *y);
+		     uint32_t samples, const float *b, const float *res, int relu, float *y,
+		     uint32_t *pad);
 
 /* The packed matrix of the weight at params + offset, or NULL. */
 const struct az_packed_mat *az_packed_find(const struct az_packed *pk, size_t offset);

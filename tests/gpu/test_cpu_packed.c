@@ -204,11 +204,12 @@ static void test_linear_bf16(void **state)
 	assert_true(worst > 1e-4); /* bf16's 8 significant bits: fp32 would be below 1e-6 */
 }
 
-/* az_packed_conv3() (the im2col rows gathered inside the bf16 kernel) against
+/* az_packed_conv3() (the im2col rows read in place from the padded bf16 input) against
  * az_conv3_im2col_tap() + az_packed_linear() on the same bf16 panels: the same bits, for channel
- * counts from 2 to 56 (one and two 32-float blocks a tap, a partial one), boards from 1 x 1 to
- * 6 x 7, panels of 16, 17, 32 and 64 filters, row tails, with and without the residual. The
- * channel counts it refuses (odd, or a row past the kernel's block) are refused. */
+ * counts from 2 to 64 (one and two 32-float blocks a tap, a partial one; an im2col row of 288
+ * pairs, past the dense kernel's 256-pair block), boards from 1 x 1 to 6 x 7, panels of 16, 17,
+ * 32 and 64 filters, row tails, with and without the residual; the pad, poisoned, is entirely
+ * rewritten. Odd channel counts are refused. */
 static void check_conv3(uint32_t C, uint32_t F, uint32_t H, uint32_t W, uint32_t samples,
 			int mode, uint64_t seed)
 {
@@ -239,12 +240,15 @@ static void check_conv3(uint32_t C, uint32_t F, uint32_t H, uint32_t W, uint32_t
 	az_conv3_im2col_tap(in, samples, C, H, W, cv.sn, 1, C, col);
 	az_packed_linear(pm, (uint32_t)rows, col, b, mode ? res : NULL, mode & 1, want);
 	poison(got, sizeof(float) * rows * F);
-	az_packed_conv3(pm, &cv, samples, b, mode ? res : NULL, mode & 1, got);
+	uint32_t *pad = xmalloc(sizeof(uint32_t) * az_packed_conv3_pad_words(samples, C, H, W));
+
+	poison(pad, sizeof(uint32_t) * az_packed_conv3_pad_words(samples, C, H, W));
+	az_packed_conv3(pm, &cv, samples, b, mode ? res : NULL, mode & 1, got, pad);
 	if (memcmp(got, want, sizeof(float) * rows * F) != 0)
 		fail_msg("conv3 C %u F %u %ux%u samples %u mode %d: differs from im2col + linear", C,
 			 F, H, W, samples, mode);
 	az_packed_destroy(&pk);
-	FREE_ALL(in, b, res, col, want, got);
+	FREE_ALL(in, b, res, col, want, got, pad);
 	az_model_destroy(m);
 }
 
@@ -252,7 +256,8 @@ static void test_conv3_bf16(void **state)
 {
 	static const uint32_t shapes[][4] = { /* C, F, H, W */
 		{ 2, 16, 6, 7 }, { 4, 33, 3, 3 }, { 32, 32, 6, 7 }, { 34, 17, 1, 1 },
-		{ 48, 64, 5, 5 }, { 56, 32, 2, 9 }, { 16, 32, 8, 8 },
+		{ 48, 64, 5, 5 }, { 56, 32, 2, 9 }, { 16, 32, 8, 8 }, { 64, 32, 6, 7 },
+		{ 58, 17, 3, 4 },
 	};
 	uint64_t seed = 301;
 
@@ -262,8 +267,8 @@ static void test_conv3_bf16(void **state)
 		for (uint32_t samples = 1; samples <= 5; samples += 2)
 			check_conv3(shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], samples,
 				    (int)(samples + i) % 3, seed++);
-	/* refused: an odd channel count (pairs would straddle taps), a row past one block */
-	static const uint32_t refused[] = { 3, 58 };
+	/* refused: odd channel counts (pairs would straddle taps) */
+	static const uint32_t refused[] = { 3, 57 };
 
 	for (size_t i = 0; i < 2; i++) {
 		struct az_arch a = { .kind = AZ_NET_RESNET, .inputs = refused[i] * 9, .hidden = 8,
