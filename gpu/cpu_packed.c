@@ -423,8 +423,29 @@ struct conv_pad {
 	uint32_t c, height, width;
 };
 
-/* tile() on bf16 panels: x's rows rounded to bf16 KPAIRS column pairs at a time, then per pair
- * one VDPBF16PS per (row, vector): 32 products summed into 16 fp32 lanes. */
+/* acc[r][v] += the nq bf16 pairs of row r of xb (row stride KPAIRS) dotted with the pairs of
+ * panel wq (two vectors of 16 outputs a pair, nv of them used): per pair one VDPBF16PS per
+ * (row, vector), 32 products summed into 16 fp32 lanes. */
+INLINE_BF16 void dot_pairs(const unsigned nv, const unsigned mr, const uint16_t *wq, size_t nq,
+			   const uint32_t *xb, __m512 acc[MR][2])
+{
+	for (size_t q = 0; q < nq; q++, wq += 2 * AZ_PACKED_PANEL) {
+		__m512bh w0 = (__m512bh)_mm512_load_si512(wq);
+		__m512bh w1 = nv > 1 ? (__m512bh)_mm512_load_si512(wq + 32) : w0;
+
+		for (unsigned r = 0; r < mr; r++) {
+			__m512bh v = (__m512bh)_mm512_set1_epi32((int)xb[r * KPAIRS + q]);
+
+			acc[r][0] = _mm512_dpbf16_ps(acc[r][0], v, w0);
+			if (nv > 1)
+				acc[r][1] = _mm512_dpbf16_ps(acc[r][1], v, w1);
+		}
+	}
+}
+
+/* tile() on bf16 panels: x's rows rounded to bf16 KPAIRS column pairs at a time, then
+ * dot_pairs() on each block (for an input of more than KPAIRS pairs; linear_bf16() rounds a
+ * narrower one once for every panel). */
 INLINE_BF16 void tile_bf16(const unsigned nv, const unsigned mr, const struct az_packed_mat *pm,
 			   size_t p, size_t r0, const float *x, const struct conv_pad *cp,
 			   const float *b, const float *res, int relu, float *y, __mmask16 m0,
@@ -441,21 +462,39 @@ INLINE_BF16 void tile_bf16(const unsigned nv, const unsigned mr, const struct az
 		size_t nq = np - q0 < KPAIRS ? np - q0 : KPAIRS;
 
 		rows_to_bf16(mr, x + r0 * in, in, 2 * q0, nq, xb);
-		for (size_t q = 0; q < nq; q++) {
-			const uint16_t *wq = panel + (q0 + q) * 2 * AZ_PACKED_PANEL;
-			__m512bh w0 = (__m512bh)_mm512_load_si512(wq);
-			__m512bh w1 = nv > 1 ? (__m512bh)_mm512_load_si512(wq + 32) : w0;
-
-			for (unsigned r = 0; r < mr; r++) {
-				__m512bh v = (__m512bh)_mm512_set1_epi32((int)xb[r * KPAIRS + q]);
-
-				acc[r][0] = _mm512_dpbf16_ps(acc[r][0], v, w0);
-				if (nv > 1)
-					acc[r][1] = _mm512_dpbf16_ps(acc[r][1], v, w1);
-			}
-		}
+		dot_pairs(nv, mr, panel + q0 * 2 * AZ_PACKED_PANEL, nq, xb, acc);
 	}
 	tile_store(nv, mr, acc, pm->out, r0, col, res, relu, y, m0, m1);
+}
+
+/* Rows r0 .. r0 + mr of a layer whose input fits one block (at most KPAIRS pairs): the rows
+ * rounded to bf16 once, then every panel's tile from them (the same sums, in the same order, as
+ * tile_bf16() panel by panel). */
+INLINE_BF16 void rows_bf16(const unsigned mr, const struct az_packed_mat *pm, size_t r0,
+			   const float *x, const float *b, const float *res, int relu, float *y)
+{
+	const size_t np = pairs(pm->in);
+	uint32_t xb[MR * KPAIRS] __attribute__((aligned(64)));
+
+	rows_to_bf16(mr, x + r0 * pm->in, pm->in, 0, np, xb);
+	for (size_t p = 0; p < panels(pm->out); p++) {
+		const uint16_t *panel = pm->wb + p * np * 2 * AZ_PACKED_PANEL;
+		uint32_t left = pm->out - (uint32_t)(p * AZ_PACKED_PANEL);
+		size_t col = p * AZ_PACKED_PANEL;
+		__mmask16 m0, m1;
+		__m512 acc[MR][2];
+
+		block_masks(left, &m0, &m1);
+		if (left > 16) {
+			tile_init(2, mr, acc, b, col, m0, m1);
+			dot_pairs(2, mr, panel, np, xb, acc);
+			tile_store(2, mr, acc, pm->out, r0, col, res, relu, y, m0, m1);
+		} else {
+			tile_init(1, mr, acc, b, col, m0, m1);
+			dot_pairs(1, mr, panel, np, xb, acc);
+			tile_store(1, mr, acc, pm->out, r0, col, res, relu, y, m0, m1);
+		}
+	}
 }
 
 /* tile_bf16() for a 3x3 convolution (implicit GEMM): row r0 + r is cell (n, y, x), and its
@@ -548,12 +587,28 @@ DEFINE_PANEL_ROWS(panel_rows_conv, INLINE_BF16, tile_conv_bf16)
 			PANEL_ROWS(1, pm, p, batch, x, cp, b, res, relu, y, m0, m1);       \
 	}
 
-/* az_packed_linear() on bf16 panels (pm->wb). */
+/* az_packed_linear() on bf16 panels (pm->wb): an input of at most KPAIRS pairs (the MLPs'
+ * layers) row tile by row tile, each tile's rows rounded once for all panels; a wider one panel
+ * by panel. */
 BF16_TARGET static void linear_bf16(const struct az_packed_mat *pm, uint32_t batch,
 				    const float *x, const float *b, const float *res, int relu,
 				    float *y)
 {
-	LINEAR_PANELS(panel_rows_bf16, NULL)
+	size_t r0 = 0;
+
+	if (pairs(pm->in) > KPAIRS) {
+		LINEAR_PANELS(panel_rows_bf16, NULL)
+		return;
+	}
+	for (; r0 + MR <= batch; r0 += MR)
+		rows_bf16(MR, pm, r0, x, b, res, relu, y);
+	switch (batch - r0) {
+#define TAIL(q)                                                 \
+	case q: rows_bf16(q, pm, r0, x, b, res, relu, y); break;
+		TAIL(1) TAIL(2) TAIL(3) TAIL(4) TAIL(5) TAIL(6) TAIL(7)
+#undef TAIL
+	default: break;
+	}
 }
 
 /* cp->pad = cv's samples, zero-padded by one cell on each side, as bf16 pairs of channels
