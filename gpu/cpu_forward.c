@@ -309,9 +309,9 @@ static void conv3_forward(const struct az_model *m, const struct az_packed *pk, 
 	const struct az_packed_mat *pm = packed_of(m, pk, w);
 
 	AZ_ASSERT(!pm || pm->conv_c == C);
-	if (pm && sc == 1 && sp == C && az_packed_conv3_ok(pm)) { /* bf16: no col matrix */
-		/* col holds a chunk's 9 * C * cells floats, more than its padded bf16 input */
-		AZ_ASSERT(az_packed_conv3_pad_words(AZ_CONV_CHUNK, C, Hb, Wb) <=
+	if (pm && sc == 1 && sp == C && az_packed_conv3_ok(pm)) { /* implicit GEMM: no col matrix */
+		/* col holds a chunk's 9 * C * cells floats, more than its padded input */
+		AZ_ASSERT(az_packed_conv3_pad_words(pm, AZ_CONV_CHUNK, Hb, Wb) <=
 			  (size_t)AZ_CONV_CHUNK * cells * 9 * C);
 		for (uint32_t n0 = 0; n0 < batch; n0 += AZ_CONV_CHUNK) {
 			uint32_t nb = batch - n0 < AZ_CONV_CHUNK ? batch - n0 : AZ_CONV_CHUNK;
@@ -320,7 +320,7 @@ static void conv3_forward(const struct az_model *m, const struct az_packed *pk, 
 							.height = Hb, .width = Wb };
 
 			az_packed_conv3(pm, &cv, nb, b, res ? res + first : NULL, 1, out + first,
-					(uint32_t *)col);
+					col);
 		}
 		return;
 	}

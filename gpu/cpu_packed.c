@@ -265,9 +265,12 @@ void az_packed_update(const struct az_model *m, struct az_packed *pk)
 	}
 }
 
-size_t az_packed_conv3_pad_words(uint32_t samples, uint32_t c, uint32_t height, uint32_t width)
+size_t az_packed_conv3_pad_words(const struct az_packed_mat *pm, uint32_t samples,
+				 uint32_t height, uint32_t width)
 {
-	return (size_t)samples * (height + 2) * (width + 2) * (c / 2);
+	size_t cell = pm->wb ? pm->conv_c / 2 : pm->conv_c; /* bf16 pairs, or floats */
+
+	return (size_t)samples * (height + 2) * (width + 2) * cell;
 }
 
 size_t az_packed_floats(uint32_t out, uint32_t in)
@@ -415,10 +418,12 @@ INLINE_BF16 void rows_to_bf16(const unsigned mr, const float *xr, size_t in, siz
 		}
 }
 
-/* A 3x3 convolution's input as tile_conv_bf16() reads it: pad holds each sample's
- * (height + 2) x (width + 2) cells (a zero border), c / 2 bf16 pairs a cell, sn words a sample. */
+/* A 3x3 convolution's input as tile_conv_bf16() and tile_conv() read it: each sample's
+ * (height + 2) x (width + 2) cells (a zero border), c / 2 bf16 pairs a cell in pad or c floats a
+ * cell in padf, sn of them a sample. */
 struct conv_pad {
-	const uint32_t *pad;
+	const uint32_t *pad; /* bf16 pairs (tile_conv_bf16) */
+	const float *padf;   /* or floats (tile_conv) */
 	size_t sn;
 	uint32_t c, height, width;
 };
@@ -497,48 +502,64 @@ INLINE_BF16 void rows_bf16(const unsigned mr, const struct az_packed_mat *pm, si
 	}
 }
 
-/* tile_bf16() for a 3x3 convolution (implicit GEMM): row r0 + r is cell (n, y, x), and its
- * im2col row, tap-major, is read in place from cp's zero-padded bf16 copy of the input: tap
- * (ky, kx) is the C / 2 pairs of padded cell (y + ky, x + kx). Same pairs in the same order as
- * tile_bf16() on the materialised im2col matrix, so the same sums to the bit. */
-INLINE_BF16 void tile_conv_bf16(const unsigned nv, const unsigned mr,
-				const struct az_packed_mat *pm, size_t p, size_t r0,
-				const float *x, const struct conv_pad *cp, const float *b,
-				const float *res, int relu, float *y, __mmask16 m0, __mmask16 m1)
-{
-	const size_t np = pairs(pm->in), col = p * AZ_PACKED_PANEL, c2 = cp->c / 2;
-	const size_t pw = (size_t)cp->width + 2, cells = (size_t)cp->height * cp->width;
-	const uint16_t *panel = pm->wb + p * np * 2 * AZ_PACKED_PANEL;
-	const uint32_t *base[MR];
-	__m512 acc[MR][2];
-
-	(void)x;
-	for (unsigned r = 0; r < mr; r++) {
-		size_t row = r0 + r, n = row / cells, pos = row % cells;
-
-		base[r] = cp->pad + n * cp->sn + (pos / cp->width * pw + pos % cp->width) * c2;
+/* One tile of a 3x3 convolution as an implicit GEMM (tile_conv on fp32 panels, tile_conv_bf16 on
+ * bf16 ones): row r0 + r is cell (n, y, x), and its im2col row, tap-major, is read in place from
+ * cp's zero-padded copy of the input (PAD: padf, floats, or pad, bf16 pairs; STEP floats a
+ * unit): tap (ky, kx) is the C / STEP units of padded cell (y + ky, x + kx). The same units in
+ * the same order as TILE_DENSE (tile() or tile_bf16()) on the materialised im2col matrix, so the
+ * same sums to the bit. A panel holds STEP * AZ_PACKED_PANEL weights a unit (an fp32 column, or
+ * a bf16 column pair: 9C is even whenever bf16 takes a convolution), LOADW loads 16 outputs'
+ * worth, BCAST broadcasts one unit of x, MAC(acc, v, w) accumulates. */
+#define DEFINE_TILE_CONV(NAME, ATTR, WEIGHTS, STEP, PAD, VEC, LOADW, BCAST, MAC)                \
+	ATTR void NAME(const unsigned nv, const unsigned mr, const struct az_packed_mat *pm,   \
+		       size_t p, size_t r0, const float *x, const struct conv_pad *cp,        \
+		       const float *b, const float *res, int relu, float *y, __mmask16 m0,    \
+		       __mmask16 m1)                                                          \
+	{                                                                                     \
+		const size_t unit = cp->c / (STEP), col = p * AZ_PACKED_PANEL;                \
+		const size_t pw = (size_t)cp->width + 2, cells = (size_t)cp->height * cp->width; \
+		const __typeof__(*pm->WEIGHTS) *panel = pm->WEIGHTS + p * pm->in * AZ_PACKED_PANEL; \
+		const __typeof__(*cp->PAD) *base[MR];                                         \
+		__m512 acc[MR][2];                                                            \
+                                                                                              \
+		(void)x;                                                                      \
+		for (unsigned r = 0; r < mr; r++) {                                           \
+			size_t row = r0 + r, n = row / cells, pos = row % cells;              \
+                                                                                              \
+			base[r] = cp->PAD + n * cp->sn +                                      \
+				  (pos / cp->width * pw + pos % cp->width) * unit;            \
+		}                                                                             \
+		tile_init(nv, mr, acc, b, col, m0, m1);                                       \
+		for (unsigned t = 0; t < 9; t++) {                                            \
+			const size_t off = ((t / 3) * pw + t % 3) * unit;                     \
+			const __typeof__(*panel) *wt = panel + t * unit * (STEP)*AZ_PACKED_PANEL; \
+                                                                                              \
+			for (size_t q = 0; q < unit; q++) {                                   \
+				const __typeof__(*panel) *wq = wt + q * (STEP)*AZ_PACKED_PANEL; \
+				VEC w0 = LOADW(wq);                                           \
+				VEC w1 = nv > 1 ? LOADW(wq + 16 * (STEP)) : w0;               \
+                                                                                              \
+				for (unsigned r = 0; r < mr; r++) {                           \
+					VEC v = BCAST(base[r][off + q]);                      \
+                                                                                              \
+					acc[r][0] = MAC(acc[r][0], v, w0);                    \
+					if (nv > 1)                                           \
+						acc[r][1] = MAC(acc[r][1], v, w1);            \
+				}                                                             \
+			}                                                                     \
+		}                                                                             \
+		tile_store(nv, mr, acc, pm->out, r0, col, res, relu, y, m0, m1);              \
 	}
-	tile_init(nv, mr, acc, b, col, m0, m1);
-	for (unsigned t = 0; t < 9; t++) {
-		const size_t off = ((t / 3) * pw + t % 3) * c2;
-		const uint16_t *wt = panel + t * c2 * 2 * AZ_PACKED_PANEL;
 
-		for (size_t q = 0; q < c2; q++) {
-			const uint16_t *wq = wt + q * 2 * AZ_PACKED_PANEL;
-			__m512bh w0 = (__m512bh)_mm512_load_si512(wq);
-			__m512bh w1 = nv > 1 ? (__m512bh)_mm512_load_si512(wq + 32) : w0;
+#define LOAD_PS(w) _mm512_load_ps(w)
+#define BCAST_PS(e) _mm512_set1_ps(e)
+#define MAC_PS(acc, v, w) _mm512_fmadd_ps(v, w, acc)
+#define LOAD_BH(w) ((__m512bh)_mm512_load_si512(w))
+#define BCAST_BH(e) ((__m512bh)_mm512_set1_epi32((int)(e)))
+#define MAC_BH(acc, v, w) _mm512_dpbf16_ps(acc, v, w)
 
-			for (unsigned r = 0; r < mr; r++) {
-				__m512bh v = (__m512bh)_mm512_set1_epi32((int)base[r][off + q]);
-
-				acc[r][0] = _mm512_dpbf16_ps(acc[r][0], v, w0);
-				if (nv > 1)
-					acc[r][1] = _mm512_dpbf16_ps(acc[r][1], v, w1);
-			}
-		}
-	}
-	tile_store(nv, mr, acc, pm->out, r0, col, res, relu, y, m0, m1);
-}
+DEFINE_TILE_CONV(tile_conv, INLINE512, w, 1, padf, __m512, LOAD_PS, BCAST_PS, MAC_PS)
+DEFINE_TILE_CONV(tile_conv_bf16, INLINE_BF16, wb, 2, pad, __m512bh, LOAD_BH, BCAST_BH, MAC_BH)
 
 /* Every row tile of panel p through TILE (tile, tile_bf16 or tile_conv_bf16): full MR-row
  * tiles, then one tile of the rows left. cp (tile_conv_bf16 only, else NULL) is the
@@ -571,7 +592,8 @@ INLINE_BF16 void tile_conv_bf16(const unsigned nv, const unsigned mr,
 
 DEFINE_PANEL_ROWS(panel_rows, INLINE512, TILE_FP32)
 DEFINE_PANEL_ROWS(panel_rows_bf16, INLINE_BF16, tile_bf16)
-DEFINE_PANEL_ROWS(panel_rows_conv, INLINE_BF16, tile_conv_bf16)
+DEFINE_PANEL_ROWS(panel_rows_conv_bf16, INLINE_BF16, tile_conv_bf16)
+DEFINE_PANEL_ROWS(panel_rows_conv, INLINE512, tile_conv)
 
 /* az_packed_linear()'s body with PANEL_ROWS (panel_rows or panel_rows_bf16): each panel with
  * one vector of outputs or two, masked to the outputs that exist; cp as DEFINE_PANEL_ROWS. */
@@ -643,6 +665,27 @@ BF16_TARGET static void conv3_bf16(const struct az_packed_mat *pm, const struct 
 						dst + c / 2, (__mmask16)((1u << (left / 2)) - 1), v);
 			}
 		}
+	LINEAR_PANELS(panel_rows_conv_bf16, cp)
+}
+
+/* conv3_bf16() on fp32 panels: cp->padf = cv's samples, zero-padded, as floats; the rows through
+ * tile_conv(). */
+AVX512 static void conv3_fp32(const struct az_packed_mat *pm, const struct az_conv_src *cv,
+			      uint32_t samples, const float *b, const float *res, int relu, float *y,
+			      float *pad)
+{
+	const uint32_t C = cv->c, Hb = cv->height, Wb = cv->width;
+	const struct conv_pad pc = { .padf = pad, .sn = (size_t)(Hb + 2) * (Wb + 2) * C, .c = C,
+				     .height = Hb, .width = Wb };
+	const struct conv_pad *cp = &pc;
+	const uint32_t batch = samples * Hb * Wb;
+	const float *x = NULL;
+
+	memset(pad, 0, sizeof(float) * pc.sn * samples);
+	for (size_t n = 0; n < samples; n++)
+		for (size_t yy = 0; yy < Hb; yy++)
+			memcpy(pad + n * pc.sn + ((yy + 1) * (Wb + 2) + 1) * C,
+			       cv->in + n * cv->sn + yy * Wb * C, sizeof(float) * Wb * C);
 	LINEAR_PANELS(panel_rows_conv, cp)
 }
 
@@ -658,15 +701,18 @@ AVX512 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, con
 
 int az_packed_conv3_ok(const struct az_packed_mat *pm)
 {
-	return pm->wb && pm->conv_c && pm->conv_c % 2 == 0;
+	return pm->conv_c && (pm->wb ? pm->conv_c % 2 == 0 : pm->w != NULL);
 }
 
 void az_packed_conv3(const struct az_packed_mat *pm, const struct az_conv_src *cv,
 		     uint32_t samples, const float *b, const float *res, int relu, float *y,
-		     uint32_t *pad)
+		     void *pad)
 {
 	AZ_ASSERT(az_packed_conv3_ok(pm) && cv->c == pm->conv_c);
-	conv3_bf16(pm, cv, samples, b, res, relu, y, pad);
+	if (pm->wb)
+		conv3_bf16(pm, cv, samples, b, res, relu, y, pad);
+	else
+		conv3_fp32(pm, cv, samples, b, res, relu, y, pad);
 }
 
 /* One tile of az_packed_gemm_tn(): rows i0 .. i0 + mr of C (mr a constant after inlining), nv
@@ -820,12 +866,12 @@ void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, const floa
 int az_packed_conv3_ok(const struct az_packed_mat *pm)
 {
 	(void)pm;
-	return 0; /* no bf16 panels off x86 */
+	return 0; /* no packed panels off x86 */
 }
 
 void az_packed_conv3(const struct az_packed_mat *pm, const struct az_conv_src *cv,
 		     uint32_t samples, const float *b, const float *res, int relu, float *y,
-		     uint32_t *pad)
+		     void *pad)
 {
 	(void)pm, (void)cv, (void)samples, (void)b, (void)res, (void)relu, (void)y, (void)pad;
 	abort(); /* az_packed_conv3_ok() is 0 off x86 */

@@ -37,23 +37,26 @@ struct az_conv_src {
 	uint32_t height, width;
 };
 
-/* 1 when az_packed_conv3() takes pm: bf16 panels of a 3x3 convolution with an even channel
- * count (a bf16 pair never straddles two taps). */
+/* 1 when az_packed_conv3() takes pm: the packed weight of a 3x3 convolution, fp32 panels, or
+ * bf16 panels with an even channel count (a bf16 pair never straddles two taps). */
 int az_packed_conv3_ok(const struct az_packed_mat *pm);
 
-/* Words of az_packed_conv3()'s pad for samples of a c-channel height x width input:
- * samples * (height + 2) * (width + 2) * c / 2 (the input in bf16 pairs, a zero border). */
-size_t az_packed_conv3_pad_words(uint32_t samples, uint32_t c, uint32_t height, uint32_t width);
+/* 4-byte words of az_packed_conv3()'s pad for samples of pm's convolution on a height x width
+ * board: samples * (height + 2) * (width + 2) cells of conv_c floats (fp32 panels) or conv_c / 2
+ * bf16 pairs (bf16 panels): the input with a zero border. */
+size_t az_packed_conv3_pad_words(const struct az_packed_mat *pm, uint32_t samples,
+				 uint32_t height, uint32_t width);
 
 /* y[row, f] = act(conv3x3(cv)[row, f] + b[f] (+ res[row, f])) for the samples * height * width
- * rows (n, y, x) of cv, as an implicit GEMM: cv's samples are rounded to bf16 once, into pad
- * (the caller's scratch of az_packed_conv3_pad_words() words, overwritten), with a zero border,
- * and each tile reads its im2col rows (tap-major) from there in place; no im2col matrix. Same
- * results as az_conv3_im2col_tap() + az_packed_linear() to the bit. Needs az_packed_conv3_ok(pm)
- * (asserted) and AZ_CPU_GEMM_BF16. */
+ * rows (n, y, x) of cv, as an implicit GEMM: cv's samples are copied once (as bf16 pairs, rounded
+ * as VCVTNE2PS2BF16 does, for bf16 panels) into pad, the caller's scratch of
+ * az_packed_conv3_pad_words() words (overwritten, 64-byte alignment not needed), with a zero
+ * border, and each tile reads its im2col rows (tap-major) from there in place; no im2col matrix.
+ * Same results as az_conv3_im2col_tap() + az_packed_linear() to the bit. Needs
+ * az_packed_conv3_ok(pm) (asserted). */
 void az_packed_conv3(const struct az_packed_mat *pm, const struct az_conv_src *cv,
 		     uint32_t samples, const float *b, const float *res, int relu, float *y,
-		     uint32_t *pad);
+		     void *pad);
 
 /* The packed matrix of the weight at params + offset, or NULL. */
 const struct az_packed_mat *az_packed_find(const struct az_packed *pk, size_t offset);

@@ -204,14 +204,14 @@ static void test_linear_bf16(void **state)
 	assert_true(worst > 1e-4); /* bf16's 8 significant bits: fp32 would be below 1e-6 */
 }
 
-/* az_packed_conv3() (the im2col rows read in place from the padded bf16 input) against
- * az_conv3_im2col_tap() + az_packed_linear() on the same bf16 panels: the same bits, for channel
- * counts from 2 to 64 (one and two 32-float blocks a tap, a partial one; an im2col row of 288
- * pairs, past the dense kernel's 256-pair block), boards from 1 x 1 to 6 x 7, panels of 16, 17,
- * 32 and 64 filters, row tails, with and without the residual; the pad, poisoned, is entirely
- * rewritten. Odd channel counts are refused. */
-static void check_conv3(uint32_t C, uint32_t F, uint32_t H, uint32_t W, uint32_t samples,
-			int mode, uint64_t seed)
+/* az_packed_conv3() (the im2col rows read in place from the padded input) against
+ * az_conv3_im2col_tap() + az_packed_linear() on the same panels of kind (bf16 or fp32): the same
+ * bits, for channel counts from 2 to 64 (one and two 32-float blocks a tap, a partial one; an
+ * im2col row of 288 pairs, past the dense bf16 kernel's 256-pair block), boards from 1 x 1 to
+ * 6 x 7, panels of 16, 17, 32 and 64 filters, row tails, with and without the residual; the pad,
+ * poisoned, is entirely rewritten. bf16 refuses odd channel counts, fp32 takes them. */
+static void check_conv3(enum az_cpu_gemm kind, uint32_t C, uint32_t F, uint32_t H, uint32_t W,
+			uint32_t samples, int mode, uint64_t seed)
 {
 	struct az_arch a = { .kind = AZ_NET_RESNET, .inputs = C * H * W, .hidden = F, .blocks = 1,
 			     .actions = W, .planes = C, .height = H, .width = W };
@@ -222,7 +222,7 @@ static void check_conv3(uint32_t C, uint32_t F, uint32_t H, uint32_t W, uint32_t
 
 	assert_true(az_arch_valid(&a));
 	m = random_model(&a, seed);
-	assert_int_equal(az_packed_create(m, AZ_CPU_GEMM_BF16, &pk), 0);
+	assert_int_equal(az_packed_create(m, kind, &pk), 0);
 	const struct az_packed_mat *pm = az_packed_find(&pk, 0); /* the input convolution */
 	float *in = xmalloc(sizeof(float) * rows * C), *b = xmalloc(sizeof(float) * F);
 	float *res = xmalloc(sizeof(float) * rows * F), *col = xmalloc(sizeof(float) * rows * 9 * C);
@@ -240,9 +240,12 @@ static void check_conv3(uint32_t C, uint32_t F, uint32_t H, uint32_t W, uint32_t
 	az_conv3_im2col_tap(in, samples, C, H, W, cv.sn, 1, C, col);
 	az_packed_linear(pm, (uint32_t)rows, col, b, mode ? res : NULL, mode & 1, want);
 	poison(got, sizeof(float) * rows * F);
-	uint32_t *pad = xmalloc(sizeof(uint32_t) * az_packed_conv3_pad_words(samples, C, H, W));
+	size_t pad_bytes = sizeof(uint32_t) * az_packed_conv3_pad_words(pm, samples, H, W);
+	uint32_t *pad = xmalloc(pad_bytes);
 
-	poison(pad, sizeof(uint32_t) * az_packed_conv3_pad_words(samples, C, H, W));
+	assert_int_equal(pad_bytes, (size_t)samples * (H + 2) * (W + 2) *
+					    (kind == AZ_CPU_GEMM_BF16 ? C / 2 : C) * 4);
+	poison(pad, pad_bytes);
 	az_packed_conv3(pm, &cv, samples, b, mode ? res : NULL, mode & 1, got, pad);
 	if (memcmp(got, want, sizeof(float) * rows * F) != 0)
 		fail_msg("conv3 C %u F %u %ux%u samples %u mode %d: differs from im2col + linear", C,
@@ -252,21 +255,37 @@ static void check_conv3(uint32_t C, uint32_t F, uint32_t H, uint32_t W, uint32_t
 	az_model_destroy(m);
 }
 
-static void test_conv3_bf16(void **state)
+/* check_conv3() of kind on each of the n shapes (C, F, H, W) at 1, 3 and 5 samples. */
+static void check_conv3_shapes(enum az_cpu_gemm kind, const uint32_t (*shapes)[4], size_t n,
+			       uint64_t seed)
 {
-	static const uint32_t shapes[][4] = { /* C, F, H, W */
-		{ 2, 16, 6, 7 }, { 4, 33, 3, 3 }, { 32, 32, 6, 7 }, { 34, 17, 1, 1 },
-		{ 48, 64, 5, 5 }, { 56, 32, 2, 9 }, { 16, 32, 8, 8 }, { 64, 32, 6, 7 },
-		{ 58, 17, 3, 4 },
-	};
-	uint64_t seed = 301;
+	for (size_t i = 0; i < n; i++)
+		for (uint32_t samples = 1; samples <= 5; samples += 2)
+			check_conv3(kind, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3],
+				    samples, (int)(samples + i) % 3, seed++);
+}
+
+static const uint32_t conv3_shapes[][4] = { /* C, F, H, W */
+	{ 2, 16, 6, 7 },  { 4, 33, 3, 3 },  { 32, 32, 6, 7 }, { 34, 17, 1, 1 }, { 48, 64, 5, 5 },
+	{ 56, 32, 2, 9 }, { 16, 32, 8, 8 }, { 64, 32, 6, 7 }, { 58, 17, 3, 4 },
+};
+#define N_CONV3_SHAPES (sizeof(conv3_shapes) / sizeof(conv3_shapes[0]))
+
+static void test_conv3_fp32(void **state)
+{
+	static const uint32_t odd[][4] = { { 3, 16, 6, 7 }, { 57, 17, 3, 4 }, { 1, 32, 2, 2 } };
 
 	(void)state;
+	NEED_AVX512();
+	check_conv3_shapes(AZ_CPU_GEMM_AVX512, conv3_shapes, N_CONV3_SHAPES, 501);
+	check_conv3_shapes(AZ_CPU_GEMM_AVX512, odd, sizeof(odd) / sizeof(odd[0]), 601);
+}
+
+static void test_conv3_bf16(void **state)
+{
+	(void)state;
 	NEED_BF16();
-	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
-		for (uint32_t samples = 1; samples <= 5; samples += 2)
-			check_conv3(shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], samples,
-				    (int)(samples + i) % 3, seed++);
+	check_conv3_shapes(AZ_CPU_GEMM_BF16, conv3_shapes, N_CONV3_SHAPES, 301);
 	/* refused: odd channel counts (pairs would straddle taps) */
 	static const uint32_t refused[] = { 3, 57 };
 
@@ -604,7 +623,7 @@ int main(void)
 		cmocka_unit_test(test_networks),
 		cmocka_unit_test(test_linear_bf16),
 		cmocka_unit_test(test_networks_bf16),
-		cmocka_unit_test(test_conv3_bf16),
+		cmocka_unit_test(test_conv3_fp32), cmocka_unit_test(test_conv3_bf16),
 		cmocka_unit_test(test_update_bf16),
 		cmocka_unit_test(test_update),
 		cmocka_unit_test(test_softmax),
