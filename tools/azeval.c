@@ -624,8 +624,10 @@ static int open_network(const struct eval_opts *o, const struct az_game *g, stru
 	int rc = az_net_open(&a, &c->net, err, sizeof(err));
 
 	c->g = g;
-	if (rc == 0)
+	if (rc == 0) { /* on stderr: the kernel can move results by rounding (docs/cpu.md) */
+		fprintf(stderr, "azeval: inference: %s\n", c->net.backend);
 		return 0;
+	}
 	if (rc == -EPROTO && strcmp(ckpt_game, g->name) != 0)
 		snprintf(hint, sizeof(hint), " (use --game %s)", ckpt_game);
 	fprintf(stderr, "azeval: %s%s\n", err, hint);

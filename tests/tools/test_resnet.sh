@@ -29,6 +29,13 @@ grep -Eq "policy.fc.weight +F32 \[9, 18\]" "$T/check" || fail "policy fc not [9,
 "$AZEVAL" --game tictactoe --checkpoint "$C" --vs random --games 4 --sims 8 > "$T/eval" 2>&1 \
 	|| fail "azeval: $(tail -3 "$T/eval")"
 grep -q "^agent vs random over 4 games" "$T/eval" || fail "azeval printed no result"
+# the inference path it used (the kernel can move results by rounding): cpu with a kernel, or cuda
+grep -Eq "^azeval: inference: (cpu: .*(OpenBLAS|AVX-512)|cuda)" "$T/eval" \
+	|| fail "azeval named no inference path: $(head -3 "$T/eval")"
+AZ_CPU_GEMM=blas "$AZEVAL" --game tictactoe --checkpoint "$C" --vs random --games 2 --sims 0 \
+	--backend cpu > "$T/eval-blas" 2>&1 || fail "azeval (blas): $(tail -3 "$T/eval-blas")"
+grep -q "^azeval: inference: cpu: .*OpenBLAS" "$T/eval-blas" \
+	|| fail "azeval with AZ_CPU_GEMM=blas: $(head -3 "$T/eval-blas")"
 printf '1\n2\n3\n4\n5\n6\n7\n8\n9\n' | "$AZPLAY" --checkpoint "$C" --sims 8 > "$T/play" 2>&1 \
 	|| fail "azplay: $(tail -3 "$T/play")"
 grep -Eq '^result: (X wins|O wins|draw)' "$T/play" || fail "azplay: no result line"
