@@ -126,9 +126,10 @@ static long metrics_prefix(const char *dir, long *best)
 	return n;
 }
 
-/* A damaged state.json, rebuilt from metrics.jsonl: the last of its intact lines of
+/* A damaged or missing state.json, rebuilt from metrics.jsonl: the last of its intact lines of
  * consecutive iterations was written after that iteration's checkpoint and replay, so the
- * iteration is whole, and the line names the best network after it. */
+ * iteration is whole, and the line names the best network after it. A damaged one is set
+ * aside first. */
 static int rebuild_state(struct az_rundir_salvage *s, const char *dir, const struct az_game *g,
 			 struct az_rundir_state *st)
 {
@@ -136,13 +137,16 @@ static int rebuild_state(struct az_rundir_salvage *s, const char *dir, const str
 	long best = -1, n = metrics_prefix(dir, &best);
 	az_rundir_checkpoint_path(ck, sizeof(ck), dir, (uint32_t)n);
 	if (best < 0 || !network_ok(s, ck, n, g)) {
-		say(s, "%s/state.json is damaged and metrics.jsonl does not say where the run stands "
-		    "(no intact line with best_iteration, or its checkpoint is damaged): restore "
-		    "state.json from a backup", dir);
+		say(s, "%s/state.json is damaged or missing and metrics.jsonl does not say where the "
+		    "run stands (no intact line with best_iteration, or its checkpoint is damaged): "
+		    "restore state.json from a backup", dir);
 		s->unrepaired++;
 		return -EINVAL;
 	}
-	if (set_aside(s, dir, az_rundir_name(AZ_RUNDIR_STATE), "damaged") < 0)
+	char path[AZ_RUNDIR_PATH_MAX];
+	az_rundir_path(path, sizeof(path), dir, AZ_RUNDIR_STATE);
+	if (access(path, F_OK) == 0 &&
+	    set_aside(s, dir, az_rundir_name(AZ_RUNDIR_STATE), "damaged") < 0)
 		return -EIO;
 	st->completed = (uint32_t)n;
 	st->best_iteration = (uint32_t)best;
@@ -259,8 +263,10 @@ int az_rundir_salvage(const char *dir, const struct az_game *g, struct az_rundir
 		set_aside(s, dir, az_rundir_name(AZ_RUNDIR_PROGRESS),
 			  "damaged; the next start rewrites it");
 	free(text);
+	long best;
 	int rc = az_rundir_state_load(dir, &st, NULL, err, sizeof(err));
-	if (rc == -EINVAL)
+	/* missing beside metrics lines: a run writes state.json before its first line */
+	if (rc == -EINVAL || (rc == -ENOENT && metrics_prefix(dir, &best) > 0))
 		rc = rebuild_state(s, dir, g, &st);
 	if (rc < 0)
 		return 0; /* missing (nothing completed, or verify says what is there) or refused */

@@ -228,7 +228,8 @@ int az_run_info_load(const char *dir, struct az_run_info *ri, char *err, size_t 
 	/* state.json through its checksum: a damaged file is reported, never read as numbers */
 	struct az_rundir_state st = {0};
 	ri->damaged[0] = '\0';
-	if (az_rundir_state_load(dir, &st, NULL, ri->damaged, sizeof(ri->damaged)) == -EINVAL) {
+	int state_rc = az_rundir_state_load(dir, &st, NULL, ri->damaged, sizeof(ri->damaged));
+	if (state_rc == -EINVAL) {
 		st.completed = 0;
 		st.best_iteration = 0;
 	} else {
@@ -243,6 +244,12 @@ int az_run_info_load(const char *dir, struct az_run_info *ri, char *err, size_t 
 		az_run_info_free(ri);
 		return -ENOMEM;
 	}
+	/* a run writes state.json (0 completed) before its first metrics line, so a missing one
+	 * beside metrics lines is damage, not a run that has not started */
+	if (state_rc == -ENOENT && ri->nrows > 0)
+		snprintf(ri->damaged, sizeof(ri->damaged),
+			 "%s/state.json: missing, but metrics.jsonl records iterations up to %.0f", dir,
+			 ri->rows[ri->nrows - 1].iteration);
 	return 0;
 }
 

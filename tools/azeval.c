@@ -624,10 +624,8 @@ static int open_network(const struct eval_opts *o, const struct az_game *g, stru
 	int rc = az_net_open(&a, &c->net, err, sizeof(err));
 
 	c->g = g;
-	if (rc == 0) { /* on stderr: the kernel can move results by rounding (docs/cpu.md) */
-		fprintf(stderr, "azeval: inference: %s\n", c->net.backend);
+	if (rc == 0)
 		return 0;
-	}
 	if (rc == -EPROTO && strcmp(ckpt_game, g->name) != 0)
 		snprintf(hint, sizeof(hint), " (use --game %s)", ckpt_game);
 	fprintf(stderr, "azeval: %s%s\n", err, hint);
@@ -731,6 +729,10 @@ int main(int argc, char **argv)
 	if ((rc = open_network(&o, g, &c)) != 0)
 		return rc;
 	rc = run_eval(&o, &gc, &c);
+	/* after the results, on stderr (an error stays one line): the path that produced them,
+	 * as the kernel can move results by rounding (docs/cpu.md) */
+	if (rc == 0)
+		fprintf(stderr, "azeval: inference: %s\n", c.net.backend);
 	az_net_close(&c.net);
 	return rc;
 }

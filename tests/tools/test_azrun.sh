@@ -260,6 +260,18 @@ rc=0; "$AZRUN" status --out "$T/tl" > "$T/st.out" 2> "$T/st.err" || rc=$?
 	fail "status on a damaged state.json: exit $rc, $(cat "$T/st.out" "$T/st.err")"
 rc=0; "$AZRUN" report --out "$T/tl" > /dev/null 2> "$T/st.err" || rc=$?
 [ "$rc" -eq 1 ] && grep -q "state.json is damaged" "$T/st.err" || fail "report: exit $rc"
+# A missing state.json beside metrics lines is damage too (a run writes state.json before its
+# first line): status says so (exit 1, not "0 complete ... --resume"), and repair rebuilds it.
+rm "$T/tl/state.json"
+rc=0; "$AZRUN" status --out "$T/tl" > "$T/st.out" 2> "$T/st.err" || rc=$?
+[ "$rc" -eq 1 ] && grep -q "state.json: missing, but metrics.jsonl records" "$T/st.err" &&
+	[ ! -s "$T/st.out" ] ||
+	fail "status on a missing state.json: exit $rc, $(cat "$T/st.out" "$T/st.err")"
+"$AZRUN" repair --out "$T/tl" 2> "$T/rep.err" || fail "repair of a missing state.json: $(cat "$T/rep.err")"
+cmp -s <(tr -d ' \n' < "$T/tl/state.json" | grep -o '"completed":[0-9]*') \
+	<(tr -d ' \n' < "$T/state.keep" | grep -o '"completed":[0-9]*') ||
+	fail "repair rebuilt state.json as $(cat "$T/tl/state.json"), was $(cat "$T/state.keep")"
+"$AZRUN" verify --out "$T/tl" > /dev/null || fail "verify after repairing a missing state.json"
 cp "$T/state.keep" "$T/tl/state.json"
 # verify on a truncated run.json: damage (exit 1) that names the file, not a usage error (2).
 cp "$T/tl/run.json" "$T/run.keep"
@@ -267,6 +279,11 @@ head -c 100 "$T/run.keep" > "$T/tl/run.json"
 rc=0; "$AZRUN" verify --out "$T/tl" > /dev/null 2> "$T/v.err" || rc=$?
 [ "$rc" -eq 1 ] && grep -q "run.json.*restore it from a backup" "$T/v.err" ||
 	fail "verify on a truncated run.json: exit $rc, $(cat "$T/v.err")"
+# one flipped byte (its crc32 no longer matches): the advice is given once, not twice
+sed -e '0,/"game"/s/"game"/"gamf"/' "$T/run.keep" > "$T/tl/run.json"
+rc=0; "$AZRUN" verify --out "$T/tl" > /dev/null 2> "$T/v.err" || rc=$?
+[ "$rc" -eq 1 ] && [ "$(grep -o "from a backup" "$T/v.err" | wc -l)" -eq 1 ] ||
+	fail "verify on a run.json with a bad crc32: exit $rc, $(cat "$T/v.err")"
 cp "$T/run.keep" "$T/tl/run.json"
 # resume asking for fewer iterations than the run has: says so plainly (not "N of M"), exit 0.
 "$AZRUN" --resume --out "$T/tl" --iterations 1 2> "$T/few.err" || fail "resume --iterations 1"
