@@ -5,6 +5,7 @@
  * are read-only subcommands on a run directory. Built twice: azrun links no MPI and hands
  * `--mpi` to azrun-mpi (AZ_MPI_BUILD, run/mpi.h) next to it, so only MPI runs need libmpi. */
 #include <cblas.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,16 +62,56 @@ static void run_params(const struct az_config *c, const struct az_game *g, const
 		p->pipeline.watchdog_floor_s = strtod(wd, NULL);
 }
 
-/* A fresh run into a directory that already holds one is refused before anything is touched
- * (the lock file included). Returns 0 or -EINVAL after its message. */
+/* 1 when name is one of a run directory's fixed names (run/rundir.h) or a temporary file of one
+ * ("run.json.tmp.PID"): what a fresh run stopped before its run.json can leave. */
+static int run_entry(const char *name)
+{
+	for (int f = 0; f < AZ_RUNDIR_NFILES; f++) {
+		const char *r = az_rundir_name((enum az_rundir_file)f);
+		size_t n = strlen(r);
+
+		if (strncmp(name, r, n) == 0 && (!name[n] || strncmp(name + n, ".tmp.", 5) == 0))
+			return 1;
+	}
+	return 0;
+}
+
+/* The first entry of directory dir other than ".", ".." and run_entry() names into name, or ""
+ * when there is none or dir cannot be read. */
+static void foreign_entry(const char *dir, char *name, size_t n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	name[0] = '\0';
+	while (d && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !run_entry(e->d_name)) {
+			snprintf(name, n, "%s", e->d_name);
+			break;
+		}
+	if (d)
+		closedir(d);
+}
+
+/* A fresh run into a directory that already holds one, or that holds anything else (a mistyped
+ * --out such as "." or a home directory), is refused before anything is touched (the lock file
+ * included). Returns 0 or -EINVAL after its message. */
 static int refuse_taken(const struct az_config *c)
 {
-	char p[AZ_RUNDIR_PATH_MAX];
+	char p[AZ_RUNDIR_PATH_MAX], other[256];
 	long pid;
 
 	az_rundir_path(p, sizeof(p), c->out, AZ_RUNDIR_CONFIG);
-	if (c->resume || access(p, F_OK) != 0)
+	if (c->resume)
 		return 0;
+	if (access(p, F_OK) != 0) {
+		foreign_entry(c->out, other, sizeof(other));
+		if (!other[0])
+			return 0; /* new, empty, or only a lock file */
+		fprintf(stderr, "azrun: --out %s already holds files that are not a run's ('%s'; no "
+			"run.json); choose a new or an empty directory\n", c->out, other);
+		return -EINVAL;
+	}
 	if (az_rundir_lock_holder(c->out, &pid) == 1)
 		fprintf(stderr, "azrun: %s is in use by another azrun (pid %ld); wait for it or stop "
 			"it first\n", c->out, pid);

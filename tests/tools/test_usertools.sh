@@ -149,6 +149,17 @@ cmp -s "$T/ttt/azrun.lock" "$T/lock.orig" || fail "a refused run rewrote azrun.l
 rm "$T/ttt/azrun.lock"
 "$AZRUN" --game tictactoe --out "$T/ttt" "${tiny[@]}" 2> "$T/f1" && fail "a fresh run over a run"
 [ ! -e "$T/ttt/azrun.lock" ] || fail "a refused fresh run left azrun.lock behind"
+# A fresh run into a directory of other files (a mistyped --out: ".", a home directory) is
+# refused, writing nothing there; an empty existing directory is taken.
+mkdir -p "$T/mine" "$T/empty"
+echo "my notes" > "$T/mine/notes.txt"
+rc=0; "$AZRUN" --game tictactoe --out "$T/mine" "${tiny[@]}" 2> "$T/f2" || rc=$?
+[ "$rc" -eq 2 ] || fail "a fresh run into a folder of other files: exit $rc"
+grep -q "already holds files that are not a run's ('notes.txt'; no run.json)" "$T/f2" ||
+	fail "$(cat "$T/f2")"
+[ "$(ls -A "$T/mine")" = "notes.txt" ] || fail "the refused run wrote into it: $(ls -A "$T/mine")"
+"$AZRUN" --game tictactoe --out "$T/empty" "${tiny[@]}" 2> "$T/f3" ||
+	fail "a fresh run into an empty directory: $(cat "$T/f3")"
 
 # metrics.jsonl without a line while state.json counts 2: said in words, not "iterations 1-0".
 cp -a "$T/ttt" "$T/nolines"
