@@ -14,7 +14,7 @@
 
 struct az_config {
 	char game[32];
-	char out[512];
+	char out[401]; /* at most 400 characters: the run's paths must fit AZ_CTL_PATH_MAX */
 	uint32_t iterations;
 	uint32_t workers;          /* self-play worker processes */
 	uint32_t games_per_worker; /* G: games each worker keeps in flight */

@@ -21,7 +21,9 @@
 #include "train/replay.h"
 
 #define MAX_FILTERS 1024u /* --net resnet: --hidden's cap (a ResNet's cost grows as its square) */
-#define MAX_OUT_LEN 400   /* run-directory paths must fit AZ_CTL_PATH_MAX with their suffixes */
+/* run-directory paths must fit AZ_CTL_PATH_MAX with their suffixes; the option layer refuses a
+ * longer --out already (struct az_config's field), this also a run.json's */
+#define MAX_OUT_LEN (sizeof(((struct az_config *)0)->out) - 1)
 
 /* Every option's value in its table entry's range or among its choices (tools/config.c), the
  * checks the command line makes, for a configuration set otherwise (run.json, azbench's own):

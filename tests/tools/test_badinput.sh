@@ -105,6 +105,11 @@ out_of_range() {
 }
 check "azrun unknown option" "bogus" "$AZRUN" --out "$N" --bogus
 check "azrun stray argument" "stray" "$AZRUN" --out "$N" stray
+# one limit for --out, whatever its length past it (once 511 for some, 400 for others)
+check "azrun --out of 401 characters" "--out: value too long \(at most 400 characters\)" \
+	"$AZRUN" --game tictactoe --out "$T/new/$(printf 'd%.0s' $(seq 1 $((400 - ${#T} - 4))))"
+check "azrun --out of 600 characters" "--out: value too long \(at most 400 characters\)" \
+	"$AZRUN" --game tictactoe --out "$T/new/$(printf 'd%.0s' $(seq 1 600))"
 check "azrun missing value" "sims" "$AZRUN" --out "$N" --sims
 check "azrun value missing before an option" "^azrun: --arena-leaves needs a value K$" "$AZRUN" \
 	--out "$N" --arena-leaves --sims 8
