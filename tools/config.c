@@ -171,7 +171,9 @@ static const struct opt base_opts[] = {
 
 /* After the games' options (registry order), as --help has always listed it. */
 static const struct opt config_opt = BUF("config", config, "FILE", NULL, "read options from an "
-	"INI file (key = value, keys as the long options; command-line options override it)", 0);
+	"INI file (key = value, keys as the long options; a comment is a line that starts with # "
+	"or ;, or ' ;' after a value, not ' #'; no indented lines: they continue the line above; "
+	"command-line options override it)", 0);
 #undef FLAG
 #undef BUF
 #undef F32
