@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "base/util.h"
@@ -210,8 +211,17 @@ int az_run_info_load(const char *dir, struct az_run_info *ri, char *err, size_t 
 	ri->arena_threshold = 0.55;
 	cJSON *run = parse_file(dir, az_rundir_name(AZ_RUNDIR_CONFIG));
 	if (!cJSON_IsObject(run)) {
-		snprintf(err, errlen, "%s is not a run directory (no readable run.json)", dir);
+		char p[AZ_RUNDIR_PATH_MAX];
+		struct stat sb;
+
 		cJSON_Delete(run);
+		az_rundir_path(p, sizeof(p), dir, AZ_RUNDIR_CONFIG);
+		if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode)) { /* there, but damaged */
+			snprintf(err, errlen, "%s is damaged or unreadable (azrun verify --out %s "
+				 "says why)", p, dir);
+			return -EINVAL;
+		}
+		snprintf(err, errlen, "%s is not a run directory (no run.json)", dir);
 		return -ENOENT;
 	}
 	const cJSON *g = cJSON_GetObjectItemCaseSensitive(run, "game");

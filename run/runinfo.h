@@ -74,8 +74,9 @@ struct az_run_info {
 };
 
 /* Read DIR/run.json, state.json, metrics.jsonl (unparsable lines skipped) and progress.json.
- * Returns 0, or -ENOENT when DIR has no run.json (not a run directory) / -ENOMEM, with a
- * message in err. Free with az_run_info_free(). */
+ * Returns 0, or -ENOENT when DIR has no run.json (not a run directory), -EINVAL when its
+ * run.json is there but does not load (damage), -ENOMEM, with a message in err. Free with
+ * az_run_info_free(). */
 int az_run_info_load(const char *dir, struct az_run_info *ri, char *err, size_t errlen);
 void az_run_info_free(struct az_run_info *ri);
 

@@ -318,9 +318,10 @@ int az_subcommand_open_run(int argc, char **argv, void (*help)(void), const char
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
-	if (az_run_info_load(*dir, ri, err, sizeof(err)) < 0) {
+	rc = az_run_info_load(*dir, ri, err, sizeof(err));
+	if (rc < 0) {
 		fprintf(stderr, "azrun %s: %s\n", argv[0], err);
-		return 2; /* not a run directory: bad input */
+		return rc == -EINVAL ? 1 : 2; /* damage, as verify says; else not a run directory */
 	}
 	if (ri->damaged[0]) { /* never show numbers read from a damaged state.json */
 		fprintf(stderr, "azrun %s: %s (azrun repair --out %s rebuilds it)\n", argv[0],

@@ -279,6 +279,10 @@ head -c 100 "$T/run.keep" > "$T/tl/run.json"
 rc=0; "$AZRUN" verify --out "$T/tl" > /dev/null 2> "$T/v.err" || rc=$?
 [ "$rc" -eq 1 ] && grep -q "run.json.*restore it from a backup" "$T/v.err" ||
 	fail "verify on a truncated run.json: exit $rc, $(cat "$T/v.err")"
+# status on it: damage too (exit 1, pointing at verify), not "not a run directory" (2)
+rc=0; "$AZRUN" status --out "$T/tl" > /dev/null 2> "$T/s.err" || rc=$?
+[ "$rc" -eq 1 ] && grep -q "run.json is damaged or unreadable (azrun verify --out" "$T/s.err" ||
+	fail "status on a truncated run.json: exit $rc, $(cat "$T/s.err")"
 # one flipped byte (its crc32 no longer matches): the advice is given once, not twice
 sed -e '0,/"game"/s/"game"/"gamf"/' "$T/run.keep" > "$T/tl/run.json"
 rc=0; "$AZRUN" verify --out "$T/tl" > /dev/null 2> "$T/v.err" || rc=$?
