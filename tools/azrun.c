@@ -257,7 +257,10 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 			"continues", c->out);
 	char took[32];
 	az_format_duration(az_now() - t0, took, sizeof(took));
-	if (r->first > 1) /* resumed: this azrun ran iterations first..completed */
+	if (r->first > 1 && r->completed < r->first) /* resumed, and ran none (a time limit) */
+		az_info("azrun: done, no iteration run after resuming, %u in all; best network: %s "
+			"(iteration %u)", r->completed, r->best, r->best_iteration);
+	else if (r->first > 1) /* resumed: this azrun ran iterations first..completed */
 		az_info("azrun: done, %u iteration%s (%u-%u) in %s after resuming, %u in all; best "
 			"network: %s (iteration %u)", r->completed - r->first + 1,
 			r->completed == r->first ? "" : "s", r->first, r->completed, took, r->completed,

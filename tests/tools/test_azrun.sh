@@ -248,6 +248,8 @@ grep -q "azrun: stopped at --time-limit; --resume --out $T/tl --time-limit LONGE
 "$AZRUN" status --out "$T/tl" | grep -q "^time limit: .* of 2.0s used" ||
 	fail "status shows no time limit: $("$AZRUN" status --out "$T/tl")"
 "$AZRUN" --resume --out "$T/tl" --time-limit 2s --quiet 2> /dev/null || fail "resume at the limit"
+grep "azrun: done" "$T/tl/azrun.log" | tail -1 | grep -q "done, no iteration run after resuming, $n1 in all" ||
+	fail "resume at the limit, the last line: $(grep "azrun: done" "$T/tl/azrun.log" | tail -1)"
 [ "$(wc -l < "$T/tl/metrics.jsonl")" -eq "$n1" ] || fail "a resume past the limit ran iterations"
 "$AZRUN" --resume --out "$T/tl" --time-limit 4s --quiet 2> /dev/null || fail "resume, longer limit"
 [ "$(wc -l < "$T/tl/metrics.jsonl")" -gt "$n1" ] || fail "a longer limit ran no iteration"
