@@ -217,8 +217,7 @@ int az_run_info_load(const char *dir, struct az_run_info *ri, char *err, size_t 
 		cJSON_Delete(run);
 		az_rundir_path(p, sizeof(p), dir, AZ_RUNDIR_CONFIG);
 		if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode)) { /* there, but damaged */
-			snprintf(err, errlen, "%s is damaged or unreadable (azrun verify --out %s "
-				 "says why)", p, dir);
+			snprintf(err, errlen, "%s is damaged or unreadable", p);
 			return -EINVAL;
 		}
 		snprintf(err, errlen, "%s is not a run directory (no run.json)", dir);

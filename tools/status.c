@@ -319,9 +319,14 @@ int az_subcommand_open_run(int argc, char **argv, void (*help)(void), const char
 	if (rc)
 		return rc > 0 ? 0 : 2;
 	rc = az_run_info_load(*dir, ri, err, sizeof(err));
+	if (rc == -EINVAL) { /* damage, as verify says */
+		fprintf(stderr, "azrun %s: %s (azrun verify --out %s says why)\n", argv[0], err,
+			*dir);
+		return 1;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "azrun %s: %s\n", argv[0], err);
-		return rc == -EINVAL ? 1 : 2; /* damage, as verify says; else not a run directory */
+		return 2; /* not a run directory: bad input */
 	}
 	if (ri->damaged[0]) { /* never show numbers read from a damaged state.json */
 		fprintf(stderr, "azrun %s: %s (azrun repair --out %s rebuilds it)\n", argv[0],
