@@ -754,8 +754,8 @@ int az_config_load(struct az_config *c, const char *path, char *err, size_t errl
 	}
 	cJSON *g = root ? cJSON_GetObjectItem(root, "game") : NULL;
 	if (!cJSON_IsString(g) || az_config_defaults(c, g->valuestring) < 0) {
-		snprintf(err, errlen, "%s: not a RingZero run configuration (bad JSON or game)",
-			 path);
+		snprintf(err, errlen, "%s: not a RingZero run configuration (bad JSON or game); "
+			 "restore it from a backup (it holds the run's options)", path);
 		cJSON_Delete(root);
 		return -EINVAL;
 	}

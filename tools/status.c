@@ -296,11 +296,7 @@ int az_subcommand_open_config(int argc, char **argv, void (*help)(void), int dam
 		struct stat sb;
 		/* a run.json that exists but does not load is damage (1), not bad usage (2) */
 		int damaged = damaged_json_is_1 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-		int said = strstr(err, "from a backup") != NULL; /* the loader's own advice */
-
-		fprintf(stderr, "azrun %s: %s%s\n", argv[0], err,
-			damaged && !said ? "; it holds the run's options: restore it from a backup"
-					 : "");
+		fprintf(stderr, "azrun %s: %s\n", argv[0], err); /* damage: the loader advises */
 		return damaged ? 1 : 2;
 	}
 	if (az_config_game(cfg, g, err, sizeof(err)) < 0) {
