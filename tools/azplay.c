@@ -190,7 +190,7 @@ static int resolve_game(struct play *p, char *ckpt_game, size_t len)
 		return 2; /* a missing or damaged file is bad input */
 	}
 	snprintf(ckpt_game, len, "%s", m->game);
-	const char *name = p->o.game ? p->o.game : m->game;
+	const char *name = p->o.game ? p->o.game : ckpt_game; /* the copy: m is freed below */
 	int rc = strcmp(name, "tangled") == 0 ? setup_tangled(&p->o, m->game_options) : 0;
 	az_model_destroy(m);
 	if (rc < 0)
