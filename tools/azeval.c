@@ -29,11 +29,12 @@
 #include "eval/net_open.h"
 #include "eval/positions.h"
 #include "eval/rollout.h"
+#include "help_text.h" /* generated from tools/help/ */
 
 
 /* Every option of azeval, in --help's order: one declaration each (tools/options.h). */
 #define O(field) offsetof(struct eval_opts, field)
-/* Not const: usage() names the registered games in --game's help. */
+/* Not const: parse_args() names the registered games in --game's help. */
 static struct az_opt eval_opt[] = {
 	{"game", AZ_OPT_STR, O(game), "NAME", 0, 0, NULL,
 	 NULL /* "the game: tictactoe | ...", from the registry */, NULL, NULL, NULL},
@@ -101,30 +102,10 @@ static struct az_opt eval_opt[] = {
 	 NULL, NULL, NULL},
 };
 #undef O
-static const struct az_opts eval_opts_table = {"azeval", eval_opt, AZ_ARRAY_LEN(eval_opt), 0};
 
-static void usage(const char *prog)
-{
-	az_config_game_opt_help(eval_opt, AZ_ARRAY_LEN(eval_opt), "the checkpoint's");
-	printf("Usage: %s --checkpoint FILE --positions FILE [--sims N] [--json]\n"
-	       "       %s --checkpoint FILE --positions FILE --mistakes (connect4, tangled)\n"
-	       "       %s --checkpoint FILE --vs random|rollout [--games N] [--vs-sims N]\n"
-	       "       %s --game NAME --write-labelled FILE  (a game of at most 1000000 positions)\n"
-	       "       %s --game connect4 --write-labelled FILE --tactic win|block\n"
-	       "       %s --game tangled --write-labelled FILE --uncoloured K [--games N]\n\n"
-	       "Measures a network against labelled positions. A positions line is\n"
-	       "  <moves> [<score> [<best>]]\n"
-	       "moves from the start in the game's notation (tic-tac-toe cells 1-9, Connect Four\n"
-	       "columns 1-7, '-' for none; tangled: moves separated by '.', e.g. v2.0-1g);\n"
-	       "score: exact value for the side to move (its sign:\n"
-	       "win/draw/loss); best: comma-separated optimal moves.\n\n"
-	       "Options:\n", prog, prog, prog, prog, prog, prog);
-	az_opts_help(stdout, &eval_opts_table);
-	printf("  --version            print the version and exit\n"
-	       "value_sign_accuracy scores drawn positions only with a --draw-band > 0 (without\n"
-	       "one a draw cannot be predicted); decisive_sign_accuracy never does. A positions\n"
-	       "line whose first non-blank character is '#' is a comment.\n");
-}
+static const struct az_opts eval_opts_table = {
+	.tool = "azeval", .opt = eval_opt, .n = AZ_ARRAY_LEN(eval_opt), .help = az_help_azeval,
+	.version = 1};
 
 struct label_ctx {
 	const struct az_game *g;
@@ -399,14 +380,12 @@ static void print_share(const char *what, long ok, long n, int json, int last)
 	}
 }
 
-
 /* Parse the command line. Returns 0, 1 after --help, or -EINVAL after a one-line message. */
 static int parse_args(int argc, char **argv, struct eval_opts *o)
 {
 	*o = (struct eval_opts){.uncoloured = -1, .vs_sims = -1};
+	az_config_game_opt_help(eval_opt, AZ_ARRAY_LEN(eval_opt), "the checkpoint's");
 	int rc = az_opts_parse(&eval_opts_table, o, argc, argv, NULL);
-	if (rc == AZ_OPTS_HELP)
-		usage("azeval");
 	if (rc != 0)
 		return rc > 0 ? 1 : rc;
 	if (o->sims == 1) { /* as azrun: one simulation expands the root only, no visits */

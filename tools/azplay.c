@@ -23,6 +23,7 @@
 #include "eval/net_eval.h"
 #include "eval/net_open.h"
 #include "eval/rollout.h"
+#include "help_text.h" /* generated from tools/help/ */
 
 #define TOP_MOVES 5
 
@@ -72,7 +73,7 @@ static const char *who(const struct play *p, int side)
 
 /* Every option of azplay, in --help's order (tools/options.h). */
 #define O(field) offsetof(struct opts, field)
-/* Not const: usage() names the registered games in --game's help. */
+/* Not const: parse_args() names the registered games in --game's help. */
 static struct az_opt play_opt[] = {
 	{"checkpoint", AZ_OPT_STR, O(ckpt), "FILE", 0, 0, NULL,
 	 "safetensors checkpoint (e.g. RUN/best.safetensors)", NULL, NULL, NULL},
@@ -102,36 +103,17 @@ static struct az_opt play_opt[] = {
 	 "(default: the checkpoint's, else free)", "free|fixed", NULL, NULL},
 };
 #undef O
-static const struct az_opts play_opts = {"azplay", play_opt, AZ_ARRAY_LEN(play_opt), 0};
 
-static void usage(const char *prog)
-{
-	az_config_game_opt_help(play_opt, AZ_ARRAY_LEN(play_opt), "the checkpoint's game");
-	printf("Usage: %s --checkpoint FILE [--game G] [--human first|second|none]\n"
-	       "       [--opponent agent|random|rollout] [--sims N] [--temperature T]\n"
-	       "       [--games N] [--seed S]\n\n"
-	       "Plays a trained network (searching with MCTS) in the terminal. Moves are read\n"
-	       "one per line from standard input in the game's notation (tic-tac-toe cells 1-9,\n"
-	       "Connect Four columns 1-7); 'quit' or end of input stops. Each game ends with a\n"
-	       "line 'result: ...'.\n\n"
-	       "Options:\n", prog);
-	az_opts_help(stdout, &play_opts);
-	printf("  --version            print the version and exit\n\n"
-	       "Examples:\n"
-	       "  %s --checkpoint runs/ttt/best.safetensors\n"
-	       "  %s --checkpoint runs/ttt/best.safetensors --human none --opponent rollout "
-	       "--games 10\n"
-	       "  printf '5\\n1\\n9\\n' | %s --checkpoint runs/ttt/best.safetensors\n",
-	       prog, prog, prog);
-}
+static const struct az_opts play_opts = {
+	.tool = "azplay", .opt = play_opt, .n = AZ_ARRAY_LEN(play_opt), .help = az_help_azplay,
+	.version = 1};
 
 /* Returns 0, 1 after --help, or -EINVAL (message printed). */
 static int parse_args(struct opts *o, int argc, char **argv)
 {
 	*o = (struct opts){0};
+	az_config_game_opt_help(play_opt, AZ_ARRAY_LEN(play_opt), "the checkpoint's game");
 	int rc = az_opts_parse(&play_opts, o, argc, argv, NULL);
-	if (rc == AZ_OPTS_HELP)
-		usage("azplay");
 	if (rc != 0)
 		return rc > 0 ? 1 : rc;
 	o->opponent = K_AGENT;

@@ -13,6 +13,7 @@
 #include "games/tangled/tangled.h"
 #include "base/version.h"
 #include "tools/options.h"
+#include "help_text.h" /* generated from tools/help/ */
 
 #define MAXV AZ_TANGLED_MAX_VERTICES
 #define MAX_ENTRIES (AZ_TANGLED_MAX_VERTICES + AZ_TANGLED_MAX_EDGES)
@@ -67,47 +68,10 @@ static const struct az_opt tangled_opt[] = {
 	 NULL},
 };
 #undef C
-static const struct az_opts tangled_opts = {"aztangled", tangled_opt, AZ_ARRAY_LEN(tangled_opt),
-					    1};
 
-static void usage(const char *prog)
-{
-	printf("Usage: %s [options] [STATE ...]\n"
-	       "       %s table [options]   build the complete outcome table of a graph\n\n"
-	       "Adjudicates Tangled terminal states: the states given as arguments, or one per\n"
-	       "line on standard input when none are given (blank lines and lines starting with\n"
-	       "'#' are skipped). A state is the comma-separated state vector of N + E integers:\n"
-	       "N vertex entries (0 free, 1 red, 2 blue; exactly one 1 and one 2), then the E\n"
-	       "edge labels in dictionary edge order (1 grey J=0, 2 green J=-1, 3 purple J=+1),\n"
-	       "e.g. 0,1,2,1,2,1 on K3 (graph 2): red owns vertex 1, blue vertex 2, edge 0-2\n"
-	       "green, edges 0-1 and 1-2 grey. Brackets and blanks are allowed:\n"
-	       "[0, 1, 2, 1, 2, 1].\n"
-	       "\n"
-	       "The influence of vertex k is the sum of its correlations with all other vertices;\n"
-	       "score = influence[red] - influence[blue]; red wins if score > epsilon, blue if\n"
-	       "score < -epsilon, otherwise it is a draw.\n\n"
-	       "Options:\n", prog, prog);
-	az_opts_help(stdout, &tangled_opts);
-	printf("  --version            print the version and exit\n"
-	       "  --help               this text\n\n"
-	       "table: every canonical colouring (up to automorphisms and gauge flips) of a graph\n"
-	       "with at most 16 edges, adjudicated once by forked workers into a checksummed file\n"
-	       "that later runs map (azrun uses it automatically). --adjudicator names the inner\n"
-	       "method (default: exact for N <= 6, anneal above); the key is the graph, method\n"
-	       "and every parameter, the annealing seed included: table's --seed defaults to 1,\n"
-	       "the seed azrun, azeval and azplay pass by default, so that the table built here\n"
-	       "is the one their runs use. An interrupted build resumes.\n"
-	       "Exit status: 0 all states adjudicated; 2 usage error or an invalid state (wrong\n"
-	       "length, value out of range, not terminal: reported on stderr, the other states\n"
-	       "are still adjudicated); 1 other failures (unreadable graph or schedule file ...).\n"
-	       "Set OPENBLAS_NUM_THREADS=1: the eigenproblems are small.\n\n"
-	       "Environment: AZ_TANGLED_ANNEAL=auto|scalar|avx2|avx512 picks the simulated\n"
-	       "annealing code path (default auto: the fastest this CPU runs). Every path samples\n"
-	       "the same distribution; the numbers for a seed differ per path, and the cache key\n"
-	       "names the path. The vector paths take graphs of up to 16 vertices (larger ones\n"
-	       "run scalar); naming a path the CPU lacks is an error. `azbench tangled` compares\n"
-	       "their speed.\n");
-}
+static const struct az_opts tangled_opts = {
+	.tool = "aztangled", .opt = tangled_opt, .n = AZ_ARRAY_LEN(tangled_opt),
+	.positionals = 1, .help = az_help_aztangled, .version = 1};
 
 /* Parse "0,1,2" (optional [ ], blanks) into v; 0, or -EINVAL with a message in err. */
 static int parse_state(const char *text, int *v, int *len, char *err, size_t errlen)
@@ -350,8 +314,6 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	ret = az_opts_parse(&tangled_opts, &cli, argc, argv, &npos);
-	if (ret == AZ_OPTS_HELP)
-		usage("aztangled");
 	if (ret != 0)
 		return ret > 0 ? 0 : 2;
 	if (table && npos) {

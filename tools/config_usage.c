@@ -43,7 +43,7 @@ static const struct az_opts *help_table(char *names, size_t len)
 	static struct az_config d[MAX_GAMES];
 	static struct az_opt view[AZ_GAME_OPTS_MAX + 128];
 	static char defs[AZ_GAME_OPTS_MAX + 128][200];
-	static struct az_opts t = {"azrun", view, 0, 0};
+	static struct az_opts t = {.tool = "azrun", .opt = view};
 	size_t nopts, n = 0;
 	const struct opt *opts = az_config_opts(&nopts);
 	int nd = 0;

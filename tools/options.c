@@ -320,8 +320,10 @@ int az_opts_parse(const struct az_opts *t, void *dst, int argc, char **argv, int
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (!rest && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0))
+		if (!rest && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
+			az_opts_usage(stdout, t);
 			return AZ_OPTS_HELP;
+		}
 		if (!rest && strcmp(a, "--options-table") == 0) {
 			az_opts_dump(stdout, t);
 			return AZ_OPTS_DUMPED;
@@ -369,6 +371,32 @@ void az_opts_help(FILE *f, const struct az_opts *t)
 			snprintf(first, sizeof(first), "%23s", "");
 		}
 		az_usage_wrap(f, first, "                       ", 57, text);
+	}
+}
+
+void az_opts_usage(FILE *f, const struct az_opts *t)
+{
+	const char *p = t->help ? t->help : "@OPTIONS\n";
+
+	if (!t->help)
+		fprintf(f, "Usage: %s [options]\n\n", t->tool);
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (len == 8 && memcmp(p, "@OPTIONS", 8) == 0) {
+			fputs("Options:\n", f);
+			az_opts_help(f, t);
+			if (t->version)
+				fprintf(f, "  %-20s print the version and exit\n", "--version");
+			fprintf(f, "  %-20s this text\n", "--help");
+		} else if (len == 6 && memcmp(p, "@NOTES", 6) == 0) {
+			if (t->notes)
+				t->notes(f);
+		} else {
+			fprintf(f, "%.*s\n", (int)len, p);
+		}
+		p += len + (nl != NULL);
 	}
 }
 

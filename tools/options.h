@@ -49,16 +49,23 @@ struct az_opts {
 	const struct az_opt *opt;
 	size_t n;
 	int positionals; /* bare arguments allowed (aztangled's states) */
+	/* --help through az_opts_usage(): the tool's help text (tools/help/TOOL.txt, embedded as
+	 * <help_text.h>'s az_help_TOOL), its line "@OPTIONS" replaced by the options and its line
+	 * "@NOTES" by notes(f) (what the text cannot hold: values computed at run time). */
+	const char *help;
+	void (*notes)(FILE *f);
+	int version; /* the tool takes --version (az_version_option()): --help names it */
 };
 
 /* What az_opts_parse() found besides options. */
 enum { AZ_OPTS_HELP = 1, AZ_OPTS_DUMPED = 2 };
 
 /* Set the table's defaults in dst, then parse argv[1..argc) into it: --name V and --name=V;
- * --help/-h; --options-table (the table on stdout, az_opts_dump()). Bare arguments (and
- * everything after "--") are moved, in order, to argv[1..*npos] when t->positionals, else
- * refused. Returns 0, AZ_OPTS_HELP, AZ_OPTS_DUMPED, or -EINVAL with one line on stderr
- * ("azeval: --sims: expected a whole number in [0, 1000000], got 'x'"). */
+ * --help/-h (the help on stdout, az_opts_usage()); --options-table (the table on stdout,
+ * az_opts_dump()). Bare arguments (and everything after "--") are moved, in order, to
+ * argv[1..*npos] when t->positionals, else refused. Returns 0, AZ_OPTS_HELP, AZ_OPTS_DUMPED, or
+ * -EINVAL with one line on stderr ("azeval: --sims: expected a whole number in [0, 1000000],
+ * got 'x'"). */
 int az_opts_parse(const struct az_opts *t, void *dst, int argc, char **argv, int *npos);
 
 /* Set option o's field in dst from text v with o's checks: 0, or -EINVAL with the message
@@ -90,6 +97,11 @@ const char *az_opt_range(const struct az_opt *o, char *buf, size_t n);
 /* The options section of --help: a line per option, the text wrapped at 100 columns, then
  * " [RANGE]" and " (default D)". */
 void az_opts_help(FILE *f, const struct az_opts *t);
+
+/* A tool's whole --help on f: t->help, line by line, with "@OPTIONS" as "Options:", the
+ * options (az_opts_help()), --version (t->version) and --help; "@NOTES" as t->notes(f) (nothing
+ * when NULL). A table without help text prints "Usage: TOOL [options]" and the options. */
+void az_opts_usage(FILE *f, const struct az_opts *t);
 
 /* One line per option, tab-separated: name, type, range, default ("-" for none): what
  * tests/tools/test_options.sh checks --help against. */

@@ -70,16 +70,14 @@ static void fill_game_choices(void)
 			    sizeof(az_bench_all_games_choices));
 }
 
-int az_bench_parse(const struct az_opts *t, void *dst, const struct az_bench_opts *common,
-		   void (*usage)(const struct az_opts *t), int argc, char **argv)
+int az_bench_parse(const struct az_opts *t, void *dst, const struct az_bench_opts *common, int argc,
+		   char **argv)
 {
 	const char *mode = strchr(t->tool, ' ') ? strchr(t->tool, ' ') + 1 : t->tool;
 	int rc;
 
 	fill_game_choices();
 	rc = az_opts_parse(t, dst, argc, argv, NULL);
-	if (rc == AZ_OPTS_HELP)
-		usage(t);
 	if (rc != 0)
 		return rc > 0 ? 1 : 2;
 	return az_bench_check_outputs(mode, common) < 0 ? 2 : 0;
@@ -93,7 +91,7 @@ void az_bench_common_opts_help(FILE *f)
 #define O(field) offsetof(struct common, field)
 	static const struct az_opt opt[] = {AZ_BENCH_COMMON_OPTS(O, o, NULL)};
 #undef O
-	static const struct az_opts t = {"azbench", opt, AZ_ARRAY_LEN(opt), 0};
+	static const struct az_opts t = {.tool = "azbench", .opt = opt, .n = AZ_ARRAY_LEN(opt)};
 
 	az_opts_help(f, &t);
 }

@@ -113,11 +113,10 @@ extern char az_bench_all_games_choices[256];
 
 /* Parse a mode's command line (argv[0] is the mode's name) through its table t, whose tool is
  * "azbench MODE", into dst, then check common's --csv and --plot (az_bench_check_outputs()).
- * --help calls usage(t), which prints the mode's help on stdout around az_opts_help(stdout,
- * t). Returns 0 to run, 1 after --help or --options-table, 2 on bad usage (one line on
- * stderr). */
-int az_bench_parse(const struct az_opts *t, void *dst, const struct az_bench_opts *common,
-		   void (*usage)(const struct az_opts *t), int argc, char **argv);
+ * --help prints the mode's help on stdout from its table (az_opts_usage()). Returns 0 to run,
+ * 1 after --help or --options-table, 2 on bad usage (one line on stderr). */
+int az_bench_parse(const struct az_opts *t, void *dst, const struct az_bench_opts *common, int argc,
+		   char **argv);
 
 /* Options every mode takes, for azbench --help. */
 void az_bench_common_opts_help(FILE *f);

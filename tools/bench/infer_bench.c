@@ -19,6 +19,7 @@
 #include "tools/bench/bench_opts.h"
 #include "tools/bench/infer_bench.h"
 #include "tools/config.h"
+#include "help_text.h" /* generated from tools/help/ */
 
 #define MAX_BATCHES 16
 #define DEFAULT_SECONDS "10"
@@ -153,6 +154,11 @@ static int parse_kernels(const char *v, void *field)
 	return k->n ? 0 : -EINVAL;
 }
 
+static void infer_notes(FILE *f)
+{
+	fprintf(f, "Games with a board (--net resnet): %s.\n", az_bench_boards_help());
+}
+
 /* Every option of azbench infer, in --help's order (tools/options.h). */
 #define O(field) offsetof(struct infer_opts, field)
 static const struct az_opt infer_opt[] = {
@@ -170,26 +176,6 @@ static const struct az_opt infer_opt[] = {
 	AZ_BENCH_COMMON_OPTS(O, common, DEFAULT_SECONDS),
 };
 #undef O
-static const struct az_opts infer_table = {"azbench infer", infer_opt, AZ_ARRAY_LEN(infer_opt),
-					  0};
-
-static void usage(const struct az_opts *t)
-{
-	printf("Usage: azbench infer [options]\n"
-	       "Evaluations per second of the inference backend alone (no rings) against\n"
-	       "the batch size, for the default network of each game (azrun's defaults):\n"
-	       "the ceiling that `azbench pipeline` is judged against.\n\n"
-	       "Options:\n");
-	az_opts_help(stdout, t);
-	printf("\nGames with a board (--net resnet): %s.\n"
-	       "Columns: kernel = the cpu backend's path (avx512, bf16 or blas: AZ_CPU_GEMM or\n"
-	       "--kernels, docs/cpu.md) or cuda; evals_per_s = rows/s through az_backend_forward; us_per_batch =\n"
-	       "time of one forward pass; vs_batch1 = throughput relative to batch 1 (when\n"
-	       "measured). Each point is the fastest of 5 equal slices of its time (a\n"
-	       "ceiling: other load on the machine blurs it less).\n"
-	       "--plot: evals/s against the batch size, one line per game (and kernel).\n",
-	       az_bench_boards_help());
-}
 
 /* The network a game trains by default (tools/config.c), unless --net overrides it. Returns 0,
  * or -EINVAL when net/model.c cannot build it (az_bench_net_check() refuses that first). */
@@ -367,11 +353,15 @@ static int measure_all(const struct infer_opts *o, struct az_bench_table *t,
 
 int az_bench_infer(int argc, char **argv)
 {
+	static const struct az_opts opts_table = {
+		.tool = "azbench infer", .opt = infer_opt, .n = AZ_ARRAY_LEN(infer_opt),
+		.help = az_help_azbench_infer, .notes = infer_notes
+	};
 	struct infer_opts o = { 0 };
 	struct az_bench_table t = { 0 };
 	struct az_bench_row rec = { 0 };
 	char text[1024] = "";
-	int rc = az_bench_parse(&infer_table, &o, &o.common, usage, argc, argv);
+	int rc = az_bench_parse(&opts_table, &o, &o.common, argc, argv);
 
 	if (rc)
 		return rc == 1 ? 0 : 2;

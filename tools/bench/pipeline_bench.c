@@ -32,6 +32,7 @@
 #include "run/roles.h"
 #include "run/supervise.h"
 #include "base/util.h"
+#include "help_text.h" /* generated from tools/help/ */
 
 /* ---- options ---- */
 
@@ -59,6 +60,13 @@ struct pipe_opts {
 
 AZ_BENCH_LIST_PARSER(parse_workers, MAX_LIST, 1, AZ_CTL_MAX_WORKERS)
 AZ_BENCH_LIST_PARSER(parse_gpw, MAX_LIST, 1, GPW_MAX)
+
+static void pipe_notes(FILE *f)
+{
+	fprintf(f, "Games with a board (--net resnet): %s.\n"
+		   "Each configuration gets at least %.0f s of measurement after warm-up.\n",
+		az_bench_boards_help(), MIN_MEASURE_S);
+}
 
 /* Every option of azbench pipeline, in --help's order (tools/options.h). */
 #define O(field) offsetof(struct pipe_opts, field)
@@ -94,49 +102,6 @@ static const struct az_opt pipe_opt[] = {
 	AZ_BENCH_COMMON_OPTS(O, common, DEFAULT_SECONDS),
 };
 #undef O
-static const struct az_opts pipe_table = {"azbench pipeline", pipe_opt, AZ_ARRAY_LEN(pipe_opt),
-					  0};
-
-static void usage(const struct az_opts *t)
-{
-	printf("Usage: azbench pipeline [options]\n"
-	       "End-to-end self-play throughput (W workers, one inference process, the shm\n"
-	       "rings) on the real game and network (azrun's defaults), against the serial\n"
-	       "baseline (\"serial batch-1, the seed's design\": one game, one leaf at a\n"
-	       "time, one process, no evaluation cache, through the backend's batch-1 path:\n"
-	       "a GEMV without packing on the CPU) and the backend's ceiling (azbench infer)\n"
-	       "at the mean batch achieved. A cache hit is a simulation without an\n"
-	       "evaluation: sims/s and evals/s are reported apart, and configurations are\n"
-	       "ranked by sims/s. azrun's defaults (W = cores, G = 128) run --default-runs\n"
-	       "times, spread over the sweep; their range, (max - min) / median, is the\n"
-	       "run-to-run noise, and another configuration is recommended only when it\n"
-	       "beats the defaults' median sims/s by more than that.\n\n"
-	       "Options:\n");
-	az_opts_help(stdout, t);
-	printf("\nGames with a board (--net resnet): %s.\n"
-	       "The budget (--seconds) is split across the configurations;\n"
-	       "each gets at least %.0f s of measurement after warm-up, and those that do\n"
-	       "not fit (largest W first) are skipped: stderr names the W x G measured and\n"
-	       "those skipped, and the --seconds that measures them all; the\n"
-	       "recommendation names the skipped ones too.\n"
-	       "Columns: evals_per_s (network evaluations served), sims_per_s (MCTS\n"
-	       "simulations, terminal visits included), games_per_min, mean_batch,\n"
-	       "ring_occupancy (mean requests in flight per ring), server_busy (share of\n"
-	       "time in forward passes), speedup and sims_speedup (evals/s and sims/s over\n"
-	       "the serial baseline), ceiling_evals_per_s (backend alone at\n"
-	       "round(mean_batch)), ceiling_frac (evals_per_s / ceiling), limit_evals_per_s\n"
-	       "(the machine limit: cores / (1 / ceiling + search seconds per evaluation),\n"
-	       "the forward pass counted as 0 on CUDA; the search's cost is the serial\n"
-	       "baseline's games with a no-network stand-in), limit_frac.\n"
-	       "Setup: serial (the baseline), defaults (one run of azrun's defaults),\n"
-	       "pipeline (a listed W x G), selfplay/... and arena/... (the phases).\n"
-	       "Phase rows (setup selfplay/... and arena/...): one whole phase as azrun runs\n"
-	       "it (its W and G, the tail where games run out included), the fastest of\n"
-	       "--phases runs, under the adaptive batching and under the old fixed-deadline\n"
-	       "batching (waits for max_batch or the deadline), run alternately.\n"
-	       "--plot: evals/s against W, one line per game and G.\n",
-	       az_bench_boards_help(), MIN_MEASURE_S);
-}
 
 /* What az_pipeline_game_setup() and the config check take for game number gi. */
 static struct az_pipeline_game game_params(const struct pipe_opts *o, int gi)
@@ -149,8 +114,12 @@ static struct az_pipeline_game game_params(const struct pipe_opts *o, int gi)
 /* Returns 0 to run, 1 after --help, 2 on bad usage. */
 static int parse(struct pipe_opts *o, int argc, char **argv)
 {
+	static const struct az_opts opts_table = {
+		.tool = "azbench pipeline", .opt = pipe_opt, .n = AZ_ARRAY_LEN(pipe_opt),
+		.help = az_help_azbench_pipeline, .notes = pipe_notes
+	};
 	*o = (struct pipe_opts){ .cache_mb = -1 };
-	int rc = az_bench_parse(&pipe_table, o, &o->common, usage, argc, argv);
+	int rc = az_bench_parse(&opts_table, o, &o->common, argc, argv);
 	/* what azrun would refuse (resnet:5000x1, a 5 GB shared cache) fails now, not mid-sweep */
 	for (int gi = 0; gi < o->games.n && rc == 0; gi++) {
 		struct az_pipeline_game pg = game_params(o, gi);

@@ -18,6 +18,7 @@
 #include "tools/bench/bench_opts.h"
 #include "tools/bench/pipeline_impl.h"
 #include "tools/bench/ring_bench_impl.h"
+#include "help_text.h" /* generated from tools/help/ */
 
 #define LIST_MAX AZ_BENCH_LIST_MAX
 #define RING_SECONDS "10" /* --seconds, as its option table shows it */
@@ -135,6 +136,12 @@ static int parse_transports(const char *v, void *field)
 	return 0;
 }
 
+static void ring_notes(FILE *f)
+{
+	fprintf(f, "Stream rows send %u-byte requests; each pipeline run measures up to %.0f s.\n",
+		STREAM_BYTES, MIN_MEASURE_S + WARM_S);
+}
+
 /* Every option of azbench ring, in --help's order (tools/options.h). */
 #define O(field) offsetof(struct sweep, field)
 static const struct az_opt ring_opt[] = {
@@ -170,29 +177,6 @@ static const struct az_opt ring_opt[] = {
 	AZ_BENCH_COMMON_OPTS(O, o, RING_SECONDS),
 };
 #undef O
-static const struct az_opts ring_table = {"azbench ring", ring_opt, AZ_ARRAY_LEN(ring_opt), 0};
-
-static void usage(const struct az_opts *t)
-{
-	printf("Usage: azbench ring [options]\n\n"
-	       "Round trips of P producer processes to 1 consumer process over az_ring, and\n"
-	       "over a pipe, a Unix socket pair and POSIX message queues for comparison; then\n"
-	       "one ring streaming %u-byte requests with batch draining, against a plain\n"
-	       "cross-core memcpy of the same bytes. Every list is comma-separated; the sweep\n"
-	       "is their product.\n\n"
-	       "Options:\n", STREAM_BYTES);
-	az_opts_help(stdout, t);
-	printf("\nThe round trips give a candidate ring capacity, max batch and batch deadline\n"
-	       "(azrun's ring-capacity, max-batch and batch-deadline-us); each pipeline run\n"
-	       "measures up to %.0f s. The candidate is recommended only when its median sims/s\n"
-	       "beats the defaults' median by more than their noise, (max - min) / median.\n"
-	       "Rows: transport, placement, producers, capacity, slot_bytes, batch, wait\n"
-	       "(spin|futex for rings, block for the kernel transports), rtt_median_ns,\n"
-	       "rtt_p99_ns, rtt_p999_ns (round trip from the start of the request's batch),\n"
-	       "throughput_rps, memcpy_share (stream rows), samples, errors, status.\n"
-	       "--seconds is the whole budget, the pipeline runs included.\n",
-	       MIN_MEASURE_S + WARM_S);
-}
 
 /* What the options do not set: the CPUs, the placement's default, the terminal, the table's
  * columns. */
@@ -665,6 +649,10 @@ static int plot_keep(const struct az_bench_row *r, void *arg)
 
 int az_bench_ring(int argc, char **argv)
 {
+	static const struct az_opts opts_table = {
+		.tool = "azbench ring", .opt = ring_opt, .n = AZ_ARRAY_LEN(ring_opt),
+		.help = az_help_azbench_ring, .notes = ring_notes
+	};
 	struct az_bench_table table = { 0 };
 	struct sweep *s = calloc(1, sizeof(*s));
 	struct plot_sel sel;
@@ -680,7 +668,7 @@ int az_bench_ring(int argc, char **argv)
 	if (!s)
 		return 1;
 	defaults(s);
-	rc = az_bench_parse(&ring_table, s, &s->o, usage, argc, argv);
+	rc = az_bench_parse(&opts_table, s, &s->o, argc, argv);
 	if (rc) {
 		free(s);
 		return rc == 1 ? 0 : 2;

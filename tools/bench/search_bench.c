@@ -17,6 +17,7 @@
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 #include "tools/bench/bench_opts.h"
+#include "help_text.h" /* generated from tools/help/ */
 
 #define MAX_GAMES 4
 #define DEFAULT_MOVES 500
@@ -217,22 +218,6 @@ static const struct az_opt search_opt[] = {
 	AZ_BENCH_COMMON_OPTS(O, common, NULL),
 };
 #undef O
-static const struct az_opts search_table = {"azbench search", search_opt,
-					    AZ_ARRAY_LEN(search_opt), 0};
-
-static void usage(const struct az_opts *t)
-{
-	printf("Usage: azbench search [options]\n"
-	       "Simulations per second of the tree search alone: self-play moves (root noise,\n"
-	       "temperature for the game's first plies, tree reuse) with a stub evaluator instead\n"
-	       "of the network. A fixed amount of work (--moves), so that two builds can be\n"
-	       "compared; moves_hash fingerprints the moves chosen.\n\n"
-	       "Options:\n");
-	az_opts_help(stdout, t);
-	printf("\nColumns: game, actions, stub, sims, moves, games, seconds (wall), cpu_s (this\n"
-	       "thread's CPU time, which the rates use), sims_per_s, ns_per_sim, evals_per_s,\n"
-	       "moves_hash.\n");
-}
 
 /* One game's row. */
 static void add_row(struct az_bench_table *t, const struct az_game *g,
@@ -260,11 +245,15 @@ static void add_row(struct az_bench_table *t, const struct az_game *g,
 
 int az_bench_search(int argc, char **argv)
 {
+	static const struct az_opts opts_table = {
+		.tool = "azbench search", .opt = search_opt, .n = AZ_ARRAY_LEN(search_opt),
+		.help = az_help_azbench_search
+	};
 	struct search_opts o = { 0 };
 	struct az_bench_table t = { 0 };
 	int rc, status = 0;
 
-	rc = az_bench_parse(&search_table, &o, &o.common, usage, argc, argv);
+	rc = az_bench_parse(&opts_table, &o, &o.common, argc, argv);
 	if (rc)
 		return rc == 1 ? 0 : 2;
 	o.peaked = strcmp(o.stub, "peaked") == 0;

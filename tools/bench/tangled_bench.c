@@ -15,6 +15,7 @@
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 #include "tools/bench/bench_opts.h"
+#include "help_text.h" /* generated from tools/help/ */
 
 #define DEFAULT_SECONDS "6"
 #define ROUND_S 0.25
@@ -28,6 +29,11 @@ struct tangled_opts {
 
 static const char *const path_names[NPATHS] = { "scalar", "avx2", "avx512" };
 
+static void tangled_notes(FILE *f)
+{
+	fprintf(f, "Vector paths cover graphs of up to %d vertices.\n", AZ_TANGLED_ANNEAL_VECTOR_MAX_N);
+}
+
 /* Every option of azbench tangled, in --help's order (tools/options.h). */
 #define O(field) offsetof(struct tangled_opts, field)
 static const struct az_opt tangled_opt[] = {
@@ -40,19 +46,6 @@ static const struct az_opt tangled_opt[] = {
 	AZ_BENCH_COMMON_OPTS(O, common, DEFAULT_SECONDS),
 };
 #undef O
-static const struct az_opts tangled_table = {"azbench tangled", tangled_opt,
-					     AZ_ARRAY_LEN(tangled_opt), 0};
-
-static void usage(const struct az_opts *t)
-{
-	printf("Usage: azbench tangled [options]\n\n"
-	       "Simulated-annealing adjudications per second (TANGLED.md 3.3) of each annealing\n"
-	       "path this CPU runs (AZ_TANGLED_ANNEAL=scalar|avx2|avx512), on random colourings\n"
-	       "of one graph, and each path's speed over the scalar one. Vector paths cover\n"
-	       "graphs of up to %d vertices.\n\n"
-	       "Options:\n", AZ_TANGLED_ANNEAL_VECTOR_MAX_N);
-	az_opts_help(stdout, t);
-}
 
 /* Adjudicate random colourings for about `seconds`; adds the annealing runs done and their
  * time. A colouring whose orbit under the graph's symmetries was already adjudicated is a
@@ -121,6 +114,10 @@ static int add_rows(const struct tangled_opts *o, const struct az_tangled_graph 
 
 int az_bench_tangled(int argc, char **argv)
 {
+	static const struct az_opts opts_table = {
+		.tool = "azbench tangled", .opt = tangled_opt, .n = AZ_ARRAY_LEN(tangled_opt),
+		.help = az_help_azbench_tangled, .notes = tangled_notes
+	};
 	struct az_tangled_adj *adj[NPATHS] = { NULL };
 	struct az_bench_table t = { 0 };
 	struct az_tangled_options to;
@@ -130,7 +127,7 @@ int az_bench_tangled(int argc, char **argv)
 	uint64_t runs[NPATHS] = { 0 };
 	double secs[NPATHS] = { 0 }, rounds;
 	int ok[NPATHS] = { 0 }, npaths = 0;
-	int rc = az_bench_parse(&tangled_table, &o, &o.common, usage, argc, argv);
+	int rc = az_bench_parse(&opts_table, &o, &o.common, argc, argv);
 	char err[256], text[512];
 
 	if (rc)

@@ -23,6 +23,7 @@
 #include "tools/bench/bench_opts.h"
 #include "tools/config.h"
 #include "train/train_backend.h"
+#include "help_text.h" /* generated from tools/help/ */
 
 #define MAX_GAMES 2
 #define MAX_BATCHES 8
@@ -76,24 +77,6 @@ static const struct az_opt train_opt[] = {
 	AZ_BENCH_COMMON_OPTS(O, common, DEFAULT_SECONDS),
 };
 #undef O
-static const struct az_opts train_table = {"azbench train", train_opt,
-						AZ_ARRAY_LEN(train_opt), 0};
-
-static void usage(const struct az_opts *t)
-{
-	printf("Usage: azbench train [options]\n"
-	       "Training samples/s of the C trainer (forward, backprop, Adam; one thread)\n"
-	       "for the default network of each game (azrun's defaults: lr, L2) at several\n"
-	       "batch sizes, and of PyTorch on the same network, loss, batch and optimiser\n"
-	       "with torch.set_num_threads(1), when torch is importable.\n\n"
-	       "Options:\n");
-	az_opts_help(stdout, t);
-	printf("\nRows: impl c, cuda or torch; samples_per_s = batch x steps / s; c_over_torch =\n"
-	       "C samples/s over PyTorch's at the same point; torch = its version or\n"
-	       "\"not available\". The budget (--seconds) is split between C and PyTorch;\n"
-	       "PyTorch's start-up (import, first optimiser) comes on top.\n"
-	       "--plot: samples/s against the batch size, one line per game and impl.\n");
-}
 
 /* ---- one measurement point ---- */
 
@@ -506,12 +489,16 @@ static int run_c(const struct train_opts *o, struct point *pts, char (*nets)[32]
 
 int az_bench_train(int argc, char **argv)
 {
+	static const struct az_opts opts_table = {
+		.tool = "azbench train", .opt = train_opt, .n = AZ_ARRAY_LEN(train_opt),
+		.help = az_help_azbench_train
+	};
 	struct train_opts o = { 0 };
 	struct torch_side ts;
 	struct point pts[MAX_POINTS];
 	char nets[MAX_POINTS][32];
 	struct az_bench_table t = { 0 };
-	int np, rc = az_bench_parse(&train_table, &o, &o.common, usage, argc, argv);
+	int np, rc = az_bench_parse(&opts_table, &o, &o.common, argc, argv);
 
 	if (rc)
 		return rc == 1 ? 0 : 2;
