@@ -151,8 +151,56 @@ static int prepare_dir(const struct az_config *c, int had_lock)
 	return 0;
 }
 
-/* After the configuration: check or prepare the run directory and run the iterations. Returns
- * the exit status. */
+/* How a run ended, in the log: a signal, an error, damage met on the way, or done (with what
+ * this azrun ran in `seconds`). rc: az_run_iterate()'s. Returns azrun's exit status. */
+static int say_how_it_ended(const struct az_config *c, const struct az_run_loop *r, int rc,
+			    double seconds)
+{
+	if (az_sv_interrupted()) {
+		int sig = az_sv_interrupted();
+		az_log("azrun: stopped by %s; %u iteration%s complete, continue with --resume "
+		       "--out %s", strsignal(sig), r->completed, r->completed == 1 ? " is" : "s are",
+		       c->out);
+		return 128 + sig;
+	}
+	if (rc < 0) {
+		az_log("azrun: stopped after %u completed iteration%s: %s; what is complete is "
+		       "intact and --resume --out %s continues", r->completed, az_plural(r->completed),
+		       rc == -ECHILD ? "a process failed (see above)"
+		       : rc == -EDOM ? "training diverged (see above; lower --lr)" : strerror(-rc),
+		       c->out);
+		if (r->damage_seen)
+			az_log("azrun: %ld damaged file%s met on the way (see above): azrun verify "
+			       "--out %s names them, azrun repair --out %s sets them aside",
+			       r->damage_seen, az_plural(r->damage_seen), c->out, c->out);
+		return 1;
+	}
+	if (r->damage_seen) {
+		az_log("azrun: %u iteration%s complete, but %ld damaged file%s met on the way (see "
+		       "the warnings above); azrun verify --out %s names them, azrun repair --out %s "
+		       "sets them aside", r->completed, r->completed == 1 ? "" : "s", r->damage_seen,
+		       az_plural(r->damage_seen), c->out, c->out);
+		return 1;
+	}
+	if (r->time_limited)
+		az_info("azrun: stopped at --time-limit; --resume --out %s --time-limit LONGER "
+			"continues", c->out);
+	char took[32];
+	az_format_duration(seconds, took, sizeof(took));
+	if (r->first > 1 && r->completed < r->first) /* resumed, and ran none (a time limit) */
+		az_info("azrun: done, no iteration run after resuming, %u in all; best network: %s "
+			"(iteration %u)", r->completed, r->best, r->best_iteration);
+	else if (r->first > 1) /* resumed: this azrun ran iterations first..completed */
+		az_info("azrun: done, %u iteration%s (%u-%u) in %s after resuming, %u in all; best "
+			"network: %s (iteration %u)", r->completed - r->first + 1,
+			r->completed == r->first ? "" : "s", r->first, r->completed, took, r->completed,
+			r->best, r->best_iteration);
+	else
+		az_info("azrun: done, %u iteration%s in %s; best network: %s (iteration %u)",
+			r->completed, r->completed == 1 ? "" : "s", took, r->best, r->best_iteration);
+	return 0;
+}
+
 /* Before the run directory is touched: resume's check of what is there, whether anything is
  * left to do, and the replay the iterations to come write against the free disk (warn[n] a
  * warning for the log, or ""). Returns -1 to go on, or the exit status (message printed). */
@@ -188,6 +236,8 @@ static int check_first(const struct az_config *c, const struct az_game *g,
 	return -1;
 }
 
+/* After the configuration: check or prepare the run directory and run the iterations. Returns
+ * the exit status. */
 static int run(struct az_config *c, const struct az_game *g, struct az_run_loop *r, int mpi)
 {
 	char warn[512], lock[AZ_RUNDIR_PATH_MAX];
@@ -226,49 +276,7 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 	if (rc == 0)
 		rc = az_run_iterate(r);
 	az_run_finish(r);
-	if (az_sv_interrupted()) {
-		int sig = az_sv_interrupted();
-		az_log("azrun: stopped by %s; %u iteration%s complete, continue with --resume "
-		       "--out %s", strsignal(sig), r->completed, r->completed == 1 ? " is" : "s are",
-		       c->out);
-		return 128 + sig;
-	}
-	if (rc < 0) {
-		az_log("azrun: stopped after %u completed iteration%s: %s; what is complete is "
-		       "intact and --resume --out %s continues", r->completed, az_plural(r->completed),
-		       rc == -ECHILD ? "a process failed (see above)"
-		       : rc == -EDOM ? "training diverged (see above; lower --lr)" : strerror(-rc),
-		       c->out);
-		if (r->damage_seen)
-			az_log("azrun: %ld damaged file%s met on the way (see above): azrun verify "
-			       "--out %s names them, azrun repair --out %s sets them aside",
-			       r->damage_seen, az_plural(r->damage_seen), c->out, c->out);
-		return 1;
-	}
-	if (r->damage_seen) {
-		az_log("azrun: %u iteration%s complete, but %ld damaged file%s met on the way (see "
-		       "the warnings above); azrun verify --out %s names them, azrun repair --out %s "
-		       "sets them aside", r->completed, r->completed == 1 ? "" : "s", r->damage_seen,
-		       az_plural(r->damage_seen), c->out, c->out);
-		return 1;
-	}
-	if (r->time_limited)
-		az_info("azrun: stopped at --time-limit; --resume --out %s --time-limit LONGER "
-			"continues", c->out);
-	char took[32];
-	az_format_duration(az_now() - t0, took, sizeof(took));
-	if (r->first > 1 && r->completed < r->first) /* resumed, and ran none (a time limit) */
-		az_info("azrun: done, no iteration run after resuming, %u in all; best network: %s "
-			"(iteration %u)", r->completed, r->best, r->best_iteration);
-	else if (r->first > 1) /* resumed: this azrun ran iterations first..completed */
-		az_info("azrun: done, %u iteration%s (%u-%u) in %s after resuming, %u in all; best "
-			"network: %s (iteration %u)", r->completed - r->first + 1,
-			r->completed == r->first ? "" : "s", r->first, r->completed, took, r->completed,
-			r->best, r->best_iteration);
-	else
-		az_info("azrun: done, %u iteration%s in %s; best network: %s (iteration %u)",
-			r->completed, r->completed == 1 ? "" : "s", took, r->best, r->best_iteration);
-	return 0;
+	return say_how_it_ended(c, r, rc, az_now() - t0);
 }
 
 /* Parse the command line into c. Returns -1 to go on, or the exit status (message printed). */
