@@ -17,6 +17,7 @@
 #include "tools/report_bench.h"
 #include "tools/subcommands.h"
 #include "base/util.h"
+#include "help_text.h" /* generated from tools/help/ */
 
 #define PATH_LEN 1200
 
@@ -50,20 +51,10 @@ static const char elo_note[] =
 	"Ratings are relative to the first network (iteration 0, rating 0), accumulated over "
 	"promotions, so errors add up: read them as a trend, not as absolute strength.";
 
-static void report_usage(void)
+/* --help's notes: the Elo note, as the summary page has it. */
+static void report_notes(FILE *f)
 {
-	printf("Usage: azrun report --out DIR [--gnuplot PATH]\n\n"
-	       "Writes DIR/report/: PNG plots made with gnuplot from DIR/metrics.jsonl (loss.png,\n"
-	       "arena.png, elo.png, throughput.png, time.png), their data (data.tsv, elo.tsv) and\n"
-	       "script (plots.gp), and a summary page linking them (index.html, report.md).\n"
-	       "A dashed line marks where an azrun resumed the run (--resume). A run with\n"
-	       "--bench adds bench_agent.png, bench_policy.png and bench_tactics.png (data:\n"
-	       "bench.tsv): mistake rates on Pons' Connect Four sets, tactics; with --bench\n"
-	       "auto (Tangled) bench_tangled.png and bench_rollout.png: mistake rates per\n"
-	       "depth, the score against rollout MCTS. Needs\n"
-	       "gnuplot (Debian: apt-get install gnuplot-nox); --gnuplot PATH or the AZ_GNUPLOT\n"
-	       "environment variable names another binary.\n\n");
-	az_usage_wrap(stdout, "", "", 80, elo_note);
+	az_usage_wrap(f, "", "", 80, elo_note);
 }
 
 /* Whether some iteration ran the benchmark (its seconds are in the metrics). */
@@ -461,25 +452,13 @@ static int make_plots(const char *rdir, const struct az_run_info *ri, const doub
 
 int az_report_main(int argc, char **argv)
 {
-	const char *dir, *gnuplot = NULL;
 	char rdir[PATH_LEN], path[PATH_LEN + 16];
+	struct az_subcommand_opts o;
 	struct az_run_info ri;
-	/* --gnuplot PATH is ours; strip it before the shared --out parsing. */
-	char *args[64];
-	int n = 0;
-	for (int i = 0; i < argc && n < 63; i++) {
-		if (!strcmp(argv[i], "--gnuplot") && i + 1 < argc)
-			gnuplot = argv[++i];
-		else if (!strncmp(argv[i], "--gnuplot=", 10))
-			gnuplot = argv[i] + 10;
-		else
-			args[n++] = argv[i];
-	}
-	args[n] = NULL;
-	int rc = az_subcommand_open_run(n, args, report_usage, &dir, &ri);
+	int rc = az_subcommand_open_run(argc, argv, az_help_azrun_report, report_notes, &o, &ri);
 	if (rc >= 0)
 		return rc;
-	snprintf(rdir, sizeof(rdir), "%s/report", dir);
+	snprintf(rdir, sizeof(rdir), "%s/report", o.out);
 	double *best = calloc(ri.nrows + 1, 2 * sizeof(double));
 	rc = best ? az_mkdir_p(rdir) : -ENOMEM;
 	if (rc < 0) {
@@ -491,12 +470,12 @@ int az_report_main(int argc, char **argv)
 	az_elo_estimate(ri.rows, ri.nrows, best, cand);
 	if (ri.nrows == 0)
 		fprintf(stderr, "azrun report: %s has no completed iteration yet; writing the "
-			"summary page without plots\n", dir);
-	else if (make_plots(rdir, &ri, best, cand, gnuplot) != 0) {
+			"summary page without plots\n", o.out);
+	else if (make_plots(rdir, &ri, best, cand, o.gnuplot) != 0) {
 		rc = 1;
 		goto out;
 	}
-	struct page pg = { .dir = dir, .ri = &ri, .best = best, .with_plots = ri.nrows > 0 };
+	struct page pg = { .dir = o.out, .ri = &ri, .best = best, .with_plots = ri.nrows > 0 };
 
 	summary_lines(&ri, best, pg.lines);
 	snprintf(path, sizeof(path), "%s/index.html", rdir);

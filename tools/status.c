@@ -4,7 +4,6 @@
  * through run/runinfo.h. */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include "tools/config.h"
 #include "tools/subcommands.h"
 #include "base/util.h"
+#include "help_text.h" /* generated from tools/help/ */
 
 #define ARENA_ROWS_SHOWN 20
 
@@ -238,86 +238,77 @@ static void print_done(const struct az_run_info *ri)
 	print_arena(ri);
 }
 
-static void status_usage(void)
+int az_subcommand_parse_dir(int argc, char **argv, const char *help, void (*notes)(FILE *f),
+			    struct az_subcommand_opts *o)
 {
-	printf("Usage: azrun status --out DIR\n\n"
-	       "Shows a run's state: while azrun runs, the iteration, phase, progress,\n"
-	       "evals/s and ETA (from DIR/progress.json); always, the completed iterations,\n"
-	       "games, positions, last throughput and batch fill, time per phase and the arena\n"
-	       "history with an Elo estimate (see azrun report --help for the formula); with\n"
-	       "--bench, the last benchmark's mistake rates (Connect Four: and tactics;\n"
-	       "Tangled: and the score against rollout MCTS).\n");
-}
-
-int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help)(void))
-{
-	static const struct option lo[] = {
-		{"out", required_argument, 0, 'o'},
-		{"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
+#define O(field) offsetof(struct az_subcommand_opts, field)
+	static const struct az_opt opt[] = {
+		{"out", AZ_OPT_STR, O(out), "DIR", 0, 0, NULL,
+		 "the run directory (or DIR, the one argument)", NULL, NULL, NULL},
+		{"gnuplot", AZ_OPT_STR, O(gnuplot), "PATH", 0, 0, NULL,
+		 "the gnuplot binary (default: $AZ_GNUPLOT, else gnuplot in $PATH)", NULL, NULL, NULL},
 	};
-	int c;
-	optind = 1;
-	opterr = 0; /* one line in azrun's style below, not getopt's own */
-	*dir = NULL;
-	while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
-		if (c == 'o') {
-			*dir = optarg;
-		} else if (c == 'h') {
-			help();
-			return 1;
-		} else {
-			fprintf(stderr, c == ':' ? "azrun %s: %s needs a value DIR (see --help)\n" :
-				"azrun %s: unknown option '%s' (see --help)\n", argv[0],
-				argv[optind - 1]);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc && !*dir)
-		*dir = argv[optind++];
-	if (optind < argc || !*dir) {
-		fprintf(stderr, "azrun %s: %s (usage: azrun %s --out DIR)\n", argv[0],
-			*dir ? "unexpected argument" : "--out DIR is required", argv[0]);
+#undef O
+	char tool[48];
+	int npos = 0, rc;
+
+	*o = (struct az_subcommand_opts){0};
+	snprintf(tool, sizeof(tool), "azrun %s", argv[0]);
+	struct az_opts t = {.tool = tool, .opt = opt, .n = strcmp(argv[0], "report") ? 1 : 2,
+			    .positionals = 1, .help = help, .notes = notes};
+	rc = az_opts_parse(&t, o, argc, argv, &npos);
+	if (rc)
+		return rc > 0 ? 1 : -EINVAL;
+	int first = 1; /* argv[first..npos]: the bare arguments not taken */
+
+	if (npos && !o->out) /* the bare DIR */
+		o->out = argv[first++];
+	if (first <= npos || !o->out) {
+		fprintf(stderr, "azrun %s: %s%s%s (usage: azrun %s --out DIR)\n", argv[0],
+			o->out ? "unexpected argument '" : "--out DIR is required",
+			o->out ? argv[first] : "", o->out ? "'" : "", argv[0]);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-int az_subcommand_open_config(int argc, char **argv, void (*help)(void), int damaged_json_is_1,
-			      const char **dir, struct az_config *cfg, const struct az_game **g)
+int az_subcommand_open_config(int argc, char **argv, const char *help, int damaged_json_is_1,
+			      struct az_subcommand_run *r)
 {
 	char path[AZ_RUNDIR_PATH_MAX], err[512];
-	int rc = az_subcommand_parse_dir(argc, argv, dir, help);
+	struct az_subcommand_opts o;
+	int rc = az_subcommand_parse_dir(argc, argv, help, NULL, &o);
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
-	az_rundir_path(path, sizeof(path), *dir, AZ_RUNDIR_CONFIG);
-	if (az_config_load(cfg, path, err, sizeof(err)) < 0) {
+	r->dir = o.out;
+	az_rundir_path(path, sizeof(path), r->dir, AZ_RUNDIR_CONFIG);
+	if (az_config_load(&r->cfg, path, err, sizeof(err)) < 0) {
 		struct stat sb;
 		/* a run.json that exists but does not load is damage (1), not bad usage (2) */
 		int damaged = damaged_json_is_1 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 		fprintf(stderr, "azrun %s: %s\n", argv[0], err); /* damage: the loader advises */
 		return damaged ? 1 : 2;
 	}
-	if (az_config_game(cfg, g, err, sizeof(err)) < 0) {
+	if (az_config_game(&r->cfg, &r->g, err, sizeof(err)) < 0) {
 		fprintf(stderr, "azrun %s: %s\n", argv[0], err);
 		return 2;
 	}
 	return -1;
 }
 
-int az_subcommand_open_run(int argc, char **argv, void (*help)(void), const char **dir,
-			   struct az_run_info *ri)
+int az_subcommand_open_run(int argc, char **argv, const char *help, void (*notes)(FILE *f),
+			   struct az_subcommand_opts *o, struct az_run_info *ri)
 {
 	char err[1400];
-	int rc = az_subcommand_parse_dir(argc, argv, dir, help);
+	int rc = az_subcommand_parse_dir(argc, argv, help, notes, o);
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
-	rc = az_run_info_load(*dir, ri, err, sizeof(err));
+	rc = az_run_info_load(o->out, ri, err, sizeof(err));
 	if (rc == -EINVAL) { /* damage, as verify says */
 		fprintf(stderr, "azrun %s: %s (azrun verify --out %s says why)\n", argv[0], err,
-			*dir);
+			o->out);
 		return 1;
 	}
 	if (rc < 0) {
@@ -326,7 +317,7 @@ int az_subcommand_open_run(int argc, char **argv, void (*help)(void), const char
 	}
 	if (ri->damaged[0]) { /* never show numbers read from a damaged state.json */
 		fprintf(stderr, "azrun %s: %s (azrun repair --out %s rebuilds it)\n", argv[0],
-			ri->damaged, *dir);
+			ri->damaged, o->out);
 		az_run_info_free(ri);
 		return 1; /* damage, as verify reports it */
 	}
@@ -335,12 +326,12 @@ int az_subcommand_open_run(int argc, char **argv, void (*help)(void), const char
 
 int az_status_main(int argc, char **argv)
 {
-	const char *dir;
+	struct az_subcommand_opts o;
 	struct az_run_info ri;
-	int rc = az_subcommand_open_run(argc, argv, status_usage, &dir, &ri);
+	int rc = az_subcommand_open_run(argc, argv, az_help_azrun_status, NULL, &o, &ri);
 	if (rc >= 0)
 		return rc;
-	printf("run:        %s (%s)\n", dir, ri.game);
+	printf("run:        %s (%s)\n", o.out, ri.game);
 	if (ri.running) {
 		print_live(&ri);
 	} else {

@@ -6,8 +6,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
-struct az_config;
+#include "tools/config.h"
+
 struct az_game;
 struct az_run_info;
 
@@ -19,25 +21,43 @@ struct az_run_info;
 int az_status_main(int argc, char **argv);
 int az_report_main(int argc, char **argv);
 
-/* Option parsing of status, report and verify: --out DIR or one positional DIR; --help calls
- * help().
- * Returns 0, 1 after --help, or -EINVAL (message printed). */
-int az_subcommand_parse_dir(int argc, char **argv, const char **dir, void (*help)(void));
+/* A subcommand's command line: --out DIR, or DIR as the one bare argument; report's --gnuplot
+ * PATH (NULL when not given). The strings point into argv. */
+struct az_subcommand_opts {
+	const char *out;
+	const char *gnuplot;
+};
 
-/* az_subcommand_parse_dir(), then az_run_info_load() of DIR into *ri. Returns -1 when the
+/* A run directory opened by verify or repair: the directory (argv's), its run.json, and the
+ * game that names. */
+struct az_subcommand_run {
+	const char *dir;
+	struct az_config cfg;
+	const struct az_game *g;
+};
+
+/* Option parsing of status, report, verify and repair (argv[0] the subcommand's name) through
+ * the option layer (tools/options.h), as "azrun NAME": --out DIR or one bare DIR, --gnuplot PATH
+ * for report only, --help (help: the embedded text, tools/help/azrun-NAME.txt; notes(f) prints
+ * at its "@NOTES" line, may be NULL) and --options-table. Returns 0, 1 after --help or
+ * --options-table, or -EINVAL (one line on stderr). */
+int az_subcommand_parse_dir(int argc, char **argv, const char *help, void (*notes)(FILE *f),
+			    struct az_subcommand_opts *o);
+
+/* az_subcommand_parse_dir(), then az_run_info_load() of o->out into *ri. Returns -1 when the
  * subcommand goes on (*ri loaded: az_run_info_free() it), else the exit code to return: 0 after
- * --help, 2 for bad usage or a DIR that is not a run directory (message printed, naming the
- * subcommand argv[0]). */
-int az_subcommand_open_run(int argc, char **argv, void (*help)(void), const char **dir,
-			   struct az_run_info *ri);
+ * --help, 2 for bad usage or a DIR that is not a run directory, 1 for a damaged one (message
+ * printed, naming the subcommand argv[0]). */
+int az_subcommand_open_run(int argc, char **argv, const char *help, void (*notes)(FILE *f),
+			   struct az_subcommand_opts *o, struct az_run_info *ri);
 
-/* az_subcommand_parse_dir(), then DIR's run.json into *cfg and its game into *g: the start of
- * verify and repair. Returns -1 when the subcommand goes on, else the exit code to return: 0 after
- * --help, 2 for bad usage or a run.json or game that does not load (message printed, naming the
- * subcommand argv[0]). With damaged_json_is_1, a run.json that exists but does not load is damage
- * instead: 1, and the message says to restore it from a backup (verify; repair cannot rebuild
- * it, and calls it bad input). */
-int az_subcommand_open_config(int argc, char **argv, void (*help)(void), int damaged_json_is_1,
-			      const char **dir, struct az_config *cfg, const struct az_game **g);
+/* az_subcommand_parse_dir(), then DIR's run.json into r->cfg and its game into r->g: the start
+ * of verify and repair. Returns -1 when the subcommand goes on, else the exit code to return: 0
+ * after --help, 2 for bad usage or a run.json or game that does not load (message printed,
+ * naming the subcommand argv[0]). With damaged_json_is_1, a run.json that exists but does not
+ * load is damage instead: 1, and the message says to restore it from a backup (verify; repair
+ * cannot rebuild it, and calls it bad input). */
+int az_subcommand_open_config(int argc, char **argv, const char *help, int damaged_json_is_1,
+			      struct az_subcommand_run *r);
 
 #endif

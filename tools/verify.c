@@ -9,6 +9,7 @@
 #include "run/rundir.h"
 #include "tools/config.h"
 #include "tools/subcommands.h"
+#include "help_text.h" /* generated from tools/help/ */
 
 static void print_line(void *ctx, int damaged, const char *msg)
 {
@@ -16,37 +17,26 @@ static void print_line(void *ctx, int damaged, const char *msg)
 	printf("%s%s\n", damaged ? "DAMAGED: " : "note: ", msg);
 }
 
-static void verify_usage(void)
-{
-	printf("Usage: azrun verify --out DIR\n"
-	       "Checks every checkpoint, replay record and metrics line of a run. On a run\n"
-	       "that an azrun is using (its lock), files beyond the last committed iteration\n"
-	       "are named as the iteration in progress.\n"
-	       "Exit 0: intact; 1: something is damaged; 2: bad usage.\n");
-}
-
 int az_verify_main(int argc, char **argv)
 {
-	const char *out;
-	struct az_config cfg;
-	const struct az_game *g;
+	struct az_subcommand_run r;
 	/* the same command line as status and report: --out DIR or DIR, --help */
-	int rc = az_subcommand_open_config(argc, argv, verify_usage, 1, &out, &cfg, &g);
+	int rc = az_subcommand_open_config(argc, argv, az_help_azrun_verify, 1, &r);
 
 	if (rc >= 0)
 		return rc;
 	long pid;
-	struct az_rundir_check t = {.report = print_line, .net = cfg.net, .hidden = cfg.hidden,
-				    .blocks = cfg.blocks,
-				    .live = az_rundir_lock_holder(out, &pid) == 1};
+	struct az_rundir_check t = {.report = print_line, .net = r.cfg.net, .hidden = r.cfg.hidden,
+				    .blocks = r.cfg.blocks,
+				    .live = az_rundir_lock_holder(r.dir, &pid) == 1};
 	if (t.live) /* its files beyond the last commit are being written, not left over */
 		printf("note: %s is in use by azrun (pid %ld): what lies beyond the last committed "
 		       "iteration is the iteration in progress; verify again after it stops for a "
-		       "settled answer\n", out, pid);
-	az_rundir_verify(out, g, &t);
+		       "settled answer\n", r.dir, pid);
+	az_rundir_verify(r.dir, r.g, &t);
 	long lines = t.metrics_lines;
 	printf("%s: %ld checkpoint%s, %ld replay file%s with %ld record%s, %ld metrics line%s, "
-	       "%ld problem%s", out, t.checkpoints, az_plural(t.checkpoints), t.replay_files,
+	       "%ld problem%s", r.dir, t.checkpoints, az_plural(t.checkpoints), t.replay_files,
 	       az_plural(t.replay_files), t.records, az_plural(t.records), lines, az_plural(lines),
 	       t.problems, az_plural(t.problems));
 	if (t.repairs && t.live)
@@ -56,7 +46,7 @@ int az_verify_main(int argc, char **argv)
 		       "back or completes %s)", t.repairs, az_plural(t.repairs),
 		       t.repairs == 1 ? "it" : "them", t.repairs == 1 ? "it" : "them");
 	if (t.problems) /* the way out the messages above leave to the tool */
-		printf("; azrun repair --out %s sets aside or rebuilds what it can", out);
+		printf("; azrun repair --out %s sets aside or rebuilds what it can", r.dir);
 	printf("\n");
 	return t.problems ? 1 : 0;
 }

@@ -205,7 +205,7 @@ if [ -d /proc/self ]; then
 	check "azrun --out on /proc" "/proc does not take new directories" "$AZRUN" \
 		--game tictactoe --out /proc/ringzero-x
 fi
-check "azrun status unknown option" "^azrun status: unknown option '--bogus' \(see --help\)$" \
+check "azrun status unknown option" "^azrun status: unknown option '--bogus' \(see azrun status --help\)$" \
 	"$AZRUN" status --bogus
 check "azrun status missing value" "^azrun status: --out needs a value" "$AZRUN" status --out
 check "azrun verify missing value" "^azrun verify: --out needs a value DIR" "$AZRUN" verify --out

@@ -51,6 +51,10 @@ for tool in "$@"; do
 	table=$($tool --options-table) || { fail "$tool --options-table: exit $?"; continue; }
 	[ -n "$table" ] || fail "$tool: empty option table"
 	names=" help version options-table "
+	# a subcommand's prose may name its program's own options ("azrun status" and --bench)
+	case "$tool" in
+	*azrun\ *) names+="$(${tool%% *} --options-table | cut -f1 | tr '\n' ' ') " ;;
+	esac
 	while IFS=$'\t' read -r name type range def; do
 		names+="$name "
 		rec=$(record "$help" "$name")
