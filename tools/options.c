@@ -131,6 +131,32 @@ static int choice_error(const struct az_opt *o, const char *v, char *err, size_t
 	return -EINVAL;
 }
 
+/* Decimal notation only: an optional sign and digits, and for a non-whole type a fraction and an
+ * exponent ("2e-3"); not what strtod() takes besides (hexadecimal "0x10", "inf", "nan", leading
+ * blanks), nor an exponent for a whole number ("1e3"). */
+static int decimal(const char *v, int whole)
+{
+	const char *p = v + (*v == '+' || *v == '-');
+	size_t digits = strspn(p, "0123456789");
+
+	p += digits;
+	if (!whole && *p == '.') {
+		size_t frac = strspn(p + 1, "0123456789");
+
+		digits += frac;
+		p += 1 + frac;
+	}
+	if (!digits)
+		return 0;
+	if (!whole && (*p == 'e' || *p == 'E')) {
+		p += 1 + (p[1] == '+' || p[1] == '-');
+		if (!strspn(p, "0123456789"))
+			return 0;
+		p += strspn(p, "0123456789");
+	}
+	return *p == '\0';
+}
+
 /* A number of o's type in its range; whole numbers must be written as such. */
 static int set_number(const struct az_opt *o, void *field, const char *v, char *err, size_t errlen)
 {
@@ -139,7 +165,7 @@ static int set_number(const struct az_opt *o, void *field, const char *v, char *
 
 	errno = 0;
 	x = strtod(v, &end);
-	if (errno || end == v || *end || !in_range(o, x))
+	if (!decimal(v, is_whole(o->type)) || errno || end == v || *end || !in_range(o, x))
 		return range_error(o, v, err, errlen);
 	if (o->type == AZ_OPT_INT)
 		*(int *)field = (int)x;

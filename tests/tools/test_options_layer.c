@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The option layer's --help (tools/options.h): az_opts_usage() puts the option table where the
+/* The option layer (tools/options.h). Numbers: decimal notation only, whole numbers without a
+ * fraction or exponent, each in its range. --help: az_opts_usage() puts the option table where the
  * help text says "@OPTIONS" and the tool's notes where it says "@NOTES", names --version only for
  * the tools that take it, and az_opts_parse() prints it for --help; every program's embedded text
  * (tools/help/, <help_text.h>) has exactly one "@OPTIONS" line. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,10 +22,13 @@
 struct o {
 	long sims;
 	int quiet;
+	double lr;
 };
 
 static const struct az_opt opt[] = {
 	{"sims", AZ_OPT_LONG, offsetof(struct o, sims), "N", 2, 100, "8", "simulations", NULL, NULL,
+	 NULL},
+	{"lr", AZ_OPT_F64, offsetof(struct o, lr), "X", 0, 1, NULL, "learning rate", NULL, NULL,
 	 NULL},
 	{"quiet", AZ_OPT_FLAG, offsetof(struct o, quiet), NULL, 0, 0, NULL, "no progress", NULL,
 	 NULL, NULL},
@@ -149,5 +154,35 @@ static void test_embedded_texts(void **state)
 	}
 }
 
+/* What strtod() reads besides decimal notation is refused; decimal notation in range is taken,
+ * an exponent only for a non-whole option. */
+static void test_number_syntax(void **state)
+{
+	static const char *const bad_sims[] = {"0x10", "1e1", "10.0", " 10", "10 ", "+",
+					       "",     "inf", "nan",  "1.5", "101", "1"};
+	static const char *const bad_lr[] = {"0x0.1p0", "inf", "nan", ".",    "1e",
+					     "1e+",     "e3",  "2",   "-0.5", "0.1 "};
+	static const char *const good_lr[] = {"0.5", ".5", "5e-1", "5E-1", "+0.25", "1", "0"};
+	struct o o = {0};
+	char err[200];
+
+	(void)state;
+	for (size_t i = 0; i < AZ_ARRAY_LEN(bad_sims); i++) {
+		assert_int_equal(az_opt_set(&opt[0], &o, bad_sims[i], err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "--sims: expected a whole number in [2, 100]"));
+	}
+	for (size_t i = 0; i < AZ_ARRAY_LEN(bad_lr); i++)
+		assert_int_equal(az_opt_set(&opt[1], &o, bad_lr[i], err, sizeof(err)), -EINVAL);
+	assert_int_equal(az_opt_set(&opt[0], &o, "+12", err, sizeof(err)), 0);
+	assert_int_equal(o.sims, 12);
+	for (size_t i = 0; i < AZ_ARRAY_LEN(good_lr); i++) {
+		o.lr = -1;
+		assert_int_equal(az_opt_set(&opt[1], &o, good_lr[i], err, sizeof(err)), 0);
+		assert_true(o.lr >= 0 && o.lr <= 1);
+	}
+	assert_true(o.lr == 0);
+}
+
 AZ_TEST_MAIN(cmocka_unit_test(test_markers), cmocka_unit_test(test_defaults),
-	     cmocka_unit_test(test_parse_help), cmocka_unit_test(test_embedded_texts))
+	     cmocka_unit_test(test_parse_help), cmocka_unit_test(test_embedded_texts),
+	     cmocka_unit_test(test_number_syntax))
