@@ -372,6 +372,9 @@ int config_set_value(struct az_config *c, const struct opt *o, const char *v, ch
 					 err, errlen);
 		return 0;
 	}
+	if (gopts[o - opts]) /* as the user gave it; az_config_load() clears these */
+		c->game_opt_given |= 1u << (o->o.off - offsetof(struct az_config, game_opt)) /
+					   sizeof(union az_game_opt_value);
 	switch (o->o.type) {
 	case AZ_OPT_FLAG: /* "" (a command-line flag), or a file's / run.json's on | off */
 		on = flag_value(v);
@@ -771,6 +774,7 @@ int az_config_load(struct az_config *c, const char *path, char *err, size_t errl
 		}
 	}
 	cJSON_Delete(root);
+	c->game_opt_given = 0; /* the run's own, checked when it started */
 	return rc;
 }
 

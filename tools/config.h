@@ -72,6 +72,10 @@ struct az_config {
 	/* the options the registered games declare (Tangled: graph, graph-file, variant,
 	 * adjudicator, epsilon), in registry order; see az_config_game_opt() */
 	union az_game_opt_value game_opt[AZ_GAME_OPTS_MAX];
+	/* bit k: game_opt[k] was set from the command line or a --config file (not saved; not set
+	 * by az_config_load()): a game's option given for another game is refused even at its
+	 * default value */
+	uint32_t game_opt_given;
 	int deterministic; /* --deterministic: lockstep workers, batches of 1 (see --help) */
 	int resume;
 	int quiet;
@@ -195,8 +199,9 @@ int az_opts_search(const char *v, void *field);
 	{"gumbel-scale", AZ_OPT_F32, O(sp.c_scale), "C", 0, AZ_GUMBEL_SCALE_MAX, "0.1",        \
 	 "Gumbel: c_scale of sigma(q)", NULL, NULL, NULL}
 
-/* The first option of another game than c->game that holds a value other than its default
- * (--graph 5 given for tic-tac-toe), with *owner that game's name; NULL when there is none. */
+/* The first option of another game than c->game given on the command line or in a --config file
+ * (c->game_opt_given; --graph 5 for tic-tac-toe, or --graph 3 for Connect Four although 3 is
+ * Tangled's default), with *owner that game's name; NULL when there is none. */
 const char *az_config_foreign_game_opt(const struct az_config *c, const char **owner);
 
 #endif

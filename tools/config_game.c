@@ -14,20 +14,15 @@
 const char *az_config_foreign_game_opt(const struct az_config *c, const char **owner)
 {
 	const struct az_game_desc *mine = az_game_desc_find(c->game);
-	for (size_t i = 0; az_game_registry[i]; i++) {
+	size_t k = 0; /* the index in c->game_opt of d's first option */
+
+	for (size_t i = 0; az_game_registry[i]; k += az_game_registry[i++]->nopts) {
 		const struct az_game_desc *d = az_game_registry[i];
-		const union az_game_opt_value *v = config_game_values(c, d);
-		if (d == mine || !v)
-			continue;
-		for (uint32_t k = 0; k < d->nopts; k++) {
-			union az_game_opt_value def;
-			az_game_opt_default(&d->opts[k], &def);
-			int same = d->opts[k].type == AZ_GAME_OPT_STR
-					   ? strcmp(v[k].str, def.str) == 0
-					   : memcmp(&v[k], &def, sizeof(uint32_t)) == 0;
-			if (!same) {
+
+		for (uint32_t j = 0; d != mine && j < d->nopts; j++) {
+			if (c->game_opt_given & 1u << (k + j)) {
 				*owner = d->name;
-				return d->opts[k].name;
+				return d->opts[j].name;
 			}
 		}
 	}
@@ -56,8 +51,7 @@ static void setup_progress(void *ctx, const char *what, uint64_t done, uint64_t 
 	az_progress_update(&b->bar, done, "entries");
 }
 
-int az_config_game(const struct az_config *c, const struct az_game **g, char *err,
-		   size_t errlen)
+int az_config_game(const struct az_config *c, const struct az_game **g, char *err, size_t errlen)
 {
 	const struct az_game_desc *d = az_game_desc_find(c->game);
 	if (d && d->configure) {
@@ -90,8 +84,7 @@ void az_config_game_options(const struct az_config *c, char *buf, size_t n)
 		d->record(config_game_values(c, d), buf, n);
 }
 
-int az_config_apply_game_options(struct az_config *c, const char *text, char *err,
-				 size_t errlen)
+int az_config_apply_game_options(struct az_config *c, const char *text, char *err, size_t errlen)
 {
 	char copy[512];
 	snprintf(copy, sizeof(copy), "%s", text);

@@ -146,6 +146,11 @@ check "azrun another game's option" "--graph is an option of tangled, not of tic
 	"$AZRUN" --game tictactoe --out "$N" --graph 5
 check "azrun another game's string option" "--variant is an option of tangled" \
 	"$AZRUN" --game connect4 --out "$N" --variant fixed
+# given at the owner's default value, it is still another game's option
+check "azrun another game's option at its default" "--graph is an option of tangled" \
+	"$AZRUN" --game connect4 --out "$N" --graph 3
+check "azrun another game's string option at its default" "--variant is an option of tangled" \
+	"$AZRUN" --game connect4 --out "$N" --variant free
 check "azrun unknown game" "unknown game.*chess" "$AZRUN" --game chess --out "$N"
 check "azrun shadowed unknown game" "unknown game" "$AZRUN" --game=bogus --out --game=tictactoe
 check "azrun no --out" "--out" "$AZRUN" --game connect4
