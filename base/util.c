@@ -401,3 +401,11 @@ int az_parse_duration(const char *text, double *seconds)
 	*seconds = total;
 	return 0;
 }
+
+const char *az_format_wdl(long wins, long draws, long losses, char *buf, size_t len)
+{
+	snprintf(buf, len, "%ld win%s, %ld draw%s, %ld loss%s", wins,
+		 az_plural((unsigned long)wins), draws, az_plural((unsigned long)draws), losses,
+		 losses == 1 ? "" : "es");
+	return buf;
+}

@@ -85,4 +85,7 @@ static inline const char *az_plural(unsigned long long n)
 	return n == 1 ? "" : "s";
 }
 
+/* Game results as "1 win, 2 draws, 0 losses" into buf[len] (singular for 1); returns buf. */
+const char *az_format_wdl(long wins, long draws, long losses, char *buf, size_t len);
+
 #endif

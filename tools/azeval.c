@@ -19,6 +19,7 @@
 #include "mcts/mcts.h"
 #include "base/az_assert.h"
 #include "base/rng.h"
+#include "base/util.h"
 #include "base/version.h"
 #include "tools/azeval_impl.h"
 #include "tools/config.h"
@@ -226,6 +227,7 @@ static int run_matches(struct eval_ctx *c, const struct az_mcts_params *search, 
 									   : AZ_MATCH_RANDOM};
 	struct az_match_result mr;
 	int rollout_opp = mp.opponent == AZ_MATCH_ROLLOUT;
+	char wdl[96];
 	int rc = az_match_play(&mp, &mr);
 	if (rc < 0) {
 		fprintf(stderr, "azeval: evaluation failed: %s\n", strerror(-rc));
@@ -243,11 +245,11 @@ static int run_matches(struct eval_ctx *c, const struct az_mcts_params *search, 
 		       score, sims);
 	else if (rollout_opp)
 		printf("agent vs %s over %ld games (colours alternated, %u simulations for the "
-		       "agent, %u for the opponent): %ld wins, %ld draws, %ld losses, score "
-		       "%.1f%%\n", vs, games, sims, vs_sims, w, d, l, 100.0 * score);
+		       "agent, %u for the opponent): %s, score %.1f%%\n", vs, games, sims, vs_sims,
+		       az_format_wdl(w, d, l, wdl, sizeof(wdl)), 100.0 * score);
 	else
-		printf("agent vs %s over %ld games (colours alternated, %u simulations each): "
-		       "%ld wins, %ld draws, %ld losses, score %.1f%%\n", vs, games, sims, w, d, l,
+		printf("agent vs %s over %ld games (colours alternated, %u simulations each): %s, "
+		       "score %.1f%%\n", vs, games, sims, az_format_wdl(w, d, l, wdl, sizeof(wdl)),
 		       100.0 * score);
 	return 0;
 }

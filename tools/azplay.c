@@ -16,6 +16,7 @@
 #include "net/checkpoint.h"
 #include "mcts/mcts.h"
 #include "base/rng.h"
+#include "base/util.h"
 #include "base/version.h"
 #include "base/az_assert.h"
 #include "tools/config.h"
@@ -441,6 +442,7 @@ static int play_game(struct play *p, int *outcome)
 static int play_all(struct play *p)
 {
 	uint32_t wins = 0, draws = 0, losses = 0, played = 0;
+	char wdl[96];
 	for (uint32_t i = 0; i < p->o.games; i++) {
 		if (p->o.games > 1)
 			printf("\ngame %u of %u\n", i + 1, p->o.games);
@@ -457,9 +459,9 @@ static int play_all(struct play *p)
 		losses += r == -1;
 	}
 	if (p->o.games > 1 && played)
-		printf("summary: agent %u wins, %u draws, %u losses against %s in %u games "
-		       "(score %.3f)\n", wins, draws, losses, kind_names[p->pl[1].kind], played,
-		       ((double)wins + 0.5 * draws) / played);
+		printf("summary: agent %s against %s in %u games (score %.3f)\n",
+		       az_format_wdl(wins, draws, losses, wdl, sizeof(wdl)),
+		       kind_names[p->pl[1].kind], played, ((double)wins + 0.5 * draws) / played);
 	return 0;
 }
 

@@ -54,6 +54,17 @@ static void test_duration(void **state)
 	assert_string_equal(b, "?");
 }
 
+/* Game results in words: singular for exactly one ("1 loss"), plural otherwise ("0 losses"). */
+static void test_wdl(void **state)
+{
+	char b[64];
+
+	(void)state;
+	assert_string_equal(az_format_wdl(1, 1, 1, b, sizeof(b)), "1 win, 1 draw, 1 loss");
+	assert_string_equal(az_format_wdl(0, 2, 0, b, sizeof(b)), "0 wins, 2 draws, 0 losses");
+	assert_string_equal(az_format_wdl(12, 0, 3, b, sizeof(b)), "12 wins, 0 draws, 3 losses");
+}
+
 /* --time-limit's durations: units h, m, s in order, each once; a bare number is seconds. */
 static void test_parse_duration(void **state)
 {
@@ -61,10 +72,10 @@ static void test_parse_duration(void **state)
 	static const struct {
 		const char *text;
 		double s;
-	} ok[] = {{"90s", 90}, {"50m", 3000}, {"2h", 7200}, {"1h30m", 5400}, {"45", 45},
-		  {"1h5", 3605}, {"1h2m3s", 3723}, {"0h1s", 1}};
-	static const char *const bad[] = {"", "0", "0s", "5x", "m", "1m1h", "1h1h", "-5m", "1.5h",
-					  "2h ", " 2h", "1s5", "99999999h"};
+	} ok[] = {{"90s", 90}, {"50m", 3000}, {"2h", 7200},     {"1h30m", 5400},
+		  {"45", 45},  {"1h5", 3605}, {"1h2m3s", 3723}, {"0h1s", 1}};
+	static const char *const bad[] = {"",    "0",    "0s",  "5x",  "m",   "1m1h",     "1h1h",
+					  "-5m", "1.5h", "2h ", " 2h", "1s5", "99999999h"};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		double s = -1;
 		assert_int_equal(az_parse_duration(ok[i].text, &s), 0);
@@ -78,4 +89,4 @@ static void test_parse_duration(void **state)
 }
 
 AZ_TEST_MAIN(cmocka_unit_test(test_bar_text), cmocka_unit_test(test_duration),
-	     cmocka_unit_test(test_parse_duration))
+	     cmocka_unit_test(test_parse_duration), cmocka_unit_test(test_wdl))
