@@ -289,11 +289,7 @@ static int measure_game(const struct infer_opts *o, const char *game, double eac
 	rc = game_arch(o, game, &a);
 	AZ_ASSERT(rc == 0); /* what azrun accepts, the model can build */
 	g->game = game;
-	/* MLP rows keep the "HxR" they always had */
-	if (a.kind == AZ_NET_MLP)
-		snprintf(g->net, sizeof(g->net), "%ux%u", a.hidden, a.blocks);
-	else
-		az_arch_format(&a, g->net, sizeof(g->net));
+	az_arch_format(&a, g->net, sizeof(g->net)); /* "mlp:128x3", "resnet:32x3" */
 	az_bench_progress(&o->common, "infer: %s %s, %d batch sizes, %.2fs each\n", game, g->net,
 			  o->batches.n, each);
 	rc = az_bench_infer_measure(o->backend, &a, o->batches.v, o->batches.n, each, g->eps,

@@ -176,10 +176,7 @@ int az_pipeline_game_setup(const struct az_pipeline_game *p, const char *dir, st
 		gc->arch.height = gc->g->height;
 		gc->arch.width = gc->g->width;
 	}
-	if (gc->arch.kind == AZ_NET_MLP) /* the "HxR" MLP rows always had */
-		snprintf(gc->net, sizeof(gc->net), "%ux%u", gc->arch.hidden, gc->arch.blocks);
-	else
-		az_arch_format(&gc->arch, gc->net, sizeof(gc->net));
+	az_arch_format(&gc->arch, gc->net, sizeof(gc->net)); /* "mlp:128x3", "resnet:32x3" */
 	snprintf(gc->ckpt, sizeof(gc->ckpt), "%s/%s.safetensors", dir, gc->g->name);
 	int rc = az_model_create(&gc->arch, &m);
 	if (rc < 0)

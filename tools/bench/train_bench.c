@@ -437,11 +437,7 @@ static int plan_points(const struct train_opts *o, struct point *pts, char (*net
 			p->lr = cfg.lr;
 			p->l2 = cfg.l2;
 			p->batch = o->batches.v[bi];
-			if (p->arch.kind == AZ_NET_MLP)
-				snprintf(nets[np], sizeof(nets[np]), "%ux%u", p->arch.hidden,
-					 p->arch.blocks);
-			else
-				az_arch_format(&p->arch, nets[np], sizeof(nets[np]));
+			az_arch_format(&p->arch, nets[np], sizeof(nets[np]));
 		}
 	}
 	return np;
