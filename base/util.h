@@ -4,6 +4,7 @@
 #ifndef AZ_TOOLS_UTIL_H
 #define AZ_TOOLS_UTIL_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,6 +79,10 @@ int az_parse_duration(const char *text, double *seconds);
 
 /* Seconds as "4.2s", "3m07s" or "2h05m"; "?" for a negative or NAN value. */
 void az_format_duration(double s, char *buf, size_t len);
+
+/* The size of a message buffer that names a file: any path in full (PATH_MAX) and the words
+ * around it, so that a long path is never cut in what the user reads. */
+#define AZ_ERR_LEN (PATH_MAX + 512)
 
 /* "s" unless n is 1, for counts in messages: printf("%u iteration%s", n, az_plural(n)). */
 static inline const char *az_plural(unsigned long long n)

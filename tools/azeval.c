@@ -432,7 +432,7 @@ static int set_tangled_opts(struct az_config *gc, const struct eval_opts *o, cha
 /* --tactic: positions from random Connect Four games (--games N of them, --seed S). */
 static int write_tactics(const struct eval_opts *o, const char *path)
 {
-	char err[600];
+	char err[AZ_ERR_LEN];
 	long n = az_c4_tactics_write(path, strcmp(o->tactic, "win") == 0 ? AZ_C4_TACTIC_WIN
 					   : AZ_C4_TACTIC_BLOCK, o->games, o->seed, err, sizeof(err));
 	if (n < 0) {
@@ -536,7 +536,7 @@ static char ckpt_game[32];
  * and variant; options given here override. Returns 0, or 2 after a message. */
 static int resolve_game(struct eval_opts *o, struct az_config *gc, const struct az_game **g)
 {
-	char err[512];
+	char err[AZ_ERR_LEN];
 	struct az_model *pm = NULL;
 
 	if (o->ckpt && az_ckpt_load(o->ckpt, &pm, err, sizeof(err)) < 0) {
@@ -601,7 +601,7 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 static int open_network(const struct eval_opts *o, const struct az_game *g, struct eval_ctx *c)
 {
 	struct az_net_open_args a = {.ckpt = o->ckpt, .game = g, .backend = o->kind, .batch = 1};
-	char err[512], hint[64] = "";
+	char err[AZ_ERR_LEN], hint[64] = "";
 	int rc = az_net_open(&a, &c->net, err, sizeof(err));
 
 	c->g = g;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "eval/tangled_labels.h"
 #include "games/tangled/tangled.h"
 #include "games/tangled/tangled_solve.h"
@@ -43,7 +44,7 @@ int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c)
 				       .seed = o->seed, .temperature = (float)o->temperature};
 	struct az_tangled_sample_result r;
 	struct az_tangled_solver *s;
-	char err[600];
+	char err[AZ_ERR_LEN];
 	int rc;
 
 	if (c) {

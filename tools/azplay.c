@@ -142,7 +142,7 @@ static int setup_tangled(const struct opts *o, const char *recorded)
 {
 	struct az_config c;
 	const struct az_game *g;
-	char err[512];
+	char err[AZ_ERR_LEN];
 	az_config_defaults(&c, "tangled");
 	/* The graph and variant the checkpoint was trained on, unless given here. */
 	int rc = az_config_apply_game_options(&c, recorded, err, sizeof(err));
@@ -166,7 +166,7 @@ static int setup_tangled(const struct opts *o, const char *recorded)
  * message. */
 static int resolve_game(struct play *p, char *ckpt_game, size_t len)
 {
-	char err[512];
+	char err[AZ_ERR_LEN];
 	struct az_model *m;
 	if (az_ckpt_load(p->o.ckpt, &m, err, sizeof(err)) < 0) {
 		fprintf(stderr, "azplay: %s\n", err);

@@ -207,7 +207,7 @@ static int say_how_it_ended(const struct az_config *c, const struct az_run_loop 
 static int check_first(const struct az_config *c, const struct az_game *g,
 		       struct az_run_loop *r, char *warn, size_t n)
 {
-	char err[1024];
+	char err[AZ_ERR_LEN];
 	if (c->resume && az_run_check_resume(r, err, sizeof(err)) < 0) {
 		long k = r->check.problems;
 		fprintf(stderr, "azrun: %s (%ld problem%s: azrun verify --out %s lists %s, azrun "
@@ -282,7 +282,7 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 /* Parse the command line into c. Returns -1 to go on, or the exit status (message printed). */
 static int configure(struct az_config *c, int argc, char **argv)
 {
-	char err[1024];
+	char err[AZ_ERR_LEN];
 	int rc = az_config_parse(c, argc, argv, err, sizeof(err));
 	if (rc > 0) {
 		if (rc == 1)
@@ -313,7 +313,7 @@ static int configure(struct az_config *c, int argc, char **argv)
 static int setup(const struct az_config *c, const struct az_game **g, char *options, size_t n,
 		 struct az_run_params *p)
 {
-	char err[1024];
+	char err[AZ_ERR_LEN];
 	openblas_set_num_threads(1); /* one BLAS thread per process: processes are the parallelism */
 	az_log_set_quiet(c->quiet);
 	if (az_config_game(c, g, err, sizeof(err)) < 0) {

@@ -259,7 +259,7 @@ static int table_main(const struct az_tangled_graph *g, struct az_tangled_option
  * after a message. */
 static int load_graph(const struct az_tangled_options *o, struct az_tangled_graph **g)
 {
-	char err[512] = "";
+	char err[AZ_ERR_LEN] = "";
 	int ret;
 
 	*g = malloc(sizeof(**g));
@@ -300,7 +300,7 @@ int main(int argc, char **argv)
 	struct az_tangled_graph *g;
 	struct ctx c = { 0 };
 	struct cli cli = { 0 };
-	char err[512] = "";
+	char err[AZ_ERR_LEN] = "";
 	int ret, table = 0, npos = 0;
 
 	if (az_version_option(argc, argv, "aztangled"))

@@ -12,9 +12,13 @@
 #include "gpu/backend.h"
 #include "tools/options.h" /* az_usage_wrap() */
 
+/* The longest run directory (--out), in characters: the run's paths must fit AZ_CTL_PATH_MAX.
+ * azrun's subcommands refuse a longer one too: no run directory can have it. */
+#define AZ_CONFIG_OUT_MAX 400
+
 struct az_config {
 	char game[32];
-	char out[401]; /* at most 400 characters: the run's paths must fit AZ_CTL_PATH_MAX */
+	char out[AZ_CONFIG_OUT_MAX + 1];
 	uint32_t iterations;
 	uint32_t workers;          /* self-play worker processes */
 	uint32_t games_per_worker; /* G: games each worker keeps in flight */

@@ -23,7 +23,6 @@
 #define MAX_FILTERS 1024u /* --net resnet: --hidden's cap (a ResNet's cost grows as its square) */
 /* run-directory paths must fit AZ_CTL_PATH_MAX with their suffixes; the option layer refuses a
  * longer --out already (struct az_config's field), this also a run.json's */
-#define MAX_OUT_LEN (sizeof(((struct az_config *)0)->out) - 1)
 
 /* Every option's value in its table entry's range or among its choices (tools/config.c), the
  * checks the command line makes, for a configuration set otherwise (run.json, azbench's own):
@@ -49,8 +48,9 @@ static const char *names_wrong(const struct az_config *c)
 		return "--game: unknown game";
 	if (!c->out[0])
 		return "--out DIR is required";
-	if (strlen(c->out) > MAX_OUT_LEN)
-		return "--out: path too long (at most 400 characters)";
+	if (strlen(c->out) > AZ_CONFIG_OUT_MAX)
+		return "--out: path too long (at most " CONFIG_STR(
+			AZ_CONFIG_OUT_MAX) " characters)";
 	if (c->time_limit[0] && az_parse_duration(c->time_limit, &(double){0}) < 0) {
 		snprintf(msg, sizeof(msg),
 			 "--time-limit: '%s' is not a positive duration such as "

@@ -263,6 +263,11 @@ int az_subcommand_parse_dir(int argc, char **argv, const char *help, void (*note
 
 	if (npos && !o->out) /* the bare DIR */
 		o->out = argv[first++];
+	if (o->out && strlen(o->out) > AZ_CONFIG_OUT_MAX) { /* azrun makes none longer */
+		fprintf(stderr, "azrun %s: --out: path too long (at most %d characters)\n", argv[0],
+			AZ_CONFIG_OUT_MAX);
+		return -EINVAL;
+	}
 	if (first <= npos || !o->out) {
 		fprintf(stderr, "azrun %s: %s%s%s (usage: azrun %s --out DIR)\n", argv[0],
 			o->out ? "unexpected argument '" : "--out DIR is required",
@@ -300,7 +305,7 @@ int az_subcommand_open_config(int argc, char **argv, const char *help, int damag
 int az_subcommand_open_run(int argc, char **argv, const char *help, void (*notes)(FILE *f),
 			   struct az_subcommand_opts *o, struct az_run_info *ri)
 {
-	char err[1400];
+	char err[AZ_ERR_LEN];
 	int rc = az_subcommand_parse_dir(argc, argv, help, notes, o);
 
 	if (rc)

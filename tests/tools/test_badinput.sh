@@ -283,6 +283,12 @@ resume_case "azrun resume: unreadable best checkpoint" "best.safetensors" \
 # ---- azeval ----
 C="$T/ttt.safetensors" P="$T/good.txt"
 check "azeval unknown option" "bogus" "$AZEVAL" --checkpoint "$C" --positions "$P" --bogus
+# A long path is named in full (a message buffer holds any path), not cut short.
+long="$T/$(printf 'd%.0s' {1..200})/$(printf 'e%.0s' {1..200})/$(printf 'f%.0s' {1..200})"
+check "azeval long checkpoint path" "/f{200}/x\.safetensors: No such file or directory$" \
+	"$AZEVAL" --checkpoint "$long/x.safetensors" --vs random
+check "azrun verify too long a directory" "^azrun verify: --out: path too long \(at most 400 characters\)$" \
+	"$AZRUN" verify "$long"
 check "azeval --write-labelled, a large board" "--uncoloured K --games N" \
 	"$AZEVAL" --game tangled --graph 6 --write-labelled "$N"
 # Any game with more positions than the exact solver walks is refused by counting them (a new
