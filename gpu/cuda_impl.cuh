@@ -82,6 +82,19 @@ extern thread_local char az_cuda_capture_error[160]; /* the first such failure: 
 /* After every launch: a bad configuration shows here, not at the next synchronisation. */
 #define AZ_CUDA_LAUNCHED() AZ_CUDA_FATAL(cudaGetLastError())
 
+/* The elementwise launch: kernel(args...) over n elements, on az_grid_for(n) blocks of AZ_THREADS
+ * (both below; the kernel strides over the grid) on stream (the opaque void *), then
+ * AZ_CUDA_LAUNCHED(); nothing at all when n is 0. Built on AZ_LAUNCH, so it serves both builds. */
+#define AZ_LAUNCH_1D(kernel, n, stream, ...)                                                \
+	do {                                                                                \
+		size_t n_ = (n);                                                            \
+		if (n_ != 0) {                                                              \
+			cudaStream_t s_ = az_stream(stream);                                \
+			AZ_LAUNCH(kernel, az_grid_for(n_), AZ_THREADS, 0, s_)(__VA_ARGS__); \
+			AZ_CUDA_LAUNCHED();                                                 \
+		}                                                                           \
+	} while (0)
+
 #define AZ_THREADS 256u    /* elementwise kernels */
 #define AZ_ROW_THREADS 128u /* one-block-per-row kernels: 4 warps */
 #define AZ_MAX_BLOCKS 4096u

@@ -64,11 +64,7 @@ void az_cuda_bias_act(float *y, const float *b, uint32_t rows, uint32_t cols, in
 {
 	size_t n = (size_t)rows * cols;
 
-	if (n == 0)
-		return;
-	AZ_LAUNCH(bias_act_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
-		y, b, n, cols, act);
-	AZ_CUDA_LAUNCHED();
+	AZ_LAUNCH_1D(bias_act_kernel, n, stream, y, b, n, cols, act);
 }
 
 void az_cuda_residual_relu(float *out, const float *h, const float *b, uint32_t rows,
@@ -76,19 +72,12 @@ void az_cuda_residual_relu(float *out, const float *h, const float *b, uint32_t 
 {
 	size_t n = (size_t)rows * cols;
 
-	if (n == 0)
-		return;
-	AZ_LAUNCH(residual_relu_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
-		out, h, b, n, cols);
-	AZ_CUDA_LAUNCHED();
+	AZ_LAUNCH_1D(residual_relu_kernel, n, stream, out, h, b, n, cols);
 }
 
 void az_cuda_relu_grad(const float *y, const float *dy, float *g, size_t n, void *stream)
 {
-	if (n == 0)
-		return;
-	AZ_LAUNCH(relu_grad_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(y, dy, g, n);
-	AZ_CUDA_LAUNCHED();
+	AZ_LAUNCH_1D(relu_grad_kernel, n, stream, y, dy, g, n);
 }
 
 void az_cuda_colsum(const float *m, uint32_t rows, uint32_t cols, float *out, void *stream)

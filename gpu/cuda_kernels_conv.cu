@@ -76,11 +76,7 @@ void az_cuda_im2col(const float *in, uint32_t batch, uint32_t C, uint32_t Hb, ui
 {
 	size_t n = (size_t)batch * Hb * Wb * 9 * C;
 
-	if (n == 0)
-		return;
-	AZ_LAUNCH(im2col_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
-		in, n, C, Hb, Wb, sn, sc, sp, col);
-	AZ_CUDA_LAUNCHED();
+	AZ_LAUNCH_1D(im2col_kernel, n, stream, in, n, C, Hb, Wb, sn, sc, sp, col);
 }
 
 void az_cuda_col2im(const float *col, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
@@ -88,11 +84,7 @@ void az_cuda_col2im(const float *col, uint32_t batch, uint32_t C, uint32_t Hb, u
 {
 	size_t n = (size_t)batch * Hb * Wb * C;
 
-	if (n == 0)
-		return;
-	AZ_LAUNCH(col2im_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
-		col, n, C, Hb, Wb, out, accumulate);
-	AZ_CUDA_LAUNCHED();
+	AZ_LAUNCH_1D(col2im_kernel, n, stream, col, n, C, Hb, Wb, out, accumulate);
 }
 
 void az_cuda_planes(const float *in, uint32_t batch, uint32_t cells, uint32_t planes,
@@ -100,11 +92,7 @@ void az_cuda_planes(const float *in, uint32_t batch, uint32_t cells, uint32_t pl
 {
 	size_t n = (size_t)batch * cells * planes;
 
-	if (n == 0)
-		return;
-	AZ_LAUNCH(planes_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
-		in, n, cells, planes, out, to_major);
-	AZ_CUDA_LAUNCHED();
+	AZ_LAUNCH_1D(planes_kernel, n, stream, in, n, cells, planes, out, to_major);
 }
 
 } /* extern "C" */

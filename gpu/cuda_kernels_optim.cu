@@ -79,31 +79,19 @@ extern "C" {
 void az_cuda_adam(float *w, const float *g, float *m, float *v, size_t n, float beta1,
 		  float beta2, float step, float eps, void *stream)
 {
-	if (n == 0)
-		return;
-	AZ_LAUNCH(adam_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
-		w, g, m, v, n, beta1, beta2, step, eps);
-	AZ_CUDA_LAUNCHED();
+	AZ_LAUNCH_1D(adam_kernel, n, stream, w, g, m, v, n, beta1, beta2, step, eps);
 }
 
 void az_cuda_sgd(float *w, const float *g, float *vel, size_t n, float momentum, float lr,
 		 void *stream)
 {
-	if (n == 0)
-		return;
-	AZ_LAUNCH(sgd_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
-		w, g, vel, n, momentum, lr);
-	AZ_CUDA_LAUNCHED();
+	AZ_LAUNCH_1D(sgd_kernel, n, stream, w, g, vel, n, momentum, lr);
 }
 
 void az_cuda_l2_grad(const float *w, const uint8_t *decay, size_t n, float coef, float *g,
 		     void *stream)
 {
-	if (n == 0)
-		return;
-	AZ_LAUNCH(l2_grad_kernel, az_grid_for(n), AZ_THREADS, 0, az_stream(stream))(
-		w, decay, n, coef, g);
-	AZ_CUDA_LAUNCHED();
+	AZ_LAUNCH_1D(l2_grad_kernel, n, stream, w, decay, n, coef, g);
 }
 
 void az_cuda_sumsq_masked(const float *w, const uint8_t *decay, size_t n, double *partial,

@@ -101,11 +101,7 @@ void az_cuda_policy_xent(const float *logits, const float *pi, uint32_t rows, ui
 void az_cuda_value_loss(const float *value, const float *z, uint32_t rows, double inv_b,
 			float *dpre, double *row_se, void *stream)
 {
-	if (rows == 0)
-		return;
-	AZ_LAUNCH(value_loss_kernel, az_grid_for(rows), AZ_THREADS, 0, az_stream(stream))(
-		value, z, rows, inv_b, dpre, row_se);
-	AZ_CUDA_LAUNCHED();
+	AZ_LAUNCH_1D(value_loss_kernel, rows, stream, value, z, rows, inv_b, dpre, row_se);
 }
 
 } /* extern "C" */

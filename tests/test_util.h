@@ -77,6 +77,10 @@ static inline void az_test_tmpdir_remove(const char *dir)
 		return remove_dir(state);                         \
 	}
 
+/* A cmocka test entry for the file's main(): test f between the setup() and teardown() of
+ * AZ_TEST_TMPDIR_FIXTURE, so in a fresh scratch directory of its own. */
+#define AZ_TEST_IN_TMPDIR(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
 /* Pin the cpu backend to exact fp32 products (AZ_CPU_GEMM=fp32: the AVX-512 kernels, else
  * OpenBLAS) for a test that compares its answers with a reference to 1e-4 or closer: where the
  * CPU has AVX512_BF16 the automatic choice is bf16 weights, about 1 % from fp32, which

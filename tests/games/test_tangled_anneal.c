@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "base/az_assert.h"
 #include "base/rng.h"
 #include "games/tangled/tangled_impl.h"
 #include "tests/test_util.h"
@@ -126,76 +127,98 @@ static enum tg_anneal_path scalar = TG_ANNEAL_SCALAR, avx2 = TG_ANNEAL_AVX2,
 			   avx512 = TG_ANNEAL_AVX512;
 #define PATH_TEST(name, test, path) { name, test, NULL, NULL, &(path) }
 
-static enum tg_anneal_path path_of(void **st)
+/* The test's path (PATH_TEST); skips the test on a CPU that lacks it. */
+static enum tg_anneal_path path_under_test(void **st)
 {
-	return *(const enum tg_anneal_path *)*st;
+	enum tg_anneal_path path = *(const enum tg_anneal_path *)*st;
+
+	if (!tg_anneal_path_supported(path))
+		skip();
+	return path;
 }
+
+/* The scalar path's C, as a reference for the vector paths. */
+static void scalar_correlations(const uint8_t *labels, const struct tg_anneal_params *p,
+				double *corr)
+{
+	run(TG_ANNEAL_SCALAR, labels, p, corr);
+}
+
+/* What test_exact and test_vs_scalar hold a path's C against, and on which graphs. */
+struct reference {
+	const char *name; /* in failure messages */
+	/* its C on G for labels and p, into corr */
+	void (*correlations)(const uint8_t *labels, const struct tg_anneal_params *p, double *corr);
+	int sampled;       /* 1: itself from p->reads reads, with their sampling error */
+	const int *graphs; /* the graph numbers, ngraphs of them */
+	size_t ngraphs;
+	uint64_t labels_seed;      /* seeds the rng that draws each graph's random labels */
+	uint64_t seed0, seed_step; /* the reads' seed on the k-th graph: seed0 + seed_step * k */
+};
+
+/* On each of ref's graphs with random labels: every entry of path's C (with p, its seed set per
+ * graph) within NSIGMA standard errors of ref's. Returns the largest deviation, in standard
+ * errors. */
+static double versus(enum tg_anneal_path path, const struct reference *ref,
+		     struct tg_anneal_params p)
+{
+	double c[MAXV * MAXV], want[MAXV * MAXV], worst = 0.0;
+	uint8_t labels[AZ_TANGLED_MAX_EDGES];
+	struct az_rng r;
+
+	az_rng_seed(&r, ref->labels_seed);
+	for (size_t k = 0; k < ref->ngraphs; k++) {
+		graph(ref->graphs[k]);
+		random_labels(&r, labels);
+		p.seed = ref->seed0 + ref->seed_step * k;
+		ref->correlations(labels, &p, want);
+		run(path, labels, &p, c);
+		for (int i = 0; i < G.n * G.n; i++) {
+			double var = var_of(want[i], p.reads);
+
+			if (ref->sampled)
+				var += var_of(c[i], p.reads);
+			double z = fabs(want[i] - c[i]) / sqrt(var / p.reads);
+
+			if (z > NSIGMA)
+				fail_msg("%s, graph %d, entry %d: %f, %s %f (%.1f sigma)",
+					 tg_anneal_path_name(path), ref->graphs[k], i, c[i],
+					 ref->name, want[i], z);
+			worst = z > worst ? z : worst;
+		}
+	}
+	return worst;
+}
+
+/* The references: the exact chain on small graphs (labels from rng seed 2024, the k-th graph's
+ * reads seeded 100 + k); the scalar path up to the full 16-bit lane, the tesseract (77, 3 + 7k). */
+static const int exact_graphs[] = { 5, 5, 5, 2, 11, 3, 20, 12, 1 };
+static const int scalar_graphs[] = { 5, 5, 6, 7 };
+static const struct reference exact = { "exact", exact_chain, 0, exact_graphs,
+					AZ_ARRAY_LEN(exact_graphs), 2024, 100, 1 };
+static const struct reference scalar_path = { "scalar", scalar_correlations, 1, scalar_graphs,
+					      AZ_ARRAY_LEN(scalar_graphs), 77, 3, 7 };
 
 /* Every entry of a path's C within NSIGMA standard errors of the chain's exact one. */
 static void test_exact(void **st)
 {
-	const enum tg_anneal_path path = path_of(st);
-	static const int graphs[] = { 5, 5, 5, 2, 11, 3, 20, 12, 1 };
+	const enum tg_anneal_path path = path_under_test(st);
 	struct tg_anneal_params p = { 20000, 16, 0.0, 3.0, 1, TG_ANNEAL_AUTO };
-	double c[MAXV * MAXV], ex[MAXV * MAXV], worst = 0.0;
-	uint8_t labels[AZ_TANGLED_MAX_EDGES];
-	struct az_rng r;
 
-	if (!tg_anneal_path_supported(path))
-		skip();
-	az_rng_seed(&r, 2024);
-	for (size_t k = 0; k < sizeof(graphs) / sizeof(graphs[0]); k++) {
-		graph(graphs[k]);
-		random_labels(&r, labels);
-		p.seed = 100 + k;
-		p.reads = path == TG_ANNEAL_SCALAR ? 10000 : 20000; /* the scalar one is slow */
-		exact_chain(labels, &p, ex);
-		run(path, labels, &p, c);
-		for (int i = 0; i < G.n * G.n; i++) {
-			double z = fabs(c[i] - ex[i]) / sqrt(var_of(ex[i], p.reads) / p.reads);
-
-			if (z > NSIGMA)
-				fail_msg("%s, graph %d, entry %d: %f, exact %f (%.1f sigma)",
-					 tg_anneal_path_name(path), graphs[k], i, c[i], ex[i], z);
-			worst = z > worst ? z : worst;
-		}
-	}
+	if (path == TG_ANNEAL_SCALAR)
+		p.reads = 10000; /* the scalar one is slow */
 	print_message("%s vs the exact chain: largest deviation %.2f sigma\n",
-		      tg_anneal_path_name(path), worst);
+		      tg_anneal_path_name(path), versus(path, &exact, p));
 }
 
-/* Entry by entry against the scalar path (10,000 reads each) on random colourings, up to the
- * full 16-bit lane (tesseract). */
+/* Entry by entry against the scalar path (10,000 reads each) on random colourings. */
 static void test_vs_scalar(void **st)
 {
-	const enum tg_anneal_path path = path_of(st);
-	static const int graphs[] = { 5, 5, 6, 7 };
+	const enum tg_anneal_path path = path_under_test(st);
 	struct tg_anneal_params p = { 10000, 16, 0.0, 3.0, 1, TG_ANNEAL_AUTO };
-	double cs[MAXV * MAXV], cv[MAXV * MAXV], worst = 0.0;
-	uint8_t labels[AZ_TANGLED_MAX_EDGES];
-	struct az_rng r;
 
-	if (!tg_anneal_path_supported(path))
-		skip();
-	az_rng_seed(&r, 77);
-	for (size_t k = 0; k < sizeof(graphs) / sizeof(graphs[0]); k++) {
-		graph(graphs[k]);
-		random_labels(&r, labels);
-		p.seed = 7 * k + 3;
-		run(TG_ANNEAL_SCALAR, labels, &p, cs);
-		run(path, labels, &p, cv);
-		for (int i = 0; i < G.n * G.n; i++) {
-			double se = sqrt((var_of(cs[i], p.reads) + var_of(cv[i], p.reads)) / p.reads);
-			double z = fabs(cs[i] - cv[i]) / se;
-
-			if (z > NSIGMA)
-				fail_msg("%s, graph %d, entry %d: %f, scalar %f (%.1f sigma)",
-					 tg_anneal_path_name(path), graphs[k], i, cv[i], cs[i], z);
-			worst = z > worst ? z : worst;
-		}
-	}
 	print_message("%s vs scalar: largest deviation %.2f sigma\n", tg_anneal_path_name(path),
-		      worst);
+		      versus(path, &scalar_path, p));
 }
 
 /* score = influence[red] - influence[blue], influence = column sums of C. */
@@ -223,15 +246,13 @@ static int winner(double s)
  * error from BATCHES independent batches, the path's taken as no larger). */
 static void test_winners(void **st)
 {
-	const enum tg_anneal_path path = path_of(st);
+	const enum tg_anneal_path path = path_under_test(st);
 	struct tg_anneal_params p = { SREADS / BATCHES, 16, 0.0, 3.0, 0, TG_ANNEAL_AUTO };
 	double cb[BATCHES][MAXV * MAXV], cv[MAXV * MAXV];
 	uint8_t labels[AZ_TANGLED_MAX_EDGES];
 	int compared = 0, close = 0;
 	struct az_rng r;
 
-	if (!tg_anneal_path_supported(path))
-		skip();
 	graph(5);
 	az_rng_seed(&r, 5);
 	for (int k = 0; k < COLOURINGS; k++) {

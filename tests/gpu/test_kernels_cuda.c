@@ -30,57 +30,99 @@ static float relu(float v)
 	return v < 0.0f ? 0.0f : v;
 }
 
+#define FIXTURE_BUFS 8
+
+/* The host side of a test on a rows x cols matrix (n elements): an rng seeded for the test, the
+ * want and got buffers of n floats its comparisons use, and the test's other host buffers, all
+ * freed by fixture_fini(). */
+struct fixture {
+	uint32_t rows, cols;
+	size_t n;
+	struct az_rng rng;
+	float *want, *got;
+	void *bufs[FIXTURE_BUFS];
+	size_t nbufs;
+};
+
+/* bytes of host memory that fixture_fini() frees. */
+static void *fixture_alloc(struct fixture *f, size_t bytes)
+{
+	assert_true(f->nbufs < FIXTURE_BUFS);
+	f->bufs[f->nbufs] = xmalloc(bytes);
+	return f->bufs[f->nbufs++];
+}
+
+/* count floats uniform in [lo, hi) from f's rng, freed by fixture_fini(). */
+static float *fixture_uniform(struct fixture *f, size_t count, double lo, double hi)
+{
+	float *p = fixture_alloc(f, count * sizeof(float));
+
+	fill_uniform(p, count, &f->rng, lo, hi);
+	return p;
+}
+
+/* f for a rows x cols test, its rng seeded with seed; want and got allocated (not filled). */
+static void fixture_init(struct fixture *f, uint32_t rows, uint32_t cols, uint64_t seed)
+{
+	f->rows = rows;
+	f->cols = cols;
+	f->n = (size_t)rows * cols;
+	f->nbufs = 0;
+	az_rng_seed(&f->rng, seed);
+	f->want = fixture_alloc(f, f->n * sizeof(float));
+	f->got = fixture_alloc(f, f->n * sizeof(float));
+}
+
+/* Free every host buffer of f. */
+static void fixture_fini(struct fixture *f)
+{
+	free_each(f->bufs, f->nbufs);
+}
+
 static void test_bias_act(void **state)
 {
-	const uint32_t rows = 37, cols = 19;
-	size_t n = (size_t)rows * cols;
-	float *y = xmalloc(n * 4), *b = xmalloc(cols * 4), *want = xmalloc(n * 4);
-	float *got = xmalloc(n * 4);
-	struct az_rng rng;
+	struct fixture f;
 
 	(void)state;
-	az_rng_seed(&rng, 11);
-	fill_uniform(y, n, &rng, -2, 2);
-	fill_uniform(b, cols, &rng, -1, 1);
+	fixture_init(&f, 37, 19, 11);
+	float *y = fixture_uniform(&f, f.n, -2, 2), *b = fixture_uniform(&f, f.cols, -1, 1);
+
 	for (int act = AZ_CUDA_ACT_NONE; act <= AZ_CUDA_ACT_TANH; act++) {
-		float *dy = dev_from(y, n * 4), *db = dev_from(b, cols * 4);
+		float *dy = dev_from(y, f.n * 4), *db = dev_from(b, f.cols * 4);
 
-		for (size_t i = 0; i < n; i++) {
-			float v = y[i] + b[i % cols];
+		for (size_t i = 0; i < f.n; i++) {
+			float v = y[i] + b[i % f.cols];
 
-			want[i] = act == AZ_CUDA_ACT_RELU   ? relu(v)
-				  : act == AZ_CUDA_ACT_TANH ? tanhf(v)
-							    : v;
+			f.want[i] = act == AZ_CUDA_ACT_RELU   ? relu(v)
+				    : act == AZ_CUDA_ACT_TANH ? tanhf(v)
+							      : v;
 		}
-		az_cuda_bias_act(dy, db, rows, cols, act, NULL);
-		check_dev(got, dy, want, n, TOL, "bias_act");
+		az_cuda_bias_act(dy, db, f.rows, f.cols, act, NULL);
+		check_dev(f.got, dy, f.want, f.n, TOL, "bias_act");
 		az_cuda_dev_free(dy);
 		az_cuda_dev_free(db);
 	}
-	FREE_ALL(y, b, want, got);
+	fixture_fini(&f);
 }
 
 static void test_residual_relu(void **state)
 {
-	const uint32_t rows = 33, cols = 70;
-	size_t n = (size_t)rows * cols;
-	float *out = xmalloc(n * 4), *h = xmalloc(n * 4), *b = xmalloc(cols * 4);
-	float *want = xmalloc(n * 4), *got = xmalloc(n * 4);
-	struct az_rng rng;
+	struct fixture f;
 
 	(void)state;
-	az_rng_seed(&rng, 12);
-	fill_uniform(out, n, &rng, -2, 2);
-	fill_uniform(h, n, &rng, -2, 2);
-	fill_uniform(b, cols, &rng, -1, 1);
-	for (size_t i = 0; i < n; i++)
-		want[i] = relu(h[i] + out[i] + b[i % cols]);
-	float *dout = dev_from(out, n * 4), *dh = dev_from(h, n * 4), *db = dev_from(b, cols * 4);
+	fixture_init(&f, 33, 70, 12);
+	float *out = fixture_uniform(&f, f.n, -2, 2), *h = fixture_uniform(&f, f.n, -2, 2);
+	float *b = fixture_uniform(&f, f.cols, -1, 1);
 
-	az_cuda_residual_relu(dout, dh, db, rows, cols, NULL);
-	check_dev(got, dout, want, n, TOL, "residual_relu");
+	for (size_t i = 0; i < f.n; i++)
+		f.want[i] = relu(h[i] + out[i] + b[i % f.cols]);
+	float *dout = dev_from(out, f.n * 4), *dh = dev_from(h, f.n * 4);
+	float *db = dev_from(b, f.cols * 4);
+
+	az_cuda_residual_relu(dout, dh, db, f.rows, f.cols, NULL);
+	check_dev(f.got, dout, f.want, f.n, TOL, "residual_relu");
 	DEV_FREE_ALL(dout, dh, db);
-	FREE_ALL(out, h, b, want, got);
+	fixture_fini(&f);
 }
 
 /* The column sums of d_c against a double reference. The kernel adds in a tree (partial sums
@@ -133,29 +175,26 @@ static void test_colsum_shapes(void **state)
 
 static void test_relu_grad_colsum(void **state)
 {
-	const uint32_t rows = 45, cols = 300;
-	size_t n = (size_t)rows * cols;
-	float *y = xmalloc(n * 4), *dy = xmalloc(n * 4), *want = xmalloc(n * 4);
-	float *got = xmalloc(n * 4);
-	struct az_rng rng;
+	struct fixture f;
 
 	(void)state;
-	az_rng_seed(&rng, 13);
-	fill_uniform(y, n, &rng, -1, 1);
-	fill_uniform(dy, n, &rng, -1, 1);
-	for (size_t i = 0; i < n; i++)
-		want[i] = y[i] > 0.0f ? dy[i] : 0.0f;
-	float *d_y = dev_from(y, n * 4), *d_dy = dev_from(dy, n * 4), *d_g = dev_poisoned(n * 4);
+	fixture_init(&f, 45, 300, 13);
+	float *y = fixture_uniform(&f, f.n, -1, 1), *dy = fixture_uniform(&f, f.n, -1, 1);
 
-	az_cuda_relu_grad(d_y, d_dy, d_g, n, NULL);
-	check_dev(got, d_g, want, n, 0.0, "relu_grad");
+	for (size_t i = 0; i < f.n; i++)
+		f.want[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+	float *d_y = dev_from(y, f.n * 4), *d_dy = dev_from(dy, f.n * 4);
+	float *d_g = dev_poisoned(f.n * 4);
 
-	float *d_c = dev_poisoned(cols * 4);
+	az_cuda_relu_grad(d_y, d_dy, d_g, f.n, NULL);
+	check_dev(f.got, d_g, f.want, f.n, 0.0, "relu_grad");
 
-	az_cuda_colsum(d_dy, rows, cols, d_c, NULL);
-	check_colsum(d_c, dy, rows, cols);
+	float *d_c = dev_poisoned(f.cols * 4);
+
+	az_cuda_colsum(d_dy, f.rows, f.cols, d_c, NULL);
+	check_colsum(d_c, dy, f.rows, f.cols);
 	DEV_FREE_ALL(d_y, d_dy, d_g, d_c);
-	FREE_ALL(y, dy, want, got);
+	fixture_fini(&f);
 }
 
 /* Rows with the edge cases first (no legal move, one, all -inf, a NaN logit that is illegal),
@@ -177,26 +216,26 @@ static void make_softmax_rows(uint32_t rows, uint32_t A, float *logits, uint8_t 
 
 static void test_masked_softmax(void **state)
 {
-	const uint32_t rows = 9, A = 300;
-	size_t n = (size_t)rows * A;
-	float *logits = xmalloc(n * 4), *want = xmalloc(n * 4), *got = xmalloc(n * 4);
-	uint8_t *legal = xmalloc(n);
-	struct az_rng rng;
+	struct fixture f;
 
 	(void)state;
-	az_rng_seed(&rng, 14);
-	make_softmax_rows(rows, A, logits, legal, &rng);
-	for (uint32_t r = 0; r < rows; r++)
-		az_masked_softmax(logits + (size_t)r * A, legal + (size_t)r * A, A,
-				  want + (size_t)r * A);
-	float *dl = dev_from(logits, n * 4), *dp = dev_poisoned(n * 4);
-	uint8_t *dm = dev_from(legal, n);
+	fixture_init(&f, 9, 300, 14);
+	const uint32_t A = f.cols;
+	float *logits = fixture_alloc(&f, f.n * 4);
+	uint8_t *legal = fixture_alloc(&f, f.n);
 
-	az_cuda_masked_softmax(dl, dm, rows, A, dp, NULL);
-	check_dev(got, dp, want, n, TOL, "masked_softmax");
-	assert_true(got[A + A / 2] == 1.0f); /* the single legal move */
+	make_softmax_rows(f.rows, A, logits, legal, &f.rng);
+	for (uint32_t r = 0; r < f.rows; r++)
+		az_masked_softmax(logits + (size_t)r * A, legal + (size_t)r * A, A,
+				  f.want + (size_t)r * A);
+	float *dl = dev_from(logits, f.n * 4), *dp = dev_poisoned(f.n * 4);
+	uint8_t *dm = dev_from(legal, f.n);
+
+	az_cuda_masked_softmax(dl, dm, f.rows, A, dp, NULL);
+	check_dev(f.got, dp, f.want, f.n, TOL, "masked_softmax");
+	assert_true(f.got[A + A / 2] == 1.0f); /* the single legal move */
 	DEV_FREE_ALL(dl, dp, dm);
-	FREE_ALL(logits, want, got, legal);
+	fixture_fini(&f);
 }
 
 static void test_policy_value_loss(void **state)

@@ -688,21 +688,21 @@ static void test_write_failure(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_corrupt_data, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_corrupt_header, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_tables, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_not_safetensors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_trailing_bytes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_nonfinite, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_save_bad_dir, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_replace_atomic, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_failure, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_header_crc, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_header_flips, setup, teardown),
+		AZ_TEST_IN_TMPDIR(test_roundtrip),
+		AZ_TEST_IN_TMPDIR(test_layout),
+		AZ_TEST_IN_TMPDIR(test_truncated),
+		AZ_TEST_IN_TMPDIR(test_corrupt_data),
+		AZ_TEST_IN_TMPDIR(test_corrupt_header),
+		AZ_TEST_IN_TMPDIR(test_bad_tables),
+		AZ_TEST_IN_TMPDIR(test_not_safetensors),
+		AZ_TEST_IN_TMPDIR(test_trailing_bytes),
+		AZ_TEST_IN_TMPDIR(test_nonfinite),
+		AZ_TEST_IN_TMPDIR(test_missing_file),
+		AZ_TEST_IN_TMPDIR(test_save_bad_dir),
+		AZ_TEST_IN_TMPDIR(test_replace_atomic),
+		AZ_TEST_IN_TMPDIR(test_write_failure),
+		AZ_TEST_IN_TMPDIR(test_header_crc),
+		AZ_TEST_IN_TMPDIR(test_header_flips),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,13 +19,17 @@
 
 #define MAX_RINGS 4
 
-/* A few rings sharing one doorbell; each has a producer handle and a consumer handle. */
+/* A few rings sharing one doorbell; each has a producer handle and a consumer handle. The batch
+ * tests also collect from them with bp into runs (fx_setup_batch(), collect()). */
 struct fixture {
 	void *mem[MAX_RINGS];
 	struct az_doorbell_shm bell;
 	struct az_ring prod[MAX_RINGS];
 	struct az_ring cons[MAX_RINGS];
 	uint32_t n;
+	struct az_batch_params bp;
+	struct az_batch_span runs[8];
+	uint32_t total; /* the requests in runs, as the last collect() left it */
 };
 
 static uint64_t now_us(void)
@@ -71,10 +75,32 @@ static void fx_setup(struct fixture *f, uint32_t n, uint32_t capacity, uint64_t 
 	}
 }
 
+/* fx_setup() for a batch test: n rings of capacity 8 from 0, to be collected with bp. */
+static void fx_setup_batch(struct fixture *f, uint32_t n, struct az_batch_params bp)
+{
+	fx_setup(f, n, 8, 0);
+	f->bp = bp;
+}
+
 static void fx_teardown(struct fixture *f)
 {
 	for (uint32_t i = 0; i < f->n; i++)
 		free(f->mem[i]);
+}
+
+/* az_batch_collect over f's first n rings with f->bp into f->runs[0..max_runs) (max_runs at
+ * most 8), the request count into f->total: returns the number of runs, or -errno. */
+static int collect(struct fixture *f, uint32_t n, uint32_t max_runs)
+{
+	assert_true(max_runs <= sizeof(f->runs) / sizeof(f->runs[0]));
+	return az_batch_collect(f->cons, n, &f->bp, f->runs, max_runs, &f->total);
+}
+
+/* Batch parameters that take at most max_batch of the requests already waiting: no spinning, no
+ * deadline (and no idle timeout: the caller publishes first). */
+static struct az_batch_params take_now(uint32_t max_batch)
+{
+	return (struct az_batch_params){ .max_batch = max_batch, .deadline_us = 0, .spin = 0 };
 }
 
 /* Producer: claim, write val, publish. */
@@ -254,24 +280,22 @@ static void test_laps(void **state)
 static void test_wrap_2_64(void **state)
 {
 	struct fixture f;
-	struct az_batch_params bp = { .max_batch = 16, .deadline_us = 0, .spin = 0 };
-	struct az_batch_span runs[4];
-	uint32_t total;
 	uint64_t start = UINT64_MAX - 2; /* slot index 5 of 8; wraps after 3 requests */
 
 	(void)state;
 	run_laps(UINT64_MAX - 100);
 	fx_setup(&f, 1, 8, start);
+	f.bp = take_now(16);
 	for (uint64_t i = 0; i < 6; i++)
 		assert_true(push(&f.prod[0], i) == start + i);
 	assert_int_equal(az_ring_pending(&f.cons[0]), 6);
 	assert_int_equal(az_ring_inflight(&f.prod[0]), 6);
 	assert_true(atomic_load(&f.cons[0].shm->published) == 3);
 	/* The pending range crosses both 2^64 and the end of the slot array: two runs. */
-	assert_int_equal(az_batch_collect(f.cons, 1, &bp, runs, 4, &total), 2);
-	assert_int_equal(total, 6);
-	assert_true(runs[0].first == start && runs[0].count == 3);
-	assert_true(runs[1].first == 0 && runs[1].count == 3);
+	assert_int_equal(collect(&f, 1, 4), 2);
+	assert_int_equal(f.total, 6);
+	assert_true(f.runs[0].first == start && f.runs[0].count == 3);
+	assert_true(f.runs[1].first == 0 && f.runs[1].count == 3);
 	answer_all(&f.cons[0]);
 	for (uint64_t i = 0; i < 6; i++)
 		pop_expect(&f.prod[0], start + i, i);
@@ -358,71 +382,68 @@ static uint32_t sum_counts(const struct az_batch_span *runs, int n)
 	return s;
 }
 
-/* az_batch_collect over f's first n rings into runs[0..max_runs): expect want_runs runs of
- * want_total requests in all. Returns the microseconds the call took. */
-static uint64_t timed_collect(struct fixture *f, uint32_t n, const struct az_batch_params *bp,
-			      struct az_batch_span *runs, uint32_t max_runs, int want_runs,
+/* collect(): expect want_runs runs of want_total requests in all. Returns the microseconds the
+ * call took. */
+static uint64_t timed_collect(struct fixture *f, uint32_t n, uint32_t max_runs, int want_runs,
 			      uint32_t want_total)
 {
-	uint32_t total = 99;
-	uint64_t t0 = now_us();
+	uint64_t t0;
 
-	assert_int_equal(az_batch_collect(f->cons, n, bp, runs, max_runs, &total), want_runs);
+	f->total = 99; /* collect() must set it */
+	t0 = now_us();
+	assert_int_equal(collect(f, n, max_runs), want_runs);
 	uint64_t dt = now_us() - t0;
-	assert_int_equal(total, want_total);
+	assert_int_equal(f->total, want_total);
 	return dt;
 }
 
-static void serve_runs(struct fixture *f, const struct az_batch_span *runs, int n)
+/* Serve the first n of f->runs. */
+static void serve_runs(struct fixture *f, int n)
 {
 	for (int i = 0; i < n; i++)
-		az_ring_serve(&f->cons[runs[i].ring], runs[i].first + runs[i].count);
+		az_ring_serve(&f->cons[f->runs[i].ring], f->runs[i].first + f->runs[i].count);
 }
 
 static void test_collect_max_batch(void **state)
 {
 	struct fixture f;
-	struct az_batch_params bp = { .max_batch = 7, .deadline_us = 0, .spin = 4 };
-	struct az_batch_span runs[8];
-	uint32_t total = 0;
+	const struct az_batch_params bp = { .max_batch = 7, .deadline_us = 0, .spin = 4 };
 	int n;
 
 	(void)state;
-	fx_setup(&f, 3, 8, 0);
+	fx_setup_batch(&f, 3, bp);
 	for (uint32_t r = 0; r < 3; r++)
 		for (int i = 0; i < 5; i++)
 			push(&f.prod[r], (uint64_t)i);
-	n = az_batch_collect(f.cons, 3, &bp, runs, 8, &total);
+	n = collect(&f, 3, 8);
 	assert_true(n >= 2);
-	assert_int_equal(total, 7);
-	assert_int_equal(sum_counts(runs, n), 7);
+	assert_int_equal(f.total, 7);
+	assert_int_equal(sum_counts(f.runs, n), 7);
 	for (int i = 0; i < n; i++) {
-		const struct az_ring *c = &f.cons[runs[i].ring];
+		const struct az_batch_span *run = &f.runs[i];
+		const struct az_ring *c = &f.cons[run->ring];
 
-		assert_true(runs[i].count > 0);
-		assert_true((runs[i].first & c->mask) + runs[i].count <= c->capacity);
+		assert_true(run->count > 0);
+		assert_true((run->first & c->mask) + run->count <= c->capacity);
 	}
-	serve_runs(&f, runs, n);
+	serve_runs(&f, n);
 	assert_int_equal(az_ring_pending(&f.cons[0]) + az_ring_pending(&f.cons[1]) +
 				 az_ring_pending(&f.cons[2]),
 			 15 - 7);
 	/* max_runs caps the run count (and with it the batch). */
-	n = az_batch_collect(f.cons, 3, &bp, runs, 1, &total);
+	n = collect(&f, 3, 1);
 	assert_int_equal(n, 1);
-	assert_int_equal(total, runs[0].count);
-	assert_int_equal(az_batch_collect(f.cons, 3, NULL, runs, 1, &total), -EINVAL);
+	assert_int_equal(f.total, f.runs[0].count);
+	assert_int_equal(az_batch_collect(f.cons, 3, NULL, f.runs, 1, &f.total), -EINVAL);
 	fx_teardown(&f);
 }
 
 static void test_collect_wrapped(void **state)
 {
 	struct fixture f;
-	struct az_batch_params bp = { .max_batch = 8, .deadline_us = 0, .spin = 0 };
-	struct az_batch_span runs[4];
-	uint32_t total;
 
 	(void)state;
-	fx_setup(&f, 1, 8, 0);
+	fx_setup_batch(&f, 1, take_now(8));
 	for (uint64_t i = 0; i < 6; i++)
 		push(&f.prod[0], i);
 	answer_all(&f.cons[0]);
@@ -430,40 +451,37 @@ static void test_collect_wrapped(void **state)
 		pop_expect(&f.prod[0], i, i);
 	for (uint64_t i = 6; i < 10; i++)
 		push(&f.prod[0], i); /* slots 6, 7, 0, 1 */
-	assert_int_equal(az_batch_collect(f.cons, 1, &bp, runs, 4, &total), 2);
-	assert_int_equal(total, 4);
-	assert_true(runs[0].ring == 0 && runs[0].first == 6 && runs[0].count == 2);
-	assert_true(runs[1].ring == 0 && runs[1].first == 8 && runs[1].count == 2);
+	assert_int_equal(collect(&f, 1, 4), 2);
+	assert_int_equal(f.total, 4);
+	assert_true(f.runs[0].ring == 0 && f.runs[0].first == 6 && f.runs[0].count == 2);
+	assert_true(f.runs[1].ring == 0 && f.runs[1].first == 8 && f.runs[1].count == 2);
 	/* With room for one run only, the batch stops at the end of the slot array. */
-	assert_int_equal(az_batch_collect(f.cons, 1, &bp, runs, 1, &total), 1);
-	assert_int_equal(total, 2);
-	assert_true(runs[0].first == 6 && runs[0].count == 2);
+	assert_int_equal(collect(&f, 1, 1), 1);
+	assert_int_equal(f.total, 2);
+	assert_true(f.runs[0].first == 6 && f.runs[0].count == 2);
 	fx_teardown(&f);
 }
 
 static void test_collect_round_robin(void **state)
 {
 	struct fixture f;
-	struct az_batch_params bp = { .max_batch = 2, .deadline_us = 0, .spin = 0 };
-	struct az_batch_span runs[4];
-	uint32_t total;
 
 	(void)state;
-	fx_setup(&f, 3, 8, 0);
+	fx_setup_batch(&f, 3, take_now(2));
 	/* Pin the cursor: a batch from ring 0 alone leaves it at ring 1. */
 	push(&f.prod[0], 0);
-	assert_int_equal(az_batch_collect(f.cons, 3, &bp, runs, 4, &total), 1);
-	assert_int_equal(runs[0].ring, 0);
-	serve_runs(&f, runs, 1);
+	assert_int_equal(collect(&f, 3, 4), 1);
+	assert_int_equal(f.runs[0].ring, 0);
+	serve_runs(&f, 1);
 	for (uint32_t r = 0; r < 3; r++)
 		for (int i = 0; i < 4; i++)
 			push(&f.prod[r], (uint64_t)i);
 	/* Every ring has 4 waiting and a batch takes 2: rings take turns 1, 2, 0, 1, 2, 0. */
 	for (uint32_t k = 0; k < 6; k++) {
-		assert_int_equal(az_batch_collect(f.cons, 3, &bp, runs, 4, &total), 1);
-		assert_int_equal(total, 2);
-		assert_int_equal(runs[0].ring, (k + 1) % 3);
-		serve_runs(&f, runs, 1);
+		assert_int_equal(collect(&f, 3, 4), 1);
+		assert_int_equal(f.total, 2);
+		assert_int_equal(f.runs[0].ring, (k + 1) % 3);
+		serve_runs(&f, 1);
 	}
 	for (uint32_t r = 0; r < 3; r++)
 		assert_int_equal(az_ring_pending(&f.cons[r]), 0);
@@ -473,26 +491,25 @@ static void test_collect_round_robin(void **state)
 static void test_collect_timeouts(void **state)
 {
 	struct fixture f;
-	struct az_batch_params bp = { .max_batch = 8, .deadline_us = 5000, .spin = 16,
-				      .idle_timeout_us = 3000 };
-	struct az_batch_span runs[4];
+	const struct az_batch_params bp = { .max_batch = 8, .deadline_us = 5000, .spin = 16,
+					    .idle_timeout_us = 3000 };
 	uint64_t dt;
 
 	(void)state;
-	fx_setup(&f, 2, 8, 0);
+	fx_setup_batch(&f, 2, bp);
 	/* Idle: nothing arrives, 0 runs after the idle timeout. */
-	dt = timed_collect(&f, 2, &bp, runs, 4, 0, 0);
+	dt = timed_collect(&f, 2, 4, 0, 0);
 	assert_true(dt >= 3000);
 	/* One request, batch not full: returned after the batch deadline, not before. */
 	push(&f.prod[1], 1);
-	dt = timed_collect(&f, 2, &bp, runs, 4, 1, 1);
+	dt = timed_collect(&f, 2, 4, 1, 1);
 	assert_true(dt >= 5000);
-	serve_runs(&f, runs, 1);
+	serve_runs(&f, 1);
 	/* A full batch returns without waiting for a long deadline. */
-	bp.deadline_us = 10u * 1000 * 1000;
+	f.bp.deadline_us = 10u * 1000 * 1000;
 	for (int i = 0; i < 8; i++)
 		push(&f.prod[0], (uint64_t)i);
-	assert_true(timed_collect(&f, 2, &bp, runs, 4, 1, 8) < 2u * 1000 * 1000);
+	assert_true(timed_collect(&f, 2, 4, 1, 8) < 2u * 1000 * 1000);
 	fx_teardown(&f);
 }
 
@@ -517,18 +534,16 @@ static void *waker_main(void *arg)
 static void test_collect_wakes(void **state)
 {
 	struct fixture f;
-	struct az_batch_params bp = { .max_batch = 1, .spin = 0, .idle_timeout_us = 0 };
+	const struct az_batch_params bp = { .max_batch = 1, .spin = 0, .idle_timeout_us = 0 };
 	struct waker w = { &f, 0 };
-	struct az_batch_span runs[2];
-	uint32_t total;
 	pthread_t t;
 
 	(void)state;
-	fx_setup(&f, 1, 8, 0);
+	fx_setup_batch(&f, 1, bp);
 	assert_int_equal(pthread_create(&t, NULL, waker_main, &w), 0);
-	assert_int_equal(az_batch_collect(f.cons, 1, &bp, runs, 2, &total), 1);
-	assert_int_equal(total, 1);
-	assert_true(*(uint64_t *)az_ring_slot(&f.cons[0], runs[0].first) == 42);
+	assert_int_equal(collect(&f, 1, 2), 1);
+	assert_int_equal(f.total, 1);
+	assert_true(*(uint64_t *)az_ring_slot(&f.cons[0], f.runs[0].first) == 42);
 	pthread_join(t, NULL);
 	fx_teardown(&f);
 }
@@ -559,6 +574,11 @@ static void test_wait_result(void **state)
 }
 
 /* ---- adaptive batching: producer wait marks ---- */
+
+/* The adaptive tests' batching: room for all they publish, and a deadline of 1 s that a batch
+ * started by blocked producers comes in far below. */
+static const struct az_batch_params adaptive_bp = { .max_batch = 8, .deadline_us = 1000000,
+						    .spin = 16, .idle_timeout_us = 0 };
 
 struct blocker {
 	struct az_ring *prod;
@@ -626,32 +646,29 @@ static void test_producer_marks(void **state)
 static void test_collect_adaptive(void **state)
 {
 	struct fixture f;
-	struct az_batch_params bp = { .max_batch = 8, .deadline_us = 1000000, .spin = 16,
-				      .idle_timeout_us = 0 };
-	struct az_batch_span runs[4];
 	struct blocker b;
 	pthread_t t;
 
 	(void)state;
-	fx_setup(&f, 2, 8, 0); /* ring 1 stays detached */
+	fx_setup_batch(&f, 2, adaptive_bp); /* ring 1 stays detached */
 	for (int i = 0; i < 3; i++)
 		push(&f.prod[0], (uint64_t)i);
 	block_producer(&f, &b, &t);
 	/* far below the 1 s deadline */
-	assert_true(timed_collect(&f, 2, &bp, runs, 4, 1, 3) < 500000);
+	assert_true(timed_collect(&f, 2, 4, 1, 3) < 500000);
 	/* The same state under the fixed-deadline baseline: the whole deadline. */
-	bp.fixed_deadline = 1;
-	bp.deadline_us = 100000;
-	assert_true(timed_collect(&f, 2, &bp, runs, 4, 1, 3) >= 100000);
+	f.bp.fixed_deadline = 1;
+	f.bp.deadline_us = 100000;
+	assert_true(timed_collect(&f, 2, 4, 1, 3) >= 100000);
 	answer_all(&f.cons[0]);
 	pthread_join(t, NULL);
 	for (int i = 0; i < 3; i++)
 		pop_expect(&f.prod[0], (uint64_t)i, (uint64_t)i);
 	/* A producer that may still publish (ring 1, running): the deadline holds. */
-	bp.fixed_deadline = 0;
+	f.bp.fixed_deadline = 0;
 	push(&f.prod[0], 7);
 	push(&f.prod[1], 8);
-	assert_true(timed_collect(&f, 2, &bp, runs, 4, 2, 2) >= 100000);
+	assert_true(timed_collect(&f, 2, 4, 2, 2) >= 100000);
 	fx_teardown(&f);
 }
 
@@ -660,23 +677,20 @@ static void test_collect_adaptive(void **state)
 static void test_collect_block_wakes(void **state)
 {
 	struct fixture f;
-	struct az_batch_params bp = { .max_batch = 8, .deadline_us = 1000000, .spin = 0,
-				      .idle_timeout_us = 0 };
-	struct az_batch_span runs[2];
 	struct blocker b;
-	uint32_t total;
 	uint64_t t0, dt;
 	pthread_t t;
 
 	(void)state;
-	fx_setup(&f, 1, 8, 0);
+	fx_setup_batch(&f, 1, adaptive_bp);
+	f.bp.spin = 0; /* asleep on the doorbell at once */
 	push(&f.prod[0], 3);
 	b = (struct blocker){ &f.prod[0], 30000, -1 };
 	t0 = now_us();
 	assert_int_equal(pthread_create(&t, NULL, blocker_main, &b), 0);
-	assert_int_equal(az_batch_collect(f.cons, 1, &bp, runs, 2, &total), 1);
+	assert_int_equal(collect(&f, 1, 2), 1);
 	dt = now_us() - t0;
-	assert_int_equal(total, 1);
+	assert_int_equal(f.total, 1);
 	assert_true(dt >= 25000 && dt < 500000);
 	answer_all(&f.cons[0]);
 	pthread_join(t, NULL);

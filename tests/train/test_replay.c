@@ -449,18 +449,18 @@ static void test_value_only_records(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_load_appends, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bit_flip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_raw_records, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_header, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_excl, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_backpressure, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_huge_records, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
+		AZ_TEST_IN_TMPDIR(test_roundtrip),
+		AZ_TEST_IN_TMPDIR(test_load_appends),
+		AZ_TEST_IN_TMPDIR(test_torn_tail),
+		AZ_TEST_IN_TMPDIR(test_bit_flip),
+		AZ_TEST_IN_TMPDIR(test_raw_records),
+		AZ_TEST_IN_TMPDIR(test_bad_header),
+		AZ_TEST_IN_TMPDIR(test_excl),
+		AZ_TEST_IN_TMPDIR(test_backpressure),
+		AZ_TEST_IN_TMPDIR(test_huge_records),
+		AZ_TEST_IN_TMPDIR(test_write_error),
 		cmocka_unit_test(test_value_targets),
-		cmocka_unit_test_setup_teardown(test_value_only_records, setup, teardown),
+		AZ_TEST_IN_TMPDIR(test_value_only_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
