@@ -59,18 +59,11 @@ long az_eval_count_best(const struct az_game *g, const struct az_position *pos, 
 	return ok;
 }
 
-int az_eval_checkpoint_measure(const struct az_game *g, const char *ckpt,
-			       int (*measure)(void *arg, az_eval_fn fn, void *ctx, char *err,
-					      size_t errlen),
-			       void *arg, char *err, size_t errlen)
+int az_eval_open_cpu(const struct az_game *g, const char *ckpt, struct az_opened_net *net,
+		     char *err, size_t errlen)
 {
 	struct az_net_open_args a = {
 		.ckpt = ckpt, .game = g, .backend = AZ_BACKEND_CPU, .batch = 1};
-	struct az_opened_net net;
-	int rc = az_net_open(&a, &net, err, errlen);
-	if (rc < 0)
-		return rc;
-	rc = measure(arg, az_net_eval, &net.eval, err, errlen);
-	az_net_close(&net);
-	return rc;
+
+	return az_net_open(&a, net, err, errlen);
 }

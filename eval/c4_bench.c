@@ -258,21 +258,15 @@ int az_c4_bench_run(const struct az_c4_bench_params *p, az_eval_fn fn, void *ctx
 	return rc;
 }
 
-/* az_c4_bench_checkpoint's arguments for measure(). */
-struct checkpoint_run {
-	const struct az_c4_bench_params *p;
-	struct az_c4_bench_result *r;
-};
-
-static int measure(void *arg, az_eval_fn fn, void *ctx, char *err, size_t errlen)
-{
-	const struct checkpoint_run *c = arg;
-	return az_c4_bench_run(c->p, fn, ctx, c->r, err, errlen);
-}
-
 int az_c4_bench_checkpoint(const struct az_c4_bench_params *p, const char *ckpt,
 			   struct az_c4_bench_result *r, char *err, size_t errlen)
 {
-	struct checkpoint_run c = {.p = p, .r = r};
-	return az_eval_checkpoint_measure(c4, ckpt, measure, &c, err, errlen);
+	struct az_opened_net net;
+	int rc = az_eval_open_cpu(c4, ckpt, &net, err, errlen);
+
+	if (rc == 0) {
+		rc = az_c4_bench_run(p, az_net_eval, &net.eval, r, err, errlen);
+		az_net_close(&net);
+	}
+	return rc;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "eval/net_open.h"
 #include "eval/positions.h"
 #include "games/game.h"
 #include "mcts/mcts.h"
@@ -29,14 +30,12 @@ int az_eval_read_best(const struct az_game *g, FILE *f, const char *path, long l
 long az_eval_count_best(const struct az_game *g, const struct az_position *pos, long n,
 			az_eval_fn fn, void *ctx, struct az_tree *t, uint32_t sims);
 
-/* Measure checkpoint ckpt: open it as a network of game g on a batch-1 CPU backend
- * (az_net_open) and call measure(arg, az_net_eval, evaluator, err, errlen) with it; everything
- * is freed before returning. Returns measure's result, or az_net_open's negative errno with its
- * message in err (-EPROTO: "<ckpt> is a <game> network, not <g>", or of another shape). */
-int az_eval_checkpoint_measure(const struct az_game *g, const char *ckpt,
-			       int (*measure)(void *arg, az_eval_fn fn, void *ctx, char *err,
-					      size_t errlen),
-			       void *arg, char *err, size_t errlen);
+/* Open checkpoint ckpt as a network of game g for the benchmarks: the CPU backend, batch 1
+ * (az_net_open()); the caller az_net_close()s *net. Returns 0, or az_net_open's negative errno
+ * with its message in err (-EPROTO: "<ckpt> is a <game> network, not <g>", or of another
+ * shape). */
+int az_eval_open_cpu(const struct az_game *g, const char *ckpt, struct az_opened_net *net,
+		     char *err, size_t errlen);
 
 /* ---- labels_util.c ---- */
 

@@ -254,26 +254,18 @@ int az_tangled_bench_run(const struct az_tangled_bench_params *p, az_eval_fn fn,
 	return rc;
 }
 
-/* az_tangled_bench_checkpoint's arguments for measure(). */
-struct checkpoint_run {
-	const struct az_tangled_bench_params *p;
-	struct az_tangled_bench_result *r;
-};
-
-static int measure(void *arg, az_eval_fn fn, void *ctx, char *err, size_t errlen)
-{
-	const struct checkpoint_run *c = arg;
-	return az_tangled_bench_run(c->p, fn, ctx, c->r, err, errlen);
-}
-
 int az_tangled_bench_checkpoint(const struct az_tangled_bench_params *p, const char *ckpt,
 				struct az_tangled_bench_result *r, char *err, size_t errlen)
 {
 	const struct az_game *g = az_tangled_game();
-	struct checkpoint_run c = {.p = p, .r = r};
-	if (!g) {
+	struct az_opened_net net;
+	int rc = g ? az_eval_open_cpu(g, ckpt, &net, err, errlen) : -EINVAL;
+
+	if (!g)
 		snprintf(err, errlen, "the benchmark: Tangled is not configured");
-		return -EINVAL;
+	if (rc == 0) {
+		rc = az_tangled_bench_run(p, az_net_eval, &net.eval, r, err, errlen);
+		az_net_close(&net);
 	}
-	return az_eval_checkpoint_measure(g, ckpt, measure, &c, err, errlen);
+	return rc;
 }
