@@ -208,15 +208,28 @@ cudaError_t cudaDeviceSynchronize(void)
 	return e;
 }
 
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags)
+/* cudaStreamCreateWithFlags and cudaEventCreateWithFlags: a new handle, a copy of proto, in the
+ * live set; cudaErrorInvalidValue for a NULL out or a flag outside allowed. */
+extern "C++" {
+template <class T>
+static cudaError_t create_live(T **out, unsigned flags, unsigned allowed, const T &proto,
+			       std::set<T *> &live)
 {
 	std::lock_guard<std::recursive_mutex> g(az_sim_lock());
 
-	if (!s || (flags & ~cudaStreamNonBlocking))
+	if (!out || (flags & ~allowed))
 		return az_sim_set_error(cudaErrorInvalidValue);
-	*s = new CUstream_st{!(flags & cudaStreamNonBlocking), {}, NULL, false, false, {}};
-	live_streams.insert(*s);
+	*out = new T(proto);
+	live.insert(*out);
 	return cudaSuccess;
+}
+} /* extern "C++" */
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags)
+{
+	return create_live(s, flags, cudaStreamNonBlocking,
+			   CUstream_st{!(flags & cudaStreamNonBlocking), {}, NULL, false, false, {}},
+			   live_streams);
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t *s)
@@ -255,13 +268,8 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s)
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags)
 {
-	std::lock_guard<std::recursive_mutex> g(az_sim_lock());
-
-	if (!e || (flags & ~cudaEventDisableTiming))
-		return az_sim_set_error(cudaErrorInvalidValue);
-	*e = new CUevent_st{NULL, 0, false, 0};
-	live_events.insert(*e);
-	return cudaSuccess;
+	return create_live(e, flags, cudaEventDisableTiming, CUevent_st{NULL, 0, false, 0},
+			   live_events);
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t *e)
