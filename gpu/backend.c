@@ -294,8 +294,14 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 		ret = b->ops->create(a, max_batch, &b->ctx);
 	}
 	if (ret) {
-		if (ret == -ENOMEM)
-			az_set_err(why, whylen, "%s: out of memory", b->ops->name);
+		if (ret == -ENOMEM) {
+			char net[48];
+
+			az_arch_format(a, net, sizeof(net));
+			az_set_err(why, whylen, "%s: out of memory for network %s (%.1f M parameters) "
+				   "with batches of up to %u: a smaller network or batch needs less",
+				   b->ops->name, net, az_model_param_count(a) / 1e6, max_batch);
+		}
 		else if ((ret == -EINVAL || ret == -ENOTSUP) && (b->ops == &az_backend_cpu_ops ||
 								 b->ops == &az_backend_cpu_async_ops)) {
 			char msg[160];

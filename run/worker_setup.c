@@ -156,8 +156,11 @@ int az_worker_setup(struct worker *w, const struct az_worker_params *cfg, struct
 	w->games = calloc(w->ngames, sizeof(*w->games));
 	w->ready = malloc(sizeof(*w->ready) * w->ngames);
 	w->work = malloc(sizeof(*w->work) * w->ngames);
-	if (!w->games || !w->ready || !w->work)
+	if (!w->games || !w->ready || !w->work) {
+		az_log("worker %u: out of memory for the state of %u concurrent games", id,
+		       w->ngames);
 		return -ENOMEM;
+	}
 	if (cfg->eval_cache_shared) {
 		size_t bytes;
 		void *mem = az_evalcache_seg_region(seg, &bytes);
@@ -165,8 +168,12 @@ int az_worker_setup(struct worker *w, const struct az_worker_params *cfg, struct
 	} else if (cfg->eval_cache_bytes > 0) {
 		rc = az_evalcache_create(w->g->actions, cfg->eval_cache_bytes, &w->cache);
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		az_log("worker %u: cannot set up its evaluation cache (%zu MiB%s): %s", id,
+		       (cfg->eval_cache_shared ? 0 : cfg->eval_cache_bytes) >> 20,
+		       cfg->eval_cache_shared ? ", shared" : "", strerror(-rc));
 		return rc;
+	}
 	if (w->cache) {
 		w->pend_key = calloc(w->ring.capacity, sizeof(*w->pend_key));
 		if (!w->pend_key)
@@ -202,8 +209,12 @@ int az_worker_setup(struct worker *w, const struct az_worker_params *cfg, struct
 			mp.seed = cfg->seed * 0x9e3779b97f4a7c15ull + ((uint64_t)iteration << 40) +
 				  ((uint64_t)id << 20) + i * 2u + (uint64_t)p +
 				  (uint64_t)mode * 7919;
-			if (az_tree_create(g, &mp, start, &gm->tree[p]) < 0)
+			if (az_tree_create(g, &mp, start, &gm->tree[p]) < 0) {
+				az_log("worker %u: out of memory for the search tree of game %u of "
+				       "%u",
+				       id, i + 1, w->ngames);
 				return -ENOMEM;
+			}
 			az_tree_set_noise(gm->tree[p], mode == AZ_WORKER_SELFPLAY);
 			if (w->cache)
 				az_tree_set_leaf_hook(gm->tree[p], az_worker_leaf_hook, w);
@@ -213,8 +224,11 @@ int az_worker_setup(struct worker *w, const struct az_worker_params *cfg, struct
 		gm->hz = malloc(sizeof(float) * g->max_plies);
 		gm->hq = malloc(sizeof(float) * g->max_plies);
 		gm->hplayer = malloc(g->max_plies);
-		if (!gm->hx || !gm->hpi || !gm->hz || !gm->hq || !gm->hplayer)
+		if (!gm->hx || !gm->hpi || !gm->hz || !gm->hq || !gm->hplayer) {
+			az_log("worker %u: out of memory for the move history of game %u of %u", id,
+			       i + 1, w->ngames);
 			return -ENOMEM;
+		}
 	}
 	return 0;
 }

@@ -155,5 +155,23 @@ if [ -n "$SHIM" ]; then
 	survived[worker-oom]=1
 fi
 
+# 8. Out of memory at start-up names what did not fit: a worker's evaluation cache larger than
+# the address space left (ulimit -v), and a network too large for the inference backend.
+D="$T/oom-cache"
+(ulimit -v 2500000 && "$AZRUN" --game connect4 --workers 1 --games-per-iter 8 --iterations 1 \
+	--eval-cache worker --eval-cache-mb 4000 --quiet --out "$D" 2> "$T/oom-cache.log")
+rc=$?
+[ $rc -eq 1 ] || { cat "$T/oom-cache.log"; fail "cache out of memory: exit $rc, want 1"; }
+grep -q "worker 0: cannot set up its evaluation cache (4000 MiB): Cannot allocate memory" \
+	"$T/oom-cache.log" || { cat "$T/oom-cache.log"; fail "cache out of memory: unclear"; }
+D="$T/oom-net"
+(ulimit -v 2500000 && "$AZRUN" --game connect4 --workers 1 --games-per-iter 8 --iterations 1 \
+	--net resnet:512x20 --max-batch 4096 --quiet --out "$D" 2> "$T/oom-net.log")
+rc=$?
+[ $rc -eq 1 ] || { cat "$T/oom-net.log"; fail "network out of memory: exit $rc, want 1"; }
+grep -q "out of memory for network resnet:512x20 (.* M parameters) with batches of up to 4096" \
+	"$T/oom-net.log" || { cat "$T/oom-net.log"; fail "network out of memory: unclear"; }
+survived[startup-oom]=1
+
 for k in "${!survived[@]}"; do echo "faults survived: $k ${survived[$k]}"; done
 echo "fault injection: all checks passed"
