@@ -409,3 +409,22 @@ const char *az_format_wdl(long wins, long draws, long losses, char *buf, size_t 
 		 losses == 1 ? "" : "es");
 	return buf;
 }
+
+int az_cache_dir(char *buf, size_t len)
+{
+	const char *env = getenv("RINGZERO_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
+		   *home = getenv("HOME");
+	int n;
+
+	if (env && *env)
+		n = strcmp(env, "none") == 0 ? -1 : snprintf(buf, len, "%s", env);
+	else if (xdg && *xdg)
+		n = snprintf(buf, len, "%s/ringzero", xdg);
+	else if (home && *home)
+		n = snprintf(buf, len, "%s/.cache/ringzero", home);
+	else
+		n = -1;
+	if (n < 0)
+		return -ENOENT;
+	return (size_t)n < len ? 0 : -ENAMETOOLONG;
+}

@@ -80,6 +80,12 @@ int az_parse_duration(const char *text, double *seconds);
 /* Seconds as "4.2s", "3m07s" or "2h05m"; "?" for a negative or NAN value. */
 void az_format_duration(double s, char *buf, size_t len);
 
+/* The machine's RingZero cache folder into buf[len] (not created): $RINGZERO_CACHE_DIR ("none":
+ * no cache), else $XDG_CACHE_HOME/ringzero, else $HOME/.cache/ringzero; never a folder others
+ * can write to such as /tmp, whose files another user could have planted. Returns 0, -ENOENT
+ * when there is none (the caller caches nothing, or asks for a folder), -ENAMETOOLONG. */
+int az_cache_dir(char *buf, size_t len);
+
 /* The size of a message buffer that names a file: any path in full (PATH_MAX) and the words
  * around it, so that a long path is never cut in what the user reads. */
 #define AZ_ERR_LEN (PATH_MAX + 512)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "base/rng.h"
 #include "base/util.h"
 #include "eval/eval_impl.h"
@@ -20,11 +21,17 @@
 
 static const struct az_game *const c4 = &az_game_connect4;
 
+/* The labels cache's file name from a flattened path: whole up to LABELS_NAME_MAX bytes, else
+ * its last LABELS_NAME_TAIL bytes, '-' and 16 hex digits (with ".labels": at most 200 bytes). */
+#define LABELS_NAME_MAX 190
+#define LABELS_NAME_TAIL 150
+
 int az_c4_labels_path(const char *src, char *out, size_t n)
 {
-	char abs[PATH_MAX], dir[PATH_MAX];
-	const char *slash = strrchr(src, '/'), *home;
+	char abs[PATH_MAX], dir[PATH_MAX], cache[PATH_MAX];
+	const char *slash = strrchr(src, '/');
 	struct stat sb;
+	size_t len;
 	int k;
 
 	if (slash)
@@ -40,15 +47,20 @@ int az_c4_labels_path(const char *src, char *out, size_t n)
 	}
 	if (!realpath(src, abs))
 		return -ENOENT;
+	k = az_cache_dir(cache, sizeof(cache));
+	if (k < 0)
+		return k == -ENOENT ? -ENOTDIR : k;
+	len = strlen(abs);
 	for (char *c = abs; *c; c++)
 		if (*c == '/')
 			*c = '%';
-	home = getenv("XDG_CACHE_HOME");
-	if (home && home[0])
-		k = snprintf(out, n, "%s/ringzero/%s.labels", home, abs);
+	/* A file name has at most NAME_MAX (255) bytes: a long path keeps its last part, made
+	 * unique by a hash of the whole. */
+	if (len <= LABELS_NAME_MAX)
+		k = snprintf(out, n, "%s/%s.labels", cache, abs);
 	else
-		k = snprintf(out, n, "%s/.cache/ringzero/%s.labels", getenv("HOME") ? getenv("HOME")
-										    : "/tmp", abs);
+		k = snprintf(out, n, "%s/%s-%016llx.labels", cache, abs + len - LABELS_NAME_TAIL,
+			     (unsigned long long)az_fnv1a(AZ_FNV1A_INIT, abs, len));
 	return k < 0 || (size_t)k >= n ? -ENAMETOOLONG : 0;
 }
 

@@ -10,10 +10,12 @@
 #include "eval/labels.h"
 
 /* Where the labels of positions file `src` are cached: "<src>.labels" when src's folder is
- * writable (and has a write bit: root ignores read-only modes), otherwise under
- * $XDG_CACHE_HOME/ringzero (default ~/.cache/ringzero), named after src's absolute path with
- * '/' written as '%'. Returns 0, or -ENAMETOOLONG / -ENOENT (src
- * cannot be resolved). */
+ * writable (and has a write bit: root ignores read-only modes), otherwise in the machine's cache
+ * folder (az_cache_dir(): $RINGZERO_CACHE_DIR, $XDG_CACHE_HOME/ringzero or ~/.cache/ringzero),
+ * named after src's absolute path with '/' written as '%' (a long path: its last 150 bytes and a
+ * hash of the whole, so that the name stays under 255 bytes). Returns 0, -ENOENT (src cannot be
+ * resolved), -ENOTDIR (no cache folder: none of those variables is set, or RINGZERO_CACHE_DIR is
+ * "none") or -ENAMETOOLONG. */
 int az_c4_labels_path(const char *src, char *out, size_t n);
 
 /* The labels of one Connect Four positions file (eval/labels.h): each position's outcome comes

@@ -450,11 +450,16 @@ int azeval_labels_path(const struct eval_opts *o, char *path, size_t n)
 		snprintf(path, n, "%s", o->labels);
 		return 0;
 	}
-	if (az_c4_labels_path(o->positions, path, n) < 0) {
-		fprintf(stderr, "azeval: cannot open %s: %s\n", o->positions, strerror(ENOENT));
-		return -ENOENT;
-	}
-	return 0;
+	int rc = az_c4_labels_path(o->positions, path, n);
+
+	if (rc == -ENOTDIR)
+		fprintf(stderr, "azeval: %s's folder is read-only and this machine has no cache "
+			"folder for its labels (RINGZERO_CACHE_DIR, XDG_CACHE_HOME and HOME unset, or "
+			"RINGZERO_CACHE_DIR=none): set one, or name a labels file with --labels FILE\n",
+			o->positions);
+	else if (rc < 0)
+		fprintf(stderr, "azeval: %s: %s\n", o->positions, strerror(-rc));
+	return rc;
 }
 
 /* The end of --mistakes, after the labels were saved (saved, err) and closed. */

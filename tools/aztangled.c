@@ -212,7 +212,7 @@ static int table_main(const struct az_tangled_graph *g, struct az_tangled_option
 			"16 (larger graphs cache lazily)\n", g->name, g->e);
 		return 2;
 	}
-	if (!o->cache_dir && az_tangled_default_cache_dir(dir, sizeof(dir)) == 0)
+	if (!o->cache_dir && az_cache_dir(dir, sizeof(dir)) == 0)
 		o->cache_dir = dir;
 	if (!o->cache_dir) {
 		fprintf(stderr, "aztangled: table: no cache directory (--cache-dir, or set HOME)\n");

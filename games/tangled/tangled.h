@@ -223,11 +223,6 @@ const char *az_tangled_adj_cache_path(const struct az_tangled_adj *a);
 /* Path of the complete outcome table in use ("" when there is none). */
 const char *az_tangled_adj_table_path(const struct az_tangled_adj *a);
 
-/* The default directory for outcome tables and caches into buf: $RINGZERO_CACHE_DIR, else
- * $XDG_CACHE_HOME/ringzero, else $HOME/.cache/ringzero. 0, or -ENOENT when none is set or
- * RINGZERO_CACHE_DIR is "none" (no file tables), -ENAMETOOLONG. */
-int az_tangled_default_cache_dir(char *buf, size_t len);
-
 /* ==== the configured game (games/tangled/tangled.c) ==== */
 
 /* Graph, tokens and adjudicator of the configured game (NULL before setup).

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
+
 static const struct az_game_opt opts[AZ_TANGLED_OPTS] = {
 	[AZ_TANGLED_OPT_GRAPH] = { "graph", AZ_GAME_OPT_U32, 0, "N",
 		"tangled: numbered graph (docs/tangled.md; 3 = K4)", "3", 1, 1000, 1 },
@@ -31,25 +33,6 @@ int az_tangled_variant_parse(const char *text, enum az_tangled_variant *v)
 	else
 		return -EINVAL;
 	return 0;
-}
-
-int az_tangled_default_cache_dir(char *buf, size_t len)
-{
-	const char *env = getenv("RINGZERO_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
-		   *home = getenv("HOME");
-	int n;
-
-	if (env && *env)
-		n = strcmp(env, "none") == 0 ? -1 : snprintf(buf, len, "%s", env);
-	else if (xdg && *xdg)
-		n = snprintf(buf, len, "%s/ringzero", xdg);
-	else if (home && *home)
-		n = snprintf(buf, len, "%s/.cache/ringzero", home);
-	else
-		n = -1;
-	if (n < 0)
-		return -ENOENT;
-	return (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
 /* A table build's progress, handed to the tool's drawer (games/game.h). */
@@ -80,7 +63,7 @@ int az_tangled_configure(const union az_game_opt_value *v, uint64_t seed, char *
 	o.seed = seed;
 	/* complete outcome tables (graphs that qualify) are reused across runs: the tools share
 	 * one directory; the process that configures (azrun, before it forks) builds a missing one */
-	if (az_tangled_default_cache_dir(tdir, sizeof(tdir)) == 0)
+	if (az_cache_dir(tdir, sizeof(tdir)) == 0)
 		o.table_dir = tdir;
 	o.table_progress = table_progress;
 	rc = az_tangled_setup(&o, e, sizeof(e));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* base/util.h: the progress bar's text (label with the iteration, fill, count, elapsed, ETA) and
- * durations. */
+/* base/util.h: the progress bar's text (label with the iteration, fill, count, elapsed, ETA),
+ * durations, game results in words and the machine's cache folder. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -65,6 +65,32 @@ static void test_wdl(void **state)
 	assert_string_equal(az_format_wdl(12, 0, 3, b, sizeof(b)), "12 wins, 0 draws, 3 losses");
 }
 
+/* The machine's cache folder: RINGZERO_CACHE_DIR, then XDG_CACHE_HOME, then HOME; none (never
+ * /tmp) without them or with RINGZERO_CACHE_DIR=none; a path too long for the buffer refused. */
+static void test_cache_dir(void **state)
+{
+	char b[64];
+
+	(void)state;
+	setenv("RINGZERO_CACHE_DIR", "/r/z", 1);
+	setenv("XDG_CACHE_HOME", "/x", 1);
+	setenv("HOME", "/h", 1);
+	assert_int_equal(az_cache_dir(b, sizeof(b)), 0);
+	assert_string_equal(b, "/r/z");
+	setenv("RINGZERO_CACHE_DIR", "", 1);
+	assert_int_equal(az_cache_dir(b, sizeof(b)), 0);
+	assert_string_equal(b, "/x/ringzero");
+	unsetenv("XDG_CACHE_HOME");
+	assert_int_equal(az_cache_dir(b, sizeof(b)), 0);
+	assert_string_equal(b, "/h/.cache/ringzero");
+	assert_int_equal(az_cache_dir(b, 8), -ENAMETOOLONG);
+	unsetenv("HOME");
+	assert_int_equal(az_cache_dir(b, sizeof(b)), -ENOENT);
+	setenv("HOME", "/h", 1);
+	setenv("RINGZERO_CACHE_DIR", "none", 1);
+	assert_int_equal(az_cache_dir(b, sizeof(b)), -ENOENT);
+}
+
 /* --time-limit's durations: units h, m, s in order, each once; a bare number is seconds. */
 static void test_parse_duration(void **state)
 {
@@ -89,4 +115,5 @@ static void test_parse_duration(void **state)
 }
 
 AZ_TEST_MAIN(cmocka_unit_test(test_bar_text), cmocka_unit_test(test_duration),
-	     cmocka_unit_test(test_parse_duration), cmocka_unit_test(test_wdl))
+	     cmocka_unit_test(test_parse_duration), cmocka_unit_test(test_wdl),
+	     cmocka_unit_test(test_cache_dir))

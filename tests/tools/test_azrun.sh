@@ -202,13 +202,38 @@ PY
 mkdir -p "$T/ro"
 head -50 "$SHARED/data/connect4/Test_L3_R1" > "$T/ro/Test_L3_R1"
 chmod a-w "$T/ro/Test_L3_R1" "$T/ro"
-XDG_CACHE_HOME="$T/cache" "$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" \
-	--positions "$T/ro/Test_L3_R1" --limit 50 --mistakes --sims 0 \
-	--json > /dev/null
-chmod u+w "$T/ro"
+RINGZERO_CACHE_DIR= XDG_CACHE_HOME="$T/cache" "$AZEVAL" --game connect4 \
+	--checkpoint "$T/c4/best.safetensors" --positions "$T/ro/Test_L3_R1" --limit 50 \
+	--mistakes --sims 0 --json > /dev/null
 [ "$(find "$T/cache/ringzero" -name '*Test_L3_R1.labels' | wc -l)" -eq 1 ] ||
 	fail "no labels cache under XDG_CACHE_HOME for a read-only positions folder"
 [ ! -e "$T/ro/Test_L3_R1.labels" ] || fail "labels written into a read-only positions folder"
+# RINGZERO_CACHE_DIR comes first, as for Tangled's tables.
+RINGZERO_CACHE_DIR="$T/rzlab" XDG_CACHE_HOME="$T/cache" "$AZEVAL" --game connect4 \
+	--checkpoint "$T/c4/best.safetensors" --positions "$T/ro/Test_L3_R1" --limit 5 \
+	--mistakes --sims 0 --json > /dev/null || fail "azeval with RINGZERO_CACHE_DIR"
+[ "$(find "$T/rzlab" -name '*Test_L3_R1.labels' | wc -l)" -eq 1 ] ||
+	fail "no labels cache under RINGZERO_CACHE_DIR"
+# No cache folder at all: a clear refusal, never a shared one such as /tmp/.cache.
+rc=0
+env -u HOME -u XDG_CACHE_HOME RINGZERO_CACHE_DIR=none "$AZEVAL" --game connect4 \
+	--checkpoint "$T/c4/best.safetensors" --positions "$T/ro/Test_L3_R1" --limit 5 \
+	--mistakes --sims 0 > /dev/null 2> "$T/nocache.err" || rc=$?
+[ $rc -ne 0 ] && grep -q "no cache folder for its labels.*--labels FILE" "$T/nocache.err" ||
+	fail "no cache folder: exit $rc: $(cat "$T/nocache.err")"
+chmod u+w "$T/ro"
+# A long read-only path: the cache file's name stays within NAME_MAX (255 bytes).
+long="$T/$(printf 'p%.0s' {1..120})/$(printf 'q%.0s' {1..120})"
+mkdir -p "$long"
+cp "$T/ro/Test_L3_R1" "$long/Test_L3_R1"
+chmod a-w "$long"
+RINGZERO_CACHE_DIR="$T/rzlong" "$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" \
+	--positions "$long/Test_L3_R1" --limit 5 --mistakes --sims 0 --json > /dev/null ||
+	fail "azeval on a long read-only path"
+chmod u+w "$long"
+name=$(ls "$T/rzlong")
+[ -n "$name" ] && [ ${#name} -le 255 ] && [ "${name%.labels}" != "$name" ] ||
+	fail "labels cache name for a long path: '$name' (${#name} bytes)"
 # An unwritable --labels: the result is printed, exit 1, and no claim that the labels were kept.
 rc=0
 "$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" --positions "$T/l2.txt" \
