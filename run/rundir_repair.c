@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/az_assert.h"
 #include "base/util.h"
 #include "games/game.h"
 #include "run/rundir_impl.h"
@@ -162,6 +163,96 @@ static int rebuild_state(struct az_rundir_salvage *s, const char *dir, const str
 	return 0;
 }
 
+/* metrics.jsonl against state.json's completed iterations 1..N: line k must be iteration k's
+ * intact object. An iteration whose line is damaged, torn, misplaced or missing (a cut or deleted
+ * file) gets a sealed stub {"iteration": k, "metrics_lost": ...}: its figures are gone (status
+ * and report show a gap) but the run verifies and resumes, as azrun only appends to intact
+ * lines. Intact lines are kept, in iteration order; lines after N (an iteration that never
+ * committed) are kept when intact, dropped when not. The original goes to the quarantine. */
+static void salvage_metrics(struct az_rundir_salvage *s, const char *dir,
+			    const struct az_rundir_state *st)
+{
+	char path[AZ_RUNDIR_PATH_MAX], err[512], stub[128];
+	const char *rel = az_rundir_name(AZ_RUNDIR_METRICS);
+	char *text = NULL, *out = NULL;
+	size_t len = 0, n = 0, cap;
+	uint32_t N = st->completed, lost = 0;
+	long dropped = 0, lineno = 0;
+	const char **line = calloc((size_t)N + 1, sizeof(*line));
+	size_t *llen = calloc((size_t)N + 1, sizeof(*llen));
+	int have = 0;
+
+	az_rundir_path(path, sizeof(path), dir, AZ_RUNDIR_METRICS);
+	have = az_read_file(path, &text, &len) == 0;
+	cap = len + ((size_t)N + 1) * sizeof(stub) + 1;
+	out = malloc(cap);
+	if (!line || !llen || !out) {
+		say(s, "%s: out of memory", path);
+		s->unrepaired++;
+		goto done;
+	}
+	for (char *p = text, *nl; p && *p; p = nl ? nl + 1 : p + strlen(p)) {
+		size_t l;
+		long it = -1;
+
+		nl = strchr(p, '\n');
+		l = nl ? (size_t)(nl - p) : strlen(p);
+		lineno++;
+		if (!nl || az_rundir_metrics_line(p, l, &it) < 0 || it < 1 ||
+		    (it <= (long)N && line[it])) {
+			dropped++;
+			continue;
+		}
+		if (it <= (long)N) {
+			line[it] = p;
+			llen[it] = l;
+			dropped += it != lineno; /* in the wrong place: rewritten */
+		}
+	}
+	for (uint32_t k = 1; k <= N; k++) {
+		if (line[k]) {
+			memcpy(out + n, line[k], llen[k]);
+			n += llen[k];
+			out[n++] = '\n';
+			continue;
+		}
+		snprintf(stub, sizeof(stub), "{\"iteration\": %u, \"metrics_lost\": \"its line was "
+			 "damaged or missing; set aside by a repair\"}", k);
+		int sl = az_rundir_seal(stub, sizeof(stub));
+		AZ_ASSERT(sl > 0);
+		memcpy(out + n, stub, (size_t)sl);
+		n += (size_t)sl;
+		lost++;
+	}
+	/* intact lines of an iteration after N, in their order: resume removes them */
+	for (char *p = text, *nl; p && *p && (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+		long it = -1;
+
+		if (az_rundir_metrics_line(p, (size_t)(nl - p), &it) >= 0 && it > (long)N) {
+			memcpy(out + n, p, (size_t)(nl - p) + 1);
+			n += (size_t)(nl - p) + 1;
+		}
+	}
+	if (!lost && !dropped)
+		goto done;
+	if (have && keep_copy(s, dir, rel) < 0)
+		goto done;
+	if (az_write_file_atomic(path, out, n, err, sizeof(err)) < 0) {
+		say(s, "%s", err);
+		s->unrepaired++;
+		goto done;
+	}
+	s->rebuilt++;
+	say(s, "rewrote %s: %u of %u completed iterations' lines were damaged or missing and are "
+	    "stubs now (their figures are lost), %ld line%s left out or moved", path, lost, N,
+	    dropped, az_plural((unsigned long)dropped));
+done:
+	free(line);
+	free(llen);
+	free(out);
+	free(text);
+}
+
 /* Copy DIR/from over DIR/to (a network rebuilt from its twin), the damaged one set aside. */
 static void restore_network(struct az_rundir_salvage *s, const char *dir, const char *from_rel,
 			    const char *to_rel)
@@ -272,5 +363,6 @@ int az_rundir_salvage(const char *dir, const struct az_game *g, struct az_rundir
 		return 0; /* missing (nothing completed, or verify says what is there) or refused */
 	salvage_networks(s, dir, g, &st);
 	salvage_replay(s, dir, g, &st);
+	salvage_metrics(s, dir, &st);
 	return 0;
 }

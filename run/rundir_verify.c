@@ -343,8 +343,8 @@ static long check_metrics(const char *out, struct az_rundir_check *t)
 			t->metrics_legacy++;
 		if (lrc == -EBADMSG) {
 			say(t, 1, "%s: line %ld is damaged (its crc32 does not match: a flipped bit or "
-			    "an edit); restore the file, or let a repair set the lines from it on "
-			    "aside", path, lineno);
+			    "an edit); restore the file, or let a repair put a stub in its place "
+			    "(that iteration's figures are lost)", path, lineno);
 			bad = 1;
 			next++;
 			continue;

@@ -153,7 +153,8 @@ static void print_arena(const struct az_run_info *ri)
 		if (!isnan(r->arena_distinct_games))
 			snprintf(distinct, sizeof(distinct), "%.0f", r->arena_distinct_games);
 		printf("            %9.0f  %-11s  %5.3f  %-9s  %+6.0f  %-6s  %-6s  %s\n",
-		       r->iteration, wdl, r->arena_score, r->promoted ? "promoted" : "kept best",
+		       r->iteration, wdl, r->arena_score,
+		       isnan(r->arena_score) ? "?" : r->promoted ? "promoted" : "kept best",
 		       best[i], w1, w2, distinct);
 	}
 	free(best);

@@ -134,4 +134,34 @@ sed -i 's/"completed": 3/"completed": 2/' "$D/state.json"
 "$AZRUN" repair --out "$D" 2> "$T/repair.err" || { cat "$T/repair.err"; fail "state rebuild"; }
 grep -q '"completed": 3' "$D/state.json" || fail "state.json not rebuilt: $(cat "$D/state.json")"
 [ -f "$D/quarantine/state.json" ] || fail "the damaged state.json was not kept"
+
+# 6. metrics.jsonl damaged: a flipped bit in a completed iteration's line, a torn line after the
+# last commit, the file deleted. repair keeps the original in quarantine/ and puts a stub where a
+# completed iteration's line was lost; the run then verifies and resumes.
+metrics_case() {
+	local name=$1 D="$T/metrics-$1"
+	cp -a "$T/base" "$D"
+	case "$name" in
+	flip) python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[30]^=1
+open(p,'wb').write(b)" "$D/metrics.jsonl" ;;
+	torn) printf '{"iteration": 4, "policy_lo' >> "$D/metrics.jsonl" ;;
+	deleted) rm "$D/metrics.jsonl" ;;
+	esac
+	"$AZRUN" verify --out "$D" > "$T/v.out" && fail "metrics $name: verify found nothing"
+	"$AZRUN" repair --out "$D" 2> "$T/repair.err" ||
+		{ cat "$T/repair.err"; fail "metrics $name: repair"; }
+	"$AZRUN" verify --out "$D" > "$T/v.out" ||
+		{ cat "$T/v.out"; fail "metrics $name: verify after repair"; }
+	[ $(wc -l < "$D/metrics.jsonl") -eq 3 ] || fail "metrics $name: not 3 lines"
+	[ "$name" = deleted ] || [ -f "$D/quarantine/metrics.jsonl" ] ||
+		fail "metrics $name: the original was not kept"
+	"$AZRUN" --resume --out "$D" --iterations 4 --quiet 2> "$T/r.err" ||
+		{ cat "$T/r.err"; fail "metrics $name: resume after repair"; }
+	"$AZRUN" verify --out "$D" > "$T/v.out" ||
+		{ cat "$T/v.out"; fail "metrics $name: verify after resume"; }
+}
+for c in flip torn deleted; do metrics_case $c; done
+stubs() { grep -c metrics_lost "$T/metrics-$1/metrics.jsonl" || true; }
+[ "$(stubs flip)" -eq 1 ] && [ "$(stubs torn)" -eq 0 ] && [ "$(stubs deleted)" -eq 3 ] ||
+	fail "stubs: flip $(stubs flip) (want 1), torn $(stubs torn) (0), deleted $(stubs deleted) (3)"
 echo "ok"
