@@ -271,6 +271,38 @@ static void restore_network(struct az_rundir_salvage *s, const char *dir, const 
 	say(s, "rebuilt %s as a copy of %s (the same network)", to, from);
 }
 
+
+/* An old iteration's checkpoint that is gone (deleted; resuming never reads it): a note in the
+ * quarantine, DIR/quarantine/REL.missing, so that verify accepts its absence as it accepts a
+ * checkpoint set aside. Nothing when a copy or a note is already there. */
+static void note_missing(struct az_rundir_salvage *s, const char *dir, const char *rel)
+{
+	char q[AZ_RUNDIR_PATH_MAX + 128], text[160], err[512];
+	int n;
+
+	az_rundir_quarantine_path(q, sizeof(q), dir, rel);
+	n = (int)strlen(q);
+	snprintf(q + n, sizeof(q) - (size_t)n, ".missing");
+	if (access(q, F_OK) == 0)
+		return;
+	q[n] = 0;
+	if (access(q, F_OK) == 0)
+		return;
+	snprintf(q + n, sizeof(q) - (size_t)n, ".missing");
+	n = snprintf(text, sizeof(text), "%s was missing when azrun repair ran; resuming does not "
+		     "read it\n", rel);
+	char d[sizeof(q)];
+	snprintf(d, sizeof(d), "%s", q);
+	*strrchr(d, '/') = 0; /* the quarantine's checkpoints/ folder */
+	if (az_mkdir_p(d) < 0 || az_write_file_atomic(q, text, (size_t)n, err, sizeof(err)) < 0) {
+		say(s, "cannot note the missing %s/%s in %s", dir, rel, q);
+		s->unrepaired++;
+		return;
+	}
+	s->rebuilt++;
+	say(s, "%s/%s is missing (an old iteration's; resuming does not read it): noted in %s", dir,
+	    rel, q);
+}
 /* checkpoints/iter-0..C and best.safetensors. */
 static void salvage_networks(struct az_rundir_salvage *s, const char *dir,
 			     const struct az_game *g, const struct az_rundir_state *st)
@@ -280,9 +312,14 @@ static void salvage_networks(struct az_rundir_salvage *s, const char *dir,
 	az_rundir_path(best, sizeof(best), dir, AZ_RUNDIR_BEST);
 	for (uint32_t k = 0; k <= st->completed; k++) {
 		az_rundir_checkpoint_path(ck, sizeof(ck), dir, k);
-		if (access(ck, F_OK) != 0 || network_ok(s, ck, k, g))
-			continue;
 		snprintf(rel, sizeof(rel), "checkpoints/iter-%04u.safetensors", k);
+		if (access(ck, F_OK) != 0) {
+			if (k != st->completed && k != st->best_iteration)
+				note_missing(s, dir, rel);
+			continue;
+		}
+		if (network_ok(s, ck, k, g))
+			continue;
 		if (k == st->best_iteration && network_ok(s, best, k, g)) {
 			restore_network(s, dir, best_rel, rel);
 		} else if (k == st->completed || k == st->best_iteration) {

@@ -211,10 +211,17 @@ static uint32_t check_checkpoints(const char *out, const struct az_game *g,
 			az_rundir_quarantine_path(q, sizeof(q), out, rel);
 			if (access(ck, F_OK) == 0)
 				continue; /* present but damaged: reported above */
-			/* azrun repair sets aside damaged checkpoints that resuming never reads */
+			char qm[sizeof(q) + 8];
+			snprintf(qm, sizeof(qm), "%s.missing", q);
+			/* azrun repair sets aside damaged checkpoints that resuming never reads, and
+			 * notes missing ones */
 			if (k != t->completed && k != (long)t->best_iteration && access(q, F_OK) == 0)
 				say(t, 0, "%s: set aside in %s by a repair (damaged; resume does "
 				    "not read it)", ck, q);
+			else if (k != t->completed && k != (long)t->best_iteration &&
+				 access(qm, F_OK) == 0)
+				say(t, 0, "%s: missing, noted in %s by a repair (resume does not read "
+				    "it)", ck, qm);
 			else
 				say(t, 1, "%s: missing, but state.json says iteration %ld is complete",
 				    ck, k);

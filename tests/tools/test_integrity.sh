@@ -161,6 +161,22 @@ open(p,'wb').write(b)" "$D/metrics.jsonl" ;;
 		{ cat "$T/v.out"; fail "metrics $name: verify after resume"; }
 }
 for c in flip torn deleted; do metrics_case $c; done
+# 7. An old iteration's checkpoint deleted (resuming does not read it): repair notes it in
+# quarantine/, verify accepts it, resume continues.
+D="$T/gone"
+cp -a "$T/base" "$D"
+b=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['best_iteration'])" \
+	"$D/state.json")
+k=0
+[ "$b" -ne 0 ] || k=1
+rm "$D/checkpoints/iter-000$k.safetensors"
+"$AZRUN" verify --out "$D" > "$T/v.out" && fail "deleted checkpoint: verify found nothing"
+"$AZRUN" repair --out "$D" 2> "$T/repair.err" || { cat "$T/repair.err"; fail "gone: repair"; }
+[ -f "$D/quarantine/checkpoints/iter-000$k.safetensors.missing" ] || fail "gone: no note"
+"$AZRUN" verify --out "$D" > "$T/v.out" || { cat "$T/v.out"; fail "gone: verify after repair"; }
+"$AZRUN" --resume --out "$D" --iterations 4 --quiet 2> "$T/r.err" ||
+	{ cat "$T/r.err"; fail "gone: resume after repair"; }
+
 stubs() { grep -c metrics_lost "$T/metrics-$1/metrics.jsonl" || true; }
 [ "$(stubs flip)" -eq 1 ] && [ "$(stubs torn)" -eq 0 ] && [ "$(stubs deleted)" -eq 3 ] ||
 	fail "stubs: flip $(stubs flip) (want 1), torn $(stubs torn) (0), deleted $(stubs deleted) (3)"
