@@ -35,9 +35,10 @@ static const struct plot plots[] = {
 	{"elo.png", "Elo estimate",
 	 "Elo of the best network relative to the first (iteration 0, rating 0), and of each "
 	 "candidate, from the arena scores (formula below)."},
-	{"throughput.png", "Self-play throughput and batch fill",
-	 "Network evaluations per second during self-play, and the mean batch the inference "
-	 "process ran."},
+	{"throughput.png", "Self-play throughput, batch fill and evaluation cache",
+	 "MCTS simulations and network evaluations per second during self-play (a simulation whose "
+	 "leaf the evaluation cache answers needs no evaluation), the mean batch the inference "
+	 "process ran, and the share of leaves the cache answered."},
 	{"time.png", "Time per phase",
 	 "Wall-clock seconds of self-play, training, arena and, with --bench, the benchmark in "
 	 "each iteration."},
@@ -83,13 +84,13 @@ static int write_data(const char *path, const struct az_run_info *ri, const doub
 		return -errno;
 	fprintf(f, "# iteration\tpolicy_loss\tvalue_loss\tarena_score\tpromoted\telo_best\t"
 		   "elo_candidate\tevals_per_s\tmean_batch\tselfplay_s\ttrain_s\tarena_s\t"
-		   "games\tpositions\tbench_s\n");
+		   "games\tpositions\tbench_s\tsims_per_s\teval_cache_hit_pct\n");
 	for (size_t i = 0; i < ri->nrows; i++) {
 		const struct az_metric_row *r = &ri->rows[i];
 		const double v[] = {r->iteration, r->policy_loss, r->value_loss, r->arena_score,
 				    r->promoted, best[i], cand[i], r->evals_per_s, r->mean_batch,
 				    r->selfplay_s, r->train_s, r->arena_s, r->games, r->positions,
-				    r->bench_s};
+				    r->bench_s, r->sims_per_s, 100 * r->eval_cache_hit_rate};
 		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
 			put(f, v[k], "%.6g");
 			fputc(k + 1 < sizeof(v) / sizeof(v[0]) ? '\t' : '\n', f);
@@ -191,12 +192,15 @@ static int write_script(const char *path, const struct az_run_info *ri)
 		"     'elo.tsv' using 1:3 with points pt 2 title 'candidate'%s\n"
 		"set xrange [%g:%g]\n\n", hi + 0.5, rk, lo - 0.5, hi + 0.5);
 	fprintf(f,
-		"set output 'throughput.png'\nset title 'Self-play throughput and batch fill'\n"
-		"set ylabel 'evaluations per second'\nset y2label 'mean batch'\n"
+		"set output 'throughput.png'\n"
+		"set title 'Self-play throughput, batch fill and evaluation cache'\n"
+		"set ylabel 'per second'\nset y2label 'mean batch; cache hits (%%)'\n"
 		"set ytics nomirror\nset y2tics\nset yrange [0:*]\nset y2range [0:*]\n"
 		"set offsets 0, 0, graph 0.05, 0\n"
-		"plot D using 1:8 with linespoints pt 7 title 'evals/s', \\\n"
-		"     D using 1:9 axes x1y2 with linespoints pt 5 title 'mean batch'%s\n"
+		"plot D using 1:16 with linespoints pt 9 title 'sims/s', \\\n"
+		"     D using 1:8 with linespoints pt 7 title 'evals/s', \\\n"
+		"     D using 1:9 axes x1y2 with linespoints pt 5 title 'mean batch', \\\n"
+		"     D using 1:17 axes x1y2 with linespoints pt 4 title 'cache hits (%%)'%s\n"
 		"unset y2tics\nunset y2label\nset ytics mirror\nset autoscale y\n\n", rk);
 	rk = resume_marks(f, ri, 1) ? resume_key : "";
 	fprintf(f,

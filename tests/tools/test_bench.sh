@@ -117,7 +117,7 @@ if command -v gnuplot > /dev/null; then
 	# time.png stacks the benchmark's seconds with the phases' (it left them out).
 	grep -q "D using (valid(15) ? \$15 : 0) title 'benchmark'" "$R/report/plots.gp" ||
 		fail "time.png leaves the benchmark out: $(grep -A3 time.png "$R/report/plots.gp")"
-	head -1 "$R/report/data.tsv" | grep -q $'\tbench_s$' || fail "data.tsv: no bench_s column"
+	head -1 "$R/report/data.tsv" | awk -F'\t' '{exit $15 != "bench_s"}' || fail "data.tsv: no bench_s column"
 	grep -q "^- Time: self-play .*, benchmark [0-9]" "$R/report/report.md" ||
 		fail "report.md: no benchmark time: $(grep Time: "$R/report/report.md")"
 	grep -Eq '^\| 6 \| [0-9]+/[0-9]+ \|' "$R/report/report.md" \

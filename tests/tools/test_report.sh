@@ -19,6 +19,14 @@ R=$T/r/report
 for p in loss arena elo throughput time; do
 	[ -s "$R/$p.png" ] || fail "$p.png missing"
 done
+# throughput.png says sims/s and the evaluation cache's hit rate beside evals/s, from data.tsv
+# columns of those names that hold numbers (a cache hit rate in %).
+for t in "title 'sims/s'" "title 'evals/s'" "title 'cache hits (%)'"; do
+	grep -qF "$t" "$R/plots.gp" || fail "throughput.png lacks $t"
+done
+awk -F'\t' 'NR == 1 { ok = $16 == "sims_per_s" && $17 == "eval_cache_hit_pct"; next }
+	!($16 > 0 && $17 >= 0 && $17 <= 100) { ok = 0 } END { exit !ok }' "$R/data.tsv" ||
+	fail "data.tsv: sims_per_s / eval_cache_hit_pct: $(head -3 "$R/data.tsv")"
 # elo.tsv opens with iteration 0 at rating 0.
 [ "$(grep -v '^#' "$R/elo.tsv" | head -1)" = $'0\t0\t?' ] || fail "elo.tsv: $(head -2 "$R/elo.tsv")"
 # The resume before iteration 3: a line at 2.5 (at row index 1.5 in the histogram) and a key
