@@ -118,7 +118,8 @@ static int trainer_child(struct az_phase *ph, uint32_t i)
 }
 
 /* A worker killed mid-write leaves a torn record and the records of the game it was writing at
- * the end of its file: drop them now, while the phase's files are still ours, and say so. */
+ * the end of its file: drop them now, while the phase's files are still ours, and say so (with
+ * any game of a record that fails its checksum: the file then holds its intact games only). */
 static void cut_torn_tail(struct az_run_loop *r, uint32_t it, uint32_t worker, uint32_t attempt)
 {
 	char path[AZ_RUNDIR_PATH_MAX], err[512];
@@ -134,8 +135,9 @@ static void cut_torn_tail(struct az_run_loop *r, uint32_t it, uint32_t worker, u
 		r->damage_seen++;
 		az_log("run: warning: %s", err);
 	} else if (dropped)
-		az_log("run: %s: truncated a torn tail of %zu bytes (the game the dead worker was "
-		       "writing); %ld whole-game records kept", path, dropped, n);
+		az_log("run: %s: dropped %zu bytes (the game the dead worker was writing, and any "
+		       "game of a record that fails its checksum); %ld whole-game records kept",
+		       path, dropped, n);
 }
 
 /* The whole games and their records at the start of replay file `path` (after its header).

@@ -124,7 +124,7 @@ struct az_train_report {
 	uint64_t samples;   /* records in the window */
 	uint32_t steps;
 	int32_t error;
-	uint32_t damaged_files; /* replay files of the window read only up to damage */
+	uint32_t damaged_files; /* replay files of the window with games that did not load */
 };
 
 /* Load the window, train, write the candidate. Returns 0 or -errno with a message in err. */

@@ -170,7 +170,7 @@ struct az_rundir_check {
 	long metrics_lines;
 	long metrics_legacy;     /* lines without a crc32 (older azruns), accepted */
 	int state_damaged;       /* state.json exists but is damaged */
-	size_t dropped;  /* bytes after the last whole game, over all replay files */
+	size_t dropped;  /* bytes that do not load (damaged games, torn tails), all replay files */
 	long completed;  /* from state.json; -1 when missing or damaged */
 	uint32_t best_iteration; /* from state.json */
 	int state_missing;       /* no state.json (damage only when iterations completed) */

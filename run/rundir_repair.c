@@ -343,8 +343,9 @@ static void salvage_networks(struct az_rundir_salvage *s, const char *dir,
 	}
 }
 
-/* Replay files of committed iterations: a torn or damaged tail is cut to the last whole game
- * (the original kept in the quarantine); a file that does not read at all is moved there. */
+/* Replay files of committed iterations: one with damaged records or a torn tail is left holding
+ * its intact whole games (the original kept in the quarantine); a file that does not read at
+ * all is moved there. */
 static void salvage_replay(struct az_rundir_salvage *s, const char *dir, const struct az_game *g,
 			   const struct az_rundir_state *st)
 {
@@ -369,8 +370,8 @@ static void salvage_replay(struct az_rundir_salvage *s, const char *dir, const s
 			n = az_replay_load_file(path, &b, 1, &dropped, err, sizeof(err));
 			az_replay_buf_free(&b);
 			s->rebuilt++;
-			say(s, "cut %s to its %ld whole-game records (%zu damaged bytes after them)",
-			    path, n, dropped);
+			say(s, "cut %s to its %ld intact whole-game records (%zu bytes of damaged "
+			    "games or a torn tail left out)", path, n, dropped);
 		}
 	}
 	if (d)

@@ -313,11 +313,12 @@ static void check_replay(const char *out, const struct az_game *g, struct az_run
 		}
 		t->records += n;
 		t->dropped += dropped;
-		/* azrun cuts a dead worker's torn tail at the end of the phase, so a completed
-		 * iteration's file must read to its end. */
+		/* azrun cuts a dead worker's torn tail at the end of the phase, so every record
+		 * of a completed iteration's file must load. */
 		if (dropped)
-			say(t, 1, "%s: damaged: the %zu bytes after the last valid record are lost",
-			    path, dropped);
+			say(t, 1, "%s: damaged: %zu bytes do not load (the games of records that fail "
+				  "their checksums, or a torn tail); its other %ld records load",
+			    path, dropped, n);
 	}
 	closedir(d);
 }

@@ -46,9 +46,10 @@ static long load_window(const struct az_train_job *job, struct az_replay_buf *bu
 		beat(job);
 		if (dropped) { /* in azrun.log too; azrun ends non-zero (run/loop.c) */
 			rep->damaged_files++;
-			az_log("trainer: warning: %s: damaged after its first %ld records: %zu bytes "
-			       "ignored (the run names the damage when it ends)",
-			       job->replay_paths[i], n, dropped);
+			az_log("trainer: warning: %s: damaged: %zu bytes ignored (the games of "
+			       "records that fail their checksums, or a torn tail), %ld records "
+			       "loaded (the run names the damage when it ends)",
+			       job->replay_paths[i], dropped, n);
 		}
 	}
 	return (long)buf->count;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Replay store (train/replay.h): a writer that stages fixed-size checksummed records in a few
  * buffers and writes them with io_uring at explicit file offsets, and a loader that validates
- * the header, keeps the longest valid prefix of records and can cut off a torn tail.
+ * the header, keeps every whole game whose records all pass their checksums and can cut the
+ * file down to those games.
  *
  * Writer protocol. Records never straddle buffers. Buffer `cur` is being filled; when the next
  * record does not fit it is submitted as one write at its file offset and the writer moves to any
@@ -9,9 +10,18 @@
  * every buffer is in flight. A short write is resubmitted for its remainder. The first failed
  * completion is remembered (sticky) and returned by every later call; close then truncates the
  * file to the start of the earliest game that touched a failed write, so that after close the
- * file holds only whole games that reached the disk. */
+ * file holds only whole games that reached the disk.
+ *
+ * Loader. Records are fixed-size, so one that fails its checksum (a flipped bit on the disk)
+ * does not hide the ones after it: the scan goes on to the end and drops the damaged record's
+ * game only. Its records already taken are taken back; the good records after it are skipped
+ * until the next game starts (a record of index 0, which is kept) or the damaged game's final
+ * record has gone by. The index is 16 bits: a game of more than 65536 records (no game comes
+ * near) would look as if it restarted there. */
 #include "train/replay.h"
+#include "base/az_assert.h"
 #include "base/az_err.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -482,78 +492,187 @@ static int check_header(const char *path, const unsigned char *h, size_t got,
 	return 0;
 }
 
-/* Append the valid records among `nrec` whole records at chunk to b. Returns how many were
- * valid (stops at the first bad checksum) or -ENOMEM. *open counts the valid records since the
- * last one that closed a game (AZ_REPLAY_LAST). */
-static long take_records(struct az_replay_buf *b, const unsigned char *chunk, size_t nrec,
-			 size_t rec, size_t *open)
+/* A run of kept records: n records from file offset off on. */
+struct run {
+	off_t off;
+	size_t n;
+};
+
+/* The loader's state while it scans a file's records in order. */
+struct scan {
+	struct az_replay_buf *b;
+	size_t rec;	  /* record bytes */
+	size_t open;	  /* records of the game being read, already in b (no final record yet) */
+	int damaged;	  /* skipping the rest of a game that holds a record with a bad checksum */
+	struct run *runs; /* the records kept, in file order; the open game is in the last run */
+	size_t nruns, cap;
+};
+
+/* Take back the open game's records: from b, and from the end of the last run. */
+static void drop_open(struct scan *s)
 {
+	struct run *last = s->nruns ? &s->runs[s->nruns - 1] : NULL;
+
+	AZ_ASSERT(s->open <= s->b->count && (!s->open || (last && s->open <= last->n)));
+	s->b->count -= s->open;
+	if (s->open) {
+		last->n -= s->open;
+		s->nruns -= last->n == 0;
+	}
+	s->open = 0;
+}
+
+/* Keep the record at file offset off: extend the last run or start a new one. */
+static int keep_run(struct scan *s, off_t off)
+{
+	struct run *last = s->nruns ? &s->runs[s->nruns - 1] : NULL;
+
+	if (last && last->off + (off_t)(last->n * s->rec) == off) {
+		last->n++;
+		return 0;
+	}
+	if (s->nruns == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 8;
+		struct run *p = realloc(s->runs, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->runs = p;
+		s->cap = cap;
+	}
+	s->runs[s->nruns++] = (struct run){off, 1};
+	return 0;
+}
+
+/* Scan `nrec` whole records at chunk (file offset off) into b. A record with a bad checksum
+ * costs its game only: the open game's records are taken back, and the good records after it
+ * are skipped up to the next game's start (a record of index 0, kept) or the damaged game's
+ * final record (skipped). Returns 0 or -ENOMEM. */
+static int take_records(struct scan *s, const unsigned char *chunk, size_t nrec, off_t off)
+{
+	struct az_replay_buf *b = s->b;
 	size_t fx = (size_t)b->features * sizeof(float), fp = (size_t)b->actions * sizeof(float);
-	size_t i;
+	size_t rec = s->rec;
 
 	if (buf_reserve(b, b->count + nrec) < 0)
 		return -ENOMEM;
-	for (i = 0; i < nrec; i++) {
+	for (size_t i = 0; i < nrec; i++) {
 		const unsigned char *p = chunk + i * rec;
-		if (get_u32(p + rec - 4) != record_crc(p, rec - 4))
-			break;
+		uint32_t info = get_u32(p + rec - 8);
+		if (get_u32(p + rec - 4) != record_crc(p, rec - 4)) {
+			drop_open(s);
+			s->damaged = 1;
+			continue;
+		}
+		if (s->damaged && (info & 0xffffu) != 0) {
+			s->damaged = !(info & AZ_REPLAY_LAST);
+			continue;
+		}
+		s->damaged = 0;
+		if (keep_run(s, off + (off_t)(i * rec)) < 0)
+			return -ENOMEM;
 		memcpy(b->x + b->count * b->features, p, fx);
 		memcpy(b->pi + b->count * b->actions, p + fx, fp);
 		memcpy(b->z + b->count, p + fx + fp, sizeof(float));
 		b->count++;
-		*open = (get_u32(p + rec - 8) & AZ_REPLAY_LAST) ? 0 : *open + 1;
+		s->open = (info & AZ_REPLAY_LAST) ? 0 : s->open + 1;
 	}
-	return (long)i;
+	return 0;
 }
 
-/* Scan records from HEADER_BYTES on; *valid_end is the end of the last good record. */
-static long load_records(int fd, off_t size, struct az_replay_buf *b, off_t *valid_end)
+/* Scan every whole record from HEADER_BYTES to the end of the file into s->b. Returns the
+ * number of records kept or -errno. */
+static long load_records(int fd, off_t size, struct scan *s)
 {
-	size_t rec = record_bytes(b->features, b->actions);
+	size_t rec = s->rec, before = s->b->count;
 	size_t chunk_recs = rec >= (1u << 20) ? 1 : (1u << 20) / rec, got;
 	unsigned char *chunk = malloc(chunk_recs * rec);
 	off_t off = HEADER_BYTES;
-	long total = 0, k;
-	size_t open = 0;
-	int rc;
+	int rc = 0;
 
 	if (!chunk)
 		return -ENOMEM;
-	while (off < size) {
+	while (rc == 0 && off + (off_t)rec <= size) {
 		rc = read_at(fd, chunk, chunk_recs * rec, off, &got);
-		if (rc < 0) {
-			total = rc;
-			break;
-		}
-		k = take_records(b, chunk, got / rec, rec, &open);
-		if (k < 0) {
-			total = k;
-			break;
-		}
-		total += k;
-		off += (off_t)((size_t)k * rec);
-		if ((size_t)k < chunk_recs)
-			break; /* bad checksum, torn tail or end of file */
+		if (rc == 0 && got < rec)
+			break; /* the file shrank under us: what is left is a partial record */
+		if (rc == 0)
+			rc = take_records(s, chunk, got / rec, off);
+		off += (off_t)(got / rec * rec);
 	}
 	/* Records of a game whose last record never reached the disk (a worker killed mid-game,
 	 * a torn write) are dropped with the tail: a game is in the store whole or not at all. */
-	if (total >= 0) {
-		b->count -= open;
-		total -= (long)open;
-		off -= (off_t)(open * rec);
-	}
-	*valid_end = off;
+	drop_open(s);
 	free(chunk);
-	return total;
+	if (rc < 0)
+		s->b->count = before;
+	return rc < 0 ? rc : (long)(s->b->count - before);
+}
+
+/* Rewrite `path` to hold its header and the kept records only (s->runs), read back from fd,
+ * through a temporary file and a rename: the file is never left half-rewritten. */
+static int rewrite_kept(const char *path, int fd, const unsigned char *hdr, const struct scan *s,
+			size_t kept, char *err, size_t errlen)
+{
+	size_t len = HEADER_BYTES + kept * s->rec, at = HEADER_BYTES, got;
+	unsigned char *data = malloc(len);
+	char why[1200];
+	int rc = 0;
+
+	if (!data) {
+		az_set_err(err, errlen, "replay %s: out of memory", path);
+		return -ENOMEM;
+	}
+	memcpy(data, hdr, HEADER_BYTES);
+	for (size_t i = 0; rc == 0 && i < s->nruns; at += s->runs[i++].n * s->rec) {
+		rc = read_at(fd, data + at, s->runs[i].n * s->rec, s->runs[i].off, &got);
+		if (rc == 0 && got != s->runs[i].n * s->rec)
+			rc = -EIO;
+	}
+	/* What is read back must still be whole good games: a file that changed since the scan
+	 * is not rewritten. */
+	if (rc == 0 && az_replay_whole_games(data + HEADER_BYTES, len - HEADER_BYTES,
+					     s->b->features, s->b->actions,
+					     NULL) != len - HEADER_BYTES)
+		rc = -EIO;
+	if (rc < 0) {
+		az_set_err(err, errlen, "replay %s: cannot read back its records: %s", path,
+			   strerror(-rc));
+	} else {
+		rc = az_write_file_atomic(path, data, len, why, sizeof(why));
+		if (rc < 0)
+			az_set_err(err, errlen,
+				   "replay %s: cannot rewrite it without its damaged records: %s",
+				   path, why);
+	}
+	free(data);
+	return rc;
+}
+
+/* Leave only the kept records in the file: cut it when they are its start (what was dropped is
+ * a torn tail or an unfinished last game), else rewrite it. */
+static int cut_file(const char *path, int fd, const unsigned char *hdr, const struct scan *s,
+		    size_t kept, char *err, size_t errlen)
+{
+	off_t end = HEADER_BYTES + (off_t)(kept * s->rec);
+
+	if (s->nruns > 1 || (s->nruns == 1 && s->runs[0].off != HEADER_BYTES))
+		return rewrite_kept(path, fd, hdr, s, kept, err, errlen);
+	if (ftruncate(fd, end) < 0 || fsync(fd) < 0) {
+		int rc = -errno;
+		az_set_err(err, errlen, "replay %s: cannot truncate to %lld bytes: %s", path,
+			   (long long)end, strerror(-rc));
+		return rc;
+	}
+	return 0;
 }
 
 long az_replay_load_file(const char *path, struct az_replay_buf *b, int truncate_tail,
 			 size_t *dropped_bytes, char *err, size_t errlen)
 {
 	unsigned char hdr[HEADER_BYTES];
+	struct scan s = {.b = b};
 	struct stat st;
-	off_t valid_end = 0;
-	size_t got;
+	size_t got, dropped;
 	long n;
 	int fd, rc;
 
@@ -561,6 +680,7 @@ long az_replay_load_file(const char *path, struct az_replay_buf *b, int truncate
 		az_set_err(err, errlen, "replay: bad arguments");
 		return -EINVAL;
 	}
+	s.rec = record_bytes(b->features, b->actions);
 	fd = open(path, (truncate_tail ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
@@ -580,20 +700,21 @@ long az_replay_load_file(const char *path, struct az_replay_buf *b, int truncate
 			az_set_err(err, errlen, "replay %s: read failed: %s", path, strerror((int)-n));
 		goto out_close;
 	}
-	n = load_records(fd, st.st_size, b, &valid_end);
+	n = load_records(fd, st.st_size, &s);
 	if (n < 0) {
 		az_set_err(err, errlen, "replay %s: %s", path, strerror((int)-n));
 		goto out_close;
 	}
+	dropped = (size_t)st.st_size - HEADER_BYTES - (size_t)n * s.rec;
 	if (dropped_bytes)
-		*dropped_bytes = (size_t)(st.st_size - valid_end);
-	if (truncate_tail && valid_end < st.st_size &&
-	    (ftruncate(fd, valid_end) < 0 || fsync(fd) < 0)) {
-		n = -errno;
-		az_set_err(err, errlen, "replay %s: cannot truncate to %lld bytes: %s", path,
-			(long long)valid_end, strerror(errno));
+		*dropped_bytes = dropped;
+	if (truncate_tail && dropped > 0) {
+		rc = cut_file(path, fd, hdr, &s, (size_t)n, err, errlen);
+		if (rc < 0)
+			n = rc;
 	}
 out_close:
+	free(s.runs);
 	close(fd);
 	return n;
 }

@@ -6,9 +6,9 @@
  * u32 reserved, u32 crc32 of the preceding 28 bytes }, then records:
  *   { float features[D]; float policy[A]; float z; u32 info; u32 crc32 of the preceding bytes }
  * where info is the record's ply index in its game (low 16 bits), with AZ_REPLAY_LAST set on the
- * game's final record. A torn or corrupt tail (partial record, bad checksum) is detected on load
- * and dropped, together with the records of a game that has no final record: the store holds
- * whole games only.
+ * game's final record. On load a torn tail (a partial record) is dropped, together with the
+ * records of a game that has no final record, and a record with a bad checksum costs its own
+ * game and no other: the store holds whole games only.
  *
  * A record whose policy is all zero carries a value target only (a position searched by a fast
  * search under playout-cap randomisation): the trainer's cross-entropy weights each row by its
@@ -69,11 +69,19 @@ struct az_replay_buf {
 void az_replay_buf_init(struct az_replay_buf *b, uint32_t features, uint32_t actions);
 void az_replay_buf_free(struct az_replay_buf *b);
 
-/* Append every valid record of segment file `path` to b. A torn tail or a record with a bad
- * checksum ends the file: what came before is kept, *dropped_bytes (may be NULL) says how much
- * was ignored. With truncate != 0 the file is truncated to its valid length.
+/* Append the records of every whole game of segment file `path` to b, in file order. Every
+ * whole record to the end of the file is read. A record with a bad checksum costs its own game
+ * only: that game's records before it are dropped, and the good records after it up to the next
+ * game's first record (index 0) or its own final record. A partial record at the end and a last
+ * game without its final record are dropped too. *dropped_bytes (may be NULL) gets the bytes
+ * after the header that were not loaded, damage inside the file and tail together: the file's
+ * size less the header less the loaded records' bytes. With truncate != 0 and something
+ * dropped, the file is left holding the header and the loaded records only: truncated when all
+ * that was dropped is at its end, else rewritten through a temporary file and a rename (never
+ * half-rewritten); loading it again loads the same records with nothing dropped.
  * Returns the number of records loaded, or -EINVAL (bad header or geometry: err says which),
- * -ENOENT, -ENOMEM. */
+ * -ENOENT, -ENOMEM, -errno when the file cannot be read (b unchanged), or -errno when it
+ * cannot be truncated or rewritten (err says which; the records are in b all the same). */
 long az_replay_load_file(const char *path, struct az_replay_buf *b, int truncate,
 			 size_t *dropped_bytes, char *err, size_t errlen);
 

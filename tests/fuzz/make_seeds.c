@@ -153,12 +153,18 @@ static void replays(const char *tmp)
 	free(buf);
 	buf = segment(tmp, 84, 7, 1, 2, &n); /* Connect Four geometry: selector 1 */
 	put("replay", "ok-c4-twice.rpl", 0x09, buf, n);
-	buf[n - 10] ^= 1; /* a record checksum: the rest of the file is dropped */
+	buf[n - 10] ^= 1; /* a record checksum: the last game is dropped */
 	put("replay", "ok-c4-bad-record.rpl", 0x0d, buf, n);
 	free(buf);
 	buf = segment(tmp, 1, 1, 3, 2, &n); /* 1 x 1: selector 2 */
 	put("replay", "ok-1x1.rpl", 0x02, buf, n);
 	put("replay", "ok-1x1-header-only.rpl", 0x0e, buf, 32);
+	/* 20-byte records from byte 32 on, two a game: a flip costs its game, the others stay */
+	buf[32 + 2 * 20 + 1] ^= 1; /* the second game's first record: rewritten without it */
+	put("replay", "ok-1x1-flip-inside-cut.rpl", 0x0e, buf, n);
+	buf[32 + 2 * 20 + 1] ^= 1;
+	buf[32 + 1 * 20 + 1] ^= 1; /* the first game's final record: the second game starts next */
+	put("replay", "ok-1x1-flip-last-record.rpl", 0x0a, buf, n);
 	free(buf);
 	buf = segment(tmp, 3, 2, 1, 4, &n); /* 3 x 2: selector 3 */
 	put("replay", "ok-3x2.rpl", 0x03, buf, n);

@@ -3,8 +3,9 @@
 # Issue 23 items 1 and 2, on a tiny tic-tac-toe run: every single-bit flip of state.json is
 # refused by verify (or reads the same state), a sample of them by resume with nothing changed,
 # never a silent rollback; flips of a metrics line's digits are refused; a copied checkpoint is
-# named; `azrun repair` on a damaged old checkpoint and a torn old replay tail moves them aside
-# (nothing deleted) and resume then continues.
+# named; `azrun repair` on a damaged old checkpoint, a torn old replay tail and a flipped bit
+# inside an old replay file moves them aside (nothing deleted), keeps every intact game, and
+# resume then continues.
 # Usage: test_integrity.sh AZRUN
 set -uo pipefail
 AZRUN=$1
@@ -94,8 +95,9 @@ cp "$D/checkpoints/iter-0001.safetensors" "$D/checkpoints/iter-0002.safetensors"
 [ $? -eq 1 ] && grep -q "iter-0002.safetensors: the network of iteration 1" "$T/v.out" ||
 	{ cat "$T/v.out"; fail "a copied checkpoint passes verify"; }
 
-# 4. azrun repair: an old checkpoint damaged (neither the last nor the best) and an old replay
-# file (outside the window) with a torn tail.
+# 4. azrun repair: an old checkpoint damaged (neither the last nor the best), an old replay
+# file (outside the window) with a torn tail, and another with a flipped bit in its second game:
+# that game alone is lost, the games after it stay (the file is rewritten without it).
 D="$T/repair"
 cp -a "$T/base" "$D"
 best=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["best_iteration"])' \
@@ -109,14 +111,46 @@ open(sys.argv[1], "wb").write(b)
 PY
 rp="$D/replay/iter-0001-w00.rpl"
 truncate -s -7 "$rp"
+# the old file with the most games (workers share an iteration's games unevenly)
+flipped=$(python3 - "$T/flip.want" "$D"/replay/iter-0001-w01.rpl "$D"/replay/iter-0002-w0*.rpl \
+	<<'PY'
+import struct, sys
+def games_of(path):
+    b = open(path, "rb").read()
+    rec = struct.unpack_from("<I", b, 16)[0]
+    games, cur = [], []
+    for i in range((len(b) - 32) // rec):
+        cur.append(b[32 + i * rec:32 + (i + 1) * rec])
+        if struct.unpack_from("<I", cur[-1], rec - 8)[0] & 0x80000000:
+            games.append(cur)
+            cur = []
+    assert not cur, path + ": records after the last whole game"
+    return b[:32], games
+path = max(sys.argv[2:], key=lambda p: len(games_of(p)[1]))
+hdr, games = games_of(path)
+if len(games) < 3:
+    sys.exit("%s: %d games, too few to damage one in the middle" % (path, len(games)))
+rec = len(games[0][0])
+open(sys.argv[1], "wb").write(hdr + b"".join(r for g in games[:1] + games[2:] for r in g))
+b = bytearray(open(path, "rb").read())
+b[32 + (len(games[0]) + len(games[1]) // 2) * rec + 5] ^= 0x10
+open(path, "wb").write(b)
+print(path)
+PY
+) || fail "flip in a replay file"
 find "$D" -type f ! -name azrun.log ! -name progress.json | sed "s|^$D/||" | sort > "$T/files.before"
 "$AZRUN" verify --out "$D" > "$T/v.out"
 [ $? -eq 1 ] || { cat "$T/v.out"; fail "repair case: damage not seen"; }
+grep -q "$flipped: damaged: [0-9]* bytes do not load" "$T/v.out" ||
+	{ cat "$T/v.out"; fail "verify does not name the flip in a replay file"; }
 "$AZRUN" --resume --out "$D" --iterations 4 --quiet 2> "$T/r.err" && fail "resume accepted damage"
 "$AZRUN" repair --out "$D" 2> "$T/repair.err" || { cat "$T/repair.err"; fail "azrun repair"; }
 grep -q "moved .*iter-000$old.safetensors to .*quarantine" "$D/azrun.log" ||
 	{ cat "$D/azrun.log"; fail "repair did not log the checkpoint's move in azrun.log"; }
 grep -q "cut .*iter-0001-w00.rpl" "$D/azrun.log" || { cat "$T/repair.err"; fail "replay tail"; }
+grep -q "cut $flipped to" "$D/azrun.log" || { cat "$T/repair.err"; fail "replay flip"; }
+cmp -s "$flipped" "$T/flip.want" ||
+	fail "the flipped replay file does not hold exactly its other games after repair"
 # nothing deleted: every file is in place or in quarantine/
 while read -r f; do
 	[ -f "$D/$f" ] || [ -f "$D/quarantine/$f" ] || fail "repair lost $f"

@@ -201,27 +201,197 @@ static void test_torn_tail(void **state)
 	expect_free(&e);
 }
 
-static void test_bit_flip(void **state)
+/* Flip one bit of byte `byte` of record k of the file. */
+static void flip_record(const struct expect *e, size_t k, size_t byte)
 {
-	struct expect e;
-	size_t rec, k;
-	off_t size, at;
-	int fd;
+	off_t at = HDR + (off_t)(k * rec_bytes(e) + byte);
 	unsigned char c;
+	int fd = open(path, O_RDWR);
 
-	write_segment(&e, 10, 5, 20, 30, 4);
-	rec = rec_bytes(&e);
-	size = file_size(path);
-	k = e.count / 2;
-	at = HDR + (off_t)(k * rec + 17);
-	fd = open(path, O_RDWR);
-	assert_true(fd >= 0);
+	assert_true(fd >= 0 && byte < rec_bytes(e));
 	assert_int_equal(pread(fd, &c, 1, at), 1);
 	c ^= 0x04;
 	assert_int_equal(pwrite(fd, &c, 1, at), 1);
 	close(fd);
-	size_t keep = whole_games_upto(&e, k);
-	load_expect(&e, 0, (long)keep, (size_t)(size - HDR - (off_t)(keep * rec)));
+}
+
+/* What a load should give after records bad[0..nbad) were damaged: every game written except
+ * those holding a damaged record, in order (the damaged ones cost their own games only). */
+static void expect_without(const struct expect *e, const size_t *bad, size_t nbad,
+			   struct expect *out)
+{
+	size_t start = 0, D = e->D, A = e->A;
+
+	expect_init(out, e->D, e->A);
+	out->cap = e->count ? e->count : 1;
+	out->x = malloc(out->cap * D * sizeof(float));
+	out->pi = malloc(out->cap * A * sizeof(float));
+	out->z = malloc(out->cap * sizeof(float));
+	assert_true(out->x && out->pi && out->z);
+	for (size_t g = 0; g < e->ngames; start = e->game_end[g++]) {
+		size_t end = e->game_end[g], n = end - start;
+		int damaged = 0;
+		for (size_t i = 0; i < nbad; i++)
+			damaged |= bad[i] >= start && bad[i] < end;
+		if (damaged || n == 0)
+			continue;
+		memcpy(out->x + out->count * D, e->x + start * D, n * D * sizeof(float));
+		memcpy(out->pi + out->count * A, e->pi + start * A, n * A * sizeof(float));
+		memcpy(out->z + out->count, e->z + start, n * sizeof(float));
+		out->count += n;
+		out->game_end[out->ngames++] = out->count;
+	}
+}
+
+/* Damage records bad[0..nbad) of the segment written as e, then load it (the file left alone):
+ * every other game comes back and the dropped bytes are everything else. Returns the records
+ * a load should keep in *kept. */
+static void flip_and_load(struct expect *e, const size_t *bad, size_t nbad, struct expect *kept)
+{
+	off_t size = file_size(path);
+
+	for (size_t i = 0; i < nbad; i++)
+		flip_record(e, bad[i], (17 + 13 * i) % rec_bytes(e));
+	expect_without(e, bad, nbad, kept);
+	assert_true(kept->ngames + nbad <= e->ngames);
+	load_expect(kept, 0, (long)kept->count,
+		    (size_t)(size - HDR) - kept->count * rec_bytes(e));
+	assert_int_equal(file_size(path), size);
+}
+
+/* The first record of game g and its length. */
+static size_t game_start(const struct expect *e, size_t g)
+{
+	return g ? e->game_end[g - 1] : 0;
+}
+
+static size_t game_len(const struct expect *e, size_t g)
+{
+	return e->game_end[g] - game_start(e, g);
+}
+
+/* The first record of the first game of at least `len` records from game g on (in *index). */
+static size_t game_of_len(const struct expect *e, size_t g, size_t len, size_t *index)
+{
+	for (; g < e->ngames; g++) {
+		if (game_len(e, g) >= len) {
+			*index = g;
+			return game_start(e, g);
+		}
+	}
+	*index = 0;
+	fail_msg("no game of %zu records", len);
+	return 0;
+}
+
+/* A flipped bit in the middle of the file costs its game only: the games after it load. */
+static void test_bit_flip(void **state)
+{
+	struct expect e, kept;
+	size_t bad;
+
+	write_segment(&e, 10, 5, 20, 30, 4);
+	bad = e.count / 2;
+	flip_and_load(&e, &bad, 1, &kept);
+	assert_true(kept.count > whole_games_upto(&e, bad)); /* more than the prefix */
+	expect_free(&kept);
+	expect_free(&e);
+}
+
+/* A flip in a game's final record: that game goes, the next one (its first record follows the
+ * damaged one) stays. */
+static void test_bit_flip_last_record(void **state)
+{
+	struct expect e, kept;
+	size_t g, bad;
+
+	write_segment(&e, 10, 5, 20, 30, 10);
+	game_of_len(&e, 5, 2, &g);
+	assert_true(g + 1 < e.ngames && game_len(&e, g + 1) > 0);
+	bad = e.game_end[g] - 1;
+	flip_and_load(&e, &bad, 1, &kept);
+	assert_int_equal(kept.count, e.count - game_len(&e, g));
+	expect_free(&kept);
+	expect_free(&e);
+}
+
+/* A flip in the first game (its second record): every later game loads. */
+static void test_bit_flip_first_game(void **state)
+{
+	struct expect e, kept;
+	size_t g, bad;
+
+	write_segment(&e, 10, 5, 20, 30, 11);
+	assert_int_equal(game_of_len(&e, 0, 3, &g), 0); /* the first game has 3 records or more */
+	bad = 1;
+	flip_and_load(&e, &bad, 1, &kept);
+	assert_int_equal(kept.count, e.count - game_len(&e, g));
+	expect_free(&kept);
+	expect_free(&e);
+}
+
+/* Two flips in two games: both games go, every other one stays. */
+static void test_bit_flips_two_games(void **state)
+{
+	struct expect e, kept;
+	size_t g1, g2, bad[2];
+
+	write_segment(&e, 10, 5, 30, 20, 12);
+	bad[0] = game_of_len(&e, 3, 4, &g1) + 2;
+	bad[1] = game_of_len(&e, g1 + 3, 1, &g2);
+	flip_and_load(&e, bad, 2, &kept);
+	assert_int_equal(kept.count, e.count - game_len(&e, g1) - game_len(&e, g2));
+	expect_free(&kept);
+	expect_free(&e);
+}
+
+/* Only the files left in the test's directory (no temporary file behind a rewrite). */
+static int files_in_dir(void)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	assert_non_null(d);
+	for (struct dirent *ent; (ent = readdir(d)) != NULL;)
+		n += ent->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* truncate=1 on a file damaged inside: it is rewritten (a new file renamed over it) to hold the
+ * header and the kept games only, so loading it again gives the same records with nothing
+ * dropped. Damage in the last game only is cut off in place, as a torn tail is. */
+static void test_bit_flip_truncate(void **state)
+{
+	struct expect e, kept, kept2;
+	struct stat before, after;
+	size_t bad[2], g;
+
+	write_segment(&e, 10, 5, 30, 20, 13);
+	bad[0] = e.count / 3;
+	assert_int_equal(stat(path, &before), 0);
+	flip_and_load(&e, bad, 1, &kept);
+	load_expect(&kept, 1, (long)kept.count,
+		    (size_t)(before.st_size - HDR) - kept.count * rec_bytes(&e));
+	assert_int_equal(stat(path, &after), 0);
+	assert_int_equal(after.st_size, HDR + (off_t)(kept.count * rec_bytes(&e)));
+	assert_true(after.st_ino != before.st_ino); /* rewritten, not cut */
+	assert_int_equal(files_in_dir(), 1);
+	load_expect(&kept, 0, (long)kept.count, 0);
+	load_expect(&kept, 1, (long)kept.count, 0);
+
+	/* Now damage in the last game only: a cut in place, the same file. */
+	bad[1] = game_of_len(&kept, kept.ngames - 1, 1, &g);
+	assert_int_equal(g, kept.ngames - 1);
+	flip_and_load(&kept, &bad[1], 1, &kept2);
+	assert_int_equal(kept2.count, bad[1]);
+	load_expect(&kept2, 1, (long)kept2.count, (kept.count - bad[1]) * rec_bytes(&e));
+	assert_int_equal(stat(path, &before), 0);
+	assert_int_equal(before.st_ino, after.st_ino);
+	assert_int_equal(before.st_size, HDR + (off_t)(kept2.count * rec_bytes(&e)));
+	load_expect(&kept2, 0, (long)kept2.count, 0);
+	expect_free(&kept2);
+	expect_free(&kept);
 	expect_free(&e);
 }
 
@@ -453,6 +623,10 @@ int main(void)
 		AZ_TEST_IN_TMPDIR(test_load_appends),
 		AZ_TEST_IN_TMPDIR(test_torn_tail),
 		AZ_TEST_IN_TMPDIR(test_bit_flip),
+		AZ_TEST_IN_TMPDIR(test_bit_flip_last_record),
+		AZ_TEST_IN_TMPDIR(test_bit_flip_first_game),
+		AZ_TEST_IN_TMPDIR(test_bit_flips_two_games),
+		AZ_TEST_IN_TMPDIR(test_bit_flip_truncate),
 		AZ_TEST_IN_TMPDIR(test_raw_records),
 		AZ_TEST_IN_TMPDIR(test_bad_header),
 		AZ_TEST_IN_TMPDIR(test_excl),
