@@ -541,6 +541,17 @@ static void bench_phase(struct az_run_loop *r, uint32_t it, const char *cand,
 	munmap(out, sizeof(*out));
 }
 
+/* Seconds as the metrics line holds them ("%.3f"): --time-limit sums these in this azrun and
+ * reads them back after a resume (prior_training_s()), and the two sums must agree to the bit,
+ * or a resume at the limit would find a few milliseconds left and run one more iteration. */
+static double as_written(double s)
+{
+	char b[32];
+
+	snprintf(b, sizeof(b), "%.3f", s);
+	return strtod(b, NULL);
+}
+
 /* Unix time in seconds, for the metrics' "time" (TensorBoard's wall time). */
 static double wall_clock(void)
 {
@@ -585,9 +596,14 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 adjudication_share(c), bench, wall_clock(),
 		 it == r->first && r->first > 1 ? ", \"resumed\": true" : "");
 	int rc = az_rundir_metrics_commit(r->p.out, it - 1, line, err, sizeof(err));
-	if (rc >= 0) /* what --time-limit counts, as prior_training_s() reads it back */
-		r->trained_s += st->selfplay_s + st->train_s + st->arena_s +
-				(st->bench ? st->bench_s : 0.0);
+	/* what --time-limit counts, one term at a time in prior_training_s()'s order, so that a
+	 * resume reads back the same sum */
+	if (rc >= 0) {
+		r->trained_s += as_written(st->selfplay_s);
+		r->trained_s += as_written(st->train_s);
+		r->trained_s += as_written(st->arena_s);
+		r->trained_s += st->bench ? as_written(st->bench_s) : 0.0;
+	}
 	if (rc == -EINVAL) /* a damaged line in the file (err says which) */
 		r->damage_seen++;
 	if (rc < 0)
@@ -731,18 +747,17 @@ static void log_eta(const struct az_run_loop *r, uint32_t it, double t_it, doubl
 int az_run_iterate(struct az_run_loop *r)
 {
 	int rc = 0;
-	double t0 = az_now(), prior;
+	double t0 = az_now();
 	r->first = r->completed + 1;
 	r->bench_of = -1;
 	r->time_limited = 0;
-	r->trained_s = 0;
-	prior = r->p.time_limit_s > 0 ? prior_training_s(r) : 0.0;
+	r->trained_s = r->p.time_limit_s > 0 ? prior_training_s(r) : 0.0;
 	for (uint32_t it = r->first; rc == 0 && it <= r->p.iterations; it++) {
 		if (az_sv_interrupted())
 			return -EINTR; /* before it started: nothing of it is on disk */
-		if (r->p.time_limit_s > 0 && prior + r->trained_s >= r->p.time_limit_s) {
+		if (r->p.time_limit_s > 0 && r->trained_s >= r->p.time_limit_s) {
 			char u[32], l[32];
-			az_format_duration(prior + r->trained_s, u, sizeof(u));
+			az_format_duration(r->trained_s, u, sizeof(u));
 			az_format_duration(r->p.time_limit_s, l, sizeof(l));
 			az_info("run: time limit reached (%s of training, limit %s) after "
 				"iteration %u of %u", u, l, it - 1, r->p.iterations);
@@ -752,7 +767,7 @@ int az_run_iterate(struct az_run_loop *r)
 		double t = az_now();
 		rc = iteration(r, it);
 		if (rc == 0)
-			log_eta(r, it, az_now() - t, az_now() - t0, prior + r->trained_s);
+			log_eta(r, it, az_now() - t, az_now() - t0, r->trained_s);
 		if (az_sv_interrupted() && rc == 0)
 			rc = -EINTR;
 	}

@@ -104,7 +104,9 @@ struct az_run_loop {
 	uint32_t first;          /* the first iteration this azrun ran (> 1 after a resume) */
 	int time_limited;        /* az_run_iterate() stopped at p.time_limit_s */
 	long damage_seen;        /* damaged files met and not repaired (the caller exits 1) */
-	double trained_s;        /* this azrun's iterations' phase times (what the limit counts) */
+	/* the phase times of every azrun's iterations of this run, as metrics.jsonl holds them
+	 * (what --time-limit counts): read back at the start, then summed on */
+	double trained_s;
 	uint32_t best_iteration; /* iteration whose candidate is best (0: the random init) */
 	char best[AZ_RUNDIR_PATH_MAX];
 	char latest[AZ_RUNDIR_PATH_MAX];
