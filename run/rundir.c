@@ -219,6 +219,20 @@ static int state_members(const cJSON *j, int sealed, struct az_rundir_state *st)
 	return 1;
 }
 
+/* Whether metrics.jsonl's first line carries a crc32: written by an azrun that seals, which
+ * seals state.json too. */
+static int metrics_sealed(const char *dir)
+{
+	char path[AZ_RUNDIR_PATH_MAX], *text = NULL;
+	int sealed = 0;
+
+	az_rundir_path(path, sizeof(path), dir, AZ_RUNDIR_METRICS);
+	if (az_read_file(path, &text, NULL) == 0 && strchr(text, '\n'))
+		sealed = az_rundir_seal_check(text, (size_t)(strchr(text, '\n') - text) + 1) > 0;
+	free(text);
+	return sealed;
+}
+
 int az_rundir_state_load(const char *dir, struct az_rundir_state *st, int *legacy, char *err,
 			 size_t errlen)
 {
@@ -249,6 +263,13 @@ int az_rundir_state_load(const char *dir, struct az_rundir_state *st, int *legac
 		memset(st, 0, sizeof(*st));
 		snprintf(err, errlen, "%s is damaged (not a RingZero state file); restore it from "
 			 "a backup or rebuild it from metrics.jsonl", path);
+		return -EINVAL;
+	}
+	if (!sealed && metrics_sealed(dir)) { /* no legacy: an edit, or a file put there */
+		memset(st, 0, sizeof(*st));
+		snprintf(err, errlen, "%s is damaged (it has no crc32, but the metrics.jsonl beside "
+			 "it was written by an azrun that seals both: an edit or a replaced file); "
+			 "restore it from a backup or rebuild it from metrics.jsonl", path);
 		return -EINVAL;
 	}
 	if (legacy)

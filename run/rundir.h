@@ -101,7 +101,8 @@ int az_rundir_state_save(const char *dir, const struct az_rundir_state *st, char
 
 /* Read state.json. 0, -ENOENT when it does not exist (st zeroed), -EINVAL when it is damaged
  * (a checksum mismatch, or not a state file; message in err naming the file and what to do).
- * *legacy (may be NULL) is set to 1 for a file without a checksum (written before them). */
+ * *legacy (may be NULL) is set to 1 for a file without a checksum (written before them); one
+ * without a checksum beside a sealed metrics.jsonl is damage (-EINVAL): an edit, not legacy. */
 int az_rundir_state_load(const char *dir, struct az_rundir_state *st, int *legacy, char *err,
 			 size_t errlen);
 

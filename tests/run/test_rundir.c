@@ -107,6 +107,15 @@ static void test_state_flips(void **state)
 	assert_int_equal(az_rundir_state_load(dir, &back, &legacy, err, sizeof(err)), 0);
 	assert_int_equal(back.completed, 2);
 	assert_int_equal(legacy, 1);
+	/* beside a sealed metrics.jsonl the same file is an edit, not legacy: refused */
+	char m[AZ_RUNDIR_PATH_MAX];
+	az_rundir_path(m, sizeof(m), dir, AZ_RUNDIR_METRICS);
+	assert_int_equal(az_rundir_metrics_commit(dir, 0, "{\"iteration\": 1}", err, sizeof(err)),
+			 0);
+	assert_int_equal(az_rundir_state_load(dir, &back, &legacy, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "state.json is damaged (it has no crc32"));
+	assert_int_equal(back.completed, 0);
+	unlink(m);
 	unlink(p);
 }
 

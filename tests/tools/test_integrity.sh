@@ -211,6 +211,21 @@ rm "$D/checkpoints/iter-000$k.safetensors"
 "$AZRUN" --resume --out "$D" --iterations 4 --quiet 2> "$T/r.err" ||
 	{ cat "$T/r.err"; fail "gone: resume after repair"; }
 
+# 8. A state.json without its crc32 beside a sealed metrics.jsonl is an edit, not a legacy file:
+# verify calls it damage, resume refuses and changes nothing (it used to roll back the
+# iterations after the edited count), repair rebuilds it from metrics.jsonl.
+D="$T/unsealed"
+cp -a "$T/base" "$D"
+echo '{"completed": 1, "best_iteration": 1}' > "$D/state.json"
+"$AZRUN" verify --out "$D" > "$T/v.out" && fail "unsealed state.json: verify found nothing"
+grep -q "state.json is damaged (it has no crc32" "$T/v.out" || fail "unsealed: $(cat "$T/v.out")"
+snap "$D" > "$T/before"
+"$AZRUN" --resume --out "$D" --iterations 4 --quiet 2> /dev/null && fail "unsealed: resumed"
+snap "$D" > "$T/after"
+cmp -s "$T/before" "$T/after" || fail "unsealed: resume changed the run directory"
+"$AZRUN" repair --out "$D" 2> "$T/repair.err" || { cat "$T/repair.err"; fail "unsealed: repair"; }
+grep -q '"completed": 3' "$D/state.json" || fail "unsealed: not rebuilt: $(cat "$D/state.json")"
+
 stubs() { grep -c metrics_lost "$T/metrics-$1/metrics.jsonl" || true; }
 [ "$(stubs flip)" -eq 1 ] && [ "$(stubs torn)" -eq 0 ] && [ "$(stubs deleted)" -eq 3 ] ||
 	fail "stubs: flip $(stubs flip) (want 1), torn $(stubs torn) (0), deleted $(stubs deleted) (3)"
