@@ -382,8 +382,8 @@ int az_parse_duration(const char *text, double *seconds)
 		v = strtoul(p, &end, 10);
 		if (errno || v > 10000000ul)
 			return -EINVAL;
-		if (!*end) { /* a bare number: seconds, only alone or last after h/m */
-			if (next == 3)
+		if (!*end) { /* a bare number: seconds, only alone ("1h30" is ambiguous) */
+			if (p != text)
 				return -EINVAL;
 			total += (double)v;
 			p = end;

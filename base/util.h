@@ -73,8 +73,9 @@ void az_progress_format(const struct az_progress *p, uint64_t done, const char *
 			double elapsed, char *buf, size_t len);
 
 /* A duration such as "90s", "50m", "2h", "1h30m" or "45" (seconds) into *seconds: units h, m,
- * s in that order, each at most once, whole numbers; the total positive and at most 10^7 s.
- * Returns 0 or -EINVAL. */
+ * s in that order, each at most once, whole numbers; a number without a unit only alone ("1h30"
+ * is refused: 1h30m or 1h0m30s?); the total positive and at most 10^7 s. Returns 0 or
+ * -EINVAL. */
 int az_parse_duration(const char *text, double *seconds);
 
 /* Seconds as "4.2s", "3m07s" or "2h05m"; "?" for a negative or NAN value. */

@@ -42,7 +42,7 @@ static int table_check(const struct az_config *c, char *err, size_t errlen)
 static const char *names_wrong(const struct az_config *c)
 {
 	const struct az_game_desc *d = az_game_desc_find(c->game);
-	static char msg[96];
+	static char msg[160];
 
 	if (!d || strcmp(d->name, c->game) != 0)
 		return "--game: unknown game";
@@ -54,7 +54,7 @@ static const char *names_wrong(const struct az_config *c)
 	if (c->time_limit[0] && az_parse_duration(c->time_limit, &(double){0}) < 0) {
 		snprintf(msg, sizeof(msg),
 			 "--time-limit: '%s' is not a positive duration such as "
-			 "90s, 50m, 2h or 1h30m",
+			 "90s, 50m, 2h or 1h30m (each number with its unit)",
 			 c->time_limit);
 		return msg;
 	}

@@ -98,10 +98,11 @@ static void test_parse_duration(void **state)
 	static const struct {
 		const char *text;
 		double s;
-	} ok[] = {{"90s", 90}, {"50m", 3000}, {"2h", 7200},     {"1h30m", 5400},
-		  {"45", 45},  {"1h5", 3605}, {"1h2m3s", 3723}, {"0h1s", 1}};
-	static const char *const bad[] = {"",    "0",    "0s",  "5x",  "m",   "1m1h",     "1h1h",
-					  "-5m", "1.5h", "2h ", " 2h", "1s5", "99999999h"};
+	} ok[] = {{"90s", 90}, {"50m", 3000},  {"2h", 7200},     {"1h30m", 5400},
+		  {"45", 45},  {"1h5s", 3605}, {"1h2m3s", 3723}, {"0h1s", 1}};
+	static const char *const bad[] = {"",     "0",    "0s",        "5x",   "m",
+					  "1m1h", "1h1h", "-5m",       "1.5h", "2h ",
+					  " 2h",  "1s5",  "99999999h", "1h30", "2m5"};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		double s = -1;
 		assert_int_equal(az_parse_duration(ok[i].text, &s), 0);
