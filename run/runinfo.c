@@ -280,6 +280,11 @@ void az_elo_estimate(const struct az_metric_row *rows, size_t n, double *best, d
 			cand[i] = elo + 400.0 * log10(s / (1.0 - s));
 			if (rows[i].promoted)
 				elo = cand[i];
+		} else if (i + 1 >= n || isnan(rows[i + 1].best_iteration) ||
+			   rows[i + 1].best_iteration >= rows[i].iteration) {
+			/* a lost arena (a repaired line) that may have promoted: the ratings after it
+			 * are unknown (NAN), not carried on as if it had not */
+			elo = NAN;
 		}
 		best[i] = elo;
 	}

@@ -84,7 +84,9 @@ void az_run_info_free(struct az_run_info *ri);
  * d = 400 * log10(s / (1 - s)), s clamped to [0.01, 0.99] (so |d| <= 798); the candidate of
  * row i is rated best + d, and a promoted candidate's rating becomes the best's. Ratings are
  * relative to the first network (iteration 0, rating 0). Fills best[n] (the best network's
- * rating after row i) and cand[n] (row i's candidate; NAN without an arena score). */
+ * rating after row i) and cand[n] (row i's candidate; NAN without an arena score). A row without
+ * an arena score (a line a repair replaced) that may have promoted (the next row's
+ * best_iteration is its iteration or later, or unknown) makes every later rating NAN. */
 void az_elo_estimate(const struct az_metric_row *rows, size_t n, double *best, double *cand);
 
 #endif

@@ -88,7 +88,8 @@ static int write_data(const char *path, const struct az_run_info *ri, const doub
 	for (size_t i = 0; i < ri->nrows; i++) {
 		const struct az_metric_row *r = &ri->rows[i];
 		const double v[] = {r->iteration, r->policy_loss, r->value_loss, r->arena_score,
-				    r->promoted, best[i], cand[i], r->evals_per_s, r->mean_batch,
+				    isnan(r->arena_score) ? NAN : r->promoted, best[i], cand[i],
+				    r->evals_per_s, r->mean_batch,
 				    r->selfplay_s, r->train_s, r->arena_s, r->games, r->positions,
 				    r->bench_s, r->sims_per_s, 100 * r->eval_cache_hit_rate};
 		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
@@ -262,7 +263,7 @@ static void html_escape(FILE *f, const char *s)
 static void summary_lines(const struct az_run_info *ri, const double *best, char lines[5][256])
 {
 	double games = 0, pos = 0, sp = 0, tr = 0, ar = 0, be = 0;
-	unsigned resumes = 0;
+	unsigned resumes = 0, lost = 0;
 	for (size_t i = 0; i < ri->nrows; i++) {
 		const struct az_metric_row *r = &ri->rows[i];
 		resumes += (unsigned)r->resumed;
@@ -272,6 +273,7 @@ static void summary_lines(const struct az_run_info *ri, const double *best, char
 		tr += isnan(r->train_s) ? 0 : r->train_s;
 		ar += isnan(r->arena_s) ? 0 : r->arena_s;
 		be += isnan(r->bench_s) ? 0 : r->bench_s;
+		lost += isnan(r->games);
 	}
 	char a[32], b[32], c[32], d[48] = "";
 	az_format_duration(sp, a, sizeof(a));
@@ -287,9 +289,15 @@ static void summary_lines(const struct az_run_info *ri, const double *best, char
 			 resumes == 1 ? "" : "s");
 	snprintf(lines[0], 256, "Game %s; %zu of %u iterations complete%s%s.", ri->game,
 		 ri->nrows, ri->iterations, res, ri->running ? " (the run is still in progress)" : "");
-	snprintf(lines[1], 256, "Best network: iteration %u, estimated %+.0f Elo over the "
-		 "first network.", ri->best_iteration, ri->nrows ? best[ri->nrows - 1] : 0.0);
-	snprintf(lines[2], 256, "Self-play: %.0f games, %.0f positions.", games, pos);
+	double elo = ri->nrows ? best[ri->nrows - 1] : 0.0;
+	if (isnan(elo))
+		snprintf(lines[1], 256, "Best network: iteration %u; its Elo over the first network "
+			 "is unknown (an arena result was lost).", ri->best_iteration);
+	else
+		snprintf(lines[1], 256, "Best network: iteration %u, estimated %+.0f Elo over the "
+			 "first network.", ri->best_iteration, elo);
+	snprintf(lines[2], 256, "Self-play: %.0f games, %.0f positions%s.", games, pos,
+		 lost ? " (not counting the iterations whose figures were lost)" : "");
 	snprintf(lines[3], 256, "Time: self-play %s, training %s, arena %s%s.", a, b, c, d);
 	if (ri->nrows) {
 		const struct az_metric_row *l = &ri->rows[ri->nrows - 1];
@@ -301,18 +309,32 @@ static void summary_lines(const struct az_run_info *ri, const double *best, char
 	}
 }
 
+/* v printed with fmt into buf[n], or "?" when it is unknown (NAN: a line a repair replaced). */
+static const char *cell(char *buf, size_t n, const char *fmt, double v)
+{
+	if (isnan(v) || isinf(v))
+		snprintf(buf, n, "?");
+	else
+		snprintf(buf, n, fmt, v);
+	return buf;
+}
+
 static void table_row(FILE *f, const struct az_metric_row *r, double best, int md)
 {
-	char wdl[48] = "?";
+	char wdl[48] = "?", c[10][32];
 	if (!isnan(r->arena_wins))
 		snprintf(wdl, sizeof(wdl), "%.0f-%.0f-%.0f", r->arena_wins, r->arena_draws,
 			 r->arena_losses);
 	const char *sep = md ? " | " : "</td><td>";
-	fprintf(f, "%s%.0f%s%.4f%s%.4f%s%s%s%.3f%s%s%s%+.0f%s%.0f%s%.1f%s%.1f%s%.1f%s%.1f%s\n",
-		md ? "| " : "<tr><td>", r->iteration, sep, r->policy_loss, sep, r->value_loss, sep,
-		wdl, sep, r->arena_score, sep, r->promoted ? "yes" : "no", sep, best, sep,
-		r->evals_per_s, sep, r->mean_batch, sep, r->selfplay_s, sep, r->train_s, sep,
-		r->arena_s, md ? " |" : "</td></tr>");
+	fprintf(f, "%s%.0f%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s\n",
+		md ? "| " : "<tr><td>", r->iteration, sep,
+		cell(c[0], 32, "%.4f", r->policy_loss), sep, cell(c[1], 32, "%.4f", r->value_loss),
+		sep, wdl, sep, cell(c[2], 32, "%.3f", r->arena_score), sep,
+		isnan(r->arena_score) ? "?" : r->promoted ? "yes" : "no", sep,
+		cell(c[3], 32, "%+.0f", best), sep, cell(c[4], 32, "%.0f", r->evals_per_s), sep,
+		cell(c[5], 32, "%.1f", r->mean_batch), sep, cell(c[6], 32, "%.1f", r->selfplay_s),
+		sep, cell(c[7], 32, "%.1f", r->train_s), sep, cell(c[8], 32, "%.1f", r->arena_s),
+		md ? " |" : "</td></tr>");
 }
 
 static const char *const cols[] = {"iteration", "policy loss", "value loss", "arena W-D-L",

@@ -136,7 +136,8 @@ static void print_arena(const struct az_run_info *ri)
 	printf("arena:      iteration  W-D-L        score  result     best Elo  first   second  "
 	       "distinct\n");
 	if (first)
-		printf("            (%zu earlier iterations not shown; see azrun report)\n", first);
+		printf("            (%zu earlier iteration%s not shown; see azrun report)\n", first,
+		       az_plural(first));
 	for (size_t i = first; i < ri->nrows; i++) {
 		const struct az_metric_row *r = &ri->rows[i];
 		char wdl[32] = "?";
@@ -152,10 +153,14 @@ static void print_arena(const struct az_run_info *ri)
 				 r->arena_second[1], r->arena_second[2]);
 		if (!isnan(r->arena_distinct_games))
 			snprintf(distinct, sizeof(distinct), "%.0f", r->arena_distinct_games);
-		printf("            %9.0f  %-11s  %5.3f  %-9s  %+6.0f  %-6s  %-6s  %s\n",
-		       r->iteration, wdl, r->arena_score,
-		       isnan(r->arena_score) ? "?" : r->promoted ? "promoted" : "kept best",
-		       best[i], w1, w2, distinct);
+		char score[16] = "?", elo[16] = "?";
+		if (!isnan(r->arena_score))
+			snprintf(score, sizeof(score), "%5.3f", r->arena_score);
+		if (!isnan(best[i]))
+			snprintf(elo, sizeof(elo), "%+6.0f", best[i]);
+		printf("            %9.0f  %-11s  %5s  %-9s  %6s  %-6s  %-6s  %s\n", r->iteration,
+		       wdl, score, isnan(r->arena_score) ? "?" : r->promoted ? "promoted" : "kept best",
+		       elo, w1, w2, distinct);
 	}
 	free(best);
 }
@@ -205,10 +210,13 @@ static void print_bench(const struct az_run_info *ri)
 
 static void print_done(const struct az_run_info *ri)
 {
-	size_t n;
-	double games = SUM(ri, games, &n), pos = SUM(ri, positions, &n);
-	printf("so far:     %.0f games, %.0f positions in %zu iteration%s\n", games, pos,
-	       ri->nrows, ri->nrows == 1 ? "" : "s");
+	size_t n, known;
+	double games = SUM(ri, games, &known), pos = SUM(ri, positions, &n);
+	printf("so far:     %.0f games, %.0f positions in %zu iteration%s", games, pos, known,
+	       az_plural(known));
+	if (known < ri->nrows) /* lines a repair replaced: their figures are gone */
+		printf(" (and %zu whose figures were lost)", ri->nrows - known);
+	putchar('\n');
 	if (!ri->nrows)
 		return;
 	const struct az_metric_row *l = &ri->rows[ri->nrows - 1];
@@ -227,7 +235,9 @@ static void print_done(const struct az_run_info *ri)
 	az_format_duration(sp, a, sizeof(a));
 	az_format_duration(tr, b, sizeof(b));
 	az_format_duration(ar, c, sizeof(c));
-	az_format_duration(tot / (double)ri->nrows, d, sizeof(d));
+	size_t timed;
+	SUM(ri, selfplay_s, &timed); /* the iterations whose times are known */
+	az_format_duration(timed ? tot / (double)timed : NAN, d, sizeof(d));
 	az_format_duration(be, e, sizeof(e));
 	if (n) /* a run with --bench */
 		snprintf(bench, sizeof(bench), ", bench %s (%.0f%%)", e, tot > 0 ? 100 * be / tot : 0);

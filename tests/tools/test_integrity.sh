@@ -227,6 +227,16 @@ cmp -s "$T/before" "$T/after" || fail "unsealed: resume changed the run director
 grep -q '"completed": 3' "$D/state.json" || fail "unsealed: not rebuilt: $(cat "$D/state.json")"
 
 stubs() { grep -c metrics_lost "$T/metrics-$1/metrics.jsonl" || true; }
+# status after a repaired line: the lost iteration's figures are "?" and left out of the
+# totals, and no rating is made up after an arena result that is gone (never "nan", never 0)
+"$AZRUN" status --out "$T/metrics-flip" > "$T/st.out" || fail "status after a metrics repair"
+grep -q "^so far: .* in 3 iterations (and 1 whose figures were lost)" "$T/st.out" &&
+	! grep -qi "nan" "$T/st.out" || fail "status after a metrics repair: $(cat "$T/st.out")"
+if command -v gnuplot > /dev/null; then
+	"$AZRUN" report --out "$T/metrics-flip" > /dev/null || fail "report after a metrics repair"
+	! grep -qi "nan" "$T/metrics-flip/report/report.md" ||
+		fail "report.md after a metrics repair: $(grep -i nan "$T/metrics-flip/report/report.md")"
+fi
 [ "$(stubs flip)" -eq 1 ] && [ "$(stubs torn)" -eq 0 ] && [ "$(stubs deleted)" -eq 3 ] ||
 	fail "stubs: flip $(stubs flip) (want 1), torn $(stubs torn) (0), deleted $(stubs deleted) (3)"
 echo "ok"
