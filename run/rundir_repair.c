@@ -271,7 +271,6 @@ static void restore_network(struct az_rundir_salvage *s, const char *dir, const 
 	say(s, "rebuilt %s as a copy of %s (the same network)", to, from);
 }
 
-
 /* An old iteration's checkpoint that is gone (deleted; resuming never reads it): a note in the
  * quarantine, DIR/quarantine/REL.missing, so that verify accepts its absence as it accepts a
  * checkpoint set aside. Nothing when a copy or a note is already there. */
@@ -314,7 +313,9 @@ static void salvage_networks(struct az_rundir_salvage *s, const char *dir,
 		az_rundir_checkpoint_path(ck, sizeof(ck), dir, k);
 		snprintf(rel, sizeof(rel), "checkpoints/iter-%04u.safetensors", k);
 		if (access(ck, F_OK) != 0) {
-			if (k != st->completed && k != st->best_iteration)
+			if (k == st->best_iteration && network_ok(s, best, k, g))
+				restore_network(s, dir, best_rel, rel); /* its twin */
+			else if (k != st->completed && k != st->best_iteration)
 				note_missing(s, dir, rel);
 			continue;
 		}

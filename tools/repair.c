@@ -27,7 +27,7 @@ static void print_damage(void *ctx, int damaged, const char *msg)
 int az_repair_main(int argc, char **argv)
 {
 	struct az_subcommand_run r;
-	int rc = az_subcommand_open_config(argc, argv, az_help_azrun_repair, 0, &r);
+	int rc = az_subcommand_open_config(argc, argv, az_help_azrun_repair, 1, &r);
 
 	if (rc >= 0)
 		return rc;

@@ -55,8 +55,8 @@ int az_subcommand_open_run(int argc, char **argv, const char *help, void (*notes
  * of verify and repair. Returns -1 when the subcommand goes on, else the exit code to return: 0
  * after --help, 2 for bad usage or a run.json or game that does not load (message printed,
  * naming the subcommand argv[0]). With damaged_json_is_1, a run.json that exists but does not
- * load is damage instead: 1, and the message says to restore it from a backup (verify; repair
- * cannot rebuild it, and calls it bad input). */
+ * load is damage instead: 1, and the message says to restore it from a backup (verify and
+ * repair, which cannot rebuild it: "damage remains", as their --help says). */
 int az_subcommand_open_config(int argc, char **argv, const char *help, int damaged_json_is_1,
 			      struct az_subcommand_run *r);
 

@@ -211,6 +211,15 @@ rm "$D/checkpoints/iter-000$k.safetensors"
 "$AZRUN" --resume --out "$D" --iterations 4 --quiet 2> "$T/r.err" ||
 	{ cat "$T/r.err"; fail "gone: resume after repair"; }
 
+# 7b. The best iteration's checkpoint deleted: rebuilt from best.safetensors, its twin.
+D="$T/gone-best"
+cp -a "$T/base" "$D"
+rm "$D/checkpoints/iter-000$b.safetensors"
+"$AZRUN" repair --out "$D" 2> "$T/repair.err" || { cat "$T/repair.err"; fail "gone-best: repair"; }
+cmp -s "$D/best.safetensors" "$D/checkpoints/iter-000$b.safetensors" ||
+	fail "gone-best: iter-000$b not rebuilt from best.safetensors"
+"$AZRUN" verify --out "$D" > "$T/v.out" || { cat "$T/v.out"; fail "gone-best: verify"; }
+
 # 8. A state.json without its crc32 beside a sealed metrics.jsonl is an edit, not a legacy file:
 # verify calls it damage, resume refuses and changes nothing (it used to roll back the
 # iterations after the edited count), repair rebuilds it from metrics.jsonl.
@@ -225,6 +234,16 @@ snap "$D" > "$T/after"
 cmp -s "$T/before" "$T/after" || fail "unsealed: resume changed the run directory"
 "$AZRUN" repair --out "$D" 2> "$T/repair.err" || { cat "$T/repair.err"; fail "unsealed: repair"; }
 grep -q '"completed": 3' "$D/state.json" || fail "unsealed: not rebuilt: $(cat "$D/state.json")"
+
+# 9. A damaged run.json: verify and repair both exit 1 (damage that remains: restore it), not 2.
+D="$T/runjson"
+cp -a "$T/base" "$D"
+sed -i 's/"sims"/"simz"/' "$D/run.json"
+rc=0; "$AZRUN" verify --out "$D" > /dev/null 2>&1 || rc=$?
+[ $rc -eq 1 ] || fail "verify on a damaged run.json: exit $rc, want 1"
+rc=0; "$AZRUN" repair --out "$D" > /dev/null 2> "$T/rj.err" || rc=$?
+[ $rc -eq 1 ] && grep -q "restore it from a backup" "$T/rj.err" ||
+	fail "repair on a damaged run.json: exit $rc, want 1: $(cat "$T/rj.err")"
 
 stubs() { grep -c metrics_lost "$T/metrics-$1/metrics.jsonl" || true; }
 # status after a repaired line: the lost iteration's figures are "?" and left out of the
