@@ -257,6 +257,7 @@ static int run_matches(struct eval_ctx *c, const struct az_mcts_params *search, 
 struct tally {
 	long positions, moves_labelled, moves_ok, values_labelled, values_ok;
 	long decisive, decisive_ok;
+	long draws_unscored; /* labelled draws, not scored without --draw-band */
 	double draw_band;
 };
 
@@ -339,6 +340,7 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims,
 			 * the headline then scores decisive positions only. */
 			int scored = t->draw_band > 0 || pos.score != 0.0;
 			t->values_labelled += scored;
+			t->draws_unscored += !scored;
 			t->values_ok += ok && scored;
 			if (pos.score != 0.0) {
 				t->decisive++;
@@ -367,7 +369,8 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims,
 /* One share, as a JSON member or a line of the table; the table's names are padded to the
  * longest, decisive_sign_accuracy, so that the numbers form a column. */
 #define SHARE_NAME_WIDTH ((int)sizeof("decisive_sign_accuracy") - 1)
-static void print_share(const char *what, long ok, long n, int json, int last)
+static void print_share_or(const char *what, long ok, long n, int json, int last,
+			   const char *none)
 {
 	if (json) {
 		if (n)
@@ -378,8 +381,13 @@ static void print_share(const char *what, long ok, long n, int json, int last)
 		printf("%-*s %.2f%% (%ld of %ld)\n", SHARE_NAME_WIDTH, what,
 		       100.0 * (double)ok / (double)n, ok, n);
 	} else {
-		printf("%-*s n/a (no labels)\n", SHARE_NAME_WIDTH, what);
+		printf("%-*s n/a (%s)\n", SHARE_NAME_WIDTH, what, none);
 	}
+}
+
+static void print_share(const char *what, long ok, long n, int json, int last)
+{
+	print_share_or(what, ok, n, json, last, "no labels");
 }
 
 /* Parse the command line. Returns 0, 1 after --help, or -EINVAL after a one-line message. */
@@ -631,13 +639,16 @@ static void print_tally(const struct eval_opts *o, const struct tally *t)
 		return;
 	}
 	if (t->moves_labelled)
-		printf("%s: %ld positions, %ld simulations per move\n", o->positions, t->positions,
-		       o->sims);
+		printf("%s: %ld position%s, %ld simulation%s per move\n", o->positions,
+		       t->positions, az_plural((unsigned long)t->positions), o->sims,
+		       az_plural((unsigned long)o->sims));
 	else
-		printf("%s: %ld positions (value labels only: no search)\n", o->positions,
-		       t->positions);
+		printf("%s: %ld position%s (value labels only: no search)\n", o->positions,
+		       t->positions, az_plural((unsigned long)t->positions));
 	print_share("move_accuracy", t->moves_ok, t->moves_labelled, 0, 0);
-	print_share("value_sign_accuracy", t->values_ok, t->values_labelled, 0, 0);
+	print_share_or("value_sign_accuracy", t->values_ok, t->values_labelled, 0, 0,
+		       t->draws_unscored ? "only draws labelled: they are scored with --draw-band X"
+					 : "no labels");
 	print_share("decisive_sign_accuracy", t->decisive_ok, t->decisive, 0, 1);
 }
 

@@ -130,6 +130,13 @@ assert r0["positions"] == 4 and r0["value_scored"] == 2, r0
 assert r0["value_sign_accuracy"] == r0["decisive_sign_accuracy"], r0
 assert r5["positions"] == 4 and r5["value_scored"] == 4, r5
 PY
+# Only draws labelled, no draw band: the table says why nothing is scored, not "no labels".
+printf '1 0 5\n' > "$T/draw.txt"
+"$AZEVAL" --checkpoint "$T/ttt/best.safetensors" --positions "$T/draw.txt" --sims 0 \
+	2> /dev/null > "$T/draw.out" || fail "azeval on a draw"
+grep -q "^$T/draw.txt: 1 position, 0 simulations per move" "$T/draw.out" &&
+	grep -q "^value_sign_accuracy *n/a (only draws labelled: they are scored with --draw-band X)" \
+		"$T/draw.out" || fail "azeval on a draw: $(cat "$T/draw.out")"
 for vs in random rollout; do
 	"$AZEVAL" --game tictactoe --checkpoint "$T/ttt/best.safetensors" --vs $vs --games 4 \
 		--sims 4 --json > "$T/vs.json"
