@@ -371,8 +371,9 @@ static void salvage_replay(struct az_rundir_salvage *s, const char *dir, const s
 			n = az_replay_load_file(path, &b, 1, &dropped, err, sizeof(err));
 			az_replay_buf_free(&b);
 			s->rebuilt++;
-			say(s, "cut %s to its %ld intact whole-game records (%zu bytes of damaged "
-			    "games or a torn tail left out)", path, n, dropped);
+			say(s, "kept the %ld intact whole-game records of %s (%zu bytes of damaged "
+			    "games or a torn tail left out: the file cut or rewritten)", n, path,
+			    dropped);
 		}
 	}
 	if (d)
