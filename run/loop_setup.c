@@ -95,8 +95,15 @@ int az_run_prepare_models(struct az_run_loop *r, int resume)
 	}
 	struct az_model *m;
 	int rc = az_model_create(&a, &m);
-	if (rc < 0)
+	if (rc < 0) {
+		char net[48];
+
+		az_arch_format(&a, net, sizeof(net));
+		az_log("run: cannot create the first network, %s (%.1f M parameters, %.1f GB): %s; "
+		       "a smaller network needs less memory", net, az_model_param_count(&a) / 1e6,
+		       az_model_param_count(&a) * 4.0 / 1e9, strerror(-rc));
 		return rc;
+	}
 	az_model_init_random(m, r->p.seed);
 	snprintf(m->game, sizeof(m->game), "%s", g->name);
 	snprintf(m->game_options, sizeof(m->game_options), "%s",

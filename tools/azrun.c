@@ -164,11 +164,18 @@ static int say_how_it_ended(const struct az_config *c, const struct az_run_loop 
 		return 128 + sig;
 	}
 	if (rc < 0) {
-		az_log("azrun: stopped after %u completed iteration%s: %s; what is complete is "
-		       "intact and --resume --out %s continues", r->completed, az_plural(r->completed),
-		       rc == -ECHILD ? "a process failed (see above)"
-		       : rc == -EDOM ? "training diverged (see above; lower --lr)" : strerror(-rc),
-		       c->out);
+		const char *why = rc == -ECHILD ? "a process failed (see above)"
+				  : rc == -EDOM ? "training diverged (see above; lower --lr)"
+						: strerror(-rc);
+
+		if (r->completed == 0 && rc == -ENOMEM) /* the settings themselves do not fit */
+			az_log("azrun: stopped before the first iteration: %s (see above); with "
+			       "smaller settings, start again in another --out (or remove %s: it "
+			       "holds no completed iteration)", why, c->out);
+		else
+			az_log("azrun: stopped after %u completed iteration%s: %s; what is complete "
+			       "is intact and --resume --out %s continues", r->completed,
+			       az_plural(r->completed), why, c->out);
 		if (r->damage_seen)
 			az_log("azrun: %ld damaged file%s met on the way (see above): azrun verify "
 			       "--out %s names them, azrun repair --out %s sets them aside",

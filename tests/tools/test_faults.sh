@@ -171,6 +171,14 @@ rc=$?
 [ $rc -eq 1 ] || { cat "$T/oom-net.log"; fail "network out of memory: exit $rc, want 1"; }
 grep -q "out of memory for network resnet:512x20 (.* M parameters) with batches of up to 4096" \
 	"$T/oom-net.log" || { cat "$T/oom-net.log"; fail "network out of memory: unclear"; }
+D="$T/oom-first"
+(ulimit -v 2500000 && "$AZRUN" --game tictactoe --hidden 8192 --blocks 128 --iterations 1 \
+	--quiet --out "$D" 2> "$T/oom-first.log")
+rc=$?
+[ $rc -eq 1 ] || { cat "$T/oom-first.log"; fail "first network out of memory: exit $rc"; }
+grep -q "cannot create the first network, mlp:8192x128 (.* M parameters, .* GB)" \
+	"$T/oom-first.log" && grep -q "stopped before the first iteration: .* another --out" \
+	"$T/oom-first.log" || { cat "$T/oom-first.log"; fail "first network out of memory: unclear"; }
 survived[startup-oom]=1
 
 for k in "${!survived[@]}"; do echo "faults survived: $k ${survived[$k]}"; done
