@@ -285,16 +285,18 @@ static const struct az_game *file_game(const struct az_game *g, const char *path
 	return NULL;
 }
 
-/* A line of path that g refuses: the reason, and the game the file holds when it is another
- * one's (a Connect Four file read as tic-tac-toe says "not a move of this game" alone). */
+/* A line of path that g refuses: the reason, and another game whose rules read the file (a
+ * Connect Four file read as tic-tac-toe said "not a move of this game" alone); a hint, not a
+ * verdict: a damaged file of g may read as another game's too. */
 static void bad_line(const struct az_game *g, const char *path, long lineno, const char *err)
 {
 	const struct az_game *o = file_game(g, path);
 
 	if (o)
-		fprintf(stderr, "azeval: %s:%ld: %s; %s holds %s positions, and this evaluation's "
-			"game is %s: give %s positions (or a %s checkpoint and --game %s)\n", path,
-			lineno, err, path, o->name, g->name, g->name, o->name, o->name);
+		fprintf(stderr, "azeval: %s:%ld: %s; %s reads as %s positions, and this "
+			"evaluation's game is %s: if it holds %s positions, give %s positions (or a "
+			"%s checkpoint and --game %s)\n", path, lineno, err, path, o->name, g->name,
+			o->name, g->name, o->name, o->name);
 	else
 		fprintf(stderr, "azeval: %s:%ld: %s\n", path, lineno, err);
 }

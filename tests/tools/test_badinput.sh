@@ -327,8 +327,9 @@ check "azeval checkpoint of another shape" "input|20" "$AZEVAL" --game tictactoe
 	--checkpoint "$T/ttt-shape.safetensors" --positions "$P"
 # Another game's positions file: the mismatch named (it said "not a move of this game" alone).
 check "azeval positions of another game" "good.txt:1: best: move 8 \('8'\): not a move of this \
-game; $T/good.txt holds tictactoe positions, and this evaluation's game is connect4: give \
-connect4 positions \(or a tictactoe checkpoint and --game tictactoe\)$" "$AZEVAL" --game connect4 \
+game; $T/good.txt reads as tictactoe positions, and this evaluation's game is connect4: if it \
+holds tictactoe positions, give connect4 positions \(or a tictactoe checkpoint and --game \
+tictactoe\)$" "$AZEVAL" --game connect4 \
 	--checkpoint "$T/c4.safetensors" --positions "$T/good.txt"
 check "azeval missing positions" "nope.txt" "$AZEVAL" --checkpoint "$C" --positions "$T/nope.txt"
 check "azeval positions: occupied cell" "occupied.txt:2" "$AZEVAL" --checkpoint "$C" \
