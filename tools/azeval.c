@@ -74,9 +74,10 @@ static struct az_opt eval_opt[] = {
 	 "weaker opponent (--vs, --mistakes)", NULL, NULL, NULL},
 	AZ_SEARCH_OPTS(O),
 	{"seed", AZ_OPT_U64, O(seed), "S", 0, 0, "1", "seed of the opponents", NULL, NULL, NULL},
-	{"write-labelled", AZ_OPT_STR, O(labelled), "F", 0, 0, NULL, "write every reachable "
-	 "non-terminal position with its exact score and optimal moves (built-in solver; "
-	 "tic-tac-toe)", NULL, NULL, NULL},
+	{"write-labelled", AZ_OPT_STR, O(labelled), "F", 0, 0, NULL, "write labelled positions "
+	 "to F with the built-in exact solver: every reachable non-terminal position with its "
+	 "score and optimal moves (a game of at most 1000000 positions: tic-tac-toe); connect4 "
+	 "with --tactic; tangled with --uncoloured", NULL, NULL, NULL},
 	{"mistakes", AZ_OPT_FLAG, O(mistakes), NULL, 0, 0, NULL, "connect4, tangled: "
 	 "AlphaZero.jl's mistake rate, the share of moves that change the game-theoretic "
 	 "outcome, by the built-in solver, solving only the moves played; the labels are cached "
@@ -248,9 +249,9 @@ static int run_matches(struct eval_ctx *c, const struct az_mcts_params *search, 
 		       "agent, %u for the opponent): %s, score %.1f%%\n", vs, games, sims, vs_sims,
 		       az_format_wdl(w, d, l, wdl, sizeof(wdl)), 100.0 * score);
 	else
-		printf("agent vs %s over %ld games (colours alternated, %u simulations each): %s, "
-		       "score %.1f%%\n", vs, games, sims, az_format_wdl(w, d, l, wdl, sizeof(wdl)),
-		       100.0 * score);
+		printf("agent vs %s over %ld games (colours alternated, %u simulations for the "
+		       "agent; the random player does not search): %s, score %.1f%%\n", vs, games,
+		       sims, az_format_wdl(w, d, l, wdl, sizeof(wdl)), 100.0 * score);
 	return 0;
 }
 

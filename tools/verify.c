@@ -42,9 +42,10 @@ int az_verify_main(int argc, char **argv)
 	if (t.repairs && t.live)
 		printf(", %ld file%s of the iteration in progress", t.repairs, az_plural(t.repairs));
 	else if (t.repairs) /* the notes above that --resume acts on */
-		printf(", %ld leftover%s of an iteration that never committed (--resume rolls %s "
-		       "back or completes %s)", t.repairs, az_plural(t.repairs),
-		       t.repairs == 1 ? "it" : "them", t.repairs == 1 ? "it" : "them");
+		printf(", %ld leftover%s of work that never committed (an iteration or a write cut "
+		       "short: the notes above; --resume rolls %s back or completes %s)", t.repairs,
+		       az_plural(t.repairs), t.repairs == 1 ? "it" : "them",
+		       t.repairs == 1 ? "it" : "them");
 	if (t.problems) /* the way out the messages above leave to the tool */
 		printf("; azrun repair --out %s sets aside or rebuilds what it can", r.dir);
 	printf("\n");
