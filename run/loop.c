@@ -541,9 +541,10 @@ static void bench_phase(struct az_run_loop *r, uint32_t it, const char *cand,
 	munmap(out, sizeof(*out));
 }
 
-/* Seconds as the metrics line holds them ("%.3f"): --time-limit sums these in this azrun and
- * reads them back after a resume (prior_training_s()), and the two sums must agree to the bit,
- * or a resume at the limit would find a few milliseconds left and run one more iteration. */
+/* Seconds as the metrics line holds them, with three decimals: the time limit sums these in
+ * this azrun and reads them back after a resume (prior_training_s()), and the two sums must
+ * agree to the bit, or a resume at the limit would find a few milliseconds left and run one
+ * more iteration. */
 static double as_written(double s)
 {
 	char b[32];
