@@ -75,6 +75,12 @@ static void print_live(const struct az_run_info *ri)
 		       ri->pid);
 		return;
 	}
+	if (ri->iteration <= ri->completed) { /* progress.json (about once a second) lags */
+		printf("state:      running (pid %ld), iteration %u of %u starting (iteration %u "
+		       "has committed)\n", ri->pid, ri->completed + 1, ri->iterations,
+		       ri->completed);
+		return;
+	}
 	az_format_duration(el, els, sizeof(els));
 	printf("state:      running (pid %ld), iteration %u of %u, phase %s\n", ri->pid,
 	       ri->iteration, ri->iterations, ri->phase);

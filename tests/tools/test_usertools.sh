@@ -102,6 +102,13 @@ grep -q "running (pid $$), iteration 3 of 4, phase selfplay" "$T/s2" \
 	|| fail "live status: $(cat "$T/s2")"
 grep -q '6 of 12 (50%)' "$T/s2" || fail "live progress missing"
 grep -Eq '^eta: +[0-9.]+s for this phase' "$T/s2" || fail "no ETA: $(cat "$T/s2")"
+# A progress.json a moment older than state.json (it is written about once a second): its
+# iteration has committed, so status names the next one instead of a phase already over.
+sed -i 's/"iteration": 3,/"iteration": 2,/' "$T/ttt/progress.json"
+"$AZRUN" status --out "$T/ttt" > "$T/s3" || fail "azrun status (lagging progress) failed"
+grep -q "running (pid $$), iteration 3 of 4 starting (iteration 2 has committed)" "$T/s3" ||
+	fail "lagging progress.json: $(cat "$T/s3")"
+sed -i 's/"iteration": 2,/"iteration": 3,/' "$T/ttt/progress.json"
 
 # azrun verify on the live run: the files of the iteration being written are that, not leftovers
 # of an iteration that "never committed".
