@@ -57,7 +57,8 @@
 static const struct opt base_opts[] = {
 	BUF("game", game, "NAME", NULL,
 	    NULL /* "game: tictactoe | connect4 | tangled", from the registry */, 1),
-	BUF("out", out, "DIR", NULL, "run directory (created; required)", 1),
+	BUF("out", out, "DIR", NULL, "run directory (created; required; at most "
+	    CONFIG_STR(AZ_CONFIG_OUT_MAX) " characters: a relative path for a deep one)", 1),
 	U32("iterations", iterations, "N", 1, ANY, "self-play/train/arena iterations"),
 	U32("workers", workers, "W", 1, AZ_CTL_MAX_WORKERS,
 	    "self-play worker processes (one per core)"),
