@@ -40,7 +40,7 @@ int az_acts_create(const struct az_arch *a, uint32_t max_batch, struct az_acts *
 	acts->max_batch = max_batch;
 	/* one pointer array: trunk's R + 1, then inner's R (inner is not NULL even when R = 0) */
 	acts->trunk = calloc(2 * R + 1, sizeof(float *));
-	acts->buf = calloc((2 * R + 1) * B * H + (size_t)max_batch * (A + 1) + heads,
+	acts->buf = calloc((2 * R + 1) * B * H + (size_t)max_batch * (A + 5) + heads,
 			   sizeof(float));
 	if (!acts->trunk || !acts->buf) {
 		az_acts_destroy(acts);
@@ -56,8 +56,10 @@ int az_acts_create(const struct az_arch *a, uint32_t max_batch, struct az_acts *
 		acts->inner[r] = p;
 	acts->logits = p;
 	acts->value = p + (size_t)max_batch * A;
+	acts->draw = acts->value + max_batch;
+	acts->wdl = acts->draw + max_batch;
 	if (a->kind == AZ_NET_RESNET) {
-		acts->pconv = acts->value + max_batch;
+		acts->pconv = acts->wdl + (size_t)max_batch * 3;
 		acts->vconv = acts->pconv + (size_t)max_batch * 2 * cells;
 		acts->vhid = acts->vconv + (size_t)max_batch * cells;
 		acts->scratch = acts->vhid + (size_t)max_batch * AZ_RESNET_VALUE_HIDDEN;
@@ -337,6 +339,32 @@ static void conv3_forward(const struct az_model *m, const struct az_packed *pk, 
 	}
 }
 
+/* The value head's last layer over h[B, in] (weight w [V, in], then bias [V]): a tanh unit into
+ * acts->value (acts->draw 0), or win/draw/loss logits through a softmax into acts->wdl, with
+ * value = p_win - p_loss and draw = p_draw. */
+static void value_out(const struct az_model *m, const struct az_packed *pk, uint32_t batch,
+		      uint32_t in, const float *h, const float *w, struct az_acts *acts)
+{
+	uint32_t V = az_arch_value_outputs(&m->arch);
+
+	if (V == 1) {
+		layer(m, pk, batch, in, 1, h, w, w + in, NULL, 0, acts->value);
+		for (uint32_t r = 0; r < batch; r++) {
+			acts->value[r] = tanhf(acts->value[r]);
+			acts->draw[r] = 0.0f;
+		}
+		return;
+	}
+	layer(m, pk, batch, in, 3, h, w, w + (size_t)3 * in, NULL, 0, acts->wdl);
+	for (uint32_t r = 0; r < batch; r++) {
+		float *q = acts->wdl + (size_t)r * 3;
+
+		az_wdl_softmax(q);
+		acts->value[r] = q[0] - q[2];
+		acts->draw[r] = q[1];
+	}
+}
+
 /* The ResNet forward pass (net/model.h); parameters in az_model_tensor() order. */
 static void resnet_forward(const struct az_model *m, const struct az_packed *pk, uint32_t batch,
 			   const float *x, struct az_acts *acts)
@@ -382,10 +410,8 @@ static void resnet_forward(const struct az_model *m, const struct az_packed *pk,
 	layer(m, pk, batch, (uint32_t)cells, V, acts->vconv, p, p + (size_t)V * cells, NULL, 1,
 	      acts->vhid);
 	p += (size_t)V * cells + V;
-	layer(m, pk, batch, V, 1, acts->vhid, p, p + V, NULL, 0, acts->value);
-	p += V + 1;
-	for (uint32_t r = 0; r < batch; r++)
-		acts->value[r] = tanhf(acts->value[r]);
+	value_out(m, pk, batch, V, acts->vhid, p, acts);
+	p += (size_t)az_arch_value_outputs(a) * (V + 1);
 	AZ_DEBUG_ASSERT(p == m->params + m->n_params);
 }
 
@@ -434,11 +460,27 @@ void az_model_forward_packed(const struct az_model *m, const struct az_packed *p
 
 	layer(m, pk, batch, H, A, h, p, p + (size_t)A * H, NULL, 0, acts->logits);
 	p += (size_t)A * H + A;
-	layer(m, pk, batch, H, 1, h, p, p + H, NULL, 0, acts->value);
-	p += H;
-	for (uint32_t r = 0; r < batch; r++)
-		acts->value[r] = tanhf(acts->value[r]);
-	AZ_DEBUG_ASSERT(p + 1 == m->params + m->n_params);
+	value_out(m, pk, batch, H, h, p, acts);
+	p += (size_t)az_arch_value_outputs(a) * (H + 1);
+	AZ_DEBUG_ASSERT(p == m->params + m->n_params);
+}
+
+void az_wdl_softmax(float *q)
+{
+	float mx = q[0] > q[1] ? q[0] : q[1];
+
+	if (q[2] > mx)
+		mx = q[2];
+	if (!isfinite(mx)) { /* NaN or inf logits: no outcome favoured */
+		q[0] = q[1] = q[2] = 1.0f / 3.0f;
+		return;
+	}
+	float e0 = expf(q[0] - mx), e1 = expf(q[1] - mx), e2 = expf(q[2] - mx);
+	float inv = 1.0f / (e0 + e1 + e2); /* >= 1: the largest term is exactly 1 */
+
+	q[0] = e0 * inv;
+	q[1] = e1 * inv;
+	q[2] = e2 * inv;
 }
 
 void az_masked_softmax(const float *logits, const uint8_t *legal, uint32_t actions, float *prob)

@@ -20,7 +20,11 @@ struct az_acts {
 	float **trunk;  /* R + 1 pointers to [B, H] */
 	float **inner;  /* R pointers to [B, H] */
 	float *logits;  /* [B, A] */
-	float *value;   /* [B] (after tanh) */
+	float *value;   /* [B] the expected outcome for the side to move: after the tanh, or
+	                 * p_win - p_loss for a win/draw/loss head */
+	float *draw;    /* [B] p_draw of a win/draw/loss head; 0 for a tanh head */
+	float *wdl;     /* [B, 3] a win/draw/loss head's softmax (win, draw, loss); unused (but
+	                 * allocated) for a tanh head */
 	float *pconv;   /* ResNet: [B, 2 * Hb * Wb] policy planes after ReLU, channel-major */
 	float *vconv;   /* ResNet: [B, Hb * Wb] value plane after ReLU */
 	float *vhid;    /* ResNet: [B, 64] value fc1 after ReLU */
@@ -32,7 +36,8 @@ struct az_acts {
 int az_acts_create(const struct az_arch *a, uint32_t max_batch, struct az_acts *acts);
 void az_acts_destroy(struct az_acts *acts);
 
-/* Forward pass of B <= acts->max_batch rows of x[B, D]; results in acts->logits and acts->value.
+/* Forward pass of B <= acts->max_batch rows of x[B, D]; results in acts->logits, acts->value and
+ * acts->draw (and acts->wdl for a win/draw/loss head).
  * Uses one BLAS thread per call's process (set OPENBLAS_NUM_THREADS=1 in the environment). */
 void az_model_forward(const struct az_model *m, uint32_t batch, const float *x,
 		      struct az_acts *acts);
@@ -74,6 +79,10 @@ void az_conv3_im2col_tap(const float *in, uint32_t batch, uint32_t C, uint32_t H
 /* The adjoint of az_conv3_im2col_tap for channels-last data, as az_conv3_col2im. */
 void az_conv3_col2im_tap(const float *col, uint32_t batch, uint32_t C, uint32_t Hb, uint32_t Wb,
 			 float *out);
+
+/* In place: the softmax of a win/draw/loss head's three logits q[3] (win, draw, loss); non-finite
+ * logits give 1/3 each. The one definition of that softmax on the CPU: forward pass, trainer. */
+void az_wdl_softmax(float *q);
 
 /* Masked softmax of logits[A] over legal[A] (1 = legal) into prob[A]; illegal entries get 0.
  * With no legal move every entry is 0. What the CPU backends write into the ring slots: the one

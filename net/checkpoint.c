@@ -77,6 +77,10 @@ static int add_metadata(cJSON *root, const struct az_model *m, uint32_t crc)
 		rc |= add_meta_u32(meta, "height", a->height);
 		rc |= add_meta_u32(meta, "width", a->width);
 	}
+	/* absent for the tanh head: files without it read as they always did */
+	if (a->value_head != AZ_VALUE_TANH &&
+	    !cJSON_AddStringToObject(meta, "value_head", az_value_head_name(a->value_head)))
+		return -ENOMEM;
 	rc |= add_meta_u32(meta, "inputs", a->inputs);
 	rc |= add_meta_u32(meta, "actions", a->actions);
 	rc |= add_meta_u32(meta, "hidden", a->hidden);

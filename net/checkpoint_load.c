@@ -264,6 +264,12 @@ static int parse_metadata(const struct ckpt_file *f, const cJSON *root, struct c
 			f->name, shown(v, q));
 		return -EINVAL;
 	}
+	v = meta_str(meta, "value_head"); /* absent: the tanh head */
+	if (v && az_value_head_parse(v, &cm->arch.value_head) < 0) {
+		az_set_err(err, errlen, "checkpoint %s: metadata value_head \"%s\" is not tanh or wdl",
+			f->name, shown(v, q));
+		return -EINVAL;
+	}
 	if (cm->arch.kind == AZ_NET_RESNET &&
 	    (!meta_str(meta, "planes") || !meta_str(meta, "height") || !meta_str(meta, "width") ||
 	     az_parse_u32(meta_str(meta, "planes"), NULL, &cm->arch.planes) < 0 ||
@@ -444,7 +450,8 @@ static int check_sizes(const struct ckpt_file *f, const cJSON *root, const struc
 	}
 	want_bytes = ((uint64_t)a->hidden * a->inputs + a->hidden +
 		      (uint64_t)a->blocks * 2 * ((uint64_t)a->hidden * a->hidden + a->hidden) +
-		      (uint64_t)a->actions * a->hidden + a->actions + a->hidden + 1) *
+		      (uint64_t)a->actions * a->hidden + a->actions +
+		      (uint64_t)az_arch_value_outputs(a) * (a->hidden + 1)) *
 		     sizeof(float);
 	if (resnet)
 		want_bytes = az_model_param_count(a) * sizeof(float);

@@ -28,7 +28,8 @@ int az_arch_valid(const struct az_arch *a)
 {
 	if (!a || a->inputs == 0 || a->hidden == 0 || a->actions == 0 ||
 	    a->inputs > ARCH_MAX_WIDTH || a->hidden > AZ_NET_HIDDEN_MAX ||
-	    a->actions > ARCH_MAX_WIDTH || a->blocks > AZ_NET_BLOCKS_MAX)
+	    a->actions > ARCH_MAX_WIDTH || a->blocks > AZ_NET_BLOCKS_MAX ||
+	    a->value_head > AZ_VALUE_WDL)
 		return 0;
 	if (a->kind == AZ_NET_MLP)
 		return 1;
@@ -88,7 +89,8 @@ static void resnet_shape(const struct az_arch *a, uint32_t i, struct az_tensor *
 	uint32_t k = i - 2 - 4 * R;
 	/* [out, in] of each head layer; the 1x1 convs get ndim 4 with kh = kw = 1 */
 	static const uint32_t conv[10] = {1, 0, 0, 0, 1, 0, 0, 0, 0, 0};
-	uint32_t out[10] = {2, 2, a->actions, a->actions, 1, 1, V, V, 1, 1};
+	uint32_t vo = az_arch_value_outputs(a);
+	uint32_t out[10] = {2, 2, a->actions, a->actions, 1, 1, V, V, vo, vo};
 	uint32_t in[10] = {F, 0, 2 * cells, 0, F, 0, cells, 0, V, 0};
 
 	snprintf(t->name, sizeof(t->name), "%s", heads[k]);
@@ -136,7 +138,7 @@ static void tensor_shape(const struct az_arch *a, uint32_t i, struct az_tensor *
 
 	snprintf(t->name, sizeof(t->name), "%s.%s", k < 2 ? "policy" : "value",
 		 k % 2 == 0 ? "weight" : "bias");
-	t->rows = k < 2 ? a->actions : 1;
+	t->rows = k < 2 ? a->actions : az_arch_value_outputs(a);
 	if (k % 2 == 0) {
 		t->cols = H;
 		t->ndim = 2;
@@ -166,15 +168,16 @@ int az_model_tensor(const struct az_arch *a, uint32_t i, struct az_tensor *t)
 size_t az_model_param_count(const struct az_arch *a)
 {
 	size_t D = a->inputs, H = a->hidden, R = a->blocks, A = a->actions;
+	size_t VO = az_arch_value_outputs(a);
 
 	if (a->kind == AZ_NET_RESNET) {
 		size_t C = a->planes, cells = (size_t)a->height * a->width;
 		size_t V = AZ_RESNET_VALUE_HIDDEN;
 
 		return 9 * H * C + H + R * (2 * 9 * H * H + 2 * H) + (2 * H + 2) +
-		       (A * 2 * cells + A) + (H + 1) + (V * cells + V) + (V + 1);
+		       (A * 2 * cells + A) + (H + 1) + (V * cells + V) + VO * (V + 1);
 	}
-	return H * D + H + R * (2 * H * H + 2 * H) + A * H + A + H + 1;
+	return H * D + H + R * (2 * H * H + 2 * H) + A * H + A + VO * (H + 1);
 }
 
 int az_model_create(const struct az_arch *a, struct az_model **out)
@@ -268,7 +271,25 @@ int az_arch_equal(const struct az_arch *a, const struct az_arch *b)
 {
 	return a->inputs == b->inputs && a->hidden == b->hidden && a->blocks == b->blocks &&
 	       a->actions == b->actions && a->kind == b->kind && a->planes == b->planes &&
-	       a->height == b->height && a->width == b->width;
+	       a->height == b->height && a->width == b->width && a->value_head == b->value_head;
+}
+
+const char *az_value_head_name(uint32_t value_head)
+{
+	return value_head == AZ_VALUE_TANH ? "tanh" : value_head == AZ_VALUE_WDL ? "wdl" : "?";
+}
+
+int az_value_head_parse(const char *text, uint32_t *value_head)
+{
+	if (!text || !value_head)
+		return -EINVAL;
+	if (strcmp(text, "tanh") == 0)
+		*value_head = AZ_VALUE_TANH;
+	else if (strcmp(text, "wdl") == 0)
+		*value_head = AZ_VALUE_WDL;
+	else
+		return -EINVAL;
+	return 0;
 }
 
 const char *az_net_kind_name(uint32_t kind)

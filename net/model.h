@@ -5,12 +5,14 @@
  *   block b: t = relu(W1 h + b1); h = relu(h + W2 t + b2)       [H]   (R blocks)
  *   policy logits = W_p h + b_p                                 [A]
  *   value = tanh(w_v h + b_v)                                   scalar, side to move
+ *   (or, with a win/draw/loss value head, softmax(W_v h + b_v)  [3]: see enum az_value_head)
  * AZ_NET_RESNET, AlphaZero's residual convolutional net (Silver et al. 2017, "Methods: neural
  * network architecture") over the encoding read as C planes of Hb x Wb cells, F filters:
  *   h0 = relu(conv3x3(x))                                       [F, Hb, Wb]  (padding 1)
  *   block b: t = relu(conv3x3(h)); h = relu(h + conv3x3(t))     [F, Hb, Wb]  (R blocks)
  *   policy logits = fc(relu(conv1x1 to 2 planes))               [A]
  *   value = tanh(fc2(relu(fc1(relu(conv1x1 to 1 plane)))))      fc1: Hb*Wb -> 64 -> 1
+ *   (fc2: 64 -> 3 and a softmax in place of the tanh with a win/draw/loss value head)
  * without batch normalisation: the nets are small and shallow enough to train without it, and
  * plain convolutions leave no running statistics to carry, fold or keep equal across backends.
  * All parameters live in one contiguous float array, tensor after tensor in the order of
@@ -25,6 +27,16 @@
 
 enum az_net_kind { AZ_NET_MLP = 0, AZ_NET_RESNET = 1 };
 
+/* The value head's output. AZ_VALUE_TANH: one unit and a tanh, the expected outcome for the side
+ * to move in [-1, 1] (AlphaZero). AZ_VALUE_WDL: three logits (win, draw, loss for the side to
+ * move, in that order) and a softmax, trained by cross-entropy (Lc0's WDL head; KataGo's value
+ * head is the same three classes). Its expected outcome is p_win - p_loss; p_draw is what lets a
+ * search give every position's draw chance a value of its own (contempt, mcts.h draw_value). */
+enum az_value_head { AZ_VALUE_TANH = 0, AZ_VALUE_WDL = 1 };
+
+/* Outputs of the value head's last layer: 1 (tanh) or 3 (win/draw/loss). */
+#define AZ_VALUE_OUTPUTS_MAX 3u
+
 /* Hidden units of the ResNet value head's first fully connected layer (AlphaZero: 256). */
 #define AZ_RESNET_VALUE_HIDDEN 64u
 
@@ -37,7 +49,20 @@ struct az_arch {
 	/* ResNet only (0 for an MLP): the input as planes x height x width = inputs, plane-major
 	 * (features[(c * height + y) * width + x]), the game descriptor's board shape */
 	uint32_t planes, height, width;
+	uint32_t value_head; /* enum az_value_head; 0 (tanh) in a zero-initialised arch */
 };
+
+/* The value head's last layer's outputs: 3 for AZ_VALUE_WDL, else 1. */
+static inline uint32_t az_arch_value_outputs(const struct az_arch *a)
+{
+	return a->value_head == AZ_VALUE_WDL ? 3u : 1u;
+}
+
+/* "tanh" or "wdl" (static storage; "?" for an unknown value). */
+const char *az_value_head_name(uint32_t value_head);
+
+/* Parse "tanh" or "wdl" into *value_head. Returns 0 or -EINVAL. */
+int az_value_head_parse(const char *text, uint32_t *value_head);
 
 struct az_model {
 	struct az_arch arch;
@@ -65,11 +90,11 @@ uint32_t az_model_tensor_count(const struct az_arch *a);
 
 /* Description of tensor i (0 <= i < count). Returns 0 or -EINVAL. MLP order: trunk.in.weight,
  * trunk.in.bias, block.<b>.fc1.weight, .fc1.bias, .fc2.weight, .fc2.bias for each block,
- * policy.weight, policy.bias, value.weight [1,H], value.bias [1]. ResNet order:
+ * policy.weight, policy.bias, value.weight [V,H], value.bias [V] (V = az_arch_value_outputs()). ResNet order:
  * trunk.conv.weight [F,C,3,3], trunk.conv.bias, block.<b>.conv1.weight [F,F,3,3], .conv1.bias,
  * .conv2.weight, .conv2.bias, policy.conv.weight [2,F,1,1], policy.conv.bias [2],
  * policy.fc.weight [A, 2*Hb*Wb], policy.fc.bias, value.conv.weight [1,F,1,1], value.conv.bias,
- * value.fc1.weight [64, Hb*Wb], value.fc1.bias, value.fc2.weight [1,64], value.fc2.bias [1]
+ * value.fc1.weight [64, Hb*Wb], value.fc1.bias, value.fc2.weight [V,64], value.fc2.bias [V]
  * (the fc inputs flattened channel-major, as torch.flatten of an NCHW tensor). */
 int az_model_tensor(const struct az_arch *a, uint32_t i, struct az_tensor *t);
 
@@ -83,7 +108,7 @@ size_t az_model_param_count(const struct az_arch *a);
 #define AZ_NET_BLOCKS_MAX 128u
 
 /* 1 when a describes a network this build can create: non-zero sizes within the sanity bounds
- * (hidden <= AZ_NET_HIDDEN_MAX, blocks <= AZ_NET_BLOCKS_MAX) and, for a ResNet, planes * height *
+ * (hidden <= AZ_NET_HIDDEN_MAX, blocks <= AZ_NET_BLOCKS_MAX), a known value head and, for a ResNet, planes * height *
  * width == inputs. */
 int az_arch_valid(const struct az_arch *a);
 
@@ -95,7 +120,8 @@ void az_model_destroy(struct az_model *m);
  * residual block and the heads are scaled down so an untrained net starts near uniform. */
 void az_model_init_random(struct az_model *m, uint64_t seed);
 
-/* 1 when a and b describe the same network (kind, inputs, width, blocks, actions, board shape),
+/* 1 when a and b describe the same network (kind, inputs, width, blocks, actions, board shape,
+ * value head),
  * else 0: the test for whether a model's parameters fit a backend or a server built for another
  * architecture. */
 int az_arch_equal(const struct az_arch *a, const struct az_arch *b);

@@ -22,7 +22,8 @@ struct az_train_ws {
 	float *dg;      /* [B, H] gradient w.r.t. a block's pre-relu residual sum */
 	float *dt;      /* [B, H] gradient w.r.t. a block's inner activation */
 	float *dlogits; /* [B, A] */
-	float *dpre;    /* [B] gradient w.r.t. the value pre-activation */
+	float *dpre;    /* [B, V] gradient w.r.t. the value head's pre-activation (V outputs:
+	                 * az_arch_value_outputs()) */
 	/* ResNet only (NULL for an MLP; dh, dg and dt are then [B * cells, F]): */
 	float *dvhid;   /* [B, 64] value fc1 output */
 	float *dvconv;  /* [B, cells] value plane */
@@ -85,7 +86,7 @@ int az_train_ws_create(const struct az_arch *a, uint32_t max_batch, struct az_tr
 		return -ENOMEM;
 	ws->arch = *a;
 	ws->max_batch = max_batch;
-	ws->buf = calloc(3 * rows * H + B * A + B + extra, sizeof(float));
+	ws->buf = calloc(3 * rows * H + B * A + B * AZ_VALUE_OUTPUTS_MAX + extra, sizeof(float));
 	/* ws is zeroed: az_train_ws_destroy frees whatever of it exists */
 	if (!ws->buf || az_acts_create(a, max_batch, &ws->acts)) {
 		az_train_ws_destroy(ws);
@@ -115,7 +116,7 @@ int az_train_ws_create(const struct az_arch *a, uint32_t max_batch, struct az_tr
 	ws->dlogits = ws->dt + rows * H;
 	ws->dpre = ws->dlogits + B * A;
 	if (a->kind == AZ_NET_RESNET) {
-		ws->dvhid = ws->dpre + B;
+		ws->dvhid = ws->dpre + B * AZ_VALUE_OUTPUTS_MAX;
 		ws->dvconv = ws->dvhid + B * V;
 		ws->dpconv = ws->dvconv + B * cells;
 		ws->dpcl = ws->dpconv + B * 2 * cells;
@@ -203,6 +204,36 @@ double az_train_policy_xent(const float *lg, const float *tp, uint32_t A, double
 	return -cross;
 }
 
+/* The value term of row b against its target z in [-1, 1], and with dpre its gradient w.r.t. the
+ * head's pre-activation times inv_b. A tanh head: (v - z)^2. A win/draw/loss head: the
+ * cross-entropy -sum_k t_k log p_k against t = (max(z, 0), 1 - |z|, max(-z, 0)), the one
+ * distribution over win/draw/loss with no mass on both a win and a loss whose expected outcome
+ * is z (a result gives a one-hot t; --value-mix's blend of result and search value a mixed one);
+ * its gradient w.r.t. the logits is p - t. */
+static double value_loss(const struct az_acts *ac, int wdl, uint32_t b, float z, double inv_b,
+			 float *dpre)
+{
+	if (!wdl) {
+		double v = ac->value[b], d = v - z;
+
+		if (dpre)
+			dpre[b] = (float)(2.0 * d * (1.0 - v * v) * inv_b);
+		return d * d;
+	}
+	double za = fabs((double)z), t[3] = {z > 0 ? za : 0.0, 1.0 - za, z < 0 ? za : 0.0};
+	const float *p = ac->wdl + (size_t)b * 3;
+	double ce = 0.0;
+
+	for (int k = 0; k < 3; k++) {
+		/* p_k >= FLT_MIN-ish after the softmax; the floor keeps a saturated logit finite */
+		if (t[k] > 0.0)
+			ce -= t[k] * log(p[k] > 1e-30f ? (double)p[k] : 1e-30);
+		if (dpre)
+			dpre[(size_t)b * 3 + k] = (float)((p[k] - t[k]) * inv_b);
+	}
+	return ce;
+}
+
 /* Forward pass plus the three loss terms. With want_grad, also the loss gradient w.r.t. the
  * logits (ws->dlogits) and the value pre-activation (ws->dpre), each already divided by B. */
 static void forward_loss(const struct az_model *m, uint32_t batch, const float *x,
@@ -226,11 +257,8 @@ static void forward_loss(const struct az_model *m, uint32_t batch, const float *
 		ce += az_train_policy_xent(ws->acts.logits + row, pi + row, A, inv_b,
 					   want_grad ? ws->dlogits + row : NULL);
 
-		double v = ws->acts.value[b], d = v - z[b];
-
-		se += d * d;
-		if (want_grad)
-			ws->dpre[b] = (float)(2.0 * d * (1.0 - v * v) * inv_b);
+		se += value_loss(&ws->acts, m->arch.value_head == AZ_VALUE_WDL, b, z[b], inv_b,
+				 want_grad ? ws->dpre : NULL);
 	}
 	sq = l2_pass(m, 0.0f, NULL);
 	loss->policy = (float)(ce * inv_b);
@@ -385,7 +413,7 @@ static void resnet_backprop(const struct az_model *m, uint32_t batch, const floa
 	const struct az_arch *a = &m->arch;
 	const struct az_acts *ac = &ws->acts;
 	uint32_t C = a->planes, F = a->hidden, R = a->blocks, A = a->actions;
-	uint32_t V = AZ_RESNET_VALUE_HIDDEN, head = 2 + 4 * R;
+	uint32_t V = AZ_RESNET_VALUE_HIDDEN, head = 2 + 4 * R, VO = az_arch_value_outputs(a);
 	size_t cells = (size_t)a->height * a->width, rows = batch * cells, nF = rows * F;
 	const float *hR = ac->trunk[R], *P = m->params;
 	size_t pc = tensor_off(a, head), pf = tensor_off(a, head + 2);
@@ -393,8 +421,8 @@ static void resnet_backprop(const struct az_model *m, uint32_t batch, const floa
 	size_t v2 = tensor_off(a, head + 8);
 
 	/* value: fc2, ReLU, fc1, ReLU, 1x1 conv (its [rows, 1] gradient is dvconv) */
-	linear_grad_params(ws, batch, V, 1, ws->dpre, ac->vhid, grad + v2, grad + v2 + V);
-	linear_grad_input(ws, batch, V, 1, ws->dpre, P + v2, 0.0f, ws->dvhid);
+	linear_grad_params(ws, batch, V, VO, ws->dpre, ac->vhid, grad + v2, grad + v2 + VO * V);
+	linear_grad_input(ws, batch, V, VO, ws->dpre, P + v2, 0.0f, ws->dvhid);
 	relu_grad(ac->vhid, ws->dvhid, ws->dvhid, (size_t)batch * V);
 	linear_grad_params(ws, batch, (uint32_t)cells, V, ws->dvhid, ac->vconv, grad + v1,
 			   grad + v1 + V * cells);
@@ -441,6 +469,7 @@ static void backprop(const struct az_model *m, uint32_t batch, const float *x,
 {
 	const struct az_arch *a = &m->arch;
 	uint32_t D = a->inputs, H = a->hidden, R = a->blocks, A = a->actions;
+	uint32_t VO = az_arch_value_outputs(a);
 	size_t HH = (size_t)H * H, BH = (size_t)batch * H, head = block_offset(a, R);
 	const float *hR = ws->acts.trunk[R];
 	const float *wp = m->params + head, *wv = wp + (size_t)A * H + A;
@@ -452,9 +481,9 @@ static void backprop(const struct az_model *m, uint32_t batch, const float *x,
 	}
 	/* Heads: logits = hR Wp^T + bp, value pre-activation = hR wv + bv. */
 	linear_grad_params(ws, batch, H, A, ws->dlogits, hR, gwp, gwp + (size_t)A * H);
-	linear_grad_params(ws, batch, H, 1, ws->dpre, hR, gwv, gwv + H);
+	linear_grad_params(ws, batch, H, VO, ws->dpre, hR, gwv, gwv + (size_t)VO * H);
 	linear_grad_input(ws, batch, H, A, ws->dlogits, wp, 0.0f, ws->dh);
-	linear_grad_input(ws, batch, H, 1, ws->dpre, wv, 1.0f, ws->dh);
+	linear_grad_input(ws, batch, H, VO, ws->dpre, wv, 1.0f, ws->dh);
 
 	/* Blocks, last first: out = relu(in + W2 t + b2), t = relu(W1 in + b1). */
 	for (uint32_t r = R; r-- > 0;) {

@@ -4,6 +4,8 @@
  *   loss = mean_b [ -sum_a pi[b,a] log softmax(logits[b])_a ]     (policy cross-entropy, the
  *                                                                   softmax over legal moves)
  *        + mean_b [ (value[b] - z[b])^2 ]                           (value squared error)
+ *          (a win/draw/loss head: mean_b [ -sum_k t[b,k] log p[b,k] ], t from z as in
+ *          trainer.c's value_loss)
  *        + l2 * sum(weights^2)                                      (L2, weights only, not biases)
  * as in Silver et al. 2017 ("Mastering the game of Go without human knowledge", eq. 1). */
 #ifndef AZ_TRAINER_H
@@ -15,7 +17,7 @@
 
 struct az_loss {
 	float policy; /* mean cross-entropy */
-	float value;  /* mean squared error */
+	float value;  /* mean squared error (a win/draw/loss head: mean cross-entropy) */
 	float l2;     /* l2 * sum of squared weights */
 	float total;
 };

@@ -158,6 +158,8 @@ static void test_roundtrip(void **state)
 	static const struct az_arch archs[] = {
 		{.inputs = 42, .hidden = 16, .blocks = 2, .actions = 7},
 		{.inputs = 9, .hidden = 5, .blocks = 0, .actions = 9},
+		/* a win/draw/loss value head: value.weight [3, 16], metadata value_head "wdl" */
+		{.inputs = 42, .hidden = 16, .blocks = 1, .actions = 7, .value_head = AZ_VALUE_WDL},
 	};
 
 	for (size_t k = 0; k < sizeof(archs) / sizeof(archs[0]); k++) {
@@ -177,6 +179,15 @@ static void test_roundtrip(void **state)
 		assert_int_equal(back->iteration, 123456 + k);
 		assert_string_equal(back->game_options, m->game_options);
 		assert_int_equal(count_files(), 1); /* no .tmp left behind */
+		if (archs[k].value_head == AZ_VALUE_WDL) {
+			struct az_tensor t;
+
+			assert_int_equal(az_model_tensor(&back->arch,
+							 az_model_tensor_count(&back->arch) - 2, &t), 0);
+			assert_string_equal(t.name, "value.weight");
+			assert_int_equal(t.rows, 3);
+			assert_int_equal(t.offset + 3 * t.cols + 3, back->n_params);
+		}
 		az_model_destroy(back);
 		az_model_destroy(m);
 	}

@@ -2,7 +2,7 @@
 /* Backprop against central finite differences: for every parameter tensor (weights, biases, both
  * heads) several entries are perturbed and the loss slope compared with the analytic gradient,
  * with L2 on, for the residual MLP and for the ResNet (3x4 board: rows and columns differ, so a
- * swapped stride shows). Also checks the loss terms against a direct computation, and the
+ * swapped stride shows), each with a tanh and with a win/draw/loss value head. Also checks the loss terms against a direct computation, and the
  * policy loss masked to the legal moves (issue 23: illegal logits are outside the softmax). */
 #include <errno.h>
 #include <math.h>
@@ -30,6 +30,13 @@ static const struct az_arch mlp_arch = { .inputs = 5, .hidden = 6, .blocks = 2, 
 static const struct az_arch resnet_arch = { .inputs = 24, .hidden = 3, .blocks = 2, .actions = A,
 					    .kind = AZ_NET_RESNET, .planes = 2, .height = 3,
 					    .width = 4 };
+
+static const struct az_arch mlp_wdl_arch = { .inputs = 5, .hidden = 6, .blocks = 2, .actions = A,
+					     .value_head = AZ_VALUE_WDL };
+static const struct az_arch resnet_wdl_arch = { .inputs = 24, .hidden = 3, .blocks = 2,
+						.actions = A, .kind = AZ_NET_RESNET, .planes = 2,
+						.height = 3, .width = 4,
+						.value_head = AZ_VALUE_WDL };
 
 struct fixture {
 	struct az_arch arch;
@@ -63,6 +70,8 @@ static int setup_arch(void **state, const struct az_arch *arch)
 		for (int a = 0; a < A; a++)
 			f->pi[b * A + a] /= sum;
 		f->z[b] = (float)(b - 1); /* -1, 0, +1 */
+		if (arch->value_head == AZ_VALUE_WDL && b == 1)
+			f->z[b] = 0.3f; /* a mixed target: win 0.3, draw 0.7 */
 	}
 	*state = f;
 	return 0;
@@ -76,6 +85,16 @@ static int setup(void **state)
 static int setup_resnet(void **state)
 {
 	return setup_arch(state, &resnet_arch);
+}
+
+static int setup_wdl(void **state)
+{
+	return setup_arch(state, &mlp_wdl_arch);
+}
+
+static int setup_resnet_wdl(void **state)
+{
+	return setup_arch(state, &resnet_wdl_arch);
 }
 
 static int teardown(void **state)
@@ -206,7 +225,20 @@ static void test_loss_terms(void **state)
 			s += a == b ? 0.0 : exp(acts.logits[b * A + a]);
 		for (int a = 0; a < A; a++)
 			ce -= f->pi[b * A + a] * (acts.logits[b * A + a] - log(s));
-		se += (acts.value[b] - f->z[b]) * (acts.value[b] - f->z[b]);
+		if (arch->value_head == AZ_VALUE_WDL) {
+			/* cross-entropy against (max(z, 0), 1 - |z|, max(-z, 0)); value = win - loss */
+			const float *q = acts.wdl + b * 3;
+			double z = f->z[b], t[3] = {z > 0 ? z : 0, 1 - fabs(z), z < 0 ? -z : 0};
+
+			assert_true(fabs(q[0] + q[1] + q[2] - 1.0) < 1e-6);
+			assert_true(fabs(acts.value[b] - (q[0] - q[2])) < 1e-7);
+			assert_true(acts.draw[b] == q[1]);
+			for (int k = 0; k < 3; k++)
+				se -= t[k] > 0 ? t[k] * log(q[k]) : 0.0;
+		} else {
+			se += (acts.value[b] - f->z[b]) * (acts.value[b] - f->z[b]);
+			assert_true(acts.draw[b] == 0.0f);
+		}
 	}
 	for (uint32_t i = 0; i < az_model_tensor_count(arch); i++) {
 		struct az_tensor t;
@@ -332,5 +364,9 @@ AZ_TEST_MAIN(cmocka_unit_test_setup_teardown(test_gradcheck_all_tensors, setup, 
 	     cmocka_unit_test_setup_teardown(test_loss_terms, setup, teardown),
 	     cmocka_unit_test_setup_teardown(test_gradcheck_all_tensors, setup_resnet, teardown),
 	     cmocka_unit_test_setup_teardown(test_loss_terms, setup_resnet, teardown),
+	     cmocka_unit_test_setup_teardown(test_gradcheck_all_tensors, setup_wdl, teardown),
+	     cmocka_unit_test_setup_teardown(test_loss_terms, setup_wdl, teardown),
+	     cmocka_unit_test_setup_teardown(test_gradcheck_all_tensors, setup_resnet_wdl, teardown),
+	     cmocka_unit_test_setup_teardown(test_loss_terms, setup_resnet_wdl, teardown),
 	     cmocka_unit_test(test_masked_policy_logits),
 	     cmocka_unit_test(test_masked_policy_zero_net))
