@@ -41,7 +41,7 @@ int az_net_eval_batch(struct az_net_eval *n, const void *const *states, uint32_t
 		return -EINVAL;
 	for (uint32_t i = 0; i < count; i++)
 		g->encode(states[i], n->x + (size_t)i * g->features);
-	int rc = az_backend_forward(n->be, 0, count, n->x, n->logits, value);
+	int rc = az_backend_forward(n->be, 0, count, n->x, n->logits, value, NULL);
 	if (rc < 0)
 		return rc;
 	for (uint32_t i = 0; i < count; i++) {

@@ -122,7 +122,7 @@ static int cpu_load(void *ctx, uint32_t model, const struct az_model *m)
 }
 
 static int cpu_forward(void *ctx, uint32_t model, uint32_t batch, const float *x, float *logits,
-		       float *value)
+		       float *value, float *draw)
 {
 	struct cpu_ctx *c = ctx;
 	const struct az_model *m = c->models[model];
@@ -131,6 +131,7 @@ static int cpu_forward(void *ctx, uint32_t model, uint32_t batch, const float *x
 				x, &c->acts);
 	memcpy(logits, c->acts.logits, (size_t)batch * m->arch.actions * sizeof(float));
 	memcpy(value, c->acts.value, (size_t)batch * sizeof(float));
+	memcpy(draw, c->acts.draw, (size_t)batch * sizeof(float));
 	return 0;
 }
 
@@ -289,6 +290,7 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 		az_set_err(why, whylen, "cpu: CUDA init failed (%s)",
 		    ret == -ENOMEM   ? "out of memory"
 		    : ret == -EINVAL ? bad_env
+		    : ret == -ENOTSUP ? "its kernels compute a tanh value head, not win/draw/loss"
 				     : "device error");
 		b->ops = &az_backend_cpu_ops;
 		ret = b->ops->create(a, max_batch, &b->ctx);
@@ -311,6 +313,9 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 		}
 		else if (ret == -EINVAL && b->ops != &az_backend_cpu_ops)
 			az_set_err(why, whylen, "%s: %s", b->ops->name, bad_env);
+		else if (ret == -ENOTSUP)
+			az_set_err(why, whylen, "%s: its kernels compute a tanh value head; a "
+				   "win/draw/loss head runs on the cpu backend", b->ops->name);
 		else
 			az_set_err(why, whylen, "%s: init failed (%d)", b->ops->name, ret);
 		goto err_free;
@@ -346,7 +351,7 @@ int az_backend_load(struct az_backend *b, uint32_t model, const struct az_model 
 }
 
 int az_backend_forward(struct az_backend *b, uint32_t model, uint32_t batch, const float *x,
-		       float *logits, float *value)
+		       float *logits, float *value, float *draw)
 {
 	if (!b || model >= AZ_BACKEND_MODELS || !b->loaded[model] || batch > b->max_batch)
 		return -EINVAL;
@@ -354,7 +359,9 @@ int az_backend_forward(struct az_backend *b, uint32_t model, uint32_t batch, con
 		return 0;
 	if (!x || !logits || !value)
 		return -EINVAL;
-	return b->ops->forward(b->ctx, model, batch, x, logits, value);
+	/* the ops always write draw[]: a caller that wants none lends the staging row */
+	return b->ops->forward(b->ctx, model, batch, x, logits, value,
+			       draw ? draw : b->stage.draw);
 }
 
 /* ---- slot path: the backend's own (zero copy) or the staging fallback ---- */
@@ -412,7 +419,8 @@ int az_stage_bufs_create(const struct az_arch *a, uint32_t max_batch, struct az_
 	s->x = malloc((size_t)max_batch * a->inputs * sizeof(float));
 	s->logits = malloc((size_t)max_batch * a->actions * sizeof(float));
 	s->value = malloc((size_t)max_batch * sizeof(float));
-	if (!s->x || !s->logits || !s->value) {
+	s->draw = malloc((size_t)max_batch * sizeof(float));
+	if (!s->x || !s->logits || !s->value || !s->draw) {
 		az_stage_bufs_destroy(s);
 		return -ENOMEM;
 	}
@@ -426,7 +434,8 @@ void az_stage_bufs_destroy(struct az_stage_bufs *s)
 	free(s->x);
 	free(s->logits);
 	free(s->value);
-	s->x = s->logits = s->value = NULL;
+	free(s->draw);
+	s->x = s->logits = s->value = s->draw = NULL;
 }
 
 int az_stage_forward_slots(const struct az_backend_ops *ops, void *ctx, uint8_t *base,
@@ -442,7 +451,7 @@ int az_stage_forward_slots(const struct az_backend_ops *ops, void *ctx, uint8_t 
 		       az_slot_features(base + slot_offsets[i], l), sizeof(float) * l->features);
 	AZ_NVTX_POP();
 	AZ_NVTX_PUSH("forward");
-	ret = ops->forward(ctx, model, n, s->x, s->logits, s->value);
+	ret = ops->forward(ctx, model, n, s->x, s->logits, s->value, s->draw);
 	AZ_NVTX_POP();
 	if (ret)
 		return ret;
@@ -457,6 +466,7 @@ int az_stage_forward_slots(const struct az_backend_ops *ops, void *ctx, uint8_t 
 		softmax(s->logits + (size_t)i * l->actions, az_slot_legal(slot, l), l->actions,
 			az_slot_policy(slot, l));
 		h->value = s->value[i];
+		h->draw = s->draw[i];
 		h->status = 0;
 	}
 	AZ_NVTX_POP();

@@ -28,9 +28,10 @@ struct az_backend_ops {
 	const char *name;
 	int (*create)(const struct az_arch *a, uint32_t max_batch, void **ctx);
 	int (*load)(void *ctx, uint32_t model, const struct az_model *m);
-	/* x[B, D] host memory in, logits[B, A] and value[B] host memory out. */
+	/* x[B, D] host memory in, logits[B, A], value[B] and draw[B] host memory out (draw: the
+	 * value head's p_draw, 0 for a tanh head). */
 	int (*forward)(void *ctx, uint32_t model, uint32_t batch, const float *x, float *logits,
-		       float *value);
+		       float *value, float *draw);
 	void (*destroy)(void *ctx);
 	/* Optional (NULL when absent): one line about the device and settings for the log. */
 	void (*describe)(void *ctx, char *buf, size_t len);
@@ -85,15 +86,16 @@ int az_backend_create_ops(const struct az_backend_ops *ops, const struct az_arch
 int az_backend_load(struct az_backend *b, uint32_t model, const struct az_model *m);
 
 /* Forward batch <= max_batch rows through model slot `model`: x[batch, inputs] in,
- * logits[batch, actions] and value[batch] out, all host memory owned by the caller. Returns 0 or
- * -EINVAL (model not loaded or batch too large). */
+ * logits[batch, actions], value[batch] and draw[batch] out (draw: p_draw of a win/draw/loss
+ * value head, 0 for a tanh head; NULL when not wanted), all host memory owned by the caller.
+ * Returns 0 or -EINVAL (model not loaded or batch too large). */
 int az_backend_forward(struct az_backend *b, uint32_t model, uint32_t batch, const float *x,
-		       float *logits, float *value);
+		       float *logits, float *value, float *draw);
 
 /* ---- slot path (every backend; infer/server.c has no other) ----
  * The caller registers the mapped ring segment once (after attach), then submits batches as ring
  * slot offsets from its base: the backend reads features and legal masks from the slots and
- * writes the masked-softmax policy, value and status 0 into them, on one of slot_streams streams,
+ * writes the masked-softmax policy, value, draw and status 0 into them, on one of slot_streams streams,
  * in submission order per stream. Results may be published only after az_backend_wait_slots()
  * has reported the stream complete. Unregister before detaching (az_backend_destroy does it too).
  * A backend with its own forward_slots (cuda) reads the slots in place (zero copy); for one

@@ -159,14 +159,14 @@ static int async_load(void *ctx, uint32_t model, const struct az_model *m)
 }
 
 static int async_forward(void *ctx, uint32_t model, uint32_t batch, const float *x,
-			 float *logits, float *value)
+			 float *logits, float *value, float *draw)
 {
 	struct async_ctx *c = ctx;
 
 	/* The synchronous op shares the activations with the helper: run it when idle. */
 	pthread_mutex_lock(&c->mu);
 	drain_locked(c);
-	int rc = az_backend_cpu_ops.forward(c->cpu, model, batch, x, logits, value);
+	int rc = az_backend_cpu_ops.forward(c->cpu, model, batch, x, logits, value, draw);
 	pthread_mutex_unlock(&c->mu);
 	return rc;
 }

@@ -305,6 +305,8 @@ static int cuda_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
 
 	if (az_cuda_math_env() < 0)
 		return -EINVAL;
+	if (a->value_head != AZ_VALUE_TANH)
+		return -ENOTSUP; /* the kernels compute a tanh value head only */
 	if (feed && strcmp(feed, "gather") != 0 && strcmp(feed, "dma") != 0)
 		return -EINVAL;
 	c = (struct cuda_ctx *)calloc(1, sizeof(*c));
@@ -379,7 +381,7 @@ static int cuda_load(void *ctx, uint32_t model, const struct az_model *m)
 }
 
 static int cuda_forward(void *ctx, uint32_t model, uint32_t batch, const float *x, float *logits,
-			float *value)
+			float *value, float *draw)
 {
 	struct cuda_ctx *c = (struct cuda_ctx *)ctx;
 	struct pipe *p = &c->pipes[0];
@@ -404,6 +406,7 @@ static int cuda_forward(void *ctx, uint32_t model, uint32_t batch, const float *
 	AZ_CUDA_FATAL(cudaStreamSynchronize(p->stream));
 	memcpy(logits, c->h_logits, nl * f);
 	memcpy(value, c->h_value, batch * f);
+	memset(draw, 0, batch * f); /* a tanh head: cuda_create refuses a win/draw/loss one */
 	AZ_NVTX_POP();
 	return 0;
 }

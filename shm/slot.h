@@ -15,7 +15,8 @@ struct az_slot_hdr {
 	uint32_t status;  /* response: 0 ok, nonzero: the server could not evaluate (bad model id) */
 	float value;      /* response: value head for the side to move, in [-1, 1] */
 	uint32_t node;    /* request: the producer's tree node of the leaf, returned untouched */
-	uint8_t pad[40];
+	float draw;       /* response: p_draw of a win/draw/loss value head, 0 for a tanh head */
+	uint8_t pad[36];
 };
 _Static_assert(sizeof(struct az_slot_hdr) == 64, "slot header is one cache line");
 

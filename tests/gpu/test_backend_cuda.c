@@ -69,8 +69,8 @@ static void compare_arch(const struct az_arch *a, uint64_t seed, double tol, int
 
 			poison(lg, MAX_BATCH * A * sizeof(float));
 			poison(vg, sizeof(vg));
-			assert_int_equal(az_backend_forward(cpu, s, B, x, lc, vc), 0);
-			assert_int_equal(az_backend_forward(cuda, s, B, x, lg, vg), 0);
+			assert_int_equal(az_backend_forward(cpu, s, B, x, lc, vc, NULL), 0);
+			assert_int_equal(az_backend_forward(cuda, s, B, x, lg, vg, NULL), 0);
 			if (normwise) {
 				check_norm_rel(lg, lc, B * A, tol, "logits");
 				check_norm_rel(vg, vc, B, tol, "value");
@@ -189,7 +189,7 @@ static void check_slot(const struct fake_seg *s, struct az_backend *cpu, uint32_
 
 	assert_true(A <= 64);
 	assert_int_equal(az_backend_forward(cpu, m, 1, az_slot_features(slot, &s->l), logits,
-					    &value),
+					    &value, NULL),
 			 0);
 	az_masked_softmax(logits, az_slot_legal(slot, &s->l), A, want);
 	assert_int_equal(h->status, 0);

@@ -354,13 +354,13 @@ static void test_backend_cpu(void **state)
 	random_fill(x, B * 9, 24);
 	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &small, B, &be, why, sizeof(why)), 0);
 	assert_string_equal(az_backend_name(be), "cpu");
-	assert_int_equal(az_backend_forward(be, 0, B, x, logits, value), -EINVAL); /* not loaded */
+	assert_int_equal(az_backend_forward(be, 0, B, x, logits, value, NULL), -EINVAL); /* not loaded */
 	assert_int_equal(az_backend_load(be, 0, m0), 0);
 	assert_int_equal(az_backend_load(be, 1, m1), 0);
 	assert_int_equal(az_backend_load(be, AZ_BACKEND_MODELS, m0), -EINVAL);
 	assert_int_equal(az_backend_load(be, 0, wrong), -EINVAL);
-	assert_int_equal(az_backend_forward(be, 0, B + 1, x, logits, value), -EINVAL);
-	assert_int_equal(az_backend_forward(be, AZ_BACKEND_MODELS, B, x, logits, value), -EINVAL);
+	assert_int_equal(az_backend_forward(be, 0, B + 1, x, logits, value, NULL), -EINVAL);
+	assert_int_equal(az_backend_forward(be, AZ_BACKEND_MODELS, B, x, logits, value, NULL), -EINVAL);
 
 	assert_int_equal(az_acts_create(&small, B, &acts), 0);
 	const struct az_model *ms[2] = { m0, m1 };
@@ -368,7 +368,7 @@ static void test_backend_cpu(void **state)
 	for (uint32_t s = 0; s < 2; s++) {
 		memset(logits, 0xff, sizeof(logits)); /* NaN poison */
 		memset(value, 0xff, sizeof(value));
-		assert_int_equal(az_backend_forward(be, s, B, x, logits, value), 0);
+		assert_int_equal(az_backend_forward(be, s, B, x, logits, value, NULL), 0);
 		cpu_backend_forward(ms[s], B, x, &acts);
 		assert_memory_equal(logits, acts.logits, sizeof(logits));
 		assert_memory_equal(value, acts.value, sizeof(value));
@@ -377,8 +377,8 @@ static void test_backend_cpu(void **state)
 	m0->params[0] += 1.0f;
 	float again[B * 7], vagain[B];
 
-	assert_int_equal(az_backend_forward(be, 1, B, x, logits, value), 0);
-	assert_int_equal(az_backend_forward(be, 0, B, x, again, vagain), 0);
+	assert_int_equal(az_backend_forward(be, 1, B, x, logits, value, NULL), 0);
+	assert_int_equal(az_backend_forward(be, 0, B, x, again, vagain, NULL), 0);
 	cpu_backend_forward(m0, B, x, &acts);
 	assert_memory_not_equal(again, acts.logits, sizeof(again));
 	assert_memory_not_equal(again, logits, sizeof(again)); /* slots stay distinct */

@@ -309,7 +309,7 @@ static void test_backends(void **state)
 	random_input(x, 4, 99);
 	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &arch, 8, &be, why, sizeof(why)), 0);
 	assert_int_equal(az_backend_load(be, 0, m), 0);
-	assert_int_equal(az_backend_forward(be, 0, 4, x, logits, value), 0);
+	assert_int_equal(az_backend_forward(be, 0, 4, x, logits, value, NULL), 0);
 	assert_int_equal(az_acts_create(&arch, 4, &acts), 0);
 	cpu_backend_forward(m, 4, x, &acts);
 	assert_memory_equal(logits, acts.logits, sizeof(logits));

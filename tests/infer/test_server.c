@@ -228,9 +228,10 @@ static int async_load(void *ctx, uint32_t model, const struct az_model *m)
 }
 
 static int async_forward(void *ctx, uint32_t model, uint32_t batch, const float *x,
-			 float *logits, float *value)
+			 float *logits, float *value, float *draw)
 {
-	return az_backend_forward(((struct async_ctx *)ctx)->inner, model, batch, x, logits, value);
+	return az_backend_forward(((struct async_ctx *)ctx)->inner, model, batch, x, logits, value,
+				  draw);
 }
 
 static void async_destroy(void *ctx)

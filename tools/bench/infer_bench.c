@@ -34,13 +34,13 @@ static double time_batch(struct az_backend *be, uint32_t batch, double seconds, 
 	double best = 0;
 
 	for (int i = 0; i < 2; i++) /* warm-up: caches, lazy allocations, GPU clocks */
-		AZ_ASSERT(az_backend_forward(be, 0, batch, x, logits, value) == 0);
+		AZ_ASSERT(az_backend_forward(be, 0, batch, x, logits, value, NULL) == 0);
 	for (int r = 0; r < REPEATS; r++) {
 		uint64_t iters = 0;
 		double t0 = az_now(), el = 0;
 
 		while (iters < 2 || el < seconds / REPEATS) {
-			AZ_ASSERT(az_backend_forward(be, 0, batch, x, logits, value) == 0);
+			AZ_ASSERT(az_backend_forward(be, 0, batch, x, logits, value, NULL) == 0);
 			iters++;
 			el = az_now() - t0;
 		}
