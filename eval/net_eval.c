@@ -33,7 +33,7 @@ void az_net_eval_fini(struct az_net_eval *n)
 }
 
 int az_net_eval_batch(struct az_net_eval *n, const void *const *states, uint32_t count,
-		      float *policy, float *value)
+		      float *policy, float *value, float *draw)
 {
 	const struct az_game *g = n->g;
 
@@ -41,7 +41,7 @@ int az_net_eval_batch(struct az_net_eval *n, const void *const *states, uint32_t
 		return -EINVAL;
 	for (uint32_t i = 0; i < count; i++)
 		g->encode(states[i], n->x + (size_t)i * g->features);
-	int rc = az_backend_forward(n->be, 0, count, n->x, n->logits, value, NULL);
+	int rc = az_backend_forward(n->be, 0, count, n->x, n->logits, value, draw);
 	if (rc < 0)
 		return rc;
 	for (uint32_t i = 0; i < count; i++) {
@@ -52,18 +52,18 @@ int az_net_eval_batch(struct az_net_eval *n, const void *const *states, uint32_t
 	return 0;
 }
 
-int az_net_eval(void *ctx, const void *state, float *policy, float *value)
+int az_net_eval(void *ctx, const void *state, float *policy, float *value, float *draw)
 {
-	return az_net_eval_batch(ctx, &state, 1, policy, value);
+	return az_net_eval_batch(ctx, &state, 1, policy, value, draw);
 }
 
 int az_eval_move(const struct az_game *g, az_eval_fn fn, void *ctx, struct az_tree *t,
 		 uint32_t sims, const void *state)
 {
 	if (sims == 0 || !t) {
-		float pol[AZ_GAME_ACTIONS_MAX], v;
+		float pol[AZ_GAME_ACTIONS_MAX], v, d = 0.0f;
 		uint8_t mask[AZ_GAME_ACTIONS_MAX];
-		int rc = fn(ctx, state, pol, &v), a = -1;
+		int rc = fn(ctx, state, pol, &v, &d), a = -1;
 		if (rc < 0)
 			return rc;
 		g->legal(state, mask);

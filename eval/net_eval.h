@@ -32,16 +32,17 @@ int az_net_eval_init(struct az_net_eval *n, const struct az_game *g, struct az_b
 void az_net_eval_fini(struct az_net_eval *n);
 
 /* az_eval_fn for az_mcts_search(): ctx is a struct az_net_eval. Writes policy[A] (masked
- * softmax of the logits over the legal moves, which are left in ctx->mask) and *value, for the
- * side to move at `state`. Returns 0 or the backend's negative errno. */
-int az_net_eval(void *ctx, const void *state, float *policy, float *value);
+ * softmax of the logits over the legal moves, which are left in ctx->mask), *value and *draw
+ * (p_draw of a win/draw/loss value head, 0 for a tanh head; draw may be NULL), for the side to
+ * move at `state`. Returns 0 or the backend's negative errno. */
+int az_net_eval(void *ctx, const void *state, float *policy, float *value, float *draw);
 
 /* az_net_eval of count positions in one forward pass (1 <= count <= n->batch): states[i] (not
- * owned) into policy[i * A .. i * A + A) and value[i]; n->mask is left with the last one's legal
+ * owned) into policy[i * A .. i * A + A), value[i] and draw[i] (draw may be NULL); n->mask is left with the last one's legal
  * moves. The same numbers as count calls of az_net_eval, to the backend's rounding. Returns 0,
  * -EINVAL (count 0 or above n->batch) or the backend's negative errno. */
 int az_net_eval_batch(struct az_net_eval *n, const void *const *states, uint32_t count,
-		      float *policy, float *value);
+		      float *policy, float *value, float *draw);
 
 struct az_tree;
 

@@ -43,6 +43,7 @@ int az_net_open(const struct az_net_open_args *a, struct az_opened_net *out, cha
 	rc = check_game(m, a->game, a->ckpt, err, errlen);
 	if (rc < 0)
 		goto err_model;
+	out->arch = m->arch;
 	rc = az_backend_create(a->backend, &m->arch, batch, &out->be, out->backend,
 			       sizeof(out->backend));
 	if (rc < 0) {

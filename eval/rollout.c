@@ -45,7 +45,7 @@ static int playout(struct az_rollout *c, const void *start, float *result)
 	return -EINVAL;
 }
 
-int az_rollout_eval(void *ctx, const void *state, float *policy, float *value)
+int az_rollout_eval(void *ctx, const void *state, float *policy, float *value, float *draw)
 {
 	struct az_rollout *c = ctx;
 	const struct az_game *g = c->g;

@@ -25,6 +25,6 @@ void az_rollout_init(struct az_rollout *c, const struct az_game *g, uint64_t see
  * played from `state` to the end, from the point of view of the side to move at `state`
  * (-1 loss, 0 draw, +1 win). A terminal `state` gets its exact value and an all-zero policy.
  * Returns 0, or -EINVAL when a playout exceeds the game's max_plies (a broken game). */
-int az_rollout_eval(void *ctx, const void *state, float *policy, float *value);
+int az_rollout_eval(void *ctx, const void *state, float *policy, float *value, float *draw);
 
 #endif

@@ -569,8 +569,19 @@ static void set_priors(struct az_tree *t, struct node *nd, const float *policy, 
 	}
 }
 
+/* 1 when node lies an odd number of plies below the root (its side to move is the root's
+ * opponent: turns alternate in every game here). */
+static int odd_depth(const struct az_tree *t, uint32_t node)
+{
+	int odd = 0;
+
+	for (; node != 0; node = t->nodes[node].parent)
+		odd ^= 1;
+	return odd;
+}
+
 static void expand(struct az_tree *t, uint32_t node, const float *policy, float value,
-		   int normalised)
+		   float draw, int normalised)
 {
 	struct node *nd;
 
@@ -582,6 +593,8 @@ static void expand(struct az_tree *t, uint32_t node, const float *policy, float 
 	t->inflight--;
 	if (!isfinite(value))
 		value = 0.0f;
+	if (t->params.draw_value != 0.0f && draw > 0.0f && draw <= 1.0f)
+		value += exact_value(t, 0, odd_depth(t, node)) * draw; /* contempt (mcts.h) */
 	backup(t, node, value, 1);
 	if (node == 0)
 		root_noise(t);
@@ -589,13 +602,19 @@ static void expand(struct az_tree *t, uint32_t node, const float *policy, float 
 
 void az_tree_expand(struct az_tree *t, uint32_t node, const float *policy, float value)
 {
-	expand(t, node, policy, value, 0);
+	expand(t, node, policy, value, 0.0f, 0);
 }
 
 void az_tree_expand_normalised(struct az_tree *t, uint32_t node, const float *policy,
 			       float value)
 {
-	expand(t, node, policy, value, 1);
+	expand(t, node, policy, value, 0.0f, 1);
+}
+
+void az_tree_expand_wdl(struct az_tree *t, uint32_t node, const float *policy, float value,
+			float draw, int normalised)
+{
+	expand(t, node, policy, value, draw, normalised != 0);
 }
 
 /* Copy the subtree of old node `from` into the spare arena as a compact breadth-first tree with
@@ -694,7 +713,7 @@ static void abandon(struct az_tree *t, uint32_t idx)
 int az_mcts_search(struct az_tree *t, uint32_t sims, az_eval_fn eval, void *ctx)
 {
 	struct az_leaf leaf;
-	float value;
+	float value, draw;
 	int r;
 
 	az_tree_set_target(t, sims);
@@ -706,12 +725,13 @@ int az_mcts_search(struct az_tree *t, uint32_t sims, az_eval_fn eval, void *ctx)
 			return -EAGAIN; /* a leaf from outside this loop is still in flight */
 		if (r != AZ_SELECT_EVAL)
 			continue;
-		r = eval(ctx, leaf.state, t->policy, &value);
+		draw = 0.0f;
+		r = eval(ctx, leaf.state, t->policy, &value, &draw);
 		if (r < 0) {
 			abandon(t, leaf.node);
 			return r;
 		}
-		az_tree_expand(t, leaf.node, t->policy, value);
+		az_tree_expand_wdl(t, leaf.node, t->policy, value, draw, 0);
 	}
 	return 0;
 }

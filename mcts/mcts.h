@@ -43,9 +43,11 @@ struct az_mcts_params {
 	float draw_value;    /* contempt: what a proven or terminal draw is worth to the side to
 	                      * move at the root, in (-1, 1), and its negation to the other side
 	                      * (turns alternate: every game here); backed-up values and PUCT's Q
-	                      * of proven draws use it, proofs stay exact. 0 (default) in self-play
-	                      * and arena; below 0 makes an agent avoid settled draws against a
-	                      * weaker opponent (lc0's contempt, for positions the search proves) */
+	                      * of proven draws use it, proofs stay exact. A win/draw/loss value
+	                      * head's p_draw is valued the same way (az_tree_expand_wdl): a leaf
+	                      * backs up W - L + draw_value * D for the root's side. 0 (default) in
+	                      * self-play and arena; below 0 makes an agent avoid draws against a
+	                      * weaker opponent (lc0's contempt) */
 };
 
 /* Defaults above, with dir_alpha chosen as 10 / A (the usual scaling with branching factor). */
@@ -134,6 +136,14 @@ void az_tree_expand(struct az_tree *t, uint32_t node, const float *policy, float
 void az_tree_expand_normalised(struct az_tree *t, uint32_t node, const float *policy,
 			       float value);
 
+/* az_tree_expand() (normalised 0) or az_tree_expand_normalised() (1) for a win/draw/loss value
+ * head: value = p_win - p_loss for the side to move at the leaf and draw = p_draw. With
+ * params.draw_value != 0 the leaf backs up value + draw_value * draw when its side to move is
+ * the root's, value - draw_value * draw otherwise (what exact draws are worth there too); with
+ * draw_value 0, or draw 0 (a tanh head), exactly az_tree_expand[_normalised](). */
+void az_tree_expand_wdl(struct az_tree *t, uint32_t node, const float *policy, float value,
+			float draw, int normalised);
+
 /* Completed simulations through the root since it became the root (incl. reused visits). */
 uint32_t az_tree_root_visits(const struct az_tree *t);
 
@@ -190,9 +200,11 @@ int az_tree_advance(struct az_tree *t, int action);
 /* The root position. */
 const void *az_tree_root_state(const struct az_tree *t);
 
-/* Synchronous evaluator for direct (non-ring) use: fill policy[A] and *value for `state`.
- * Returns 0 or a negative errno which aborts the search. */
-typedef int (*az_eval_fn)(void *ctx, const void *state, float *policy, float *value);
+/* Synchronous evaluator for direct (non-ring) use: fill policy[A] and *value for `state`, and
+ * *draw with p_draw when it has a win/draw/loss value head (*draw is 0 on entry: an evaluator
+ * without one leaves it). Returns 0 or a negative errno which aborts the search. */
+typedef int (*az_eval_fn)(void *ctx, const void *state, float *policy, float *value,
+			  float *draw);
 
 /* Run simulations one leaf at a time until the root has `sims` visits (az_tree_set_target(t,
  * sims) first). Returns 0 or the evaluator's error. */

@@ -30,6 +30,7 @@
  * replaced network never hit. A writer killed inside put() leaves its entry odd: that one
  * entry stays empty (misses, inserts dropped) for the rest of the run. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +47,11 @@ struct entry {
 	uint16_t model;
 	uint16_t used;
 	float value;
+	float draw; /* p_draw of a win/draw/loss head, 0 for a tanh head */
 	float policy[];
 };
 
-#define SHM_MAGIC 0x31454843414345ull /* "ECACHE1" little-endian */
+#define SHM_MAGIC 0x32454843414345ull /* "ECACHE2" little-endian (2: entries hold draw) */
 
 /* The shared table's header, at its start. */
 struct evalcache_hdr_shm {
@@ -72,9 +74,10 @@ struct entry_shm {
 	_Atomic uint64_t key;
 	_Atomic uint32_t tag;   /* model + 1; 0: never written */
 	_Atomic uint32_t value; /* float bits */
+	_Atomic uint32_t draw;  /* float bits: p_draw, 0 for a tanh head */
 	_Atomic uint32_t policy[]; /* [actions] float bits */
 };
-_Static_assert(sizeof(struct entry_shm) == 24, "entry header layout");
+_Static_assert(offsetof(struct entry_shm, policy) == 28, "entry header layout");
 _Static_assert(sizeof(_Atomic uint32_t) == 4 && _Alignof(_Atomic uint64_t) == 8,
 	       "lock-free word sizes");
 
@@ -193,7 +196,7 @@ static float u2f(uint32_t u)
 
 /* A validated copy of a shared entry into c->copy when it holds (key, model, gen): 1, or 0. */
 static int shm_find(struct az_evalcache *c, struct entry_shm *e, uint64_t key, uint32_t model,
-		    uint32_t gen, float *value)
+		    uint32_t gen, float *value, float *draw)
 {
 	/* S3': pairs with S3 in shm_put(): a stable seq shows that writer's fields. */
 	uint32_t s1 = atomic_load_explicit(&e->seq, memory_order_acquire);
@@ -206,17 +209,19 @@ static int shm_find(struct az_evalcache *c, struct entry_shm *e, uint64_t key, u
 	if (k != key || g != gen || tag != model + 1)
 		return 0; /* another position, or empty: a miss whatever seq does */
 	uint32_t v = atomic_load_explicit(&e->value, memory_order_acquire); /* S1' */
+	uint32_t d = atomic_load_explicit(&e->draw, memory_order_acquire);  /* S1' */
 	for (uint32_t a = 0; a < c->actions; a++) /* S1' */
 		c->copy[a] = u2f(atomic_load_explicit(&e->policy[a], memory_order_acquire));
 	/* Relaxed: kept after the reads above by their acquire (S1'). */
 	if (atomic_load_explicit(&e->seq, memory_order_relaxed) != s1)
 		return 0; /* a writer came meanwhile: the copy may be torn */
 	*value = u2f(v);
+	*draw = u2f(d);
 	return 1;
 }
 
 static void shm_put(struct az_evalcache *c, struct entry_shm *e, uint64_t key, uint32_t model,
-		    uint32_t gen, const float *policy, float value)
+		    uint32_t gen, const float *policy, float value, float draw)
 {
 	/* Relaxed: only a guess for the CAS, which decides. */
 	uint32_t s = atomic_load_explicit(&e->seq, memory_order_relaxed);
@@ -238,6 +243,7 @@ static void shm_put(struct az_evalcache *c, struct entry_shm *e, uint64_t key, u
 	atomic_store_explicit(&e->gen, gen, memory_order_release);
 	atomic_store_explicit(&e->tag, model + 1, memory_order_release);
 	atomic_store_explicit(&e->value, f2u(value), memory_order_release);
+	atomic_store_explicit(&e->draw, f2u(draw), memory_order_release); /* S1 */
 	for (uint32_t a = 0; a < c->actions; a++) /* S1 */
 		atomic_store_explicit(&e->policy[a], f2u(policy[a]), memory_order_release);
 	/* S3: publish; pairs with S3' in shm_find() and with the next writer's S0. */
@@ -246,10 +252,10 @@ static void shm_put(struct az_evalcache *c, struct entry_shm *e, uint64_t key, u
 }
 
 const float *az_evalcache_find(struct az_evalcache *c, uint64_t key, uint32_t model,
-			       uint32_t gen, float *value)
+			       uint32_t gen, float *value, float *draw)
 {
 	if (c->shared) {
-		if (shm_find(c, line(c, key, model, gen), key, model, gen, value)) {
+		if (shm_find(c, line(c, key, model, gen), key, model, gen, value, draw)) {
 			c->st.hits++;
 			return c->copy;
 		}
@@ -260,6 +266,7 @@ const float *az_evalcache_find(struct az_evalcache *c, uint64_t key, uint32_t mo
 	if (e->used && e->key == key && e->gen == gen && e->model == model) {
 		c->st.hits++;
 		*value = e->value;
+		*draw = e->draw;
 		return e->policy;
 	}
 	c->st.misses++;
@@ -267,10 +274,10 @@ const float *az_evalcache_find(struct az_evalcache *c, uint64_t key, uint32_t mo
 }
 
 void az_evalcache_put(struct az_evalcache *c, uint64_t key, uint32_t model, uint32_t gen,
-		      const float *policy, float value)
+		      const float *policy, float value, float draw)
 {
 	if (c->shared) {
-		shm_put(c, line(c, key, model, gen), key, model, gen, policy, value);
+		shm_put(c, line(c, key, model, gen), key, model, gen, policy, value, draw);
 		return;
 	}
 	struct entry *e = line(c, key, model, gen);
@@ -282,6 +289,7 @@ void az_evalcache_put(struct az_evalcache *c, uint64_t key, uint32_t model, uint
 	e->model = (uint16_t)model;
 	e->used = 1;
 	e->value = value;
+	e->draw = draw;
 	memcpy(e->policy, policy, sizeof(float) * c->actions);
 }
 
@@ -294,7 +302,7 @@ void az_evalcache_stats(const struct az_evalcache *c, struct az_evalcache_stats 
 
 static size_t shm_stride(uint32_t actions)
 {
-	size_t b = sizeof(struct entry_shm) + sizeof(uint32_t) * actions;
+	size_t b = offsetof(struct entry_shm, policy) + sizeof(uint32_t) * actions;
 	return (b + AZ_CACHELINE - 1) & ~(size_t)(AZ_CACHELINE - 1);
 }
 

@@ -48,11 +48,12 @@ void az_evalcache_destroy(struct az_evalcache *c);
 uint64_t az_evalcache_key(const struct az_game *g, const void *state);
 
 /* The cached evaluation of key under model `model` at generation `gen`, or NULL (a miss). On a
- * hit *value is set and the returned policy[A] is valid until the next az_evalcache_find() or
+ * hit *value and *draw (p_draw of a win/draw/loss head, 0 for a tanh head) are set and the
+ * returned policy[A] is valid until the next az_evalcache_find() or
  * az_evalcache_put() on this handle (a shared hit is a copy, validated against concurrent
  * writers: never a torn or another position's entry). Counts a hit or a miss. */
 const float *az_evalcache_find(struct az_evalcache *c, uint64_t key, uint32_t model,
-			       uint32_t gen, float *value);
+			       uint32_t gen, float *value, float *draw);
 
 /* A hint: start loading the memory that az_evalcache_find(c, key, model, gen) will read (the
  * entry's first and last cache lines), so that a find issued some work later does not wait for
@@ -60,10 +61,10 @@ const float *az_evalcache_find(struct az_evalcache *c, uint64_t key, uint32_t mo
 void az_evalcache_prefetch(const struct az_evalcache *c, uint64_t key, uint32_t model,
 			   uint32_t gen);
 
-/* Remember policy[A] and value for (key, model, gen), replacing its line's entry. Shared: when
+/* Remember policy[A], value and draw for (key, model, gen), replacing its line's entry. Shared: when
  * another writer holds the line at that moment, this insert is dropped (a cache may forget). */
 void az_evalcache_put(struct az_evalcache *c, uint64_t key, uint32_t model, uint32_t gen,
-		      const float *policy, float value);
+		      const float *policy, float value, float draw);
 
 void az_evalcache_stats(const struct az_evalcache *c, struct az_evalcache_stats *st);
 

@@ -52,6 +52,7 @@ struct az_run_params {
 	uint32_t window;              /* replay window, in iterations */
 	uint32_t net;                 /* enum az_net_kind (net/model.h) of a new run's networks */
 	uint32_t hidden, blocks;      /* their width (ResNet: filters) and residual blocks */
+	uint32_t value_head;          /* enum az_value_head (net/model.h) of a new run's networks */
 	uint64_t seed;
 	const char *game_options;     /* recorded in checkpoints ("graph=3;variant=free" or "") */
 	int quiet;                    /* no progress bars */

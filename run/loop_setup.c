@@ -81,7 +81,7 @@ int az_run_prepare_models(struct az_run_loop *r, int resume)
 	}
 	az_rundir_drop_temps(r->p.out, log_repair, NULL); /* a first start killed in a write */
 	struct az_arch a = {.inputs = g->features, .hidden = r->p.hidden, .blocks = r->p.blocks,
-			    .actions = g->actions, .kind = r->p.net};
+			    .actions = g->actions, .kind = r->p.net, .value_head = r->p.value_head};
 	if (a.kind == AZ_NET_RESNET) { /* the board the game's encoding lays out */
 		a.planes = g->planes;
 		a.height = g->height;

@@ -47,6 +47,7 @@ struct az_worker_params {
 	/* Self-play: each move is a uniformly random legal move with this probability (0: never);
 	 * records before the game's last such move take the root's search value as value target. */
 	float explore;
+	float draw_value;          /* az_mcts_params.draw_value (contempt; 0: off) */
 	uint32_t arena_temp_plies; /* arena: opening plies sampled at tau = 1 */
 	uint32_t spin;             /* ring wait: polls before the futex sleep */
 	/* Bytes of each worker's evaluation cache (run/evalcache.h); 0: no cache. */

@@ -193,11 +193,11 @@ static int submit_leaves(struct worker *w, struct wgame *gm)
 		if (w->cache) {
 			uint64_t key = w->leaf_keyed ? w->leaf_key
 						     : az_evalcache_key(w->g, w->leaf.state);
-			float value;
+			float value, draw;
 			const float *pol = az_evalcache_find(w->cache, key, model, w->gen[model],
-							     &value);
+							     &value, &draw);
 			if (pol) { /* a hit: expand now; the claimed slot is reused */
-				az_tree_expand_normalised(t, w->leaf.node, pol, value);
+				az_tree_expand_wdl(t, w->leaf.node, pol, value, draw, 1);
 				continue;
 			}
 			w->pend_key[seq & w->ring.mask] = key;
@@ -357,10 +357,10 @@ static int drain_results(struct worker *w, int visit)
 			uint32_t model = h->model; /* ours, untouched by the server */
 			AZ_ASSERT(model < AZ_MODEL_SLOTS);
 			az_evalcache_put(w->cache, w->pend_key[seq & w->ring.mask], model,
-					 w->gen[model], policy, h->value);
+					 w->gen[model], policy, h->value, h->draw);
 		}
 		AZ_NVTX_PUSH("backup");
-		az_tree_expand_normalised(cur_tree(w, gm), node, policy, h->value);
+		az_tree_expand_wdl(cur_tree(w, gm), node, policy, h->value, h->draw, 1);
 		AZ_NVTX_POP();
 		az_ring_release(&w->ring);
 		if (!visit)

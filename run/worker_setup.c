@@ -199,6 +199,7 @@ int az_worker_setup(struct worker *w, const struct az_worker_params *cfg, struct
 	mp.search = cfg->search;
 	mp.gumbel_m = cfg->gumbel_m ? cfg->gumbel_m : mp.gumbel_m;
 	mp.c_scale = cfg->gumbel_scale;
+	mp.draw_value = cfg->draw_value;
 	uint8_t start[AZ_GAME_STATE_MAX];
 	w->g->init(start);
 	const struct az_game *g = w->g;

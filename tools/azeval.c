@@ -209,6 +209,18 @@ static int sign_of(double v, double band)
 	return v > band ? 1 : v < -band ? -1 : 0;
 }
 
+/* The outcome the value head predicts for the side to move: a win/draw/loss head's most likely
+ * class (p_win = (1 - d + v) / 2, p_loss = (1 - d - v) / 2, p_draw = d), else v's sign with
+ * |v| <= band a draw. */
+static int predicted(double v, double d, int wdl, double band)
+{
+	if (!wdl)
+		return sign_of(v, band);
+	double w = (1.0 - d + v) / 2.0, l = (1.0 - d - v) / 2.0;
+
+	return d >= w && d >= l ? 0 : w > l ? 1 : -1;
+}
+
 /* The agent's move for `state`: most visited after `sims` simulations, or the raw policy's
  * argmax over legal moves when sims == 0 (eval/net_eval.h). Returns the action or -errno. */
 static int agent_move(struct eval_ctx *c, struct az_tree *t, const void *state, uint32_t sims)
@@ -336,12 +348,13 @@ static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims,
 			continue;
 		t->positions++;
 		if (pos.has_score) {
-			float pol[AZ_GAME_ACTIONS_MAX], v;
-			rc = az_net_eval(&c->net.eval, pos.state, pol, &v);
-			int ok = sign_of(v, t->draw_band) == sign_of(pos.score, 0.0);
-			/* Without a draw band a draw cannot be predicted (the tanh is never 0):
-			 * the headline then scores decisive positions only. */
-			int scored = t->draw_band > 0 || pos.score != 0.0;
+			float pol[AZ_GAME_ACTIONS_MAX], v, d = 0.0f;
+			rc = az_net_eval(&c->net.eval, pos.state, pol, &v, &d);
+			int wdl = c->net.arch.value_head == AZ_VALUE_WDL;
+			int ok = predicted(v, d, wdl, t->draw_band) == sign_of(pos.score, 0.0);
+			/* Without a draw band a tanh head cannot predict a draw (the tanh is never
+			 * 0): the headline then scores decisive positions only. */
+			int scored = wdl || t->draw_band > 0 || pos.score != 0.0;
 			t->values_labelled += scored;
 			t->draws_unscored += !scored;
 			t->values_ok += ok && scored;

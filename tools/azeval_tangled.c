@@ -33,7 +33,7 @@ static int policy_of(void *ctx, const void *state, float *policy)
 {
 	float v;
 
-	return az_net_eval(&((struct eval_ctx *)ctx)->net.eval, state, policy, &v);
+	return az_net_eval(&((struct eval_ctx *)ctx)->net.eval, state, policy, &v, NULL);
 }
 
 /* tangled --write-labelled --uncoloured K: --games N distinct positions from random games, or

@@ -45,6 +45,8 @@ static void run_params(const struct az_config *c, const struct az_game *g, const
 		.arena_threshold = c->arena_threshold, .window = c->window, .net = c->net,
 		.hidden = c->hidden, .blocks = c->blocks, .seed = c->seed, .game_options = options,
 		.quiet = c->quiet};
+	if (az_value_head_parse(c->value_head, &p->value_head) < 0)
+		p->value_head = AZ_VALUE_TANH; /* the option table checked the word */
 	if (c->time_limit[0] && az_parse_duration(c->time_limit, &p->time_limit_s) < 0)
 		p->time_limit_s = 0; /* checked before: az_config_check() */
 	az_config_worker_params(c, &p->worker);

@@ -115,6 +115,10 @@ static const struct opt base_opts[] = {
 	    "policy target, and the positions before it take the root's search value as value "
 	    "target. Training then sees what a blunder leaves, such as a win in one nobody stopped; "
 	    "0: off"),
+	F32("draw-value", draw_value, "X", -0.99, 0.99, "contempt in self-play and arena: what a "
+	    "draw is worth to the side to move at the search's root (-X to the other side): proven "
+	    "draws and, with --value-head wdl, the head's draw probability; below 0 avoids draws; "
+	    "0: off"),
 	F32("value-mix", value_mix, "L", 0, 1, "value target (1 - L) * game result + L * the "
 	    "root's search value at the move; 0: the game result only"),
 	U32("sims-fresh", sims_fresh, "0|1", 0, 1, "1: every move runs --sims new simulations; "
@@ -127,6 +131,9 @@ static const struct opt base_opts[] = {
 	  NULL /* "network: ... boards only: tictactoe, connect4 ...", from the registry */, NULL,
 	  NULL, NULL /* set_net() */}, 0, 1},
 	U32("hidden", hidden, "H", 1, AZ_NET_HIDDEN_MAX, "network width (ResNet: filters)"),
+	BUF("value-head", value_head, "H", "tanh|wdl", "the value head: tanh (AlphaZero's one "
+	    "expected outcome, squared error) or wdl (win/draw/loss probabilities, cross-entropy; "
+	    "their p_draw lets --draw-value price every position's draws; docs/tangled.md)", 1),
 	U32("blocks", blocks, "R", 0, AZ_NET_BLOCKS_MAX, "residual blocks"),
 	U32("train-batch", train_batch, "B", 1, AZ_TRAIN_BATCH_MAX, "training minibatch"),
 	F32("train-epochs", train_epochs, "E", 1e-3, 1e3, "passes over the replay window"),
@@ -284,7 +291,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.mcts_solver = 1, .fpu_reduction = 0.25f, .playout_cap_p = 1.0f, .value_mix = 0.5f,
 		.train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
 		.max_batch = 0, .deadline_us = 200, .spin = 200, .eval_cache_mb = 8,
-		.eval_cache = "shared", .search = "puct", .gumbel_m = 16, .gumbel_scale = 0.1f,
+		.eval_cache = "shared", .search = "puct", .value_head = "tanh", .gumbel_m = 16, .gumbel_scale = 0.1f,
 		.bench_every = 1, .bench_positions = AZ_RUN_BENCH_POSITIONS,
 		/* the game's own, from its descriptor */
 		.iterations = g->iterations, .games_per_iter = g->games_per_iter, .sims = g->sims,
@@ -539,7 +546,7 @@ static int changes_run(const struct az_config *c, const struct opt *o, const cha
 	if (config_set_value(&tmp, o, v, e, sizeof(e)) < 0)
 		return 0;
 	return tmp.net != c->net || tmp.hidden != c->hidden || tmp.blocks != c->blocks ||
-	       strcmp(tmp.game, c->game) != 0;
+	       strcmp(tmp.value_head, c->value_head) != 0 || strcmp(tmp.game, c->game) != 0;
 }
 
 /* Apply the file's options over c; refuses unknown keys and, on resume, a new game or

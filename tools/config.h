@@ -46,6 +46,7 @@ struct az_config {
 	uint32_t random_opening;   /* self-play: up to R random plies before the search */
 	float value_mix;           /* value target (1 - m) z + m q (q: root search value) */
 	float explore;             /* self-play: probability of a random move instead of the search's */
+	float draw_value;          /* contempt in self-play and arena (az_mcts_params.draw_value) */
 	uint32_t sims_fresh;       /* 1: each move runs --sims new simulations (reuse on top) */
 	/* arena */
 	uint32_t arena_games;
@@ -54,6 +55,7 @@ struct az_config {
 	/* network and training */
 	uint32_t net;              /* enum az_net_kind (net/model.h): mlp or resnet */
 	uint32_t hidden, blocks;   /* MLP width or ResNet filters; residual blocks */
+	char value_head[8];        /* "tanh" | "wdl" (net/model.h's enum az_value_head) */
 	uint32_t train_batch;
 	float train_epochs;        /* passes over the replay window per iteration */
 	uint32_t train_steps_max;

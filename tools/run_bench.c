@@ -203,6 +203,7 @@ void az_run_bench_params(const struct az_config *c, struct az_run_bench *b)
 	mp.search = strcmp(c->search, "gumbel") == 0 ? AZ_SEARCH_GUMBEL : AZ_SEARCH_PUCT;
 	mp.gumbel_m = c->gumbel_m;
 	mp.c_scale = c->gumbel_scale;
+	mp.draw_value = c->draw_value;
 	if (tangled) {
 		tangled_params(c, &mp, b);
 		return;

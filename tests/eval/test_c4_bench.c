@@ -30,7 +30,7 @@ struct fake {
 	int calls;
 };
 
-static int fake_eval(void *ctx, const void *state, float *policy, float *value)
+static int fake_eval(void *ctx, const void *state, float *policy, float *value, float *draw)
 {
 	struct fake *f = ctx;
 	f->calls++;

@@ -87,7 +87,7 @@ static void test_open_answers_as_the_model(void **unused)
 		float x[64], pol[AZ_GAME_ACTIONS_MAX], want[AZ_GAME_ACTIONS_MAX], v;
 
 		pos_state((int)i, st);
-		assert_int_equal(az_net_eval(&n.eval, st, pol, &v), 0);
+		assert_int_equal(az_net_eval(&n.eval, st, pol, &v, NULL), 0);
 		ttt->encode(st, x);
 		ttt->legal(st, mask);
 		az_model_forward(m, 1, x, &acts);
@@ -195,13 +195,14 @@ static void test_batch_matches_batch_1(void **unused)
 		for (size_t i = 0; i < N_POS; i++) {
 			pos_state((int)i, st[i]);
 			sp[i] = st[i];
-			assert_int_equal(az_net_eval(&n1.eval, st[i], one[i], &one_v[i]), 0);
+			assert_int_equal(az_net_eval(&n1.eval, st[i], one[i], &one_v[i], NULL), 0);
 		}
 		/* positions 0-4 in one pass, then 2-6 (a window that moves), then 6 alone */
 		for (size_t first = 0; first + 1 < N_POS; first += 2) {
 			uint32_t count = N_POS - first < 5 ? (uint32_t)(N_POS - first) : 5;
 
-			assert_int_equal(az_net_eval_batch(&n5.eval, sp + first, count, pol, v), 0);
+			assert_int_equal(
+				az_net_eval_batch(&n5.eval, sp + first, count, pol, v, NULL), 0);
 			for (uint32_t i = 0; i < count; i++) {
 				assert_float_equal(v[i], one_v[first + i], 1e-5f);
 				for (uint32_t c = 0; c < 9; c++)
@@ -211,9 +212,9 @@ static void test_batch_matches_batch_1(void **unused)
 		}
 		/* the positions differ: a batch that repeated one would not pass */
 		assert_true(one_v[0] != one_v[1] || one[0][0] != one[1][0]);
-		assert_int_equal(az_net_eval_batch(&n5.eval, sp, 6, pol, v), -EINVAL);
-		assert_int_equal(az_net_eval_batch(&n5.eval, sp, 0, pol, v), -EINVAL);
-		assert_int_equal(az_net_eval_batch(&n1.eval, sp, 2, pol, v), -EINVAL);
+		assert_int_equal(az_net_eval_batch(&n5.eval, sp, 6, pol, v, NULL), -EINVAL);
+		assert_int_equal(az_net_eval_batch(&n5.eval, sp, 0, pol, v, NULL), -EINVAL);
+		assert_int_equal(az_net_eval_batch(&n1.eval, sp, 2, pol, v, NULL), -EINVAL);
 		az_net_close(&n5);
 		az_net_close(&n1);
 	}

@@ -24,7 +24,7 @@ static void eval_moves(const char *moves, float *policy, float *value)
 	assert_true(az_game_play_moves(g, st, moves, err, sizeof(err)) >= 0);
 	az_rollout_init(&r, g, 42);
 	for (int i = 0; i < 20; i++) /* every playout must agree, whatever the RNG draws */
-		assert_int_equal(az_rollout_eval(&r, st, policy, value), 0);
+		assert_int_equal(az_rollout_eval(&r, st, policy, value, NULL), 0);
 }
 
 /* Positions whose every playout ends the same way: the value for the side to move, exact, and the

@@ -107,7 +107,7 @@ const struct az_game bandit_game = TEST_GAME(bandit, 4, 30);
 
 /* ---- evaluator and tree helpers ---- */
 
-int eval_uniform(void *ctx, const void *state, float *policy, float *value)
+int eval_uniform(void *ctx, const void *state, float *policy, float *value, float *draw)
 {
 	struct eval_ctx *e = ctx;
 

@@ -50,7 +50,7 @@ struct eval_ctx {
 };
 
 /* Uniform over all A entries (illegal ones included, the tree must drop them), value 0. */
-int eval_uniform(void *ctx, const void *state, float *policy, float *value);
+int eval_uniform(void *ctx, const void *state, float *policy, float *value, float *draw);
 
 /* A tree over root with the default parameters but this seed and root-noise weight eps. */
 struct az_tree *make_tree(const struct az_game *g, const void *root, uint64_t seed, float eps);

@@ -271,6 +271,49 @@ static void test_policy_as_given(void **unused)
 	az_tree_destroy(t);
 }
 
+/* az_tree_expand_wdl: a win/draw/loss head's p_draw is valued at draw_value for the root's side
+ * and -draw_value for the other (mcts.h); with draw_value 0 it is az_tree_expand itself. */
+static void test_wdl_contempt(void **unused)
+{
+	uint8_t s[AZ_GAME_STATE_MAX];
+	float pol[9];
+	struct az_mcts_params p;
+	struct az_leaf leaf;
+	struct az_tree *t = NULL;
+
+	(void)unused;
+	for (int a = 0; a < 9; a++)
+		pol[a] = 1.0f / 9.0f;
+	ttt_position("", s);
+	az_mcts_params_default(&p, ttt);
+	p.dir_eps = 0.0f;
+	p.draw_value = -0.4f;
+	assert_int_equal(az_tree_create(ttt, &p, s, &t), 0);
+	/* the root (the root's side to move): 0.2 + (-0.4) * 0.5 = 0.0 */
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	az_tree_expand_wdl(t, leaf.node, pol, 0.2f, 0.5f, 0);
+	assert_float_equal(az_tree_root_value(t), 0.0f, 1e-6);
+	/* a child (the opponent to move): 0.2 + 0.4 * 0.5 = 0.4 for it, -0.4 for the root's side;
+	 * the root's mean (0 - 0.4) / 2 */
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	az_tree_expand_wdl(t, leaf.node, pol, 0.2f, 0.5f, 1);
+	assert_float_equal(az_tree_root_value(t), -0.2f, 1e-6);
+	/* a grandchild (the root's side again): 0.2 - 0.4 * 0.5 = 0.0 */
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	assert_int_not_equal(leaf.node, 0);
+	az_tree_expand_wdl(t, leaf.node, pol, 0.2f, 0.5f, 0);
+	assert_tree_ok(t);
+	az_tree_destroy(t);
+
+	/* draw_value 0: the draw changes nothing */
+	p.draw_value = 0.0f;
+	assert_int_equal(az_tree_create(ttt, &p, s, &t), 0);
+	assert_int_equal(az_tree_select(t, &leaf), AZ_SELECT_EVAL);
+	az_tree_expand_wdl(t, leaf.node, pol, 0.2f, 0.5f, 0);
+	assert_float_equal(az_tree_root_value(t), 0.2f, 1e-6);
+	az_tree_destroy(t);
+}
+
 static int argmax_f(const float *x, int n)
 {
 	int best = 0;
@@ -734,6 +777,7 @@ int main(void)
 		cmocka_unit_test(test_terminal_root),
 		cmocka_unit_test(test_policy_normalised),
 		cmocka_unit_test(test_policy_as_given),
+		cmocka_unit_test(test_wdl_contempt),
 		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_advance_reuse),
 		cmocka_unit_test(test_visit_policy_and_pick),

@@ -90,7 +90,7 @@ static const float ARM[4] = {0.5f, -0.5f, 0.0f, 0.25f}; /* value to the first pl
 
 /* Root priors ROOT_P and value ROOT_V; below it uniform priors and value ARM[first] for the
  * first player (its negation when the second is to move). */
-static int eval_bandit(void *ctx, const void *state, float *policy, float *value)
+static int eval_bandit(void *ctx, const void *state, float *policy, float *value, float *draw)
 {
 	const struct bandit_state *s = state;
 
@@ -321,7 +321,7 @@ static void test_batch_spreads(void **unused)
 	t = gumbel_tree(ttt, s, 8, 1.0f, 5, 1);
 	az_tree_set_target(t, 33);
 	assert_int_equal(az_tree_select(t, &leaf[0]), AZ_SELECT_EVAL); /* the root */
-	eval_uniform(&ec, leaf[0].state, pol, &v);
+	eval_uniform(&ec, leaf[0].state, pol, &v, NULL);
 	az_tree_expand(t, leaf[0].node, pol, v);
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(az_tree_select(t, &leaf[i]), AZ_SELECT_EVAL);
@@ -331,7 +331,7 @@ static void test_batch_spreads(void **unused)
 	assert_int_equal(az_tree_inflight(t), 4);
 	assert_tree_ok(t);
 	for (int i = 0; i < 4; i++) {
-		eval_uniform(&ec, leaf[i].state, pol, &v);
+		eval_uniform(&ec, leaf[i].state, pol, &v, NULL);
 		az_tree_expand(t, leaf[i].node, pol, v);
 	}
 	assert_int_equal(az_mcts_search(t, 33, eval_uniform, &ec), 0);

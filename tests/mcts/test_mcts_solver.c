@@ -21,7 +21,7 @@ struct liar {
 	float fav, value;
 };
 
-static int eval_liar(void *ctx, const void *state, float *policy, float *value)
+static int eval_liar(void *ctx, const void *state, float *policy, float *value, float *draw)
 {
 	struct liar *l = ctx;
 	float rest = (1.0f - l->fav) / (float)(c4->actions - 1);
@@ -239,7 +239,7 @@ static int fork_terminal(const void *state, float *value)
 
 static const struct az_game fork_game = TEST_GAME(fork, 2, 255);
 
-static int eval_fork(void *ctx, const void *state, float *policy, float *value)
+static int eval_fork(void *ctx, const void *state, float *policy, float *value, float *draw)
 {
 	(void)ctx;
 	policy[0] = policy[1] = 0.5f;

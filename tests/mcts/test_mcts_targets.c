@@ -17,7 +17,7 @@
 /* At the root: prior TINY on move 0, the rest on moves 1-3; below it uniform. Every position
  * after first move 0 is worth -0.9 to the first player, the others 0: PUCT alone hardly ever
  * tries move 0. */
-static int eval_bandit(void *ctx, const void *state, float *policy, float *value)
+static int eval_bandit(void *ctx, const void *state, float *policy, float *value, float *draw)
 {
 	const struct bandit_state *s = state;
 	int *calls = ctx;

@@ -82,17 +82,18 @@ static void test_key_side_to_move(void **unused)
  * comes back exactly; another generation, model or key never hits; rd counted 1 hit, 4 misses. */
 static void put_find(struct az_evalcache *wr, struct az_evalcache *rd)
 {
-	float pol[9] = {0.1f, 0.2f, 0.3f, 0, 0, 0, 0, 0, 0.4f}, v = 0;
-	assert_null(az_evalcache_find(rd, 42, 0, 1, &v));
-	az_evalcache_put(wr, 42, 0, 1, pol, -0.25f);
-	const float *got = az_evalcache_find(rd, 42, 0, 1, &v);
+	float pol[9] = {0.1f, 0.2f, 0.3f, 0, 0, 0, 0, 0, 0.4f}, v = 0, d = 0;
+	assert_null(az_evalcache_find(rd, 42, 0, 1, &v, &d));
+	az_evalcache_put(wr, 42, 0, 1, pol, -0.25f, 0.625f);
+	const float *got = az_evalcache_find(rd, 42, 0, 1, &v, &d);
 	assert_non_null(got);
 	assert_memory_equal(got, pol, sizeof(pol));
 	assert_true(v == -0.25f);
+	assert_true(d == 0.625f); /* a win/draw/loss head's p_draw comes back with the value */
 	/* another generation of the same model, or the other model: never a hit */
-	assert_null(az_evalcache_find(rd, 42, 0, 2, &v));
-	assert_null(az_evalcache_find(rd, 42, 1, 1, &v));
-	assert_null(az_evalcache_find(rd, 43, 0, 1, &v));
+	assert_null(az_evalcache_find(rd, 42, 0, 2, &v, &d));
+	assert_null(az_evalcache_find(rd, 42, 1, 1, &v, &d));
+	assert_null(az_evalcache_find(rd, 43, 0, 1, &v, &d));
 	struct az_evalcache_stats st;
 	az_evalcache_stats(rd, &st);
 	assert_int_equal((int)st.hits, 1);
@@ -123,15 +124,15 @@ static void test_generation_never_hits(void **unused)
 	(void)unused;
 	struct az_evalcache *c;
 	assert_int_equal(az_evalcache_create(3, 1 << 20, &c), 0);
-	float old[3] = {1, 0, 0}, neu[3] = {0, 0, 1}, v;
+	float old[3] = {1, 0, 0}, neu[3] = {0, 0, 1}, v, d;
 	for (uint64_t k = 1; k <= 1000; k++)
-		az_evalcache_put(c, k * 0x9e3779b97f4a7c15ull, 0, 7, old, 1.0f);
+		az_evalcache_put(c, k * 0x9e3779b97f4a7c15ull, 0, 7, old, 1.0f, 0.0f);
 	for (uint64_t k = 1; k <= 1000; k++)
-		assert_null(az_evalcache_find(c, k * 0x9e3779b97f4a7c15ull, 0, 8, &v));
+		assert_null(az_evalcache_find(c, k * 0x9e3779b97f4a7c15ull, 0, 8, &v, &d));
 	for (uint64_t k = 1; k <= 1000; k++)
-		az_evalcache_put(c, k * 0x9e3779b97f4a7c15ull, 0, 8, neu, -1.0f);
+		az_evalcache_put(c, k * 0x9e3779b97f4a7c15ull, 0, 8, neu, -1.0f, 0.0f);
 	for (uint64_t k = 1; k <= 1000; k++) {
-		const float *p = az_evalcache_find(c, k * 0x9e3779b97f4a7c15ull, 0, 8, &v);
+		const float *p = az_evalcache_find(c, k * 0x9e3779b97f4a7c15ull, 0, 8, &v, &d);
 		if (p) { /* a line may have been taken by another key; a hit is the new answer */
 			assert_memory_equal(p, neu, sizeof(neu));
 			assert_true(v == -1.0f);
@@ -156,7 +157,7 @@ static void test_bound(void **unused)
 	size_t bytes = st.bytes;
 	float pol[7] = {0};
 	for (uint64_t k = 0; k < 20u * st.entries; k++)
-		az_evalcache_put(c, k, 0, 1, pol, 0);
+		az_evalcache_put(c, k, 0, 1, pol, 0, 0.0f);
 	az_evalcache_stats(c, &st);
 	assert_true(st.bytes == bytes);
 	assert_true(st.evictions >= 19u * st.entries);
@@ -202,7 +203,7 @@ static int play(const struct az_game *g, struct az_evalcache *c, uint32_t sims, 
 	assert_int_equal(az_tree_create(g, &mp, s, &t), 0);
 	az_tree_set_noise(t, 1);
 	struct az_leaf leaf;
-	float pol[AZ_GAME_ACTIONS_MAX], v;
+	float pol[AZ_GAME_ACTIONS_MAX], v, d;
 	int plies = 0;
 	*evals = 0;
 	for (;;) {
@@ -212,7 +213,7 @@ static int play(const struct az_game *g, struct az_evalcache *c, uint32_t sims, 
 			if (rc == AZ_SELECT_TERMINAL)
 				continue;
 			uint64_t key = az_evalcache_key(g, leaf.state);
-			const float *hit = c ? az_evalcache_find(c, key, 0, 1, &v) : NULL;
+			const float *hit = c ? az_evalcache_find(c, key, 0, 1, &v, &d) : NULL;
 			if (hit) {
 				az_tree_expand(t, leaf.node, hit, v);
 				continue;
@@ -220,7 +221,7 @@ static int play(const struct az_game *g, struct az_evalcache *c, uint32_t sims, 
 			fake_net(g, leaf.state, pol, &v);
 			(*evals)++;
 			if (c)
-				az_evalcache_put(c, key, 0, 1, pol, v);
+				az_evalcache_put(c, key, 0, 1, pol, v, 0.0f);
 			az_tree_expand(t, leaf.node, pol, v);
 		}
 		int a = az_tree_pick(t, plies < 4 ? 1.0f : 0.0f, NULL);

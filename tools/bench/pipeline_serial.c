@@ -36,10 +36,10 @@ struct serial_eval_ctx {
  * a leaf, without rings, batching or the evaluation cache ("serial batch-1, the seed's design").
  * On the CPU a batch of one takes az_model_forward()'s GEMV path (no packing), the best batch-1
  * path there is, so the speedup over it is not inflated by sgemm's packing at M = 1. */
-static int serial_eval(void *ctx, const void *state, float *policy, float *value)
+static int serial_eval(void *ctx, const void *state, float *policy, float *value, float *draw)
 {
 	struct serial_eval_ctx *c = ctx;
-	int rc = az_net_eval(&c->net.eval, state, policy, value);
+	int rc = az_net_eval(&c->net.eval, state, policy, value, draw);
 
 	c->evals += rc == 0;
 	return rc;
@@ -48,7 +48,7 @@ static int serial_eval(void *ctx, const void *state, float *policy, float *value
 /* The no-network stand-in: uniform priors over the legal moves and value 0, so that timing the
  * same games measures the search alone (selection, expansion, backup, legal(), encode()). The
  * encode is kept: a worker does it for every leaf it publishes. */
-static int standin_eval(void *ctx, const void *state, float *policy, float *value)
+static int standin_eval(void *ctx, const void *state, float *policy, float *value, float *draw)
 {
 	struct serial_eval_ctx *c = ctx;
 	uint32_t n = 0;

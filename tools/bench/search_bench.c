@@ -57,7 +57,7 @@ static uint64_t mix64(uint64_t x)
 /* uniform: 1/n over the n legal moves, value 0. peaked: priors proportional to 1 + 15 u^4 for a
  * u in [0, 1) hashed from the position and the action (a few moves stand out, as with a
  * trained network), value in [-0.5, 0.5) hashed from the position. Deterministic either way. */
-static int stub_eval(void *ctx, const void *state, float *policy, float *value)
+static int stub_eval(void *ctx, const void *state, float *policy, float *value, float *draw)
 {
 	struct stub *s = ctx;
 	const struct az_game *g = s->g;
