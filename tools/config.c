@@ -527,11 +527,12 @@ static const char *ini_get(const struct ini_pairs *p, const char *key)
 	return NULL;
 }
 
-/* --net, --hidden, --blocks: the architecture, which a resumed run keeps. */
+/* --net, --hidden, --blocks, --value-head: the architecture, which a resumed run keeps. */
 static int is_arch_opt(const struct opt *o)
 {
 	return o->o.off == offsetof(struct az_config, net) ||
 	       o->o.off == offsetof(struct az_config, hidden) ||
+	       o->o.off == offsetof(struct az_config, value_head) ||
 	       o->o.off == offsetof(struct az_config, blocks);
 }
 

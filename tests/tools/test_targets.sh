@@ -127,4 +127,35 @@ PY
 "$AZRUN" --out "$T/bad3" "${tiny[@]}" --search gumbel --forced-playouts 2 2> "$T/err" &&
 	fail "--search gumbel --forced-playouts 2"
 grep -q "forced-playouts is PUCT's" "$T/err" || fail "gumbel with forced playouts: unclear"
+# --value-head wdl: the checkpoint's value head has three outputs (win, draw, loss) and says so;
+# with --draw-value the second iteration's self-play (deterministic) is not the same games as
+# without (test_mcts's test_wdl_contempt checks what the search makes of p_draw).
+two=("${tiny[@]}" --iterations 2 --value-head wdl)
+"$AZRUN" --out "$T/wdl0" "${two[@]}"
+"$AZRUN" --out "$T/wdl3" "${two[@]}" --draw-value -0.3
+for k in '"value-head":	"wdl"' '"draw-value":	"-0.3"'; do
+	grep -qF "$k" "$T/wdl3/run.json" || fail "run.json lacks $k"
+done
+python3 - "$T/wdl3/best.safetensors" "$T/wdl3/metrics.jsonl" <<'PY'
+import json, struct, sys
+
+b = open(sys.argv[1], "rb").read()
+(n,) = struct.unpack_from("<Q", b, 0)
+h = json.loads(b[8:8 + n])
+assert h["__metadata__"]["value_head"] == "wdl", h["__metadata__"]
+hidden = int(h["__metadata__"]["hidden"])
+assert h["value.weight"]["shape"] == [3, hidden], h["value.weight"]
+assert h["value.bias"]["shape"] == [3], h["value.bias"]
+# the value term is a cross-entropy over three classes: log 3 for an untrained head
+loss = [json.loads(l)["value_loss"] for l in open(sys.argv[2])]
+assert 0.1 < loss[0] < 1.2, loss
+print("wdl head %s, value losses %s" % (h["value.weight"]["shape"], loss))
+PY
+cmp -s "$T/wdl0/replay/iter-0002-w00.rpl" "$T/wdl3/replay/iter-0002-w00.rpl" &&
+	fail "--draw-value -0.3 left a wdl head's self-play unchanged"
+"$AZRUN" --out "$T/wdl3" --resume --iterations 3 --value-head tanh 2> "$T/err" &&
+	fail "resume with another value head"
+grep -q "value-head" "$T/err" || fail "resume with another value head: unclear: $(cat "$T/err")"
+"$AZRUN" --out "$T/bad4" "${tiny[@]}" --value-head mse 2> "$T/err" && fail "--value-head mse"
+grep -q "tanh or wdl, not .mse." "$T/err" || fail "--value-head mse: unclear: $(cat "$T/err")"
 echo "test_targets: ok"
