@@ -56,7 +56,12 @@ def forward_resnet(w, meta, x):
     logits = w["policy.fc.weight"] @ p + w["policy.fc.bias"]
     v = relu(conv(h, w["value.conv.weight"], w["value.conv.bias"])).reshape(-1)
     v = relu(w["value.fc1.weight"] @ v + w["value.fc1.bias"])
-    value = np.tanh(w["value.fc2.weight"] @ v + w["value.fc2.bias"])[0]
+    v = w["value.fc2.weight"] @ v + w["value.fc2.bias"]
+    if v.shape[0] == 3:  # a win/draw/loss head (metadata value_head "wdl"): p_win - p_loss
+        q = np.exp(v - v.max())
+        q /= q.sum()
+        return logits, q[0] - q[2]
+    value = np.tanh(v)[0]
     return logits, value
 
 

@@ -71,21 +71,26 @@ set -e
 grep -q "architecture resnet:8x1, but run.json says 8x1" "$T/verify" \
 	|| fail "verify missed the architecture mismatch: $(head -3 "$T/verify")"
 
-# Connect Four: planes 2 x 6 x 7.
-"$AZRUN" --game connect4 --out "$T/c4" --net resnet:8x1 --iterations 1 --seed 5 --sims 8 \
-	--workers 1 --games-per-worker 4 --games-per-iter 4 --arena-games 2 --quiet 2> "$T/log" \
-	|| fail "the connect4 resnet run failed: $(tail -3 "$T/log")"
-"$AZRUN" verify --out "$T/c4" > "$T/verify" 2>&1 || fail "verify c4: $(cat "$T/verify")"
-python3 "$CHECK" "$T/c4/best.safetensors" > "$T/check" 2>&1 || fail "check c4: $(cat "$T/check")"
+# Connect Four: planes 2 x 6 x 7; with each value head (wdl: value.fc2 [3, 64], a softmax).
+for head in tanh wdl; do
+c4=$T/c4-$head
+"$AZRUN" --game connect4 --out "$c4" --net resnet:8x1 --iterations 1 --seed 5 --sims 8 \
+	--workers 1 --games-per-worker 4 --games-per-iter 4 --arena-games 2 --quiet \
+	--value-head $head 2> "$T/log" || fail "the connect4 resnet run failed: $(tail -3 "$T/log")"
+"$AZRUN" verify --out "$c4" > "$T/verify" 2>&1 || fail "verify c4: $(cat "$T/verify")"
+python3 "$CHECK" "$c4/best.safetensors" > "$T/check" 2>&1 || fail "check c4: $(cat "$T/check")"
 grep -Eq "policy.fc.weight +F32 \[7, 84\]" "$T/check" || fail "c4 policy fc not [7, 84]"
+want=$([ $head = wdl ] && echo 3 || echo 1)
+grep -Eq "value.fc2.weight +F32 \[$want, 64\]" "$T/check" || fail "c4 $head value fc2 not [$want, 64]"
 # one training iteration moved the weights off their initialisation: a real network to compare
-"$TEST_RESNET" --forward "$T/c4/checkpoints/iter-0001.safetensors" > "$T/fwd" \
+"$TEST_RESNET" --forward "$c4/checkpoints/iter-0001.safetensors" > "$T/fwd" \
 	|| fail "test_resnet --forward failed"
 set +e
-python3 "$(dirname "$0")/check_resnet_numpy.py" "$T/c4/checkpoints/iter-0001.safetensors" \
+python3 "$(dirname "$0")/check_resnet_numpy.py" "$c4/checkpoints/iter-0001.safetensors" \
 	"$(cat "$T/fwd")" > "$T/numpy" 2>&1; rc=$?
 set -e
-[ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "NumPy disagrees with the C forward: $(cat "$T/numpy")"
+[ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "NumPy disagrees with the C forward ($head): $(cat "$T/numpy")"
+done
 
 # No board shape, no ResNet; and the net's text is checked, one message each, nothing written.
 for bad in "--game tangled --graph 3 --net resnet:8x1|no board shape" \
