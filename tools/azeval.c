@@ -70,8 +70,9 @@ static struct az_opt eval_opt[] = {
 	{"vs-sims", AZ_OPT_LONG, O(vs_sims), "N", 2, 1000000, NULL,
 	 "simulations of the rollout opponent (default: --sims)", NULL, NULL, NULL},
 	{"draw-value", AZ_OPT_F32, O(draw_value), "X", -0.99, 0.99, "0", "contempt: what a draw "
-	 "the search proves is worth to the agent; below 0 it plays on for a win against a "
-	 "weaker opponent (--vs, --mistakes)", NULL, NULL, NULL},
+	 "the search proves, or a win/draw/loss value head's draw probability, is worth to the "
+	 "agent; below 0 it plays on for a win against a weaker opponent (--vs, --mistakes)",
+	 NULL, NULL, NULL},
 	AZ_SEARCH_OPTS(O),
 	{"seed", AZ_OPT_U64, O(seed), "S", 0, 0, "1", "seed of the opponents", NULL, NULL, NULL},
 	{"write-labelled", AZ_OPT_STR, O(labelled), "F", 0, 0, NULL, "write labelled positions "
