@@ -36,6 +36,7 @@ struct az_backend {
 /* The scatter kernel writes these header fields at fixed offsets (gpu/cuda_gather.cu). */
 _Static_assert(offsetof(struct az_slot_hdr, status) == 12, "slot header: status offset");
 _Static_assert(offsetof(struct az_slot_hdr, value) == 16, "slot header: value offset");
+_Static_assert(offsetof(struct az_slot_hdr, draw) == 24, "slot header: draw offset");
 
 void az_cuda_slot_geom_init(struct az_cuda_slot_geom *g, uint32_t features, uint32_t actions)
 {
@@ -49,6 +50,7 @@ void az_cuda_slot_geom_init(struct az_cuda_slot_geom *g, uint32_t features, uint
 	g->off_policy = l.off_policy;
 	g->off_status = (uint32_t)offsetof(struct az_slot_hdr, status);
 	g->off_value = (uint32_t)offsetof(struct az_slot_hdr, value);
+	g->off_draw = (uint32_t)offsetof(struct az_slot_hdr, draw);
 	g->bytes = l.bytes;
 }
 
@@ -290,7 +292,6 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 		az_set_err(why, whylen, "cpu: CUDA init failed (%s)",
 		    ret == -ENOMEM   ? "out of memory"
 		    : ret == -EINVAL ? bad_env
-		    : ret == -ENOTSUP ? "its kernels compute a tanh value head, not win/draw/loss"
 				     : "device error");
 		b->ops = &az_backend_cpu_ops;
 		ret = b->ops->create(a, max_batch, &b->ctx);
@@ -313,9 +314,6 @@ int az_backend_create(enum az_backend_kind kind, const struct az_arch *a, uint32
 		}
 		else if (ret == -EINVAL && b->ops != &az_backend_cpu_ops)
 			az_set_err(why, whylen, "%s: %s", b->ops->name, bad_env);
-		else if (ret == -ENOTSUP)
-			az_set_err(why, whylen, "%s: its kernels compute a tanh value head; a "
-				   "win/draw/loss head runs on the cpu backend", b->ops->name);
 		else
 			az_set_err(why, whylen, "%s: init failed (%d)", b->ops->name, ret);
 		goto err_free;

@@ -471,7 +471,9 @@ void az_wdl_softmax(float *q)
 
 	if (q[2] > mx)
 		mx = q[2];
-	if (!isfinite(mx)) { /* NaN or inf logits: no outcome favoured */
+	/* NaN or inf logits: no outcome favoured. The max's comparisons skip a NaN in q[0] or q[1]
+	 * when a later logit is finite; the sum does not. */
+	if (!isfinite(mx) || isnan(q[0] + q[1] + q[2])) {
 		q[0] = q[1] = q[2] = 1.0f / 3.0f;
 		return;
 	}

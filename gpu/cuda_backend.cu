@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The cuda inference backend (the ops hub: tables and lifecycle; the kernels and the network
  * passes live in gpu/cuda_kernels_*.cu, gpu/cuda_gather.cu and gpu/cuda_net.cu). Two paths:
- *   forward():       host x in, host logits/value out, through pinned staging on pipe 0;
+ *   forward():       host x in, host logits/value/draw out, through pinned staging on pipe 0;
  *   forward_slots(): the zero-copy feed. The ring segment is registered (mapped) once; a batch is
  *                    a descriptor of slot offsets, and one CUDA graph per (pipe, model, batch
  *                    bucket) copies the descriptor, gathers the features from the slots, runs
- *                    the net and scatters masked-softmax policies and values into the slots.
+ *                    the net and scatters masked-softmax policies, values and draw
+ *                    probabilities (0 for a tanh value head) into the slots.
  * Two pipes (stream, cuBLAS handle, buffers, descriptors, events) let the server submit batch
  * k+1 while batch k computes; wait_slots() reports a pipe's last batch complete, after which the
  * server may publish it. Batches are padded to the bucket (powers of two up to max_batch):
@@ -43,7 +44,8 @@ struct pipe {
 	cudaStream_t stream;
 	void *blas, *workspace;
 	float *x;                             /* [B, D] */
-	struct az_cuda_acts acts;             /* trunk, inner, logits, value (ResNet: heads) */
+	struct az_cuda_acts acts;             /* trunk, inner, logits, value (win/draw/loss: draw,
+	                                       * wdl; ResNet: heads) */
 	float *tmp;                           /* [B, A] softmax scratch of the scatter */
 	uint64_t *d_desc[AZ_BACKEND_MODELS];  /* [2 + B] batch descriptors */
 	uint64_t *h_desc[AZ_BACKEND_MODELS];  /* pinned sources of the descriptor copies */
@@ -67,6 +69,7 @@ struct cuda_ctx {
 	float *d_params[AZ_BACKEND_MODELS];
 	struct pipe pipes[NPIPES];
 	float *h_x, *h_logits, *h_value; /* pinned staging of forward() */
+	float *h_draw;                   /* and of a win/draw/loss head's p_draw (else NULL) */
 	void *host_base;                 /* registered segment (NULL when none) */
 	uint64_t dev_base;               /* its device address */
 	char device[64];
@@ -91,6 +94,8 @@ static void pipe_destroy(struct pipe *p)
 	(void)cudaFree(p->acts.inner);
 	(void)cudaFree(p->acts.logits);
 	(void)cudaFree(p->acts.value);
+	(void)cudaFree(p->acts.draw);
+	(void)cudaFree(p->acts.wdl);
 	(void)cudaFree(p->acts.heads);
 	(void)cudaFree(p->tmp);
 	az_cuda_blas_destroy(p->blas, p->workspace);
@@ -121,6 +126,10 @@ static int pipe_create(struct cuda_ctx *c, struct pipe *p)
 		AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.heads, heads * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.logits, B * A * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.value, B * f), out);
+	if (c->arch.value_head == AZ_VALUE_WDL) { /* the draw probability and the softmax */
+		AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.draw, B * f), out);
+		AZ_CUDA_CHECK(cudaMalloc((void **)&p->acts.wdl, B * 3 * f), out);
+	}
 	AZ_CUDA_CHECK(cudaMalloc((void **)&p->tmp, B * A * f), out);
 	for (int m = 0; m < AZ_BACKEND_MODELS; m++) {
 		AZ_CUDA_CHECK(cudaMalloc((void **)&p->d_desc[m], desc), out);
@@ -153,6 +162,8 @@ static void cuda_destroy(void *ctx)
 		(void)cudaFreeHost(c->h_logits);
 	if (c->h_value)
 		(void)cudaFreeHost(c->h_value);
+	if (c->h_draw)
+		(void)cudaFreeHost(c->h_draw);
 	free(c);
 }
 
@@ -187,8 +198,8 @@ static void enqueue_batch(struct cuda_ctx *c, struct pipe *p, int m, uint32_t ro
 	az_cuda_gather_slots(p->d_desc[m], &c->geom, rows, p->x, p->stream);
 	az_cuda_net_forward(p->blas, p->stream, c->math, &c->arch, c->d_params[m], rows, p->x,
 			    &p->acts);
-	az_cuda_scatter_slots(p->d_desc[m], &c->geom, rows, p->acts.logits, p->acts.value, p->tmp,
-			      p->stream);
+	az_cuda_scatter_slots(p->d_desc[m], &c->geom, rows, p->acts.logits, p->acts.value,
+			      p->acts.draw, p->tmp, p->stream);
 }
 
 /* Direct launches of two batch shapes, the largest bucket (max_batch) and the smallest (1), per
@@ -238,8 +249,8 @@ static void enqueue_batch_dma(struct cuda_ctx *c, struct pipe *p, int m, uint32_
 	}
 	az_cuda_net_forward(p->blas, p->stream, c->math, &c->arch, c->d_params[m], rows, p->x,
 			    &p->acts);
-	az_cuda_scatter_slots(p->d_desc[m], &c->geom, rows, p->acts.logits, p->acts.value, p->tmp,
-			      p->stream);
+	az_cuda_scatter_slots(p->d_desc[m], &c->geom, rows, p->acts.logits, p->acts.value,
+			      p->acts.draw, p->tmp, p->stream);
 }
 
 /* Capture one graph per (pipe, model, bucket). Returns 0, or -ENODEV when capture is not
@@ -305,8 +316,6 @@ static int cuda_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
 
 	if (az_cuda_math_env() < 0)
 		return -EINVAL;
-	if (a->value_head != AZ_VALUE_TANH)
-		return -ENOTSUP; /* the kernels compute a tanh value head only */
 	if (feed && strcmp(feed, "gather") != 0 && strcmp(feed, "dma") != 0)
 		return -EINVAL;
 	c = (struct cuda_ctx *)calloc(1, sizeof(*c));
@@ -339,6 +348,8 @@ static int cuda_create(const struct az_arch *a, uint32_t max_batch, void **ctx)
 	AZ_CUDA_CHECK(cudaMallocHost((void **)&c->h_x, B * D * f), err_destroy);
 	AZ_CUDA_CHECK(cudaMallocHost((void **)&c->h_logits, B * A * f), err_destroy);
 	AZ_CUDA_CHECK(cudaMallocHost((void **)&c->h_value, B * f), err_destroy);
+	if (a->value_head == AZ_VALUE_WDL)
+		AZ_CUDA_CHECK(cudaMallocHost((void **)&c->h_draw, B * f), err_destroy);
 	warm_up(c);
 	if (c->use_graphs && capture_graphs(c) < 0)
 		c->use_graphs = false;
@@ -403,10 +414,16 @@ static int cuda_forward(void *ctx, uint32_t model, uint32_t batch, const float *
 				      p->stream));
 	AZ_CUDA_FATAL(cudaMemcpyAsync(c->h_value, p->acts.value, batch * f, cudaMemcpyDeviceToHost,
 				      p->stream));
+	if (p->acts.draw)
+		AZ_CUDA_FATAL(cudaMemcpyAsync(c->h_draw, p->acts.draw, batch * f,
+					      cudaMemcpyDeviceToHost, p->stream));
 	AZ_CUDA_FATAL(cudaStreamSynchronize(p->stream));
 	memcpy(logits, c->h_logits, nl * f);
 	memcpy(value, c->h_value, batch * f);
-	memset(draw, 0, batch * f); /* a tanh head: cuda_create refuses a win/draw/loss one */
+	if (p->acts.draw)
+		memcpy(draw, c->h_draw, batch * f);
+	else
+		memset(draw, 0, batch * f); /* a tanh head has no draw probability */
 	AZ_NVTX_POP();
 	return 0;
 }

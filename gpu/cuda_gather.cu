@@ -13,13 +13,13 @@
 #include "gpu/cuda_kernels.h"
 
 struct geom {
-	uint32_t D, A, off_features, off_legal, off_policy, off_status, off_value;
+	uint32_t D, A, off_features, off_legal, off_policy, off_status, off_value, off_draw;
 };
 
 static struct geom geom_of(const struct az_cuda_slot_geom *g)
 {
 	struct geom k = { g->features, g->actions, g->off_features, g->off_legal,
-			  g->off_policy, g->off_status, g->off_value };
+			  g->off_policy, g->off_status, g->off_value, g->off_draw };
 	return k;
 }
 
@@ -48,7 +48,7 @@ static __global__ void gather_kernel(const uint64_t *desc, struct geom k, float 
 /* The legal mask is read once into shared memory (A bytes, dynamic), the softmax numerators go to
  * device scratch, and each policy entry is written to the slot exactly once. */
 static __global__ void scatter_kernel(const uint64_t *desc, struct geom k, const float *logits,
-				      const float *value, float *tmp)
+				      const float *value, const float *draw, float *tmp)
 {
 	AZ_DYNAMIC_SHARED(uint8_t, legal);
 	uint32_t row = blockIdx.x;
@@ -65,6 +65,7 @@ static __global__ void scatter_kernel(const uint64_t *desc, struct geom k, const
 			      (float *)(slot + k.off_policy));
 	if (threadIdx.x == 0) {
 		*(float *)(slot + k.off_value) = value[row];
+		*(float *)(slot + k.off_draw) = draw ? draw[row] : 0.0f;
 		*(uint32_t *)(slot + k.off_status) = 0;
 	}
 	__threadfence_system();
@@ -82,12 +83,13 @@ void az_cuda_gather_slots(const uint64_t *desc, const struct az_cuda_slot_geom *
 }
 
 void az_cuda_scatter_slots(const uint64_t *desc, const struct az_cuda_slot_geom *g, uint32_t rows,
-			   const float *logits, const float *value, float *tmp, void *stream)
+			   const float *logits, const float *value, const float *draw, float *tmp,
+			   void *stream)
 {
 	if (rows == 0)
 		return;
 	AZ_LAUNCH(scatter_kernel, rows, AZ_ROW_THREADS, g->actions, az_stream(stream))(
-		desc, geom_of(g), logits, value, tmp);
+		desc, geom_of(g), logits, value, draw, tmp);
 	AZ_CUDA_LAUNCHED();
 }
 

@@ -32,7 +32,7 @@ enum az_cuda_act {
 };
 
 /* Where a request/response slot keeps its fields (byte offsets from the slot start): a copy of
- * shm/slot.h's struct az_slot_layout plus the two header fields the scatter kernel writes. C++
+ * shm/slot.h's struct az_slot_layout plus the three header fields the scatter kernel writes. C++
  * cannot include shm/slot.h (it uses _Static_assert), so gpu/backend.c fills this in C and pins
  * the header offsets with compile-time asserts. */
 struct az_cuda_slot_geom {
@@ -43,6 +43,7 @@ struct az_cuda_slot_geom {
 	uint32_t off_policy;
 	uint32_t off_status;   /* uint32_t status in the slot header */
 	uint32_t off_value;    /* float value in the slot header */
+	uint32_t off_draw;     /* float draw in the slot header */
 	uint32_t bytes;        /* slot size */
 };
 
@@ -102,10 +103,20 @@ void az_cuda_masked_softmax(const float *logits, const uint8_t *legal, uint32_t 
  * legal actions only (pi not -0.0f; dlogits 0 elsewhere), as az_train_policy_xent(). */
 void az_cuda_policy_xent(const float *logits, const float *pi, uint32_t rows, uint32_t actions,
 			 double inv_b, float *dlogits, double *row_ce, void *stream);
-/* Value loss: row_se[r] = (value[r] - z[r])^2 and, when dpre is not NULL, the gradient with
- * respect to the pre-tanh value, dpre[r] = 2 (v - z) (1 - v^2) inv_b. */
-void az_cuda_value_loss(const float *value, const float *z, uint32_t rows, double inv_b,
-			float *dpre, double *row_se, void *stream);
+/* The win/draw/loss head's output, in place over wdl[rows, 3] (on entry the last layer's product
+ * without its bias b[3]): wdl[r] = softmax(wdl[r] + b) (win, draw, loss), as az_wdl_softmax()
+ * (1/3 each for NaN or infinite logits), then value[r] = p_win - p_loss and draw[r] = p_draw. */
+void az_cuda_wdl_softmax(float *wdl, const float *b, uint32_t rows, float *value, float *draw,
+			 void *stream);
+/* Value loss of each row against its target z[r] in [-1, 1], as value_loss() in
+ * train/trainer.c. wdl NULL (a tanh head): row_loss[r] = (value[r] - z[r])^2 and, when dpre
+ * [rows] is not NULL, the gradient w.r.t. the pre-tanh value, dpre[r] = 2 (v - z) (1 - v^2)
+ * inv_b. wdl [rows, 3] (a win/draw/loss head's probabilities, az_cuda_wdl_softmax): row_loss[r]
+ * = -sum_k t_k log max(p_k, 1e-30) over t = (max(z, 0), 1 - |z|, max(-z, 0)) and, when dpre
+ * [rows, 3] is not NULL, the gradient w.r.t. the three logits, dpre[r, k] = (p_k - t_k) inv_b;
+ * value is not read then. */
+void az_cuda_value_loss(const float *value, const float *wdl, const float *z, uint32_t rows,
+			double inv_b, float *dpre, double *row_loss, void *stream);
 
 /* ---- gpu/cuda_gather.cu: ring slots <-> device buffers (slots in mapped host memory) ---- */
 
@@ -113,10 +124,12 @@ void az_cuda_value_loss(const float *value, const float *z, uint32_t rows, doubl
 void az_cuda_gather_slots(const uint64_t *desc, const struct az_cuda_slot_geom *g, uint32_t rows,
 			  float *x, void *stream);
 /* For each row i < desc[0]: the slot's policy = masked softmax of logits[i] over the slot's legal
- * mask, value = value[i], status = 0. tmp is [rows, A] device scratch. Padding rows are left
- * alone, so no slot outside the batch is written. */
+ * mask, value = value[i], draw = draw[i] (0 when draw is NULL: a tanh head), status = 0. tmp is
+ * [rows, A] device scratch. Padding rows are left alone, so no slot outside the batch is
+ * written. */
 void az_cuda_scatter_slots(const uint64_t *desc, const struct az_cuda_slot_geom *g, uint32_t rows,
-			   const float *logits, const float *value, float *tmp, void *stream);
+			   const float *logits, const float *value, const float *draw, float *tmp,
+			   void *stream);
 
 /* ---- gpu/cuda_kernels_optim.cu: optimiser steps and reductions ---- */
 
@@ -157,14 +170,18 @@ void az_cuda_planes(const float *in, uint32_t batch, uint32_t cells, uint32_t pl
 /* Activations of a pass over up to max_batch samples: trunk holds R + 1 arrays (h0 and each
  * block's output), inner R arrays (each block's t), consecutive arrays `stride` floats apart,
  * each [B, H] for an MLP, [B * cells, F] for a ResNet (channels last); logits [B, A]; value [B]
- * (after tanh). ResNet only (NULL for an MLP): heads, az_cuda_net_heads_floats() floats holding
- * the policy planes, the value plane, value fc1, and the im2col matrix of a whole batch. */
+ * (after the tanh, or p_win - p_loss). A win/draw/loss value head only (NULL for a tanh head):
+ * draw [B] (p_draw) and wdl [B, 3] (the softmax, kept for the loss). ResNet only (NULL for an
+ * MLP): heads, az_cuda_net_heads_floats() floats holding the policy planes, the value plane,
+ * value fc1, and the im2col matrix of a whole batch. */
 struct az_cuda_acts {
 	float *trunk;
 	float *inner;
 	size_t stride;
 	float *logits;
 	float *value;
+	float *draw;
+	float *wdl;
 	float *heads;
 };
 
@@ -190,8 +207,9 @@ void az_cuda_net_forward(void *blas, void *stream, int math, const struct az_arc
 			 const float *params, uint32_t batch, const float *x,
 			 const struct az_cuda_acts *acts);
 
-/* Backward pass of the data terms, given dlogits [B, A] and dpre [B] and the activations of the
- * forward pass: grad (n_params, parameter layout) is overwritten. */
+/* Backward pass of the data terms, given dlogits [B, A] and dpre [B, V] (the gradient w.r.t. the
+ * value head's last layer's V = az_arch_value_outputs(a) outputs, az_cuda_value_loss) and the
+ * activations of the forward pass: grad (n_params, parameter layout) is overwritten. */
 void az_cuda_net_backward(void *blas, void *stream, int math, const struct az_arch *a,
 			  const float *params, uint32_t batch, const float *x,
 			  const struct az_cuda_acts *acts, const float *dlogits, const float *dpre,

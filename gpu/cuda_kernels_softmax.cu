@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The softmax family, one block per row: the legal-move masked softmax served to the workers,
- * the policy cross-entropy of training (loss and gradient w.r.t. the logits, the softmax over the
- * legal moves that the targets' sign bits mark) and the value head's
- * squared error. Reductions run in double like the CPU trainer's, in a fixed order. */
+/* The softmax family: the legal-move masked softmax served to the workers and the policy
+ * cross-entropy of training (loss and gradient w.r.t. the logits, the softmax over the legal
+ * moves that the targets' sign bits mark), one block per row; the win/draw/loss value head's
+ * three-way softmax and the value loss (squared error or win/draw/loss cross-entropy), one
+ * thread per row. Reductions run in double like the CPU trainer's, in a fixed order. */
 #include "gpu/cuda_impl.cuh"
 #include "gpu/cuda_kernels.h"
 
@@ -63,16 +64,65 @@ static __global__ void policy_xent_kernel(const float *logits, const float *pi, 
 			(float)((exp((double)lg[i] - lse) * mass - tp[i]) * inv_b);
 }
 
-static __global__ void value_loss_kernel(const float *value, const float *z, uint32_t rows,
-					 double inv_b, float *dpre, double *row_se)
+/* As az_wdl_softmax() (gpu/cpu_forward.c), the bias added first as the CPU's layer() does. */
+static __global__ void wdl_softmax_kernel(float *wdl, const float *b, uint32_t rows, float *value,
+					  float *draw)
 {
 	for (uint32_t r = blockIdx.x * blockDim.x + threadIdx.x; r < rows;
 	     r += gridDim.x * blockDim.x) {
-		double v = value[r], d = v - z[r];
+		float *q = wdl + (size_t)r * 3;
+		float q0 = q[0] + b[0], q1 = q[1] + b[1], q2 = q[2] + b[2];
+		float mx = q0 > q1 ? q0 : q1;
 
-		row_se[r] = d * d;
-		if (dpre)
-			dpre[r] = (float)(2.0 * d * (1.0 - v * v) * inv_b);
+		if (q2 > mx)
+			mx = q2;
+		/* NaN or inf logits: no outcome favoured (the sum catches a NaN the max skipped) */
+		if (!isfinite(mx) || isnan(q0 + q1 + q2)) {
+			q0 = q1 = q2 = 1.0f / 3.0f;
+		} else {
+			float e0 = expf(q0 - mx), e1 = expf(q1 - mx), e2 = expf(q2 - mx);
+			float inv = 1.0f / (e0 + e1 + e2);
+
+			q0 = e0 * inv;
+			q1 = e1 * inv;
+			q2 = e2 * inv;
+		}
+		q[0] = q0;
+		q[1] = q1;
+		q[2] = q2;
+		value[r] = q0 - q2;
+		draw[r] = q1;
+	}
+}
+
+/* As value_loss() in train/trainer.c, in double: (v - z)^2 for a tanh head (wdl NULL), the
+ * cross-entropy against t = (max(z, 0), 1 - |z|, max(-z, 0)) for a win/draw/loss head. */
+static __global__ void value_loss_kernel(const float *value, const float *wdl, const float *z,
+					 uint32_t rows, double inv_b, float *dpre, double *row_loss)
+{
+	for (uint32_t r = blockIdx.x * blockDim.x + threadIdx.x; r < rows;
+	     r += gridDim.x * blockDim.x) {
+		if (!wdl) {
+			double v = value[r], d = v - z[r];
+
+			row_loss[r] = d * d;
+			if (dpre)
+				dpre[r] = (float)(2.0 * d * (1.0 - v * v) * inv_b);
+			continue;
+		}
+		double zr = z[r], za = fabs(zr);
+		double t[3] = { zr > 0 ? za : 0.0, 1.0 - za, zr < 0 ? za : 0.0 };
+		const float *p = wdl + (size_t)r * 3;
+		double ce = 0.0;
+
+		for (int k = 0; k < 3; k++) {
+			/* the floor keeps a saturated logit's loss finite, as on the CPU */
+			if (t[k] > 0.0)
+				ce -= t[k] * log(p[k] > 1e-30f ? (double)p[k] : 1e-30);
+			if (dpre)
+				dpre[(size_t)r * 3 + k] = (float)((p[k] - t[k]) * inv_b);
+		}
+		row_loss[r] = ce;
 	}
 }
 
@@ -98,10 +148,16 @@ void az_cuda_policy_xent(const float *logits, const float *pi, uint32_t rows, ui
 	AZ_CUDA_LAUNCHED();
 }
 
-void az_cuda_value_loss(const float *value, const float *z, uint32_t rows, double inv_b,
-			float *dpre, double *row_se, void *stream)
+void az_cuda_wdl_softmax(float *wdl, const float *b, uint32_t rows, float *value, float *draw,
+			 void *stream)
 {
-	AZ_LAUNCH_1D(value_loss_kernel, rows, stream, value, z, rows, inv_b, dpre, row_se);
+	AZ_LAUNCH_1D(wdl_softmax_kernel, rows, stream, wdl, b, rows, value, draw);
+}
+
+void az_cuda_value_loss(const float *value, const float *wdl, const float *z, uint32_t rows,
+			double inv_b, float *dpre, double *row_loss, void *stream)
+{
+	AZ_LAUNCH_1D(value_loss_kernel, rows, stream, value, wdl, z, rows, inv_b, dpre, row_loss);
 }
 
 } /* extern "C" */

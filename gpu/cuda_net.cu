@@ -73,6 +73,21 @@ static size_t block_offset(const struct az_arch *a, uint32_t r)
 	return H * a->inputs + H + (size_t)r * (2 * H * H + 2 * H);
 }
 
+/* The value head's last layer over h[B, in] (weight w [V, in], then bias [V]), as value_out() in
+ * gpu/cpu_forward.c: a tanh unit into acts->value, or the win/draw/loss logits into acts->wdl
+ * and their softmax (value = p_win - p_loss, draw = p_draw). */
+static void value_out(void *blas, void *stream, int math, const struct az_arch *a, uint32_t batch,
+		      uint32_t in, const float *h, const float *w, const struct az_cuda_acts *acts)
+{
+	if (az_arch_value_outputs(a) == 1) {
+		linear(blas, math, batch, in, 1, h, w, acts->value);
+		az_cuda_bias_act(acts->value, w + in, batch, 1, AZ_CUDA_ACT_TANH, stream);
+		return;
+	}
+	linear(blas, math, batch, in, 3, h, w, acts->wdl);
+	az_cuda_wdl_softmax(acts->wdl, w + (size_t)3 * in, batch, acts->value, acts->draw, stream);
+}
+
 /* ---- ResNet ---- */
 
 /* The ResNet's extra blocks, carved from acts->heads and ws->heads for max_batch samples. */
@@ -187,8 +202,7 @@ static void resnet_forward(void *blas, void *stream, int math, const struct az_a
 	az_cuda_bias_act(rb.vconv, vc + F, rows, 1, AZ_CUDA_ACT_RELU, stream);
 	linear(blas, math, batch, cells, V, rb.vconv, v1, rb.vhid);
 	az_cuda_bias_act(rb.vhid, v1 + (size_t)V * cells, batch, V, AZ_CUDA_ACT_RELU, stream);
-	linear(blas, math, batch, V, 1, rb.vhid, v2, acts->value);
-	az_cuda_bias_act(acts->value, v2 + V, batch, 1, AZ_CUDA_ACT_TANH, stream);
+	value_out(blas, stream, math, a, batch, V, rb.vhid, v2, acts);
 }
 
 static void resnet_backward(void *blas, void *stream, int math, const struct az_arch *a,
@@ -197,7 +211,7 @@ static void resnet_backward(void *blas, void *stream, int math, const struct az_
 			    const float *dpre, const struct az_cuda_bwd_ws *ws, float *grad)
 {
 	uint32_t C = a->planes, F = a->hidden, R = a->blocks, A = a->actions;
-	uint32_t V = AZ_RESNET_VALUE_HIDDEN, head = 2 + 4 * R;
+	uint32_t V = AZ_RESNET_VALUE_HIDDEN, head = 2 + 4 * R, VO = az_arch_value_outputs(a);
 	uint32_t cells = a->height * a->width, rows = batch * cells;
 	size_t cw = (size_t)9 * F * F, nF = (size_t)rows * F, sn = (size_t)cells * F;
 	size_t pc = tensor_off(a, head), pf = tensor_off(a, head + 2);
@@ -208,9 +222,9 @@ static void resnet_backward(void *blas, void *stream, int math, const struct az_
 
 	resnet_carve(a, acts->stride / sn, acts->heads, ws->heads, &rb);
 	/* value: fc2, ReLU, fc1, ReLU, 1x1 conv */
-	linear_grad_w(blas, math, batch, V, 1, dpre, rb.vhid, grad + v2);
-	az_cuda_colsum(dpre, batch, 1, grad + v2 + V, stream);
-	linear_grad_x(blas, math, batch, V, 1, dpre, P + v2, 0.0f, rb.dvhid);
+	linear_grad_w(blas, math, batch, V, VO, dpre, rb.vhid, grad + v2);
+	az_cuda_colsum(dpre, batch, VO, grad + v2 + (size_t)VO * V, stream);
+	linear_grad_x(blas, math, batch, V, VO, dpre, P + v2, 0.0f, rb.dvhid);
 	az_cuda_relu_grad(rb.vhid, rb.dvhid, rb.dvhid, (size_t)batch * V, stream);
 	linear_grad_w(blas, math, batch, cells, V, rb.dvhid, rb.vconv, grad + v1);
 	az_cuda_colsum(rb.dvhid, batch, V, grad + v1 + (size_t)V * cells, stream);
@@ -345,9 +359,7 @@ void az_cuda_net_forward(void *blas, void *stream, int math, const struct az_arc
 	p += (size_t)A * H;
 	az_cuda_bias_act(acts->logits, p, batch, A, AZ_CUDA_ACT_NONE, stream);
 	p += A;
-	linear(blas, math, batch, H, 1, h, p, acts->value);
-	p += H;
-	az_cuda_bias_act(acts->value, p, batch, 1, AZ_CUDA_ACT_TANH, stream);
+	value_out(blas, stream, math, a, batch, H, h, p, acts);
 }
 
 void az_cuda_net_backward(void *blas, void *stream, int math, const struct az_arch *a,
@@ -356,6 +368,7 @@ void az_cuda_net_backward(void *blas, void *stream, int math, const struct az_ar
 			  const struct az_cuda_bwd_ws *ws, float *grad)
 {
 	uint32_t D = a->inputs, H = a->hidden, R = a->blocks, A = a->actions;
+	uint32_t VO = az_arch_value_outputs(a);
 	size_t HH = (size_t)H * H, BH = (size_t)batch * H, head = block_offset(a, R);
 	const float *hR = acts->trunk + R * acts->stride;
 	const float *wp = params + head, *wv = wp + (size_t)A * H + A;
@@ -368,13 +381,13 @@ void az_cuda_net_backward(void *blas, void *stream, int math, const struct az_ar
 				grad);
 		return;
 	}
-	/* Heads: logits = hR Wp^T + bp, value pre-activation = hR wv + bv. */
+	/* Heads: logits = hR Wp^T + bp, value pre-activation(s) = hR Wv^T + bv ([B, VO]). */
 	linear_grad_w(blas, math, batch, H, A, dlogits, hR, gwp);
 	az_cuda_colsum(dlogits, batch, A, gwp + (size_t)A * H, stream);
-	linear_grad_w(blas, math, batch, H, 1, dpre, hR, gwv);
-	az_cuda_colsum(dpre, batch, 1, gwv + H, stream);
+	linear_grad_w(blas, math, batch, H, VO, dpre, hR, gwv);
+	az_cuda_colsum(dpre, batch, VO, gwv + (size_t)VO * H, stream);
 	linear_grad_x(blas, math, batch, H, A, dlogits, wp, 0.0f, ws->dh);
-	linear_grad_x(blas, math, batch, H, 1, dpre, wv, 1.0f, ws->dh);
+	linear_grad_x(blas, math, batch, H, VO, dpre, wv, 1.0f, ws->dh);
 
 	/* Blocks, last first: out = relu(in + W2 t + b2), t = relu(W1 in + b1). */
 	for (uint32_t r = R; r-- > 0;) {

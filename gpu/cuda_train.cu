@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* GPU training of the residual MLP and the ResNet (gpu/cuda_train.h): minibatch upload through
- * pinned staging, forward (gpu/cuda_net.cu), the loss terms (policy cross-entropy, value squared
- * error, L2 on weights) reduced in double in a fixed order, backward, and the Adam / SGD update,
- * all on one stream; one small download per call returns the loss. Each piece computes what the matching
- * piece of train/trainer.c computes (same formulas, same summation order where it is ours).
+ * pinned staging, forward (gpu/cuda_net.cu), the loss terms (policy cross-entropy; value squared
+ * error, or cross-entropy for a win/draw/loss value head; L2 on weights) reduced in double in a
+ * fixed order, backward, and the Adam / SGD update, all on one stream; one small download per
+ * call returns the loss. Each piece computes what the matching piece of train/trainer.c
+ * computes (same formulas, same summation order where it is ours).
  *
  * Memory ownership: the trainer owns its device memory (weights, gradient, moments, activations,
  * scratch) and pinned staging, all allocated in create; steps never allocate. */
@@ -35,10 +36,10 @@ struct az_cuda_train_dev {
 	float *x, *pi, *z;        /* minibatch [B, D], [B, A], [B] */
 	struct az_cuda_acts acts;
 	struct az_cuda_bwd_ws ws;
-	float *dlogits, *dpre;    /* [B, A], [B] */
-	double *row_ce, *row_se;  /* [B] */
+	float *dlogits, *dpre;    /* [B, A], [B, VO] (VO = az_arch_value_outputs()) */
+	double *row_ce, *row_se;  /* [B]: policy and value loss per row */
 	double *partial;          /* [AZ_CUDA_REDUCE_BLOCKS] */
-	double *scal;             /* [3]: sum ce, sum se, sum of squared weights */
+	double *scal;             /* [3]: sum ce, sum of value losses, sum of squared weights */
 	float *h_x, *h_pi, *h_z;  /* pinned staging */
 	double *h_scal;           /* pinned [3] */
 };
@@ -46,9 +47,9 @@ struct az_cuda_train_dev {
 static void free_all(struct az_cuda_train_dev *t)
 {
 	void *dev[] = { t->w, t->g, t->m1, t->m2, t->decay, t->x, t->pi, t->z, t->acts.trunk,
-			t->acts.inner, t->acts.logits, t->acts.value, t->acts.heads, t->ws.dh,
-			t->ws.dg, t->ws.dt, t->ws.heads, t->dlogits, t->dpre, t->row_ce,
-			t->row_se, t->partial, t->scal };
+			t->acts.inner, t->acts.logits, t->acts.value, t->acts.draw, t->acts.wdl,
+			t->acts.heads, t->ws.dh, t->ws.dg, t->ws.dt, t->ws.heads, t->dlogits,
+			t->dpre, t->row_ce, t->row_se, t->partial, t->scal };
 	void *host[] = { t->h_x, t->h_pi, t->h_z, t->h_scal };
 
 	for (size_t i = 0; i < sizeof(dev) / sizeof(dev[0]); i++)
@@ -87,6 +88,7 @@ static int alloc_all(struct az_cuda_train_dev *t)
 {
 	size_t B = t->max_batch, D = t->arch.inputs, R = t->arch.blocks;
 	size_t A = t->arch.actions, P = t->n_params, f = sizeof(float), d = sizeof(double);
+	size_t VO = az_arch_value_outputs(&t->arch);
 	size_t S = az_cuda_net_stride(&t->arch, t->max_batch);
 	size_t heads = az_cuda_net_heads_floats(&t->arch, t->max_batch);
 	size_t bwd_heads = az_cuda_net_bwd_heads_floats(&t->arch, t->max_batch);
@@ -109,6 +111,10 @@ static int alloc_all(struct az_cuda_train_dev *t)
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->acts.inner, (R ? R : 1) * S * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->acts.logits, B * A * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->acts.value, B * f), out);
+	if (VO == 3) { /* win/draw/loss: the softmax the loss reads, and p_draw */
+		AZ_CUDA_CHECK(cudaMalloc((void **)&t->acts.draw, B * f), out);
+		AZ_CUDA_CHECK(cudaMalloc((void **)&t->acts.wdl, B * 3 * f), out);
+	}
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->ws.dh, S * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->ws.dg, S * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->ws.dt, S * f), out);
@@ -117,7 +123,7 @@ static int alloc_all(struct az_cuda_train_dev *t)
 		AZ_CUDA_CHECK(cudaMalloc((void **)&t->ws.heads, bwd_heads * f), out);
 	}
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->dlogits, B * A * f), out);
-	AZ_CUDA_CHECK(cudaMalloc((void **)&t->dpre, B * f), out);
+	AZ_CUDA_CHECK(cudaMalloc((void **)&t->dpre, B * VO * f), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->row_ce, B * d), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->row_se, B * d), out);
 	AZ_CUDA_CHECK(cudaMalloc((void **)&t->partial, AZ_CUDA_REDUCE_BLOCKS * d), out);
@@ -151,8 +157,8 @@ static void run(struct az_cuda_train_dev *t, enum run_mode mode, uint32_t batch,
 	az_cuda_net_forward(t->blas, s, t->math, &t->arch, t->w, batch, t->x, &t->acts);
 	az_cuda_policy_xent(t->acts.logits, t->pi, batch, t->arch.actions, inv_b,
 			    mode == RUN_EVAL ? NULL : t->dlogits, t->row_ce, s);
-	az_cuda_value_loss(t->acts.value, t->z, batch, inv_b, mode == RUN_EVAL ? NULL : t->dpre,
-			   t->row_se, s);
+	az_cuda_value_loss(t->acts.value, t->acts.wdl, t->z, batch, inv_b,
+			   mode == RUN_EVAL ? NULL : t->dpre, t->row_se, s);
 	az_cuda_sum_f64(t->row_ce, batch, t->scal, s);
 	az_cuda_sum_f64(t->row_se, batch, t->scal + 1, s);
 	az_cuda_sumsq_masked(t->w, t->decay, t->n_params, t->partial, t->scal + 2, s);

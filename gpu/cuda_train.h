@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The raw device side of GPU training (gpu/cuda_train.cu): device-resident weights, gradient,
- * optimiser moments and activations of one residual MLP, and the loss, backprop and optimiser of
- * train/trainer.c run with cuBLAS and the kernels of gpu/cuda_kernels.h, agreeing with the CPU
- * trainer within fp32 tolerance (tests/gpu/test_train_cuda.c). Callers train through the ops
- * table of train/train_backend.h, whose cuda table (train/train_cuda.c) wraps this; the header
- * keeps gpu/ free of train/ types (the link edge is train -> gpu). Without CUDA
- * (gpu/cuda_absent.c) every function returns -ENODEV. One thread uses a context at a time. */
+ * optimiser moments and activations of one network (residual MLP or ResNet, tanh or
+ * win/draw/loss value head), and the loss, backprop and optimiser of train/trainer.c run with
+ * cuBLAS and the kernels of gpu/cuda_kernels.h, agreeing with the CPU trainer within fp32
+ * tolerance (tests/gpu/test_train_cuda.c). Callers train through the ops table of
+ * train/train_backend.h, whose cuda table (train/train_cuda.c) wraps this; the header keeps gpu/
+ * free of train/ types (the link edge is train -> gpu). Without CUDA (gpu/cuda_absent.c) every
+ * function returns -ENODEV. One thread uses a context at a time. */
 #ifndef AZ_CUDA_TRAIN_H
 #define AZ_CUDA_TRAIN_H
 
@@ -21,7 +22,8 @@ struct az_cuda_optim {
 	float beta1, beta2, eps;
 };
 
-/* Loss terms before the step, as struct az_loss of train/trainer.h (double: reduced so). */
+/* Loss terms before the step, as struct az_loss of train/trainer.h (double: reduced so): value is
+ * the mean squared error of a tanh head, the mean win/draw/loss cross-entropy of a WDL head. */
 struct az_cuda_loss {
 	double policy, value, l2;
 };

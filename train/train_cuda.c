@@ -22,8 +22,6 @@ static int cuda_create(struct az_model *m, const struct az_train_params *p, uint
 
 	if (p->optim != AZ_OPTIM_ADAM && p->optim != AZ_OPTIM_SGD)
 		return -EINVAL;
-	if (m->arch.value_head != AZ_VALUE_TANH)
-		return -ENOTSUP; /* the kernels train a tanh value head only */
 	o.adam = p->optim == AZ_OPTIM_ADAM;
 	o.lr = p->lr;
 	o.momentum = p->momentum;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The cuda backend against the cpu reference (ggml test-backend-ops style): same weights, same
- * random inputs; logits and values within 1e-5 relative per element in fp32 and 1e-2 normwise
- * relative with the tf32 / bf16 tensor-core GEMMs; the zero-copy slot path (registered host
+ * random inputs; logits, values and draw probabilities (0 for a tanh value head) within 1e-5
+ * relative per element in fp32 and 1e-2 normwise relative with the tf32 / bf16 tensor-core
+ * GEMMs, for tanh and win/draw/loss value heads; the zero-copy slot path (registered host
  * "segment", two streams, batch buckets with padding, two models) writes exactly the CPU's
- * masked softmax and value into the batch's slots and nothing else. Outputs are poisoned with
- * NaN first. Exits 77 (skipped)
- * without a CUDA device. */
+ * masked softmax, value and draw into the batch's slots and nothing else. Outputs are poisoned
+ * with NaN first. Exits 77 (skipped) without a CUDA device. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -57,7 +57,7 @@ static void compare_arch(const struct az_arch *a, uint64_t seed, double tol, int
 	float *x = xmalloc(MAX_BATCH * D * sizeof(float));
 	float *lc = xmalloc(MAX_BATCH * A * sizeof(float));
 	float *lg = xmalloc(MAX_BATCH * A * sizeof(float));
-	float vc[MAX_BATCH], vg[MAX_BATCH];
+	float vc[MAX_BATCH], vg[MAX_BATCH], dc[MAX_BATCH], dg[MAX_BATCH];
 	struct az_rng rng;
 
 	create_pair(a, seed, &cpu, &cuda);
@@ -69,15 +69,20 @@ static void compare_arch(const struct az_arch *a, uint64_t seed, double tol, int
 
 			poison(lg, MAX_BATCH * A * sizeof(float));
 			poison(vg, sizeof(vg));
-			assert_int_equal(az_backend_forward(cpu, s, B, x, lc, vc, NULL), 0);
-			assert_int_equal(az_backend_forward(cuda, s, B, x, lg, vg, NULL), 0);
+			poison(dg, sizeof(dg));
+			assert_int_equal(az_backend_forward(cpu, s, B, x, lc, vc, dc), 0);
+			assert_int_equal(az_backend_forward(cuda, s, B, x, lg, vg, dg), 0);
 			if (normwise) {
 				check_norm_rel(lg, lc, B * A, tol, "logits");
 				check_norm_rel(vg, vc, B, tol, "value");
+				check_norm_rel(dg, dc, B, tol, "draw");
 			} else {
 				check_close_tol(lg, lc, B * A, tol, "logits");
 				check_close_tol(vg, vc, B, tol, "value");
+				check_close_tol(dg, dc, B, tol, "draw");
 			}
+			for (uint32_t r = 0; r < B && a->value_head == AZ_VALUE_TANH; r++)
+				assert_true(dg[r] == 0.0f);
 		}
 	}
 	az_backend_destroy(cuda);
@@ -106,6 +111,14 @@ static struct fp32_case resnet_ttt = {
 	{ .inputs = 18, .hidden = 8, .blocks = 0, .actions = 9, .kind = AZ_NET_RESNET,
 	  .planes = 2, .height = 3, .width = 3 }, 7
 };
+/* win/draw/loss value heads: the shapes above, three value outputs */
+static struct fp32_case small_wdl = {
+	{ .inputs = 9, .hidden = 16, .blocks = 3, .actions = 7, .value_head = AZ_VALUE_WDL }, 10
+};
+static struct fp32_case resnet_c4_wdl = {
+	{ .inputs = 84, .hidden = 16, .blocks = 2, .actions = 7, .kind = AZ_NET_RESNET,
+	  .planes = 2, .height = 6, .width = 7, .value_head = AZ_VALUE_WDL }, 11
+};
 
 static void test_fp32(void **state)
 {
@@ -128,9 +141,11 @@ static void test_tensor_core_modes(void **state)
 	setenv("AZ_CUDA_MATH", "tf32", 1);
 	compare_arch(&a, 4, 1e-2, 1);
 	compare_arch(&resnet_c4.a, 8, 3e-2, 1);
+	compare_arch(&small_wdl.a, 12, 1e-2, 1);
 	setenv("AZ_CUDA_MATH", "bf16", 1);
 	compare_arch(&a, 5, 1e-2, 1);
 	compare_arch(&resnet_c4.a, 9, 3e-2, 1);
+	compare_arch(&resnet_c4_wdl.a, 13, 3e-2, 1);
 	assert_int_equal(az_backend_create(AZ_BACKEND_CUDA, &a, 4, &b, why, sizeof(why)), 0);
 	assert_non_null(strstr(why, "bf16 GEMMs"));
 	az_backend_destroy(b);
@@ -170,6 +185,7 @@ static void make_seg(struct fake_seg *s, const struct az_arch *a, struct az_rng 
 		memset(slot, 0, s->l.bytes);
 		h->status = 9;
 		poison(&h->value, sizeof(h->value));
+		poison(&h->draw, sizeof(h->draw));
 		fill_uniform(az_slot_features(slot, &s->l), a->inputs, rng, -1, 1);
 		for (uint32_t k = 0; k < a->actions; k++)
 			az_slot_legal(slot, &s->l)[k] = (uint8_t)(az_rng_uniform(rng) < 0.5);
@@ -179,21 +195,22 @@ static void make_seg(struct fake_seg *s, const struct az_arch *a, struct az_rng 
 
 static double slot_tol; /* check_slot's tolerance: the running test's */
 
-/* Slot i answered by model m must hold the CPU's masked softmax and value. */
+/* Slot i answered by model m must hold the CPU's masked softmax, value and draw. */
 static void check_slot(const struct fake_seg *s, struct az_backend *cpu, uint32_t i, uint32_t m)
 {
 	void *slot = slot_at(s, i);
 	struct az_slot_hdr *h = az_slot_hdr(slot);
 	uint32_t A = s->l.actions;
-	float logits[64], value, want[64];
+	float logits[64], value, draw, want[64];
 
 	assert_true(A <= 64);
 	assert_int_equal(az_backend_forward(cpu, m, 1, az_slot_features(slot, &s->l), logits,
-					    &value, NULL),
+					    &value, &draw),
 			 0);
 	az_masked_softmax(logits, az_slot_legal(slot, &s->l), A, want);
 	assert_int_equal(h->status, 0);
 	check_close_tol(&h->value, &value, 1, slot_tol, "slot value");
+	check_close_tol(&h->draw, &draw, 1, slot_tol, "slot draw");
 	check_close_tol(az_slot_policy(slot, &s->l), want, A, slot_tol, "slot policy");
 }
 
@@ -248,7 +265,7 @@ static void run_slots(const struct az_arch *arch, int runs)
 			struct az_slot_hdr *h = az_slot_hdr(slot_at(&s, i));
 
 			assert_int_equal(h->status, 9);
-			assert_true(isnan(h->value));
+			assert_true(isnan(h->value) && isnan(h->draw));
 			assert_true(isnan(az_slot_policy(slot_at(&s, i), &s.l)[0]));
 		}
 	}
@@ -317,6 +334,23 @@ static void test_slots_dma(void **state)
 	unsetenv("AZ_CUDA_FEED");
 }
 
+/* Win/draw/loss value heads on the slot path: MLP and ResNet in the captured graphs, the MLP
+ * launched directly and through the dma feed; each slot's draw is the CPU's p_draw. */
+static void test_slots_wdl(void **state)
+{
+	(void)state;
+	slot_tol = 1e-5;
+	run_slots(&small_wdl.a, 0);
+	setenv("AZ_CUDA_GRAPHS", "0", 1);
+	run_slots(&small_wdl.a, 0);
+	unsetenv("AZ_CUDA_GRAPHS");
+	setenv("AZ_CUDA_FEED", "dma", 1);
+	run_slots(&small_wdl.a, 1);
+	unsetenv("AZ_CUDA_FEED");
+	slot_tol = 1e-4;
+	run_slots(&resnet_c4_wdl.a, 0);
+}
+
 int main(void)
 {
 	skip_without_cuda();
@@ -332,6 +366,9 @@ int main(void)
 		{ "test_resnet_ttt_no_blocks", test_fp32, NULL, NULL, &resnet_ttt },
 		cmocka_unit_test(test_slots_resnet),
 		cmocka_unit_test(test_slots_dma),
+		{ "test_small_wdl", test_fp32, NULL, NULL, &small_wdl },
+		{ "test_resnet_c4_wdl", test_fp32, NULL, NULL, &resnet_c4_wdl },
+		cmocka_unit_test(test_slots_wdl),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

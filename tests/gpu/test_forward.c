@@ -336,6 +336,33 @@ static void test_masked_softmax(void **state)
 		assert_true(p[i] == 0.0f);
 }
 
+/* The win/draw/loss softmax: ordinary logits, a saturating gap, and non-finite logits (1/3 each,
+ * a NaN in any of the three positions: the max alone skips one in the first two). */
+static void test_wdl_softmax(void **state)
+{
+	static const float bad[][3] = { { INFINITY, 0, 0 }, { -INFINITY, -INFINITY, -INFINITY },
+					{ NAN, 1, 2 },      { 1, NAN, 2 },
+					{ 1, 2, NAN },      { INFINITY, -INFINITY, 0 } };
+	float q[3] = { 0.0f, 1.0f, 2.0f };
+
+	(void)state;
+	az_wdl_softmax(q);
+	assert_close(q[0] + q[1] + q[2], 1.0, 1e-6);
+	assert_close(q[1] / q[0], exp(1.0), 1e-5);
+	assert_close(q[2] / q[0], exp(2.0), 1e-5);
+	q[0] = 200.0f;
+	q[1] = -200.0f;
+	q[2] = -INFINITY; /* a loss ruled out */
+	az_wdl_softmax(q);
+	assert_true(q[0] == 1.0f && q[1] == 0.0f && q[2] == 0.0f);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memcpy(q, bad[i], sizeof(q));
+		az_wdl_softmax(q);
+		for (int k = 0; k < 3; k++)
+			assert_true(q[k] == 1.0f / 3.0f);
+	}
+}
+
 static void test_backend_cpu(void **state)
 {
 	enum { B = 6 };
@@ -432,5 +459,6 @@ static void test_backend_select(void **state)
 AZ_TEST_MAIN(cmocka_unit_test(test_tensor_table), cmocka_unit_test(test_arch_parse),
 	     cmocka_unit_test(test_create_and_init), cmocka_unit_test(test_forward_reference),
 	     cmocka_unit_test(test_forward_no_blocks), cmocka_unit_test(test_batch_invariance),
-	     cmocka_unit_test(test_masked_softmax), cmocka_unit_test(test_backend_cpu),
+	     cmocka_unit_test(test_masked_softmax), cmocka_unit_test(test_wdl_softmax),
+	     cmocka_unit_test(test_backend_cpu),
 	     cmocka_unit_test(test_backend_select))

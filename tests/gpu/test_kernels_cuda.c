@@ -275,7 +275,7 @@ static void test_policy_value_loss(void **state)
 	double *d_sum = dev_poisoned(sizeof(double)), sum_g, sum_w = 0.0;
 
 	az_cuda_policy_xent(d_lg, d_pi, rows, A, inv_b, d_dl, d_ce, NULL);
-	az_cuda_value_loss(d_v, d_z, rows, inv_b, d_dp, d_se, NULL);
+	az_cuda_value_loss(d_v, NULL, d_z, rows, inv_b, d_dp, d_se, NULL);
 	az_cuda_sum_f64(d_ce, rows, d_sum, NULL);
 	dev_to(dl_g, d_dl, n * 4);
 	dev_to(ce_g, d_ce, sizeof(ce_g));
@@ -302,9 +302,154 @@ static void test_policy_value_loss(void **state)
 	FREE_ALL(lg, pi, dl_w, dl_g);
 }
 
+/* The win/draw/loss head's softmax against the CPU's (bias added, then az_wdl_softmax()): random
+ * rows after edge rows (an infinite logit each way, a NaN in each position, a saturating gap);
+ * more rows than a block so the grid strides. */
+static void test_wdl_softmax(void **state)
+{
+	static const float edge[][3] = { { INFINITY, 0, 0 }, { -INFINITY, 1, 2 },
+					 { NAN, 1, 2 },      { 1, NAN, 2 },
+					 { 1, 2, NAN },      { 120, -120, 3 } };
+	const uint32_t rows = 300, nedge = sizeof(edge) / sizeof(edge[0]);
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, rows, 3, 17);
+	float *q = fixture_uniform(&f, f.n, -6, 6), *b = fixture_uniform(&f, 3, -1, 1);
+	float *v_w = fixture_alloc(&f, rows * 4), *d_w = fixture_alloc(&f, rows * 4);
+	float *v_g = fixture_alloc(&f, rows * 4);
+
+	assert_true(nedge <= rows);
+	memcpy(q, edge, sizeof(edge));
+	for (uint32_t r = 0; r < rows; r++) {
+		float *w = f.want + (size_t)r * 3;
+
+		for (int k = 0; k < 3; k++)
+			w[k] = q[(size_t)r * 3 + k] + b[k];
+		az_wdl_softmax(w);
+		v_w[r] = w[0] - w[2];
+		d_w[r] = w[1];
+	}
+	/* the reference's own edge cases: -inf is a probability of 0, inf or NaN gives 1/3 each */
+	assert_true(f.want[3] == 0.0f);
+	for (uint32_t r = 0; r < 5; r++)
+		assert_true(r == 1 || f.want[(size_t)r * 3 + 1] == 1.0f / 3.0f);
+	float *d_q = dev_from(q, f.n * 4), *d_b = dev_from(b, 12), *d_v = dev_poisoned(rows * 4);
+	float *d_d = dev_poisoned(rows * 4);
+
+	az_cuda_wdl_softmax(d_q, d_b, rows, d_v, d_d, NULL);
+	check_dev(f.got, d_q, f.want, f.n, TOL, "wdl softmax");
+	dev_to(v_g, d_v, rows * 4);
+	check_close_tol(v_g, v_w, rows, TOL, "wdl value");
+	dev_to(v_g, d_d, rows * 4);
+	check_close_tol(v_g, d_w, rows, TOL, "wdl draw");
+	DEV_FREE_ALL(d_q, d_b, d_v, d_d);
+	fixture_fini(&f);
+}
+
+/* The win/draw/loss value loss: the cross-entropy against t = (max(z, 0), 1 - |z|, max(-z, 0))
+ * (train/trainer.c value_loss()) and its gradient (p - t) inv_b w.r.t. the three logits, for
+ * results (z in {-1, 0, 1}), blended targets (z fractional) and a saturated p (the 1e-30 floor). */
+static void test_wdl_value_loss(void **state)
+{
+	const uint32_t rows = 19;
+	double inv_b = 1.0 / rows, ce_w[19], ce_g[19];
+	float p[19 * 3], z[19], dp_w[19 * 3], dp_g[19 * 3];
+	struct az_rng rng;
+
+	(void)state;
+	az_rng_seed(&rng, 18);
+	fill_uniform(p, rows * 3, &rng, -4, 4);
+	for (uint32_t r = 0; r < rows; r++) {
+		az_wdl_softmax(p + (size_t)r * 3);
+		z[r] = r % 2 ? (float)az_rng_below(&rng, 3) - 1.0f
+			     : (float)(2 * az_rng_uniform(&rng) - 1);
+	}
+	p[0] = 1.0f; /* row 0: certain of a win, and it was lost */
+	p[1] = p[2] = 0.0f;
+	z[0] = -1.0f;
+	for (uint32_t r = 0; r < rows; r++) {
+		double za = fabs((double)z[r]);
+		double t[3] = { z[r] > 0 ? za : 0.0, 1.0 - za, z[r] < 0 ? za : 0.0 };
+
+		ce_w[r] = 0.0;
+		for (int k = 0; k < 3; k++) {
+			double pk = p[r * 3 + k];
+
+			if (t[k] > 0.0)
+				ce_w[r] -= t[k] * log(pk > 1e-30 ? pk : 1e-30);
+			dp_w[r * 3 + k] = (float)((pk - t[k]) * inv_b);
+		}
+	}
+	assert_true(ce_w[0] > 69.0); /* -log(1e-30) */
+	float *d_p = dev_from(p, sizeof(p)), *d_z = dev_from(z, sizeof(z));
+	float *d_dp = dev_poisoned(sizeof(dp_g));
+	double *d_ce = dev_poisoned(sizeof(ce_g));
+
+	/* value is not read for a win/draw/loss head: a NULL pointer shows a stray read */
+	az_cuda_value_loss(NULL, d_p, d_z, rows, inv_b, d_dp, d_ce, NULL);
+	dev_to(dp_g, d_dp, sizeof(dp_g));
+	dev_to(ce_g, d_ce, sizeof(ce_g));
+	check_close_tol(dp_g, dp_w, rows * 3, TOL, "wdl dpre");
+	check_close_f64(ce_g, ce_w, rows, 1e-12, "wdl row loss");
+	/* Evaluation mode: the loss only, no gradient written (the poison stays). */
+	assert_int_equal(az_cuda_memset(d_dp, 0xff, sizeof(dp_g)), 0);
+	assert_int_equal(az_cuda_memset(d_ce, 0xff, sizeof(ce_g)), 0);
+	az_cuda_value_loss(NULL, d_p, d_z, rows, inv_b, NULL, d_ce, NULL);
+	dev_to(dp_g, d_dp, sizeof(dp_g));
+	dev_to(ce_g, d_ce, sizeof(ce_g));
+	assert_true(isnan(dp_g[0]) && isnan(dp_g[rows * 3 - 1]));
+	check_close_f64(ce_g, ce_w, rows, 1e-12, "wdl row loss (eval)");
+	DEV_FREE_ALL(d_p, d_z, d_dp, d_ce);
+}
+
+/* A slot's response fields before a scatter: status 7, value, draw and policy NaN. */
+static void poison_response(uint8_t *slot, const struct az_slot_layout *l)
+{
+	struct az_slot_hdr *h = az_slot_hdr(slot);
+
+	h->status = 7;
+	poison(&h->value, sizeof(h->value));
+	poison(&h->draw, sizeof(h->draw));
+	poison(az_slot_policy(slot, l), l->actions * sizeof(float));
+}
+
+/* After a scatter of rows i < n into slots pick[i]: each of those holds the masked softmax of
+ * logits[i], value[i], draw[i] (0 when draw is NULL) and status 0; every other slot of the
+ * 16 is untouched. */
+static void check_scattered(uint8_t *seg, const struct az_slot_layout *l, const uint32_t *pick,
+			    uint32_t n, const float *logits, const float *value, const float *draw)
+{
+	uint32_t A = l->actions;
+	float want[16];
+
+	assert_true(A <= 16);
+	for (uint32_t s = 0; s < 16; s++) {
+		uint8_t *slot = seg + (size_t)s * l->bytes;
+		struct az_slot_hdr *h = az_slot_hdr(slot);
+		int row = -1;
+
+		for (uint32_t i = 0; i < n; i++)
+			if (pick[i] == s)
+				row = (int)i;
+		if (row < 0) {
+			assert_int_equal(h->status, 7);
+			assert_true(isnan(h->value) && isnan(h->draw));
+			assert_true(isnan(az_slot_policy(slot, l)[0]));
+			continue;
+		}
+		az_masked_softmax(logits + (size_t)row * A, az_slot_legal(slot, l), A, want);
+		check_close_tol(az_slot_policy(slot, l), want, A, TOL, "slot policy");
+		assert_int_equal(h->status, 0);
+		assert_true(h->value == value[row]);
+		assert_true(h->draw == (draw ? draw[row] : 0.0f));
+	}
+}
+
 /* A fake ring segment of 16 slots in page-aligned host memory, registered and mapped: gather 5 of
- * them (scrambled) into a bucket of 8 rows, scatter results back; the other 11 slots and the
- * padding rows must stay untouched. */
+ * them (scrambled) into a bucket of 8 rows, scatter results back (with a win/draw/loss head's
+ * draw probabilities, then without: draw 0); the other 11 slots and the padding rows must stay
+ * untouched. */
 static void test_gather_scatter(void **state)
 {
 	const uint32_t D = 11, A = 9, NSLOTS = 16, ROWS = 8, N = 5;
@@ -313,7 +458,7 @@ static void test_gather_scatter(void **state)
 	struct az_cuda_slot_geom g;
 	struct az_rng rng;
 	void *seg = NULL, *dev_base = NULL;
-	float logits[8 * 9], value[8], x[8 * 11], want[9];
+	float logits[8 * 9], value[8], draw[8], x[8 * 11];
 
 	(void)state;
 	az_slot_layout_init(&l, D, A);
@@ -326,15 +471,12 @@ static void test_gather_scatter(void **state)
 	az_rng_seed(&rng, 16);
 	for (uint32_t s = 0; s < NSLOTS; s++) {
 		uint8_t *slot = (uint8_t *)seg + (size_t)s * l.bytes;
-		struct az_slot_hdr *h = az_slot_hdr(slot);
 
 		memset(slot, 0, l.bytes);
-		h->status = 7;
-		poison(&h->value, sizeof(h->value));
 		fill_uniform(az_slot_features(slot, &l), D, &rng, -1, 1);
 		for (uint32_t a = 0; a < A; a++)
 			az_slot_legal(slot, &l)[a] = (uint8_t)(az_rng_uniform(&rng) < 0.6);
-		poison(az_slot_policy(slot, &l), A * 4);
+		poison_response(slot, &l);
 	}
 	assert_int_equal(az_cuda_host_register(seg, bytes, &dev_base), 0);
 	uint64_t desc[2 + 8];
@@ -359,31 +501,20 @@ static void test_gather_scatter(void **state)
 
 	fill_uniform(logits, ROWS * A, &rng, -3, 3);
 	fill_uniform(value, ROWS, &rng, -1, 1);
+	fill_uniform(draw, ROWS, &rng, 0, 1);
 	float *d_lg = dev_from(logits, sizeof(logits)), *d_v = dev_from(value, sizeof(value));
-	float *d_tmp = dev_poisoned(sizeof(logits));
+	float *d_d = dev_from(draw, sizeof(draw)), *d_tmp = dev_poisoned(sizeof(logits));
 
-	az_cuda_scatter_slots(d_desc, &g, ROWS, d_lg, d_v, d_tmp, NULL);
-	assert_int_equal(az_cuda_sync(), 0);
-	for (uint32_t s = 0; s < NSLOTS; s++) {
-		uint8_t *slot = (uint8_t *)seg + (size_t)s * l.bytes;
-		struct az_slot_hdr *h = az_slot_hdr(slot);
-		int row = -1;
-
+	for (int wdl = 1; wdl >= 0; wdl--) {
+		/* the batch's slots poisoned again: the second pass must write them itself */
 		for (uint32_t i = 0; i < N; i++)
-			if (pick[i] == s)
-				row = (int)i;
-		if (row < 0) {
-			assert_int_equal(h->status, 7);
-			assert_true(isnan(h->value) && isnan(az_slot_policy(slot, &l)[0]));
-			continue;
-		}
-		az_masked_softmax(logits + (size_t)row * A, az_slot_legal(slot, &l), A, want);
-		check_close_tol(az_slot_policy(slot, &l), want, A, TOL, "slot policy");
-		assert_int_equal(h->status, 0);
-		assert_true(h->value == value[row]);
+			poison_response((uint8_t *)seg + (size_t)pick[i] * l.bytes, &l);
+		az_cuda_scatter_slots(d_desc, &g, ROWS, d_lg, d_v, wdl ? d_d : NULL, d_tmp, NULL);
+		assert_int_equal(az_cuda_sync(), 0);
+		check_scattered(seg, &l, pick, N, logits, value, wdl ? draw : NULL);
 	}
 	az_cuda_host_unregister(seg);
-	DEV_FREE_ALL(d_desc, d_x, d_lg, d_v, d_tmp);
+	DEV_FREE_ALL(d_desc, d_x, d_lg, d_v, d_d, d_tmp);
 	free(seg);
 }
 
@@ -513,6 +644,8 @@ int main(void)
 		cmocka_unit_test(test_colsum_shapes),
 		cmocka_unit_test(test_masked_softmax),
 		cmocka_unit_test(test_policy_value_loss),
+		cmocka_unit_test(test_wdl_softmax),
+		cmocka_unit_test(test_wdl_value_loss),
 		cmocka_unit_test(test_gather_scatter),
 		cmocka_unit_test(test_optimisers),
 		cmocka_unit_test(test_conv_plumbing),

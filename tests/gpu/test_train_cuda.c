@@ -2,7 +2,8 @@
 /* The GPU trainer (the device code of gpu/cuda_train.h, and the cuda table of
  * train/train_backend.h) against the CPU trainer (train/trainer.h): same model, same minibatches;
  * loss terms, the full gradient and the parameters after Adam and SGD steps agree within fp32
- * tolerance, and load/sync round-trip the parameters. Outputs are poisoned with NaN first. Exits
+ * tolerance, for MLPs and ResNets with tanh and win/draw/loss value heads, and load/sync
+ * round-trip the parameters. Outputs are poisoned with NaN first. Exits
  * 77 (skipped) without a CUDA device. */
 #include <errno.h>
 #include <math.h>
@@ -31,6 +32,13 @@ static const struct az_arch mlp_arch = { .inputs = 9, .hidden = 16, .blocks = 2,
 static const struct az_arch resnet_arch = { .inputs = 84, .hidden = 8, .blocks = 2, .actions = 7,
 					    .kind = AZ_NET_RESNET, .planes = 2, .height = 6,
 					    .width = 7 };
+/* the same with win/draw/loss value heads (cross-entropy value loss, three value outputs) */
+static const struct az_arch mlp_wdl_arch = { .inputs = 9, .hidden = 16, .blocks = 2, .actions = 7,
+					     .value_head = AZ_VALUE_WDL };
+static const struct az_arch resnet_wdl_arch = { .inputs = 84, .hidden = 8, .blocks = 2,
+						.actions = 7, .kind = AZ_NET_RESNET, .planes = 2,
+						.height = 6, .width = 7,
+						.value_head = AZ_VALUE_WDL };
 static const struct az_arch *arch_p = &mlp_arch; /* the running test's */
 static double g_tol = 1e-5;                      /* and its tolerance */
 
@@ -38,7 +46,9 @@ struct batch {
 	float x[B * 84], pi[B * 7], z[B];
 };
 
-/* Random inputs; pi a distribution per row with some illegal (-0.0f) and unvisited (0) moves. */
+/* Random inputs; pi a distribution per row with some illegal (-0.0f) and unvisited (0) moves; z
+ * a result in {-1, 0, 1}, and for a win/draw/loss head every third row a blend in (-1, 1) (the
+ * replay's --value-mix target: a target with mass on a draw and on one result). */
 static void make_batch(struct batch *b, uint64_t seed)
 {
 	struct az_rng rng;
@@ -58,6 +68,8 @@ static void make_batch(struct batch *b, uint64_t seed)
 		for (uint32_t a = 0; a < arch_p->actions && sum > 0.0f; a++)
 			p[a] /= sum;
 		b->z[r] = (float)az_rng_below(&rng, 3) - 1.0f;
+		if (arch_p->value_head == AZ_VALUE_WDL && r % 3 == 2)
+			b->z[r] = (float)(1.8 * az_rng_uniform(&rng) - 0.9);
 	}
 }
 
@@ -214,6 +226,23 @@ static int use_mlp(void **state)
 	return 0;
 }
 
+/* And with win/draw/loss value heads, at the tolerances of their tanh twins. */
+static int use_mlp_wdl(void **state)
+{
+	(void)state;
+	arch_p = &mlp_wdl_arch;
+	g_tol = 1e-5;
+	return 0;
+}
+
+static int use_resnet_wdl(void **state)
+{
+	(void)state;
+	arch_p = &resnet_wdl_arch;
+	g_tol = 1e-4;
+	return 0;
+}
+
 int main(void)
 {
 	skip_without_cuda();
@@ -222,6 +251,12 @@ int main(void)
 		cmocka_unit_test(test_sgd_steps),
 		{ "test_resnet_loss_and_gradient", test_loss_and_gradient, use_resnet, use_mlp, NULL },
 		{ "test_resnet_adam_steps", test_adam_steps, use_resnet, use_mlp, NULL },
+		{ "test_wdl_loss_and_gradient", test_loss_and_gradient, use_mlp_wdl, use_mlp, NULL },
+		{ "test_wdl_adam_steps", test_adam_steps, use_mlp_wdl, use_mlp, NULL },
+		{ "test_wdl_sgd_steps", test_sgd_steps, use_mlp_wdl, use_mlp, NULL },
+		{ "test_resnet_wdl_loss_and_gradient", test_loss_and_gradient, use_resnet_wdl,
+		  use_mlp, NULL },
+		{ "test_resnet_wdl_adam_steps", test_adam_steps, use_resnet_wdl, use_mlp, NULL },
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

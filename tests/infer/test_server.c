@@ -107,6 +107,7 @@ static void check_response(void *slot, const struct az_slot_layout *l, const str
 	assert_int_equal(h->status, 0);
 	check_close_tol(az_slot_policy(slot, l), e->policy, A, 1e-5, "policy");
 	check_close_tol(&h->value, &e->value, 1, 1e-5, "value");
+	assert_true(h->draw == 0.0f); /* a tanh value head's p_draw */
 }
 
 /* Act as the producer of every ring: keep them full, check each result as it arrives. */
@@ -133,7 +134,8 @@ static void produce_and_check(struct az_seg *seg, const struct expect *e)
 				h->model = e[t].model;
 				h->game = t;
 				h->status = 9;
-				h->value = NAN; /* poison: the server must overwrite both */
+				h->value = NAN; /* poison: the server must overwrite them */
+				h->draw = NAN;
 				memcpy(az_slot_features(slot, &l), e[t].x, sizeof(e[t].x));
 				memcpy(az_slot_legal(slot, &l), e[t].legal, A);
 				poison(az_slot_policy(slot, &l), A * sizeof(float));
