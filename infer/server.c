@@ -257,6 +257,7 @@ static void submit(struct server *sv, struct pipe_batch *pb)
 			struct az_slot_hdr *h = az_slot_hdr(sv->slots[i]);
 			h->status = 1;
 			h->value = 0.0f;
+			h->draw = 0.0f;
 		}
 	}
 }
