@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* azrun's options: one table drives --help, --options-table, parsing, the range checks, and the
  * run.json round trip, so an option added here is documented, parsed, checked and saved in one
- * place. */
+ * place (tools/config_file.c writes and reads run.json from it). */
 #include "tools/config.h"
 #include "tools/config_impl.h"
 #include "tools/run_bench.h"
 
-#include <cjson/cJSON.h>
 #include <ini.h>
 #include <errno.h>
 #include <getopt.h>
@@ -30,7 +29,6 @@
 #include "train/train_backend.h"
 #include "base/az_assert.h"
 #include "base/util.h"
-#include "base/version.h"
 
 /* azrun's own caps, where no library enforces a limit (the table takes the libraries' constants
  * where one does: AZ_CTL_MAX_WORKERS, AZ_INFER_DEADLINE_MAX_US, AZ_INFER_BATCH_MAX,
@@ -710,81 +708,6 @@ int az_config_parse(struct az_config *c, int argc, char **argv, char *err, size_
 	for (int i = 1; rc == 0 && i < argc; i++)
 		rc = parse_arg(c, argc, argv, &i, fp.resume, err, errlen);
 	return rc < 0 ? rc : parse_finish(c, &fp, err, errlen);
-}
-
-int az_config_save(const struct az_config *c, const char *path, char *err, size_t errlen)
-{
-	az_config_opts(&nopts);
-	cJSON *root = cJSON_CreateObject();
-	if (!root)
-		return -ENOMEM;
-	for (size_t i = 0; i < nopts; i++) {
-		char v[600];
-		if (!opts[i].saved)
-			continue;
-		az_config_show_value(c, &opts[i], v, sizeof(v));
-		cJSON_AddStringToObject(root, opts[i].o.name, v);
-	}
-	/* The build that wrote it (not an option: az_config_load ignores it). */
-	cJSON_AddStringToObject(root, "version", az_version());
-	char *text = cJSON_Print(root);
-	cJSON_Delete(root);
-	size_t cap = text ? strlen(text) + AZ_RUNDIR_SEAL_LEN + 1 : 0;
-	char *sealed = text ? malloc(cap) : NULL;
-	if (!sealed) {
-		cJSON_free(text);
-		return -ENOMEM;
-	}
-	memcpy(sealed, text, strlen(text) + 1);
-	cJSON_free(text);
-	/* its own checksum (run/rundir.h), so that a flipped bit is refused, not obeyed */
-	int rc = az_rundir_seal(sealed, cap);
-	if (rc > 0)
-		rc = az_write_file_atomic(path, sealed, (size_t)rc, err, errlen);
-	free(sealed);
-	return rc;
-}
-
-int az_config_load(struct az_config *c, const char *path, char *err, size_t errlen)
-{
-	size_t len = 0;
-	char *text = NULL;
-	int rc = az_read_file(path, &text, &len);
-	if (rc < 0) {
-		snprintf(err, errlen, "%s: cannot read (%s)%s", path, strerror(-rc),
-			 rc == -ENOENT ? ": is this a run directory?" : "");
-		return rc;
-	}
-	int sealed = az_rundir_seal_check(text, len);
-	cJSON *root = sealed >= 0 && az_rundir_seal_json_ok(text, len, sealed) ? cJSON_Parse(text)
-									     : NULL;
-	free(text);
-	if (sealed < 0) {
-		snprintf(err, errlen, "%s is damaged (its crc32 does not match: a flipped bit or an "
-			 "edit); restore it from a backup (it holds the run's options)", path);
-		return -EINVAL;
-	}
-	cJSON *g = root ? cJSON_GetObjectItem(root, "game") : NULL;
-	if (!cJSON_IsString(g) || az_config_defaults(c, g->valuestring) < 0) {
-		snprintf(err, errlen, "%s: not a RingZero run configuration (bad JSON or game); "
-			 "restore it from a backup (it holds the run's options)", path);
-		cJSON_Delete(root);
-		return -EINVAL;
-	}
-	rc = 0;
-	for (size_t i = 0; i < nopts && rc == 0; i++) {
-		cJSON *it = cJSON_GetObjectItem(root, opts[i].o.name);
-		if (!opts[i].saved || !cJSON_IsString(it))
-			continue;
-		char e[256];
-		if (config_set_value(c, &opts[i], it->valuestring, e, sizeof(e)) < 0) {
-			snprintf(err, errlen, "%s: %s", path, e);
-			rc = -EINVAL;
-		}
-	}
-	cJSON_Delete(root);
-	c->game_opt_given = 0; /* the run's own, checked when it started */
-	return rc;
 }
 
 int az_config_set(struct az_config *c, const char *name, const char *value, char *err,
