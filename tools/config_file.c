@@ -60,18 +60,22 @@ int az_config_load(struct az_config *c, const char *path, char *err, size_t errl
 		return rc;
 	}
 	int sealed = az_rundir_seal_check(text, len);
-	cJSON *root = sealed >= 0 && az_rundir_seal_json_ok(text, len, sealed) ? cJSON_Parse(text)
-									     : NULL;
+	cJSON *root =
+		sealed >= 0 && az_rundir_seal_json_ok(text, len, sealed) ? cJSON_Parse(text) : NULL;
 	free(text);
 	if (sealed < 0) {
-		snprintf(err, errlen, "%s is damaged (its crc32 does not match: a flipped bit or an "
-			 "edit); restore it from a backup (it holds the run's options)", path);
+		snprintf(err, errlen,
+			 "%s is damaged (its crc32 does not match: a flipped bit or an "
+			 "edit); restore it from a backup (it holds the run's options)",
+			 path);
 		return -EINVAL;
 	}
 	cJSON *g = root ? cJSON_GetObjectItem(root, "game") : NULL;
 	if (!cJSON_IsString(g) || az_config_defaults(c, g->valuestring) < 0) {
-		snprintf(err, errlen, "%s: not a RingZero run configuration (bad JSON or game); "
-			 "restore it from a backup (it holds the run's options)", path);
+		snprintf(err, errlen,
+			 "%s: not a RingZero run configuration (bad JSON or game); "
+			 "restore it from a backup (it holds the run's options)",
+			 path);
 		cJSON_Delete(root);
 		return -EINVAL;
 	}
