@@ -39,6 +39,16 @@ for ini in "$SRC"/configs/*.ini; do
 	h=$(sed -n 's/^hidden *= *//p' "$ini")
 	[ -n "$h" ] || h=$(sed -n 's/^net *= *[a-z]*:\([0-9]*\)x.*/\1/p' "$ini") # net = KIND:HxR
 	grep -Eq "\"hidden\":[[:space:]]*\"$h\"" "$T/$name/run.json" || fail "$ini: hidden not used"
+	# A file's value head and contempt reach the run and its checkpoint (the Tangled configs).
+	for key in value-head draw-value; do
+		v=$(sed -n "s/^$key *= *//p" "$ini")
+		[ -z "$v" ] || grep -Eq "\"$key\":[[:space:]]*\"$v\"" "$T/$name/run.json" ||
+			fail "$ini: $key = $v not in run.json"
+	done
+	v=$(sed -n 's/^value-head *= *//p' "$ini")
+	[ -z "$v" ] || [ "$v" = tanh ] ||
+		grep -aFq "\"value_head\":\"$v\"" "$T/$name/checkpoints/iter-0001.safetensors" ||
+		fail "$name: checkpoint's value head is not $v"
 	grep -Fq "\"version\":	\"$version\"" "$T/$name/run.json" ||
 		grep -Fq "\"version\": \"$version\"" "$T/$name/run.json" ||
 		fail "$name: run.json does not record version $version"
