@@ -685,6 +685,15 @@ int az_tangled_adj_create(const struct az_tangled_graph *g, const struct az_tang
 		ret = -EINVAL;
 		goto err;
 	}
+	if (a->method == M_ANNEAL && o->schedule && *o->schedule) {
+		/* a schedule drives the Schrodinger evolution only: refused, not silently unused */
+		if (err && errlen)
+			snprintf(err, errlen, "a schedule file (%s) applies to the exact "
+				 "adjudicators (exact, exact-krylov); adjudicator %s anneals with "
+				 "reads, sweeps and betas instead", o->schedule, a->name);
+		ret = -EINVAL;
+		goto err;
+	}
 	if (a->method == M_ANNEAL) {
 		ret = anneal_path(a, o->anneal_path, err, errlen);
 		if (ret)

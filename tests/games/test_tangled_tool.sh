@@ -69,6 +69,12 @@ if "$AZT" --graph 13 0 2> "$T/err"; then fail "graph 13 accepted"; fi
 grep -q "unknown Tangled graph 13" "$T/err" || fail "graph 13 message"
 if "$AZT" --graph 6 --adjudicator exact 0 2> "$T/err"; then fail "exact on 16 vertices"; fi
 grep -q "at most 12 vertices" "$T/err" || fail "size message: $(cat "$T/err")"
+# A schedule file with the annealer (which has none) is refused, not silently unused.
+printf '0 1 0\n' > "$T/sched.txt"
+if "$AZT" --graph 3 --adjudicator anneal --schedule "$T/sched.txt" 0,1,2,1,2,1 2> "$T/err"; then
+	fail "--schedule accepted with the annealer"
+fi
+grep -q "applies to the exact adjudicators" "$T/err" || fail "schedule message: $(cat "$T/err")"
 
 # --help documents the options.
 "$AZT" --help > "$T/help"
