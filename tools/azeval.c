@@ -85,6 +85,9 @@ static struct az_opt eval_opt[] = {
 	 "in FILE.labels (or under ~/.cache/ringzero when FILE's folder is read-only)", NULL, NULL, NULL},
 	{"labels", AZ_OPT_STR, O(labels), "F", 0, 0, NULL,
 	 "--mistakes: cache the labels in F instead", NULL, NULL, NULL},
+	{"agent", AZ_OPT_CHOICE, O(agent), "A", 0, 0, "network", "--mistakes: whose moves are "
+	 "judged: the checkpoint's network, or rollout MCTS at --sims without one (the opponent of "
+	 "--vs rollout, for comparison)", "network|rollout", NULL, NULL},
 	{"uncoloured", AZ_OPT_LONG, O(uncoloured), "K", 0, AZ_TANGLED_MAX_EDGES, NULL,
 	 "tangled --write-labelled: --games N distinct positions with K uncoloured edges from "
 	 "random games (with --checkpoint: from games of the raw policy at --temperature T), "
@@ -226,7 +229,7 @@ static int predicted(double v, double d, int wdl, double band)
  * argmax over legal moves when sims == 0 (eval/net_eval.h). Returns the action or -errno. */
 static int agent_move(struct eval_ctx *c, struct az_tree *t, const void *state, uint32_t sims)
 {
-	return az_eval_move(c->g, az_net_eval, &c->net.eval, t, sims, state);
+	return az_eval_move(c->g, c->fn, c->fn_ctx, t, sims, state);
 }
 
 /* ---- matches against baseline opponents (--vs random|rollout; eval/match.h) ---- */
@@ -424,7 +427,8 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 		fprintf(stderr, "azeval: --positions and --vs are two modes; give one of them\n");
 		return -EINVAL;
 	}
-	if (!o->ckpt && (o->positions || o->vs)) {
+	int rollout = o->agent && strcmp(o->agent, "rollout") == 0; /* judged without one */
+	if (!o->ckpt && (o->vs || (o->positions && !rollout))) {
 		fprintf(stderr, "azeval: --checkpoint FILE is required with %s (see --help)\n",
 			o->vs ? "--vs" : "--positions");
 		return -EINVAL;
@@ -601,6 +605,7 @@ static int resolve_game(struct eval_opts *o, struct az_config *gc, const struct 
 static const char *mode_misfit(const struct eval_opts *o, const struct az_game *g)
 {
 	int tangled = strcmp(g->name, "tangled") == 0, c4 = strcmp(g->name, "connect4") == 0;
+	int rollout = o->agent && strcmp(o->agent, "rollout") == 0;
 
 	if ((o->mistakes || o->labels) && !c4 && !tangled)
 		return "--mistakes and --labels need --game connect4 or tangled (the built-in "
@@ -618,7 +623,14 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 			     : "--mistakes goes with --positions FILE (the positions to judge)";
 	if (o->tactic && !o->labelled)
 		return "--tactic goes with --write-labelled FILE";
-	if (!o->labelled && !o->ckpt)
+	if (rollout && !o->mistakes)
+		return "--agent rollout goes with --mistakes (games against rollout MCTS: "
+		       "--checkpoint FILE --vs rollout)";
+	if (rollout && o->ckpt)
+		return "--agent rollout judges rollout MCTS, not a network: drop --checkpoint";
+	if (rollout && o->sims < 2)
+		return "--agent rollout needs --sims N >= 2 (its priors are uniform: no raw policy)";
+	if (!o->labelled && !o->ckpt && !rollout)
 		return "--checkpoint FILE is required (see --help)";
 	if (!o->labelled && !o->positions && !o->vs)
 		return "what to measure: --positions FILE or --vs random|rollout (see --help)";
@@ -635,6 +647,8 @@ static int open_network(const struct eval_opts *o, const struct az_game *g, stru
 	int rc = az_net_open(&a, &c->net, err, sizeof(err));
 
 	c->g = g;
+	c->fn = az_net_eval;
+	c->fn_ctx = &c->net.eval;
 	if (rc == 0)
 		return 0;
 	if (rc == -EPROTO && strcmp(ckpt_game, g->name) != 0)
@@ -740,6 +754,13 @@ int main(int argc, char **argv)
 	if (o.labelled && !o.ckpt)
 		return azeval_tangled_labelled(&o, NULL);
 	openblas_set_num_threads(1);
+	if (o.agent && strcmp(o.agent, "rollout") == 0) { /* mode_misfit: --mistakes, no network */
+		c.g = g;
+		c.fn = az_rollout_eval;
+		c.fn_ctx = &c.rollout;
+		az_rollout_init(&c.rollout, g, o.seed);
+		return run_eval(&o, &gc, &c);
+	}
 	if ((rc = open_network(&o, g, &c)) != 0)
 		return rc;
 	rc = run_eval(&o, &gc, &c);

@@ -9,21 +9,27 @@
 
 #include "eval/net_eval.h"
 #include "eval/net_open.h"
+#include "eval/rollout.h"
 #include "games/game.h"
 #include "gpu/backend.h"
 #include "mcts/mcts.h"
 #include "tools/config.h"
 
-/* The checkpoint's network, open (eval/net_open.h): its evaluator net.eval (eval/net_eval.h),
- * whose mask holds the last position's legal moves. */
+/* The agent's evaluator: fn(fn_ctx, ...) is the checkpoint's network, open (eval/net_open.h;
+ * fn_ctx = &net.eval, eval/net_eval.h), or with --agent rollout plain MCTS's random playouts
+ * (fn_ctx = &rollout, eval/rollout.h; net unused). */
 struct eval_ctx {
 	const struct az_game *g;
 	struct az_opened_net net;
+	struct az_rollout rollout;
+	az_eval_fn fn;
+	void *fn_ctx;
 };
 
 struct eval_opts {
 	const char *game, *ckpt, *positions, *labelled, *vs;
 	const char *labels, *tactic; /* connect4: --labels, --tactic (NULL: not given) */
+	const char *agent;           /* --agent: network (NULL) or rollout */
 	int mistakes;
 	long limit;
 	long uncoloured;     /* tangled --write-labelled: -1 not given */

@@ -109,7 +109,7 @@ int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		return n == 0 ? 2 : 1;
 	}
 	for (long i = 0; i < n && rc == 0; i++) {
-		int a = az_eval_move(c->g, az_net_eval, &c->net.eval, tree, (uint32_t)o->sims,
+		int a = az_eval_move(c->g, c->fn, c->fn_ctx, tree, (uint32_t)o->sims,
 				     az_labels_state(l, i));
 		int keeps = 1, v = 0;
 		rc = a < 0 ? a : az_labels_outcome(l, i, &v);

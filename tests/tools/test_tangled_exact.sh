@@ -5,7 +5,7 @@
 # in range, agrees with the move accuracy on the same file (its best moves are every optimal
 # move, so a move is a mistake exactly when it is not one), caches its labels, ignores a cache of
 # another configuration, and reports an exhausted budget as unsolved; --vs-sims reaches the
-# rollout opponent; bad values exit 2.
+# rollout opponent; --agent rollout judges the baseline on the same positions; bad values exit 2.
 # Usage: test_tangled_exact.sh AZRUN AZEVAL
 set -euo pipefail
 AZRUN=$1 AZEVAL=$2
@@ -76,6 +76,21 @@ cmp -s "$T/m0.json" "$T/m0c.json" || fail "a foreign labels cache was trusted"
 python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["unsolved"] == 40 and m["positions"] == 0 and m["mistake_rate"] is None, m' "$T/mu.json" ||
 	fail "budget: $(cat "$T/mu.json")"
 
+# The baseline judged the same way (--agent rollout, no network): at 2 simulations it is nearly
+# a random mover and changes some of the 40 outcomes; at 2000 MCTS-Solver proves these 3-edge
+# endgames and it changes none.
+for sims in 2 2000; do
+	"$AZEVAL" --game tangled --graph 3 --positions "$T/k4.txt" --mistakes --agent rollout \
+		--sims $sims --json > "$T/r$sims.json" || fail "--agent rollout --sims $sims"
+done
+python3 - "$T/r2.json" "$T/r2000.json" <<'EOF' || fail "--agent rollout: $(cat "$T"/r2*.json)"
+import json, sys
+lo, hi = (json.load(open(p)) for p in sys.argv[1:])
+assert lo["positions"] == hi["positions"] == 40 and lo["sims"] == 2 and hi["sims"] == 2000
+assert lo["mistakes"] >= 1, lo
+assert hi["mistakes"] == 0, hi
+EOF
+
 # The rollout opponent's own simulation count.
 "$AZEVAL" --checkpoint "$CK" --vs rollout --sims 4 --vs-sims 6 --games 2 --json > "$T/vs.json"
 grep -q '"sims": 4, "vs_sims": 6}' "$T/vs.json" || fail "--vs-sims: $(cat "$T/vs.json")"
@@ -92,5 +107,9 @@ bad --game tangled --graph 3 --write-labelled "$T/x.txt" --uncoloured x
 bad --game connect4 --write-labelled "$T/x.txt" --uncoloured 3
 bad --checkpoint "$CK" --vs random --vs-sims 4
 bad --checkpoint "$CK" --vs rollout --vs-sims 1
+bad --game tangled --graph 3 --positions "$T/k4.txt" --agent rollout --sims 8
+bad --game tangled --graph 3 --positions "$T/k4.txt" --mistakes --agent rollout --sims 0
+bad --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --agent rollout
+bad --game tangled --graph 3 --positions "$T/k4.txt" --mistakes --agent mcts
 [ ! -e "$T/x.txt" ] || fail "a refused command wrote its file"
 echo "tangled exact benchmark: all checks passed"
