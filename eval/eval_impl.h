@@ -89,7 +89,8 @@ struct az_labels_spec {
 /* Read the first `limit` positions (0: all) of positions file src of game p->g and what the
  * cache file `cache` (may not exist; with p->header, only when its first line is that) knows
  * about them. Returns 0 with *out (az_labels_close() it), -EINVAL (bad line: message in err
- * with file and line), -ENOENT, -EIO or -ENOMEM. */
+ * with file and line; or cache exists and is not a labels cache, which a save would replace),
+ * -ENOENT, -EIO or -ENOMEM. */
 int az_labels_open(const struct az_labels_spec *p, const char *src, const char *cache, long limit,
 		   struct az_labels **out, char *err, size_t errlen);
 

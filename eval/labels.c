@@ -136,6 +136,27 @@ static long merge_file(struct az_labels *l, const char *path)
 	return learned;
 }
 
+/* Whether the file at path may be replaced by l's cache: absent, empty, or a labels cache (a
+ * "# " header line, of this configuration or another, or a first line "<moves> <outcome>
+ * <keeps>" whose keeps has one of '+', 'x', '?', '-' per action). Anything else, a positions file
+ * above all, is refused: az_labels_save() would overwrite it. */
+static int replaceable(const struct az_labels *l, const char *path)
+{
+	char line[AZ_POSITIONS_LINE_MAX + 2], keeps[AZ_GAME_ACTIONS_MAX + 2], outcome[8];
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return 1;
+	ok = !fgets(line, sizeof(line), f) || strncmp(line, "# ", 2) == 0;
+	if (!ok && sscanf(line, "%*s %7s %513s", outcome, keeps) == 2 &&
+	    strlen(keeps) == l->g->actions && strspn(keeps, "+x?-") == l->g->actions)
+		ok = strcmp(outcome, "?") == 0 || strcmp(outcome, "-1") == 0 ||
+		     strcmp(outcome, "0") == 0 || strcmp(outcome, "1") == 0;
+	fclose(f);
+	return ok;
+}
+
 /* az_eval_read_source's add for az_labels_open: arg is a struct opening. */
 struct opening {
 	struct az_labels *l;
@@ -166,6 +187,14 @@ int az_labels_open(const struct az_labels_spec *p, const char *src, const char *
 	l->keep_tail = p->keep_tail;
 	l->solver = p->solver;
 	l->ctx = p->ctx;
+	if (!replaceable(l, l->path)) {
+		snprintf(err, errlen,
+			 "%s is not a labels cache (its first line is not one), and "
+			 "saving the labels would replace it: name a new file or an old cache",
+			 l->path);
+		az_labels_close(l);
+		return -EINVAL;
+	}
 	rc = az_eval_read_source(l->g, src, limit, open_add, &o, err, errlen);
 	if (rc < 0) {
 		az_labels_close(l);

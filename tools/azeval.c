@@ -86,8 +86,9 @@ static struct az_opt eval_opt[] = {
 	{"labels", AZ_OPT_STR, O(labels), "F", 0, 0, NULL,
 	 "--mistakes: cache the labels in F instead", NULL, NULL, NULL},
 	{"agent", AZ_OPT_CHOICE, O(agent), "A", 0, 0, "network", "--mistakes: whose moves are "
-	 "judged: the checkpoint's network, or rollout MCTS at --sims without one (the opponent of "
-	 "--vs rollout, for comparison)", "network|rollout", NULL, NULL},
+	 "judged: the checkpoint's network, or rollout MCTS at --sims without one, seeded by "
+	 "--seed (with the search options at their defaults: the opponent of --vs rollout)",
+	 "network|rollout", NULL, NULL},
 	{"uncoloured", AZ_OPT_LONG, O(uncoloured), "K", 0, AZ_TANGLED_MAX_EDGES, NULL,
 	 "tangled --write-labelled: --games N distinct positions with K uncoloured edges from "
 	 "random games (with --checkpoint: from games of the raw policy at --temperature T), "
@@ -552,12 +553,14 @@ static int eval_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		return 1;
 	if (o->json)
 		printf("{\"positions\": %ld, \"lost_positions\": %ld, \"mistakes\": %ld, "
-		       "\"mistake_rate\": %.6f, \"sims\": %ld, \"labels\": %s}\n", n, lost,
-		       mistakes, (double)mistakes / (double)n, o->sims, where);
+		       "\"mistake_rate\": %.6f, \"sims\": %ld, \"agent\": \"%s\", \"labels\": %s}\n",
+		       n, lost, mistakes, (double)mistakes / (double)n, o->sims, azeval_agent(c),
+		       where);
 	else
-		printf("%s: %ld positions (%ld lost for the side to move), %ld simulations per "
+		printf("%s: %ld positions (%ld lost for the side to move), agent %s, %ld simulations per "
 		       "move\nmistake_rate         %.2f%% (%ld of %ld)\n%s\n", o->positions, n, lost,
-		       o->sims, 100.0 * (double)mistakes / (double)n, mistakes, n, where);
+		       azeval_agent(c), o->sims, 100.0 * (double)mistakes / (double)n, mistakes, n,
+		       where);
 	return saved < 0 ? 1 : 0;
 }
 
@@ -628,6 +631,9 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 		       "--checkpoint FILE --vs rollout)";
 	if (rollout && o->ckpt)
 		return "--agent rollout judges rollout MCTS, not a network: drop --checkpoint";
+	if (rollout && tangled && ((!o->graph && !o->graph_file) || !o->variant))
+		return "--agent rollout on Tangled: give --graph N (or --graph-file F) and --variant "
+		       "free|fixed, those the positions were written for (the file does not say)";
 	if (rollout && o->sims < 2)
 		return "--agent rollout needs --sims N >= 2 (its priors are uniform: no raw policy)";
 	if (!o->labelled && !o->ckpt && !rollout)

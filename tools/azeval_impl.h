@@ -50,6 +50,12 @@ struct eval_opts {
 	enum az_backend_kind kind;
 };
 
+/* Whose moves c judges, for the reports: "network" or "rollout" (--agent). */
+static inline const char *azeval_agent(const struct eval_ctx *c)
+{
+	return c->fn == az_rollout_eval ? "rollout" : "network";
+}
+
 /* --mistakes' labels cache into path (n bytes): --labels, else az_c4_labels_path() of
  * --positions. Returns 0, or -ENOENT after a message (--positions cannot be resolved). */
 int azeval_labels_path(const struct eval_opts *o, char *path, size_t n);

@@ -134,17 +134,21 @@ int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		return 1;
 	if (o->json && scored)
 		printf("{\"positions\": %ld, \"lost_positions\": %ld, \"mistakes\": %ld, "
-		       "\"mistake_rate\": %.6f, \"unsolved\": %ld, \"sims\": %ld, \"labels\": "
-		       "%s}\n", scored, lost, mistakes, rate, unsolved, o->sims, where);
+		       "\"mistake_rate\": %.6f, \"unsolved\": %ld, \"sims\": %ld, \"agent\": "
+		       "\"%s\", \"labels\": %s}\n", scored, lost, mistakes, rate, unsolved, o->sims,
+		       azeval_agent(c), where);
 	else if (o->json)
 		printf("{\"positions\": 0, \"lost_positions\": 0, \"mistakes\": 0, "
-		       "\"mistake_rate\": null, \"unsolved\": %ld, \"sims\": %ld, \"labels\": "
-		       "%s}\n", unsolved, o->sims, where);
-	else
+		       "\"mistake_rate\": null, \"unsolved\": %ld, \"sims\": %ld, \"agent\": "
+		       "\"%s\", \"labels\": %s}\n", unsolved, o->sims, azeval_agent(c), where);
+	else if (scored)
 		printf("%s: %ld positions solved (%ld lost for the side to move, %ld unsolved "
-		       "within --solve-nodes), %ld simulations per move\nmistake_rate         "
-		       "%.2f%% (%ld of %ld)\n%s\n", o->positions, scored, lost, unsolved, o->sims,
-		       100.0 * rate, mistakes, scored, where);
+		       "within --solve-nodes), agent %s, %ld simulations per move\nmistake_rate         "
+		       "%.2f%% (%ld of %ld)\n%s\n", o->positions, scored, lost, unsolved,
+		       azeval_agent(c), o->sims, 100.0 * rate, mistakes, scored, where);
+	else
+		printf("%s: no position solved within --solve-nodes (%ld unsolved): no mistake "
+		       "rate\n%s\n", o->positions, unsolved, where);
 	return saved < 0 ? 1 : 0;
 }
 

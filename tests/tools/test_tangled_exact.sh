@@ -80,13 +80,14 @@ python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["unsolved"
 # a random mover and changes some of the 40 outcomes; at 2000 MCTS-Solver proves these 3-edge
 # endgames and it changes none.
 for sims in 2 2000; do
-	"$AZEVAL" --game tangled --graph 3 --positions "$T/k4.txt" --mistakes --agent rollout \
-		--sims $sims --json > "$T/r$sims.json" || fail "--agent rollout --sims $sims"
+	"$AZEVAL" --game tangled --graph 3 --variant free --positions "$T/k4.txt" --mistakes \
+		--agent rollout --sims $sims --json > "$T/r$sims.json" || fail "--agent rollout --sims $sims"
 done
 python3 - "$T/r2.json" "$T/r2000.json" <<'EOF' || fail "--agent rollout: $(cat "$T"/r2*.json)"
 import json, sys
 lo, hi = (json.load(open(p)) for p in sys.argv[1:])
 assert lo["positions"] == hi["positions"] == 40 and lo["sims"] == 2 and hi["sims"] == 2000
+assert lo["agent"] == hi["agent"] == "rollout", lo
 assert lo["mistakes"] >= 1, lo
 assert hi["mistakes"] == 0, hi
 EOF
@@ -107,8 +108,15 @@ bad --game tangled --graph 3 --write-labelled "$T/x.txt" --uncoloured x
 bad --game connect4 --write-labelled "$T/x.txt" --uncoloured 3
 bad --checkpoint "$CK" --vs random --vs-sims 4
 bad --checkpoint "$CK" --vs rollout --vs-sims 1
-bad --game tangled --graph 3 --positions "$T/k4.txt" --agent rollout --sims 8
-bad --game tangled --graph 3 --positions "$T/k4.txt" --mistakes --agent rollout --sims 0
+bad --game tangled --graph 3 --variant free --positions "$T/k4.txt" --agent rollout --sims 8
+bad --game tangled --graph 3 --variant free --positions "$T/k4.txt" --mistakes --agent rollout \
+	--sims 0
+bad --game tangled --graph 3 --positions "$T/k4.txt" --mistakes --agent rollout --sims 8
+# --labels naming a file that is not a labels cache (here the positions themselves) is refused
+# before anything is written.
+cp "$T/k4.txt" "$T/k4keep.txt"
+bad --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --sims 0 --labels "$T/k4.txt"
+cmp -s "$T/k4.txt" "$T/k4keep.txt" || fail "--labels overwrote the positions file"
 bad --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --agent rollout
 bad --game tangled --graph 3 --positions "$T/k4.txt" --mistakes --agent mcts
 [ ! -e "$T/x.txt" ] || fail "a refused command wrote its file"
