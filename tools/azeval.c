@@ -474,9 +474,40 @@ static int write_tactics(const struct eval_opts *o, const char *path)
 }
 
 /* --mistakes: the labels cache is --labels, else the one az_c4_labels_path() picks. */
+/* Whether a labels cache can be created at path: the nearest folder on its way that exists
+ * (the save creates the rest) is writable. Returns 0, or -errno with that folder in dir. */
+static int labels_writable(const char *path, char *dir, size_t n)
+{
+	snprintf(dir, n, "%s", path);
+	for (;;) {
+		char *slash = strrchr(dir, '/');
+		if (!slash)
+			snprintf(dir, n, ".");
+		else if (slash == dir)
+			dir[1] = '\0';
+		else
+			*slash = '\0';
+		if (access(dir, F_OK) == 0)
+			return access(dir, W_OK) == 0 ? 0 : -errno;
+		if (errno != ENOENT || strcmp(dir, ".") == 0 || strcmp(dir, "/") == 0)
+			return -errno;
+	}
+}
+
 int azeval_labels_path(const struct eval_opts *o, char *path, size_t n)
 {
 	if (o->labels) {
+		char dir[4096];
+		int rc;
+		if (!o->labels[0]) {
+			fprintf(stderr, "azeval: --labels: an empty path; name the labels file\n");
+			return -EINVAL;
+		}
+		if ((rc = labels_writable(o->labels, dir, sizeof(dir))) < 0) {
+			fprintf(stderr, "azeval: --labels %s: cannot write in %s (%s): name a file "
+				"in a folder you can write\n", o->labels, dir, strerror(-rc));
+			return rc;
+		}
 		snprintf(path, n, "%s", o->labels);
 		return 0;
 	}

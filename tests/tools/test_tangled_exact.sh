@@ -117,6 +117,13 @@ bad --game tangled --graph 3 --positions "$T/k4.txt" --mistakes --agent rollout 
 cp "$T/k4.txt" "$T/k4keep.txt"
 bad --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --sims 0 --labels "$T/k4.txt"
 cmp -s "$T/k4.txt" "$T/k4keep.txt" || fail "--labels overwrote the positions file"
+# An empty --labels, or one in a folder that cannot be written (root writes anywhere), is
+# refused before the evaluation rather than after it.
+bad --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --sims 0 --labels ""
+if [ "$(id -u)" -ne 0 ]; then
+	mkdir "$T/ro" && chmod 555 "$T/ro"
+	bad --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --sims 0 --labels "$T/ro/x.labels"
+fi
 bad --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --agent rollout
 bad --game tangled --graph 3 --positions "$T/k4.txt" --mistakes --agent mcts
 [ ! -e "$T/x.txt" ] || fail "a refused command wrote its file"
