@@ -473,7 +473,6 @@ static int write_tactics(const struct eval_opts *o, const char *path)
 	return 0;
 }
 
-/* --mistakes: the labels cache is --labels, else the one az_c4_labels_path() picks. */
 /* Whether a labels cache can be created at path: the nearest folder on its way that exists
  * (the save creates the rest) is writable. Returns 0, or -errno with that folder in dir. */
 static int labels_writable(const char *path, char *dir, size_t n)
@@ -494,6 +493,7 @@ static int labels_writable(const char *path, char *dir, size_t n)
 	}
 }
 
+/* --mistakes: the labels cache is --labels, else the one az_c4_labels_path() picks. */
 int azeval_labels_path(const struct eval_opts *o, char *path, size_t n)
 {
 	if (o->labels) {
