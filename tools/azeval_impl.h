@@ -68,6 +68,12 @@ int azeval_labels_path(const struct eval_opts *o, char *path, size_t n);
 int azeval_labels_done(const struct eval_opts *o, const char *path, int saved, const char *err,
 		       int rc, char *where, size_t n);
 
+/* --mistakes on Connect Four positions (Pons' sets): AlphaZero.jl's mistake rate of the agent's
+ * moves (mp: its search), with the solver's labels cached (eval/c4_labels.h). Returns 0, or the
+ * exit status after a message. */
+int azeval_c4_mistakes(struct eval_ctx *c, const struct eval_opts *o,
+		       const struct az_mcts_params *mp);
+
 /* --write-labelled F --uncoloured K on Tangled: --games N positions solved exactly, from random
  * games, or from the network's policy at --temperature when c is not NULL. 0, or 1/2 after a
  * message. */
