@@ -72,6 +72,24 @@ static int add(struct az_labels *l, const char *moves, const void *state, int ou
 	return 0;
 }
 
+/* Whether a cache line "<moves> <outcome> <keeps>" (az_eval_write_label) is well formed for g:
+ * its outcome -1, 0, 1, or '?' (*outcome = AZ_EVAL_LABEL_UNKNOWN), and its keeps (into keeps,
+ * AZ_GAME_ACTIONS_MAX + 2 bytes) one character per action. */
+static int label_fields(const struct az_game *g, const char *line, int *outcome, char *keeps)
+{
+	char word[8], *end;
+
+	if (sscanf(line, "%*s %7s %513s", word, keeps) != 2 || strlen(keeps) != g->actions)
+		return 0;
+	if (strcmp(word, "?") == 0) {
+		*outcome = AZ_EVAL_LABEL_UNKNOWN;
+		return 1;
+	}
+	long v = strtol(word, &end, 10);
+	*outcome = (int)v;
+	return *end == '\0' && end != word && v >= -1 && v <= 1;
+}
+
 /* Take what one cache line knows about e, if its moves match and its outcome is known and
  * agrees with e's (an outcome from the source's scores). */
 static void merge_line(const struct az_game *g, struct entry *e, const char *line)
@@ -80,8 +98,8 @@ static void merge_line(const struct az_game *g, struct entry *e, const char *lin
 	int outcome;
 
 	az_eval_first_field(line, moves, sizeof(moves));
-	if (strcmp(moves, e->moves) != 0 || sscanf(line, "%*s %d %513s", &outcome, keeps) != 2 ||
-	    outcome < -1 || outcome > 1 || strlen(keeps) != g->actions ||
+	if (strcmp(moves, e->moves) != 0 || !label_fields(g, line, &outcome, keeps) ||
+	    outcome == AZ_EVAL_LABEL_UNKNOWN ||
 	    (e->outcome != AZ_EVAL_LABEL_UNKNOWN && e->outcome != outcome))
 		return;
 	for (uint32_t a = 0; a < g->actions; a++)
@@ -142,17 +160,14 @@ static long merge_file(struct az_labels *l, const char *path)
  * above all, is refused: az_labels_save() would overwrite it. */
 static int replaceable(const struct az_labels *l, const char *path)
 {
-	char line[AZ_POSITIONS_LINE_MAX + 2], keeps[AZ_GAME_ACTIONS_MAX + 2], outcome[8];
+	char line[AZ_POSITIONS_LINE_MAX + 2], keeps[AZ_GAME_ACTIONS_MAX + 2];
 	FILE *f = fopen(path, "r");
-	int ok;
+	int ok, outcome;
 
 	if (!f)
 		return 1;
-	ok = !fgets(line, sizeof(line), f) || strncmp(line, "# ", 2) == 0;
-	if (!ok && sscanf(line, "%*s %7s %513s", outcome, keeps) == 2 &&
-	    strlen(keeps) == l->g->actions && strspn(keeps, "+x?-") == l->g->actions)
-		ok = strcmp(outcome, "?") == 0 || strcmp(outcome, "-1") == 0 ||
-		     strcmp(outcome, "0") == 0 || strcmp(outcome, "1") == 0;
+	ok = !fgets(line, sizeof(line), f) || strncmp(line, "# ", 2) == 0 ||
+	     (label_fields(l->g, line, &outcome, keeps) && strspn(keeps, "+x?-") == l->g->actions);
 	fclose(f);
 	return ok;
 }
