@@ -225,6 +225,10 @@ int az_tangled_labelled_write(const char *path, const struct az_tangled_sample *
 	}
 	az_rng_seed(&rng, p->seed);
 	while (rc == 0 && r->written < p->count && r->games < max_games) {
+		if (p->tick && p->tick(p->tick_arg, r->written, p->count)) {
+			rc = -EINTR;
+			break;
+		}
 		r->games++;
 		rc = sample_game(g, p, &rng, st, moves, sizeof(moves));
 		if (rc <= 0)
@@ -248,7 +252,11 @@ int az_tangled_labelled_write(const char *path, const struct az_tangled_sample *
 	free(seen.states);
 	free(seen.slot);
 	if (rc < 0) {
-		snprintf(err, errlen, "labelling failed: %s", strerror(-rc));
+		if (rc == -EINTR)
+			snprintf(err, errlen, "interrupted after %ld of %ld positions; %s is "
+				 "unchanged", r->written, p->count, path);
+		else
+			snprintf(err, errlen, "labelling failed: %s", strerror(-rc));
 		fclose(f);
 		unlink(tmp);
 		return rc;

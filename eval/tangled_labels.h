@@ -38,6 +38,10 @@ struct az_tangled_sample {
 	az_tangled_policy_fn policy; /* NULL: uniformly random moves */
 	void *ctx;
 	float temperature;        /* with a policy: weights raised to 1 / temperature (> 0) */
+	/* Optional (NULL): called after every game with the positions written so far and count,
+	 * for a progress display; a non-zero return stops the sampling (an interrupt). */
+	int (*tick)(void *arg, long written, long count);
+	void *tick_arg;
 };
 
 struct az_tangled_sample_result {
@@ -50,7 +54,8 @@ struct az_tangled_sample_result {
  * "<moves> <value> <optimal moves>" lines to path (temporary name, then rename), until count
  * positions are written or max_games games were played. Positions the solver's budget cannot
  * solve are counted in r->unsolved and left out. Returns 0, or -EIO / -ENOMEM / the policy's
- * error with a message in err. */
+ * error with a message in err, or -EINTR when p->tick stopped it; on any error the temporary
+ * file is removed and path is left as it was. */
 int az_tangled_labelled_write(const char *path, const struct az_tangled_sample *p,
 			      struct az_tangled_solver *s, struct az_tangled_sample_result *r,
 			      char *err, size_t errlen);

@@ -4,6 +4,7 @@
 #include "tools/azeval_impl.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,22 @@ static int policy_of(void *ctx, const void *state, float *policy)
 	return az_net_eval(&((struct eval_ctx *)ctx)->net.eval, state, policy, &v, NULL);
 }
 
+/* The stop signal that arrived while a labelled set was being written, or 0. */
+static volatile sig_atomic_t labelling_stopped;
+
+static void on_stop_signal(int sig)
+{
+	labelling_stopped = sig;
+}
+
+/* The sampler's tick: the progress bar, and a stop when SIGINT, SIGTERM or SIGHUP arrived. */
+static int labelling_tick(void *arg, long written, long count)
+{
+	(void)count;
+	az_progress_update(arg, (uint64_t)written, "positions");
+	return labelling_stopped != 0;
+}
+
 /* tangled --write-labelled --uncoloured K: --games N distinct positions from random games, or
  * from games of the raw policy (c not NULL). Returns 0, or the exit status after a message. */
 int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c)
@@ -53,11 +70,26 @@ int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c)
 	}
 	if ((rc = tangled_solver(o, &s)) != 0)
 		return rc;
+	/* A stop signal ends the sampling between two games and leaves no temporary file. */
+	struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESTART}, old[3];
+	const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+	struct az_progress bar;
+
+	sigemptyset(&sa.sa_mask);
+	labelling_stopped = 0;
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	az_progress_begin(&bar, "labelling", (uint64_t)o->games, 0);
+	sp.tick = labelling_tick;
+	sp.tick_arg = &bar;
 	rc = az_tangled_labelled_write(o->labelled, &sp, s, &r, err, sizeof(err));
+	az_progress_end(&bar);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
 	az_tangled_solver_destroy(s);
 	if (rc < 0) {
 		fprintf(stderr, "azeval: %s\n", err);
-		return 1;
+		return rc == -EINTR ? 128 + labelling_stopped : 1;
 	}
 	fprintf(stderr, "azeval: wrote %ld labelled tangled positions with %ld uncoloured edges "
 		"to %s (%ld games, %ld unsolved within --solve-nodes, %.3f s solving)\n",

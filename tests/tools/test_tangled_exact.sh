@@ -5,7 +5,8 @@
 # in range, agrees with the move accuracy on the same file (its best moves are every optimal
 # move, so a move is a mistake exactly when it is not one), caches its labels, ignores a cache of
 # another configuration, and reports an exhausted budget as unsolved; --vs-sims reaches the
-# rollout opponent; --agent rollout judges the baseline on the same positions; bad values exit 2.
+# rollout opponent; --agent rollout judges the baseline on the same positions; bad values exit 2;
+# a stop signal leaves no partial file.
 # Usage: test_tangled_exact.sh AZRUN AZEVAL
 set -euo pipefail
 AZRUN=$1 AZEVAL=$2
@@ -127,4 +128,26 @@ fi
 bad --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --agent rollout
 bad --game tangled --graph 3 --positions "$T/k4.txt" --mistakes --agent mcts
 [ ! -e "$T/x.txt" ] || fail "a refused command wrote its file"
+
+# A stop signal during --write-labelled (Petersen: far more positions asked for than it can
+# label here) ends it with 128 + the signal, the file it would replace intact and no temporary
+# file left. The temporary file's appearance says the handler is in place.
+echo keep > "$T/big.txt"
+"$AZEVAL" --game tangled --graph 5 --variant fixed --write-labelled "$T/big.txt" --uncoloured 8 \
+	--games 1000000 --seed 5 2> "$T/big.err" &
+pid=$!
+for _ in $(seq 600); do
+	compgen -G "$T/big.txt.tmp.*" > /dev/null && break
+	sleep 0.1
+done
+compgen -G "$T/big.txt.tmp.*" > /dev/null || fail "--write-labelled made no temporary file"
+kill -TERM $pid
+rc=0
+wait $pid || rc=$?
+[ $rc -eq 143 ] || fail "interrupted --write-labelled exited $rc: $(cat "$T/big.err")"
+grep -q "interrupted after [0-9]* of 1000000 positions" "$T/big.err" ||
+	fail "no interrupt message: $(cat "$T/big.err")"
+[ "$(cat "$T/big.txt")" = keep ] || fail "an interrupted --write-labelled replaced its file"
+! compgen -G "$T/big.txt.tmp.*" > /dev/null ||
+	fail "an interrupted --write-labelled left its temporary file"
 echo "tangled exact benchmark: all checks passed"
