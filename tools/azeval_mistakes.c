@@ -124,8 +124,10 @@ int azeval_c4_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 	if (azeval_labels_done(o, path, saved, err, rc, where, sizeof(where)))
 		return 1;
 	if (o->json)
+		/* unsolved: always 0 (Connect Four's solver has no budget), as Tangled's key */
 		printf("{\"positions\": %ld, \"lost_positions\": %ld, \"mistakes\": %ld, "
-		       "\"mistake_rate\": %.6f, \"sims\": %ld, \"agent\": \"%s\", \"labels\": %s}\n",
+		       "\"mistake_rate\": %.6f, \"unsolved\": 0, \"sims\": %ld, \"agent\": "
+		       "\"%s\", \"labels\": %s}\n",
 		       n, lost, mistakes, (double)mistakes / (double)n, o->sims, azeval_agent(c),
 		       where);
 	else

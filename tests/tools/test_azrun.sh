@@ -203,6 +203,7 @@ for (mv, score), (mv2, outcome, keeps) in zip(src, lab):
     solved += 7 - keeps.count("?") - keeps.count("-")
 assert solved >= 300, solved            # at least the move played in each position
 assert 0 <= m["mistake_rate"] <= 1 and m["mistakes"] <= 300 - m["lost_positions"], m
+assert m["unsolved"] == 0, m            # the same keys as Tangled's; nothing is left unsolved
 PY
 # Read-only folder: the cache goes under XDG_CACHE_HOME. The test makes its own read-only copy
 # (../shared may be writable for the user; nothing here writes into it).
