@@ -253,8 +253,9 @@ int az_tangled_labelled_write(const char *path, const struct az_tangled_sample *
 	free(seen.slot);
 	if (rc < 0) {
 		if (rc == -EINTR)
-			snprintf(err, errlen, "interrupted after %ld of %ld positions; %s is "
-				 "unchanged", r->written, p->count, path);
+			snprintf(err, errlen, "interrupted after %ld of %ld positions; %s %s",
+				 r->written, p->count, path,
+				 access(path, F_OK) == 0 ? "is unchanged" : "was not written");
 		else
 			snprintf(err, errlen, "labelling failed: %s", strerror(-rc));
 		fclose(f);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/util.h"
 #include "eval/tangled_labels.h"
@@ -40,9 +41,20 @@ static int policy_of(void *ctx, const void *state, float *policy)
 /* The stop signal that arrived while a labelled set was being written, or 0. */
 static volatile sig_atomic_t labelling_stopped;
 
+/* The first stop signal asks for a clean stop between two games; a second one (the solver can
+ * spend minutes on one position) ends the process at once, as the default action would. */
 static void on_stop_signal(int sig)
 {
+	if (labelling_stopped) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	static const char msg[] = "\nazeval: stopping after this game (a second signal stops at "
+				  "once, leaving the temporary file)\n";
 	labelling_stopped = sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		return;
 }
 
 /* The sampler's tick: the progress bar, and a stop when SIGINT, SIGTERM or SIGHUP arrived. */
@@ -70,15 +82,19 @@ int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c)
 	}
 	if ((rc = tangled_solver(o, &s)) != 0)
 		return rc;
-	/* A stop signal ends the sampling between two games and leaves no temporary file. */
+	/* A stop signal ends the sampling between two games and leaves no temporary file; one that
+	 * arrives during the last game lets it finish (the file is then complete). */
 	struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESTART}, old[3];
 	const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
 	struct az_progress bar;
 
 	sigemptyset(&sa.sa_mask);
 	labelling_stopped = 0;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) { /* a signal the caller ignores (nohup) stays ignored */
 		sigaction(sigs[i], &sa, &old[i]);
+		if (old[i].sa_handler == SIG_IGN)
+			sigaction(sigs[i], &old[i], NULL);
+	}
 	az_progress_begin(&bar, "labelling", (uint64_t)o->games, 0);
 	sp.tick = labelling_tick;
 	sp.tick_arg = &bar;

@@ -150,4 +150,22 @@ grep -q "interrupted after [0-9]* of 1000000 positions" "$T/big.err" ||
 [ "$(cat "$T/big.txt")" = keep ] || fail "an interrupted --write-labelled replaced its file"
 ! compgen -G "$T/big.txt.tmp.*" > /dev/null ||
 	fail "an interrupted --write-labelled left its temporary file"
+# A signal the caller ignores stays ignored (nohup: SIGHUP); a stop then says the file was not
+# written when there was none.
+( trap '' HUP; exec "$AZEVAL" --game tangled --graph 5 --variant fixed --write-labelled \
+	"$T/new.txt" --uncoloured 8 --games 1000000 --seed 5 2> "$T/new.err" ) &
+pid=$!
+for _ in $(seq 600); do
+	compgen -G "$T/new.txt.tmp.*" > /dev/null && break
+	sleep 0.1
+done
+kill -HUP $pid
+sleep 1
+kill -0 $pid 2> /dev/null || fail "an ignored SIGHUP stopped --write-labelled: $(cat "$T/new.err")"
+kill -TERM $pid
+rc=0
+wait $pid || rc=$?
+[ $rc -eq 143 ] || fail "interrupted --write-labelled exited $rc: $(cat "$T/new.err")"
+grep -q "new.txt was not written" "$T/new.err" || fail "no 'not written': $(cat "$T/new.err")"
+[ ! -e "$T/new.txt" ] || fail "an interrupted --write-labelled wrote its file"
 echo "tangled exact benchmark: all checks passed"
