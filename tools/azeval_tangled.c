@@ -111,8 +111,8 @@ int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c)
 		"to %s (%ld games, %ld unsolved within --solve-nodes, %.3f s solving)\n",
 		r.written, o->uncoloured, o->labelled, r.games, r.unsolved, r.seconds);
 	if (r.written < o->games)
-		fprintf(stderr, "azeval: only %ld distinct positions of the %ld asked for\n",
-			r.written, o->games);
+		fprintf(stderr, "azeval: only %ld distinct position%s of the %ld asked for\n",
+			r.written, r.written == 1 ? "" : "s", o->games);
 	return 0;
 }
 
