@@ -38,7 +38,7 @@ struct az_tangled_sample {
 	az_tangled_policy_fn policy; /* NULL: uniformly random moves */
 	void *ctx;
 	float temperature;        /* with a policy: weights raised to 1 / temperature (> 0) */
-	/* Optional (NULL): called after every game with the positions written so far and count,
+	/* Optional (NULL): called before every game with the positions written so far and count,
 	 * for a progress display; a non-zero return stops the sampling (an interrupt). */
 	int (*tick)(void *arg, long written, long count);
 	void *tick_arg;

@@ -132,14 +132,17 @@ bad --game tangled --graph 3 --positions "$T/k4.txt" --mistakes --agent mcts
 # A stop signal during --write-labelled (Petersen: far more positions asked for than it can
 # label here) ends it with 128 + the signal, the file it would replace intact and no temporary
 # file left. The temporary file's appearance says the handler is in place.
+wait_for_tmp() { # F: until F.tmp.* exists, at most 60 s
+	for _ in $(seq 600); do
+		compgen -G "$1.tmp.*" > /dev/null && return
+		sleep 0.1
+	done
+}
 echo keep > "$T/big.txt"
 "$AZEVAL" --game tangled --graph 5 --variant fixed --write-labelled "$T/big.txt" --uncoloured 8 \
 	--games 1000000 --seed 5 2> "$T/big.err" &
 pid=$!
-for _ in $(seq 600); do
-	compgen -G "$T/big.txt.tmp.*" > /dev/null && break
-	sleep 0.1
-done
+wait_for_tmp "$T/big.txt"
 compgen -G "$T/big.txt.tmp.*" > /dev/null || fail "--write-labelled made no temporary file"
 kill -TERM $pid
 rc=0
@@ -155,10 +158,7 @@ grep -q "interrupted after [0-9]* of 1000000 positions" "$T/big.err" ||
 ( trap '' HUP; exec "$AZEVAL" --game tangled --graph 5 --variant fixed --write-labelled \
 	"$T/new.txt" --uncoloured 8 --games 1000000 --seed 5 2> "$T/new.err" ) &
 pid=$!
-for _ in $(seq 600); do
-	compgen -G "$T/new.txt.tmp.*" > /dev/null && break
-	sleep 0.1
-done
+wait_for_tmp "$T/new.txt"
 kill -HUP $pid
 sleep 1
 kill -0 $pid 2> /dev/null || fail "an ignored SIGHUP stopped --write-labelled: $(cat "$T/new.err")"
