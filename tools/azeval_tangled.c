@@ -116,12 +116,19 @@ int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c)
 	return 0;
 }
 
-/* The configuration the Tangled labels depend on (the labels cache's key). */
+/* The configuration the Tangled labels depend on (the labels cache's key): the checkpoint's
+ * game options without the network's inputs, which change no solved outcome. */
 void azeval_tangled_key(const struct az_config *gc, char *buf, size_t n)
 {
-	char rec[300];
+	char rec[300], *in;
 
 	az_config_game_options(gc, rec, sizeof(rec));
+	if ((in = strstr(rec, ";inputs=")) != NULL) {
+		const char *rest = strchr(in + 1, ';');
+
+		rest = rest ? rest : "";
+		memmove(in, rest, strlen(rest) + 1);
+	}
 	snprintf(buf, n, "%s;adjudicator=%s;seed=%llu", rec,
 		 az_tangled_adj_name(az_tangled_current_adj()), (unsigned long long)gc->seed);
 }

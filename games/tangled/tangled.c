@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ static struct {
 	enum az_tangled_variant variant;
 	int red, blue;          /* fixed variant tokens, -1 otherwise */
 	double epsilon;
+	enum az_tangled_inputs inputs;
 	struct az_tangled_adj *adj;
 	int nsym;
 	uint8_t (*sym)[MAXV];   /* vertex permutations of the symmetries */
@@ -36,7 +38,7 @@ void az_tangled_options_default(struct az_tangled_options *o)
 {
 	*o = (struct az_tangled_options){
 		.graph = 3, .variant = AZ_TANGLED_FREE, .red_vertex = -1, .blue_vertex = -1,
-		.adjudicator = NULL, .epsilon = 0.5, .anneal_reads = 10000, .anneal_sweeps = 16,
+		.adjudicator = NULL, .epsilon = 0.5, .inputs = AZ_TANGLED_INPUTS_PLAIN, .anneal_reads = 10000, .anneal_sweeps = 16,
 		.seed = 0, .anneal_time_ns = 5.0, .beta_min = 0.0, .beta_max = 3.0};
 }
 
@@ -198,6 +200,32 @@ static int tangled_terminal(const void *state, float *value)
 	return 1;
 }
 
+/* Inputs "completions": f[0..5] from the three uniform completions of s (tangled.h). Each is
+ * a table lookup (the setup insists on a complete table), timed as adjudication. */
+static void encode_completions(const uint8_t *s, const struct scan *c, float p, float *f)
+{
+	uint8_t t[AZ_GAME_STATE_MAX];
+	struct az_tangled_outcome out;
+	int n = tg.g.n, ret;
+	uint64_t t0;
+
+	memset(f, 0, AZ_TANGLED_COMPLETION_FEATURES * sizeof(float));
+	if (c->red < 0 || c->blue < 0)
+		return;
+	t0 = az_now_ns();
+	memcpy(t, s, (size_t)(n + tg.g.e));
+	for (int label = 1; label <= 3; label++) {
+		for (int k = 0; k < tg.g.e; k++)
+			t[n + k] = s[n + k] ? s[n + k] : (uint8_t)label;
+		ret = az_tangled_adj_judge(tg.adj, t, tg.epsilon, &out);
+		AZ_ASSERT(ret == 0); /* a table lookup: nothing to fail on a valid state */
+		f[label - 1] = out.winner == AZ_TANGLED_DRAW ? 0.0f :
+			       (out.winner == AZ_TANGLED_RED) == (p > 0) ? 1.0f : -1.0f;
+		f[label + 2] = (float)tanh((double)p * out.score);
+	}
+	adjudicate_ns_total += az_now_ns() - t0;
+}
+
 static void tangled_encode(const void *state, float *f)
 {
 	const uint8_t *s = state;
@@ -212,6 +240,8 @@ static void tangled_encode(const void *state, float *f)
 	for (int k = 0; k < tg.g.e; k++)
 		for (int b = 0; b < 3; b++)
 			f[n + 3 * k + b] = s[n + k] == b + 1 ? 1.0f : 0.0f;
+	if (tg.inputs == AZ_TANGLED_INPUTS_COMPLETIONS)
+		encode_completions(s, &c, p, f + n + 3 * tg.g.e);
 }
 
 /* Features and policies share the layout: N vertex entries, then 3 per edge. */
@@ -231,8 +261,12 @@ static void tangled_symmetry(int k, const float *feat_in, float *feat_out, const
 			     float *pol_out)
 {
 	AZ_ASSERT(k >= 0 && k < tg.nsym);
-	if (feat_in && feat_out)
+	if (feat_in && feat_out) {
 		permute(k, feat_in, feat_out);
+		/* the completions' values are the same for every image of the position */
+		memcpy(feat_out + tg.game.actions, feat_in + tg.game.actions,
+		       (tg.game.features - tg.game.actions) * sizeof(float));
+	}
 	if (pol_in && pol_out)
 		permute(k, pol_in, pol_out);
 }
@@ -394,6 +428,18 @@ static int make_symmetries(void)
 	return 0;
 }
 
+/* Whether every colouring of g is in tg.adj's complete table: a file (6 < E <= 16) or the
+ * in-memory one of E <= 6, so a lookup never runs an adjudication. */
+static int complete_table(const struct az_tangled_graph *g)
+{
+	struct az_tangled_adj_stats st;
+
+	if (strncmp(az_tangled_adj_name(tg.adj), "table", 5) != 0)
+		return 0;
+	az_tangled_adj_stats(tg.adj, &st);
+	return g->e <= 6 || st.table_entries > 0;
+}
+
 int az_tangled_setup(const struct az_tangled_options *o, char *err, size_t errlen)
 {
 	struct az_tangled_graph *g = &tg.g;
@@ -432,14 +478,28 @@ int az_tangled_setup(const struct az_tangled_options *o, char *err, size_t errle
 		ret = setfail(err, errlen, -EINVAL, "unknown variant %d", (int)o->variant);
 		goto fail;
 	}
+	if (o->inputs != AZ_TANGLED_INPUTS_PLAIN && o->inputs != AZ_TANGLED_INPUTS_COMPLETIONS) {
+		ret = setfail(err, errlen, -EINVAL, "unknown inputs %d", (int)o->inputs);
+		goto fail;
+	}
 	if (!(o->epsilon >= 0.0)) {
 		ret = setfail(err, errlen, -EINVAL, "epsilon must be >= 0 (got %g)", o->epsilon);
 		goto fail;
 	}
 	tg.epsilon = o->epsilon;
+	tg.inputs = o->inputs;
 	ret = az_tangled_adj_create(g, o, &tg.adj, err, errlen);
 	if (ret)
 		goto fail;
+	if (o->inputs == AZ_TANGLED_INPUTS_COMPLETIONS && !complete_table(g)) {
+		ret = setfail(err, errlen, -EINVAL,
+			      "inputs 'completions' look up three colourings per evaluated "
+			      "position: they need a complete outcome table (adjudicator table on a "
+			      "graph with at most 16 edges and a cache directory), and graph %s "
+			      "is adjudicated by %s; use inputs 'plain'", g->name,
+			      az_tangled_adj_name(tg.adj));
+		goto fail;
+	}
 	ret = make_symmetries();
 	if (ret) {
 		setfail(err, errlen, ret, "out of memory");
@@ -449,7 +509,8 @@ int az_tangled_setup(const struct az_tangled_options *o, char *err, size_t errle
 		.name = "tangled",
 		.state_bytes = (uint32_t)(g->n + g->e),
 		.actions = actions,
-		.features = actions,
+		.features = actions + (o->inputs == AZ_TANGLED_INPUTS_COMPLETIONS ?
+				       AZ_TANGLED_COMPLETION_FEATURES : 0),
 		.symmetries = (uint32_t)tg.nsym,
 		.max_plies = (uint32_t)(o->variant == AZ_TANGLED_FIXED ? g->e : g->e + 2),
 		AZ_GAME_RULES(tangled),

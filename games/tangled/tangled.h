@@ -20,7 +20,12 @@
  * in dictionary edge order (0 uncoloured, 1 grey, 2 green, 3 purple). Red moves when the number
  * of non-zero bytes is even. Actions (N + 3E): a < N takes vertex a; N + 3k + c colours edge k
  * with label c + 1. Features (N + 3E), for the side to move p (+1 red, -1 blue): vertex v is
- * p * (+1 red, -1 blue, 0 free), edge k is three bits (grey, green, purple).
+ * p * (+1 red, -1 blue, 0 free), edge k is three bits (grey, green, purple). With inputs
+ * "completions" 6 more follow (features = N + 3E + 6): for the position completed with every
+ * uncoloured edge grey, then green, then purple, the adjudicated outcome for the side to move
+ * (+1 / 0 / -1), then tanh(p * score) of the same three; all 0 until both tokens are placed.
+ * They are what the rules (the complete outcome table) say of three terminal positions, not a
+ * search: invariant under the symmetries, which move only the board's part.
  * Symmetries: the graph's automorphisms (computed; at most AZ_TANGLED_MAX_SYMMETRIES, the first
  * ones found, identity first); in the fixed-token variant only those fixing both token vertices.
  * Graphs 9 and 10 (Zephyr Z(1,3), Z(1,4)) have N + 3E > AZ_GAME_ACTIONS_MAX: setup refuses them
@@ -39,6 +44,11 @@
 
 enum az_tangled_variant { AZ_TANGLED_FREE = 0, AZ_TANGLED_FIXED = 1 };
 
+/* The network's input (az_game.features): the board alone, or the board plus what the outcome
+ * table says of its three uniform completions (AZ_TANGLED_COMPLETION_FEATURES more values). */
+enum az_tangled_inputs { AZ_TANGLED_INPUTS_PLAIN = 0, AZ_TANGLED_INPUTS_COMPLETIONS = 1 };
+#define AZ_TANGLED_COMPLETION_FEATURES 6
+
 /* The vector annealing paths hold a read in a 16-bit lane: larger graphs anneal on the scalar
  * path whatever anneal_path (or AZ_TANGLED_ANNEAL) asks. */
 #define AZ_TANGLED_ANNEAL_VECTOR_MAX_N 16
@@ -51,6 +61,7 @@ struct az_tangled_options {
 	int blue_vertex;
 	const char *adjudicator; /* "table" | "exact" | "exact-krylov" | "anneal"; NULL = default */
 	double epsilon;          /* draw band, default 0.5 */
+	enum az_tangled_inputs inputs; /* default plain; completions needs a complete table */
 	const char *schedule;    /* anneal schedule file; NULL = the copy shipped in games/data */
 	const char *cache_dir;   /* directory for outcome tables/caches; NULL = no file cache */
 	uint32_t anneal_reads;   /* simulated annealing reads (default 10000) */
@@ -104,12 +115,16 @@ enum {
 	AZ_TANGLED_OPT_VARIANT,     /* STR, "free" | "fixed" */
 	AZ_TANGLED_OPT_ADJUDICATOR, /* STR, default "" (the graph's default) */
 	AZ_TANGLED_OPT_EPSILON,     /* F32, default 0.5 */
+	AZ_TANGLED_OPT_INPUTS,      /* STR, "plain" | "completions" */
 	AZ_TANGLED_OPTS
 };
 extern const struct az_game_desc az_game_desc_tangled;
 
 /* "free" / "fixed" into *v: 0, or -EINVAL for anything else. */
 int az_tangled_variant_parse(const char *text, enum az_tangled_variant *v);
+
+/* "plain" / "completions" into *v: 0, or -EINVAL for anything else. */
+int az_tangled_inputs_parse(const char *text, enum az_tangled_inputs *v);
 
 /* Validate the option values v[AZ_TANGLED_OPTS] and configure the game (az_tangled_setup()
  * with the given seed): the descriptor's configure(). 0, or -EINVAL ("--variant: free or fixed,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Tangled's descriptor: azrun's defaults for it and its options (--graph, --graph-file,
- * --variant, --adjudicator, --epsilon), declared and validated here for every tool. */
+ * --variant, --adjudicator, --epsilon, --inputs), declared and validated here for every tool. */
 #include "games/tangled/tangled.h"
 
 #include <errno.h>
@@ -22,6 +22,10 @@ static const struct az_game_opt opts[AZ_TANGLED_OPTS] = {
 		0 },
 	[AZ_TANGLED_OPT_EPSILON] = { "epsilon", AZ_GAME_OPT_F32, 0, "E",
 		"tangled: draw band of the adjudicated score", "0.5", 0, 1e9, 0 },
+	[AZ_TANGLED_OPT_INPUTS] = { "inputs", AZ_GAME_OPT_STR, 12, "I",
+		"tangled: network inputs: plain (tokens, edge colours) | completions (plus the "
+		"outcome and score of the position with every uncoloured edge grey, green or "
+		"purple, from the complete outcome table; docs/tangled.md)", "plain", 0, 0, 1 },
 };
 
 int az_tangled_variant_parse(const char *text, enum az_tangled_variant *v)
@@ -30,6 +34,17 @@ int az_tangled_variant_parse(const char *text, enum az_tangled_variant *v)
 		*v = AZ_TANGLED_FREE;
 	else if (strcmp(text, "fixed") == 0)
 		*v = AZ_TANGLED_FIXED;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int az_tangled_inputs_parse(const char *text, enum az_tangled_inputs *v)
+{
+	if (strcmp(text, "plain") == 0)
+		*v = AZ_TANGLED_INPUTS_PLAIN;
+	else if (strcmp(text, "completions") == 0)
+		*v = AZ_TANGLED_INPUTS_COMPLETIONS;
 	else
 		return -EINVAL;
 	return 0;
@@ -57,6 +72,11 @@ int az_tangled_configure(const union az_game_opt_value *v, uint64_t seed, char *
 		snprintf(err, errlen, "--variant: free or fixed, not '%s'", variant);
 		return -EINVAL;
 	}
+	if (az_tangled_inputs_parse(v[AZ_TANGLED_OPT_INPUTS].str, &o.inputs) < 0) {
+		snprintf(err, errlen, "--inputs: plain or completions, not '%s'",
+			 v[AZ_TANGLED_OPT_INPUTS].str);
+		return -EINVAL;
+	}
 	o.adjudicator = v[AZ_TANGLED_OPT_ADJUDICATOR].str[0] ? v[AZ_TANGLED_OPT_ADJUDICATOR].str
 							     : NULL;
 	o.epsilon = v[AZ_TANGLED_OPT_EPSILON].f32;
@@ -72,15 +92,19 @@ int az_tangled_configure(const union az_game_opt_value *v, uint64_t seed, char *
 	return rc;
 }
 
-/* The board a checkpoint was trained on: its graph (number or file) and variant. */
+/* The board a checkpoint was trained on: its graph (number or file) and variant, and its
+ * inputs when they are not plain (so that older checkpoints, which have none, read as plain). */
 static void record(const union az_game_opt_value *v, char *buf, size_t n)
 {
+	const char *in = v[AZ_TANGLED_OPT_INPUTS].str;
+	int plain = !in[0] || strcmp(in, "plain") == 0;
+
 	if (v[AZ_TANGLED_OPT_GRAPH_FILE].str[0])
-		snprintf(buf, n, "graph-file=%s;variant=%s", v[AZ_TANGLED_OPT_GRAPH_FILE].str,
-			 v[AZ_TANGLED_OPT_VARIANT].str);
+		snprintf(buf, n, "graph-file=%s;variant=%s%s%s", v[AZ_TANGLED_OPT_GRAPH_FILE].str,
+			 v[AZ_TANGLED_OPT_VARIANT].str, plain ? "" : ";inputs=", plain ? "" : in);
 	else
-		snprintf(buf, n, "graph=%u;variant=%s", v[AZ_TANGLED_OPT_GRAPH].u32,
-			 v[AZ_TANGLED_OPT_VARIANT].str);
+		snprintf(buf, n, "graph=%u;variant=%s%s%s", v[AZ_TANGLED_OPT_GRAPH].u32,
+			 v[AZ_TANGLED_OPT_VARIANT].str, plain ? "" : ";inputs=", plain ? "" : in);
 }
 
 const struct az_game_desc az_game_desc_tangled = {

@@ -5,6 +5,8 @@
 #ifndef AZ_TANGLED_TEST_H
 #define AZ_TANGLED_TEST_H
 
+#include <string.h>
+
 #include "games/tangled/tangled.h"
 
 /* Configure the game (az_tangled_setup) with options o on numbered graph `graph` and tokens
@@ -38,6 +40,21 @@ static inline struct az_tangled_adj *az_test_tangled_adj(int graph, struct az_ta
 	    az_tangled_adj_create(g, o, &a, err, sizeof(err)))
 		fail_msg("adjudicator %s on graph %d: %s", o->adjudicator, graph, err);
 	return a;
+}
+
+/* The image t of state s (N + E bytes) under the configured game's symmetry k: token owners move
+ * with the vertices, each edge's label to the image edge. */
+static inline void az_test_tangled_image(int k, const uint8_t *s, uint8_t *t)
+{
+	const struct az_tangled_graph *gr = az_tangled_current_graph();
+	const uint8_t *p = az_tangled_symmetry_perm(k);
+
+	assert_non_null(p);
+	memset(t, 0, (size_t)(gr->n + gr->e));
+	for (int v = 0; v < gr->n; v++)
+		t[p[v]] = s[v];
+	for (int e = 0; e < gr->e; e++)
+		t[gr->n + gr->edge_of[p[gr->eu[e]]][p[gr->ev[e]]]] = s[gr->n + e];
 }
 
 #endif

@@ -606,14 +606,12 @@ static void test_encode(void **st)
 static void test_symmetries(void **st)
 {
 	const struct az_game *g;
-	const struct az_tangled_graph *gr;
 	uint8_t s[16], t[16], mask[64], tmask[64];
 	float fs[64], ft[64], out[64], pm[64], pout[64];
 
 	(void)st;
 	setup_game(3, AZ_TANGLED_FREE, "anneal");
 	g = az_game_find("tangled");
-	gr = az_tangled_current_graph();
 	/* a mid-game position: red on 0, edges 01 green, 13 purple, 23 grey */
 	memset(s, 0, sizeof(s));
 	s[0] = 1;
@@ -625,13 +623,7 @@ static void test_symmetries(void **st)
 	for (uint32_t a = 0; a < g->actions; a++)
 		pm[a] = mask[a];
 	for (uint32_t k = 0; k < g->symmetries; k++) {
-		const uint8_t *p = az_tangled_symmetry_perm((int)k);
-
-		memset(t, 0, sizeof(t));
-		for (int v = 0; v < gr->n; v++)
-			t[p[v]] = s[v];
-		for (int e = 0; e < gr->e; e++)
-			t[gr->n + gr->edge_of[p[gr->eu[e]]][p[gr->ev[e]]]] = s[gr->n + e];
+		az_test_tangled_image((int)k, s, t);
 		g->encode(t, ft);
 		g->symmetry((int)k, fs, out, pm, pout);
 		assert_memory_equal(out, ft, sizeof(float) * g->features);

@@ -5,8 +5,8 @@
 # in range, agrees with the move accuracy on the same file (its best moves are every optimal
 # move, so a move is a mistake exactly when it is not one), caches its labels, ignores a cache of
 # another configuration, and reports an exhausted budget as unsolved; --vs-sims reaches the
-# rollout opponent; --agent rollout judges the baseline on the same positions; bad values exit 2;
-# a stop signal leaves no partial file.
+# rollout opponent; --agent rollout judges the baseline on the same positions; a network with
+# --inputs completions evaluates; bad values exit 2; a stop signal leaves no partial file.
 # Usage: test_tangled_exact.sh AZRUN AZEVAL
 set -euo pipefail
 AZRUN=$1 AZEVAL=$2
@@ -96,6 +96,28 @@ EOF
 # The rollout opponent's own simulation count.
 "$AZEVAL" --checkpoint "$CK" --vs rollout --sims 4 --vs-sims 6 --games 2 --json > "$T/vs.json"
 grep -q '"sims": 4, "vs_sims": 6}' "$T/vs.json" || fail "--vs-sims: $(cat "$T/vs.json")"
+
+# --inputs completions: the checkpoint records it, so azeval builds the same network input (a
+# plain one would not load: its first layer has six more columns); verify reads the run.
+"$AZRUN" --game tangled --graph 3 --inputs completions --out "$T/tc" --iterations 1 "${tiny[@]}" \
+	2> "$T/tc.log" || fail "azrun --inputs completions: $(tail -3 "$T/tc.log")"
+grep -q '"inputs":[[:space:]]*"completions"' "$T/tc/run.json" || fail "run.json: $(cat "$T/tc/run.json")"
+"$AZEVAL" --checkpoint "$T/tc/best.safetensors" --positions "$T/k4.txt" --mistakes --sims 4 \
+	--json > "$T/mc.json" || fail "--mistakes with a completions checkpoint"
+grep -q '"positions": 40' "$T/mc.json" || fail "completions checkpoint: $(cat "$T/mc.json")"
+head -1 "$T/k4.txt.labels" | grep -q "^# tangled-labels 1 graph=3;variant=free;adjudicator=" ||
+	fail "the inputs entered the labels' key: $(head -1 "$T/k4.txt.labels")"
+"$AZRUN" verify --out "$T/tc" > /dev/null || fail "verify of a completions run"
+rc=0
+"$AZRUN" --game tangled --graph 3 --inputs completions --adjudicator anneal --out "$T/tx" \
+	--iterations 1 "${tiny[@]}" 2> "$T/tx.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "need a complete outcome table" "$T/tx.err" ||
+	fail "--inputs completions without a table: exit $rc, $(cat "$T/tx.err")"
+rc=0
+"$AZRUN" --game tangled --graph 3 --inputs board --out "$T/tx" --iterations 1 "${tiny[@]}" \
+	2> "$T/tx.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "plain or completions, not 'board'" "$T/tx.err" ||
+	fail "--inputs board: exit $rc, $(cat "$T/tx.err")"
 
 # Bad values: exit 2 with one line.
 bad() {
