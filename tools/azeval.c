@@ -552,6 +552,28 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 	return NULL;
 }
 
+/* Whether --write-labelled's F can be written once the (possibly long) solving is done: not a
+ * directory, in a directory that exists and takes new files. 0, or 2 after a message. */
+static int check_labelled_target(const char *path)
+{
+	char dir[4096];
+	struct stat st;
+	const char *slash = strrchr(path, '/');
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "azeval: --write-labelled %s: a directory; name the file to write\n",
+			path);
+		return 2;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+	if (access(dir, W_OK | X_OK) != 0) {
+		fprintf(stderr, "azeval: --write-labelled %s: cannot create files in %s (%s); "
+			"nothing was solved\n", path, dir, strerror(errno));
+		return 2;
+	}
+	return 0;
+}
+
 /* Open the checkpoint as a network of g on a batch-1 backend, the evaluator c. Returns 0, or the
  * exit status after a message: 1 out of memory, else 2 (bad input: the file, its game or shape,
  * a backend not available here or its settings). */
@@ -662,6 +684,8 @@ int main(int argc, char **argv)
 			o.uncoloured);
 		return 2;
 	}
+	if (o.labelled && (rc = check_labelled_target(o.labelled)) != 0)
+		return rc;
 	if (o.labelled && o.tactic)
 		return write_tactics(&o, o.labelled);
 	if (o.labelled && o.uncoloured < 0)

@@ -129,6 +129,11 @@ bad() {
 bad --game tangled --graph 3 --write-labelled "$T/x.txt" --uncoloured 7
 bad --game tangled --graph 3 --write-labelled "$T/x.txt" --uncoloured x
 bad --game connect4 --write-labelled "$T/x.txt" --uncoloured 3
+# a file that could not be written is refused before the solving, not after it
+bad --game tangled --graph 3 --write-labelled "$T" --uncoloured 3
+bad --game connect4 --write-labelled "$T/no/such/dir/x.txt" --tactic win
+grep -q "cannot create files in $T/no/such/dir/ (No such file or directory)" "$T/bad.err" ||
+	fail "write-labelled into a missing directory: $(cat "$T/bad.err")"
 bad --checkpoint "$CK" --vs random --vs-sims 4
 bad --checkpoint "$CK" --vs rollout --vs-sims 1
 bad --game tangled --graph 3 --variant free --positions "$T/k4.txt" --agent rollout --sims 8
