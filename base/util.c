@@ -133,6 +133,70 @@ int az_write_file_atomic(const char *path, const void *data, size_t len, char *e
 	return rc;
 }
 
+int az_atomic_open(struct az_atomic_file *af, const char *path, char *err, size_t errlen)
+{
+	int n = snprintf(af->path, sizeof(af->path), "%s", path);
+
+	af->f = NULL;
+	if (n < 0 || (size_t)n >= sizeof(af->path)) {
+		snprintf(err, errlen, "cannot write %.200s...: the path is too long", path);
+		return -ENAMETOOLONG;
+	}
+	snprintf(af->tmp, sizeof(af->tmp), "%s.tmp.%ld", path, (long)getpid());
+	af->f = fopen(af->tmp, "we");
+	if (!af->f) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot write %s: cannot create a file in its directory (%s)",
+			 path, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int az_atomic_commit(struct az_atomic_file *af, char *err, size_t errlen)
+{
+	const char *what = "write failed";
+	int e = 0, rc;
+
+	if (!af->f) {
+		snprintf(err, errlen, "cannot write %s: not open", af->path);
+		return -EBADF;
+	}
+	errno = 0;
+	if (fflush(af->f) != 0 || ferror(af->f))
+		e = errno ? errno : EIO;
+	else if (fsync(fileno(af->f)) < 0 && errno != EINVAL) {
+		e = errno;
+		what = "fsync failed";
+	}
+	if (fclose(af->f) != 0 && !e)
+		e = errno ? errno : EIO;
+	af->f = NULL;
+	if (!e && rename(af->tmp, af->path) < 0) {
+		e = errno;
+		what = "rename failed";
+	}
+	if (e) {
+		snprintf(err, errlen, "cannot write %s: %s (%s)", af->path, what, strerror(e));
+		unlink(af->tmp);
+		return -e;
+	}
+	rc = fsync_dir_of(af->path);
+	if (rc < 0)
+		snprintf(err, errlen, "%s: directory fsync failed (%s)", af->path, strerror(-rc));
+	return rc;
+}
+
+void az_atomic_abort(struct az_atomic_file *af)
+{
+	if (!af->f)
+		return;
+	fclose(af->f);
+	af->f = NULL;
+	unlink(af->tmp);
+}
+
 int az_copy_file_atomic(const char *from, const char *to, char *err, size_t errlen)
 {
 	char *data;

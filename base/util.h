@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Write len bytes to "<path>.tmp.<pid>", fsync, rename over path, fsync the directory.
  * Returns 0 or -errno with a message in err; path is untouched on failure. */
@@ -19,6 +20,29 @@ int az_copy_file_atomic(const char *from, const char *to, char *err, size_t errl
 /* Temp name and rename, without fsync: for status files (progress.json) whose loss in a crash
  * is harmless; not a crash point (az_fault_init). Returns 0 or -errno. */
 int az_write_file_replace(const char *path, const void *data, size_t len);
+
+/* A file written through a stream under the temporary name "<path>.tmp.<pid>" and renamed over
+ * path only when complete, so that a reader, or a kill at any instant, sees the old file or the
+ * new one, never a torn one. az_atomic_open() creates the temporary file (path itself is not
+ * touched); write through af->f; az_atomic_commit() flushes, fsyncs, closes, renames and fsyncs
+ * the directory; az_atomic_abort() closes and removes the temporary file. Errors name path, the
+ * file the caller asked for, not the temporary name. Not a crash point (az_fault_init). */
+struct az_atomic_file {
+	FILE *f;
+	char path[PATH_MAX];
+	char tmp[PATH_MAX + 32];
+};
+
+/* Open af for path. 0, or -errno with "cannot write PATH: ..." in err (af->f is then NULL). */
+int az_atomic_open(struct az_atomic_file *af, const char *path, char *err, size_t errlen);
+
+/* Finish af: flush, fsync, close, rename over af->path, fsync the directory. On failure the
+ * temporary file is removed and path keeps its old content; 0 or -errno with a message in
+ * err. af->f is NULL afterwards either way. */
+int az_atomic_commit(struct az_atomic_file *af, char *err, size_t errlen);
+
+/* Give up on af: close and remove the temporary file; path is untouched. Safe on a closed af. */
+void az_atomic_abort(struct az_atomic_file *af);
 
 /* Crash-point testing, in the manner of SQLite's crash tests: with AZ_CRASH_AT=N in the
  * environment, the N-th write, fsync, rename or directory fsync made by az_write_file_atomic

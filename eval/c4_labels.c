@@ -119,18 +119,17 @@ long az_c4_tactics_write(const char *path, enum az_c4_tactic kind, long count,
 			 unsigned long long seed, char *err, size_t errlen)
 {
 	uint8_t st[AZ_GAME_STATE_MAX], mask[7];
-	char moves[64], tmp[PATH_MAX + 32];
+	char moves[64];
+	struct az_atomic_file af;
 	struct az_rng rng;
 	long got = 0;
-	FILE *f;
 	float v;
+	FILE *f;
+	int rc = az_atomic_open(&af, path, err, errlen);
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-		return -EIO;
-	}
+	if (rc < 0)
+		return rc;
+	f = af.f;
 	az_rng_seed(&rng, seed);
 	while (got < count) {
 		int plies = 0;
@@ -172,10 +171,6 @@ long az_c4_tactics_write(const char *path, enum az_c4_tactic kind, long count,
 				}
 		}
 	}
-	if (fclose(f) != 0 || rename(tmp, path) < 0) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -EIO;
-	}
-	return got;
+	rc = az_atomic_commit(&af, err, errlen);
+	return rc < 0 ? rc : got;
 }

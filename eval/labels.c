@@ -323,32 +323,44 @@ static int copy_tail(const struct az_labels *l, const char *path, FILE *f)
 /* Write l's labels to path (temporary name, then rename). */
 static int save_to(const struct az_labels *l, const char *path, char *err, size_t errlen)
 {
-	char tmp[PATH_MAX + 32];
-	FILE *f;
-	int bad = 0;
+	struct az_atomic_file af;
+	int bad = 0, rc;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	if (make_parent(path) < 0 || !(f = fopen(tmp, "w"))) {
-		snprintf(err, errlen, "cannot write the labels cache %s: %s", tmp, strerror(errno));
-		return -EIO;
+	rc = make_parent(path);
+	if (rc < 0) {
+		snprintf(err, errlen,
+			 "cannot write the labels cache %s: cannot create its folder (%s)", path,
+			 strerror(-rc));
+		return rc;
+	}
+	rc = az_atomic_open(&af, path, err, errlen);
+	if (rc < 0) {
+		snprintf(err, errlen,
+			 "cannot write the labels cache %s: cannot create a file in its "
+			 "folder (%s)",
+			 path, strerror(-rc));
+		return rc;
 	}
 	if (l->header[0])
-		bad |= fprintf(f, "%s\n", l->header) < 0;
+		bad |= fprintf(af.f, "%s\n", l->header) < 0;
 	for (long i = 0; i < l->n; i++) {
 		const struct entry *e = &l->e[i];
 
 		/* Not asked yet (unknown outcome): a line merge_line() skips. */
-		bad |= az_eval_write_label(f, e->moves, e->outcome, e->keeps) < 0;
+		bad |= az_eval_write_label(af.f, e->moves, e->outcome, e->keeps) < 0;
 	}
 	if (l->keep_tail)
-		bad |= copy_tail(l, path, f);
-	if (fclose(f) != 0 || bad || rename(tmp, path) < 0) {
-		snprintf(err, errlen, "cannot write the labels cache %s: %s", path,
-			 strerror(errno));
-		unlink(tmp);
+		bad |= copy_tail(l, path, af.f);
+	if (bad) {
+		snprintf(err, errlen, "cannot write the labels cache %s: write failed (%s)", path,
+			 strerror(errno ? errno : EIO));
+		az_atomic_abort(&af);
 		return -EIO;
 	}
-	return 0;
+	rc = az_atomic_commit(&af, err, errlen);
+	if (rc < 0)
+		snprintf(err, errlen, "cannot write the labels cache %s: %s", path, strerror(-rc));
+	return rc;
 }
 
 int az_labels_save(struct az_labels *l, char *err, size_t errlen)

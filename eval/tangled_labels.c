@@ -205,24 +205,22 @@ int az_tangled_labelled_write(const char *path, const struct az_tangled_sample *
 {
 	const struct az_game *g = az_tangled_game();
 	uint8_t st[AZ_GAME_STATE_MAX], best[AZ_GAME_ACTIONS_MAX];
-	char moves[AZ_POSITIONS_LINE_MAX + 1], tmp[PATH_MAX + 32];
+	char moves[AZ_POSITIONS_LINE_MAX + 1];
+	struct az_atomic_file af;
 	long max_games = p->max_games ? p->max_games : 100 * p->count;
 	struct seen seen = {.kb = g ? g->state_bytes : 1};
 	struct timespec t0, t1;
 	struct az_rng rng;
 	int rc = 0, v;
-	FILE *f;
 
 	memset(r, 0, sizeof(*r));
 	if (!g) {
 		snprintf(err, errlen, "tangled is not configured");
 		return -EINVAL;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	if (!(f = fopen(tmp, "w"))) {
-		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-		return -EIO;
-	}
+	rc = az_atomic_open(&af, path, err, errlen);
+	if (rc < 0)
+		return rc;
 	az_rng_seed(&rng, p->seed);
 	while (rc == 0 && r->written < p->count && r->games < max_games) {
 		if (p->tick && p->tick(p->tick_arg, r->written, p->count)) {
@@ -245,7 +243,7 @@ int az_tangled_labelled_write(const char *path, const struct az_tangled_sample *
 			r->unsolved++;
 			rc = 0;
 		} else if (rc == 0) {
-			write_line(f, g, moves, v, best);
+			write_line(af.f, g, moves, v, best);
 			r->written++;
 		}
 	}
@@ -258,14 +256,8 @@ int az_tangled_labelled_write(const char *path, const struct az_tangled_sample *
 				 access(path, F_OK) == 0 ? "is unchanged" : "was not written");
 		else
 			snprintf(err, errlen, "labelling failed: %s", strerror(-rc));
-		fclose(f);
-		unlink(tmp);
+		az_atomic_abort(&af);
 		return rc;
 	}
-	if (fclose(f) != 0 || rename(tmp, path) < 0) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -EIO;
-	}
-	return 0;
+	return az_atomic_commit(&af, err, errlen);
 }
