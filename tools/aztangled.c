@@ -2,6 +2,7 @@
 /* aztangled: adjudicate Tangled terminal states (TANGLED.md section 3) with the exact
  * Schrodinger evolution, its Krylov variant or simulated annealing; prints the winner, the
  * score and the influence vector of each state, as text or JSON lines. */
+#include <cblas.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -305,6 +306,9 @@ int main(int argc, char **argv)
 
 	if (az_version_option(argc, argv, "aztangled"))
 		return 0;
+	/* One BLAS thread (inherited by the table's forked builders): the adjudicator's LAPACKE
+	 * calls are small, and OpenBLAS's spinning threads stall them on a busy machine. */
+	openblas_set_num_threads(1);
 	az_tangled_options_default(&cli.o);
 	if (argc > 1 && strcmp(argv[1], "table") == 0) {
 		table = 1;
