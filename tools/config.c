@@ -535,17 +535,28 @@ static int is_arch_opt(const struct opt *o)
 }
 
 /* Whether value v of o would change c's game or architecture, compared as parsed ("resnet"
- * alone keeps the width and blocks; the run's own value may repeat); 0 for a value o refuses
- * (setting it says why). */
+ * alone keeps the width and blocks; the run's own value may repeat): the network, the game, or
+ * the game's configuration that checkpoints record (Tangled: graph, variant, inputs); 0 for a
+ * value o refuses (setting it says why). */
 static int changes_run(const struct az_config *c, const struct opt *o, const char *v)
 {
 	struct az_config tmp = *c;
-	char e[300];
+	char e[300], was[512], now[512];
 
 	if (config_set_value(&tmp, o, v, e, sizeof(e)) < 0)
 		return 0;
+	az_config_game_options(c, was, sizeof(was));
+	az_config_game_options(&tmp, now, sizeof(now));
 	return tmp.net != c->net || tmp.hidden != c->hidden || tmp.blocks != c->blocks ||
-	       strcmp(tmp.value_head, c->value_head) != 0 || strcmp(tmp.game, c->game) != 0;
+	       strcmp(tmp.value_head, c->value_head) != 0 || strcmp(tmp.game, c->game) != 0 ||
+	       strcmp(was, now) != 0;
+}
+
+/* Whether o can change what changes_run() guards: the network, the game or a game option. */
+static int is_run_opt(const struct opt *o)
+{
+	return is_arch_opt(o) || o->o.off == offsetof(struct az_config, game) ||
+	       config_game_opt(o) != NULL;
 }
 
 /* Apply the file's options over c; refuses unknown keys and, on resume, a new game or
@@ -567,8 +578,7 @@ static int ini_apply(struct az_config *c, const struct ini_pairs *p, const char 
 				 "options without '--')", path, p->key[i]);
 			return -EINVAL;
 		}
-		if (resume && (is_arch_opt(o) || o->o.off == offsetof(struct az_config, game)) &&
-		    changes_run(c, o, p->val[i])) {
+		if (resume && is_run_opt(o) && changes_run(c, o, p->val[i])) {
 			az_config_show_value(c, o, cur, sizeof(cur));
 			snprintf(err, errlen, "--config %s: %s = %s, but the run being resumed has %s; "
 				 "the game and architecture of a run cannot change", path, o->o.name,
@@ -653,9 +663,13 @@ static int parse_arg(struct az_config *c, int argc, char **argv, int *i, int res
 		}
 		val = argv[++*i];
 	}
-	if (resume && is_arch_opt(o) && changes_run(c, o, val ? val : "")) {
-		snprintf(err, errlen, "--resume: the architecture of a run cannot change (--%s; "
-			 "start a new run with a different --out instead)", o->o.name);
+	if (resume && is_run_opt(o) && changes_run(c, o, val ? val : "")) {
+		char cur[64];
+
+		az_config_show_value(c, o, cur, sizeof(cur));
+		snprintf(err, errlen, "--resume: the %s of a run cannot change (--%s %s; the run has "
+			 "%s; start a new run with a different --out instead)",
+			 is_arch_opt(o) ? "architecture" : "game", o->o.name, val ? val : "", cur);
 		return -EINVAL;
 	}
 	return config_set_value(c, o, val ? val : "", err, errlen);

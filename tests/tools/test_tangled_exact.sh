@@ -6,7 +6,8 @@
 # move, so a move is a mistake exactly when it is not one), caches its labels, ignores a cache of
 # another configuration, and reports an exhausted budget as unsolved; --vs-sims reaches the
 # rollout opponent; --agent rollout judges the baseline on the same positions; a network with
-# --inputs completions evaluates; bad values exit 2; a stop signal leaves no partial file.
+# --inputs completions evaluates; a resume that changes the game is refused; bad values exit 2;
+# a stop signal leaves no partial file.
 # Usage: test_tangled_exact.sh AZRUN AZEVAL
 set -euo pipefail
 AZRUN=$1 AZEVAL=$2
@@ -108,6 +109,21 @@ grep -q '"positions": 40' "$T/mc.json" || fail "completions checkpoint: $(cat "$
 head -1 "$T/k4.txt.labels" | grep -q "^# tangled-labels 1 graph=3;variant=free;adjudicator=" ||
 	fail "the inputs entered the labels' key: $(head -1 "$T/k4.txt.labels")"
 "$AZRUN" verify --out "$T/tc" > /dev/null || fail "verify of a completions run"
+# The game's recorded configuration cannot change on --resume (its checkpoints record it): the
+# inputs, the variant and the graph are refused, from the command line and from a --config file.
+for change in "--inputs plain" "--variant fixed" "--graph 4"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$AZRUN" --resume --out "$T/tc" --iterations 2 $change 2> "$T/tx.err" || rc=$?
+	[ "$rc" -eq 2 ] && grep -q "the game of a run cannot change (${change}; the run has" \
+		"$T/tx.err" || fail "--resume $change: exit $rc, $(cat "$T/tx.err")"
+done
+printf '[azrun]\ngame = tangled\nvariant = fixed\n' > "$T/fixed.ini"
+rc=0
+"$AZRUN" --resume --out "$T/tc" --config "$T/fixed.ini" 2> "$T/tx.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "variant = fixed, but the run being resumed has free" "$T/tx.err" ||
+	fail "--resume --config with another variant: exit $rc, $(cat "$T/tx.err")"
+grep -q '"variant":[[:space:]]*"free"' "$T/tc/run.json" || fail "run.json changed: $(cat "$T/tc/run.json")"
 rc=0
 "$AZRUN" --game tangled --graph 3 --inputs completions --adjudicator anneal --out "$T/tx" \
 	--iterations 1 "${tiny[@]}" 2> "$T/tx.err" || rc=$?
