@@ -84,8 +84,7 @@ static int fsync_dir_of(const char *path)
 	return rc;
 }
 
-int az_write_file_atomic(const char *path, const void *data, size_t len, char *err,
-			 size_t errlen)
+int az_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
 	char tmp[1100];
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
@@ -133,16 +132,80 @@ int az_write_file_atomic(const char *path, const void *data, size_t len, char *e
 	return rc;
 }
 
-int az_atomic_open(struct az_atomic_file *af, const char *path, char *err, size_t errlen)
+/* The file path names (a symbolic link followed) into out[0..n), checked as az_atomic_check()
+ * says; 0 or -errno with a message in err. */
+static int atomic_target(const char *path, char *out, size_t n, char *err, size_t errlen)
 {
-	int n = snprintf(af->path, sizeof(af->path), "%s", path);
+	const char *base, *slash;
+	char dir[PATH_MAX];
+	struct stat st;
 
-	af->f = NULL;
-	if (n < 0 || (size_t)n >= sizeof(af->path)) {
-		snprintf(err, errlen, "cannot write %.200s...: the path is too long", path);
+	if (!path[0]) {
+		snprintf(err, errlen, "an empty file name");
+		return -EINVAL;
+	}
+	if (strlen(path) >= n) {
+		snprintf(err, errlen, "%.200s...: the path is longer than %zu bytes", path, n - 1);
 		return -ENAMETOOLONG;
 	}
-	snprintf(af->tmp, sizeof(af->tmp), "%s.tmp.%ld", path, (long)getpid());
+	snprintf(out, n, "%s", path);
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && !realpath(path, out)) {
+		snprintf(err, errlen, "%s: a symbolic link to nothing (%s)", path, strerror(errno));
+		return -ENOENT;
+	}
+	if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: a directory; name the file to write", path);
+		return -EISDIR;
+	}
+	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen,
+			 "%s: not a regular file (a device, FIFO or socket); name a "
+			 "file to write",
+			 path);
+		return -EINVAL;
+	}
+	slash = strrchr(out, '/');
+	base = slash ? slash + 1 : out;
+	if (strlen(base) > NAME_MAX) {
+		snprintf(err, errlen, "%s: a file name longer than %d bytes", path, NAME_MAX);
+		return -ENAMETOOLONG;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - out) + 1 : 1, slash ? out : ".");
+	if (access(dir, W_OK | X_OK) != 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: cannot create files in %s (%s)", path, dir, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int az_atomic_check(const char *path, char *err, size_t errlen)
+{
+	char target[PATH_MAX];
+
+	return atomic_target(path, target, sizeof(target), err, errlen);
+}
+
+int az_atomic_open(struct az_atomic_file *af, const char *path, char *err, size_t errlen)
+{
+	char why[PATH_MAX + 200];
+	const char *slash, *base;
+	int rc = atomic_target(path, af->path, sizeof(af->path), why, sizeof(why));
+
+	af->f = NULL;
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot write %s", why);
+		return rc;
+	}
+	/* "<name>.tmp.<pid>" beside the file; a name too long for that suffix gets a short one. */
+	slash = strrchr(af->path, '/');
+	base = slash ? slash + 1 : af->path;
+	if (strlen(base) + 24 <= NAME_MAX)
+		snprintf(af->tmp, sizeof(af->tmp), "%s.tmp.%ld", af->path, (long)getpid());
+	else
+		snprintf(af->tmp, sizeof(af->tmp), "%.*s.az.tmp.%ld",
+			 slash ? (int)(slash - af->path) + 1 : 0, af->path, (long)getpid());
 	af->f = fopen(af->tmp, "we");
 	if (!af->f) {
 		int e = errno;

@@ -33,7 +33,15 @@ struct az_atomic_file {
 	char tmp[PATH_MAX + 32];
 };
 
-/* Open af for path. 0, or -errno with "cannot write PATH: ..." in err (af->f is then NULL). */
+/* Whether az_atomic_open(path) can work: path not empty and not a directory, device, FIFO or
+ * socket (a symbolic link is followed: the file it names is replaced, the link kept), its file
+ * name at most NAME_MAX bytes, in a folder that exists and takes new files (access(2): root
+ * passes). 0, or -errno with "PATH: what is wrong" in err; touches nothing. Lets a tool refuse
+ * before minutes of work rather than after. */
+int az_atomic_check(const char *path, char *err, size_t errlen);
+
+/* Open af for path (az_atomic_check's rules; a link's target is what af->path names). 0, or
+ * -errno with "cannot write PATH: ..." in err (af->f is then NULL). */
 int az_atomic_open(struct az_atomic_file *af, const char *path, char *err, size_t errlen);
 
 /* Finish af: flush, fsync, close, rename over af->path, fsync the directory. On failure the

@@ -552,26 +552,17 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 	return NULL;
 }
 
-/* Whether --write-labelled's F can be written once the (possibly long) solving is done: not a
- * directory, in a directory that exists and takes new files. 0, or 2 after a message. */
+/* Whether --write-labelled's F can be written once the (possibly long) solving is done
+ * (az_atomic_check: a regular file or a new one, in a directory that takes new files). 0, or 2
+ * after a message. */
 static int check_labelled_target(const char *path)
 {
-	char dir[4096];
-	struct stat st;
-	const char *slash = strrchr(path, '/');
+	char err[AZ_ERR_LEN];
 
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "azeval: --write-labelled %s: a directory; name the file to write\n",
-			path);
-		return 2;
-	}
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
-	if (access(dir, W_OK | X_OK) != 0) {
-		fprintf(stderr, "azeval: --write-labelled %s: cannot create files in %s (%s); "
-			"nothing was solved\n", path, dir, strerror(errno));
-		return 2;
-	}
-	return 0;
+	if (az_atomic_check(path, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "azeval: --write-labelled %s; nothing was solved\n", err);
+	return 2;
 }
 
 /* Open the checkpoint as a network of g on a batch-1 backend, the evaluator c. Returns 0, or the

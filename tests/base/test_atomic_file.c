@@ -101,10 +101,16 @@ static void test_errors_name_the_path(void **state)
 	assert_null(af.f);
 	assert_non_null(strstr(err, path));
 	assert_null(strstr(err, ".tmp."));
-	/* The path is a folder: the rename fails, the folder stays, no temporary file is left. */
+	/* The path is a folder: refused at once. */
 	snprintf(path, sizeof(path), "%s/sub", dir);
 	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(az_atomic_open(&af, path, err, sizeof(err)), -EISDIR);
+	assert_non_null(strstr(err, "a directory"));
+	/* It became one while the file was written: the rename fails, the folder stays, no
+	 * temporary file is left. */
+	assert_int_equal(rmdir(path), 0);
 	assert_int_equal(az_atomic_open(&af, path, err, sizeof(err)), 0);
+	assert_int_equal(mkdir(path, 0755), 0);
 	fputs("x\n", af.f);
 	assert_true(az_atomic_commit(&af, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "rename failed"));
@@ -116,6 +122,50 @@ static void test_errors_name_the_path(void **state)
 	assert_int_equal(rmdir(path), 0);
 }
 
+static void test_targets(void **state)
+{
+	struct az_atomic_file af;
+	char path[512], link[128], name[300], err[600] = "";
+	struct stat st;
+
+	(void)state;
+	/* A symbolic link is followed: its file gets the new content, the link stays a link. */
+	snprintf(path, sizeof(path), "%s/real.txt", dir);
+	snprintf(link, sizeof(link), "%s/link.txt", dir);
+	put(path, "old\n");
+	assert_int_equal(symlink("real.txt", link), 0);
+	assert_int_equal(az_atomic_open(&af, link, err, sizeof(err)), 0);
+	fputs("through the link\n", af.f);
+	assert_int_equal(az_atomic_commit(&af, err, sizeof(err)), 0);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	expect(path, "through the link\n");
+	/* A FIFO (as a device) is refused, before anything is created, and stays what it was. */
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	assert_int_equal(az_atomic_check(path, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a regular file"));
+	assert_int_equal(az_atomic_open(&af, path, err, sizeof(err)), -EINVAL);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_int_equal(entries(), 3);
+	/* An empty name; a name longer than NAME_MAX; the longest legal name is written (its
+	 * temporary file takes a short name, as "<name>.tmp.<pid>" would not fit). */
+	assert_int_equal(az_atomic_check("", err, sizeof(err)), -EINVAL);
+	memset(name, 'n', sizeof(name));
+	name[256] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(az_atomic_check(path, err, sizeof(err)), -ENAMETOOLONG);
+	name[255] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(az_atomic_open(&af, path, err, sizeof(err)), 0);
+	fputs("long\n", af.f);
+	assert_int_equal(az_atomic_commit(&af, err, sizeof(err)), 0);
+	expect(path, "long\n");
+	assert_int_equal(entries(), 4);
+}
+
 AZ_TEST_MAIN(cmocka_unit_test_setup_teardown(test_commit_replaces, make_dir, remove_dir),
 	     cmocka_unit_test_setup_teardown(test_abort_keeps_old, make_dir, remove_dir),
-	     cmocka_unit_test_setup_teardown(test_errors_name_the_path, make_dir, remove_dir))
+	     cmocka_unit_test_setup_teardown(test_errors_name_the_path, make_dir, remove_dir),
+	     cmocka_unit_test_setup_teardown(test_targets, make_dir, remove_dir))

@@ -150,6 +150,13 @@ bad --game tangled --graph 3 --write-labelled "$T" --uncoloured 3
 bad --game connect4 --write-labelled "$T/no/such/dir/x.txt" --tactic win
 grep -q "cannot create files in $T/no/such/dir/ (No such file or directory)" "$T/bad.err" ||
 	fail "write-labelled into a missing directory: $(cat "$T/bad.err")"
+# neither an empty name nor a FIFO (or a device) is replaced by a regular file
+bad --game tangled --graph 3 --write-labelled "" --uncoloured 3
+mkfifo "$T/fifo"
+bad --game tangled --graph 3 --write-labelled "$T/fifo" --uncoloured 3
+grep -q "not a regular file" "$T/bad.err" && [ -p "$T/fifo" ] ||
+	fail "write-labelled onto a FIFO: $(cat "$T/bad.err")"
+rm -f "$T/fifo"
 bad --checkpoint "$CK" --vs random --vs-sims 4
 bad --checkpoint "$CK" --vs rollout --vs-sims 1
 bad --game tangled --graph 3 --variant free --positions "$T/k4.txt" --agent rollout --sims 8
