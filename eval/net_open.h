@@ -25,7 +25,7 @@ struct az_net_open_args {
 struct az_opened_net {
 	struct az_backend *be;   /* owned; model slot 0 holds the network, for args.batch rows */
 	struct az_net_eval eval; /* owned buffers, over be: az_net_eval(&eval, ...) */
-	char backend[160];       /* the backend chosen and why (az_backend_create's why[]) */
+	char backend[400];       /* the backend chosen and why (az_backend_create's why[]) */
 	struct az_arch arch;     /* the network's shape, value head included */
 };
 

@@ -85,7 +85,7 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 	uint32_t B = cfg->train_batch;
 	/* AZ_BACKEND_AUTO trains on the CPU: the GPU trainer runs only for an explicit --backend
 	 * cuda (train/train_backend.h). */
-	char why[128];
+	char why[400];
 	rc = az_train_backend_create(cfg->backend, m, &tp, B, &tb, why, sizeof(why));
 	if (rc < 0) {
 		snprintf(err, errlen, "trainer: cannot create the training backend: %s (%s)", why,
