@@ -157,7 +157,7 @@ static int setup_tangled(const struct opts *o, const char *recorded)
 	if (rc == 0)
 		rc = az_config_game(&c, &g, err, sizeof(err));
 	if (rc < 0)
-		fprintf(stderr, "azplay: tangled: %s\n", err);
+		fprintf(stderr, "azplay: %s\n", err);
 	return rc;
 }
 
