@@ -492,12 +492,22 @@ int az_tangled_setup(const struct az_tangled_options *o, char *err, size_t errle
 	if (ret)
 		goto fail;
 	if (o->inputs == AZ_TANGLED_INPUTS_COMPLETIONS && !complete_table(g)) {
+		char why[160];
+
+		if (strncmp(az_tangled_adj_name(tg.adj), "table", 5) != 0)
+			snprintf(why, sizeof(why), "graph %s is adjudicated by %s, not a table",
+				 g->name, az_tangled_adj_name(tg.adj));
+		else if (g->e > 16)
+			snprintf(why, sizeof(why), "graph %s has %d edges, more than a complete "
+				 "table holds", g->name, g->e);
+		else
+			snprintf(why, sizeof(why), "no cache directory holds graph %s's table (is "
+				 "RINGZERO_CACHE_DIR none?)", g->name);
 		ret = setfail(err, errlen, -EINVAL,
 			      "inputs 'completions' look up three colourings per evaluated "
 			      "position: they need a complete outcome table (adjudicator table on a "
-			      "graph with at most 16 edges and a cache directory), and graph %s "
-			      "is adjudicated by %s; use inputs 'plain'", g->name,
-			      az_tangled_adj_name(tg.adj));
+			      "graph with at most 16 edges and a cache directory), but %s; use "
+			      "inputs 'plain'", why);
 		goto fail;
 	}
 	ret = make_symmetries();
