@@ -21,7 +21,7 @@ static const struct az_game_opt opts[AZ_TANGLED_OPTS] = {
 		"tangled: table | exact | exact-krylov | anneal (default: table on K3/K4)", "", 0, 0,
 		0 },
 	[AZ_TANGLED_OPT_EPSILON] = { "epsilon", AZ_GAME_OPT_F32, 0, "E",
-		"tangled: draw band of the adjudicated score", "0.5", 0, 1e9, 0 },
+		"tangled: draw band of the adjudicated score", "0.5", 0, 1e9, 1 },
 	[AZ_TANGLED_OPT_INPUTS] = { "inputs", AZ_GAME_OPT_STR, 12, "I",
 		"tangled: network inputs: plain (tokens, edge colours) | completions (plus the "
 		"outcome and score of the position with every uncoloured edge grey, green or "
@@ -92,19 +92,25 @@ int az_tangled_configure(const union az_game_opt_value *v, uint64_t seed, char *
 	return rc;
 }
 
-/* The board a checkpoint was trained on: its graph (number or file) and variant, and its
- * inputs when they are not plain (so that older checkpoints, which have none, read as plain). */
+/* The board a checkpoint was trained on: its graph (number or file) and variant, its draw band
+ * when it is not 0.5, and its inputs when they are not plain (so that older checkpoints, which
+ * have neither, read as 0.5 and plain). */
 static void record(const union az_game_opt_value *v, char *buf, size_t n)
 {
 	const char *in = v[AZ_TANGLED_OPT_INPUTS].str;
 	int plain = !in[0] || strcmp(in, "plain") == 0;
+	char eps[32] = "";
 
+	if (v[AZ_TANGLED_OPT_EPSILON].f32 != 0.5f)
+		snprintf(eps, sizeof(eps), ";epsilon=%g", (double)v[AZ_TANGLED_OPT_EPSILON].f32);
 	if (v[AZ_TANGLED_OPT_GRAPH_FILE].str[0])
-		snprintf(buf, n, "graph-file=%s;variant=%s%s%s", v[AZ_TANGLED_OPT_GRAPH_FILE].str,
-			 v[AZ_TANGLED_OPT_VARIANT].str, plain ? "" : ";inputs=", plain ? "" : in);
+		snprintf(buf, n, "graph-file=%s;variant=%s%s%s%s", v[AZ_TANGLED_OPT_GRAPH_FILE].str,
+			 v[AZ_TANGLED_OPT_VARIANT].str, eps, plain ? "" : ";inputs=",
+			 plain ? "" : in);
 	else
-		snprintf(buf, n, "graph=%u;variant=%s%s%s", v[AZ_TANGLED_OPT_GRAPH].u32,
-			 v[AZ_TANGLED_OPT_VARIANT].str, plain ? "" : ";inputs=", plain ? "" : in);
+		snprintf(buf, n, "graph=%u;variant=%s%s%s%s", v[AZ_TANGLED_OPT_GRAPH].u32,
+			 v[AZ_TANGLED_OPT_VARIANT].str, eps, plain ? "" : ";inputs=",
+			 plain ? "" : in);
 }
 
 const struct az_game_desc az_game_desc_tangled = {

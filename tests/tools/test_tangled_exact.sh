@@ -109,9 +109,19 @@ grep -q '"positions": 40' "$T/mc.json" || fail "completions checkpoint: $(cat "$
 head -1 "$T/k4.txt.labels" | grep -q "^# tangled-labels 1 graph=3;variant=free;adjudicator=" ||
 	fail "the inputs entered the labels' key: $(head -1 "$T/k4.txt.labels")"
 "$AZRUN" verify --out "$T/tc" > /dev/null || fail "verify of a completions run"
+# A draw band other than 0.5 is part of the rules a checkpoint records: azeval plays and solves
+# with it, and its labels cache is keyed by it.
+"$AZRUN" --game tangled --graph 3 --epsilon 0.3 --out "$T/te" --iterations 1 "${tiny[@]}" \
+	2> "$T/te.log" || fail "azrun --epsilon 0.3: $(tail -3 "$T/te.log")"
+head -3 "$T/k4.txt" > "$T/k4e.txt"
+"$AZEVAL" --checkpoint "$T/te/best.safetensors" --positions "$T/k4e.txt" --mistakes --sims 0 \
+	> /dev/null 2> "$T/te.err" || fail "--mistakes with an epsilon 0.3 checkpoint: $(cat "$T/te.err")"
+head -1 "$T/k4e.txt.labels" | grep -q "^# tangled-labels 1 graph=3;variant=free;epsilon=0.3;" ||
+	fail "epsilon did not reach the labels' key: $(head -1 "$T/k4e.txt.labels")"
 # The game's recorded configuration cannot change on --resume (its checkpoints record it): the
-# inputs, the variant and the graph are refused, from the command line and from a --config file.
-for change in "--inputs plain" "--variant fixed" "--graph 4"; do
+# inputs, the variant, the graph and the draw band are refused, from the command line and from a
+# --config file.
+for change in "--inputs plain" "--variant fixed" "--graph 4" "--epsilon 0.4"; do
 	rc=0
 	# shellcheck disable=SC2086
 	"$AZRUN" --resume --out "$T/tc" --iterations 2 $change 2> "$T/tx.err" || rc=$?
