@@ -77,8 +77,9 @@ static struct az_opt eval_opt[] = {
 	{"seed", AZ_OPT_U64, O(seed), "S", 0, 0, "1", "seed of the opponents", NULL, NULL, NULL},
 	{"write-labelled", AZ_OPT_STR, O(labelled), "F", 0, 0, NULL, "write labelled positions "
 	 "to F with the built-in exact solver: every reachable non-terminal position with its "
-	 "score and optimal moves (a game of at most 1000000 positions: tic-tac-toe); connect4 "
-	 "with --tactic; tangled with --uncoloured", NULL, NULL, NULL},
+	 "score and optimal moves (a game of at most 1000000 positions: tic-tac-toe, Tangled "
+	 "on K4 and smaller graphs); connect4 with --tactic; tangled on larger graphs with "
+	 "--uncoloured", NULL, NULL, NULL},
 	{"mistakes", AZ_OPT_FLAG, O(mistakes), NULL, 0, 0, NULL, "connect4, tangled: "
 	 "AlphaZero.jl's mistake rate, the share of moves that change the game-theoretic "
 	 "outcome, by the built-in solver, solving only the moves played; the labels are cached "

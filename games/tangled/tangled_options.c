@@ -18,8 +18,8 @@ static const struct az_game_opt opts[AZ_TANGLED_OPTS] = {
 	[AZ_TANGLED_OPT_VARIANT] = { "variant", AZ_GAME_OPT_STR, 8, "V",
 		"tangled: free | fixed (token vertices given)", "free", 0, 0, 1 },
 	[AZ_TANGLED_OPT_ADJUDICATOR] = { "adjudicator", AZ_GAME_OPT_STR, 32, "A",
-		"tangled: table | exact | exact-krylov | anneal (default: table on K3/K4)", "", 0, 0,
-		0 },
+		"tangled: table | table:METHOD | exact | exact-krylov | anneal (default: table, that "
+		"is table:exact up to 6 vertices, table:anneal above)", "", 0, 0, 0 },
 	[AZ_TANGLED_OPT_EPSILON] = { "epsilon", AZ_GAME_OPT_F32, 0, "E",
 		"tangled: draw band of the adjudicated score", "0.5", 0, 1e9, 1 },
 	[AZ_TANGLED_OPT_INPUTS] = { "inputs", AZ_GAME_OPT_STR, 12, "I",
