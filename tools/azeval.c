@@ -316,8 +316,14 @@ static void bad_line(const struct az_game *g, const char *path, long lineno, con
 			"evaluation's game is %s: if it holds %s positions, give %s positions (or a "
 			"%s checkpoint and --game %s)\n", path, lineno, err, path, o->name, g->name,
 			o->name, g->name, o->name, o->name);
-	else
-		fprintf(stderr, "azeval: %s:%ld: %s\n", path, lineno, err);
+	else {
+		char hint[AZ_ERR_LEN];
+
+		fprintf(stderr, "azeval: %s:%ld: %s%s\n", path, lineno, err,
+			strcmp(g->name, "tangled") == 0
+				? azeval_tangled_hint(path, err, hint, sizeof(hint))
+				: "");
+	}
 }
 
 static int eval_file(struct eval_ctx *c, const char *path, uint32_t sims,

@@ -79,6 +79,11 @@ int azeval_c4_mistakes(struct eval_ctx *c, const struct eval_opts *o,
  * message. */
 int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c);
 
+/* The hint for a Tangled positions file whose move err calls illegal or unknown (a file of
+ * another graph or variant reads so): "; this evaluation plays Tangled on G with V tokens ...",
+ * in buf, or "" for any other error. */
+const char *azeval_tangled_hint(const char *path, const char *err, char *buf, size_t n);
+
 /* The labels cache's key: the configured Tangled game (graph, variant, adjudicator) into buf. */
 void azeval_tangled_key(const struct az_config *gc, char *buf, size_t n);
 

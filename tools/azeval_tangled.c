@@ -118,6 +118,20 @@ int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c)
 
 /* The configuration the Tangled labels depend on (the labels cache's key): the checkpoint's
  * game options without the network's inputs, which change no solved outcome. */
+const char *azeval_tangled_hint(const char *path, const char *err, char *buf, size_t n)
+{
+	const struct az_tangled_graph *g = az_tangled_current_graph();
+
+	if (!g || (!strstr(err, "illegal in this position") &&
+		   !strstr(err, "not a move of this game")))
+		return "";
+	snprintf(buf, n, "; this evaluation plays Tangled on %s with %s tokens (a checkpoint's "
+		 "record, or --graph and --variant): is %s for another graph or variant?", g->name,
+		 az_tangled_current_tokens(NULL, NULL) == AZ_TANGLED_FIXED ? "fixed" : "free",
+		 path);
+	return buf;
+}
+
 void azeval_tangled_key(const struct az_config *gc, char *buf, size_t n)
 {
 	char rec[300], *in;
@@ -150,7 +164,10 @@ int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		return rc;
 	if ((rc = az_tangled_labels_open(o->positions, path, key, o->limit, s, &l, err,
 					 sizeof(err))) < 0) {
-		fprintf(stderr, "azeval: %s\n", err);
+		char hint[AZ_ERR_LEN];
+
+		fprintf(stderr, "azeval: %s%s\n", err,
+			azeval_tangled_hint(o->positions, err, hint, sizeof(hint)));
 		az_tangled_solver_destroy(s);
 		return rc == -EINVAL || rc == -ENOENT ? 2 : 1;
 	}

@@ -187,6 +187,11 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 bad --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --agent rollout
 bad --game tangled --graph 3 --positions "$T/k4.txt" --mistakes --agent mcts
+# a free-token file read with fixed tokens: the error says which board this evaluation plays
+bad --game tangled --graph 3 --variant fixed --positions "$T/k4.txt" --mistakes --agent rollout \
+	--sims 8
+grep -q "plays Tangled on K4 with fixed tokens .*for another graph or variant" "$T/bad.err" ||
+	fail "no board hint: $(cat "$T/bad.err")"
 [ ! -e "$T/x.txt" ] || fail "a refused command wrote its file"
 
 # A stop signal during --write-labelled (Petersen: far more positions asked for than it can
