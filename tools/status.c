@@ -346,6 +346,25 @@ int az_subcommand_open_run(int argc, char **argv, const char *help, void (*notes
 	return -1;
 }
 
+/* ", graph=5;variant=fixed..." for a game whose checkpoints record a configuration (Tangled's
+ * board, draw band and inputs), read from dir's run.json; "" otherwise or when it does not load
+ * (run_info_load has checked it). */
+static const char *board(const char *dir)
+{
+	static struct az_config c;
+	static char out[320];
+	char path[AZ_RUNDIR_PATH_MAX], rec[300], err[512];
+
+	out[0] = '\0';
+	az_rundir_path(path, sizeof(path), dir, AZ_RUNDIR_CONFIG);
+	if (az_config_load(&c, path, err, sizeof(err)) < 0)
+		return out;
+	az_config_game_options(&c, rec, sizeof(rec));
+	if (rec[0])
+		snprintf(out, sizeof(out), ", %s", rec);
+	return out;
+}
+
 int az_status_main(int argc, char **argv)
 {
 	struct az_subcommand_opts o;
@@ -353,7 +372,7 @@ int az_status_main(int argc, char **argv)
 	int rc = az_subcommand_open_run(argc, argv, az_help_azrun_status, NULL, &o, &ri);
 	if (rc >= 0)
 		return rc;
-	printf("run:        %s (%s)\n", o.out, ri.game);
+	printf("run:        %s (%s%s)\n", o.out, ri.game, board(o.out));
 	if (ri.running) {
 		print_live(&ri);
 	} else {

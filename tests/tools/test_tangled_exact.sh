@@ -109,6 +109,9 @@ grep -q '"positions": 40' "$T/mc.json" || fail "completions checkpoint: $(cat "$
 head -1 "$T/k4.txt.labels" | grep -q "^# tangled-labels 1 graph=3;variant=free;adjudicator=" ||
 	fail "the inputs entered the labels' key: $(head -1 "$T/k4.txt.labels")"
 "$AZRUN" verify --out "$T/tc" > /dev/null || fail "verify of a completions run"
+"$AZRUN" status --out "$T/tc" | head -1 |
+	grep -q "(tangled, graph=3;variant=free;inputs=completions)$" ||
+	fail "status does not name the board and inputs: $("$AZRUN" status --out "$T/tc" | head -1)"
 # A draw band other than 0.5 is part of the rules a checkpoint records: azeval plays and solves
 # with it, and its labels cache is keyed by it.
 "$AZRUN" --game tangled --graph 3 --epsilon 0.3 --out "$T/te" --iterations 1 "${tiny[@]}" \
