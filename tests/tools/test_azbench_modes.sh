@@ -166,7 +166,7 @@ grep -q "PyTorch side .*torch_train_bench.py (found" "$T/train2.json.err" ||
 for bad in "infer --batches 0" "pipeline --game chess" "train --seconds -1" "infer --bogus" \
 	"pipeline --game connect4 --net resnet:5000x1" \
 	"pipeline --game tictactoe --eval-cache shared --eval-cache-mb 5000" \
-	"pipeline --phases 21" "pipeline --sims 2,3"; do
+	"pipeline --phases 21" "pipeline --sims 1" "pipeline --sims 2,3"; do
 	set +e
 	# shellcheck disable=SC2086
 	"$AZBENCH" $bad > /dev/null 2> "$T/err"; rc=$?
@@ -174,7 +174,7 @@ for bad in "infer --batches 0" "pipeline --game chess" "train --seconds -1" "inf
 	[ $rc -eq 2 ] && [ -s "$T/err" ] || fail "azbench $bad: exit $rc, expected 2 and a message"
 done
 # A single-number option says so, with its range and what it got (its option table's message).
-grep -qx "azbench pipeline: --sims: expected a whole number in \[1, 100000\], got '2,3'" "$T/err" ||
+grep -qx "azbench pipeline: --sims: expected a whole number in \[2, 100000\], got '2,3'" "$T/err" ||
 	fail "pipeline --sims 2,3: $(cat "$T/err")"
 # --backend's message lists every backend it accepts (cpu-async included).
 set +e

@@ -77,7 +77,7 @@ static const struct az_opt pipe_opt[] = {
 	{"games-per-worker", AZ_OPT_PARSE, O(gpw), "LIST", 0, 0, "4,16,128",
 	 "games in flight per worker G", AZ_BENCH_LIST_RANGE(MAX_LIST, 1, GPW_MAX), NULL,
 	 parse_gpw},
-	{"sims", AZ_OPT_U32, O(sims), "N", 1, SIMS_MAX, NULL,
+	{"sims", AZ_OPT_U32, O(sims), "N", 2, SIMS_MAX, NULL,
 	 "simulations per move (default: the game's)", NULL, NULL, NULL},
 	{"net", AZ_OPT_PARSE, O(net), "HxR", 0, 0, NULL,
 	 "the network: HxR, mlp:HxR, or resnet:FxR (F filters; the games with a board) "
