@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -157,17 +158,23 @@ static long merge_file(struct az_labels *l, const char *path)
 /* Whether the file at path may be replaced by l's cache: absent, empty, or a labels cache (a
  * "# " header line, of this configuration or another, or a first line "<moves> <outcome>
  * <keeps>" whose keeps has one of '+', 'x', '?', '-' per action). Anything else, a positions file
- * above all, is refused: az_labels_save() would overwrite it. */
-static int replaceable(const struct az_labels *l, const char *path)
+ * above all (the source src itself, or one that starts with its board line), is refused:
+ * az_labels_save() would overwrite it. */
+static int replaceable(const struct az_labels *l, const char *path, const char *src)
 {
 	char line[AZ_POSITIONS_LINE_MAX + 2], keeps[AZ_GAME_ACTIONS_MAX + 2];
+	struct stat a, b;
 	FILE *f = fopen(path, "r");
 	int ok, outcome;
 
 	if (!f)
 		return 1;
-	ok = !fgets(line, sizeof(line), f) || strncmp(line, "# ", 2) == 0 ||
+	ok = !fgets(line, sizeof(line), f) ||
+	     (strncmp(line, "# ", 2) == 0 &&
+	      strncmp(line, AZ_POSITIONS_BOARD, strlen(AZ_POSITIONS_BOARD)) != 0) ||
 	     (label_fields(l->g, line, &outcome, keeps) && strspn(keeps, "+x?-") == l->g->actions);
+	if (ok && fstat(fileno(f), &a) == 0 && stat(src, &b) == 0)
+		ok = a.st_dev != b.st_dev || a.st_ino != b.st_ino;
 	fclose(f);
 	return ok;
 }
@@ -202,7 +209,7 @@ int az_labels_open(const struct az_labels_spec *p, const char *src, const char *
 	l->keep_tail = p->keep_tail;
 	l->solver = p->solver;
 	l->ctx = p->ctx;
-	if (!replaceable(l, l->path)) {
+	if (!replaceable(l, l->path, src)) {
 		snprintf(err, errlen,
 			 "%s is not a labels cache (its first line is not one), and "
 			 "saving the labels would replace it: name a new file or an old cache",

@@ -177,3 +177,35 @@ int az_positions_parse_line(const struct az_game *g, const char *line, struct az
 	*out = p;
 	return 1;
 }
+
+int az_positions_check_board(const char *path, const char *board, char *err, size_t errlen)
+{
+	char line[AZ_POSITIONS_LINE_MAX + 2];
+	const size_t k = strlen(AZ_POSITIONS_BOARD);
+	FILE *f = fopen(path, "r");
+	long lineno = 0;
+	int rc = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *s = line + strspn(line, " \t");
+
+		lineno++;
+		if (*s != '#' && s[strspn(s, " \t\r\n")] != '\0')
+			break; /* the first position: the header comes before it */
+		if (strncmp(s, AZ_POSITIONS_BOARD, k) != 0)
+			continue;
+		s += k;
+		size_t n = strcspn(s, "\r\n");
+		if (n != strlen(board) || strncmp(s, board, n) != 0) {
+			az_set_err(err, errlen, "%s:%ld: its positions are of %.*s (its board line), "
+				   "and this evaluation plays %s: give a positions file written for "
+				   "this board, or evaluate that board (its checkpoint, or its game "
+				   "options)", path, lineno, (int)(n > 200 ? 200 : n), s, board);
+			rc = -EINVAL;
+		}
+		break;
+	}
+	if (f)
+		fclose(f);
+	return rc;
+}

@@ -38,4 +38,16 @@ struct az_position {
 int az_positions_parse_line(const struct az_game *g, const char *line, struct az_position *out,
 			    char *err, size_t errlen);
 
+/* A comment line that names the board a file's positions belong to, written first by azeval
+ * --write-labelled for Tangled: "# board: <game> <options>" ("# board: tangled
+ * graph=5;variant=fixed;adjudicator=exact"): the game's name, then what its labels depend on. */
+#define AZ_POSITIONS_BOARD "# board: "
+
+/* Check the board a positions file names against the board evaluated (board, as written after
+ * AZ_POSITIONS_BOARD). Only the comment and empty lines before the file's first position are
+ * read; a file without a board line (Pascal Pons' sets, files written before it) passes, as does
+ * one that cannot be opened (its reader reports that). Returns 0, or -EINVAL with "PATH:LINE:
+ * its positions are of <board>, ..." in err when the file names another board. */
+int az_positions_check_board(const char *path, const char *board, char *err, size_t errlen);
+
 #endif

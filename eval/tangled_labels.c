@@ -221,6 +221,8 @@ int az_tangled_labelled_write(const char *path, const struct az_tangled_sample *
 	rc = az_atomic_open(&af, path, err, errlen);
 	if (rc < 0)
 		return rc;
+	if (p->board)
+		fprintf(af.f, "%s%s\n", AZ_POSITIONS_BOARD, p->board);
 	az_rng_seed(&rng, p->seed);
 	while (rc == 0 && r->written < p->count && r->games < max_games) {
 		if (p->tick && p->tick(p->tick_arg, r->written, p->count)) {

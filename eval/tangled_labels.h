@@ -42,6 +42,9 @@ struct az_tangled_sample {
 	 * for a progress display; a non-zero return stops the sampling (an interrupt). */
 	int (*tick)(void *arg, long written, long count);
 	void *tick_arg;
+	/* Optional (NULL): the board the file's first line names (eval/positions.h,
+	 * AZ_POSITIONS_BOARD), so that a reader evaluating another board refuses the file. */
+	const char *board;
 };
 
 struct az_tangled_sample_result {

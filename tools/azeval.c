@@ -549,7 +549,8 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 		return "--agent rollout judges rollout MCTS, not a network: drop --checkpoint";
 	if (rollout && tangled && ((!o->graph && !o->graph_file) || !o->variant))
 		return "--agent rollout on Tangled: give --graph N (or --graph-file F) and --variant "
-		       "free|fixed, those the positions were written for (the file does not say)";
+		       "free|fixed, those the positions were written for (a file azeval wrote names "
+		       "them on its first line, \"# board: ...\")";
 	if (rollout && o->sims < 2)
 		return "--agent rollout needs --sims N >= 2 (its priors are uniform: no raw policy)";
 	if (!o->labelled && !o->ckpt && !rollout)
@@ -623,10 +624,16 @@ static int run_eval(const struct eval_opts *o, const struct az_config *gc, struc
 {
 	struct tally t = {.draw_band = o->draw_band};
 	struct az_mcts_params mp;
+	char board[500], err[AZ_ERR_LEN + 600];
 	int rc;
 
+	azeval_board(gc, c->g, board, sizeof(board));
 	if (o->labelled)
-		return azeval_tangled_labelled(o, c);
+		return azeval_tangled_labelled(o, c, board);
+	if (o->positions && az_positions_check_board(o->positions, board, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azeval: %s\n", err);
+		return 2;
+	}
 	az_mcts_params_default(&mp, c->g);
 	mp.c_puct = o->c_puct;
 	mp.dir_eps = 0;
@@ -692,8 +699,12 @@ int main(int argc, char **argv)
 		return write_tactics(&o, o.labelled);
 	if (o.labelled && o.uncoloured < 0)
 		return write_labelled(g, o.labelled);
-	if (o.labelled && !o.ckpt)
-		return azeval_tangled_labelled(&o, NULL);
+	if (o.labelled && !o.ckpt) {
+		char board[500];
+
+		azeval_board(&gc, g, board, sizeof(board));
+		return azeval_tangled_labelled(&o, NULL, board);
+	}
 	if (o.agent && strcmp(o.agent, "rollout") == 0) { /* mode_misfit: --mistakes, no network */
 		c.g = g;
 		c.fn = az_rollout_eval;

@@ -75,9 +75,9 @@ int azeval_c4_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		       const struct az_mcts_params *mp);
 
 /* --write-labelled F --uncoloured K on Tangled: --games N positions solved exactly, from random
- * games, or from the network's policy at --temperature when c is not NULL. 0, or 1/2 after a
- * message. */
-int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c);
+ * games, or from the network's policy at --temperature when c is not NULL; the file's first
+ * line names board (azeval_board). 0, or 1/2 after a message. */
+int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c, const char *board);
 
 /* The hint for a Tangled positions file whose move err calls illegal or unknown (a file of
  * another graph or variant reads so): "; this evaluation plays Tangled on G with V tokens ...",
@@ -86,6 +86,11 @@ const char *azeval_tangled_hint(const char *path, const char *err, char *buf, si
 
 /* The labels cache's key: the configured Tangled game (graph, variant, adjudicator) into buf. */
 void azeval_tangled_key(const struct az_config *gc, char *buf, size_t n);
+
+/* The board evaluated, as a positions file's board line names it (eval/positions.h): the game's
+ * name, and for Tangled the game options its labels depend on (graph, variant, a draw band
+ * other than 0.5, the adjudicator; not the network's inputs), into buf. */
+void azeval_board(const struct az_config *gc, const struct az_game *g, char *buf, size_t n);
 
 /* --mistakes on Tangled positions with the exact solver (mp: the agent's search). 0, or 1 after
  * a message. */

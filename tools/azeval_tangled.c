@@ -67,10 +67,11 @@ static int labelling_tick(void *arg, long written, long count)
 
 /* tangled --write-labelled --uncoloured K: --games N distinct positions from random games, or
  * from games of the raw policy (c not NULL). Returns 0, or the exit status after a message. */
-int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c)
+int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c, const char *board)
 {
 	struct az_tangled_sample sp = {.uncoloured = (int)o->uncoloured, .count = o->games,
-				       .seed = o->seed, .temperature = (float)o->temperature};
+				       .seed = o->seed, .temperature = (float)o->temperature,
+				       .board = board};
 	struct az_tangled_sample_result r;
 	struct az_tangled_solver *s;
 	char err[AZ_ERR_LEN];
@@ -116,8 +117,6 @@ int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c)
 	return 0;
 }
 
-/* The configuration the Tangled labels depend on (the labels cache's key): the checkpoint's
- * game options without the network's inputs, which change no solved outcome. */
 const char *azeval_tangled_hint(const char *path, const char *err, char *buf, size_t n)
 {
 	const struct az_tangled_graph *g = az_tangled_current_graph();
@@ -132,7 +131,9 @@ const char *azeval_tangled_hint(const char *path, const char *err, char *buf, si
 	return buf;
 }
 
-void azeval_tangled_key(const struct az_config *gc, char *buf, size_t n)
+/* The configuration the Tangled labels depend on: the checkpoint's game options without the
+ * network's inputs, which change no solved outcome, and the adjudicator. */
+static void labels_config(const struct az_config *gc, char *buf, size_t n)
 {
 	char rec[300], *in;
 
@@ -143,8 +144,24 @@ void azeval_tangled_key(const struct az_config *gc, char *buf, size_t n)
 		rest = rest ? rest : "";
 		memmove(in, rest, strlen(rest) + 1);
 	}
-	snprintf(buf, n, "%s;adjudicator=%s;seed=%llu", rec,
-		 az_tangled_adj_name(az_tangled_current_adj()), (unsigned long long)gc->seed);
+	snprintf(buf, n, "%s;adjudicator=%s", rec, az_tangled_adj_name(az_tangled_current_adj()));
+}
+
+void azeval_tangled_key(const struct az_config *gc, char *buf, size_t n)
+{
+	char cfg[400];
+
+	labels_config(gc, cfg, sizeof(cfg));
+	snprintf(buf, n, "%s;seed=%llu", cfg, (unsigned long long)gc->seed);
+}
+
+void azeval_board(const struct az_config *gc, const struct az_game *g, char *buf, size_t n)
+{
+	char cfg[400] = "";
+
+	if (strcmp(g->name, "tangled") == 0)
+		labels_config(gc, cfg, sizeof(cfg));
+	snprintf(buf, n, "%s%s%s", g->name, cfg[0] ? " " : "", cfg);
 }
 
 /* --mistakes on Tangled positions: as eval_mistakes, with the exact Tangled solver; positions

@@ -26,6 +26,9 @@ grep -q "wrote 40 labelled tangled positions with 3 uncoloured edges" "$T/w.err"
 python3 - "$T/k4.txt" <<'EOF' || fail "labelled file malformed"
 import sys
 lines = open(sys.argv[1]).read().split("\n")[:-1]
+# the first line names the board (a reader evaluating another board refuses the file)
+assert lines[0] == "# board: tangled graph=3;variant=free;adjudicator=table:exact", lines[0]
+lines = lines[1:]
 assert len(lines) == 40, len(lines)
 assert len(set(l.split()[0] for l in lines)) == 40
 for l in lines:
@@ -116,7 +119,12 @@ head -1 "$T/k4.txt.labels" | grep -q "^# tangled-labels 1 graph=3;variant=free;a
 # with it, and its labels cache is keyed by it.
 "$AZRUN" --game tangled --graph 3 --epsilon 0.3 --out "$T/te" --iterations 1 "${tiny[@]}" \
 	2> "$T/te.log" || fail "azrun --epsilon 0.3: $(tail -3 "$T/te.log")"
-head -3 "$T/k4.txt" > "$T/k4e.txt"
+rc=0
+"$AZEVAL" --checkpoint "$T/te/best.safetensors" --positions "$T/k4.txt" --mistakes --sims 0 \
+	> /dev/null 2> "$T/te.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "plays tangled graph=3;variant=free;epsilon=0.3;adjudicator=" \
+	"$T/te.err" || fail "a set labelled at 0.5 judged at 0.3: exit $rc, $(cat "$T/te.err")"
+sed -n 2,3p "$T/k4.txt" > "$T/k4e.txt" # no board line: as a file written before it
 "$AZEVAL" --checkpoint "$T/te/best.safetensors" --positions "$T/k4e.txt" --mistakes --sims 0 \
 	> /dev/null 2> "$T/te.err" || fail "--mistakes with an epsilon 0.3 checkpoint: $(cat "$T/te.err")"
 head -1 "$T/k4e.txt.labels" | grep -q "^# tangled-labels 1 graph=3;variant=free;epsilon=0.3;" ||
@@ -190,9 +198,24 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 bad --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --agent rollout
 bad --game tangled --graph 3 --positions "$T/k4.txt" --mistakes --agent mcts
-# a free-token file read with fixed tokens: the error says which board this evaluation plays
+# a free-token file read with fixed tokens: refused by its board line, with both boards named,
+# by --mistakes and by the plain evaluation, with a network of either board
 bad --game tangled --graph 3 --variant fixed --positions "$T/k4.txt" --mistakes --agent rollout \
 	--sims 8
+grep -q "k4.txt:1: its positions are of tangled graph=3;variant=free;adjudicator=table:exact .*\
+this evaluation plays tangled graph=3;variant=fixed;adjudicator=table:exact" "$T/bad.err" ||
+	fail "no board check: $(cat "$T/bad.err")"
+sed 's/variant=free/variant=fixed/' "$T/k4.txt" > "$T/k4f.txt"
+bad --checkpoint "$CK" --positions "$T/k4f.txt" --sims 0
+grep -q "k4f.txt:1: its positions are of tangled graph=3;variant=fixed" "$T/bad.err" ||
+	fail "no board check: $(cat "$T/bad.err")"
+bad --checkpoint "$CK" --positions "$T/k4f.txt" --mistakes --sims 0
+"$AZEVAL" --checkpoint "$CK" --positions "$T/k4.txt" --sims 0 > /dev/null 2> "$T/ok.err" ||
+	fail "the checkpoint's own board refused: $(cat "$T/ok.err")"
+# a file without a board line (written before it): the illegal move's error names the board
+sed 1d "$T/k4.txt" > "$T/k4old.txt"
+bad --game tangled --graph 3 --variant fixed --positions "$T/k4old.txt" --mistakes \
+	--agent rollout --sims 8
 grep -q "plays Tangled on K4 with fixed tokens .*for another graph or variant" "$T/bad.err" ||
 	fail "no board hint: $(cat "$T/bad.err")"
 [ ! -e "$T/x.txt" ] || fail "a refused command wrote its file"

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/* The board line of a positions file (eval/positions.h, az_positions_check_board): a file that
+ * names another board is refused with both boards named, one that names this board, names none,
+ * or names it only after its first position passes; the line is a comment to the parser. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "eval/positions.h"
+#include "games/game.h"
+
+static char path[] = "/tmp/test_positions_board.XXXXXX";
+
+static void write_file(const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+static int check(const char *text, const char *board, char *err, size_t n)
+{
+	write_file(text);
+	err[0] = '\0';
+	return az_positions_check_board(path, board, err, n);
+}
+
+static void test_board_line(void **state)
+{
+	const char *ttt = "tictactoe";
+	char err[600];
+
+	(void)state;
+	/* this board, no board line, an empty file */
+	assert_int_equal(check("# board: tictactoe\n4 0 0\n", ttt, err, sizeof(err)), 0);
+	assert_int_equal(check("4 0 0\n", ttt, err, sizeof(err)), 0);
+	assert_int_equal(check("", ttt, err, sizeof(err)), 0);
+	/* after other comments and blank lines, with a CRLF line end */
+	assert_int_equal(check("# made by hand\n\n  # board: tictactoe\r\n4 0\n", ttt, err,
+			       sizeof(err)), 0);
+	/* another board: refused, the line number and both boards named */
+	assert_int_equal(check("# note\n# board: tangled graph=3;variant=free\n4 0\n", ttt, err,
+			       sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":2: its positions are of tangled graph=3;variant=free "));
+	assert_non_null(strstr(err, "this evaluation plays tictactoe:"));
+	/* a prefix of the board, or the board with more after it, is another board */
+	assert_int_equal(check("# board: tictac\n", ttt, err, sizeof(err)), -EINVAL);
+	assert_int_equal(check("# board: tictactoe;x=1\n", ttt, err, sizeof(err)), -EINVAL);
+	/* a board line after the first position is an ordinary comment */
+	assert_int_equal(check("4 0\n# board: connect4\n", ttt, err, sizeof(err)), 0);
+	/* a file that cannot be opened passes: its reader reports that */
+	unlink(path);
+	assert_int_equal(az_positions_check_board(path, ttt, err, sizeof(err)), 0);
+}
+
+/* The parser reads the board line as a comment, so files with it stay readable everywhere. */
+static void test_board_line_is_a_comment(void **state)
+{
+	struct az_position p;
+	char err[300];
+
+	(void)state;
+	assert_int_equal(az_positions_parse_line(&az_game_tictactoe, "# board: tictactoe\n", &p,
+						 err, sizeof(err)), 0);
+}
+
+int main(void)
+{
+	int fd = mkstemp(path);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_board_line),
+		cmocka_unit_test(test_board_line_is_a_comment),
+	};
+
+	if (fd < 0)
+		return 1;
+	close(fd);
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	unlink(path);
+	return rc;
+}
