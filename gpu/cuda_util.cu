@@ -48,12 +48,20 @@ void az_cuda_fail(int status, int is_blas, const char *file, int line, const cha
 
 /* 1 when a device is visible; else 0 with probe_reason saying why, with the CUDA error string
  * ("no CUDA-capable device is detected", "CUDA driver version is insufficient for CUDA runtime
- * version", ...), so "no device" and "driver too old" read differently. */
+ * version", ...), so "no device" and "driver too old" read differently. The runtime reports a
+ * machine with no NVIDIA driver at all (a CPU-only machine running the CUDA build) as a driver
+ * too old: without the kernel module's /proc/driver/nvidia/version the reason says so. */
 static int probe_here(void)
 {
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
 
+	if (e == cudaErrorInsufficientDriver && access("/proc/driver/nvidia/version", F_OK) != 0) {
+		snprintf(probe_reason, sizeof(probe_reason), "no NVIDIA driver loaded: "
+			 "/proc/driver/nvidia/version absent, cudaGetDeviceCount error %d", (int)e);
+		(void)cudaGetLastError();
+		return 0;
+	}
 	if (e != cudaSuccess) {
 		snprintf(probe_reason, sizeof(probe_reason), "cudaGetDeviceCount: %s (error %d)",
 			 cudaGetErrorString(e), (int)e);

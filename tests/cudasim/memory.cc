@@ -278,6 +278,8 @@ const char *cudaGetErrorString(cudaError_t e)
 		return "invalid configuration argument";
 	case cudaErrorInvalidMemcpyDirection:
 		return "invalid copy direction for memcpy";
+	case cudaErrorInsufficientDriver:
+		return "CUDA driver version is insufficient for CUDA runtime version";
 	case cudaErrorInvalidResourceHandle:
 		return "invalid resource handle";
 	case cudaErrorNotReady:
@@ -308,10 +310,16 @@ cudaError_t cudaPeekAtLastError(void)
 	return last_error;
 }
 
+/* AZ_CUDASIM_DRIVER=none: a machine without the NVIDIA driver, which the CUDA runtime reports
+ * as a driver too old for it (cudaErrorInsufficientDriver). */
 cudaError_t cudaGetDeviceCount(int *n)
 {
+	const char *driver = getenv("AZ_CUDASIM_DRIVER");
+
 	if (!n)
 		return az_sim_set_error(cudaErrorInvalidValue);
+	if (driver && strcmp(driver, "none") == 0)
+		return az_sim_set_error(cudaErrorInsufficientDriver);
 	*n = 1;
 	return cudaSuccess;
 }

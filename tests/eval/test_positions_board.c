@@ -46,11 +46,12 @@ static void test_board_line(void **state)
 	assert_int_equal(check("4 0 0\n", ttt, err, sizeof(err)), 0);
 	assert_int_equal(check("", ttt, err, sizeof(err)), 0);
 	/* after other comments and blank lines, with a CRLF line end */
-	assert_int_equal(check("# made by hand\n\n  # board: tictactoe\r\n4 0\n", ttt, err,
-			       sizeof(err)), 0);
+	assert_int_equal(
+		check("# made by hand\n\n  # board: tictactoe\r\n4 0\n", ttt, err, sizeof(err)), 0);
 	/* another board: refused, the line number and both boards named */
 	assert_int_equal(check("# note\n# board: tangled graph=3;variant=free\n4 0\n", ttt, err,
-			       sizeof(err)), -EINVAL);
+			       sizeof(err)),
+			 -EINVAL);
 	assert_non_null(strstr(err, ":2: its positions are of tangled graph=3;variant=free "));
 	assert_non_null(strstr(err, "this evaluation plays tictactoe:"));
 	/* a prefix of the board, or the board with more after it, is another board */
@@ -71,7 +72,8 @@ static void test_board_line_is_a_comment(void **state)
 
 	(void)state;
 	assert_int_equal(az_positions_parse_line(&az_game_tictactoe, "# board: tictactoe\n", &p,
-						 err, sizeof(err)), 0);
+						 err, sizeof(err)),
+			 0);
 }
 
 int main(void)

@@ -44,6 +44,7 @@ typedef enum cudaError {
 	cudaErrorInvalidConfiguration = 9,
 	cudaErrorInvalidDevicePointer = 17,
 	cudaErrorInvalidMemcpyDirection = 21,
+	cudaErrorInsufficientDriver = 35,
 	cudaErrorNoDevice = 100,
 	cudaErrorInvalidResourceHandle = 400,
 	cudaErrorNotReady = 600,
