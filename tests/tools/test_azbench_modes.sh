@@ -190,12 +190,40 @@ for m in infer train pipeline; do
 	[ $rc -eq 2 ] && grep -q "^azbench $m: tictactoe: --net resnet: at most 1024 filters$" \
 		"$T/err" || fail "$m --net resnet:5000x1: exit $rc, $(cat "$T/err")"
 done
-# A registered game azbench cannot run is refused, and the games offered are the runnable ones.
-set +e
-"$AZBENCH" infer --game tangled > /dev/null 2> "$T/err"; rc=$?
-set -e
-[ $rc -eq 2 ] && grep -q "^azbench infer: --game: .* or all, not 'tangled'$" "$T/err" ||
-	fail "infer --game tangled: exit $rc, $(cat "$T/err")"
-sed "s/, not 'tangled'//" "$T/err" | grep -q tangled &&
-	fail "infer --game tangled lists tangled as valid: $(cat "$T/err")"
+# Tangled, configured at run time: --graph and --variant choose the board (K4 here: 6 edges, 4
+# vertices, so 4 + 3 x 6 = 22 actions and a network sized for it), named on stderr; infer and
+# train adjudicate with a cheap annealer, pipeline as azrun does (K4's table is built at once).
+export RINGZERO_CACHE_DIR="$T/cache"
+run 20 "$T/tg.json" infer --game tangled --graph 3 --variant fixed --batches 1,8 --seconds 0.3 \
+	--json
+grep -q "^infer: tangled on K4, fixed tokens, adjudicator anneal$" "$T/tg.json.err" ||
+	fail "infer --game tangled: $(cat "$T/tg.json.err")"
+python3 - "$T/tg.json" <<'PY' || fail "infer --game tangled: $(cat "$T/tg.json")"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rows = [r for r in rows if "recommendation" not in r]
+assert [r["batch"] for r in rows] == [1, 8], rows
+assert all(r["game"] == "tangled" and r["evals_per_s"] > 0 for r in rows), rows
+PY
+"$AZBENCH" pipeline --game tangled --graph 3 --workers 1 --games-per-worker 4 --sims 8 \
+	--phases 0 --seconds 2 --json > "$T/tgp.json" 2> "$T/tgp.err" ||
+	fail "pipeline --game tangled: $(cat "$T/tgp.err")"
+grep -q "^pipeline: tangled on K4, free tokens, adjudicator table:exact$" "$T/tgp.err" ||
+	fail "pipeline --game tangled: $(cat "$T/tgp.err")"
+grep -q '"game": *"tangled".*"sims_per_s"' "$T/tgp.json" ||
+	fail "pipeline --game tangled: no row: $(cat "$T/tgp.json")"
+run 20 "$T/tgt.json" train --game tangled --graph 3 --batches 16 --seconds 0.5 --json --no-torch
+grep -q '"game": *"tangled"' "$T/tgt.json" || fail "train --game tangled: $(cat "$T/tgt.json")"
+# Tangled's options without Tangled, and a board that does not exist: refused before measuring.
+for bad in "infer --game connect4 --graph 3" "pipeline --variant fixed" \
+	"train --game tangled --graph 0" "infer --game tangled --variant blue"; do
+	set +e
+	# shellcheck disable=SC2086
+	"$AZBENCH" $bad > /dev/null 2> "$T/err"; rc=$?
+	set -e
+	[ $rc -eq 2 ] && [ "$(wc -l < "$T/err")" -eq 1 ] ||
+		fail "azbench $bad: exit $rc, $(cat "$T/err")"
+done
+grep -qx "azbench infer: --variant: free or fixed, not 'blue'" "$T/err" ||
+	fail "infer --variant blue: $(cat "$T/err")"
 echo "azbench modes: all checks passed"

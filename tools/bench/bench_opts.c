@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/az_assert.h"
+#include "base/util.h"
 #include "games/game.h"
 #include "net/model.h"
 #include "tools/config.h"
@@ -29,8 +30,45 @@ int az_bench_list_parse(const char *v, struct az_bench_list *l, int max, uint32_
 int az_bench_opt_games(const char *v, void *field)
 {
 	struct az_bench_games *g = field;
+	const struct az_game_desc *d = az_game_desc_find(v);
 
+	if (d && d->configure) { /* Tangled: configured by az_bench_games_setup() */
+		g->name[0] = d->name;
+		g->n = 1;
+		return 0;
+	}
 	return az_bench_parse_games(v, g->name, &g->n);
+}
+
+int az_bench_games_setup(const char *mode, const struct az_bench_games *g, int adjudicate,
+			 const struct az_bench_opts *common)
+{
+	static struct az_config cfg;
+	const struct az_game_desc *d = g->n == 1 ? az_game_desc_find(g->name[0]) : NULL;
+	const struct az_game *game;
+	char err[AZ_ERR_LEN];
+
+	if (!d || !d->configure) {
+		if (!g->graph && !g->variant)
+			return 0;
+		fprintf(stderr, "azbench %s: --%s is Tangled's: give --game tangled with it\n",
+			mode, g->graph ? "graph" : "variant");
+		return 2;
+	}
+	AZ_ASSERT(az_config_defaults(&cfg, d->name) == 0);
+	if (az_config_set(&cfg, "graph", g->graph ? g->graph : "5", err, sizeof(err)) < 0 ||
+	    (g->variant && az_config_set(&cfg, "variant", g->variant, err, sizeof(err)) < 0) ||
+	    (!adjudicate && az_config_set(&cfg, "adjudicator", "anneal", err, sizeof(err)) < 0) ||
+	    az_config_game(&cfg, &game, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azbench %s: %s\n", mode, err);
+		return 2;
+	}
+	int fixed = az_tangled_current_tokens(NULL, NULL) == AZ_TANGLED_FIXED;
+
+	az_bench_progress(common, "%s: tangled on %s, %s tokens, adjudicator %s\n", mode,
+			  az_tangled_current_graph()->name, fixed ? "fixed" : "free",
+			  az_tangled_adj_name(az_tangled_current_adj()));
+	return 0;
 }
 
 int az_bench_opt_game(const char *v, void *field)
@@ -65,9 +103,10 @@ static void fill_game_choices(void)
 
 	az_config_game_list(AZ_GAMES_READY, "|", ready, sizeof(ready));
 	snprintf(az_bench_game_choices, sizeof(az_bench_game_choices), "%s", ready);
-	snprintf(az_bench_games_choices, sizeof(az_bench_games_choices), "%s|all", ready);
 	az_config_game_list(AZ_GAMES_ALL, "|", az_bench_all_games_choices,
 			    sizeof(az_bench_all_games_choices));
+	snprintf(az_bench_games_choices, sizeof(az_bench_games_choices), "%s|all",
+		 az_bench_all_games_choices);
 }
 
 int az_bench_parse(const struct az_opts *t, void *dst, const struct az_bench_opts *common, int argc,

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "games/tangled/tangled.h" /* az_game_desc_tangled: --graph and --variant */
 #include "tools/bench/bench_common.h"
 #include "tools/config.h" /* az_opts_backend */
 #include "tools/options.h"
@@ -36,10 +37,12 @@ struct az_bench_list {
 	int n;
 };
 
-/* --game of infer, pipeline and train: "all" or one game az_game_find() knows. */
+/* --game of infer, pipeline and train: "all" (tic-tac-toe and Connect Four) or one registered
+ * game; Tangled's board by --graph and --variant (NULL: not given). */
 struct az_bench_games {
 	const char *name[2]; /* canonical names */
 	int n;
+	const char *graph, *variant;
 };
 
 /* --net: the network instead of the game's (hidden 0: not given). */
@@ -67,11 +70,17 @@ struct az_bench_net {
 	{"quiet", AZ_OPT_FLAG, O(m.quiet), NULL, 0, 0, NULL, "no progress messages on stderr",     \
 	 NULL, NULL, NULL}
 
-/* The --game entry of infer, pipeline and train: "all" (the default) or one game, into the
- * struct az_bench_games member field. */
+/* The --game entries of infer, pipeline and train: "all" (the default) or one game, and
+ * Tangled's --graph and --variant, into the struct az_bench_games member field. */
 #define AZ_BENCH_GAMES_OPT(O, field)                                                               \
-	{"game", AZ_OPT_PARSE, O(field), "NAME", 0, 0, "all", "the game, or all of them",          \
-	 az_bench_games_choices, NULL, az_bench_opt_games}
+	{"game", AZ_OPT_PARSE, O(field), "NAME", 0, 0, "all",                                      \
+	 "the game, or all of them (tic-tac-toe and Connect Four)", az_bench_games_choices, NULL,  \
+	 az_bench_opt_games},                                                                      \
+	{"graph", AZ_OPT_STR, O(field.graph), "N", 0, 0, NULL,                                     \
+	 "Tangled's numbered graph (docs/tangled.md) (default 5, Petersen)", NULL,                 \
+	 &az_game_desc_tangled, NULL},                                                             \
+	{"variant", AZ_OPT_STR, O(field.variant), "V", 0, 0, NULL,                                 \
+	 "Tangled's tokens: free | fixed (default free)", NULL, &az_game_desc_tangled, NULL}
 
 /* The --backend entry of infer and pipeline: the inference backend (default auto), into the
  * enum az_backend_kind member field. */
@@ -100,12 +109,21 @@ int az_bench_list_parse(const char *v, struct az_bench_list *l, int max, uint32_
  * canonical name into a const char *; choices az_bench_game_choices. net: "HxR", "mlp:HxR" or
  * "resnet:FxR" into a struct az_bench_net; choices AZ_BENCH_NET_CHOICES. */
 int az_bench_opt_games(const char *v, void *field);
+
+/* Make the games of g usable (az_game_find() finds them): Tangled is configured with azrun's
+ * defaults and g's --graph (default 5, Petersen) and --variant; with adjudicate 0 by a cheap
+ * simulated annealer (the network, not the adjudicator, is measured), else by azrun's default
+ * adjudicator (the outcome table, built into the cache folder once, with a progress bar, when
+ * missing); the board goes to common's progress messages. Once per process, before forking.
+ * Returns 0, or 2 after a one-line message on stderr naming mode (a bad --graph or --variant, or one given without --game tangled). */
+int az_bench_games_setup(const char *mode, const struct az_bench_games *g, int adjudicate,
+			 const struct az_bench_opts *common);
 int az_bench_opt_game(const char *v, void *field);
 int az_bench_opt_net(const char *v, void *field);
 #define AZ_BENCH_NET_CHOICES "HxR|mlp:HxR|resnet:FxR"
 
-/* The registry's games as choices: "tictactoe|connect4|all" (--game of infer, pipeline and
- * train), "tictactoe|connect4" (a game az_game_find() knows) and every registered game
+/* The registry's games as choices: "tictactoe|connect4|tangled|all" (--game of infer, pipeline
+ * and train), "tictactoe|connect4" (a game az_game_find() knows) and every registered game
  * ("tictactoe|connect4|tangled"). Filled in by az_bench_parse(). */
 extern char az_bench_games_choices[256];
 extern char az_bench_game_choices[256];

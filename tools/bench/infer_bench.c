@@ -361,6 +361,8 @@ int az_bench_infer(int argc, char **argv)
 
 	if (rc)
 		return rc == 1 ? 0 : 2;
+	if (az_bench_games_setup("infer", &o.games, 0, &o.common) != 0)
+		return 2;
 	if (o.kernels.n && o.backend == AZ_BACKEND_CUDA) {
 		fprintf(stderr, "azbench infer: --kernels: the cpu backend's paths; not with "
 				"--backend cuda\n");

@@ -120,6 +120,10 @@ static int parse(struct pipe_opts *o, int argc, char **argv)
 	};
 	*o = (struct pipe_opts){ .cache_mb = -1 };
 	int rc = az_bench_parse(&opts_table, o, &o->common, argc, argv);
+
+	/* Tangled adjudicated as azrun does: self-play's figures are azrun's */
+	if (rc == 0 && az_bench_games_setup("pipeline", &o->games, 1, &o->common) != 0)
+		rc = 2;
 	/* what azrun would refuse (resnet:5000x1, a 5 GB shared cache) fails now, not mid-sweep */
 	for (int gi = 0; gi < o->games.n && rc == 0; gi++) {
 		struct az_pipeline_game pg = game_params(o, gi);

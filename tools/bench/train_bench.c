@@ -498,6 +498,8 @@ int az_bench_train(int argc, char **argv)
 
 	if (rc)
 		return rc == 1 ? 0 : 2;
+	if (az_bench_games_setup("train", &o.games, 0, &o.common) != 0)
+		return 2;
 	openblas_set_num_threads(1); /* one thread, as the trainer process and the torch side */
 	double t0 = now_s();
 	memset(&ts, 0, sizeof(ts));
