@@ -184,26 +184,33 @@ int az_positions_check_board(const char *path, const char *board, char *err, siz
 	const size_t k = strlen(AZ_POSITIONS_BOARD);
 	FILE *f = fopen(path, "r");
 	long lineno = 0;
-	int rc = 0;
+	int rc = 0, whole = 1;
 
-	while (f && fgets(line, sizeof(line), f)) {
+	while (rc == 0 && f && fgets(line, sizeof(line), f)) {
 		const char *s = line + strspn(line, " \t");
+		size_t n;
 
-		lineno++;
-		if (*s != '#' && s[strspn(s, " \t\r\n")] != '\0')
-			break; /* the first position: the header comes before it */
+		lineno += whole; /* a line longer than the buffer comes in pieces */
+		n = strlen(line);
+		whole = n > 0 && line[n - 1] == '\n';
 		if (strncmp(s, AZ_POSITIONS_BOARD, k) != 0)
 			continue;
 		s += k;
-		size_t n = strcspn(s, "\r\n");
-		if (n != strlen(board) || strncmp(s, board, n) != 0) {
+		n = strcspn(s, "\r\n");
+		while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+			n--;
+		if (n == strlen(board) && strncmp(s, board, n) == 0)
+			continue;
+		if (n == 0)
+			az_set_err(err, errlen, "%s:%ld: its board line names no board (expected "
+				   "\"%s%s\"): name it, or delete the line", path, lineno,
+				   AZ_POSITIONS_BOARD, board);
+		else
 			az_set_err(err, errlen, "%s:%ld: its positions are of %.*s (its board line), "
 				   "and this evaluation plays %s: give a positions file written for "
 				   "this board, or evaluate that board (its checkpoint, or its game "
 				   "options)", path, lineno, (int)(n > 200 ? 200 : n), s, board);
-			rc = -EINVAL;
-		}
-		break;
+		rc = -EINVAL;
 	}
 	if (f)
 		fclose(f);

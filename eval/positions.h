@@ -43,11 +43,12 @@ int az_positions_parse_line(const struct az_game *g, const char *line, struct az
  * graph=5;variant=fixed;adjudicator=exact"): the game's name, then what its labels depend on. */
 #define AZ_POSITIONS_BOARD "# board: "
 
-/* Check the board a positions file names against the board evaluated (board, as written after
- * AZ_POSITIONS_BOARD). Only the comment and empty lines before the file's first position are
- * read; a file without a board line (Pascal Pons' sets, files written before it) passes, as does
- * one that cannot be opened (its reader reports that). Returns 0, or -EINVAL with "PATH:LINE:
- * its positions are of <board>, ..." in err when the file names another board. */
+/* Check the boards a positions file names against the board evaluated (board, as written after
+ * AZ_POSITIONS_BOARD): every board line of the file, wherever it is (files joined with cat keep
+ * theirs), must name it, blanks at its end aside. A file without a board line (Pascal Pons'
+ * sets, files written before it) passes, as does one that cannot be opened (its reader reports
+ * that). Returns 0, or -EINVAL with "PATH:LINE: its positions are of <board>, ..." (or "its
+ * board line names no board") in err for the first line that names another board. */
 int az_positions_check_board(const char *path, const char *board, char *err, size_t errlen);
 
 #endif

@@ -47,6 +47,8 @@ static struct az_opt eval_opt[] = {
 	 NULL, NULL},
 	{"adjudicator", AZ_OPT_STR, O(adjudicator), "A", 0, 0, NULL,
 	 "tangled: table | exact | exact-krylov | anneal", NULL, NULL, NULL},
+	{"epsilon", AZ_OPT_STR, O(epsilon), "E", 0, 0, NULL, "tangled: draw band of the "
+	 "adjudicated score (default: the checkpoint's, else 0.5)", NULL, NULL, NULL},
 	{"checkpoint", AZ_OPT_STR, O(ckpt), "FILE", 0, 0, NULL,
 	 "safetensors checkpoint (e.g. RUN/best.safetensors)", NULL, NULL, NULL},
 	{"positions", AZ_OPT_STR, O(positions), "FILE", 0, 0, NULL, "labelled positions", NULL,
@@ -125,6 +127,13 @@ static void label_one(void *arg, const void *state, const char *moves)
 {
 	struct label_ctx *c = arg;
 	uint8_t opt[AZ_GAME_ACTIONS_MAX];
+
+	if (c->err)
+		return; /* the enumeration cannot be stopped: the rest is skipped */
+	if (azeval_stop_signal()) {
+		c->err = -EINTR;
+		return;
+	}
 	int v = az_solve(c->g, state, opt);
 	if (v < -1) {
 		c->err = v;
@@ -177,7 +186,7 @@ static int small_enough(const struct az_game *g)
 	       : WIFEXITED(st) && WEXITSTATUS(st) == 1 ? 0 : -ENOMEM;
 }
 
-static int write_labelled(const struct az_game *g, const char *path)
+static int write_labelled(const struct az_game *g, const char *path, const char *board)
 {
 	/* The exact solver walks every reachable state: a game with more is refused, whatever
 	 * it is (a new game included), with the ways that work for the large games we have.
@@ -195,15 +204,32 @@ static int write_labelled(const struct az_game *g, const char *path)
 			"Pons' sets with --mistakes" : "");
 		return 2;
 	}
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		fprintf(stderr, "azeval: cannot write %s: %s\n", path, strerror(errno));
+	/* a temporary file renamed over path at the end: a stop or a failure leaves path as it was */
+	struct az_atomic_file af;
+	struct sigaction old[3];
+	char err[AZ_ERR_LEN];
+	if (az_atomic_open(&af, path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azeval: %s\n", err);
 		return 2;
 	}
-	struct label_ctx c = {.g = g, .f = f};
+	if (tangled)
+		fprintf(af.f, "%s%s\n", AZ_POSITIONS_BOARD, board);
+	struct label_ctx c = {.g = g, .f = af.f};
+	azeval_stop_signals_begin(old);
 	int n = az_game_enumerate(g, 1, label_one, &c);
-	if (fclose(f) != 0 || n < 0 || c.err) {
-		fprintf(stderr, "azeval: writing %s failed\n", path);
+	azeval_stop_signals_end(old);
+	if (n < 0 || c.err) {
+		az_atomic_abort(&af);
+		if (c.err == -EINTR) {
+			fprintf(stderr, "azeval: interrupted; %s %s\n", path,
+				access(path, F_OK) == 0 ? "is unchanged" : "was not written");
+			return 128 + azeval_stop_signal();
+		}
+		fprintf(stderr, "azeval: labelling %s failed\n", path);
+		return 1;
+	}
+	if (az_atomic_commit(&af, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azeval: %s\n", err);
 		return 1;
 	}
 	fprintf(stderr, "azeval: wrote %d labelled %s positions to %s\n", n, g->name, path);
@@ -457,7 +483,7 @@ static int set_tangled_opts(struct az_config *gc, const struct eval_opts *o, cha
 	snprintf(graph, sizeof(graph), "%ld", o->graph);
 	const char *given[AZ_TANGLED_OPTS] = {
 		[AZ_TANGLED_OPT_GRAPH] = o->graph ? graph : NULL, [AZ_TANGLED_OPT_GRAPH_FILE] = o->graph_file,
-		[AZ_TANGLED_OPT_VARIANT] = o->variant,
+		[AZ_TANGLED_OPT_VARIANT] = o->variant, [AZ_TANGLED_OPT_EPSILON] = o->epsilon,
 		[AZ_TANGLED_OPT_ADJUDICATOR] = o->adjudicator ? o->adjudicator : ""};
 	for (int i = 0; i < AZ_TANGLED_OPTS; i++)
 		if (given[i] && az_config_set(gc, az_game_desc_tangled.opts[i].name, given[i], err,
@@ -563,13 +589,31 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 /* Whether --write-labelled's F can be written once the (possibly long) solving is done
  * (az_atomic_check: a regular file or a new one, in a directory that takes new files). 0, or 2
  * after a message. */
-static int check_labelled_target(const char *path)
+static int check_labelled_target(const struct az_game *g, const char *path)
 {
-	char err[AZ_ERR_LEN];
+	static struct az_position pos;
+	char err[AZ_ERR_LEN], line[AZ_POSITIONS_LINE_MAX + 2], perr[300];
+	int k = 0, n = 0;
+	FILE *f;
 
-	if (az_atomic_check(path, err, sizeof(err)) == 0)
+	if (az_atomic_check(path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azeval: --write-labelled %s; nothing was solved\n", err);
+		return 2;
+	}
+	/* an existing file is replaced only when it reads as positions of g (a checkpoint, a
+	 * labels cache or any other file given by mistake is kept) */
+	if ((f = fopen(path, "r")) == NULL)
 		return 0;
-	fprintf(stderr, "azeval: --write-labelled %s; nothing was solved\n", err);
+	while (k >= 0 && n < 8 && fgets(line, sizeof(line), f)) {
+		k = az_positions_parse_line(g, line, &pos, perr, sizeof(perr));
+		n++;
+	}
+	fclose(f);
+	if (k >= 0)
+		return 0;
+	fprintf(stderr, "azeval: --write-labelled %s: the file exists and does not read as %s "
+		"positions (line %d: %s), so it is not replaced: name a new file, or remove it "
+		"first; nothing was solved\n", path, g->name, n, perr);
 	return 2;
 }
 
@@ -693,18 +737,16 @@ int main(int argc, char **argv)
 			o.uncoloured);
 		return 2;
 	}
-	if (o.labelled && (rc = check_labelled_target(o.labelled)) != 0)
+	if (o.labelled && (rc = check_labelled_target(g, o.labelled)) != 0)
 		return rc;
 	if (o.labelled && o.tactic)
 		return write_tactics(&o, o.labelled);
+	char board[500];
+	azeval_board(&gc, g, board, sizeof(board));
 	if (o.labelled && o.uncoloured < 0)
-		return write_labelled(g, o.labelled);
-	if (o.labelled && !o.ckpt) {
-		char board[500];
-
-		azeval_board(&gc, g, board, sizeof(board));
+		return write_labelled(g, o.labelled, board);
+	if (o.labelled && !o.ckpt)
 		return azeval_tangled_labelled(&o, NULL, board);
-	}
 	if (o.agent && strcmp(o.agent, "rollout") == 0) { /* mode_misfit: --mistakes, no network */
 		c.g = g;
 		c.fn = az_rollout_eval;

@@ -4,6 +4,7 @@
 #ifndef AZ_TOOLS_AZEVAL_IMPL_H
 #define AZ_TOOLS_AZEVAL_IMPL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,8 +39,8 @@ struct eval_opts {
 	double temperature;  /* tangled --write-labelled with a checkpoint */
 	int solver;          /* --mcts-solver */
 	float fpu_reduction; /* --fpu-reduction; < 0: constant fpu 0 */
-	const char *graph_file, *variant, *adjudicator; /* tangled (NULL: not given) */
-	long graph;                                     /* tangled, 0: not given */
+	const char *graph_file, *variant, *adjudicator, *epsilon; /* tangled (NULL: not given) */
+	long graph;                                               /* tangled, 0: not given */
 	long sims, games;
 	int json;
 	float c_puct;
@@ -83,6 +84,14 @@ int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c, const
  * another graph or variant reads so): "; this evaluation plays Tangled on G with V tokens ...",
  * in buf, or "" for any other error. */
 const char *azeval_tangled_hint(const char *path, const char *err, char *buf, size_t n);
+
+/* Stop signals (SIGINT, SIGTERM, SIGHUP) while a labelled file is written: _begin installs a
+ * handler (saving the old actions in old; a signal the caller ignores, as under nohup, stays
+ * ignored) whose first signal only asks for a clean stop, which azeval_stop_signal() then
+ * returns (0 before any), and whose second ends the process; _end restores old. */
+void azeval_stop_signals_begin(struct sigaction old[3]);
+void azeval_stop_signals_end(const struct sigaction old[3]);
+int azeval_stop_signal(void);
 
 /* The labels cache's key: the configured Tangled game (graph, variant, adjudicator) into buf. */
 void azeval_tangled_key(const struct az_config *gc, char *buf, size_t n);

@@ -41,8 +41,8 @@ static int policy_of(void *ctx, const void *state, float *policy)
 /* The stop signal that arrived while a labelled set was being written, or 0. */
 static volatile sig_atomic_t labelling_stopped;
 
-/* The first stop signal asks for a clean stop between two games; a second one (the solver can
- * spend minutes on one position) ends the process at once, as the default action would. */
+/* The first stop signal asks for a clean stop; a second one (the solver can spend minutes on
+ * one position) ends the process at once, as the default action would. */
 static void on_stop_signal(int sig)
 {
 	if (labelling_stopped) {
@@ -50,11 +50,37 @@ static void on_stop_signal(int sig)
 		raise(sig);
 		return;
 	}
-	static const char msg[] = "\nazeval: stopping after this game (a second signal stops at "
-				  "once, leaving the temporary file)\n";
+	static const char msg[] = "\nazeval: stopping (a second signal stops at once, leaving the "
+				  "temporary file)\n";
 	labelling_stopped = sig;
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
 		return;
+}
+
+static const int stop_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+
+void azeval_stop_signals_begin(struct sigaction old[3])
+{
+	struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESTART};
+
+	sigemptyset(&sa.sa_mask);
+	labelling_stopped = 0;
+	for (int i = 0; i < 3; i++) { /* a signal the caller ignores (nohup) stays ignored */
+		sigaction(stop_sigs[i], &sa, &old[i]);
+		if (old[i].sa_handler == SIG_IGN)
+			sigaction(stop_sigs[i], &old[i], NULL);
+	}
+}
+
+void azeval_stop_signals_end(const struct sigaction old[3])
+{
+	for (int i = 0; i < 3; i++)
+		sigaction(stop_sigs[i], &old[i], NULL);
+}
+
+int azeval_stop_signal(void)
+{
+	return labelling_stopped;
 }
 
 /* The sampler's tick: the progress bar, and a stop when SIGINT, SIGTERM or SIGHUP arrived. */
@@ -85,24 +111,16 @@ int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c, const
 		return rc;
 	/* A stop signal ends the sampling between two games and leaves no temporary file; one that
 	 * arrives during the last game lets it finish (the file is then complete). */
-	struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESTART}, old[3];
-	const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+	struct sigaction old[3];
 	struct az_progress bar;
 
-	sigemptyset(&sa.sa_mask);
-	labelling_stopped = 0;
-	for (int i = 0; i < 3; i++) { /* a signal the caller ignores (nohup) stays ignored */
-		sigaction(sigs[i], &sa, &old[i]);
-		if (old[i].sa_handler == SIG_IGN)
-			sigaction(sigs[i], &old[i], NULL);
-	}
+	azeval_stop_signals_begin(old);
 	az_progress_begin(&bar, "labelling", (uint64_t)o->games, 0);
 	sp.tick = labelling_tick;
 	sp.tick_arg = &bar;
 	rc = az_tangled_labelled_write(o->labelled, &sp, s, &r, err, sizeof(err));
 	az_progress_end(&bar);
-	for (int i = 0; i < 3; i++)
-		sigaction(sigs[i], &old[i], NULL);
+	azeval_stop_signals_end(old);
 	az_tangled_solver_destroy(s);
 	if (rc < 0) {
 		fprintf(stderr, "azeval: %s\n", err);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The board line of a positions file (eval/positions.h, az_positions_check_board): a file that
- * names another board is refused with both boards named, one that names this board, names none,
- * or names it only after its first position passes; the line is a comment to the parser. */
+ * names another board anywhere is refused with both boards named, one that names this board (in
+ * every board line) or names none passes; the line is a comment to the parser. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -57,8 +57,17 @@ static void test_board_line(void **state)
 	/* a prefix of the board, or the board with more after it, is another board */
 	assert_int_equal(check("# board: tictac\n", ttt, err, sizeof(err)), -EINVAL);
 	assert_int_equal(check("# board: tictactoe;x=1\n", ttt, err, sizeof(err)), -EINVAL);
-	/* a board line after the first position is an ordinary comment */
-	assert_int_equal(check("4 0\n# board: connect4\n", ttt, err, sizeof(err)), 0);
+	/* every board line counts, wherever it is (files joined with cat), blanks at its end aside */
+	assert_int_equal(check("4 0\n# board: tictactoe \t\n5 0\n# board: tictactoe\n", ttt, err,
+			       sizeof(err)),
+			 0);
+	assert_int_equal(
+		check("# board: tictactoe\n4 0\n# board: connect4\n5 0\n", ttt, err, sizeof(err)),
+		-EINVAL);
+	assert_non_null(strstr(err, ":3: its positions are of connect4 "));
+	/* an empty board line names no board */
+	assert_int_equal(check("# board: \n4 0\n", ttt, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":1: its board line names no board"));
 	/* a file that cannot be opened passes: its reader reports that */
 	unlink(path);
 	assert_int_equal(az_positions_check_board(path, ttt, err, sizeof(err)), 0);

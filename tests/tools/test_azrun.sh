@@ -263,7 +263,10 @@ grep -q '"move_accuracy": 1.000000' "$T/win.json" || fail "search missed a win i
 # Tangled on K3: a tiny run, exact labels of every reachable position (dotted move strings).
 "$AZRUN" --game tangled --graph 2 --out "$T/tg" --iterations 1 "${tiny[@]}" 2> "$T/log5"
 "$AZEVAL" --game tangled --graph 2 --write-labelled "$T/k3.txt" 2> /dev/null
-[ "$(wc -l < "$T/k3.txt")" -eq $((721 - 162)) ] || fail "K3: expected 559 non-terminal positions"
+[ "$(grep -vc '^#' "$T/k3.txt")" -eq $((721 - 162)) ] ||
+	fail "K3: expected 559 non-terminal positions"
+head -1 "$T/k3.txt" | grep -q "^# board: tangled graph=2;variant=free;" ||
+	fail "K3: no board line: $(head -1 "$T/k3.txt")"
 # no --graph: the checkpoint records the graph it was trained on
 "$AZEVAL" --game tangled --checkpoint "$T/tg/best.safetensors" \
 	--positions "$T/k3.txt" --sims 4 --json > "$T/tg.json"

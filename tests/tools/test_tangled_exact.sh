@@ -229,7 +229,7 @@ wait_for_tmp() { # F: until F.tmp.* exists, at most 60 s
 		sleep 0.1
 	done
 }
-echo keep > "$T/big.txt"
+echo "# keep" > "$T/big.txt" # a positions file (comments only): one azeval may replace
 "$AZEVAL" --game tangled --graph 5 --variant fixed --write-labelled "$T/big.txt" --uncoloured 8 \
 	--games 1000000 --seed 5 2> "$T/big.err" &
 pid=$!
@@ -241,7 +241,7 @@ wait $pid || rc=$?
 [ $rc -eq 143 ] || fail "interrupted --write-labelled exited $rc: $(cat "$T/big.err")"
 grep -q "interrupted after [0-9]* of 1000000 positions" "$T/big.err" ||
 	fail "no interrupt message: $(cat "$T/big.err")"
-[ "$(cat "$T/big.txt")" = keep ] || fail "an interrupted --write-labelled replaced its file"
+[ "$(cat "$T/big.txt")" = "# keep" ] || fail "an interrupted --write-labelled replaced its file"
 ! compgen -G "$T/big.txt.tmp.*" > /dev/null ||
 	fail "an interrupted --write-labelled left its temporary file"
 # A signal the caller ignores stays ignored (nohup: SIGHUP); a stop then says the file was not
@@ -259,4 +259,42 @@ wait $pid || rc=$?
 [ $rc -eq 143 ] || fail "interrupted --write-labelled exited $rc: $(cat "$T/new.err")"
 grep -q "new.txt was not written" "$T/new.err" || fail "no 'not written': $(cat "$T/new.err")"
 [ ! -e "$T/new.txt" ] || fail "an interrupted --write-labelled wrote its file"
+# Every reachable position of K4 (the README's tour): the board line first; a stop signal during
+# the enumeration leaves the file it would replace as it was, and no temporary file.
+"$AZEVAL" --game tangled --graph 3 --write-labelled "$T/all.txt" 2> "$T/all.err" ||
+	fail "write-labelled, every position: $(cat "$T/all.err")"
+[ "$(head -1 "$T/all.txt")" = "# board: tangled graph=3;variant=free;adjudicator=table:exact" ] ||
+	fail "every position: no board line: $(head -1 "$T/all.txt")"
+cp "$T/all.txt" "$T/all.keep"
+"$AZEVAL" --game tangled --graph 3 --write-labelled "$T/all.txt" 2> "$T/all.err" &
+pid=$!
+wait_for_tmp "$T/all.txt"
+kill -TERM $pid # (a background job of a script ignores SIGINT)
+rc=0
+wait $pid || rc=$?
+[ $rc -eq 143 ] && grep -q "interrupted; .*all.txt is unchanged" "$T/all.err" ||
+	fail "interrupted enumeration: exit $rc, $(cat "$T/all.err")"
+cmp -s "$T/all.txt" "$T/all.keep" || fail "an interrupted enumeration changed its file"
+! compgen -G "$T/all.txt.tmp.*" > /dev/null || fail "an interrupted enumeration left its tmp"
+# --write-labelled replaces a positions file only: a checkpoint or a labels cache given by
+# mistake is refused before any solving, and kept.
+cp "$CK" "$T/ck.keep"
+bad --game tangled --graph 3 --write-labelled "$CK" --uncoloured 3 --games 5
+grep -q "the file exists and does not read as tangled positions .* not replaced" "$T/bad.err" ||
+	fail "write-labelled onto a checkpoint: $(cat "$T/bad.err")"
+cmp -s "$CK" "$T/ck.keep" || fail "write-labelled changed a checkpoint"
+bad --game tangled --graph 3 --write-labelled "$T/k4.txt.labels" --uncoloured 3 --games 5
+# Files joined with cat keep their board lines: one of another board anywhere is refused.
+cat "$T/k4.txt" "$T/k4f.txt" > "$T/joined.txt"
+bad --checkpoint "$CK" --positions "$T/joined.txt" --sims 0
+grep -q "joined.txt:42: its positions are of tangled graph=3;variant=fixed" "$T/bad.err" ||
+	fail "joined files: $(cat "$T/bad.err")"
+# --epsilon: rollout MCTS judged on a set labelled at another draw band, no checkpoint needed.
+"$AZEVAL" --game tangled --graph 3 --epsilon 0.3 --write-labelled "$T/k4e3.txt" --uncoloured 3 \
+	--games 10 --seed 5 2> /dev/null || fail "write-labelled --epsilon 0.3"
+"$AZEVAL" --game tangled --graph 3 --variant free --epsilon 0.3 --positions "$T/k4e3.txt" \
+	--mistakes --agent rollout --sims 8 > /dev/null 2> "$T/e3.err" ||
+	fail "rollout on an epsilon 0.3 set: $(cat "$T/e3.err")"
+bad --game tangled --graph 3 --variant free --positions "$T/k4e3.txt" --mistakes \
+	--agent rollout --sims 8
 echo "tangled exact benchmark: all checks passed"
