@@ -537,12 +537,19 @@ static int resolve_game(struct eval_opts *o, struct az_config *gc, const struct 
 		az_model_destroy(pm);
 		return 2;
 	}
+	int from_ckpt = pm != NULL;
 	az_model_destroy(pm);
+	char before[300], after[300];
+	az_config_game_options(gc, before, sizeof(before));
 	if (set_tangled_opts(gc, o, err, sizeof(err)) < 0 ||
 	    az_config_game(gc, g, err, sizeof(err)) < 0) {
 		fprintf(stderr, "azeval: %s\n", err);
 		return 2;
 	}
+	az_config_game_options(gc, after, sizeof(after));
+	if (from_ckpt && strcmp(before, after) != 0) /* allowed, but not in silence */
+		fprintf(stderr, "azeval: note: the network was trained on %s %s; the options given "
+			"here evaluate it on %s\n", gc->game, before, after);
 	return 0;
 }
 

@@ -284,6 +284,14 @@ grep -q "the file exists and does not read as tangled positions .* not replaced"
 	fail "write-labelled onto a checkpoint: $(cat "$T/bad.err")"
 cmp -s "$CK" "$T/ck.keep" || fail "write-labelled changed a checkpoint"
 bad --game tangled --graph 3 --write-labelled "$T/k4.txt.labels" --uncoloured 3 --games 5
+# Options that change the board a checkpoint records are allowed, with a note naming both.
+"$AZEVAL" --checkpoint "$CK" --variant fixed --vs random --games 2 --sims 4 > /dev/null \
+	2> "$T/ov.err" || fail "--variant over a checkpoint: $(cat "$T/ov.err")"
+grep -q "note: the network was trained on tangled graph=3;variant=free; the options given here \
+evaluate it on graph=3;variant=fixed" "$T/ov.err" || fail "no override note: $(cat "$T/ov.err")"
+"$AZEVAL" --checkpoint "$CK" --variant free --vs random --games 2 --sims 4 > /dev/null \
+	2> "$T/ov.err"
+! grep -q "note:" "$T/ov.err" || fail "a note without an override: $(cat "$T/ov.err")"
 # Files joined with cat keep their board lines: one of another board anywhere is refused.
 cat "$T/k4.txt" "$T/k4f.txt" > "$T/joined.txt"
 bad --checkpoint "$CK" --positions "$T/joined.txt" --sims 0
