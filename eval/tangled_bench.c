@@ -132,7 +132,8 @@ static int label_sets(struct bench *b, const int *depth, int n, const char *mani
 	}
 	for (int i = 0; i < n && rc == 0; i++) {
 		struct az_tangled_sample smp = {.uncoloured = depth[i], .count = b->p->positions,
-						.seed = AZ_TANGLED_BENCH_SEED + (uint64_t)depth[i]};
+						.seed = AZ_TANGLED_BENCH_SEED + (uint64_t)depth[i],
+						.board = b->p->board};
 		struct az_tangled_sample_result sr;
 		set_path(b->p, depth[i], path, sizeof(path));
 		rc = az_tangled_labelled_write(path, &smp, s, &sr, err, errlen);

@@ -30,6 +30,8 @@ struct az_tangled_bench_params {
 	struct az_mcts_params mp;  /* the agent's search; dir_eps is forced to 0 (no noise) */
 	uint64_t solve_nodes;      /* solver budget per position (0: none); positions beyond it
 	                            * are left out of the set */
+	const char *board;         /* optional (NULL): the board line of the sets' files
+	                            * (eval/positions.h) */
 	/* Optional (NULL): called with the steps done and the total (positions labelled,
 	 * positions measured twice, games played), for a progress display. */
 	void (*tick)(void *arg, long done, long total);

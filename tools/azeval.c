@@ -678,7 +678,7 @@ static int run_eval(const struct eval_opts *o, const struct az_config *gc, struc
 	char board[500], err[AZ_ERR_LEN + 600];
 	int rc;
 
-	azeval_board(gc, c->g, board, sizeof(board));
+	az_config_board(gc, board, sizeof(board));
 	if (o->labelled)
 		return azeval_tangled_labelled(o, c, board);
 	if (o->positions && az_positions_check_board(o->positions, board, err, sizeof(err)) < 0) {
@@ -749,7 +749,7 @@ int main(int argc, char **argv)
 	if (o.labelled && o.tactic)
 		return write_tactics(&o, o.labelled);
 	char board[500];
-	azeval_board(&gc, g, board, sizeof(board));
+	az_config_board(&gc, board, sizeof(board));
 	if (o.labelled && o.uncoloured < 0)
 		return write_labelled(g, o.labelled, board);
 	if (o.labelled && !o.ckpt)

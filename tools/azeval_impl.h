@@ -77,7 +77,7 @@ int azeval_c4_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 
 /* --write-labelled F --uncoloured K on Tangled: --games N positions solved exactly, from random
  * games, or from the network's policy at --temperature when c is not NULL; the file's first
- * line names board (azeval_board). 0, or 1/2 after a message. */
+ * line names board (az_config_board). 0, or 1/2 after a message. */
 int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c, const char *board);
 
 /* The hint for a Tangled positions file whose move err calls illegal or unknown (a file of
@@ -95,11 +95,6 @@ int azeval_stop_signal(void);
 
 /* The labels cache's key: the configured Tangled game (graph, variant, adjudicator) into buf. */
 void azeval_tangled_key(const struct az_config *gc, char *buf, size_t n);
-
-/* The board evaluated, as a positions file's board line names it (eval/positions.h): the game's
- * name, and for Tangled the game options its labels depend on (graph, variant, a draw band
- * other than 0.5, the adjudicator; not the network's inputs), into buf. */
-void azeval_board(const struct az_config *gc, const struct az_game *g, char *buf, size_t n);
 
 /* --mistakes on Tangled positions with the exact solver (mp: the agent's search). 0, or 1 after
  * a message. */

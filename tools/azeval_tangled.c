@@ -149,37 +149,14 @@ const char *azeval_tangled_hint(const char *path, const char *err, char *buf, si
 	return buf;
 }
 
-/* The configuration the Tangled labels depend on: the checkpoint's game options without the
- * network's inputs, which change no solved outcome, and the adjudicator. */
-static void labels_config(const struct az_config *gc, char *buf, size_t n)
-{
-	char rec[300], *in;
-
-	az_config_game_options(gc, rec, sizeof(rec));
-	if ((in = strstr(rec, ";inputs=")) != NULL) {
-		const char *rest = strchr(in + 1, ';');
-
-		rest = rest ? rest : "";
-		memmove(in, rest, strlen(rest) + 1);
-	}
-	snprintf(buf, n, "%s;adjudicator=%s", rec, az_tangled_adj_name(az_tangled_current_adj()));
-}
-
 void azeval_tangled_key(const struct az_config *gc, char *buf, size_t n)
 {
-	char cfg[400];
+	char board[400];
+	const char *cfg;
 
-	labels_config(gc, cfg, sizeof(cfg));
+	az_config_board(gc, board, sizeof(board));
+	cfg = strchr(board, ' ') ? strchr(board, ' ') + 1 : "";
 	snprintf(buf, n, "%s;seed=%llu", cfg, (unsigned long long)gc->seed);
-}
-
-void azeval_board(const struct az_config *gc, const struct az_game *g, char *buf, size_t n)
-{
-	char cfg[400] = "";
-
-	if (strcmp(g->name, "tangled") == 0)
-		labels_config(gc, cfg, sizeof(cfg));
-	snprintf(buf, n, "%s%s%s", g->name, cfg[0] ? " " : "", cfg);
 }
 
 /* --mistakes on Tangled positions: as eval_mistakes, with the exact Tangled solver; positions

@@ -129,6 +129,12 @@ void az_config_game_options(const struct az_config *c, char *buf, size_t n);
 int az_config_apply_game_options(struct az_config *c, const char *text, char *err,
 				 size_t errlen);
 
+/* The board a labelled positions file holds positions of, as its board line names it
+ * (eval/positions.h): the game's name, and for Tangled what its solved outcomes depend on (the
+ * recorded options without the network's inputs, then the configured adjudicator:
+ * "tangled graph=5;variant=fixed;adjudicator=table:anneal"). After az_config_game(). */
+void az_config_board(const struct az_config *c, char *buf, size_t n);
+
 /* Bytes of the one shared evaluation cache azrun puts in the segment (az_pipeline_params'
  * eval_cache_shared_bytes): --eval-cache-mb with --eval-cache shared, otherwise 0. */
 size_t az_config_eval_cache_shared_bytes(const struct az_config *c);

@@ -10,6 +10,7 @@
 
 #include "base/util.h"
 #include "games/game.h"
+#include "games/tangled/tangled.h"
 
 const char *az_config_foreign_game_opt(const struct az_config *c, const char **owner)
 {
@@ -82,6 +83,23 @@ void az_config_game_options(const struct az_config *c, char *buf, size_t n)
 	buf[0] = 0;
 	if (d && d->record)
 		d->record(config_game_values(c, d), buf, n);
+}
+
+void az_config_board(const struct az_config *c, char *buf, size_t n)
+{
+	char rec[300], *in;
+
+	az_config_game_options(c, rec, sizeof(rec));
+	if ((in = strstr(rec, ";inputs=")) != NULL) {
+		const char *rest = strchr(in + 1, ';');
+
+		rest = rest ? rest : "";
+		memmove(in, rest, strlen(rest) + 1);
+	}
+	if (strcmp(c->game, "tangled") == 0 && az_tangled_current_adj())
+		snprintf(rec + strlen(rec), sizeof(rec) - strlen(rec), ";adjudicator=%s",
+			 az_tangled_adj_name(az_tangled_current_adj()));
+	snprintf(buf, n, "%s%s%s", c->game, rec[0] ? " " : "", rec);
 }
 
 int az_config_apply_game_options(struct az_config *c, const char *text, char *err, size_t errlen)

@@ -176,11 +176,13 @@ static void tangled_params(const struct az_config *c, const struct az_mcts_param
 			   struct az_run_bench *b)
 {
 	static struct tangled_ctx ctx;
+	static char board[400];
 	snprintf(ctx.work, sizeof(ctx.work), "%s/bench", c->out);
+	az_config_board(c, board, sizeof(board));
 	ctx.p = (struct az_tangled_bench_params){
 		.work = ctx.work, .positions = (long)c->bench_positions,
 		.games = (long)(c->bench_positions + 1) / 2 * 2, .sims = c->sims, .mp = *mp,
-		.solve_nodes = AZ_RUN_BENCH_SOLVE_NODES, .tick = tick};
+		.solve_nodes = AZ_RUN_BENCH_SOLVE_NODES, .board = board, .tick = tick};
 	*b = (struct az_run_bench){.every = c->bench_every, .measure = measure_tangled,
 				   .ctx = &ctx};
 }

@@ -32,10 +32,13 @@ done
 for k in 3 4 5; do
 	f=$R/bench/tangled_u$k.txt
 	[ -s "$f" ] || fail "no set $f"
-	n=$(wc -l < "$f")
+	# the board line first (azeval refuses to judge the set on another board)
+	[ "$(head -1 "$f")" = "# board: tangled graph=3;variant=free;adjudicator=table:exact" ] ||
+		fail "$f: no board line: $(head -1 "$f")"
+	n=$(grep -vc '^#' "$f")
 	[ "$n" -ge 1 ] && [ "$n" -le 6 ] || fail "$f: $n positions, not 1-6"
 	# every line: moves, value, optimal moves (the labels the mistakes are counted on)
-	awk 'NF != 3 || ($2 != -1 && $2 != 0 && $2 != 1) { exit 1 }' "$f" ||
+	awk '/^#/ { next } NF != 3 || ($2 != -1 && $2 != 0 && $2 != 1) { exit 1 }' "$f" ||
 		fail "$f: a line without its solved value and best moves: $(cat "$f")"
 	cp "$f" "$T/u$k.before"
 done
@@ -60,7 +63,8 @@ python3 - "$R/metrics.jsonl" "$R/bench" <<'PYEOF' || fail "metrics lines: see ab
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 assert [r["iteration"] for r in rows] == [1, 2, 3, 4], rows
-n = {k: sum(1 for _ in open("%s/tangled_u%d.txt" % (sys.argv[2], k))) for k in (3, 4, 5)}
+n = {k: sum(1 for l in open("%s/tangled_u%d.txt" % (sys.argv[2], k)) if not l.startswith("#"))
+     for k in (3, 4, 5)}
 keys = ["bench_%s_u%d" % (w, k) for k in (3, 4, 5) for w in ("policy", "agent")]
 for r in rows:
     have = [k for k in r if k.startswith("bench_") and k != "bench_s"]
