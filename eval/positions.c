@@ -98,15 +98,17 @@ static int parse_best(const struct az_game *g, char *list, struct az_position *p
 			*comma = '\0';
 		show(shown, sizeof(shown), item);
 		if (!*item) {
-			az_set_err(err, errlen, "best: move %d is empty (expected moves separated by "
-				"single commas)", k);
+			az_set_err(err, errlen,
+				   "best: move %d is empty (expected moves separated by "
+				   "single commas)",
+				   k);
 			return -EINVAL;
 		}
 		a = g->parse_action(p->state, item);
 		if (a < 0 || (uint32_t)a >= g->actions || a >= AZ_GAME_ACTIONS_MAX) {
 			int known = g->parse_action(NULL, item) >= 0;
 			az_set_err(err, errlen, "best: move %d ('%s'): %s", k, shown,
-				known ? "illegal in this position" : "not a move of this game");
+				   known ? "illegal in this position" : "not a move of this game");
 			return -EINVAL;
 		}
 		if (!p->best[a]) {
@@ -178,41 +180,75 @@ int az_positions_parse_line(const struct az_game *g, const char *line, struct az
 	return 1;
 }
 
+/* Whether line is a board line; then the board in s[0..*n), blanks at its end removed. */
+static int board_line(const char *line, const char **s, size_t *n)
+{
+	const size_t k = strlen(AZ_POSITIONS_BOARD);
+	const char *b = line + strspn(line, " \t");
+	size_t m;
+
+	if (strncmp(b, AZ_POSITIONS_BOARD, k) != 0)
+		return 0;
+	b += k;
+	m = strcspn(b, "\r\n");
+	while (m > 0 && (b[m - 1] == ' ' || b[m - 1] == '\t'))
+		m--;
+	*s = b;
+	*n = m;
+	return 1;
+}
+
 int az_positions_check_board(const char *path, const char *board, char *err, size_t errlen)
 {
 	char line[AZ_POSITIONS_LINE_MAX + 2];
-	const size_t k = strlen(AZ_POSITIONS_BOARD);
 	FILE *f = fopen(path, "r");
 	long lineno = 0;
 	int rc = 0, whole = 1;
 
 	while (rc == 0 && f && fgets(line, sizeof(line), f)) {
-		const char *s = line + strspn(line, " \t");
-		size_t n;
+		const char *s;
+		size_t n = strlen(line);
 
 		lineno += whole; /* a line longer than the buffer comes in pieces */
-		n = strlen(line);
 		whole = n > 0 && line[n - 1] == '\n';
-		if (strncmp(s, AZ_POSITIONS_BOARD, k) != 0)
+		if (!board_line(line, &s, &n))
 			continue;
-		s += k;
-		n = strcspn(s, "\r\n");
-		while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-			n--;
 		if (n == strlen(board) && strncmp(s, board, n) == 0)
 			continue;
 		if (n == 0)
-			az_set_err(err, errlen, "%s:%ld: its board line names no board (expected "
-				   "\"%s%s\"): name it, or delete the line", path, lineno,
-				   AZ_POSITIONS_BOARD, board);
+			az_set_err(err, errlen,
+				   "%s:%ld: its board line names no board (expected "
+				   "\"%s%s\"): name it, or delete the line",
+				   path, lineno, AZ_POSITIONS_BOARD, board);
 		else
-			az_set_err(err, errlen, "%s:%ld: its positions are of %.*s (its board line), "
-				   "and this evaluation plays %s: give a positions file written for "
-				   "this board, or evaluate that board (its checkpoint, or its game "
-				   "options)", path, lineno, (int)(n > 200 ? 200 : n), s, board);
+			az_set_err(
+				err, errlen,
+				"%s:%ld: its positions are of %.*s (its board line), "
+				"and this evaluation plays %s: give a positions file written for "
+				"this board, or evaluate that board (its checkpoint, or its game "
+				"options)",
+				path, lineno, (int)(n > 200 ? 200 : n), s, board);
 		rc = -EINVAL;
 	}
 	if (f)
 		fclose(f);
 	return rc;
+}
+
+int az_positions_board(const char *path, char *buf, size_t n)
+{
+	char line[AZ_POSITIONS_LINE_MAX + 2];
+	FILE *f = fopen(path, "r");
+	int found = 0;
+
+	while (!found && f && fgets(line, sizeof(line), f)) {
+		const char *s;
+		size_t m;
+
+		if ((found = board_line(line, &s, &m)) != 0)
+			snprintf(buf, n, "%.*s", (int)m, s);
+	}
+	if (f)
+		fclose(f);
+	return found;
 }

@@ -539,7 +539,16 @@ static int resolve_game(struct eval_opts *o, struct az_config *gc, const struct 
 	}
 	int from_ckpt = pm != NULL;
 	az_model_destroy(pm);
-	char before[300], after[300];
+	char before[300], after[300], board[400];
+	/* no checkpoint: the board of --positions FILE, as its board line names it, unless the
+	 * options below say otherwise (and the board check then refuses the file) */
+	const char *sp = board;
+	if (!from_ckpt && o->positions && az_positions_board(o->positions, board, sizeof(board)) &&
+	    strncmp(board, gc->game, strlen(gc->game)) == 0 && (sp += strlen(gc->game))[0] == ' ' &&
+	    az_config_apply_game_options(gc, sp + 1, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azeval: %s: its board line: %s\n", o->positions, err);
+		return 2;
+	}
 	az_config_game_options(gc, before, sizeof(before));
 	if (set_tangled_opts(gc, o, err, sizeof(err)) < 0 ||
 	    az_config_game(gc, g, err, sizeof(err)) < 0) {
@@ -558,6 +567,7 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 {
 	int tangled = strcmp(g->name, "tangled") == 0, c4 = strcmp(g->name, "connect4") == 0;
 	int rollout = o->agent && strcmp(o->agent, "rollout") == 0;
+	char board[400];
 
 	if ((o->mistakes || o->labels) && !c4 && !tangled)
 		return "--mistakes and --labels need --game connect4 or tangled (the built-in "
@@ -580,10 +590,11 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 		       "--checkpoint FILE --vs rollout)";
 	if (rollout && o->ckpt)
 		return "--agent rollout judges rollout MCTS, not a network: drop --checkpoint";
-	if (rollout && tangled && ((!o->graph && !o->graph_file) || !o->variant))
+	if (rollout && tangled && ((!o->graph && !o->graph_file) || !o->variant) &&
+	    !az_positions_board(o->positions, board, sizeof(board)))
 		return "--agent rollout on Tangled: give --graph N (or --graph-file F) and --variant "
-		       "free|fixed, those the positions were written for (a file azeval wrote names "
-		       "them on its first line, \"# board: ...\")";
+		       "free|fixed, those the positions were written for (the file has no board "
+		       "line, \"# board: ...\", to take them from)";
 	if (rollout && o->sims < 2)
 		return "--agent rollout needs --sims N >= 2 (its priors are uniform: no raw policy)";
 	if (!o->labelled && !o->ckpt && !rollout)

@@ -73,6 +73,23 @@ static void test_board_line(void **state)
 	assert_int_equal(az_positions_check_board(path, ttt, err, sizeof(err)), 0);
 }
 
+/* The board a file names, for evaluations without a checkpoint: the first board line's, blanks
+ * at its end removed; none without one. */
+static void test_board_read(void **state)
+{
+	char board[64], err[300];
+
+	(void)state;
+	(void)check("# x\n# board: tangled graph=3;variant=free  \r\n4 0\n# board: other\n",
+		    "tangled graph=3;variant=free", err, sizeof(err));
+	assert_int_equal(az_positions_board(path, board, sizeof(board)), 1);
+	assert_string_equal(board, "tangled graph=3;variant=free");
+	write_file("4 0\n");
+	assert_int_equal(az_positions_board(path, board, sizeof(board)), 0);
+	unlink(path);
+	assert_int_equal(az_positions_board(path, board, sizeof(board)), 0);
+}
+
 /* The parser reads the board line as a comment, so files with it stay readable everywhere. */
 static void test_board_line_is_a_comment(void **state)
 {
@@ -90,6 +107,7 @@ int main(void)
 	int fd = mkstemp(path);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_board_line),
+		cmocka_unit_test(test_board_read),
 		cmocka_unit_test(test_board_line_is_a_comment),
 	};
 

@@ -183,7 +183,13 @@ bad --checkpoint "$CK" --vs rollout --vs-sims 1
 bad --game tangled --graph 3 --variant free --positions "$T/k4.txt" --agent rollout --sims 8
 bad --game tangled --graph 3 --variant free --positions "$T/k4.txt" --mistakes --agent rollout \
 	--sims 0
-bad --game tangled --graph 3 --positions "$T/k4.txt" --mistakes --agent rollout --sims 8
+# rollout MCTS has no checkpoint to take the board from: a file without a board line needs
+# --graph and --variant; one with it names them
+sed 1d "$T/k4.txt" > "$T/k4nb.txt"
+bad --game tangled --graph 3 --positions "$T/k4nb.txt" --mistakes --agent rollout --sims 8
+grep -q "the file has no board line" "$T/bad.err" || fail "rollout: $(cat "$T/bad.err")"
+"$AZEVAL" --game tangled --positions "$T/k4.txt" --mistakes --agent rollout --sims 8 \
+	--limit 3 > /dev/null 2> "$T/rb.err" || fail "rollout, board line: $(cat "$T/rb.err")"
 # --labels naming a file that is not a labels cache (here the positions themselves) is refused
 # before anything is written.
 cp "$T/k4.txt" "$T/k4keep.txt"
@@ -303,6 +309,7 @@ grep -q "joined.txt:42: its positions are of tangled graph=3;variant=fixed" "$T/
 "$AZEVAL" --game tangled --graph 3 --variant free --epsilon 0.3 --positions "$T/k4e3.txt" \
 	--mistakes --agent rollout --sims 8 > /dev/null 2> "$T/e3.err" ||
 	fail "rollout on an epsilon 0.3 set: $(cat "$T/e3.err")"
-bad --game tangled --graph 3 --variant free --positions "$T/k4e3.txt" --mistakes \
-	--agent rollout --sims 8
+"$AZEVAL" --game tangled --positions "$T/k4e3.txt" --mistakes --agent rollout --sims 8 \
+	> /dev/null 2> "$T/e3.err" || fail "rollout, board line at 0.3: $(cat "$T/e3.err")"
+bad --game tangled --epsilon 0.5 --positions "$T/k4e3.txt" --mistakes --agent rollout --sims 8
 echo "tangled exact benchmark: all checks passed"
