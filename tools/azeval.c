@@ -692,6 +692,12 @@ static int run_eval(const struct eval_opts *o, const struct az_config *gc, struc
 	az_config_board(gc, board, sizeof(board));
 	if (o->labelled)
 		return azeval_tangled_labelled(o, c, board);
+	struct stat st;
+	if (o->positions && stat(o->positions, &st) == 0 && !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "azeval: --positions %s: not a regular file (%s)\n", o->positions,
+			S_ISDIR(st.st_mode) ? "a directory" : "a device, FIFO or socket");
+		return 2;
+	}
 	if (o->positions && az_positions_check_board(o->positions, board, err, sizeof(err)) < 0) {
 		fprintf(stderr, "azeval: %s\n", err);
 		return 2;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "eval/c4_labels.h"
@@ -38,6 +39,13 @@ int azeval_labels_path(const struct eval_opts *o, char *path, size_t n)
 		int rc;
 		if (!o->labels[0]) {
 			fprintf(stderr, "azeval: --labels: an empty path; name the labels file\n");
+			return -EINVAL;
+		}
+		struct stat st;
+		if (stat(o->labels, &st) == 0 && !S_ISREG(st.st_mode)) {
+			fprintf(stderr, "azeval: --labels %s: not a regular file (%s): name a labels "
+				"file\n", o->labels, S_ISDIR(st.st_mode) ? "a directory" : "a device, "
+				"FIFO or socket");
 			return -EINVAL;
 		}
 		if ((rc = labels_writable(o->labels, dir, sizeof(dir))) < 0) {

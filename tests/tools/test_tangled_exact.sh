@@ -298,6 +298,11 @@ evaluate it on graph=3;variant=fixed" "$T/ov.err" || fail "no override note: $(c
 "$AZEVAL" --checkpoint "$CK" --variant free --vs random --games 2 --sims 4 > /dev/null \
 	2> "$T/ov.err"
 ! grep -q "note:" "$T/ov.err" || fail "a note without an override: $(cat "$T/ov.err")"
+# A directory or device as --positions or --labels: refused before any solving, saying so.
+bad --checkpoint "$CK" --positions "$T" --mistakes --sims 0
+grep -q "positions .*: not a regular file (a directory)" "$T/bad.err" || fail "$(cat "$T/bad.err")"
+bad --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --sims 0 --labels /dev/null
+grep -q "labels /dev/null: not a regular file" "$T/bad.err" || fail "$(cat "$T/bad.err")"
 # Files joined with cat keep their board lines: one of another board anywhere is refused.
 cat "$T/k4.txt" "$T/k4f.txt" > "$T/joined.txt"
 bad --checkpoint "$CK" --positions "$T/joined.txt" --sims 0
