@@ -43,9 +43,13 @@ int azeval_labels_path(const struct eval_opts *o, char *path, size_t n)
 		}
 		struct stat st;
 		if (stat(o->labels, &st) == 0 && !S_ISREG(st.st_mode)) {
-			fprintf(stderr, "azeval: --labels %s: not a regular file (%s): name a labels "
-				"file\n", o->labels, S_ISDIR(st.st_mode) ? "a directory" : "a device, "
-				"FIFO or socket");
+			fprintf(stderr,
+				"azeval: --labels %s: not a regular file (%s): name a labels "
+				"file\n",
+				o->labels,
+				S_ISDIR(st.st_mode) ? "a directory" :
+						      "a device, "
+						      "FIFO or socket");
 			return -EINVAL;
 		}
 		if ((rc = labels_writable(o->labels, dir, sizeof(dir))) < 0) {
