@@ -43,13 +43,12 @@ int azeval_labels_path(const struct eval_opts *o, char *path, size_t n)
 		}
 		struct stat st;
 		if (stat(o->labels, &st) == 0 && !S_ISREG(st.st_mode)) {
+			const char *kind = S_ISDIR(st.st_mode) ? "a directory" : "a device or FIFO";
+
 			fprintf(stderr,
 				"azeval: --labels %s: not a regular file (%s): name a labels "
 				"file\n",
-				o->labels,
-				S_ISDIR(st.st_mode) ? "a directory" :
-						      "a device, "
-						      "FIFO or socket");
+				o->labels, kind);
 			return -EINVAL;
 		}
 		if ((rc = labels_writable(o->labels, dir, sizeof(dir))) < 0) {
