@@ -84,8 +84,13 @@ int azeval_labels_done(const struct eval_opts *o, const char *path, int saved, c
 		fprintf(stderr, "azeval: evaluation failed: %s\n", strerror(-rc));
 		return 1;
 	}
+	/* saved with nothing to save (no position solved, none cached before): no file */
+	int none = saved >= 0 && access(path, F_OK) != 0;
+
 	if (o->json)
-		snprintf(where, n, saved < 0 ? "null" : "\"%s\"", path);
+		snprintf(where, n, saved < 0 || none ? "null" : "\"%s\"", path);
+	else if (none)
+		snprintf(where, n, "no labels to cache (no position solved)");
 	else
 		snprintf(where, n,
 			 saved < 0 ? "labels not saved (%s unwritable)" : "labels cached in %s",

@@ -303,6 +303,15 @@ bad --checkpoint "$CK" --positions "$T" --mistakes --sims 0
 grep -q "positions .*: not a regular file (a directory)" "$T/bad.err" || fail "$(cat "$T/bad.err")"
 bad --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --sims 0 --labels /dev/null
 grep -q "labels /dev/null: not a regular file" "$T/bad.err" || fail "$(cat "$T/bad.err")"
+# With a solver budget too small to solve anything the report does not claim a labels file.
+"$AZEVAL" --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --solve-nodes 1 --sims 0 \
+	--labels "$T/sn.labels" > "$T/sn.out" 2> /dev/null || fail "--solve-nodes 1 failed"
+if grep -q "labels cached in" "$T/sn.out"; then
+	[ -s "$T/sn.labels" ] || fail "'labels cached' without a labels file: $(cat "$T/sn.out")"
+else
+	grep -q "no labels to cache (no position solved)" "$T/sn.out" && [ ! -e "$T/sn.labels" ] ||
+		fail "--solve-nodes 1: $(cat "$T/sn.out")"
+fi
 # Files joined with cat keep their board lines: one of another board anywhere is refused.
 cat "$T/k4.txt" "$T/k4f.txt" > "$T/joined.txt"
 bad --checkpoint "$CK" --positions "$T/joined.txt" --sims 0
