@@ -585,6 +585,9 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 			     : "--mistakes goes with --positions FILE (the positions to judge)";
 	if (o->tactic && !o->labelled)
 		return "--tactic goes with --write-labelled FILE";
+	if (o->limit && !o->positions) /* it was ignored */
+		return "--limit N goes with --positions FILE (judge its first N positions; "
+		       "--write-labelled takes --games N)";
 	if (rollout && !o->mistakes)
 		return "--agent rollout goes with --mistakes (games against rollout MCTS: "
 		       "--checkpoint FILE --vs rollout)";

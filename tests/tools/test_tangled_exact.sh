@@ -165,6 +165,7 @@ bad() {
 }
 bad --game tangled --graph 3 --write-labelled "$T/x.txt" --uncoloured 7
 bad --game tangled --graph 3 --write-labelled "$T/x.txt" --uncoloured x
+bad --game tangled --graph 3 --write-labelled "$T/x.txt" --uncoloured 3 --limit 2
 bad --game connect4 --write-labelled "$T/x.txt" --uncoloured 3
 # a file that could not be written is refused before the solving, not after it
 bad --game tangled --graph 3 --write-labelled "$T" --uncoloured 3
