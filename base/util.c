@@ -214,6 +214,10 @@ int az_atomic_open(struct az_atomic_file *af, const char *path, char *err, size_
 			 path, strerror(e));
 		return -e;
 	}
+	/* the file replaced keeps its permissions (the new one would get the umask's) */
+	struct stat st;
+	if (stat(af->path, &st) == 0)
+		(void)fchmod(fileno(af->f), st.st_mode & 07777);
 	return 0;
 }
 

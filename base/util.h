@@ -40,7 +40,8 @@ struct az_atomic_file {
  * before minutes of work rather than after. */
 int az_atomic_check(const char *path, char *err, size_t errlen);
 
-/* Open af for path (az_atomic_check's rules; a link's target is what af->path names). 0, or
+/* Open af for path (az_atomic_check's rules; a link's target is what af->path names); the
+ * temporary file takes the permissions of the file it will replace, when there is one. 0, or
  * -errno with "cannot write PATH: ..." in err (af->f is then NULL). */
 int az_atomic_open(struct az_atomic_file *af, const char *path, char *err, size_t errlen);
 

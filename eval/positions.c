@@ -242,9 +242,11 @@ int az_positions_board(const char *path, char *buf, size_t n)
 	int found = 0;
 
 	while (!found && f && fgets(line, sizeof(line), f)) {
-		const char *s;
+		const char *s = line + strspn(line, " \t\r\n");
 		size_t m;
 
+		if (*s && *s != '#')
+			break; /* a position: a board line below it is not this file's header */
 		if ((found = board_line(line, &s, &m)) != 0)
 			snprintf(buf, n, "%.*s", (int)m, s);
 	}

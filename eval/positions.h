@@ -51,8 +51,9 @@ int az_positions_parse_line(const struct az_game *g, const char *line, struct az
  * board line names no board") in err for the first line that names another board. */
 int az_positions_check_board(const char *path, const char *board, char *err, size_t errlen);
 
-/* The board the first board line of the positions file at path names (blanks at its end
- * removed) into buf: 1, or 0 when the file has none or cannot be opened. */
+/* The board the file's header names (its board line before its first position; blanks at its
+ * end removed) into buf: 1, or 0 when it has none there (a board line further down, of a file
+ * joined on with cat, names the positions below it only) or cannot be opened. */
 int az_positions_board(const char *path, char *buf, size_t n);
 
 #endif

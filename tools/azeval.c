@@ -594,7 +594,7 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 	if (rollout && o->ckpt)
 		return "--agent rollout judges rollout MCTS, not a network: drop --checkpoint";
 	if (rollout && tangled && ((!o->graph && !o->graph_file) || !o->variant) &&
-	    !az_positions_board(o->positions, board, sizeof(board)))
+	    access(o->positions, R_OK) == 0 && !az_positions_board(o->positions, board, sizeof(board)))
 		return "--agent rollout on Tangled: give --graph N (or --graph-file F) and --variant "
 		       "free|fixed, those the positions were written for (the file has no board "
 		       "line, \"# board: ...\", to take them from)";
@@ -621,17 +621,23 @@ static int check_labelled_target(const struct az_game *g, const char *path)
 		fprintf(stderr, "azeval: --write-labelled %s; nothing was solved\n", err);
 		return 2;
 	}
-	/* an existing file is replaced only when it reads as positions of g (a checkpoint, a
-	 * labels cache or any other file given by mistake is kept) */
-	if ((f = fopen(path, "r")) == NULL)
+	/* an existing file is replaced only when it is empty, has a board line (a positions file
+	 * azeval wrote, of any board) or reads as positions of g: a checkpoint, a labels cache,
+	 * notes or any other file given by mistake is kept */
+	if ((f = fopen(path, "r")) == NULL || az_positions_board(path, perr, sizeof(perr))) {
+		if (f)
+			fclose(f);
 		return 0;
-	while (k >= 0 && n < 8 && fgets(line, sizeof(line), f)) {
+	}
+	while (k == 0 && n < 64 && fgets(line, sizeof(line), f)) {
 		k = az_positions_parse_line(g, line, &pos, perr, sizeof(perr));
 		n++;
 	}
 	fclose(f);
-	if (k >= 0)
+	if (k > 0 || n == 0)
 		return 0;
+	if (k == 0) /* comments only */
+		snprintf(perr, sizeof(perr), "no position in its first lines");
 	fprintf(stderr, "azeval: --write-labelled %s: the file exists and does not read as %s "
 		"positions (line %d: %s), so it is not replaced: name a new file, or remove it "
 		"first; nothing was solved\n", path, g->name, n, perr);

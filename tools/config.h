@@ -132,7 +132,8 @@ int az_config_apply_game_options(struct az_config *c, const char *text, char *er
 /* The board a labelled positions file holds positions of, as its board line names it
  * (eval/positions.h): the game's name, and for Tangled what its solved outcomes depend on (the
  * recorded options without the network's inputs, then the configured adjudicator:
- * "tangled graph=5;variant=fixed;adjudicator=table:anneal"). After az_config_game(). */
+ * "tangled graph=5;variant=fixed;adjudicator=table:anneal"; a graph file's path replaced by
+ * its graph, "graph-edges=N:E:<FNV-1a of the edge list>"). After az_config_game(). */
 void az_config_board(const struct az_config *c, char *buf, size_t n);
 
 /* Bytes of the one shared evaluation cache azrun puts in the segment (az_pipeline_params'

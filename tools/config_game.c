@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "base/util.h"
 #include "games/game.h"
 #include "games/tangled/tangled.h"
@@ -95,6 +96,19 @@ void az_config_board(const struct az_config *c, char *buf, size_t n)
 
 		rest = rest ? rest : "";
 		memmove(in, rest, strlen(rest) + 1);
+	}
+	if ((in = strstr(rec, "graph-file=")) != NULL && az_tangled_current_graph()) {
+		/* a path names no graph (the same name elsewhere, other edges): the edges do */
+		const struct az_tangled_graph *tg = az_tangled_current_graph();
+		const char *rest = strchr(in, ';');
+		char tail[300];
+		uint64_t h = az_fnv1a(AZ_FNV1A_INIT, &tg->n, sizeof(tg->n));
+
+		h = az_fnv1a(h, tg->eu, (size_t)tg->e);
+		h = az_fnv1a(h, tg->ev, (size_t)tg->e);
+		snprintf(tail, sizeof(tail), "%s", rest ? rest : "");
+		snprintf(in, sizeof(rec) - (size_t)(in - rec), "graph-edges=%d:%d:%016llx%s", tg->n,
+			 tg->e, (unsigned long long)h, tail);
 	}
 	if (strcmp(c->game, "tangled") == 0 && az_tangled_current_adj())
 		snprintf(rec + strlen(rec), sizeof(rec) - strlen(rec), ";adjudicator=%s",

@@ -73,6 +73,31 @@ static void test_commit_replaces(void **state)
 	assert_int_equal(az_atomic_commit(&af, err, sizeof(err)), -EBADF);
 }
 
+/* The file replaced keeps its permissions; a new file gets the umask's. */
+static void test_commit_keeps_mode(void **state)
+{
+	struct az_atomic_file af;
+	char path[128], fresh[128], err[256] = "";
+	struct stat st;
+	mode_t old = umask(022);
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/private.txt", dir);
+	put(path, "old\n");
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(az_atomic_open(&af, path, err, sizeof(err)), 0);
+	fputs("new\n", af.f);
+	assert_int_equal(az_atomic_commit(&af, err, sizeof(err)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	snprintf(fresh, sizeof(fresh), "%s/fresh.txt", dir);
+	assert_int_equal(az_atomic_open(&af, fresh, err, sizeof(err)), 0);
+	assert_int_equal(az_atomic_commit(&af, err, sizeof(err)), 0);
+	assert_int_equal(stat(fresh, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	umask(old);
+}
+
 static void test_abort_keeps_old(void **state)
 {
 	struct az_atomic_file af;
@@ -166,6 +191,7 @@ static void test_targets(void **state)
 }
 
 AZ_TEST_MAIN(cmocka_unit_test_setup_teardown(test_commit_replaces, make_dir, remove_dir),
+	     cmocka_unit_test_setup_teardown(test_commit_keeps_mode, make_dir, remove_dir),
 	     cmocka_unit_test_setup_teardown(test_abort_keeps_old, make_dir, remove_dir),
 	     cmocka_unit_test_setup_teardown(test_errors_name_the_path, make_dir, remove_dir),
 	     cmocka_unit_test_setup_teardown(test_targets, make_dir, remove_dir))

@@ -86,6 +86,9 @@ static void test_board_read(void **state)
 	assert_string_equal(board, "tangled graph=3;variant=free");
 	write_file("4 0\n");
 	assert_int_equal(az_positions_board(path, board, sizeof(board)), 0);
+	/* a board line below a position is not the file's header */
+	write_file("4 0\n# board: tictactoe\n5 0\n");
+	assert_int_equal(az_positions_board(path, board, sizeof(board)), 0);
 	unlink(path);
 	assert_int_equal(az_positions_board(path, board, sizeof(board)), 0);
 }

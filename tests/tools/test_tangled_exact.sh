@@ -236,7 +236,7 @@ wait_for_tmp() { # F: until F.tmp.* exists, at most 60 s
 		sleep 0.1
 	done
 }
-echo "# keep" > "$T/big.txt" # a positions file (comments only): one azeval may replace
+echo "# board: keep" > "$T/big.txt" # a positions file azeval wrote (its board line): replaceable
 "$AZEVAL" --game tangled --graph 5 --variant fixed --write-labelled "$T/big.txt" --uncoloured 8 \
 	--games 1000000 --seed 5 2> "$T/big.err" &
 pid=$!
@@ -248,7 +248,8 @@ wait $pid || rc=$?
 [ $rc -eq 143 ] || fail "interrupted --write-labelled exited $rc: $(cat "$T/big.err")"
 grep -q "interrupted after [0-9]* of 1000000 positions" "$T/big.err" ||
 	fail "no interrupt message: $(cat "$T/big.err")"
-[ "$(cat "$T/big.txt")" = "# keep" ] || fail "an interrupted --write-labelled replaced its file"
+[ "$(cat "$T/big.txt")" = "# board: keep" ] ||
+	fail "an interrupted --write-labelled replaced its file"
 ! compgen -G "$T/big.txt.tmp.*" > /dev/null ||
 	fail "an interrupted --write-labelled left its temporary file"
 # A signal the caller ignores stays ignored (nohup: SIGHUP); a stop then says the file was not
@@ -291,6 +292,23 @@ grep -q "the file exists and does not read as tangled positions .* not replaced"
 	fail "write-labelled onto a checkpoint: $(cat "$T/bad.err")"
 cmp -s "$CK" "$T/ck.keep" || fail "write-labelled changed a checkpoint"
 bad --game tangled --graph 3 --write-labelled "$T/k4.txt.labels" --uncoloured 3 --games 5
+printf '# my notes\n' > "$T/notes.txt" # comments only: not positions
+bad --game tangled --graph 3 --write-labelled "$T/notes.txt" --uncoloured 3 --games 5
+# A graph file's board is its edges, not its path: the same name with other edges is refused.
+printf '0-1 0-2 0-3 1-2 1-3 2-3\n' > "$T/g.edges"
+"$AZEVAL" --game tangled --graph-file "$T/g.edges" --write-labelled "$T/gf.txt" --uncoloured 3 \
+	--games 5 2> /dev/null || fail "write-labelled on a graph file"
+head -1 "$T/gf.txt" | grep -q "^# board: tangled graph-edges=4:6:[0-9a-f]\{16\};variant=free;" ||
+	fail "graph-file board line: $(head -1 "$T/gf.txt")"
+"$AZEVAL" --game tangled --graph-file "$T/g.edges" --variant free --positions "$T/gf.txt" \
+	--mistakes --agent rollout --sims 4 > /dev/null 2> "$T/gf.err" ||
+	fail "the graph file's own set: $(cat "$T/gf.err")"
+printf '0-1 0-2 0-3 1-2 1-3 2-3 0-4\n' > "$T/g.edges"
+rc=0
+"$AZEVAL" --game tangled --graph-file "$T/g.edges" --variant free --positions "$T/gf.txt" \
+	--mistakes --agent rollout --sims 4 > /dev/null 2> "$T/gf.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "its positions are of tangled graph-edges=4:6:.* this evaluation \
+plays tangled graph-edges=5:7:" "$T/gf.err" || fail "another graph file: $(cat "$T/gf.err")"
 # Options that change the board a checkpoint records are allowed, with a note naming both.
 "$AZEVAL" --checkpoint "$CK" --variant fixed --vs random --games 2 --sims 4 > /dev/null \
 	2> "$T/ov.err" || fail "--variant over a checkpoint: $(cat "$T/ov.err")"
