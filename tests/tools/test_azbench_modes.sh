@@ -204,16 +204,18 @@ rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 rows = [r for r in rows if "recommendation" not in r]
 assert [r["batch"] for r in rows] == [1, 8], rows
 assert all(r["game"] == "tangled" and r["evals_per_s"] > 0 for r in rows), rows
+assert all(r["board"] == "K4 fixed" for r in rows), rows   # the rows name the board
 PY
 "$AZBENCH" pipeline --game tangled --graph 3 --workers 1 --games-per-worker 4 --sims 8 \
 	--phases 0 --seconds 2 --json > "$T/tgp.json" 2> "$T/tgp.err" ||
 	fail "pipeline --game tangled: $(cat "$T/tgp.err")"
 grep -q "^pipeline: tangled on K4, free tokens, adjudicator table:exact$" "$T/tgp.err" ||
 	fail "pipeline --game tangled: $(cat "$T/tgp.err")"
-grep -q '"game": *"tangled".*"sims_per_s"' "$T/tgp.json" ||
+grep -q '"game": *"tangled", *"board": *"K4 free".*"sims_per_s"' "$T/tgp.json" ||
 	fail "pipeline --game tangled: no row: $(cat "$T/tgp.json")"
 run 20 "$T/tgt.json" train --game tangled --graph 3 --batches 16 --seconds 0.5 --json --no-torch
-grep -q '"game": *"tangled"' "$T/tgt.json" || fail "train --game tangled: $(cat "$T/tgt.json")"
+grep -q '"game": *"tangled", *"board": *"K4 free"' "$T/tgt.json" ||
+	fail "train --game tangled: $(cat "$T/tgt.json")"
 # Tangled's options without Tangled, and a board that does not exist: refused before measuring.
 for bad in "infer --game connect4 --graph 3" "pipeline --variant fixed" \
 	"train --game tangled --graph 0" "infer --game tangled --variant blue"; do

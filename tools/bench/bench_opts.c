@@ -40,6 +40,14 @@ int az_bench_opt_games(const char *v, void *field)
 	return az_bench_parse_games(v, g->name, &g->n);
 }
 
+/* The board az_bench_games_setup() configured Tangled on ("" before). */
+static char board[80];
+
+const char *az_bench_board(const char *game)
+{
+	return strcmp(game, "tangled") == 0 && board[0] ? board : NULL;
+}
+
 int az_bench_games_setup(const char *mode, const struct az_bench_games *g, int adjudicate,
 			 const struct az_bench_opts *common)
 {
@@ -64,6 +72,9 @@ int az_bench_games_setup(const char *mode, const struct az_bench_games *g, int a
 		return 2;
 	}
 	int fixed = az_tangled_current_tokens(NULL, NULL) == AZ_TANGLED_FIXED;
+
+	snprintf(board, sizeof(board), "%s %s", az_tangled_current_graph()->name,
+		 fixed ? "fixed" : "free");
 
 	az_bench_progress(common, "%s: tangled on %s, %s tokens, adjudicator %s\n", mode,
 			  az_tangled_current_graph()->name, fixed ? "fixed" : "free",

@@ -118,6 +118,10 @@ int az_bench_opt_games(const char *v, void *field);
  * Returns 0, or 2 after a one-line message on stderr naming mode (a bad --graph or --variant, or one given without --game tangled). */
 int az_bench_games_setup(const char *mode, const struct az_bench_games *g, int adjudicate,
 			 const struct az_bench_opts *common);
+
+/* The board of game's rows ("Petersen fixed": graph and tokens) after az_bench_games_setup()
+ * configured Tangled, else NULL: the modes add it to their rows as the column "board". */
+const char *az_bench_board(const char *game);
 int az_bench_opt_game(const char *v, void *field);
 int az_bench_opt_net(const char *v, void *field);
 #define AZ_BENCH_NET_CHOICES "HxR|mlp:HxR|resnet:FxR"

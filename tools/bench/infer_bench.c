@@ -235,6 +235,8 @@ static int add_rows(const struct infer_opts *o, const struct game_result *g,
 		struct az_bench_row r = { 0 };
 
 		az_bench_row_str(&r, "game", g->game);
+		if (az_bench_board(g->game))
+			az_bench_row_str(&r, "board", az_bench_board(g->game));
 		az_bench_row_str(&r, "net", g->net);
 		az_bench_row_str(&r, "backend", cuda ? "cuda" : "cpu");
 		/* the cpu backend's path (docs/cpu.md): what it selected under this AZ_CPU_GEMM */

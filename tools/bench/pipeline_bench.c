@@ -286,6 +286,8 @@ static void add_row(struct az_bench_table *t, const struct game_ctx *gc, const c
 	int pipe = strcmp(setup, "serial") != 0; /* the pipeline and its phases */
 
 	az_bench_row_str(&row, "game", gc->g->name);
+	if (az_bench_board(gc->g->name))
+		az_bench_row_str(&row, "board", az_bench_board(gc->g->name));
 	az_bench_row_str(&row, "net", gc->net);
 	az_bench_row_str(&row, "backend", backend);
 	az_bench_row_str(&row, "setup", setup);

@@ -357,6 +357,8 @@ static void add_rows(struct az_bench_table *t, const struct point *pt, const cha
 		if (impl && sps <= 0)
 			break;
 		az_bench_row_str(&r, "game", pt->game);
+		if (az_bench_board(pt->game))
+			az_bench_row_str(&r, "board", az_bench_board(pt->game));
 		az_bench_row_str(&r, "net", net);
 		az_bench_row_str(&r, "impl", impl ? "torch" : c_impl);
 		az_bench_row_int(&r, "batch", pt->batch);
