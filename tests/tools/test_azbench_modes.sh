@@ -217,7 +217,13 @@ run 20 "$T/tgt.json" train --game tangled --graph 3 --batches 16 --seconds 0.5 -
 grep -q '"game": *"tangled", *"board": *"K4 free"' "$T/tgt.json" ||
 	fail "train --game tangled: $(cat "$T/tgt.json")"
 # Tangled's options without Tangled, and a board that does not exist: refused before measuring.
+printf '0-1 0-2 0-3 1-2 1-3 2-3\n' > "$T/k4.edges"
+run 20 "$T/tgf.json" infer --game tangled --graph-file "$T/k4.edges" --batches 1 --seconds 0.2 \
+	--json
+grep -q '"board": *"[^"]*/k4.edges free"' "$T/tgf.json" || fail "--graph-file: $(cat "$T/tgf.json")"
 for bad in "infer --game connect4 --graph 3" "pipeline --variant fixed" \
+	"infer --game tangled --graph 3 --graph-file $T/k4.edges" \
+	"train --game tangled --graph-file $T/no.edges" \
 	"train --game tangled --graph 0" "infer --game tangled --variant blue"; do
 	set +e
 	# shellcheck disable=SC2086

@@ -57,14 +57,23 @@ int az_bench_games_setup(const char *mode, const struct az_bench_games *g, int a
 	char err[AZ_ERR_LEN];
 
 	if (!d || !d->configure) {
-		if (!g->graph && !g->variant)
+		const char *given = g->graph ? "graph" : g->graph_file ? "graph-file" : "variant";
+
+		if (!g->graph && !g->graph_file && !g->variant)
 			return 0;
 		fprintf(stderr, "azbench %s: --%s is Tangled's: give --game tangled with it\n",
-			mode, g->graph ? "graph" : "variant");
+			mode, given);
 		return 2;
 	}
+	if (g->graph && g->graph_file) {
+		fprintf(stderr, "azbench %s: --graph or --graph-file, not both\n", mode);
+		return 2;
+	}
+	const char *key = g->graph_file ? "graph-file" : "graph";
+	const char *graph = g->graph_file ? g->graph_file : g->graph ? g->graph : "5";
+
 	AZ_ASSERT(az_config_defaults(&cfg, d->name) == 0);
-	if (az_config_set(&cfg, "graph", g->graph ? g->graph : "5", err, sizeof(err)) < 0 ||
+	if (az_config_set(&cfg, key, graph, err, sizeof(err)) < 0 ||
 	    (g->variant && az_config_set(&cfg, "variant", g->variant, err, sizeof(err)) < 0) ||
 	    (!adjudicate && az_config_set(&cfg, "adjudicator", "anneal", err, sizeof(err)) < 0) ||
 	    az_config_game(&cfg, &game, err, sizeof(err)) < 0) {

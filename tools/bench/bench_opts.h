@@ -38,11 +38,11 @@ struct az_bench_list {
 };
 
 /* --game of infer, pipeline and train: "all" (tic-tac-toe and Connect Four) or one registered
- * game; Tangled's board by --graph and --variant (NULL: not given). */
+ * game; Tangled's board by --graph or --graph-file, and --variant (NULL: not given). */
 struct az_bench_games {
 	const char *name[2]; /* canonical names */
 	int n;
-	const char *graph, *variant;
+	const char *graph, *graph_file, *variant;
 };
 
 /* --net: the network instead of the game's (hidden 0: not given). */
@@ -71,7 +71,7 @@ struct az_bench_net {
 	 NULL, NULL, NULL}
 
 /* The --game entries of infer, pipeline and train: "all" (the default) or one game, and
- * Tangled's --graph and --variant, into the struct az_bench_games member field. */
+ * Tangled's --graph, --graph-file and --variant, into the struct az_bench_games member field. */
 #define AZ_BENCH_GAMES_OPT(O, field)                                                               \
 	{"game", AZ_OPT_PARSE, O(field), "NAME", 0, 0, "all",                                      \
 	 "the game, or all of them (tic-tac-toe and Connect Four)", az_bench_games_choices, NULL,  \
@@ -79,6 +79,9 @@ struct az_bench_net {
 	{"graph", AZ_OPT_STR, O(field.graph), "N", 0, 0, NULL,                                     \
 	 "Tangled's numbered graph (docs/tangled.md) (default 5, Petersen)", NULL,                 \
 	 &az_game_desc_tangled, NULL},                                                             \
+	{"graph-file", AZ_OPT_STR, O(field.graph_file), "F", 0, 0, NULL,                           \
+	 "Tangled's graph from an edge-list file instead of --graph", NULL, &az_game_desc_tangled, \
+	 NULL},                                                                                    \
 	{"variant", AZ_OPT_STR, O(field.variant), "V", 0, 0, NULL,                                 \
 	 "Tangled's tokens: free | fixed (default free)", NULL, &az_game_desc_tangled, NULL}
 
