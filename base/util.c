@@ -217,7 +217,7 @@ int az_atomic_open(struct az_atomic_file *af, const char *path, char *err, size_
 	/* the file replaced keeps its permissions (the new one would get the umask's) */
 	struct stat st;
 	if (stat(af->path, &st) == 0)
-		(void)fchmod(fileno(af->f), st.st_mode & 07777);
+		(void)fchmod(fileno(af->f), st.st_mode & 0777);
 	return 0;
 }
 

@@ -27,7 +27,7 @@ struct entry {
 struct az_labels {
 	const struct az_game *g;
 	char path[PATH_MAX];
-	char header[640]; /* the cache file's first line, without its newline ("": none) */
+	char header[1400]; /* the cache file's first line, without its newline ("": none) */
 	int keep_tail;
 	const struct az_labels_solver *solver;
 	void *ctx; /* the solver's: borrowed, or made by solver->create (NULL until then) */
@@ -156,10 +156,11 @@ static long merge_file(struct az_labels *l, const char *path)
 }
 
 /* Whether the file at path may be replaced by l's cache: absent, empty, or a labels cache (a
- * "# " header line, of this configuration or another, or a first line "<moves> <outcome>
- * <keeps>" whose keeps has one of '+', 'x', '?', '-' per action). Anything else, a positions file
- * above all (the source src itself, or one that starts with its board line), is refused:
- * az_labels_save() would overwrite it. */
+ * header line of l's kind, "# tangled-labels ", of this configuration or another, or a first
+ * line "<moves> <outcome> <keeps>" whose keeps has one of '+', 'x', '?', '-' per action).
+ * Anything else, a positions file above all (the source src itself under any name, or one that
+ * starts with a comment or its board line), or notes, is refused: az_labels_save() would
+ * overwrite it. */
 static int replaceable(const struct az_labels *l, const char *path, const char *src)
 {
 	char line[AZ_POSITIONS_LINE_MAX + 2], keeps[AZ_GAME_ACTIONS_MAX + 2];
@@ -169,9 +170,11 @@ static int replaceable(const struct az_labels *l, const char *path, const char *
 
 	if (!f)
 		return 1;
-	ok = !fgets(line, sizeof(line), f) ||
-	     (strncmp(line, "# ", 2) == 0 &&
-	      strncmp(line, AZ_POSITIONS_BOARD, strlen(AZ_POSITIONS_BOARD)) != 0) ||
+	/* a cache header of l's kind, of any configuration: "# tangled-labels " */
+	const char *sp = strchr(l->header + (l->header[0] ? 2 : 0), ' ');
+	size_t kind = l->header[0] && sp ? (size_t)(sp - l->header) + 1 : 0;
+
+	ok = !fgets(line, sizeof(line), f) || (kind && strncmp(line, l->header, kind) == 0) ||
 	     (label_fields(l->g, line, &outcome, keeps) && strspn(keeps, "+x?-") == l->g->actions);
 	if (ok && fstat(fileno(f), &a) == 0 && stat(src, &b) == 0)
 		ok = a.st_dev != b.st_dev || a.st_ino != b.st_ino;

@@ -7,11 +7,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define FIELDS_MAX 3
 #define SHOW_MAX 24 /* bytes of an offending field quoted in a message */
@@ -180,6 +183,23 @@ int az_positions_parse_line(const struct az_game *g, const char *line, struct az
 	return 1;
 }
 
+/* path opened for reading when it is a regular file (a FIFO is not waited on, a device such as
+ * /dev/zero not read), else NULL. */
+static FILE *open_regular(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	FILE *f = NULL;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
+}
+
 /* Whether line is a board line; then the board in s[0..*n), blanks at its end removed. */
 static int board_line(const char *line, const char **s, size_t *n)
 {
@@ -201,7 +221,7 @@ static int board_line(const char *line, const char **s, size_t *n)
 int az_positions_check_board(const char *path, const char *board, char *err, size_t errlen)
 {
 	char line[AZ_POSITIONS_LINE_MAX + 2];
-	FILE *f = fopen(path, "r");
+	FILE *f = open_regular(path);
 	long lineno = 0;
 	int rc = 0, whole = 1;
 
@@ -238,10 +258,10 @@ int az_positions_check_board(const char *path, const char *board, char *err, siz
 int az_positions_board(const char *path, char *buf, size_t n)
 {
 	char line[AZ_POSITIONS_LINE_MAX + 2];
-	FILE *f = fopen(path, "r");
-	int found = 0;
+	FILE *f = open_regular(path);
+	int found = 0, lines = 0;
 
-	while (!found && f && fgets(line, sizeof(line), f)) {
+	while (!found && f && lines++ < 64 && fgets(line, sizeof(line), f)) {
 		const char *s = line + strspn(line, " \t\r\n");
 		size_t m;
 

@@ -40,20 +40,21 @@ int az_positions_parse_line(const struct az_game *g, const char *line, struct az
 
 /* A comment line that names the board a file's positions belong to, written first by azeval
  * --write-labelled for Tangled: "# board: <game> <options>" ("# board: tangled
- * graph=5;variant=fixed;adjudicator=exact"): the game's name, then what its labels depend on. */
+ * graph=5;variant=fixed;adjudicator=table:exact"): the game's name, then what its labels depend on. */
 #define AZ_POSITIONS_BOARD "# board: "
 
 /* Check the boards a positions file names against the board evaluated (board, as written after
  * AZ_POSITIONS_BOARD): every board line of the file, wherever it is (files joined with cat keep
  * theirs), must name it, blanks at its end aside. A file without a board line (Pascal Pons'
- * sets, files written before it) passes, as does one that cannot be opened (its reader reports
- * that). Returns 0, or -EINVAL with "PATH:LINE: its positions are of <board>, ..." (or "its
+ * sets, files written before it) passes, as does one that is not a regular file or cannot be
+ * opened (its reader reports that). Returns 0, or -EINVAL with "PATH:LINE: its positions are of <board>, ..." (or "its
  * board line names no board") in err for the first line that names another board. */
 int az_positions_check_board(const char *path, const char *board, char *err, size_t errlen);
 
-/* The board the file's header names (its board line before its first position; blanks at its
- * end removed) into buf: 1, or 0 when it has none there (a board line further down, of a file
- * joined on with cat, names the positions below it only) or cannot be opened. */
+/* The board the file's header names (its board line before its first position, within its
+ * first 64 lines; blanks at its end removed) into buf: 1, or 0 when it has none there (a board
+ * line further down, of a file joined on with cat, names the positions below it only), or is
+ * not a regular file that can be opened (a device or FIFO is not read). */
 int az_positions_board(const char *path, char *buf, size_t n);
 
 #endif

@@ -41,7 +41,7 @@ int az_tangled_labels_open(const char *src, const char *cache, const char *key, 
 			   size_t errlen)
 {
 	const struct az_game *g = az_tangled_game();
-	char header[600];
+	char header[1400];
 
 	if (!g)
 		return -EINVAL;

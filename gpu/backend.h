@@ -153,8 +153,8 @@ int az_cuda_available(void);
 /* Why the CUDA backends cannot be used here, for messages: "built without CUDA", or the
  * device probe's CUDA error string ("cudaGetDeviceCount: CUDA driver version is insufficient
  * for CUDA runtime version (error 35)", "... no CUDA-capable device is detected ..."), so "no
- * device" and "driver too old" read differently, or "no NVIDIA driver loaded: ..." where the
- * runtime says "driver too old" and no driver's kernel module is loaded (a CPU-only machine);
+ * device" and "driver too old" read differently, or "no NVIDIA driver loaded (...)" where the
+ * runtime says "driver too old" and cudaDriverGetVersion finds no driver (a CPU-only machine);
  * NULL when az_cuda_available() is 1. Static storage. */
 const char *az_cuda_unavailable(void);
 extern const struct az_backend_ops az_backend_cpu_ops;

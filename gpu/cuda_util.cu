@@ -50,15 +50,17 @@ void az_cuda_fail(int status, int is_blas, const char *file, int line, const cha
  * ("no CUDA-capable device is detected", "CUDA driver version is insufficient for CUDA runtime
  * version", ...), so "no device" and "driver too old" read differently. The runtime reports a
  * machine with no NVIDIA driver at all (a CPU-only machine running the CUDA build) as a driver
- * too old: without the kernel module's /proc/driver/nvidia/version the reason says so. */
+ * too old: cudaDriverGetVersion's 0 ("no driver is installed", CUDA Runtime API reference)
+ * tells the two apart, and the reason then says so. */
 static int probe_here(void)
 {
-	int n = 0;
+	int n = 0, driver = -1;
 	cudaError_t e = cudaGetDeviceCount(&n);
 
-	if (e == cudaErrorInsufficientDriver && access("/proc/driver/nvidia/version", F_OK) != 0) {
-		snprintf(probe_reason, sizeof(probe_reason), "no NVIDIA driver loaded: "
-			 "/proc/driver/nvidia/version absent, cudaGetDeviceCount error %d", (int)e);
+	if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess &&
+	    driver == 0) {
+		snprintf(probe_reason, sizeof(probe_reason), "no NVIDIA driver loaded "
+			 "(cudaDriverGetVersion: none; cudaGetDeviceCount error %d)", (int)e);
 		(void)cudaGetLastError();
 		return 0;
 	}

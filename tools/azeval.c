@@ -208,27 +208,32 @@ static int write_labelled(const struct az_game *g, const char *path, const char 
 	struct az_atomic_file af;
 	struct sigaction old[3];
 	char err[AZ_ERR_LEN];
+	/* the handlers cover the temporary file's whole life: a first signal during the commit's
+	 * fsync lets it finish */
+	azeval_stop_signals_begin(old);
 	if (az_atomic_open(&af, path, err, sizeof(err)) < 0) {
+		azeval_stop_signals_end(old);
 		fprintf(stderr, "azeval: %s\n", err);
 		return 2;
 	}
 	if (tangled)
 		fprintf(af.f, "%s%s\n", AZ_POSITIONS_BOARD, board);
 	struct label_ctx c = {.g = g, .f = af.f};
-	azeval_stop_signals_begin(old);
 	int n = az_game_enumerate(g, 1, label_one, &c);
-	azeval_stop_signals_end(old);
 	if (n < 0 || c.err) {
 		az_atomic_abort(&af);
+		azeval_stop_signals_end(old);
 		if (c.err == -EINTR) {
 			fprintf(stderr, "azeval: interrupted; %s %s\n", path,
 				access(path, F_OK) == 0 ? "is unchanged" : "was not written");
-			return 128 + azeval_stop_signal();
+			azeval_stop_reraise();
 		}
 		fprintf(stderr, "azeval: labelling %s failed\n", path);
 		return 1;
 	}
-	if (az_atomic_commit(&af, err, sizeof(err)) < 0) {
+	int rc = az_atomic_commit(&af, err, sizeof(err));
+	azeval_stop_signals_end(old);
+	if (rc < 0) {
 		fprintf(stderr, "azeval: %s\n", err);
 		return 1;
 	}
@@ -510,6 +515,34 @@ static int write_tactics(const struct eval_opts *o, const char *path)
  * hint when the network is not one of the game evaluated. */
 static char ckpt_game[32];
 
+/* The options a positions file's board line names (rec: "graph=3;variant=free;...;adjudicator=
+ * table:exact") into gc, for an evaluation without a checkpoint; those given on the command line
+ * are set after and win. A graph file's board ("graph-edges=...") names no file: it needs
+ * --graph-file. 0, or 2 after a message. */
+static int board_options(const struct eval_opts *o, struct az_config *gc, const char *rec)
+{
+	char err[AZ_ERR_LEN], adj[64];
+	const char *a = strstr(rec, ";adjudicator=");
+
+	if (strstr(rec, "graph-edges=") && !o->graph_file && !o->graph) {
+		fprintf(stderr, "azeval: %s: its board line names the graph of a graph file (%s): "
+			"give that file with --graph-file F\n", o->positions, rec);
+		return 2;
+	}
+	if (az_config_apply_game_options(gc, rec, err, sizeof(err)) < 0) {
+		fprintf(stderr, "azeval: %s: its board line: %s\n", o->positions, err);
+		return 2;
+	}
+	if (a && !o->adjudicator) {
+		snprintf(adj, sizeof(adj), "%.*s", (int)strcspn(a + 13, ";"), a + 13);
+		if (az_config_set(gc, "adjudicator", adj, err, sizeof(err)) < 0) {
+			fprintf(stderr, "azeval: %s: its board line: %s\n", o->positions, err);
+			return 2;
+		}
+	}
+	return 0;
+}
+
 /* The game as azrun configures it (Tangled: graph, variant, adjudicator) into gc and *g. The
  * checkpoint names its game (the default of --game, as in azplay) and, for Tangled, its graph
  * and variant; options given here override. Returns 0, or 2 after a message. */
@@ -539,16 +572,14 @@ static int resolve_game(struct eval_opts *o, struct az_config *gc, const struct 
 	}
 	int from_ckpt = pm != NULL;
 	az_model_destroy(pm);
-	char before[300], after[300], board[400];
+	char before[1024], after[1024], board[1100];
 	/* no checkpoint: the board of --positions FILE, as its board line names it, unless the
 	 * options below say otherwise (and the board check then refuses the file) */
 	const char *sp = board;
 	if (!from_ckpt && o->positions && az_positions_board(o->positions, board, sizeof(board)) &&
 	    strncmp(board, gc->game, strlen(gc->game)) == 0 && (sp += strlen(gc->game))[0] == ' ' &&
-	    az_config_apply_game_options(gc, sp + 1, err, sizeof(err)) < 0) {
-		fprintf(stderr, "azeval: %s: its board line: %s\n", o->positions, err);
+	    board_options(o, gc, sp + 1) != 0)
 		return 2;
-	}
 	az_config_game_options(gc, before, sizeof(before));
 	if (set_tangled_opts(gc, o, err, sizeof(err)) < 0 ||
 	    az_config_game(gc, g, err, sizeof(err)) < 0) {
@@ -562,12 +593,21 @@ static int resolve_game(struct eval_opts *o, struct az_config *gc, const struct 
 	return 0;
 }
 
+/* Whether path names a regular file (a link followed); a missing one, a directory or device
+ * is reported by the reader instead. */
+static int regular_file(const char *path)
+{
+	struct stat st;
+
+	return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /* Why the options given do not fit together for game g, or NULL. */
 static const char *mode_misfit(const struct eval_opts *o, const struct az_game *g)
 {
 	int tangled = strcmp(g->name, "tangled") == 0, c4 = strcmp(g->name, "connect4") == 0;
 	int rollout = o->agent && strcmp(o->agent, "rollout") == 0;
-	char board[400];
+	char board[1100];
 
 	if ((o->mistakes || o->labels) && !c4 && !tangled)
 		return "--mistakes and --labels need --game connect4 or tangled (the built-in "
@@ -594,7 +634,7 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 	if (rollout && o->ckpt)
 		return "--agent rollout judges rollout MCTS, not a network: drop --checkpoint";
 	if (rollout && tangled && ((!o->graph && !o->graph_file) || !o->variant) &&
-	    access(o->positions, R_OK) == 0 && !az_positions_board(o->positions, board, sizeof(board)))
+	    regular_file(o->positions) && !az_positions_board(o->positions, board, sizeof(board)))
 		return "--agent rollout on Tangled: give --graph N (or --graph-file F) and --variant "
 		       "free|fixed, those the positions were written for (the file has no board "
 		       "line, \"# board: ...\", to take them from)";
@@ -624,7 +664,13 @@ static int check_labelled_target(const struct az_game *g, const char *path)
 	/* an existing file is replaced only when it is empty, has a board line (a positions file
 	 * azeval wrote, of any board) or reads as positions of g: a checkpoint, a labels cache,
 	 * notes or any other file given by mistake is kept */
-	if ((f = fopen(path, "r")) == NULL || az_positions_board(path, perr, sizeof(perr))) {
+	if ((f = fopen(path, "r")) == NULL && errno != ENOENT) {
+		fprintf(stderr, "azeval: --write-labelled %s: the file exists and cannot be read (%s) "
+			"to check that it holds positions, so it is not replaced; nothing was solved\n",
+			path, strerror(errno));
+		return 2;
+	}
+	if (!f || az_positions_board(path, perr, sizeof(perr))) {
 		if (f)
 			fclose(f);
 		return 0;
@@ -695,7 +741,7 @@ static int run_eval(const struct eval_opts *o, const struct az_config *gc, struc
 {
 	struct tally t = {.draw_band = o->draw_band};
 	struct az_mcts_params mp;
-	char board[500], err[AZ_ERR_LEN + 600];
+	char board[1100], err[AZ_ERR_LEN + 600];
 	int rc;
 
 	az_config_board(gc, board, sizeof(board));
@@ -728,7 +774,7 @@ static int run_eval(const struct eval_opts *o, const struct az_config *gc, struc
 		return rc < 0 ? 1 : 0;
 	}
 	if (o->mistakes && strcmp(c->g->name, "tangled") == 0) {
-		char key[600];
+		char key[1200];
 		azeval_tangled_key(gc, key, sizeof(key));
 		return azeval_tangled_mistakes(c, o, &mp, key);
 	}
@@ -774,7 +820,7 @@ int main(int argc, char **argv)
 		return rc;
 	if (o.labelled && o.tactic)
 		return write_tactics(&o, o.labelled);
-	char board[500];
+	char board[1100];
 	az_config_board(&gc, board, sizeof(board));
 	if (o.labelled && o.uncoloured < 0)
 		return write_labelled(g, o.labelled, board);

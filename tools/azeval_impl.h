@@ -93,6 +93,11 @@ void azeval_stop_signals_begin(struct sigaction old[3]);
 void azeval_stop_signals_end(const struct sigaction old[3]);
 int azeval_stop_signal(void);
 
+/* After a stop's clean-up (the handlers restored): end the process by the stop signal itself,
+ * its default action, so that a calling shell sees the interrupt (a loop over azeval stops)
+ * and its status reads 128 + the signal. Does not return. */
+void azeval_stop_reraise(void);
+
 /* The labels cache's key: the configured Tangled game (graph, variant, adjudicator) into buf. */
 void azeval_tangled_key(const struct az_config *gc, char *buf, size_t n);
 

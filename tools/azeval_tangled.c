@@ -52,9 +52,13 @@ static void on_stop_signal(int sig)
 	}
 	static const char msg[] = "\nazeval: stopping (a second signal stops at once, leaving the "
 				  "temporary file)\n";
+	int saved = errno; /* the interrupted code's */
+
 	labelling_stopped = sig;
-	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
-		return;
+	ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+
+	(void)w; /* stderr gone: nothing to do */
+	errno = saved;
 }
 
 static const int stop_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
@@ -81,6 +85,16 @@ void azeval_stop_signals_end(const struct sigaction old[3])
 int azeval_stop_signal(void)
 {
 	return labelling_stopped;
+}
+
+void azeval_stop_reraise(void)
+{
+	int sig = labelling_stopped;
+
+	fflush(stderr);
+	signal(sig, SIG_DFL);
+	raise(sig);
+	_exit(128 + sig); /* not reached unless the signal is blocked */
 }
 
 /* The sampler's tick: the progress bar, and a stop when SIGINT, SIGTERM or SIGHUP arrived. */
@@ -124,7 +138,9 @@ int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c, const
 	az_tangled_solver_destroy(s);
 	if (rc < 0) {
 		fprintf(stderr, "azeval: %s\n", err);
-		return rc == -EINTR ? 128 + labelling_stopped : 1;
+		if (rc == -EINTR)
+			azeval_stop_reraise();
+		return 1;
 	}
 	fprintf(stderr, "azeval: wrote %ld labelled tangled positions with %ld uncoloured edges "
 		"to %s (%ld games, %ld unsolved within --solve-nodes, %.3f s solving)\n",
@@ -151,7 +167,7 @@ const char *azeval_tangled_hint(const char *path, const char *err, char *buf, si
 
 void azeval_tangled_key(const struct az_config *gc, char *buf, size_t n)
 {
-	char board[400];
+	char board[1100];
 	const char *cfg;
 
 	az_config_board(gc, board, sizeof(board));

@@ -88,7 +88,7 @@ void az_config_game_options(const struct az_config *c, char *buf, size_t n)
 
 void az_config_board(const struct az_config *c, char *buf, size_t n)
 {
-	char rec[300], *in;
+	char rec[1024], *in;
 
 	az_config_game_options(c, rec, sizeof(rec));
 	if ((in = strstr(rec, ";inputs=")) != NULL) {

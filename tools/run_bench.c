@@ -176,7 +176,7 @@ static void tangled_params(const struct az_config *c, const struct az_mcts_param
 			   struct az_run_bench *b)
 {
 	static struct tangled_ctx ctx;
-	static char board[400];
+	static char board[1100];
 	snprintf(ctx.work, sizeof(ctx.work), "%s/bench", c->out);
 	az_config_board(c, board, sizeof(board));
 	ctx.p = (struct az_tangled_bench_params){

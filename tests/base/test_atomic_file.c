@@ -89,12 +89,12 @@ static void test_commit_keeps_mode(void **state)
 	fputs("new\n", af.f);
 	assert_int_equal(az_atomic_commit(&af, err, sizeof(err)), 0);
 	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_mode & 0777, 0600);
 	snprintf(fresh, sizeof(fresh), "%s/fresh.txt", dir);
 	assert_int_equal(az_atomic_open(&af, fresh, err, sizeof(err)), 0);
 	assert_int_equal(az_atomic_commit(&af, err, sizeof(err)), 0);
 	assert_int_equal(stat(fresh, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(st.st_mode & 0777, 0644);
 	umask(old);
 }
 

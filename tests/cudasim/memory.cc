@@ -324,6 +324,17 @@ cudaError_t cudaGetDeviceCount(int *n)
 	return cudaSuccess;
 }
 
+/* 13000 (CUDA 13.0), or 0 (no driver installed) with AZ_CUDASIM_DRIVER=none. */
+cudaError_t cudaDriverGetVersion(int *version)
+{
+	const char *driver = getenv("AZ_CUDASIM_DRIVER");
+
+	if (!version)
+		return az_sim_set_error(cudaErrorInvalidValue);
+	*version = driver && strcmp(driver, "none") == 0 ? 0 : 13000;
+	return cudaSuccess;
+}
+
 cudaError_t cudaGetDevice(int *dev)
 {
 	if (!dev)

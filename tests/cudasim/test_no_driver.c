@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The CUDA build on a machine without the NVIDIA driver (the cudasim double with
  * AZ_CUDASIM_DRIVER=none, which answers cudaGetDeviceCount as the CUDA runtime does there:
- * "driver version is insufficient", error 35): az_cuda_unavailable() says that no driver is
- * loaded when the kernel module's /proc/driver/nvidia/version is absent (the runtime's own words
- * otherwise), --backend auto falls back to the cpu backend with that reason, and --backend cuda
- * is refused with it. */
+ * "driver version is insufficient", error 35, and cudaDriverGetVersion as 0): az_cuda_unavailable()
+ * says that no driver is loaded, --backend auto falls back to the cpu backend with that reason,
+ * and --backend cuda is refused with it. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

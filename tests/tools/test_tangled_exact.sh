@@ -291,9 +291,25 @@ bad --game tangled --graph 3 --write-labelled "$CK" --uncoloured 3 --games 5
 grep -q "the file exists and does not read as tangled positions .* not replaced" "$T/bad.err" ||
 	fail "write-labelled onto a checkpoint: $(cat "$T/bad.err")"
 cmp -s "$CK" "$T/ck.keep" || fail "write-labelled changed a checkpoint"
+cp "$T/k4.txt.labels" "$T/labels.keep"
 bad --game tangled --graph 3 --write-labelled "$T/k4.txt.labels" --uncoloured 3 --games 5
+cmp -s "$T/k4.txt.labels" "$T/labels.keep" || fail "write-labelled changed a labels cache"
 printf '# my notes\n' > "$T/notes.txt" # comments only: not positions
 bad --game tangled --graph 3 --write-labelled "$T/notes.txt" --uncoloured 3 --games 5
+[ "$(cat "$T/notes.txt")" = "# my notes" ] || fail "write-labelled replaced a notes file"
+# --labels names a labels cache only: notes that start with a comment are kept
+printf '# Title\nnotes\n' > "$T/notes.md"
+bad --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --sims 0 --labels "$T/notes.md"
+[ "$(head -1 "$T/notes.md")" = "# Title" ] || fail "--labels replaced a notes file"
+# a device or FIFO as --positions is refused, not read (/dev/zero never ends a line)
+mkfifo "$T/pfifo"
+for dev in /dev/zero "$T/pfifo"; do
+	rc=0
+	timeout 60 "$AZEVAL" --game tangled --positions "$dev" --mistakes --agent rollout \
+		--sims 8 > /dev/null 2> "$T/dev.err" || rc=$?
+	[ $rc -eq 2 ] && grep -q "not a regular file" "$T/dev.err" ||
+		fail "--positions $dev: exit $rc, $(cat "$T/dev.err")"
+done
 # A graph file's board is its edges, not its path: the same name with other edges is refused.
 printf '0-1 0-2 0-3 1-2 1-3 2-3\n' > "$T/g.edges"
 "$AZEVAL" --game tangled --graph-file "$T/g.edges" --write-labelled "$T/gf.txt" --uncoloured 3 \
@@ -303,6 +319,9 @@ head -1 "$T/gf.txt" | grep -q "^# board: tangled graph-edges=4:6:[0-9a-f]\{16\};
 "$AZEVAL" --game tangled --graph-file "$T/g.edges" --variant free --positions "$T/gf.txt" \
 	--mistakes --agent rollout --sims 4 > /dev/null 2> "$T/gf.err" ||
 	fail "the graph file's own set: $(cat "$T/gf.err")"
+bad --game tangled --positions "$T/gf.txt" --mistakes --agent rollout --sims 4
+grep -q "names the graph of a graph file .*give that file with --graph-file F" "$T/bad.err" ||
+	fail "graph-file board without --graph-file: $(cat "$T/bad.err")"
 printf '0-1 0-2 0-3 1-2 1-3 2-3 0-4\n' > "$T/g.edges"
 rc=0
 "$AZEVAL" --game tangled --graph-file "$T/g.edges" --variant free --positions "$T/gf.txt" \

@@ -114,6 +114,7 @@ const char *cudaGetErrorString(cudaError_t e);
 cudaError_t cudaGetLastError(void);
 cudaError_t cudaPeekAtLastError(void);
 cudaError_t cudaGetDeviceCount(int *n);
+cudaError_t cudaDriverGetVersion(int *version);
 cudaError_t cudaGetDevice(int *dev);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int dev);
 
