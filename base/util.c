@@ -16,6 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
+
 /* ---- the crash-point hook (tests only; see az_fault_init in base/util.h) ---- */
 
 struct fault_page {
@@ -558,4 +562,14 @@ int az_cache_dir(char *buf, size_t len)
 	if (n < 0)
 		return -ENOENT;
 	return (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
+int az_fp_flush_denormals(void)
+{
+#if defined(__SSE__)
+	_mm_setcsr(_mm_getcsr() | 0x8040u); /* FTZ | DAZ */
+	return 1;
+#else
+	return 0;
+#endif
 }

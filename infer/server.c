@@ -23,6 +23,7 @@
 
 #include "net/checkpoint.h"
 #include "base/az_assert.h"
+#include "base/util.h"
 #include "infer/control.h"
 #include "base/nvtx.h"
 #include "shm/slot.h"
@@ -444,6 +445,8 @@ static void server_fini(struct server *sv)
 int az_infer_serve(struct az_seg *seg, const struct az_infer_config *cfg)
 {
 	struct server sv;
+
+	az_fp_flush_denormals(); /* the fp32 CPU path reads the weights the trainer wrote */
 	if (cfg->deadline_us > AZ_INFER_DEADLINE_MAX_US) {
 		if (cfg->log_fd >= 0)
 			dprintf(cfg->log_fd, "inference: batch deadline %u us is above the maximum "

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "games/game.h"
 #include "base/az_assert.h"
 #include "base/rng.h"
@@ -503,6 +504,7 @@ int az_bench_train(int argc, char **argv)
 	if (az_bench_games_setup("train", &o.games, 0, &o.common) != 0)
 		return 2;
 	openblas_set_num_threads(1); /* one thread, as the trainer process and the torch side */
+	az_fp_flush_denormals();     /* as the trainer process */
 	double t0 = now_s();
 	memset(&ts, 0, sizeof(ts));
 	find_torch(&o, &ts);
