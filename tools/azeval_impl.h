@@ -69,6 +69,16 @@ int azeval_labels_path(const struct eval_opts *o, char *path, size_t n);
 int azeval_labels_done(const struct eval_opts *o, const char *path, int saved, const char *err,
 		       int rc, char *where, size_t n);
 
+/* tools/azeval_write.c. --write-labelled F without --uncoloured: every reachable position of g
+ * solved exactly (refused with a message for a game of more than 1000000), through a temporary
+ * file renamed at the end, Tangled's board line (board) first; a stop signal leaves F as it was.
+ * --tactic: Connect Four's win-in-one or forced-block positions. check_labelled_target: whether
+ * F can be written, and, when it exists, replaced (empty, a board line, or g's positions).
+ * Each returns 0, or the exit status after a message. */
+int azeval_write_labelled(const struct az_game *g, const char *path, const char *board);
+int azeval_write_tactics(const struct eval_opts *o, const char *path);
+int azeval_check_labelled_target(const struct az_game *g, const char *path);
+
 /* --mistakes on Connect Four positions (Pons' sets): AlphaZero.jl's mistake rate of the agent's
  * moves (mp: its search), with the solver's labels cached (eval/c4_labels.h). Returns 0, or the
  * exit status after a message. */

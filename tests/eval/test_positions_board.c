@@ -16,8 +16,9 @@
 
 #include "eval/positions.h"
 #include "games/game.h"
+#include "tests/test_util.h"
 
-static char path[] = "/tmp/test_positions_board.XXXXXX";
+AZ_TEST_TMPDIR_FIXTURE("/tmp/az-board-XXXXXX", "set.txt")
 
 static void write_file(const char *text)
 {
@@ -107,17 +108,11 @@ static void test_board_line_is_a_comment(void **state)
 
 int main(void)
 {
-	int fd = mkstemp(path);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_board_line),
-		cmocka_unit_test(test_board_read),
+		AZ_TEST_IN_TMPDIR(test_board_line),
+		AZ_TEST_IN_TMPDIR(test_board_read),
 		cmocka_unit_test(test_board_line_is_a_comment),
 	};
 
-	if (fd < 0)
-		return 1;
-	close(fd);
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	unlink(path);
-	return rc;
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
