@@ -21,6 +21,10 @@ struct az_net_eval {
 	float *x;                          /* [batch * g->features], owned */
 	float *logits;                     /* [batch * g->actions], owned */
 	uint8_t mask[AZ_GAME_ACTIONS_MAX]; /* legal moves of the last position evaluated */
+	/* Symmetry averaging (az_net_eval_average_symmetries): 0 off, else the game's S */
+	uint32_t sym_avg;
+	uint16_t *sym_src;                 /* [S * A]: action of symmetry k's policy slot a */
+	float *xt, *vt, *dt, *pt;          /* scratch: [batch * D], [batch], [batch], [A] */
 };
 
 /* Set up n for game g on backend be (not owned; created for at least `batch` rows; batch 0
@@ -30,6 +34,15 @@ int az_net_eval_init(struct az_net_eval *n, const struct az_game *g, struct az_b
 
 /* Free n's buffers (not the backend). Safe on a zeroed or finished n. */
 void az_net_eval_fini(struct az_net_eval *n);
+
+/* Average every evaluation over the game's S symmetries (on != 0) or stop (on == 0): each
+ * position is encoded, transformed by each symmetry (g->symmetry), evaluated, its policy mapped
+ * back and masked-softmaxed; policies, values and draws are the means over the S images (AlphaGo,
+ * Silver et al., Nature 2016, "Methods": the value network's output averaged over the board's 8
+ * dihedral images). Costs S forward passes per call; a no-op for S = 1. The game's symmetries
+ * must move policy entries as a permutation (they do: moves map to moves). Returns 0 or
+ * -ENOMEM (then off). */
+int az_net_eval_average_symmetries(struct az_net_eval *n, int on);
 
 /* az_eval_fn for az_mcts_search(): ctx is a struct az_net_eval. Writes policy[A] (masked
  * softmax of the logits over the legal moves, which are left in ctx->mask), *value and *draw

@@ -73,6 +73,9 @@ static struct az_opt eval_opt[] = {
 	 "the search proves, or a win/draw/loss value head's draw probability, is worth to the "
 	 "agent; below 0 it plays on for a win against a weaker opponent (--vs, --mistakes)",
 	 NULL, NULL, NULL},
+	{"symmetry-average", AZ_OPT_FLAG, O(sym_avg), NULL, 0, 0, NULL, "average each "
+	 "evaluation over the game's symmetries (Connect Four: 2, Tangled: the automorphisms "
+	 "that fix the tokens): that many forward passes per evaluation", NULL, NULL, NULL},
 	AZ_SEARCH_OPTS(O),
 	{"seed", AZ_OPT_U64, O(seed), "S", 0, 0, "1", "seed of the opponents", NULL, NULL, NULL},
 	{"write-labelled", AZ_OPT_STR, O(labelled), "F", 0, 0, NULL, "write labelled positions "
@@ -519,6 +522,11 @@ static int open_network(const struct eval_opts *o, const struct az_game *g, stru
 	c->g = g;
 	c->fn = az_net_eval;
 	c->fn_ctx = &c->net.eval;
+	if (rc == 0 && o->sym_avg && az_net_eval_average_symmetries(&c->net.eval, 1) < 0) {
+		az_net_close(&c->net);
+		fprintf(stderr, "azeval: out of memory for --symmetry-average\n");
+		return 1;
+	}
 	if (rc == 0)
 		return 0;
 	if (rc == -EPROTO && strcmp(ckpt_game, g->name) != 0)

@@ -32,6 +32,7 @@ struct eval_opts {
 	const char *labels, *tactic; /* connect4: --labels, --tactic (NULL: not given) */
 	const char *agent;           /* --agent: network (NULL) or rollout */
 	int mistakes;
+	int sym_avg; /* --symmetry-average */
 	long limit;
 	long uncoloured;     /* tangled --write-labelled: -1 not given */
 	long vs_sims;        /* --vs-sims: -1 not given (the agent's --sims) */
@@ -51,10 +52,13 @@ struct eval_opts {
 	enum az_backend_kind kind;
 };
 
-/* Whose moves c judges, for the reports: "network" or "rollout" (--agent). */
+/* Whose moves c judges, for the reports: "network" (with --symmetry-average "network
+ * (symmetry-averaged)") or "rollout" (--agent). */
 static inline const char *azeval_agent(const struct eval_ctx *c)
 {
-	return c->fn == az_rollout_eval ? "rollout" : "network";
+	if (c->fn == az_rollout_eval)
+		return "rollout";
+	return c->net.eval.sym_avg ? "network (symmetry-averaged)" : "network";
 }
 
 /* --mistakes' labels cache into path (n bytes): --labels, else az_c4_labels_path() of

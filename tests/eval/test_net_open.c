@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -220,6 +221,87 @@ static void test_batch_matches_batch_1(void **unused)
 	}
 }
 
+/* The position of moves[i] moved by the symmetry whose policy map is src (slot j of the moved
+ * policy holds the original's action src[j]): a stone on cell a goes to the j with src[j] = a. */
+static void moved_state(int i, const uint16_t *src, void *st)
+{
+	char text[16] = "-", err[128];
+	size_t len = 0;
+
+	for (const char *c = moves[i]; *c; c++)
+		for (int j = 0; j < 9 && *c != '-'; j++)
+			if (src[j] == *c - '1')
+				text[len++] = (char)('1' + j);
+	text[len ? len : 1] = '\0';
+	ttt->init(st);
+	assert_true(az_game_play_moves(ttt, st, text, err, sizeof(err)) >= 0);
+}
+
+/* Symmetry averaging over tic-tac-toe's 8 board symmetries: the averaged value of a position is
+ * the mean of the plain values of its 8 images, the averaged policy the mean of their policies
+ * mapped back, the averaged answers of an image are the position's moved, a batch of 5 answers
+ * as one at a time, and turned off the answers are the plain ones again. */
+static void test_symmetry_average(void **unused)
+{
+	struct az_net_open_args a = {
+		.ckpt = path, .game = ttt, .backend = AZ_BACKEND_CPU, .batch = 5};
+	struct az_opened_net n;
+	uint16_t src[8][9];
+	char err[256];
+	int differ = 0;
+
+	(void)unused;
+	assert_int_equal(ttt->symmetries, 8);
+	assert_int_equal(az_net_open(&a, &n, err, sizeof(err)), 0);
+	assert_int_equal(az_net_eval_average_symmetries(&n.eval, 1), 0);
+	assert_int_equal(n.eval.sym_avg, 8);
+	memcpy(src, n.eval.sym_src, sizeof(src));
+	for (size_t i = 0; i < N_POS; i++) {
+		uint8_t st[AZ_GAME_STATE_MAX], im[8][AZ_GAME_STATE_MAX];
+		float pol[9], v, v0 = 0, want[9] = {0}, want_v = 0, avg[8][9], avg_v[8];
+		float bp[5 * 9], bv[5];
+		const void *sp[5];
+
+		pos_state((int)i, st);
+		assert_int_equal(az_net_eval_average_symmetries(&n.eval, 1), 0);
+		for (int k = 0; k < 8; k++) {
+			moved_state((int)i, src[k], im[k]);
+			assert_int_equal(az_net_eval(&n.eval, im[k], avg[k], &avg_v[k], NULL), 0);
+		}
+		for (int b = 0; b < 5; b++)
+			sp[b] = im[b];
+		assert_int_equal(az_net_eval_batch(&n.eval, sp, 5, bp, bv, NULL), 0);
+		for (int b = 0; b < 5; b++) {
+			assert_float_equal(bv[b], avg_v[b], 1e-5f);
+			for (int j = 0; j < 9; j++)
+				assert_float_equal(bp[b * 9 + j], avg[b][j], 1e-5f);
+		}
+		assert_int_equal(az_net_eval_average_symmetries(&n.eval, 0), 0);
+		assert_int_equal(n.eval.sym_avg, 0);
+		for (int k = 0; k < 8; k++) {
+			assert_int_equal(az_net_eval(&n.eval, im[k], pol, &v, NULL), 0);
+			want_v += v / 8;
+			for (int j = 0; j < 9; j++)
+				want[src[k][j]] += pol[j] / 8;
+			if (k == 0)
+				v0 = v;
+			differ += fabsf(v - v0) > 1e-4f;
+			/* the averaged answers of image k are the position's (image 0), moved */
+			assert_float_equal(avg_v[k], avg_v[0], 1e-5f);
+			for (int j = 0; j < 9; j++)
+				assert_float_equal(avg[k][j], avg[0][src[k][j]], 1e-5f);
+		}
+		assert_float_equal(avg_v[0], want_v, 1e-5f);
+		for (int j = 0; j < 9; j++)
+			assert_float_equal(avg[0][j], want[j], 1e-5f);
+		assert_int_equal(az_net_eval(&n.eval, st, pol, &v, NULL), 0);
+		assert_float_equal(v, v0, 0.0f); /* off again: the plain answer of image 0 */
+	}
+	/* the images' plain values differ: averaging has something to average */
+	assert_true(differ > 0);
+	az_net_close(&n);
+}
+
 int main(void)
 {
 	az_test_fp32_kernels(); /* compared with the fp32 reference */
@@ -230,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_backend_unavailable),
 		cmocka_unit_test(test_batch_matches_batch_1),
+		cmocka_unit_test(test_symmetry_average),
 	};
 	return cmocka_run_group_tests(tests, group_setup, teardown);
 }

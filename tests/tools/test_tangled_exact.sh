@@ -66,6 +66,11 @@ assert abs(m["mistake_rate"] - m["mistakes"] / 40) < 1e-6, m
 assert abs(m["mistake_rate"] - (1 - a["move_accuracy"])) < 1e-6, (m, a)
 EOF
 done
+# Averaged over K4's 24 automorphisms (free tokens): the same positions judged, the agent named.
+"$AZEVAL" --checkpoint "$CK" --positions "$T/k4.txt" --mistakes --sims 4 --json \
+	--symmetry-average > "$T/ms.json" || fail "--mistakes --symmetry-average"
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["positions"] == 40 and m["agent"] == "network (symmetry-averaged)" and 0 <= m["mistake_rate"] <= 1, m' "$T/ms.json" ||
+	fail "--symmetry-average: $(cat "$T/ms.json")"
 [ -f "$T/k4.txt.labels" ] || fail "no labels cache beside the positions"
 head -1 "$T/k4.txt.labels" | grep -q "^# tangled-labels 1 graph=3;variant=free;adjudicator=" ||
 	fail "labels cache header: $(head -1 "$T/k4.txt.labels")"
