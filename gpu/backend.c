@@ -142,7 +142,8 @@ static void cpu_describe(void *ctx, char *buf, size_t len)
 	const struct cpu_ctx *c = ctx;
 
 	snprintf(buf, len, "%s",
-		 c->gemm == AZ_CPU_GEMM_BF16	 ? "AVX-512 packed-weight kernels, bf16 weights"
+		 c->gemm == AZ_CPU_GEMM_AMX	 ? "AMX tiles, bf16 weights"
+		 : c->gemm == AZ_CPU_GEMM_BF16	 ? "AVX-512 packed-weight kernels, bf16 weights"
 		 : c->gemm == AZ_CPU_GEMM_AVX512 ? "AVX-512 packed-weight kernels"
 						 : "OpenBLAS sgemm");
 }

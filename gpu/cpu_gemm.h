@@ -14,32 +14,41 @@
 /* Which kernel az_packed_linear() uses: AZ_CPU_GEMM_BLAS means "none, call OpenBLAS";
  * AZ_CPU_GEMM_BF16 is the inference backend's bf16 weights (fp32 accumulation) on the
  * AVX-512 kernels, whose fp32 form every other user of the packed kernels (the trainer, the
- * softmax) keeps. */
+ * softmax) keeps; AZ_CPU_GEMM_AMX the same bf16 weights multiplied on Intel's AMX tiles
+ * (TDPBF16PS, gpu/cpu_amx.c). */
 enum az_cpu_gemm {
 	AZ_CPU_GEMM_BLAS = 0,
 	AZ_CPU_GEMM_AVX512 = 1,
 	AZ_CPU_GEMM_BF16 = 2,
+	AZ_CPU_GEMM_AMX = 3,
 };
 
 /* The kernel the cpu backend uses on this machine: the environment's AZ_CPU_GEMM ("auto", the
  * default, "fp32" (avx512 where the CPU has it, else blas: fp32 products on any CPU), "blas",
- * "avx512" or "bf16") against what the CPU can run (AVX-512F, and for bf16
- * AVX512_BF16, with OS support, from cpuid and xgetbv through __builtin_cpu_supports). auto is
+ * "avx512", "bf16" or "amx") against what the CPU can run (AVX-512F, and for bf16
+ * AVX512_BF16, with OS support, from cpuid and xgetbv through __builtin_cpu_supports; for amx
+ * also AMX-TILE and AMX-BF16 and the kernel's permission, az_amx_usable()). auto is
  * bf16 where the CPU has AVX512_BF16 (measured: the same mistake rates, 1.6x the evaluations;
- * docs/cpu.md), else avx512 where it has AVX-512F, else blas.
- * Returns 0 with *kind set; -EINVAL for an unknown AZ_CPU_GEMM; -ENOTSUP for "avx512" or
- * "bf16" on a CPU without it. */
+ * docs/cpu.md), else avx512 where it has AVX-512F, else blas; amx only when asked for (not yet
+ * measured on a CPU that has it). Returns 0 with *kind set; -EINVAL for an unknown
+ * AZ_CPU_GEMM; -ENOTSUP for "avx512", "bf16" or "amx" on a CPU without it. */
 int az_cpu_gemm_select(enum az_cpu_gemm *kind);
 
-/* 1 when kind runs the AVX-512 packed kernels (avx512 and bf16): the trainer's fp32 packed
- * path and the vector softmax are open to it. */
+/* 1 when kind runs the AVX-512 packed kernels (avx512, bf16 and amx, whose CPUs have
+ * AVX-512F): the trainer's fp32 packed path and the vector softmax are open to it. */
 int az_cpu_gemm_packed(enum az_cpu_gemm kind);
 
 /* The message for an az_cpu_gemm_select() error (-EINVAL or -ENOTSUP), naming the variable
  * and its value, into buf (snprintf rules). */
 int az_cpu_gemm_error(int err, char *buf, size_t len);
 
-/* "blas", "avx512" or "bf16" (static storage). */
+/* 1 when this CPU and OS run AMX bf16 tiles: cpuid's AMX-TILE and AMX-BF16 (with AVX-512F and
+ * AVX512_BF16), XCR0's tile state enabled by the OS, and the tile data permission granted to
+ * this process (Linux 5.16 and later: arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA),
+ * requested here, once per process; forked children inherit it). */
+int az_amx_usable(void);
+
+/* "blas", "avx512", "bf16" or "amx" (static storage). */
 const char *az_cpu_gemm_name(enum az_cpu_gemm kind);
 
 /* One packed weight matrix: W[out, in] (PyTorch layout, row-major) as ceil(out / 32) panels,
@@ -58,6 +67,10 @@ struct az_packed_mat {
 	 * them: wb[((p * ceil(in / 2) + q) * 2 + v) * 32 + 2 * i + e] = W[p * 32 + 16 * v + i,
 	 * 2q + e] rounded to nearest even, 0 past out and in. 128-byte aligned, in az_packed.bbuf. */
 	uint16_t *wb;
+	/* Column pairs per panel of wb: ceil(in / 2), or for AZ_CPU_GEMM_AMX that rounded up to a
+	 * multiple of 16 (one tile's 16 rows of pairs; the extra pairs are 0). */
+	uint32_t np;
+	uint8_t amx; /* 1: wb is multiplied on AMX tiles (az_packed_linear()) */
 };
 
 /* Every weight matrix of one model, packed. */

@@ -52,31 +52,41 @@ int az_cpu_gemm_select(enum az_cpu_gemm *kind)
 		*kind = AZ_CPU_GEMM_BF16;
 		return have_bf16 ? 0 : -ENOTSUP;
 	}
+	if (strcmp(env, "amx") == 0) {
+		*kind = AZ_CPU_GEMM_AMX;
+		return have_bf16 && az_amx_usable() ? 0 : -ENOTSUP;
+	}
 	return -EINVAL;
 }
 
 int az_cpu_gemm_packed(enum az_cpu_gemm kind)
 {
-	return kind == AZ_CPU_GEMM_AVX512 || kind == AZ_CPU_GEMM_BF16;
+	return kind == AZ_CPU_GEMM_AVX512 || kind == AZ_CPU_GEMM_BF16 || kind == AZ_CPU_GEMM_AMX;
 }
 
 int az_cpu_gemm_error(int err, char *buf, size_t len)
 {
 	const char *env = getenv("AZ_CPU_GEMM");
 
+	if (err == -ENOTSUP && env && strcmp(env, "amx") == 0)
+		return snprintf(buf, len, "AZ_CPU_GEMM=amx but this CPU or OS has no AMX bf16 tiles "
+				"(AMX-BF16, Linux 5.16+); unset it or use bf16, avx512 or blas");
 	if (err == -ENOTSUP && env && strcmp(env, "bf16") == 0)
 		return snprintf(buf, len, "AZ_CPU_GEMM=bf16 but this CPU has no AVX512_BF16 (with "
 				"AVX-512F); unset it or use avx512 or blas");
 	if (err == -ENOTSUP)
 		return snprintf(buf, len, "AZ_CPU_GEMM=avx512 but this CPU has no AVX-512F; unset "
 				"it or use blas");
-	return snprintf(buf, len, "AZ_CPU_GEMM='%s': must be auto, fp32, blas, avx512 or bf16 (or "
-			"unset: auto)", env ? env : "");
+	return snprintf(buf, len, "AZ_CPU_GEMM='%s': must be auto, fp32, blas, avx512, bf16 or amx "
+			"(or unset: auto)", env ? env : "");
 }
 
 const char *az_cpu_gemm_name(enum az_cpu_gemm kind)
 {
-	return kind == AZ_CPU_GEMM_BF16 ? "bf16" : kind == AZ_CPU_GEMM_AVX512 ? "avx512" : "blas";
+	return kind == AZ_CPU_GEMM_AMX	   ? "amx"
+	       : kind == AZ_CPU_GEMM_BF16   ? "bf16"
+	       : kind == AZ_CPU_GEMM_AVX512 ? "avx512"
+					    : "blas";
 }
 
 /* Floats of one packed matrix, rounded up to a 64-byte multiple (16 floats). */
@@ -108,13 +118,24 @@ static uint32_t list_mats(const struct az_arch *a, struct az_packed_mat *mats)
 	return n;
 }
 
-/* uint16 entries of one bf16-packed matrix: 64 a column pair and panel (128 bytes). */
-static size_t mat_bf16(uint32_t out, uint32_t in)
+/* Column pairs per panel row of a bf16-packed matrix of `in` inputs: ceil(in / 2), rounded up to
+ * whole AMX tiles (16 pairs) for amx. */
+static uint32_t panel_pairs(uint32_t in, int amx)
 {
-	return panels(out) * pairs(in) * 2 * AZ_PACKED_PANEL;
+	size_t np = pairs(in);
+
+	return (uint32_t)(amx ? (np + AZ_AMX_PAIRS - 1) / AZ_AMX_PAIRS * AZ_AMX_PAIRS : np);
 }
 
-/* az_packed_alloc() for fp32 panels (bf16 0) or bf16 ones (bf16 1: w stays NULL). */
+/* uint16 entries of one bf16-packed matrix: 64 a column pair and panel (128 bytes). */
+static size_t mat_bf16(uint32_t out, uint32_t np)
+{
+	return panels(out) * np * 2 * AZ_PACKED_PANEL;
+}
+
+/* az_packed_alloc() for fp32 panels (bf16 0), bf16 ones (bf16 1: w stays NULL) or bf16 ones for
+ * AMX tiles (bf16 2: AZ_CPU_GEMM_AMX; matrices of more than AZ_AMX_MAX_IN inputs stay on the
+ * AVX512_BF16 kernel). */
 static int alloc_as(const struct az_arch *a, int bf16, struct az_packed *pk)
 {
 	uint32_t n = list_mats(a, NULL);
@@ -125,9 +146,13 @@ static int alloc_as(const struct az_arch *a, int bf16, struct az_packed *pk)
 	if (!pk->mats)
 		return -ENOMEM;
 	pk->n = list_mats(a, pk->mats);
-	for (uint32_t i = 0; i < pk->n; i++)
-		total += bf16 ? mat_bf16(pk->mats[i].out, pk->mats[i].in)
-			      : mat_floats(pk->mats[i].out, pk->mats[i].in);
+	for (uint32_t i = 0; i < pk->n; i++) {
+		struct az_packed_mat *pm = &pk->mats[i];
+
+		pm->amx = (uint8_t)(bf16 == 2 && pm->in <= AZ_AMX_MAX_IN);
+		pm->np = panel_pairs(pm->in, pm->amx);
+		total += bf16 ? mat_bf16(pm->out, pm->np) : mat_floats(pm->out, pm->in);
+	}
 	if (bf16)
 		pk->bbuf = aligned_alloc(128, (total ? total : 64) * sizeof(uint16_t));
 	else
@@ -144,7 +169,7 @@ static int alloc_as(const struct az_arch *a, int bf16, struct az_packed *pk)
 
 		if (bf16) {
 			pm->wb = q;
-			q += mat_bf16(pm->out, pm->in);
+			q += mat_bf16(pm->out, pm->np);
 		} else {
 			pm->w = p;
 			p += mat_floats(pm->out, pm->in);
@@ -155,7 +180,7 @@ static int alloc_as(const struct az_arch *a, int bf16, struct az_packed *pk)
 
 int az_packed_create(const struct az_model *m, enum az_cpu_gemm kind, struct az_packed *pk)
 {
-	int rc = alloc_as(&m->arch, kind == AZ_CPU_GEMM_BF16, pk);
+	int rc = alloc_as(&m->arch, kind == AZ_CPU_GEMM_AMX ? 2 : kind == AZ_CPU_GEMM_BF16, pk);
 
 	if (rc == 0)
 		az_packed_update(m, pk);
@@ -190,7 +215,7 @@ static uint16_t to_bf16(float f)
  * order (tap-major for a convolution). */
 static void pack_bf16(struct az_packed_mat *pm, const float *src, size_t rs, size_t cs)
 {
-	size_t in = pm->in, C = pm->conv_c, np = pairs(pm->in);
+	size_t in = pm->in, C = pm->conv_c, np = pm->np;
 
 	for (size_t p = 0; p < panels(pm->out); p++)
 		for (size_t q = 0; q < np; q++)
@@ -254,6 +279,8 @@ void az_packed_pack(struct az_packed_mat *pm, const float *src, size_t rs, size_
 {
 	pm->conv_c = 0;
 	pm->wb = NULL;
+	pm->amx = 0;
+	pm->np = 0;
 	pack_cols(pm, src, rs, cs);
 }
 

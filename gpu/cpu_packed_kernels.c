@@ -30,16 +30,6 @@
 
 #ifdef HAVE_X86
 
-#define AVX512 __attribute__((target("avx512f")))
-#define INLINE512 __attribute__((target("avx512f"), always_inline)) static inline
-
-/* The lanes of the 32-column block that has `left` columns still to go: m0 the first vector's,
- * m1 the second's. */
-INLINE512 void block_masks(uint32_t left, __mmask16 *m0, __mmask16 *m1)
-{
-	*m0 = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
-	*m1 = left >= 32 ? 0xffff : left > 16 ? (__mmask16)((1u << (left - 16)) - 1) : 0;
-}
 
 /* acc[r][v] = the bias of the tile's outputs (columns col ...), for r < mr, v < nv. */
 INLINE512 void tile_init(const unsigned nv, const unsigned mr, __m512 acc[MR][2], const float *b,
@@ -104,30 +94,8 @@ INLINE512 void tile(const unsigned nv, const unsigned mr, const struct az_packed
 	tile_store(nv, mr, acc, pm->out, r0, col, res, relu, y, m0, m1);
 }
 
-#define BF16_TARGET __attribute__((target("avx512f,avx512bf16")))
-#define INLINE_BF16 __attribute__((target("avx512f,avx512bf16"), always_inline)) static inline
 /* Column pairs of x rounded to bf16 at a time: MR rows x 256 pairs, 8 KB on the stack. */
 #define KPAIRS 256u
-
-/* The 32 floats from `from` (those past `left`, when fewer than 32 are left, read as 0) rounded
- * to 16 bf16 pairs, low half first, as VCVTNE2PS2BF16 does. Whole blocks load without masks
- * (masked memory operations are slow on Zen 4). */
-INLINE_BF16 __m512i round_pairs32(const float *from, size_t left)
-{
-	__m512 a, c;
-
-	if (left >= 32) {
-		a = _mm512_loadu_ps(from);
-		c = _mm512_loadu_ps(from + 16);
-	} else {
-		__mmask16 lo, hi;
-
-		block_masks((uint32_t)left, &lo, &hi);
-		a = _mm512_maskz_loadu_ps(lo, from);
-		c = _mm512_maskz_loadu_ps(hi, from + 16);
-	}
-	return (__m512i)_mm512_cvtne2ps_pbh(c, a);
-}
 
 /* xb[r * KPAIRS + q] = the bf16 pair (x[r, k0 + 2q], x[r, k0 + 2q + 1]), low half first (0
  * past in), for r < mr and q < nq (<= KPAIRS), rounded as VCVTNE2PS2BF16 does; the 16-pair
@@ -417,6 +385,13 @@ AVX512 static void conv3_fp32(const struct az_packed_mat *pm, const struct az_co
 AVX512 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, const float *x,
 			     const float *b, const float *res, int relu, float *y)
 {
+	if (pm->amx) {
+		if (az_amx_emulate)
+			az_amx_linear_emulated(pm, batch, x, b, res, relu, y);
+		else
+			az_amx_linear(pm, batch, x, b, res, relu, y);
+		return;
+	}
 	if (pm->wb) {
 		linear_bf16(pm, batch, x, b, res, relu, y);
 		return;
@@ -426,7 +401,8 @@ AVX512 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, con
 
 int az_packed_conv3_ok(const struct az_packed_mat *pm)
 {
-	return pm->conv_c && (pm->wb ? pm->conv_c % 2 == 0 : pm->w != NULL);
+	/* AMX: im2col rows of x (az_conv3_im2col_tap()), then az_packed_linear() */
+	return pm->conv_c && !pm->amx && (pm->wb ? pm->conv_c % 2 == 0 : pm->w != NULL);
 }
 
 void az_packed_conv3(const struct az_packed_mat *pm, const struct az_conv_src *cv,

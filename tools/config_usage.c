@@ -89,10 +89,12 @@ void az_config_usage(const char *prog)
 	az_opts_help(stdout, t);
 	printf("  %-20s %s\n", "--version", "print the version and exit");
 	printf("  %-20s %s\n\nEnvironment:\n"
-	       "  AZ_CPU_GEMM=auto|fp32|blas|avx512|bf16  the cpu backend's kernels (default\n"
-	       "                             auto: bf16 weights where the CPU has AVX512_BF16,\n"
-	       "                             else AVX-512, else OpenBLAS; fp32: no bf16;\n"
-	       "                             inference only, the trainer stays fp32; docs/cpu.md)\n"
+	       "  AZ_CPU_GEMM=auto|fp32|blas|avx512|bf16|amx\n"
+	       "                             the cpu backend's kernels (default auto: bf16\n"
+	       "                             weights where the CPU has AVX512_BF16, else AVX-512,\n"
+	       "                             else OpenBLAS; fp32: no bf16; amx: Intel's AMX\n"
+	       "                             tiles, only when asked for; inference only, the\n"
+	       "                             trainer stays fp32; docs/cpu.md)\n"
 	       "  AZ_CUDA_MATH=fp32|tf32|bf16   the cuda backend's GEMM precision (docs/gpu.md)\n"
 	       "  RINGZERO_CACHE_DIR=DIR|none  where Tangled's outcome tables and adjudication\n"
 	       "                             caches live, and the labels caches of read-only\n"

@@ -21,6 +21,7 @@
 #include "base/rng.h"
 #include "gpu/backend.h"
 #include "gpu/cpu_packed.h"
+#include "gpu/cpu_packed_impl.h"
 #include "gpu/cpu_forward.h"
 #include "net/model.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -60,6 +61,17 @@ static int have_bf16(void)
 #define NEED_AVX512() NEED(have_avx512, "AVX-512F")
 #define NEED_BF16() NEED(have_bf16, "AVX512_BF16")
 
+/* AMX: on the tiles where this CPU and OS run them, else (with AVX512_BF16) the same kernel with
+ * the tile instructions emulated (az_amx_emulate); 0 when neither runs here. */
+static int have_amx_or_emulation(void)
+{
+	az_amx_emulate = !az_amx_usable();
+	if (az_amx_emulate)
+		fprintf(stderr, "no AMX here: the AMX kernel with emulated tile instructions\n");
+	return have_bf16();
+}
+#define NEED_AMX() NEED(have_amx_or_emulation, "AVX512_BF16 (for the AMX kernel or its emulation)")
+
 /* f rounded to bf16 (nearest, ties to even) and back: the test's own rounding, written from
  * the format's definition (8 significant bits), not from the kernel's. */
 static double bf16_round(float f)
@@ -92,10 +104,12 @@ static double check_layer_as(enum az_cpu_gemm kind, uint32_t out, uint32_t in, u
 	fill_uniform(res, (size_t)batch * out, &rng, -1.0, 1.0);
 	assert_int_equal(az_packed_create(m, kind, &pk), 0);
 	const struct az_packed_mat *pm = az_packed_find(&pk, 0);
-	int bf16 = kind == AZ_CPU_GEMM_BF16;
+	int bf16 = kind == AZ_CPU_GEMM_BF16 || kind == AZ_CPU_GEMM_AMX;
 	double worst = 0.0;
 
 	assert_non_null(pm);
+	assert_int_equal(pm->amx, kind == AZ_CPU_GEMM_AMX);
+	assert_int_equal(pm->np % (pm->amx ? AZ_AMX_PAIRS : 1), 0);
 	assert_true(bf16 ? pm->wb && !pm->w : pm->w && !pm->wb);
 	assert_int_equal(pm->out, out);
 	assert_int_equal(pm->in, in);
@@ -202,6 +216,63 @@ static void test_linear_bf16(void **state)
 	}
 	report_error("bf16 layer", "max |y - fp32| / sum|xw|", 0, worst, 0x1p-7);
 	assert_true(worst > 1e-4); /* bf16's 8 significant bits: fp32 would be below 1e-6 */
+}
+
+/* The AMX kernel (gpu/cpu_amx.c: on the tiles, or emulated where the CPU has none) over the bf16
+ * test's shapes and row counts around its 16-row blocks (15, 16, 17, 33, 40): each output the
+ * fp32 sum of the bf16-rounded products, within the rounding bound of the fp32 layer. */
+static void test_linear_amx(void **state)
+{
+	static const uint32_t outs[] = { 1, 7, 16, 17, 32, 33, 100 };
+	static const uint32_t ins[] = { 1, 2, 5, 31, 32, 33, 128, 288, 600 };
+	static const uint32_t batches[] = { 1, 5, 15, 16, 17, 33, 40 };
+	uint64_t seed = 701;
+	double worst = 0.0;
+
+	(void)state;
+	NEED_AMX();
+	for (size_t o = 0; o < sizeof(outs) / sizeof(outs[0]); o++)
+		for (size_t i = 0; i < sizeof(ins) / sizeof(ins[0]); i++)
+			for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++) {
+				uint32_t batch = batches[bi];
+				double e = check_layer_as(AZ_CPU_GEMM_AMX, outs[o], ins[i], batch,
+							  (int)(batch & 1), (int)(batch % 3),
+							  seed++);
+
+				worst = e > worst ? e : worst;
+			}
+	report_error("amx layer", "max |y - fp32| / sum|xw|", 0, worst, 0x1p-7);
+	assert_true(worst > 1e-4); /* bf16 rounding shows: not an fp32 path */
+	az_amx_emulate = 0;
+}
+
+/* Where the CPU has AMX: the tiles' answers equal the emulated kernel's (the emulation is what
+ * the tests check elsewhere) to fp32 rounding. Skipped elsewhere. */
+static void test_amx_matches_emulation(void **state)
+{
+	const struct az_arch a = { .inputs = 288, .hidden = 100, .blocks = 0, .actions = 3 };
+	struct az_model *m;
+	struct az_packed pk;
+	float x[40 * 288], y[40 * 100], ye[40 * 100];
+	struct az_rng rng;
+
+	(void)state;
+	if (!az_amx_usable()) {
+		fprintf(stderr, "no AMX: skipped\n");
+		skip();
+	}
+	m = random_model(&a, 77);
+	az_rng_seed(&rng, 78);
+	fill_uniform(x, 40 * 288, &rng, -1.0, 1.0);
+	assert_int_equal(az_packed_create(m, AZ_CPU_GEMM_AMX, &pk), 0);
+	const struct az_packed_mat *pm = az_packed_find(&pk, 0);
+
+	assert_true(pm->amx);
+	az_amx_linear(pm, 40, x, m->params + 100 * 288, NULL, 1, y);
+	az_amx_linear_emulated(pm, 40, x, m->params + 100 * 288, NULL, 1, ye);
+	check_close_tol(y, ye, 40 * 100, 1e-4, "amx vs emulated");
+	az_packed_destroy(&pk);
+	az_model_destroy(m);
 }
 
 /* az_packed_conv3() (the im2col rows read in place from the padded input) against
@@ -370,6 +441,28 @@ static void test_networks_bf16(void **state)
 	(void)state;
 	NEED_BF16();
 	check_nets(AZ_CPU_GEMM_BF16, 32, 0.03);
+}
+
+/* The same networks through the AMX kernel (its convolutions as im2col + the AMX layer; on a CPU
+ * without AMX the emulated tiles): within the bf16 bound of the fp32 pass, the same bits at any
+ * batch size; a matrix of more than AZ_AMX_MAX_IN inputs stays on the AVX512_BF16 kernel. */
+static void test_networks_amx(void **state)
+{
+	const struct az_arch wide = { .inputs = AZ_AMX_MAX_IN + 1, .hidden = 16, .blocks = 0,
+				      .actions = 3 };
+	struct az_model *m;
+	struct az_packed pk;
+
+	(void)state;
+	NEED_AMX();
+	check_nets(AZ_CPU_GEMM_AMX, 32, 0.03);
+	m = random_model(&wide, 5);
+	assert_int_equal(az_packed_create(m, AZ_CPU_GEMM_AMX, &pk), 0);
+	assert_false(az_packed_find(&pk, 0)->amx);
+	assert_int_equal(az_packed_find(&pk, 0)->np, (AZ_AMX_MAX_IN + 2) / 2);
+	az_packed_destroy(&pk);
+	az_model_destroy(m);
+	az_amx_emulate = 0;
 }
 
 static void test_networks(void **state)
@@ -590,7 +683,20 @@ static void test_select(void **state)
 		assert_non_null(strstr(why, "AVX512_BF16"));
 	}
 	assert_true(az_cpu_gemm_packed(AZ_CPU_GEMM_BF16) && az_cpu_gemm_packed(AZ_CPU_GEMM_AVX512) &&
-		    !az_cpu_gemm_packed(AZ_CPU_GEMM_BLAS));
+		    az_cpu_gemm_packed(AZ_CPU_GEMM_AMX) && !az_cpu_gemm_packed(AZ_CPU_GEMM_BLAS));
+
+	/* amx: only where the tiles run (and never chosen by auto) */
+	setenv("AZ_CPU_GEMM", "amx", 1);
+	int amx = az_cpu_gemm_select(&kind) == 0;
+
+	assert_int_equal(kind, AZ_CPU_GEMM_AMX);
+	assert_int_equal(amx, az_amx_usable() && bf16);
+	be = NULL;
+	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)),
+			 amx ? 0 : -ENOTSUP);
+	assert_non_null(strstr(why, amx ? "AMX tiles" : "AZ_CPU_GEMM=amx"));
+	az_backend_destroy(be);
+	be = NULL;
 
 	setenv("AZ_CPU_GEMM", "sse9", 1);
 	assert_int_equal(az_cpu_gemm_select(&kind), -EINVAL);
@@ -614,6 +720,7 @@ static void test_select(void **state)
 	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_AVX512), "avx512");
 	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_BLAS), "blas");
 	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_BF16), "bf16");
+	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_AMX), "amx");
 }
 
 int main(void)
@@ -623,6 +730,9 @@ int main(void)
 		cmocka_unit_test(test_networks),
 		cmocka_unit_test(test_linear_bf16),
 		cmocka_unit_test(test_networks_bf16),
+		cmocka_unit_test(test_linear_amx),
+		cmocka_unit_test(test_amx_matches_emulation),
+		cmocka_unit_test(test_networks_amx),
 		cmocka_unit_test(test_conv3_fp32), cmocka_unit_test(test_conv3_bf16),
 		cmocka_unit_test(test_update_bf16),
 		cmocka_unit_test(test_update),

@@ -25,7 +25,7 @@ if mode == "infer":
     assert [r["batch"] for r in rows] == [1, 8, 64], rows
     for r in rows:
         assert r["game"] == "tictactoe" and r["net"] == "mlp:64x2", r   # azrun's default net
-        assert r["kernel"] in ("avx512", "bf16", "blas", "cuda"), r
+        assert r["kernel"] in ("avx512", "bf16", "amx", "blas", "cuda"), r
         pos(r, "evals_per_s"); pos(r, "us_per_batch")
     assert rows[0]["vs_batch1"] == 1.0, rows[0]
 elif mode == "pipeline":

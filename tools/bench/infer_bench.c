@@ -105,7 +105,7 @@ out_model:
 struct infer_kernels {
 	int n;   /* 0: the one AZ_CPU_GEMM (or its absence) selects */
 	int all; /* every path this CPU runs, skipping the others with a line */
-	const char *name[3];
+	const char *name[4];
 };
 
 struct infer_opts {
@@ -119,9 +119,9 @@ struct infer_opts {
 
 AZ_BENCH_LIST_PARSER(parse_batches, MAX_BATCHES, 1, AZ_BENCH_BATCH_MAX)
 
-static const char *const kernel_names[] = { "blas", "avx512", "bf16" };
+static const char *const kernel_names[] = { "blas", "avx512", "bf16", "amx" };
 
-/* "auto", "all", or a comma list of blas, avx512 and bf16 (each once). 0 or -EINVAL. */
+/* "auto", "all", or a comma list of blas, avx512, bf16 and amx (each once). 0 or -EINVAL. */
 static int parse_kernels(const char *v, void *field)
 {
 	struct infer_kernels *k = field;
@@ -169,7 +169,7 @@ static const struct az_opt infer_opt[] = {
 	AZ_BENCH_BACKEND_OPT(O, backend),
 	{"kernels", AZ_OPT_PARSE, O(kernels), "LIST", 0, 0, "auto",
 	 "the cpu backend's paths, each in turn: auto (AZ_CPU_GEMM's), all (each this CPU runs), "
-	 "or a comma list", "auto|all|blas|avx512|bf16", NULL, parse_kernels},
+	 "or a comma list", "auto|all|blas|avx512|bf16|amx", NULL, parse_kernels},
 	{"net", AZ_OPT_PARSE, O(net), "HxR", 0, 0, NULL,
 	 "width x residual blocks, mlp:HxR, or resnet:FxR (F filters; the games with a board) "
 	 "(default: the game's)", AZ_BENCH_NET_CHOICES, NULL, az_bench_opt_net},

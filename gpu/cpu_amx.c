@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/* The cpu backend's linear layers on Intel's AMX tiles (AZ_CPU_GEMM=amx; gpu/cpu_packed.h):
+ * the bf16 panels of gpu/cpu_packed.c (32 outputs, each output's two weights of a column pair
+ * adjacent, as VDPBF16PS takes them) are already the layout TDPBF16PS takes for its second
+ * operand: a tile of 16 rows (column pairs) x 16 outputs x 2 bf16, read with a row stride of
+ * one panel row (128 bytes). Per block of 16 rows of x: the rows rounded to bf16 once (the
+ * rounding of the AVX512_BF16 kernel), then per 32-output panel two 16 x 16 fp32 accumulator
+ * tiles, each 16-pair step one load of x's tile, two of the panel's and two TDPBF16PS; the
+ * accumulators stored and the bias, residual and ReLU applied with AVX-512 as they go to y.
+ *
+ * Intel 64 and IA-32 Architectures Software Developer's Manual, vol. 2 (LDTILECFG, TILELOADD,
+ * TDPBF16PS, TILESTORED, TILERELEASE) and vol. 1 ch. 18 (the tile configuration); Linux's
+ * Documentation/arch/x86/xstate.rst (the tile data permission). The same kernel is compiled a
+ * second time with the tile instructions emulated in C from the manual's pseudocode, so that
+ * the tests check its logic on CPUs without AMX. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/cpu_packed_impl.h"
+
+#ifdef HAVE_X86
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int az_amx_emulate;
+
+/* Linux's arch_prctl request for an extended state component, and AMX's tile data component
+ * (arch/x86/include/uapi/asm/prctl.h, asm/fpu/types.h). */
+#define AZ_ARCH_REQ_XCOMP_PERM 0x1023
+#define AZ_XFEATURE_XTILEDATA 18
+
+int az_amx_usable(void)
+{
+	static int usable = -1; /* one answer a process: the permission request is idempotent */
+	unsigned a, b, c, d, lo, hi;
+
+	if (usable >= 0)
+		return usable;
+	usable = 0;
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bf16"))
+		return 0;
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 22)) || !(d & (1u << 24)))
+		return 0; /* AMX-BF16, AMX-TILE */
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27)))
+		return 0; /* OSXSAVE: xgetbv allowed */
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	(void)hi;
+	if ((lo & (3u << 17)) != (3u << 17))
+		return 0; /* the OS enables XTILECFG and XTILEDATA */
+	if (syscall(SYS_arch_prctl, AZ_ARCH_REQ_XCOMP_PERM, AZ_XFEATURE_XTILEDATA) != 0)
+		return 0; /* a kernel before 5.16, or refused */
+	usable = 1;
+	return 1;
+}
+
+/* LDTILECFG's 64-byte operand, palette 1 (SDM vol. 1, 18.2): per tile its rows and bytes a
+ * row. */
+struct tile_cfg {
+	uint8_t palette, start_row, reserved[14];
+	uint16_t colsb[16];
+	uint8_t rows[16];
+};
+
+/* The tiles of the kernel: x's 16 rows x 16 pairs, the panel's two 16-pair x 16-output halves,
+ * the two 16 x 16 fp32 accumulators. Macros, not an enum: GCC's tile intrinsics paste the
+ * number into the instruction's text. */
+#define T_X 0
+#define T_W0 1
+#define T_C0 2
+#define T_C1 3
+#define T_W1 4
+
+_Static_assert(sizeof(struct tile_cfg) == 64, "LDTILECFG reads 64 bytes");
+_Static_assert(AZ_AMX_MAX_IN % 32 == 0, "x's tile block is whole 32-column tiles");
+
+static void tile_config(struct tile_cfg *cfg)
+{
+	static const int used[] = {T_X, T_W0, T_W1, T_C0, T_C1};
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->palette = 1;
+	for (size_t i = 0; i < sizeof(used) / sizeof(used[0]); i++) {
+		cfg->rows[used[i]] = 16;
+		cfg->colsb[used[i]] = 64;
+	}
+}
+
+/* xb[r * kp + k] = x[r0 + r, k] rounded to bf16 (0 past in, and for rows past `rows`), r < 16,
+ * k < kp (a multiple of 32). */
+INLINE_BF16 void rows_to_tile(const float *x, size_t in, unsigned rows, size_t kp, uint16_t *xb)
+{
+	for (unsigned r = 0; r < 16; r++)
+		for (size_t k = 0; k < kp; k += 32) {
+			__m512i v = r < rows && k < in ? round_pairs32(x + r * in + k, in - k) :
+							 _mm512_setzero_si512();
+
+			_mm512_storeu_si512(xb + r * kp + k, v);
+		}
+}
+
+/* y[r0 + r, col + j] = act(cb[r][j] + b[col + j] (+ res)), r < rows, j < 32 and col + j < out. */
+INLINE_BF16 void tile_epilogue(const float cb[16][32], unsigned rows, size_t r0, size_t col,
+			       size_t out, const float *b, const float *res, int relu, float *y)
+{
+	__mmask16 m[2];
+
+	block_masks((uint32_t)(out - col), &m[0], &m[1]);
+	for (unsigned v = 0; v < 2; v++) {
+		if (!m[v])
+			continue;
+		__m512 bias = _mm512_maskz_loadu_ps(m[v], b + col + 16 * v);
+
+		for (unsigned r = 0; r < rows; r++) {
+			size_t at = (r0 + r) * out + col + 16 * v;
+			__m512 s = _mm512_add_ps(_mm512_loadu_ps(cb[r] + 16 * v), bias);
+
+			if (res)
+				s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m[v], res + at));
+			if (relu)
+				s = _mm512_max_ps(s, _mm512_setzero_ps());
+			_mm512_mask_storeu_ps(y + at, m[v], s);
+		}
+	}
+}
+
+/* ---- the tile instructions emulated (SDM vol. 2, TILELOADD / TILESTORED / TDPBF16PS) ---- */
+
+static _Thread_local struct tile_cfg emu_cfg;
+static _Thread_local uint8_t emu_tile[8][16][64];
+
+static void emu_loadconfig(const struct tile_cfg *cfg)
+{
+	emu_cfg = *cfg;
+	memset(emu_tile, 0, sizeof(emu_tile));
+}
+
+static void emu_zero(int t)
+{
+	memset(emu_tile[t], 0, sizeof(emu_tile[t]));
+}
+
+static void emu_load(int t, const void *base, size_t stride)
+{
+	for (unsigned r = 0; r < emu_cfg.rows[t]; r++)
+		memcpy(emu_tile[t][r], (const uint8_t *)base + r * stride, emu_cfg.colsb[t]);
+}
+
+static void emu_store(int t, void *base, size_t stride)
+{
+	for (unsigned r = 0; r < emu_cfg.rows[t]; r++)
+		memcpy((uint8_t *)base + r * stride, emu_tile[t][r], emu_cfg.colsb[t]);
+}
+
+/* A bf16 as fp32, a denormal read as 0 (the instruction's DAZ). */
+static float emu_bf16(const uint8_t *p)
+{
+	uint32_t u = (uint32_t)(p[0] | p[1] << 8) << 16;
+	float f;
+
+	if ((u & 0x7f800000u) == 0)
+		u &= 0x80000000u;
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/* C[m][n] += A[m][2k] B[k][2n] then += A[m][2k + 1] B[k][2n + 1], k over A's pairs. */
+static void emu_dpbf16ps(int tc, int ta, int tb)
+{
+	for (unsigned m = 0; m < emu_cfg.rows[tc]; m++)
+		for (unsigned k = 0; k < emu_cfg.colsb[ta] / 4u; k++)
+			for (unsigned n = 0; n < emu_cfg.colsb[tc] / 4u; n++) {
+				float acc;
+
+				memcpy(&acc, &emu_tile[tc][m][4 * n], sizeof(acc));
+				acc += emu_bf16(&emu_tile[ta][m][4 * k]) *
+				       emu_bf16(&emu_tile[tb][k][4 * n]);
+				acc += emu_bf16(&emu_tile[ta][m][4 * k + 2]) *
+				       emu_bf16(&emu_tile[tb][k][4 * n + 2]);
+				memcpy(&emu_tile[tc][m][4 * n], &acc, sizeof(acc));
+			}
+}
+
+/* The kernel, twice: on the tiles (AMX_HW) and emulated. */
+#define AMX_KERNEL_NAME az_amx_linear
+#define AMX_KERNEL_TARGET __attribute__((target("avx512f,avx512bf16,amx-tile,amx-bf16")))
+#define TILE_LOADCONFIG(cfg) _tile_loadconfig(cfg)
+#define TILE_ZERO(t) _tile_zero(t)
+#define TILE_LOAD(t, base, stride) _tile_loadd(t, base, stride)
+#define TILE_DP(c, a, b) _tile_dpbf16ps(c, a, b)
+#define TILE_STORE(t, base, stride) _tile_stored(t, base, stride)
+#define TILE_RELEASE() _tile_release()
+#include "gpu/cpu_amx_kernel.h"
+
+#define AMX_KERNEL_NAME az_amx_linear_emulated
+#define AMX_KERNEL_TARGET BF16_TARGET
+#define TILE_LOADCONFIG(cfg) emu_loadconfig(cfg)
+#define TILE_ZERO(t) emu_zero(t)
+#define TILE_LOAD(t, base, stride) emu_load(t, base, stride)
+#define TILE_DP(c, a, b) emu_dpbf16ps(c, a, b)
+#define TILE_STORE(t, base, stride) emu_store(t, base, stride)
+#define TILE_RELEASE() ((void)0)
+#include "gpu/cpu_amx_kernel.h"
+
+#else
+
+int az_amx_emulate;
+
+int az_amx_usable(void)
+{
+	return 0;
+}
+
+void az_amx_linear(const struct az_packed_mat *pm, uint32_t batch, const float *x, const float *b,
+		   const float *res, int relu, float *y)
+{
+	(void)pm, (void)batch, (void)x, (void)b, (void)res, (void)relu, (void)y;
+	abort(); /* az_cpu_gemm_select() never chooses AMX off x86 */
+}
+
+void az_amx_linear_emulated(const struct az_packed_mat *pm, uint32_t batch, const float *x,
+			    const float *b, const float *res, int relu, float *y)
+{
+	az_amx_linear(pm, batch, x, b, res, relu, y);
+}
+
+#endif
