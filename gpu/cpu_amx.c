@@ -18,28 +18,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/az_assert.h"
 #include "gpu/cpu_packed_impl.h"
 
 #ifdef HAVE_X86
 #include <cpuid.h>
+#include <stdatomic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 int az_amx_emulate;
 
-/* Linux's arch_prctl request for an extended state component, and AMX's tile data component
- * (arch/x86/include/uapi/asm/prctl.h, asm/fpu/types.h). */
+/* Linux's arch_prctl requests for an extended state component's permission, and AMX's tile data
+ * component (arch/x86/include/uapi/asm/prctl.h, asm/fpu/types.h). */
+#define AZ_ARCH_GET_XCOMP_PERM 0x1022
 #define AZ_ARCH_REQ_XCOMP_PERM 0x1023
 #define AZ_XFEATURE_XTILEDATA 18
 
-int az_amx_usable(void)
+/* az_amx_usable()'s checks, run once. */
+static int amx_check(void)
 {
-	static int usable = -1; /* one answer a process: the permission request is idempotent */
 	unsigned a, b, c, d, lo, hi;
+	unsigned long perm = 0;
 
-	if (usable >= 0)
-		return usable;
-	usable = 0;
 	__builtin_cpu_init();
 	if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bf16"))
 		return 0;
@@ -53,8 +54,25 @@ int az_amx_usable(void)
 		return 0; /* the OS enables XTILECFG and XTILEDATA */
 	if (syscall(SYS_arch_prctl, AZ_ARCH_REQ_XCOMP_PERM, AZ_XFEATURE_XTILEDATA) != 0)
 		return 0; /* a kernel before 5.16, or refused */
-	usable = 1;
+	/* granted: confirmed as the kernel's own AMX selftest confirms it */
+	if (syscall(SYS_arch_prctl, AZ_ARCH_GET_XCOMP_PERM, &perm) != 0 ||
+	    !(perm & (1ul << AZ_XFEATURE_XTILEDATA)))
+		return 0;
 	return 1;
+}
+
+int az_amx_usable(void)
+{
+	/* one answer a process (-1: not asked yet); threads that race compute the same answer
+	 * (the permission request is idempotent) and store it alike */
+	static atomic_int usable = -1;
+	int u = atomic_load_explicit(&usable, memory_order_relaxed);
+
+	if (u < 0) {
+		u = amx_check();
+		atomic_store_explicit(&usable, u, memory_order_relaxed);
+	}
+	return u;
 }
 
 /* LDTILECFG's 64-byte operand, palette 1 (SDM vol. 1, 18.2): per tile its rows and bytes a
@@ -77,17 +95,18 @@ struct tile_cfg {
 _Static_assert(sizeof(struct tile_cfg) == 64, "LDTILECFG reads 64 bytes");
 _Static_assert(AZ_AMX_MAX_IN % 32 == 0, "x's tile block is whole 32-column tiles");
 
-static void tile_config(struct tile_cfg *cfg)
-{
-	static const int used[] = {T_X, T_W0, T_W1, T_C0, T_C1};
+/* Tiles T_X .. T_W1 (0-4) of 16 rows of 64 bytes, 5-7 unused (0 rows, 0 bytes). A constant:
+ * GCC's _tile_loadconfig() does not tell the compiler that it reads all 64 bytes, so no store
+ * into a configuration made at run time could be dropped. */
+static const struct tile_cfg tile_cfg_used __attribute__((aligned(64))) = {
+	.palette = 1,
+	.colsb = {64, 64, 64, 64, 64},
+	.rows = {16, 16, 16, 16, 16},
+};
 
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->palette = 1;
-	for (size_t i = 0; i < sizeof(used) / sizeof(used[0]); i++) {
-		cfg->rows[used[i]] = 16;
-		cfg->colsb[used[i]] = 64;
-	}
-}
+/* GCC's tile loads and stores do not name the memory they touch: a compiler barrier keeps the
+ * stores into x's block before them and the reads of the accumulators after them. */
+#define TILE_MEMORY_BARRIER() __asm__ volatile("" ::: "memory")
 
 /* xb[r * kp + k] = x[r0 + r, k] rounded to bf16 (0 past in, and for rows past `rows`), r < 16,
  * k < kp (a multiple of 32). */
@@ -132,56 +151,101 @@ INLINE_BF16 void tile_epilogue(const float cb[16][32], unsigned rows, size_t r0,
 static _Thread_local struct tile_cfg emu_cfg;
 static _Thread_local uint8_t emu_tile[8][16][64];
 
+/* The faults of LDTILECFG (palette 1, reserved bytes 0, at most 16 rows of 64 bytes, rows and
+ * bytes both 0 or neither) as assertions, and the tiles cleared. */
 static void emu_loadconfig(const struct tile_cfg *cfg)
 {
+	AZ_ASSERT(cfg->palette == 1 && cfg->start_row == 0);
+	for (size_t i = 0; i < sizeof(cfg->reserved); i++)
+		AZ_ASSERT(cfg->reserved[i] == 0);
+	for (int t = 0; t < 16; t++) {
+		AZ_ASSERT(t < 8 || (cfg->rows[t] == 0 && cfg->colsb[t] == 0));
+		AZ_ASSERT(cfg->rows[t] <= 16 && cfg->colsb[t] <= 64 && cfg->colsb[t] % 4 == 0);
+		AZ_ASSERT((cfg->rows[t] == 0) == (cfg->colsb[t] == 0));
+	}
 	emu_cfg = *cfg;
 	memset(emu_tile, 0, sizeof(emu_tile));
 }
 
+/* Tile t configured (a tile instruction on an unconfigured tile faults). */
+static void emu_need(int t)
+{
+	AZ_ASSERT(t >= 0 && t < 8 && emu_cfg.palette == 1 && emu_cfg.rows[t] > 0);
+}
+
 static void emu_zero(int t)
 {
+	emu_need(t);
 	memset(emu_tile[t], 0, sizeof(emu_tile[t]));
 }
 
 static void emu_load(int t, const void *base, size_t stride)
 {
+	emu_need(t);
 	for (unsigned r = 0; r < emu_cfg.rows[t]; r++)
 		memcpy(emu_tile[t][r], (const uint8_t *)base + r * stride, emu_cfg.colsb[t]);
 }
 
 static void emu_store(int t, void *base, size_t stride)
 {
+	emu_need(t);
 	for (unsigned r = 0; r < emu_cfg.rows[t]; r++)
 		memcpy((uint8_t *)base + r * stride, emu_tile[t][r], emu_cfg.colsb[t]);
 }
 
-/* A bf16 as fp32, a denormal read as 0 (the instruction's DAZ). */
-static float emu_bf16(const uint8_t *p)
+/* f with a denormal flushed to (signed) 0: the instruction's DAZ on inputs, FTZ on results. */
+static float emu_ftz(float f)
 {
-	uint32_t u = (uint32_t)(p[0] | p[1] << 8) << 16;
-	float f;
+	uint32_t u;
 
+	memcpy(&u, &f, sizeof(u));
 	if ((u & 0x7f800000u) == 0)
 		u &= 0x80000000u;
 	memcpy(&f, &u, sizeof(f));
 	return f;
 }
 
-/* C[m][n] += A[m][2k] B[k][2n] then += A[m][2k + 1] B[k][2n + 1], k over A's pairs. */
+/* A bf16 as fp32, a denormal read as 0. */
+static float emu_bf16(const uint8_t *p)
+{
+	uint32_t u = (uint32_t)(p[0] | p[1] << 8) << 16;
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return emu_ftz(f);
+}
+
+/* TDPBF16PS tc, ta, tb as the SDM's Operation section has it: per row m of C, the even and the
+ * odd products of every pair k summed apart from 0 (a product of two bf16s is exact in fp32, so
+ * its FMAs are these additions), then their sum added to C[m][n]. Its #UD conditions as
+ * assertions: three distinct tiles, C's rows A's, C's bytes B's, A's bytes 4 x B's rows. */
 static void emu_dpbf16ps(int tc, int ta, int tb)
 {
-	for (unsigned m = 0; m < emu_cfg.rows[tc]; m++)
+	emu_need(tc);
+	emu_need(ta);
+	emu_need(tb);
+	AZ_ASSERT(tc != ta && tc != tb && ta != tb);
+	AZ_ASSERT(emu_cfg.rows[tc] == emu_cfg.rows[ta] && emu_cfg.colsb[tc] == emu_cfg.colsb[tb] &&
+		  emu_cfg.colsb[ta] == 4u * emu_cfg.rows[tb]);
+	for (unsigned m = 0; m < emu_cfg.rows[tc]; m++) {
+		float even[16] = {0}, odd[16] = {0};
+
 		for (unsigned k = 0; k < emu_cfg.colsb[ta] / 4u; k++)
 			for (unsigned n = 0; n < emu_cfg.colsb[tc] / 4u; n++) {
-				float acc;
+				const uint8_t *a = &emu_tile[ta][m][4 * k],
+					      *b = &emu_tile[tb][k][4 * n];
 
-				memcpy(&acc, &emu_tile[tc][m][4 * n], sizeof(acc));
-				acc += emu_bf16(&emu_tile[ta][m][4 * k]) *
-				       emu_bf16(&emu_tile[tb][k][4 * n]);
-				acc += emu_bf16(&emu_tile[ta][m][4 * k + 2]) *
-				       emu_bf16(&emu_tile[tb][k][4 * n + 2]);
-				memcpy(&emu_tile[tc][m][4 * n], &acc, sizeof(acc));
+				even[n] = emu_ftz(even[n] + emu_bf16(a) * emu_bf16(b));
+				odd[n] = emu_ftz(odd[n] + emu_bf16(a + 2) * emu_bf16(b + 2));
 			}
+		for (unsigned n = 0; n < emu_cfg.colsb[tc] / 4u; n++) {
+			float acc;
+
+			memcpy(&acc, &emu_tile[tc][m][4 * n], sizeof(acc));
+			acc = emu_ftz(acc + emu_ftz(even[n] + odd[n]));
+			memcpy(&emu_tile[tc][m][4 * n], &acc, sizeof(acc));
+		}
+	}
 }
 
 /* The kernel, twice: on the tiles (AMX_HW) and emulated. */

@@ -11,14 +11,13 @@ AMX_KERNEL_TARGET void AMX_KERNEL_NAME(const struct az_packed_mat *pm, uint32_t 
 	const size_t np = pm->np, kp = 2 * np, in = pm->in, out = pm->out;
 	uint16_t xb[16 * AZ_AMX_MAX_IN] __attribute__((aligned(64)));
 	float cb[16][32] __attribute__((aligned(64)));
-	struct tile_cfg cfg __attribute__((aligned(64)));
 
-	tile_config(&cfg);
-	TILE_LOADCONFIG(&cfg);
+	TILE_LOADCONFIG(&tile_cfg_used);
 	for (size_t r0 = 0; r0 < batch; r0 += 16) {
 		unsigned rows = batch - r0 < 16 ? (unsigned)(batch - r0) : 16u;
 
 		rows_to_tile(x + r0 * in, in, rows, kp, xb);
+		TILE_MEMORY_BARRIER();
 		for (size_t p = 0; p < panels((uint32_t)out); p++) {
 			const uint16_t *panel = pm->wb + p * np * 2 * AZ_PACKED_PANEL;
 
@@ -36,6 +35,7 @@ AMX_KERNEL_TARGET void AMX_KERNEL_NAME(const struct az_packed_mat *pm, uint32_t 
 			}
 			TILE_STORE(T_C0, &cb[0][0], sizeof(cb[0]));
 			TILE_STORE(T_C1, &cb[0][16], sizeof(cb[0]));
+			TILE_MEMORY_BARRIER();
 			tile_epilogue((const float(*)[32])cb, rows, r0, p * AZ_PACKED_PANEL, out, b,
 				      res, relu, y);
 		}

@@ -77,10 +77,11 @@ static inline size_t pairs(uint32_t in)
 void az_amx_linear(const struct az_packed_mat *pm, uint32_t batch, const float *x, const float *b,
 		   const float *res, int relu, float *y);
 
-/* The same kernel with the tile instructions emulated in C as Intel's ISA reference defines
- * them (tile loads and stores by rows of colsb bytes; TDPBF16PS: each fp32 lane adds its two
- * bf16 products in turn, denormal inputs as 0): for tests on CPUs without AMX. Needs
- * AVX512_BF16 (the rounding of x and the epilogue are the real kernel's code). */
+/* The same kernel with the tile instructions emulated in C as the SDM's Operation sections
+ * define them (tile loads and stores by rows of colsb bytes; TDPBF16PS: per row the even and
+ * odd bf16 products summed apart, then added to the accumulator; denormals as 0), their faults
+ * as assertions: for tests on CPUs without AMX. Needs AVX512_BF16 (the rounding of x and the
+ * epilogue are the real kernel's code). */
 void az_amx_linear_emulated(const struct az_packed_mat *pm, uint32_t batch, const float *x,
 			    const float *b, const float *res, int relu, float *y);
 

@@ -51,12 +51,12 @@ static int have_bf16(void)
 }
 
 /* Skip the test (cmocka's skip(), with a line naming what is missing) unless have() is 1. */
-#define NEED(have, what)                                              \
-	do {                                                          \
-		if (!have()) {                                        \
-			fprintf(stderr, "no %s: skipped\n", what);    \
-			skip();                                       \
-		}                                                     \
+#define NEED(have, what)                                           \
+	do {                                                       \
+		if (!have()) {                                     \
+			fprintf(stderr, "no %s: skipped\n", what); \
+			skip();                                    \
+		}                                                  \
 	} while (0)
 #define NEED_AVX512() NEED(have_avx512, "AVX-512F")
 #define NEED_BF16() NEED(have_bf16, "AVX512_BF16")
@@ -71,6 +71,14 @@ static int have_amx_or_emulation(void)
 	return have_bf16();
 }
 #define NEED_AMX() NEED(have_amx_or_emulation, "AVX512_BF16 (for the AMX kernel or its emulation)")
+
+/* After each AMX test, even one that failed half-way: the real kernels again. */
+static int amx_teardown(void **state)
+{
+	(void)state;
+	az_amx_emulate = 0;
+	return 0;
+}
 
 /* f rounded to bf16 (nearest, ties to even) and back: the test's own rounding, written from
  * the format's definition (8 significant bits), not from the kernel's. */
@@ -90,7 +98,7 @@ static double bf16_round(float f)
 static double check_layer_as(enum az_cpu_gemm kind, uint32_t out, uint32_t in, uint32_t batch,
 			     int relu, int mode, uint64_t seed)
 {
-	struct az_arch a = { .inputs = in, .hidden = out, .blocks = 0, .actions = 3 };
+	struct az_arch a = {.inputs = in, .hidden = out, .blocks = 0, .actions = 3};
 	struct az_model *m = random_model(&a, seed);
 	struct az_packed pk;
 	struct az_rng rng;
@@ -144,12 +152,16 @@ static double check_layer_as(enum az_cpu_gemm kind, uint32_t out, uint32_t in, u
 			double got = y[(size_t)r * out + j], want = bf16 ? sb : s;
 
 			if (!(fabs(got - want) <= 1e-5 * (mag + 1.0)))
-				fail_msg("%s out %u in %u batch %u relu %d mode %d: y[%u, %u] = %.9g, "
-					 "want %.9g", az_cpu_gemm_name(kind), out, in, batch, relu,
-					 mode, r, j, got, want);
-			if (bf16 && !(fabs(got - s) <= (0x1p-7 + 0x1p-16) * xw + 1e-5 * (mag + 1.0)))
+				fail_msg(
+					"%s out %u in %u batch %u relu %d mode %d: y[%u, %u] = %.9g, "
+					"want %.9g",
+					az_cpu_gemm_name(kind), out, in, batch, relu, mode, r, j,
+					got, want);
+			if (bf16 &&
+			    !(fabs(got - s) <= (0x1p-7 + 0x1p-16) * xw + 1e-5 * (mag + 1.0)))
 				fail_msg("bf16 out %u in %u: y[%u, %u] = %.9g, fp32 %.9g: past the "
-					 "rounding bound", out, in, r, j, got, s);
+					 "rounding bound",
+					 out, in, r, j, got, s);
 			if (fabs(got - s) / (xw + 1e-30) > worst)
 				worst = fabs(got - s) / (xw + 1e-30);
 		}
@@ -170,8 +182,8 @@ static void check_layer(uint32_t out, uint32_t in, uint32_t batch, int relu, int
  * and the ReLU. */
 static void test_linear_shapes(void **state)
 {
-	static const uint32_t outs[] = { 1, 7, 16, 17, 31, 32, 33, 64, 100 };
-	static const uint32_t ins[] = { 1, 5, 128 };
+	static const uint32_t outs[] = {1, 7, 16, 17, 31, 32, 33, 64, 100};
+	static const uint32_t ins[] = {1, 5, 128};
 	uint64_t seed = 1;
 
 	(void)state;
@@ -193,8 +205,8 @@ static void test_linear_shapes(void **state)
  * rounding shows (the path is not fp32 in disguise). */
 static void test_linear_bf16(void **state)
 {
-	static const uint32_t outs[] = { 1, 7, 16, 17, 32, 33, 100 };
-	static const uint32_t ins[] = { 1, 2, 5, 128, 255, 256, 257, 600 };
+	static const uint32_t outs[] = {1, 7, 16, 17, 32, 33, 100};
+	static const uint32_t ins[] = {1, 2, 5, 128, 255, 256, 257, 600};
 	uint64_t seed = 101;
 	double worst = 0.0;
 
@@ -203,9 +215,9 @@ static void test_linear_bf16(void **state)
 	for (size_t o = 0; o < sizeof(outs) / sizeof(outs[0]); o++)
 		for (size_t i = 0; i < sizeof(ins) / sizeof(ins[0]); i++)
 			for (uint32_t batch = 1; batch <= 17; batch += 4) {
-				double e = check_layer_as(AZ_CPU_GEMM_BF16, outs[o], ins[i], batch,
-							  (int)(batch & 1), (int)(batch % 3),
-							  seed++);
+				double e =
+					check_layer_as(AZ_CPU_GEMM_BF16, outs[o], ins[i], batch,
+						       (int)(batch & 1), (int)(batch % 3), seed++);
 
 				worst = e > worst ? e : worst;
 			}
@@ -223,9 +235,9 @@ static void test_linear_bf16(void **state)
  * fp32 sum of the bf16-rounded products, within the rounding bound of the fp32 layer. */
 static void test_linear_amx(void **state)
 {
-	static const uint32_t outs[] = { 1, 7, 16, 17, 32, 33, 100 };
-	static const uint32_t ins[] = { 1, 2, 5, 31, 32, 33, 128, 288, 600 };
-	static const uint32_t batches[] = { 1, 5, 15, 16, 17, 33, 40 };
+	static const uint32_t outs[] = {1, 7, 16, 17, 32, 33, 100};
+	static const uint32_t ins[] = {1, 2, 5, 31, 32, 33, 128, 288, 600};
+	static const uint32_t batches[] = {1, 5, 15, 16, 17, 33, 40};
 	uint64_t seed = 701;
 	double worst = 0.0;
 
@@ -235,22 +247,21 @@ static void test_linear_amx(void **state)
 		for (size_t i = 0; i < sizeof(ins) / sizeof(ins[0]); i++)
 			for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++) {
 				uint32_t batch = batches[bi];
-				double e = check_layer_as(AZ_CPU_GEMM_AMX, outs[o], ins[i], batch,
-							  (int)(batch & 1), (int)(batch % 3),
-							  seed++);
+				double e =
+					check_layer_as(AZ_CPU_GEMM_AMX, outs[o], ins[i], batch,
+						       (int)(batch & 1), (int)(batch % 3), seed++);
 
 				worst = e > worst ? e : worst;
 			}
 	report_error("amx layer", "max |y - fp32| / sum|xw|", 0, worst, 0x1p-7);
 	assert_true(worst > 1e-4); /* bf16 rounding shows: not an fp32 path */
-	az_amx_emulate = 0;
 }
 
 /* Where the CPU has AMX: the tiles' answers equal the emulated kernel's (the emulation is what
  * the tests check elsewhere) to fp32 rounding. Skipped elsewhere. */
 static void test_amx_matches_emulation(void **state)
 {
-	const struct az_arch a = { .inputs = 288, .hidden = 100, .blocks = 0, .actions = 3 };
+	const struct az_arch a = {.inputs = 288, .hidden = 100, .blocks = 0, .actions = 3};
 	struct az_model *m;
 	struct az_packed pk;
 	float x[40 * 288], y[40 * 100], ye[40 * 100];
@@ -284,8 +295,14 @@ static void test_amx_matches_emulation(void **state)
 static void check_conv3(enum az_cpu_gemm kind, uint32_t C, uint32_t F, uint32_t H, uint32_t W,
 			uint32_t samples, int mode, uint64_t seed)
 {
-	struct az_arch a = { .kind = AZ_NET_RESNET, .inputs = C * H * W, .hidden = F, .blocks = 1,
-			     .actions = W, .planes = C, .height = H, .width = W };
+	struct az_arch a = {.kind = AZ_NET_RESNET,
+			    .inputs = C * H * W,
+			    .hidden = F,
+			    .blocks = 1,
+			    .actions = W,
+			    .planes = C,
+			    .height = H,
+			    .width = W};
 	size_t rows = (size_t)samples * H * W;
 	struct az_model *m;
 	struct az_packed pk;
@@ -296,10 +313,11 @@ static void check_conv3(enum az_cpu_gemm kind, uint32_t C, uint32_t F, uint32_t 
 	assert_int_equal(az_packed_create(m, kind, &pk), 0);
 	const struct az_packed_mat *pm = az_packed_find(&pk, 0); /* the input convolution */
 	float *in = xmalloc(sizeof(float) * rows * C), *b = xmalloc(sizeof(float) * F);
-	float *res = xmalloc(sizeof(float) * rows * F), *col = xmalloc(sizeof(float) * rows * 9 * C);
+	float *res = xmalloc(sizeof(float) * rows * F),
+	      *col = xmalloc(sizeof(float) * rows * 9 * C);
 	float *want = xmalloc(sizeof(float) * rows * F), *got = xmalloc(sizeof(float) * rows * F);
-	const struct az_conv_src cv = { .in = in, .sn = (size_t)H * W * C, .c = C, .height = H,
-					.width = W };
+	const struct az_conv_src cv = {
+		.in = in, .sn = (size_t)H * W * C, .c = C, .height = H, .width = W};
 
 	assert_non_null(pm);
 	assert_int_equal(pm->conv_c, C);
@@ -319,8 +337,8 @@ static void check_conv3(enum az_cpu_gemm kind, uint32_t C, uint32_t F, uint32_t 
 	poison(pad, pad_bytes);
 	az_packed_conv3(pm, &cv, samples, b, mode ? res : NULL, mode & 1, got, pad);
 	if (memcmp(got, want, sizeof(float) * rows * F) != 0)
-		fail_msg("conv3 C %u F %u %ux%u samples %u mode %d: differs from im2col + linear", C,
-			 F, H, W, samples, mode);
+		fail_msg("conv3 C %u F %u %ux%u samples %u mode %d: differs from im2col + linear",
+			 C, F, H, W, samples, mode);
 	az_packed_destroy(&pk);
 	FREE_ALL(in, b, res, col, want, got, pad);
 	az_model_destroy(m);
@@ -336,15 +354,16 @@ static void check_conv3_shapes(enum az_cpu_gemm kind, const uint32_t (*shapes)[4
 				    samples, (int)(samples + i) % 3, seed++);
 }
 
-static const uint32_t conv3_shapes[][4] = { /* C, F, H, W */
-	{ 2, 16, 6, 7 },  { 4, 33, 3, 3 },  { 32, 32, 6, 7 }, { 34, 17, 1, 1 }, { 48, 64, 5, 5 },
-	{ 56, 32, 2, 9 }, { 16, 32, 8, 8 }, { 64, 32, 6, 7 }, { 58, 17, 3, 4 },
+static const uint32_t conv3_shapes[][4] = {
+	/* C, F, H, W */
+	{2, 16, 6, 7},  {4, 33, 3, 3},  {32, 32, 6, 7}, {34, 17, 1, 1}, {48, 64, 5, 5},
+	{56, 32, 2, 9}, {16, 32, 8, 8}, {64, 32, 6, 7}, {58, 17, 3, 4},
 };
 #define N_CONV3_SHAPES (sizeof(conv3_shapes) / sizeof(conv3_shapes[0]))
 
 static void test_conv3_fp32(void **state)
 {
-	static const uint32_t odd[][4] = { { 3, 16, 6, 7 }, { 57, 17, 3, 4 }, { 1, 32, 2, 2 } };
+	static const uint32_t odd[][4] = {{3, 16, 6, 7}, {57, 17, 3, 4}, {1, 32, 2, 2}};
 
 	(void)state;
 	NEED_AVX512();
@@ -358,12 +377,17 @@ static void test_conv3_bf16(void **state)
 	NEED_BF16();
 	check_conv3_shapes(AZ_CPU_GEMM_BF16, conv3_shapes, N_CONV3_SHAPES, 301);
 	/* refused: odd channel counts (pairs would straddle taps) */
-	static const uint32_t refused[] = { 3, 57 };
+	static const uint32_t refused[] = {3, 57};
 
 	for (size_t i = 0; i < 2; i++) {
-		struct az_arch a = { .kind = AZ_NET_RESNET, .inputs = refused[i] * 9, .hidden = 8,
-				     .blocks = 1, .actions = 3, .planes = refused[i],
-				     .height = 3, .width = 3 };
+		struct az_arch a = {.kind = AZ_NET_RESNET,
+				    .inputs = refused[i] * 9,
+				    .hidden = 8,
+				    .blocks = 1,
+				    .actions = 3,
+				    .planes = refused[i],
+				    .height = 3,
+				    .width = 3};
 		struct az_model *m = random_model(&a, 7);
 		struct az_packed pk;
 
@@ -377,10 +401,9 @@ static void test_conv3_bf16(void **state)
 /* Whole networks: the packed forward pass against the OpenBLAS one (the reference that
  * tests/gpu/test_forward.c checks in double), and each row the same bits at any batch size and
  * place in the batch (rows never share a sum). */
-static void check_net_as(enum az_cpu_gemm kind, const struct az_arch *a, uint64_t seed,
-			 double tol)
+static void check_net_as(enum az_cpu_gemm kind, const struct az_arch *a, uint64_t seed, double tol)
 {
-	static const uint32_t batches[] = { 1, 3, 8, 13, 40 };
+	static const uint32_t batches[] = {1, 3, 8, 13, 40};
 	struct az_model *m = random_model(a, seed);
 	struct az_packed pk;
 	struct az_acts ref, got, one;
@@ -422,10 +445,16 @@ static void check_net_as(enum az_cpu_gemm kind, const struct az_arch *a, uint64_
  * `filters` filters (planes != filters). */
 static void check_nets(enum az_cpu_gemm kind, uint32_t filters, double tol)
 {
-	const struct az_arch c4 = { .inputs = 84, .hidden = 128, .blocks = 3, .actions = 7 };
-	const struct az_arch odd = { .inputs = 9, .hidden = 20, .blocks = 2, .actions = 9 };
-	const struct az_arch res = { .kind = AZ_NET_RESNET, .inputs = 3 * 6 * 7, .hidden = filters,
-				     .blocks = 2, .actions = 7, .planes = 3, .height = 6, .width = 7 };
+	const struct az_arch c4 = {.inputs = 84, .hidden = 128, .blocks = 3, .actions = 7};
+	const struct az_arch odd = {.inputs = 9, .hidden = 20, .blocks = 2, .actions = 9};
+	const struct az_arch res = {.kind = AZ_NET_RESNET,
+				    .inputs = 3 * 6 * 7,
+				    .hidden = filters,
+				    .blocks = 2,
+				    .actions = 7,
+				    .planes = 3,
+				    .height = 6,
+				    .width = 7};
 
 	assert_true(az_arch_valid(&res));
 	check_net_as(kind, &c4, 11, tol);
@@ -448,8 +477,8 @@ static void test_networks_bf16(void **state)
  * batch size; a matrix of more than AZ_AMX_MAX_IN inputs stays on the AVX512_BF16 kernel. */
 static void test_networks_amx(void **state)
 {
-	const struct az_arch wide = { .inputs = AZ_AMX_MAX_IN + 1, .hidden = 16, .blocks = 0,
-				      .actions = 3 };
+	const struct az_arch wide = {
+		.inputs = AZ_AMX_MAX_IN + 1, .hidden = 16, .blocks = 0, .actions = 3};
 	struct az_model *m;
 	struct az_packed pk;
 
@@ -462,7 +491,6 @@ static void test_networks_amx(void **state)
 	assert_int_equal(az_packed_find(&pk, 0)->np, (AZ_AMX_MAX_IN + 2) / 2);
 	az_packed_destroy(&pk);
 	az_model_destroy(m);
-	az_amx_emulate = 0;
 }
 
 static void test_networks(void **state)
@@ -476,11 +504,11 @@ static void test_networks(void **state)
  * the cpu backend's load re-packs its slot. */
 static void check_update(enum az_cpu_gemm kind)
 {
-	const struct az_arch a = { .inputs = 9, .hidden = 48, .blocks = 1, .actions = 9 };
+	const struct az_arch a = {.inputs = 9, .hidden = 48, .blocks = 1, .actions = 9};
 	struct az_model *m, *m2;
 	struct az_packed pk, fresh;
 	struct az_acts acts, acts2;
-	float x[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 }, before[9];
+	float x[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, before[9];
 
 	m = random_model(&a, 21);
 	m2 = random_model(&a, 22);
@@ -522,10 +550,10 @@ static void test_update_bf16(void **state)
  * packing does for W itself: the same floats, so the same products. */
 static void test_pack_transposed(void **state)
 {
-	const struct az_arch a = { .inputs = 45, .hidden = 70, .blocks = 0, .actions = 3 };
+	const struct az_arch a = {.inputs = 45, .hidden = 70, .blocks = 0, .actions = 3};
 	struct az_model *m = random_model(&a, 41);
 	struct az_packed pk;
-	struct az_packed_mat pm = { .out = 70, .in = 45 };
+	struct az_packed_mat pm = {.out = 70, .in = 45};
 	float *wt = xmalloc(sizeof(float) * 70 * 45);
 
 	(void)state;
@@ -549,8 +577,8 @@ static void test_pack_transposed(void **state)
  * accumulate on and off. */
 static void test_gemm_tn(void **state)
 {
-	static const uint32_t ns[] = { 1, 7, 16, 17, 32, 33, 70, 288 };
-	static const uint32_t ks[] = { 1, 3, 64, 300 };
+	static const uint32_t ns[] = {1, 7, 16, 17, 32, 33, 70, 288};
+	static const uint32_t ks[] = {1, 3, 64, 300};
 	struct az_rng rng;
 	uint64_t trial = 0;
 
@@ -562,7 +590,8 @@ static void test_gemm_tn(void **state)
 			for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++, trial++) {
 				uint32_t n = ns[ni], kd = ks[ki];
 				int acc = (int)(trial & 1);
-				size_t lda = m + trial % 3, ldb = n + trial % 5, ldc = n + trial % 2;
+				size_t lda = m + trial % 3, ldb = n + trial % 5,
+				       ldc = n + trial % 2;
 				float *a = xmalloc(sizeof(float) * kd * lda);
 				float *b = xmalloc(sizeof(float) * kd * ldb);
 				float *c = xmalloc(sizeof(float) * m * ldc);
@@ -576,7 +605,8 @@ static void test_gemm_tn(void **state)
 				for (uint32_t i = 0; i < m; i++)
 					for (size_t j = 0; j < ldc; j++) {
 						size_t at = i * ldc + j;
-						double want = acc || j >= n ? c0[at] : 0.0, mag = 1.0;
+						double want = acc || j >= n ? c0[at] : 0.0,
+						       mag = 1.0;
 
 						for (uint32_t k = 0; j < n && k < kd; k++) {
 							double t = (double)a[k * lda + i] *
@@ -586,9 +616,10 @@ static void test_gemm_tn(void **state)
 							mag += fabs(t);
 						}
 						if (!(fabs(c[at] - want) <= 1e-5 * mag))
-							fail_msg("m %u n %u k %u acc %d: c[%u, %zu] = "
-								 "%.9g, want %.9g", m, n, kd, acc, i,
-								 j, c[at], want);
+							fail_msg(
+								"m %u n %u k %u acc %d: c[%u, %zu] = "
+								"%.9g, want %.9g",
+								m, n, kd, acc, i, j, c[at], want);
 					}
 				FREE_ALL(a, b, c, c0);
 			}
@@ -612,12 +643,15 @@ static void test_softmax(void **state)
 
 		for (uint32_t a = 0; a < A; a++) {
 			logits[a] = (float)(spread * (2.0 * az_rng_uniform(&rng) - 1.0));
-			legal[a] = kind == 0 ? 0 : kind == 1 ? a == A / 2 : kind == 2
-				  ? 1 : az_rng_uniform(&rng) < 0.6;
+			legal[a] = kind == 0 ? 0 :
+				   kind == 1 ? a == A / 2 :
+				   kind == 2 ? 1 :
+					       az_rng_uniform(&rng) < 0.6;
 		}
 		if (trial % 97 == 0) { /* not finite: +inf, -inf or NaN on a legal entry */
-			logits[trial % A] = trial % 3 == 0 ? INFINITY : trial % 3 == 1 ? -INFINITY
-										  : NAN;
+			logits[trial % A] = trial % 3 == 0 ? INFINITY :
+					    trial % 3 == 1 ? -INFINITY :
+							     NAN;
 			legal[trial % A] = 1;
 		}
 		poison(got, sizeof(got));
@@ -649,7 +683,7 @@ static void test_softmax(void **state)
  * the variable. */
 static void test_select(void **state)
 {
-	const struct az_arch a = { .inputs = 9, .hidden = 16, .blocks = 1, .actions = 9 };
+	const struct az_arch a = {.inputs = 9, .hidden = 16, .blocks = 1, .actions = 9};
 	enum az_cpu_gemm kind = AZ_CPU_GEMM_AVX512;
 	struct az_backend *be = NULL;
 	int avx = have_avx512();
@@ -673,7 +707,8 @@ static void test_select(void **state)
 	assert_int_equal(kind, AZ_CPU_GEMM_BF16);
 	assert_true(!bf16 || avx); /* AVX512_BF16 without AVX-512F is refused */
 	if (bf16) {
-		assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)), 0);
+		assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)),
+				 0);
 		assert_non_null(strstr(why, "bf16"));
 		az_backend_destroy(be);
 		be = NULL;
@@ -682,8 +717,9 @@ static void test_select(void **state)
 				 -ENOTSUP);
 		assert_non_null(strstr(why, "AVX512_BF16"));
 	}
-	assert_true(az_cpu_gemm_packed(AZ_CPU_GEMM_BF16) && az_cpu_gemm_packed(AZ_CPU_GEMM_AVX512) &&
-		    az_cpu_gemm_packed(AZ_CPU_GEMM_AMX) && !az_cpu_gemm_packed(AZ_CPU_GEMM_BLAS));
+	assert_true(az_cpu_gemm_packed(AZ_CPU_GEMM_BF16) &&
+		    az_cpu_gemm_packed(AZ_CPU_GEMM_AVX512) && az_cpu_gemm_packed(AZ_CPU_GEMM_AMX) &&
+		    !az_cpu_gemm_packed(AZ_CPU_GEMM_BLAS));
 
 	/* amx: only where the tiles run (and never chosen by auto) */
 	setenv("AZ_CPU_GEMM", "amx", 1);
@@ -708,7 +744,9 @@ static void test_select(void **state)
 	/* auto: bf16 where the CPU has it, else the fastest fp32 path; fp32: never bf16 */
 	setenv("AZ_CPU_GEMM", "auto", 1);
 	assert_int_equal(az_cpu_gemm_select(&kind), 0);
-	assert_int_equal(kind, bf16 ? AZ_CPU_GEMM_BF16 : avx ? AZ_CPU_GEMM_AVX512 : AZ_CPU_GEMM_BLAS);
+	assert_int_equal(kind, bf16 ? AZ_CPU_GEMM_BF16 :
+			       avx  ? AZ_CPU_GEMM_AVX512 :
+				      AZ_CPU_GEMM_BLAS);
 	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)), 0);
 	assert_non_null(strstr(why, avx ? "AVX-512" : "OpenBLAS"));
 	assert_true(!strstr(why, "bf16") == !bf16);
@@ -730,10 +768,11 @@ int main(void)
 		cmocka_unit_test(test_networks),
 		cmocka_unit_test(test_linear_bf16),
 		cmocka_unit_test(test_networks_bf16),
-		cmocka_unit_test(test_linear_amx),
+		cmocka_unit_test_teardown(test_linear_amx, amx_teardown),
 		cmocka_unit_test(test_amx_matches_emulation),
-		cmocka_unit_test(test_networks_amx),
-		cmocka_unit_test(test_conv3_fp32), cmocka_unit_test(test_conv3_bf16),
+		cmocka_unit_test_teardown(test_networks_amx, amx_teardown),
+		cmocka_unit_test(test_conv3_fp32),
+		cmocka_unit_test(test_conv3_bf16),
 		cmocka_unit_test(test_update_bf16),
 		cmocka_unit_test(test_update),
 		cmocka_unit_test(test_softmax),
