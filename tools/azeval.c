@@ -503,6 +503,9 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 		       "line, \"# board: ...\", to take them from)";
 	if (rollout && o->sims < 2)
 		return "--agent rollout needs --sims N >= 2 (its priors are uniform: no raw policy)";
+	if (o->sym_avg && (rollout || !o->ckpt))
+		return "--symmetry-average averages a network's evaluations: give --checkpoint FILE "
+		       "(and not --agent rollout)";
 	if (!o->labelled && !o->ckpt && !rollout)
 		return "--checkpoint FILE is required (see --help)";
 	if (!o->labelled && !o->positions && !o->vs)

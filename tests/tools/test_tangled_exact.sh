@@ -71,6 +71,11 @@ done
 	--symmetry-average > "$T/ms.json" || fail "--mistakes --symmetry-average"
 python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["positions"] == 40 and m["agent"] == "network (symmetry-averaged)" and 0 <= m["mistake_rate"] <= 1, m' "$T/ms.json" ||
 	fail "--symmetry-average: $(cat "$T/ms.json")"
+if "$AZEVAL" --game tangled --graph 3 --variant free --positions "$T/k4.txt" --mistakes \
+	--agent rollout --sims 8 --symmetry-average > /dev/null 2> "$T/sa.err"; then
+	fail "--symmetry-average without a network was accepted"
+fi
+grep -q "averages a network's evaluations" "$T/sa.err" || fail "--symmetry-average: $(cat "$T/sa.err")"
 [ -f "$T/k4.txt.labels" ] || fail "no labels cache beside the positions"
 head -1 "$T/k4.txt.labels" | grep -q "^# tangled-labels 1 graph=3;variant=free;adjudicator=" ||
 	fail "labels cache header: $(head -1 "$T/k4.txt.labels")"
