@@ -352,7 +352,7 @@ check "azeval no game, no checkpoint" "--game GAME is required.*tictactoe" "$AZE
 	--write-labelled "$T/x.txt"
 
 # ---- the environment: a bad AZ_CPU_GEMM is refused before any run directory is touched ----
-check "azrun AZ_CPU_GEMM=foo" "^azrun: AZ_CPU_GEMM='foo': must be auto, fp32, blas, avx512 or bf16" \
+check "azrun AZ_CPU_GEMM=foo" "^azrun: AZ_CPU_GEMM='foo': must be auto, fp32, blas, avx512, bf16 or amx" \
 	env AZ_CPU_GEMM=foo "$AZRUN" --game tictactoe --out "$N"
 rm -rf "$R" && cp -a "$T/run.orig" "$R"
 snap "$R" > "$T/before"
