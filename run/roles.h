@@ -47,6 +47,9 @@ struct az_worker_params {
 	/* Self-play: each move is a uniformly random legal move with this probability (0: never);
 	 * records before the game's last such move take the root's search value as value target. */
 	float explore;
+	/* Self-play: the share of games that explore at all, drawn per game from its stream (at
+	 * 1 nothing is drawn, so streams are as without it); the others have no random move. */
+	float explore_games;
 	float draw_value;          /* az_mcts_params.draw_value (contempt; 0: off) */
 	uint32_t arena_temp_plies; /* arena: opening plies sampled at tau = 1 */
 	uint32_t spin;             /* ring wait: polls before the futex sleep */

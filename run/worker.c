@@ -143,6 +143,12 @@ static void start_game(struct worker *w, struct wgame *gm)
 	az_rng_seed(&gm->rng, w->cfg->seed * 0xbf58476d1ce4e5b9ull + ((uint64_t)w->iteration << 40) +
 		    n * 2u + 1u);
 	w->g->init(gm->state);
+	/* --explore-games: whether this game explores, drawn only below 1 so that the stream is
+	 * unchanged without it. */
+	gm->explore = w->mode == AZ_WORKER_SELFPLAY ? w->cfg->explore : 0.0f;
+	if (gm->explore > 0.0f && w->cfg->explore_games < 1.0f &&
+	    az_rng_uniform(&gm->rng) >= w->cfg->explore_games)
+		gm->explore = 0.0f;
 	if (w->mode == AZ_WORKER_SELFPLAY && w->cfg->random_opening > 0)
 		random_opening(w, gm);
 	for (int p = 0; p < (w->mode == AZ_WORKER_ARENA ? 2 : 1); p++) {
@@ -291,7 +297,7 @@ static int make_move(struct worker *w, struct wgame *gm)
 	 * first move in action order. */
 	int a = az_tree_pick(t, gm->ply < temp_plies ? 1.0f : 0.0f, &gm->rng);
 	AZ_ASSERT(a >= 0);
-	if (selfplay && w->cfg->explore > 0.0f && az_rng_uniform(&gm->rng) < w->cfg->explore) {
+	if (selfplay && gm->explore > 0.0f && az_rng_uniform(&gm->rng) < gm->explore) {
 		a = random_legal(w, gm);
 		gm->explore_cut = gm->nrec;
 	}

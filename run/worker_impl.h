@@ -27,6 +27,7 @@ struct wgame {
 	uint64_t moves_hash;  /* arena: FNV-1a of cand_player and the moves so far */
 	uint32_t nrec;        /* self-play records so far */
 	uint32_t explore_cut; /* records before the last exploratory move (--explore) */
+	float explore;        /* this game's random-move probability: --explore or 0 */
 	float *hx, *hpi;      /* [max_plies, D], [max_plies, A] */
 	float *hz;            /* [max_plies] */
 	float *hq;            /* [max_plies] root search value of each record (side to move) */

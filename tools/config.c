@@ -113,6 +113,10 @@ static const struct opt base_opts[] = {
 	    "policy target, and the positions before it take the root's search value as value "
 	    "target. Training then sees what a blunder leaves, such as a win in one nobody stopped; "
 	    "0: off"),
+	F32("explore-games", explore_games, "G", 0, 1, "self-play: the share of games in which "
+	    "--explore applies, drawn per game; the others play the search's moves throughout and "
+	    "every record learns the game's result (values before a random move are the search's "
+	    "own estimate); 1: every game"),
 	F32("draw-value", draw_value, "X", -0.99, 0.99, "contempt in self-play and arena: what a "
 	    "draw is worth to the side to move at the search's root (-X to the other side): proven "
 	    "draws and, with --value-head wdl, the head's draw probability; below 0 avoids draws; "
@@ -287,6 +291,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.workers = cores > 0 ? (uint32_t)cores : 1, .games_per_worker = 128, .leaves = 2,
 		.seed = 1, .backend = AZ_BACKEND_AUTO, .c_puct = 1.5f, .dir_eps = 0.25f,
 		.mcts_solver = 1, .fpu_reduction = 0.25f, .playout_cap_p = 1.0f, .value_mix = 0.5f,
+		.explore_games = 1.0f,
 		.train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
 		.max_batch = 0, .deadline_us = 200, .spin = 200, .eval_cache_mb = 8,
 		.eval_cache = "shared", .search = "puct", .value_head = "tanh", .gumbel_m = 16, .gumbel_scale = 0.1f,

@@ -46,6 +46,7 @@ struct az_config {
 	uint32_t random_opening;   /* self-play: up to R random plies before the search */
 	float value_mix;           /* value target (1 - m) z + m q (q: root search value) */
 	float explore;             /* self-play: probability of a random move instead of the search's */
+	float explore_games;       /* self-play: share of games that --explore applies to */
 	float draw_value;          /* contempt in self-play and arena (az_mcts_params.draw_value) */
 	uint32_t sims_fresh;       /* 1: each move runs --sims new simulations (reuse on top) */
 	/* arena */

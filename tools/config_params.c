@@ -42,6 +42,7 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 		.value_mix = c->value_mix,
 		.random_opening = c->random_opening,
 		.explore = c->explore,
+		.explore_games = c->explore_games,
 		.draw_value = c->draw_value,
 		.sims_fast = c->sims_fast ? c->sims_fast : (c->sims / 4 > 2 ? c->sims / 4 : 2),
 		.sims_fresh = c->sims_fresh,

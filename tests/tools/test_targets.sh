@@ -100,6 +100,35 @@ assert searched > len(zs) // 3, (searched, len(zs))
 assert all(abs(z) <= 1 for z in zs)
 print("records %d, %d with the search's value" % (len(zs), searched))
 PY
+# --explore-games G: a game explores with probability G, so at 0 every record of --explore 0.9
+# keeps its bare result, and at 0.5 some games have search values and some only results. Records
+# are split into games at AZ_REPLAY_LAST.
+for g in 0 0.5; do
+	"$AZRUN" --out "$T/exg$g" "${tiny[@]}" --games-per-iter 32 --explore 0.9 --value-mix 0 \
+		--mcts-solver 0 --explore-games "$g"
+	grep -qF "\"explore-games\":	\"$g\"" "$T/exg$g/run.json" || fail "run.json lacks explore-games"
+	python3 - "$T/exg$g/replay/iter-0001-w00.rpl" "$g" <<'PY' || fail "--explore-games $g"
+import struct, sys
+
+b = open(sys.argv[1], "rb").read()
+d, a = struct.unpack_from("<II", b, 8)
+size = (d + a + 1) * 4 + 8
+games, cur = [], []
+for off in range(32, len(b), size):
+    z, info = struct.unpack_from("<fI", b, off + (d + a) * 4)
+    cur.append(z not in (-1.0, 0.0, 1.0))
+    if info & 0x80000000:
+        games.append(any(cur))
+        cur = []
+assert len(games) >= 8 and not cur, (len(games), len(cur))
+explored = sum(games)
+if sys.argv[2] == "0":
+    assert explored == 0, (explored, len(games))
+else:
+    assert 0 < explored < len(games), (explored, len(games))
+print("games %d, %d with the search's values" % (len(games), explored))
+PY
+done
 "$AZRUN" --out "$T/bad2" "${tiny[@]}" --explore 1 2> "$T/err" && fail "--explore 1"
 grep -q "explore: expected a number in \[0, 0.999\]" "$T/err" || fail "--explore 1: unclear"
 # --search gumbel: every record's target is the improved policy, softmax(logits + sigma(completed
