@@ -297,7 +297,7 @@ static int make_move(struct worker *w, struct wgame *gm)
 	 * first move in action order. */
 	int a = az_tree_pick(t, gm->ply < temp_plies ? 1.0f : 0.0f, &gm->rng);
 	AZ_ASSERT(a >= 0);
-	if (selfplay && gm->explore > 0.0f && az_rng_uniform(&gm->rng) < gm->explore) {
+	if (gm->explore > 0.0f && az_rng_uniform(&gm->rng) < gm->explore) { /* 0 outside self-play */
 		a = random_legal(w, gm);
 		gm->explore_cut = gm->nrec;
 	}
