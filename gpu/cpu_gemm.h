@@ -28,11 +28,17 @@ enum az_cpu_gemm {
  * "avx512", "bf16" or "amx") against what the CPU can run (AVX-512F, and for bf16
  * AVX512_BF16, with OS support, from cpuid and xgetbv through __builtin_cpu_supports; for amx
  * also AMX-TILE and AMX-BF16 and the kernel's permission, az_amx_usable()). auto is
- * bf16 where the CPU has AVX512_BF16 (measured: the same mistake rates, 1.6x the evaluations;
- * docs/cpu.md), else avx512 where it has AVX-512F, else blas; amx only when asked for (not yet
- * measured on a CPU that has it). Returns 0 with *kind set; -EINVAL for an unknown
+ * az_cpu_gemm_auto() of what this CPU has. Returns 0 with *kind set; -EINVAL for an unknown
  * AZ_CPU_GEMM; -ENOTSUP for "avx512", "bf16" or "amx" on a CPU without it. */
 int az_cpu_gemm_select(enum az_cpu_gemm *kind);
+
+/* AZ_CPU_GEMM=auto's choice for a CPU with (1) or without (0) AVX-512F, AVX512_BF16, usable AMX
+ * bf16 tiles, made by AMD: amx where the tiles run (Intel Xeon with AMX: 4.0x the avx512
+ * kernel's evaluations/s on the MLP 128x3, 1.7x on the ResNet 32x3), else bf16 on an AMD CPU
+ * with AVX512_BF16 (Zen 4: 1.6-2.0x, the same mistake rates), else avx512 where the CPU has
+ * AVX-512F (on Intel's cores VDPBF16PS does not outrun two 512-bit FMA ports: the bf16 kernel
+ * measured 0.56x / 0.62x the avx512 one), else blas. Measurements: docs/cpu.md. */
+enum az_cpu_gemm az_cpu_gemm_auto(int avx512, int bf16, int amx, int amd);
 
 /* 1 when kind runs the AVX-512 packed kernels (avx512, bf16 and amx, whose CPUs have
  * AVX-512F): the trainer's fp32 packed path and the vector softmax are open to it. */

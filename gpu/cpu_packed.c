@@ -20,20 +20,28 @@
 #define HAVE_X86 1
 #endif
 
+enum az_cpu_gemm az_cpu_gemm_auto(int avx512, int bf16, int amx, int amd)
+{
+	if (amx)
+		return AZ_CPU_GEMM_AMX; /* 4.0x (MLP) / 1.7x (ResNet) the fp32 kernel (docs/cpu.md) */
+	if (bf16 && amd)
+		return AZ_CPU_GEMM_BF16; /* Zen 4: 1.6-2.0x the fp32 kernel */
+	return avx512 ? AZ_CPU_GEMM_AVX512 : AZ_CPU_GEMM_BLAS;
+}
+
 int az_cpu_gemm_select(enum az_cpu_gemm *kind)
 {
 	const char *env = getenv("AZ_CPU_GEMM");
-	int have = 0, have_bf16 = 0;
+	int have = 0, have_bf16 = 0, amd = 0;
 
 #ifdef HAVE_X86
 	__builtin_cpu_init();
 	have = __builtin_cpu_supports("avx512f");
 	have_bf16 = have && __builtin_cpu_supports("avx512bf16");
+	amd = __builtin_cpu_is("amd");
 #endif
 	if (!env || !*env || strcmp(env, "auto") == 0) {
-		/* bf16 where the CPU has it: 1.6x the fp32 kernels' evaluations/s, the same
-		 * mistake rates (docs/cpu.md) */
-		*kind = have_bf16 ? AZ_CPU_GEMM_BF16 : have ? AZ_CPU_GEMM_AVX512 : AZ_CPU_GEMM_BLAS;
+		*kind = az_cpu_gemm_auto(have, have_bf16, have_bf16 && az_amx_usable(), amd);
 		return 0;
 	}
 	if (strcmp(env, "fp32") == 0) { /* the fastest fp32 path: exact fp32 products */

@@ -82,9 +82,9 @@ static inline void az_test_tmpdir_remove(const char *dir)
 #define AZ_TEST_IN_TMPDIR(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 /* Pin the cpu backend to exact fp32 products (AZ_CPU_GEMM=fp32: the AVX-512 kernels, else
- * OpenBLAS) for a test that compares its answers with a reference to 1e-4 or closer: where the
- * CPU has AVX512_BF16 the automatic choice is bf16 weights, about 1 % from fp32, which
- * tests/gpu/test_cpu_packed.c bounds. An AZ_CPU_GEMM already set (ctest's *_blas runs) wins. */
+ * OpenBLAS) for a test that compares its answers with a reference to 1e-4 or closer: on a CPU
+ * with AMX tiles, or an AMD one with AVX512_BF16, the automatic choice is bf16 weights, about
+ * 1 % from fp32, which tests/gpu/test_cpu_packed.c bounds. An AZ_CPU_GEMM already set (ctest's *_blas runs) wins. */
 static inline void az_test_fp32_kernels(void)
 {
 	setenv("AZ_CPU_GEMM", "fp32", 0);

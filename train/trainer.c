@@ -33,7 +33,7 @@ struct az_train_ws {
 	float *wt;      /* a conv weight [F, 9C] with its columns tap-major (t * C + c) */
 	float *dwt;     /* its gradient, tap-major, before it is put back in W's order */
 	float *buf;     /* owned storage of the arrays above */
-	/* AZ_CPU_GEMM_AVX512 or _BF16 (az_cpu_gemm_select(); the trainer stays fp32 on both): the
+	/* AZ_CPU_GEMM_AVX512, _BF16 or _AMX (az_cpu_gemm_select(); the trainer stays fp32 on all): the
 	 * weights packed again before every forward pass (gpu/cpu_packed.h; n = 0 otherwise: the
 	 * OpenBLAS forward pass) */
 	struct az_packed pk;

@@ -50,6 +50,17 @@ static int have_bf16(void)
 	return selects("bf16", AZ_CPU_GEMM_BF16);
 }
 
+/* 1 on an AMD CPU (AZ_CPU_GEMM=auto takes bf16 there, not on Intel). */
+static int is_amd(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_cpu_init();
+	return __builtin_cpu_is("amd");
+#else
+	return 0;
+#endif
+}
+
 /* Skip the test (cmocka's skip(), with a line naming what is missing) unless have() is 1. */
 #define NEED(have, what)                                           \
 	do {                                                       \
@@ -741,15 +752,17 @@ static void test_select(void **state)
 	assert_null(be);
 	assert_non_null(strstr(why, "AZ_CPU_GEMM"));
 
-	/* auto: bf16 where the CPU has it, else the fastest fp32 path; fp32: never bf16 */
+	/* auto: amx where the tiles run, bf16 on an AMD CPU that has it, else the fastest fp32
+	 * path (az_cpu_gemm_auto(), checked case by case in test_auto); fp32: never bf16 */
 	setenv("AZ_CPU_GEMM", "auto", 1);
 	assert_int_equal(az_cpu_gemm_select(&kind), 0);
-	assert_int_equal(kind, bf16 ? AZ_CPU_GEMM_BF16 :
-			       avx  ? AZ_CPU_GEMM_AVX512 :
-				      AZ_CPU_GEMM_BLAS);
+	assert_int_equal(kind, amx			     ? AZ_CPU_GEMM_AMX :
+			       bf16 && is_amd()		     ? AZ_CPU_GEMM_BF16 :
+			       avx			     ? AZ_CPU_GEMM_AVX512 :
+							       AZ_CPU_GEMM_BLAS);
 	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)), 0);
-	assert_non_null(strstr(why, avx ? "AVX-512" : "OpenBLAS"));
-	assert_true(!strstr(why, "bf16") == !bf16);
+	assert_non_null(strstr(why, amx ? "AMX tiles" : avx ? "AVX-512" : "OpenBLAS"));
+	assert_true(!strstr(why, "bf16") == (kind != AZ_CPU_GEMM_AMX && kind != AZ_CPU_GEMM_BF16));
 	az_backend_destroy(be);
 	setenv("AZ_CPU_GEMM", "fp32", 1);
 	assert_int_equal(az_cpu_gemm_select(&kind), 0);
@@ -759,6 +772,22 @@ static void test_select(void **state)
 	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_BLAS), "blas");
 	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_BF16), "bf16");
 	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_AMX), "amx");
+}
+
+/* AZ_CPU_GEMM=auto's table (az_cpu_gemm_auto(avx512, bf16, amx, amd)): the tiles first
+ * wherever they run, bf16 only on AMD, fp32 AVX-512 on Intel without the tiles, OpenBLAS
+ * without AVX-512. */
+static void test_auto(void **state)
+{
+	(void)state;
+	assert_int_equal(az_cpu_gemm_auto(1, 1, 1, 0), AZ_CPU_GEMM_AMX);
+	assert_int_equal(az_cpu_gemm_auto(1, 1, 1, 1), AZ_CPU_GEMM_AMX);
+	assert_int_equal(az_cpu_gemm_auto(1, 1, 0, 1), AZ_CPU_GEMM_BF16);
+	assert_int_equal(az_cpu_gemm_auto(1, 1, 0, 0), AZ_CPU_GEMM_AVX512);
+	assert_int_equal(az_cpu_gemm_auto(1, 0, 0, 1), AZ_CPU_GEMM_AVX512);
+	assert_int_equal(az_cpu_gemm_auto(1, 0, 0, 0), AZ_CPU_GEMM_AVX512);
+	assert_int_equal(az_cpu_gemm_auto(0, 0, 0, 1), AZ_CPU_GEMM_BLAS);
+	assert_int_equal(az_cpu_gemm_auto(0, 0, 0, 0), AZ_CPU_GEMM_BLAS);
 }
 
 int main(void)
@@ -779,6 +808,7 @@ int main(void)
 		cmocka_unit_test(test_pack_transposed),
 		cmocka_unit_test(test_gemm_tn),
 		cmocka_unit_test(test_select),
+		cmocka_unit_test(test_auto),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,7 +30,7 @@ grep -Eq "policy.fc.weight +F32 \[9, 18\]" "$T/check" || fail "policy fc not [9,
 	|| fail "azeval: $(tail -3 "$T/eval")"
 grep -q "^agent vs random over 4 games" "$T/eval" || fail "azeval printed no result"
 # the inference path it used (the kernel can move results by rounding): cpu with a kernel, or cuda
-grep -Eq "^azeval: inference: (cpu: .*(OpenBLAS|AVX-512)|cuda)" "$T/eval" \
+grep -Eq "^azeval: inference: (cpu: .*(OpenBLAS|AVX-512|AMX tiles)|cuda)" "$T/eval" \
 	|| fail "azeval named no inference path: $(head -3 "$T/eval")"
 AZ_CPU_GEMM=blas "$AZEVAL" --game tictactoe --checkpoint "$C" --vs random --games 2 --sims 0 \
 	--backend cpu > "$T/eval-blas" 2>&1 || fail "azeval (blas): $(tail -3 "$T/eval-blas")"
