@@ -121,6 +121,34 @@ INLINE_BF16 void rows_to_tile(const float *x, size_t in, unsigned rows, size_t k
 		}
 }
 
+/* xb's 16 rows: rows r0 .. r0 + rows of a 3x3 convolution's implicit im2col matrix (columns
+ * tap-major, t * c + channel, t = 3 ky + kx) gathered from cp's zero-padded bf16 input: row g is
+ * sample g / cells, cell g % cells = (y, x), and its tap t the c / 2 pairs of padded cell
+ * (y + ky, x + kx); 0 from column 9c to kp and in the rows past `rows`. */
+INLINE_BF16 void conv_rows_to_tile(const struct conv_pad *cp, size_t r0, unsigned rows, size_t kp,
+				   uint16_t *xb)
+{
+	const size_t cells = (size_t)cp->height * cp->width, half = cp->c / 2;
+	const size_t w2 = (size_t)cp->width + 2;
+
+	for (unsigned r = 0; r < 16; r++) {
+		uint16_t *row = xb + r * kp;
+		size_t done = 0;
+
+		if (r < rows) {
+			size_t g = r0 + r, cell = g % cells;
+			const uint32_t *at = cp->pad + g / cells * cp->sn +
+					     (cell / cp->width * w2 + cell % cp->width) * half;
+
+			for (unsigned t = 0; t < 9; t++)
+				memcpy(row + t * cp->c, at + (t / 3 * w2 + t % 3) * half,
+				       half * sizeof(uint32_t));
+			done = 9 * (size_t)cp->c;
+		}
+		memset(row + done, 0, (kp - done) * sizeof(uint16_t));
+	}
+}
+
 /* y[r0 + r, col + j] = act(cb[r][j] + b[col + j] (+ res)), r < rows, j < 32 and col + j < out. */
 INLINE_BF16 void tile_epilogue(const float cb[16][32], unsigned rows, size_t r0, size_t col,
 			       size_t out, const float *b, const float *res, int relu, float *y)
@@ -249,7 +277,7 @@ static void emu_dpbf16ps(int tc, int ta, int tb)
 }
 
 /* The kernel, twice: on the tiles (AMX_HW) and emulated. */
-#define AMX_KERNEL_NAME az_amx_linear
+#define AMX_KERNEL_NAME amx_kernel
 #define AMX_KERNEL_TARGET __attribute__((target("avx512f,avx512bf16,amx-tile,amx-bf16")))
 #define TILE_LOADCONFIG(cfg) _tile_loadconfig(cfg)
 #define TILE_ZERO(t) _tile_zero(t)
@@ -259,7 +287,7 @@ static void emu_dpbf16ps(int tc, int ta, int tb)
 #define TILE_RELEASE() _tile_release()
 #include "gpu/cpu_amx_kernel.h"
 
-#define AMX_KERNEL_NAME az_amx_linear_emulated
+#define AMX_KERNEL_NAME amx_kernel_emulated
 #define AMX_KERNEL_TARGET BF16_TARGET
 #define TILE_LOADCONFIG(cfg) emu_loadconfig(cfg)
 #define TILE_ZERO(t) emu_zero(t)
@@ -268,6 +296,31 @@ static void emu_dpbf16ps(int tc, int ta, int tb)
 #define TILE_STORE(t, base, stride) emu_store(t, base, stride)
 #define TILE_RELEASE() ((void)0)
 #include "gpu/cpu_amx_kernel.h"
+
+void az_amx_linear(const struct az_packed_mat *pm, uint32_t batch, const float *x, const float *b,
+		   const float *res, int relu, float *y)
+{
+	amx_kernel(pm, batch, x, NULL, b, res, relu, y);
+}
+
+void az_amx_linear_emulated(const struct az_packed_mat *pm, uint32_t batch, const float *x,
+			    const float *b, const float *res, int relu, float *y)
+{
+	amx_kernel_emulated(pm, batch, x, NULL, b, res, relu, y);
+}
+
+void az_amx_conv3(const struct az_packed_mat *pm, uint32_t batch, const struct conv_pad *cp,
+		  const float *b, const float *res, int relu, float *y)
+{
+	amx_kernel(pm, batch, NULL, cp, b, res, relu, y);
+}
+
+void az_amx_conv3_emulated(const struct az_packed_mat *pm, uint32_t batch,
+			   const struct conv_pad *cp, const float *b, const float *res, int relu,
+			   float *y)
+{
+	amx_kernel_emulated(pm, batch, NULL, cp, b, res, relu, y);
+}
 
 #else
 
@@ -289,6 +342,20 @@ void az_amx_linear_emulated(const struct az_packed_mat *pm, uint32_t batch, cons
 			    const float *b, const float *res, int relu, float *y)
 {
 	az_amx_linear(pm, batch, x, b, res, relu, y);
+}
+
+void az_amx_conv3(const struct az_packed_mat *pm, uint32_t batch, const struct conv_pad *cp,
+		  const float *b, const float *res, int relu, float *y)
+{
+	(void)pm, (void)batch, (void)cp, (void)b, (void)res, (void)relu, (void)y;
+	abort(); /* az_cpu_gemm_select() never chooses AMX off x86 */
+}
+
+void az_amx_conv3_emulated(const struct az_packed_mat *pm, uint32_t batch,
+			   const struct conv_pad *cp, const float *b, const float *res, int relu,
+			   float *y)
+{
+	az_amx_conv3(pm, batch, cp, b, res, relu, y);
 }
 
 #endif

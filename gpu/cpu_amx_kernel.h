@@ -2,11 +2,11 @@
 /* The AMX linear kernel's body (gpu/cpu_amx.c), included once per form of the tile instructions:
  * AMX_KERNEL_NAME, AMX_KERNEL_TARGET and TILE_* name them; undefined again at the end. */
 
-/* az_amx_linear() (gpu/cpu_packed_impl.h): pm packed for AMX (pm->amx: pm->np a multiple of 16
- * pairs, pm->in <= AZ_AMX_MAX_IN). */
-AMX_KERNEL_TARGET void AMX_KERNEL_NAME(const struct az_packed_mat *pm, uint32_t batch,
-				       const float *x, const float *b, const float *res, int relu,
-				       float *y)
+/* az_amx_linear() (x, cp NULL) and az_amx_conv3() (cp, x NULL) of gpu/cpu_packed_impl.h: pm
+ * packed for AMX (pm->amx: pm->np a multiple of 16 pairs, pm->in <= AZ_AMX_MAX_IN). */
+AMX_KERNEL_TARGET static void AMX_KERNEL_NAME(const struct az_packed_mat *pm, uint32_t batch,
+					      const float *x, const struct conv_pad *cp,
+					      const float *b, const float *res, int relu, float *y)
 {
 	const size_t np = pm->np, kp = 2 * np, in = pm->in, out = pm->out;
 	uint16_t xb[16 * AZ_AMX_MAX_IN] __attribute__((aligned(64)));
@@ -16,7 +16,10 @@ AMX_KERNEL_TARGET void AMX_KERNEL_NAME(const struct az_packed_mat *pm, uint32_t 
 	for (size_t r0 = 0; r0 < batch; r0 += 16) {
 		unsigned rows = batch - r0 < 16 ? (unsigned)(batch - r0) : 16u;
 
-		rows_to_tile(x + r0 * in, in, rows, kp, xb);
+		if (cp)
+			conv_rows_to_tile(cp, r0, rows, kp, xb);
+		else
+			rows_to_tile(x + r0 * in, in, rows, kp, xb);
 		TILE_MEMORY_BARRIER();
 		for (size_t p = 0; p < panels((uint32_t)out); p++) {
 			const uint16_t *panel = pm->wb + p * np * 2 * AZ_PACKED_PANEL;

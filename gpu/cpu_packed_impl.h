@@ -85,8 +85,31 @@ void az_amx_linear(const struct az_packed_mat *pm, uint32_t batch, const float *
 void az_amx_linear_emulated(const struct az_packed_mat *pm, uint32_t batch, const float *x,
 			    const float *b, const float *res, int relu, float *y);
 
-/* Tests only: 1 makes az_packed_linear() run az_amx_linear_emulated() on AMX-packed matrices, so
- * whole networks go through the AMX kernel's code on a CPU without AMX. */
+/* A 3x3 convolution's input as the kernels read it in place (implicit GEMM: tile_conv_bf16()
+ * and tile_conv() in gpu/cpu_packed_kernels.c, az_amx_conv3()): each sample's (height + 2) x
+ * (width + 2) cells (a zero border), c / 2 bf16 pairs a cell in pad or c floats a cell in padf,
+ * sn of them a sample. */
+struct conv_pad {
+	const uint32_t *pad; /* bf16 pairs (tile_conv_bf16, az_amx_conv3) */
+	const float *padf;   /* or floats (tile_conv) */
+	size_t sn;
+	uint32_t c, height, width;
+};
+
+/* az_packed_conv3() of a convolution packed for AMX (pm->amx, cp->c even): the linear kernel
+ * above with each 16-row block of x gathered from cp->pad (row g: sample g / cells, cell
+ * g % cells; per tap t = 3 ky + kx the c / 2 pairs of padded cell (y + ky, x + kx)) instead of
+ * rounded from an im2col matrix: the same bf16 values, so the same bits as
+ * az_conv3_im2col_tap() + az_amx_linear(). batch = samples * height * width rows. Needs
+ * az_amx_usable(); the _emulated form as az_amx_linear_emulated(). */
+void az_amx_conv3(const struct az_packed_mat *pm, uint32_t batch, const struct conv_pad *cp,
+		  const float *b, const float *res, int relu, float *y);
+void az_amx_conv3_emulated(const struct az_packed_mat *pm, uint32_t batch,
+			   const struct conv_pad *cp, const float *b, const float *res, int relu,
+			   float *y);
+
+/* Tests only: 1 makes az_packed_linear() and az_packed_conv3() run the _emulated kernels on
+ * AMX-packed matrices, so whole networks go through the AMX kernel's code on a CPU without AMX. */
 extern int az_amx_emulate;
 
 #endif

@@ -111,16 +111,6 @@ INLINE_BF16 void rows_to_bf16(const unsigned mr, const float *xr, size_t in, siz
 		}
 }
 
-/* A 3x3 convolution's input as tile_conv_bf16() and tile_conv() read it: each sample's
- * (height + 2) x (width + 2) cells (a zero border), c / 2 bf16 pairs a cell in pad or c floats a
- * cell in padf, sn of them a sample. */
-struct conv_pad {
-	const uint32_t *pad; /* bf16 pairs (tile_conv_bf16) */
-	const float *padf;   /* or floats (tile_conv) */
-	size_t sn;
-	uint32_t c, height, width;
-};
-
 /* acc[r][v] += the nq bf16 pairs of row r of xb (row stride KPAIRS) dotted with the pairs of
  * panel wq (two vectors of 16 outputs a pair, nv of them used): per pair one VDPBF16PS per
  * (row, vector), 32 products summed into 16 fp32 lanes. */
@@ -326,19 +316,13 @@ BF16_TARGET static void linear_bf16(const struct az_packed_mat *pm, uint32_t bat
 	}
 }
 
-/* cp->pad = cv's samples, zero-padded by one cell on each side, as bf16 pairs of channels
- * (rounded as VCVTNE2PS2BF16 does, 32 floats at a time); then az_packed_conv3()'s rows through
- * tile_conv_bf16(). */
-BF16_TARGET static void conv3_bf16(const struct az_packed_mat *pm, const struct az_conv_src *cv,
-				   uint32_t samples, const float *b, const float *res, int relu,
-				   float *y, uint32_t *pad)
+/* pad = cv's samples, zero-padded by one cell on each side, as bf16 pairs of channels (rounded
+ * as VCVTNE2PS2BF16 does, 32 floats at a time); returns its description. */
+INLINE_BF16 struct conv_pad pad_bf16(const struct az_conv_src *cv, uint32_t samples, uint32_t *pad)
 {
 	const uint32_t C = cv->c, Hb = cv->height, Wb = cv->width;
 	const struct conv_pad pc = { .pad = pad, .sn = (size_t)(Hb + 2) * (Wb + 2) * (C / 2),
 				     .c = C, .height = Hb, .width = Wb };
-	const struct conv_pad *cp = &pc;
-	const uint32_t batch = samples * Hb * Wb;
-	const float *x = NULL;
 
 	memset(pad, 0, sizeof(uint32_t) * pc.sn * samples);
 	for (size_t n = 0; n < samples; n++)
@@ -358,7 +342,35 @@ BF16_TARGET static void conv3_bf16(const struct az_packed_mat *pm, const struct 
 						dst + c / 2, (__mmask16)((1u << (left / 2)) - 1), v);
 			}
 		}
+	return pc;
+}
+
+/* pad_bf16(), then az_packed_conv3()'s rows through tile_conv_bf16(). */
+BF16_TARGET static void conv3_bf16(const struct az_packed_mat *pm, const struct az_conv_src *cv,
+				   uint32_t samples, const float *b, const float *res, int relu,
+				   float *y, uint32_t *pad)
+{
+	const struct conv_pad pc = pad_bf16(cv, samples, pad);
+	const struct conv_pad *cp = &pc;
+	const uint32_t batch = samples * cv->height * cv->width;
+	const float *x = NULL;
+
 	LINEAR_PANELS(panel_rows_conv_bf16, cp)
+}
+
+/* conv3_bf16() on the AMX tiles (az_amx_conv3()): the same padded bf16 input, each 16-row block
+ * of the implicit im2col matrix gathered from it into the tile's rows. */
+BF16_TARGET static void conv3_amx(const struct az_packed_mat *pm, const struct az_conv_src *cv,
+				  uint32_t samples, const float *b, const float *res, int relu,
+				  float *y, uint32_t *pad)
+{
+	const struct conv_pad pc = pad_bf16(cv, samples, pad);
+	const uint32_t batch = samples * cv->height * cv->width;
+
+	if (az_amx_emulate)
+		az_amx_conv3_emulated(pm, batch, &pc, b, res, relu, y);
+	else
+		az_amx_conv3(pm, batch, &pc, b, res, relu, y);
 }
 
 /* conv3_bf16() on fp32 panels: cp->padf = cv's samples, zero-padded, as floats; the rows through
@@ -401,8 +413,7 @@ AVX512 void az_packed_linear(const struct az_packed_mat *pm, uint32_t batch, con
 
 int az_packed_conv3_ok(const struct az_packed_mat *pm)
 {
-	/* AMX: im2col rows of x (az_conv3_im2col_tap()), then az_packed_linear() */
-	return pm->conv_c && !pm->amx && (pm->wb ? pm->conv_c % 2 == 0 : pm->w != NULL);
+	return pm->conv_c && (pm->wb ? pm->conv_c % 2 == 0 : pm->w != NULL);
 }
 
 void az_packed_conv3(const struct az_packed_mat *pm, const struct az_conv_src *cv,
@@ -410,7 +421,9 @@ void az_packed_conv3(const struct az_packed_mat *pm, const struct az_conv_src *c
 		     void *pad)
 {
 	AZ_ASSERT(az_packed_conv3_ok(pm) && cv->c == pm->conv_c);
-	if (pm->wb)
+	if (pm->amx)
+		conv3_amx(pm, cv, samples, b, res, relu, y, pad);
+	else if (pm->wb)
 		conv3_bf16(pm, cv, samples, b, res, relu, y, pad);
 	else
 		conv3_fp32(pm, cv, samples, b, res, relu, y, pad);

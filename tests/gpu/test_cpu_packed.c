@@ -344,7 +344,7 @@ static void check_conv3(enum az_cpu_gemm kind, uint32_t C, uint32_t F, uint32_t 
 	uint32_t *pad = xmalloc(pad_bytes);
 
 	assert_int_equal(pad_bytes, (size_t)samples * (H + 2) * (W + 2) *
-					    (kind == AZ_CPU_GEMM_BF16 ? C / 2 : C) * 4);
+					    (kind == AZ_CPU_GEMM_AVX512 ? C : C / 2) * 4);
 	poison(pad, pad_bytes);
 	az_packed_conv3(pm, &cv, samples, b, mode ? res : NULL, mode & 1, got, pad);
 	if (memcmp(got, want, sizeof(float) * rows * F) != 0)
@@ -406,6 +406,19 @@ static void test_conv3_bf16(void **state)
 		assert_false(az_packed_conv3_ok(az_packed_find(&pk, 0)));
 		az_packed_destroy(&pk);
 		az_model_destroy(m);
+	}
+}
+
+/* The AMX convolution (rows gathered from the padded bf16 input into the tiles): the same bits
+ * as im2col + the AMX linear kernel, on the tiles where they run, else emulated. */
+static void test_conv3_amx(void **state)
+{
+	(void)state;
+	NEED_AMX();
+	check_conv3_shapes(AZ_CPU_GEMM_AMX, conv3_shapes, N_CONV3_SHAPES, 401);
+	if (!az_amx_emulate) { /* the tiles ran: the emulated form too */
+		az_amx_emulate = 1;
+		check_conv3_shapes(AZ_CPU_GEMM_AMX, conv3_shapes, N_CONV3_SHAPES, 451);
 	}
 }
 
@@ -802,6 +815,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_networks_amx, amx_teardown),
 		cmocka_unit_test(test_conv3_fp32),
 		cmocka_unit_test(test_conv3_bf16),
+		cmocka_unit_test_teardown(test_conv3_amx, amx_teardown),
 		cmocka_unit_test(test_update_bf16),
 		cmocka_unit_test(test_update),
 		cmocka_unit_test(test_softmax),
