@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gpu/backend.h"
+#include "gpu/cpu_gemm.h"
 #include "net/model.h"
 #include "tests/gpu/cpu_backend_ref.h"
 #include "base/rng.h"
@@ -24,6 +25,24 @@ static inline void skip_without_cuda(void)
 		fprintf(stderr, "no CUDA device: skipped\n");
 		exit(77);
 	}
+}
+
+/* 1 when AZ_CPU_GEMM=value selects kind on this CPU (the environment restored to unset). */
+static inline int selects(const char *value, enum az_cpu_gemm kind)
+{
+	enum az_cpu_gemm got;
+	int ok;
+
+	setenv("AZ_CPU_GEMM", value, 1);
+	ok = az_cpu_gemm_select(&got) == 0 && got == kind;
+	unsetenv("AZ_CPU_GEMM");
+	return ok;
+}
+
+/* 1 when this CPU runs the AVX-512 kernel (AZ_CPU_GEMM=fp32 picks it). */
+static inline int have_avx512(void)
+{
+	return selects("fp32", AZ_CPU_GEMM_AVX512);
 }
 
 /* Uniform in [lo, hi). */

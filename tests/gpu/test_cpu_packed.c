@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the cpu backend's packed-weight kernels (gpu/cpu_packed.h): one layer against a
  * naive double-precision sum over shapes that hit every tile and panel edge, whole networks (MLP
- * and ResNet) against the OpenBLAS forward pass, row independence, re-packing after a load, and
- * the AZ_CPU_GEMM choice; the same for the bf16 panels (each layer exactly the product of the
+ * and ResNet) against the OpenBLAS forward pass, row independence and re-packing after a load
+ * (the AZ_CPU_GEMM choice: tests/gpu/test_cpu_gemm_select.c); the same for the bf16 panels (each layer exactly the product of the
  * bf16-rounded operands summed in fp32, and within the two roundings' bound of the fp32 layer;
  * whole networks within a bound of the fp32 pass). The kernel tests skip on a CPU without
  * AVX-512 (the bf16 ones without AVX512_BF16). */
@@ -26,39 +26,10 @@
 #include "net/model.h"
 #include "tests/gpu/gpu_test_util.h"
 
-/* 1 when AZ_CPU_GEMM=value selects kind on this CPU (the environment restored to unset). */
-static int selects(const char *value, enum az_cpu_gemm kind)
-{
-	enum az_cpu_gemm got;
-	int ok;
-
-	setenv("AZ_CPU_GEMM", value, 1);
-	ok = az_cpu_gemm_select(&got) == 0 && got == kind;
-	unsetenv("AZ_CPU_GEMM");
-	return ok;
-}
-
-/* 1 when this CPU runs the AVX-512 kernel (AZ_CPU_GEMM=fp32 picks it). */
-static int have_avx512(void)
-{
-	return selects("fp32", AZ_CPU_GEMM_AVX512);
-}
-
 /* 1 when this CPU runs the bf16 kernel (AZ_CPU_GEMM=bf16 accepted). */
 static int have_bf16(void)
 {
 	return selects("bf16", AZ_CPU_GEMM_BF16);
-}
-
-/* 1 on an AMD CPU (AZ_CPU_GEMM=auto takes bf16 there, not on Intel). */
-static int is_amd(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_cpu_init();
-	return __builtin_cpu_is("amd");
-#else
-	return 0;
-#endif
 }
 
 /* Skip the test (cmocka's skip(), with a line naming what is missing) unless have() is 1. */
@@ -702,107 +673,6 @@ static void test_softmax(void **state)
 	}
 }
 
-/* AZ_CPU_GEMM: "blas" and "fp32" always work, "avx512" and "bf16" only where the CPU has them,
- * anything else is refused, by az_cpu_gemm_select() and by the backend with a message naming
- * the variable. */
-static void test_select(void **state)
-{
-	const struct az_arch a = {.inputs = 9, .hidden = 16, .blocks = 1, .actions = 9};
-	enum az_cpu_gemm kind = AZ_CPU_GEMM_AVX512;
-	struct az_backend *be = NULL;
-	int avx = have_avx512();
-	char why[256];
-
-	(void)state;
-	setenv("AZ_CPU_GEMM", "blas", 1);
-	assert_int_equal(az_cpu_gemm_select(&kind), 0);
-	assert_int_equal(kind, AZ_CPU_GEMM_BLAS);
-	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)), 0);
-	assert_non_null(strstr(why, "OpenBLAS"));
-	az_backend_destroy(be);
-
-	setenv("AZ_CPU_GEMM", "avx512", 1);
-	assert_int_equal(az_cpu_gemm_select(&kind), avx ? 0 : -ENOTSUP);
-	assert_int_equal(kind, AZ_CPU_GEMM_AVX512);
-
-	setenv("AZ_CPU_GEMM", "bf16", 1);
-	int bf16 = az_cpu_gemm_select(&kind) == 0;
-
-	assert_int_equal(kind, AZ_CPU_GEMM_BF16);
-	assert_true(!bf16 || avx); /* AVX512_BF16 without AVX-512F is refused */
-	if (bf16) {
-		assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)),
-				 0);
-		assert_non_null(strstr(why, "bf16"));
-		az_backend_destroy(be);
-		be = NULL;
-	} else {
-		assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)),
-				 -ENOTSUP);
-		assert_non_null(strstr(why, "AVX512_BF16"));
-	}
-	assert_true(az_cpu_gemm_packed(AZ_CPU_GEMM_BF16) &&
-		    az_cpu_gemm_packed(AZ_CPU_GEMM_AVX512) && az_cpu_gemm_packed(AZ_CPU_GEMM_AMX) &&
-		    !az_cpu_gemm_packed(AZ_CPU_GEMM_BLAS));
-
-	/* amx: only where the tiles run (and never chosen by auto) */
-	setenv("AZ_CPU_GEMM", "amx", 1);
-	int amx = az_cpu_gemm_select(&kind) == 0;
-
-	assert_int_equal(kind, AZ_CPU_GEMM_AMX);
-	assert_int_equal(amx, az_amx_usable() && bf16);
-	be = NULL;
-	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)),
-			 amx ? 0 : -ENOTSUP);
-	assert_non_null(strstr(why, amx ? "AMX tiles" : "AZ_CPU_GEMM=amx"));
-	az_backend_destroy(be);
-	be = NULL;
-
-	setenv("AZ_CPU_GEMM", "sse9", 1);
-	assert_int_equal(az_cpu_gemm_select(&kind), -EINVAL);
-	be = NULL;
-	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)), -EINVAL);
-	assert_null(be);
-	assert_non_null(strstr(why, "AZ_CPU_GEMM"));
-
-	/* auto: amx where the tiles run, bf16 on an AMD CPU that has it, else the fastest fp32
-	 * path (az_cpu_gemm_auto(), checked case by case in test_auto); fp32: never bf16 */
-	setenv("AZ_CPU_GEMM", "auto", 1);
-	assert_int_equal(az_cpu_gemm_select(&kind), 0);
-	assert_int_equal(kind, amx			     ? AZ_CPU_GEMM_AMX :
-			       bf16 && is_amd()		     ? AZ_CPU_GEMM_BF16 :
-			       avx			     ? AZ_CPU_GEMM_AVX512 :
-							       AZ_CPU_GEMM_BLAS);
-	assert_int_equal(az_backend_create(AZ_BACKEND_CPU, &a, 4, &be, why, sizeof(why)), 0);
-	assert_non_null(strstr(why, amx ? "AMX tiles" : avx ? "AVX-512" : "OpenBLAS"));
-	assert_true(!strstr(why, "bf16") == (kind != AZ_CPU_GEMM_AMX && kind != AZ_CPU_GEMM_BF16));
-	az_backend_destroy(be);
-	setenv("AZ_CPU_GEMM", "fp32", 1);
-	assert_int_equal(az_cpu_gemm_select(&kind), 0);
-	assert_int_equal(kind, avx ? AZ_CPU_GEMM_AVX512 : AZ_CPU_GEMM_BLAS);
-	unsetenv("AZ_CPU_GEMM");
-	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_AVX512), "avx512");
-	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_BLAS), "blas");
-	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_BF16), "bf16");
-	assert_string_equal(az_cpu_gemm_name(AZ_CPU_GEMM_AMX), "amx");
-}
-
-/* AZ_CPU_GEMM=auto's table (az_cpu_gemm_auto(avx512, bf16, amx, amd)): the tiles first
- * wherever they run, bf16 only on AMD, fp32 AVX-512 on Intel without the tiles, OpenBLAS
- * without AVX-512. */
-static void test_auto(void **state)
-{
-	(void)state;
-	assert_int_equal(az_cpu_gemm_auto(1, 1, 1, 0), AZ_CPU_GEMM_AMX);
-	assert_int_equal(az_cpu_gemm_auto(1, 1, 1, 1), AZ_CPU_GEMM_AMX);
-	assert_int_equal(az_cpu_gemm_auto(1, 1, 0, 1), AZ_CPU_GEMM_BF16);
-	assert_int_equal(az_cpu_gemm_auto(1, 1, 0, 0), AZ_CPU_GEMM_AVX512);
-	assert_int_equal(az_cpu_gemm_auto(1, 0, 0, 1), AZ_CPU_GEMM_AVX512);
-	assert_int_equal(az_cpu_gemm_auto(1, 0, 0, 0), AZ_CPU_GEMM_AVX512);
-	assert_int_equal(az_cpu_gemm_auto(0, 0, 0, 1), AZ_CPU_GEMM_BLAS);
-	assert_int_equal(az_cpu_gemm_auto(0, 0, 0, 0), AZ_CPU_GEMM_BLAS);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -821,8 +691,6 @@ int main(void)
 		cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_pack_transposed),
 		cmocka_unit_test(test_gemm_tn),
-		cmocka_unit_test(test_select),
-		cmocka_unit_test(test_auto),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
