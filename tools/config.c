@@ -138,6 +138,9 @@ static const struct opt base_opts[] = {
 	    "their p_draw lets --draw-value price every position's draws; docs/tangled.md)", 1),
 	U32("blocks", blocks, "R", 0, AZ_NET_BLOCKS_MAX, "residual blocks"),
 	U32("train-batch", train_batch, "B", 1, AZ_TRAIN_BATCH_MAX, "training minibatch"),
+	U32("train-threads", train_threads, "N", 0, AZ_TRAIN_THREADS_MAX, "CPU trainer threads, "
+	    "each a share of every minibatch (self-play and the arena wait while it trains); 0: one "
+	    "per CPU azrun may use, at most B/16"),
 	F32("train-epochs", train_epochs, "E", 1e-3, 1e3, "passes over the replay window"),
 	U32("train-steps-max", train_steps_max, "N", 1, ANY, "cap on steps per iteration"),
 	U32("window", window, "N", 1, ANY, "replay window in iterations"),

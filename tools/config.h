@@ -58,6 +58,7 @@ struct az_config {
 	uint32_t hidden, blocks;   /* MLP width or ResNet filters; residual blocks */
 	char value_head[8];        /* "tanh" | "wdl" (net/model.h's enum az_value_head) */
 	uint32_t train_batch;
+	uint32_t train_threads;    /* CPU trainer threads; 0: az_train_threads_auto() */
 	float train_epochs;        /* passes over the replay window per iteration */
 	uint32_t train_steps_max;
 	uint32_t window;           /* replay window, in iterations */

@@ -59,6 +59,7 @@ void az_config_train_params(const struct az_config *c, struct az_trainer_proc_pa
 	*tp = (struct az_trainer_proc_params){.game = c->game,
 					      .backend = c->backend,
 					      .train_batch = c->train_batch,
+					      .train_threads = c->train_threads,
 					      .train_epochs = c->train_epochs,
 					      .train_steps_max = c->train_steps_max,
 					      .lr = c->lr,

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* CPU training of the residual MLP and the ResNet: the AlphaZero loss, its gradient by backprop
  * through the activations az_model_forward() keeps, and the optimisers (Adam, SGD with momentum).
- * Gradient layout equals the parameter layout (az_model_tensor() order). Single-threaded. */
+ * Gradient layout equals the parameter layout (az_model_tensor() order). A step splits its
+ * minibatch between the threads of az_train_params.threads (base/pool.h): each takes the
+ * gradient of its rows, the parts are added in thread order (the same sums for the same thread
+ * count), then one thread updates the weights. */
 #include "train/trainer.h"
 
 #include <cblas.h>
@@ -11,6 +14,7 @@
 #include <string.h>
 
 #include "base/az_assert.h"
+#include "base/pool.h"
 #include "gpu/cpu_forward.h"
 #include "gpu/cpu_gemm.h"
 
@@ -48,8 +52,13 @@ struct az_train_cpu {
 	struct az_model *m;
 	struct az_train_params p;
 	uint32_t max_batch;
-	struct az_train_ws *ws;
+	struct az_train_ws *ws; /* part 0 of a step (and az_train_cpu_eval): max_batch rows */
 	float *grad;   /* [n_params] */
+	/* threads > 1: the helpers of a step, and for each part k >= 1 its workspace (the part's
+	 * rows at most) and gradient (part_grad + (k - 1) * n_params) */
+	struct az_pool *pool;
+	struct az_train_ws *part_ws[AZ_TRAIN_THREADS_MAX];
+	float *part_grad;
 	float *mom1;   /* Adam first moment, or SGD velocity */
 	float *mom2;   /* Adam second moment (NULL for SGD) */
 	uint64_t steps;
@@ -64,6 +73,7 @@ void az_train_params_default(struct az_train_params *p)
 	p->beta1 = 0.9f;
 	p->beta2 = 0.999f;
 	p->eps = 1e-8f;
+	p->threads = 1;
 }
 
 int az_train_ws_create(const struct az_arch *a, uint32_t max_batch, struct az_train_ws **out)
@@ -234,14 +244,16 @@ static double value_loss(const struct az_acts *ac, int wdl, uint32_t b, float z,
 	return ce;
 }
 
-/* Forward pass plus the three loss terms. With want_grad, also the loss gradient w.r.t. the
- * logits (ws->dlogits) and the value pre-activation (ws->dpre), each already divided by B. */
-static void forward_loss(const struct az_model *m, uint32_t batch, const float *x,
-			 const float *pi, const float *z, float l2, struct az_train_ws *ws,
-			 int want_grad, struct az_loss *loss)
+/* Forward pass over rows [0, batch) of a minibatch and the sums of their data terms (*ce: the
+ * policy cross-entropies, *se: the value terms, undivided). With want_grad, also the loss
+ * gradient w.r.t. the logits (ws->dlogits) and the value pre-activation (ws->dpre), each times
+ * inv_b: 1 / the whole minibatch's rows, so that the parts of a minibatch split between threads
+ * add up to its gradient. */
+static void forward_data(const struct az_model *m, uint32_t batch, const float *x,
+			 const float *pi, const float *z, double inv_b, struct az_train_ws *ws,
+			 int want_grad, double *ce, double *se)
 {
 	uint32_t A = m->arch.actions;
-	double ce = 0.0, se = 0.0, sq, inv_b = 1.0 / batch;
 
 	if (ws->pk.n) {
 		/* packing costs about one pass over the weights: small against a batch's forward
@@ -251,20 +263,42 @@ static void forward_loss(const struct az_model *m, uint32_t batch, const float *
 	} else {
 		az_model_forward(m, batch, x, &ws->acts);
 	}
+	*ce = *se = 0.0;
 	for (uint32_t b = 0; b < batch; b++) {
 		size_t row = (size_t)b * A;
 
-		ce += az_train_policy_xent(ws->acts.logits + row, pi + row, A, inv_b,
-					   want_grad ? ws->dlogits + row : NULL);
+		*ce += az_train_policy_xent(ws->acts.logits + row, pi + row, A, inv_b,
+					    want_grad ? ws->dlogits + row : NULL);
 
-		se += value_loss(&ws->acts, m->arch.value_head == AZ_VALUE_WDL, b, z[b], inv_b,
-				 want_grad ? ws->dpre : NULL);
+		*se += value_loss(&ws->acts, m->arch.value_head == AZ_VALUE_WDL, b, z[b], inv_b,
+				  want_grad ? ws->dpre : NULL);
 	}
-	sq = l2_pass(m, 0.0f, NULL);
+}
+
+/* The three loss terms from the data sums of a whole minibatch of `batch` rows and the sum of
+ * squared weights sq. */
+static void loss_terms(double ce, double se, double sq, uint32_t batch, float l2,
+		       struct az_loss *loss)
+{
+	double inv_b = 1.0 / batch;
+
 	loss->policy = (float)(ce * inv_b);
 	loss->value = (float)(se * inv_b);
 	loss->l2 = (float)(l2 * sq);
 	loss->total = (float)(ce * inv_b + se * inv_b + l2 * sq);
+}
+
+/* Forward pass plus the three loss terms of a whole minibatch. With want_grad, also the loss
+ * gradient w.r.t. the logits (ws->dlogits) and the value pre-activation (ws->dpre), each already
+ * divided by B. */
+static void forward_loss(const struct az_model *m, uint32_t batch, const float *x,
+			 const float *pi, const float *z, float l2, struct az_train_ws *ws,
+			 int want_grad, struct az_loss *loss)
+{
+	double ce, se;
+
+	forward_data(m, batch, x, pi, z, 1.0 / batch, ws, want_grad, &ce, &se);
+	loss_terms(ce, se, l2_pass(m, 0.0f, NULL), batch, l2, loss);
 }
 
 /* ---- backprop ---- */
@@ -540,6 +574,94 @@ int az_train_loss_grad(const struct az_model *m, uint32_t batch, const float *x,
 	return 0;
 }
 
+/* ---- the data-parallel step ---- */
+
+uint32_t az_train_threads_auto(uint32_t batch)
+{
+	uint32_t n = az_cpus_available();
+
+	if (n > batch / 16)
+		n = batch / 16;
+	if (n > AZ_TRAIN_THREADS_MAX)
+		n = AZ_TRAIN_THREADS_MAX;
+	return n ? n : 1;
+}
+
+/* The pool and the workspaces of parts 1..threads-1 (each for its share of max_batch rows). */
+static int parts_create(struct az_train_cpu *t)
+{
+	uint32_t T = t->p.threads, rows = (t->max_batch + T - 1) / T;
+
+	t->part_grad = calloc((size_t)(T - 1) * t->m->n_params, sizeof(float));
+	if (!t->part_grad)
+		return -ENOMEM;
+	for (uint32_t k = 1; k < T; k++) {
+		int ret = az_train_ws_create(&t->m->arch, rows, &t->part_ws[k]);
+
+		if (ret)
+			return ret;
+	}
+	return az_pool_create(T, &t->pool);
+}
+
+/* One minibatch, split between the pool's threads. */
+struct step_job {
+	struct az_train_cpu *t;
+	uint32_t batch;
+	const float *x, *pi, *z;
+	double ce[AZ_TRAIN_THREADS_MAX], se[AZ_TRAIN_THREADS_MAX];
+};
+
+/* Part k of a step (az_pool_fn): rows [batch k / T, batch (k + 1) / T) forward and back, into
+ * its own gradient (t->grad for part 0), scaled by 1 / batch. */
+static void step_part(void *arg, uint32_t k)
+{
+	struct step_job *j = arg;
+	struct az_train_cpu *t = j->t;
+	const struct az_model *m = t->m;
+	uint32_t T = az_pool_threads(t->pool), lo = (uint32_t)((uint64_t)j->batch * k / T);
+	uint32_t n = (uint32_t)((uint64_t)j->batch * (k + 1) / T) - lo;
+	struct az_train_ws *ws = k ? t->part_ws[k] : t->ws;
+	float *g = k ? t->part_grad + (size_t)(k - 1) * m->n_params : t->grad;
+	const float *x = j->x + (size_t)lo * m->arch.inputs;
+
+	j->ce[k] = j->se[k] = 0.0;
+	if (n == 0) { /* a minibatch smaller than the pool */
+		memset(g, 0, m->n_params * sizeof(float));
+		return;
+	}
+	forward_data(m, n, x, j->pi + (size_t)lo * m->arch.actions, j->z + lo, 1.0 / j->batch, ws,
+		     1, &j->ce[k], &j->se[k]);
+	backprop(m, n, x, ws, g);
+}
+
+/* The loss and gradient of a minibatch on t's threads: t->grad = the sum of the parts' data
+ * gradients in part order, plus the L2 term. */
+static void parallel_loss_grad(struct az_train_cpu *t, uint32_t batch, const float *x,
+			       const float *pi, const float *z, struct az_loss *loss)
+{
+	struct step_job j = {.t = t, .batch = batch, .x = x, .pi = pi, .z = z};
+	uint32_t T = az_pool_threads(t->pool);
+	size_t n = t->m->n_params;
+	double ce = 0.0, se = 0.0;
+
+	az_pool_run(t->pool, step_part, &j);
+	for (uint32_t k = 1; k < T; k++) {
+		const float *g = t->part_grad + (size_t)(k - 1) * n;
+
+		for (size_t i = 0; i < n; i++)
+			t->grad[i] += g[i];
+	}
+	for (uint32_t k = 0; k < T; k++) {
+		ce += j.ce[k];
+		se += j.se[k];
+	}
+	double sq = l2_pass(t->m, t->p.l2, t->grad);
+
+	if (loss)
+		loss_terms(ce, se, sq, batch, t->p.l2, loss);
+}
+
 /* ---- optimiser ---- */
 
 int az_train_cpu_create(struct az_model *m, const struct az_train_params *p, uint32_t max_batch,
@@ -549,7 +671,8 @@ int az_train_cpu_create(struct az_model *m, const struct az_train_params *p, uin
 	int ret;
 
 	if (!m || !p || !out || max_batch == 0 || !(p->lr > 0.0f) ||
-	    (p->optim != AZ_OPTIM_ADAM && p->optim != AZ_OPTIM_SGD))
+	    (p->optim != AZ_OPTIM_ADAM && p->optim != AZ_OPTIM_SGD) || p->threads < 1 ||
+	    p->threads > AZ_TRAIN_THREADS_MAX)
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -569,6 +692,12 @@ int az_train_cpu_create(struct az_model *m, const struct az_train_params *p, uin
 	t->mom1 = t->grad + m->n_params;
 	if (p->optim == AZ_OPTIM_ADAM)
 		t->mom2 = t->mom1 + m->n_params;
+	if (t->p.threads > 1)
+		ret = parts_create(t);
+	if (ret) {
+		az_train_cpu_destroy(t);
+		return ret;
+	}
 	*out = t;
 	return 0;
 }
@@ -577,6 +706,10 @@ void az_train_cpu_destroy(struct az_train_cpu *t)
 {
 	if (!t)
 		return;
+	az_pool_destroy(t->pool); /* first: its helpers use the workspaces */
+	for (uint32_t k = 0; k < AZ_TRAIN_THREADS_MAX; k++)
+		az_train_ws_destroy(t->part_ws[k]);
+	free(t->part_grad);
 	free(t->grad); /* and the moments, in the same block */
 	az_train_ws_destroy(t->ws);
 	free(t);
@@ -620,9 +753,13 @@ int az_train_cpu_step(struct az_train_cpu *t, uint32_t batch, const float *x, co
 
 	if (!t || batch == 0 || batch > t->max_batch)
 		return -EINVAL;
-	ret = az_train_loss_grad(t->m, batch, x, pi, z, t->p.l2, t->ws, t->grad, loss);
-	if (ret)
-		return ret;
+	if (t->pool) {
+		parallel_loss_grad(t, batch, x, pi, z, loss);
+	} else {
+		ret = az_train_loss_grad(t->m, batch, x, pi, z, t->p.l2, t->ws, t->grad, loss);
+		if (ret)
+			return ret;
+	}
 	t->steps++;
 	if (t->p.optim == AZ_OPTIM_ADAM)
 		adam_update(t);

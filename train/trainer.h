@@ -30,7 +30,19 @@ struct az_train_params {
 	float momentum; /* SGD only, default 0.9 */
 	float l2;       /* default 1e-4 */
 	float beta1, beta2, eps; /* Adam (Kingma and Ba 2015): 0.9, 0.999, 1e-8 */
+	/* CPU trainer: threads a step splits its minibatch between (data parallel: the gradient
+	 * of each thread's rows, added in thread order), 1..AZ_TRAIN_THREADS_MAX; default 1. The
+	 * sums differ from one thread's only by float rounding, the same for the same count. */
+	uint32_t threads;
 };
+
+#define AZ_TRAIN_THREADS_MAX 16
+
+/* The trainer threads for minibatches of `batch` rows when none are asked for: one per CPU this
+ * process may use (az_cpus_available()), at most batch / 16 (a smaller part does not keep a
+ * core's kernels busy) and AZ_TRAIN_THREADS_MAX, at least 1. azrun's phases take turns, so the
+ * self-play processes sleep while the trainer runs. */
+uint32_t az_train_threads_auto(uint32_t batch);
 
 void az_train_params_default(struct az_train_params *p);
 
@@ -64,7 +76,9 @@ struct az_train_cpu;
 
 /* Bind an optimiser to m (borrowed: m must outlive the trainer) for minibatches of up to max_batch
  * rows; the moments start at zero. Returns 0, -EINVAL (NULL arguments, max_batch 0, lr <= 0, an
- * unknown optimiser) or -ENOMEM. */
+ * unknown optimiser, threads outside 1..AZ_TRAIN_THREADS_MAX), -ENOMEM or pthread_create's
+ * -errno. With p->threads > 1 it starts threads - 1 helper threads, joined by
+ * az_train_cpu_destroy(). */
 int az_train_cpu_create(struct az_model *m, const struct az_train_params *p, uint32_t max_batch,
 			struct az_train_cpu **out);
 void az_train_cpu_destroy(struct az_train_cpu *t); /* NULL: no-op; the model is not freed */

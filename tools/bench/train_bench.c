@@ -28,7 +28,8 @@
 
 #define MAX_GAMES 2
 #define MAX_BATCHES 8
-#define MAX_POINTS (MAX_GAMES * MAX_BATCHES)
+#define MAX_THREADS 4
+#define MAX_POINTS (MAX_GAMES * MAX_BATCHES * MAX_THREADS)
 #define DEFAULT_SECONDS "10"
 #define SCRIPT_NAME "torch_train_bench.py"
 #define PATH_LEN 1024
@@ -45,6 +46,7 @@ struct train_opts {
 	struct az_bench_opts common;
 	struct az_bench_games games;
 	struct az_bench_list batches;
+	struct az_bench_list threads; /* --threads: the C trainer's, one point each */
 	struct az_bench_net net; /* hidden 0: the game's default */
 	const char *python;      /* --python, or NULL */
 	const char *script;      /* --torch-script, or NULL */
@@ -53,6 +55,7 @@ struct train_opts {
 };
 
 AZ_BENCH_LIST_PARSER(parse_batches, MAX_BATCHES, 1, AZ_BENCH_BATCH_MAX)
+AZ_BENCH_LIST_PARSER(parse_threads, MAX_THREADS, 1, AZ_TRAIN_THREADS_MAX)
 
 /* Every option of azbench train, in --help's order (tools/options.h). */
 #define O(field) offsetof(struct train_opts, field)
@@ -61,6 +64,10 @@ static const struct az_opt train_opt[] = {
 	{"batches", AZ_OPT_PARSE, O(batches), "LIST", 0, 0, "32,128,512",
 	 "minibatch sizes, comma-separated",
 	 AZ_BENCH_LIST_RANGE(MAX_BATCHES, 1, AZ_BENCH_BATCH_MAX), NULL, parse_batches},
+	{"threads", AZ_OPT_PARSE, O(threads), "LIST", 0, 0, "1",
+	 "the C trainer's threads (azrun's train-threads), comma-separated: a point each; "
+	 "PyTorch runs the 1-thread points only",
+	 AZ_BENCH_LIST_RANGE(MAX_THREADS, 1, AZ_TRAIN_THREADS_MAX), NULL, parse_threads},
 	{"net", AZ_OPT_PARSE, O(net), "HxR", 0, 0, NULL,
 	 "width x residual blocks, mlp:HxR, or resnet:FxR (C trainer only) (default: the game's)",
 	 AZ_BENCH_NET_CHOICES, NULL, az_bench_opt_net},
@@ -86,6 +93,7 @@ struct point {
 	struct az_arch arch;
 	float lr, l2;
 	uint32_t batch;
+	uint32_t threads; /* the C trainer's */
 	double c_sps, c_step_s; /* C: samples/s, seconds per step */
 	double t_sps, t_step_s; /* torch: the same; 0 when not measured */
 };
@@ -131,6 +139,7 @@ static int measure_c(struct point *pt, enum az_backend_kind kind, double seconds
 	az_train_params_default(&tp);
 	tp.lr = pt->lr;
 	tp.l2 = pt->l2;
+	tp.threads = pt->threads;
 	rc = az_train_backend_create(kind, m, &tp, B, &tr, NULL, 0);
 	if (rc < 0)
 		goto out;
@@ -288,7 +297,7 @@ static void measure_torch(const struct train_opts *o, struct torch_side *ts, str
 	const char *cands[3];
 	char secs[32];
 	char *argv[4 + 2 * MAX_POINTS + 1];
-	int n = 0, nc = 0;
+	int n = 0, nc = 0, want = 0;
 
 	if (o->python)
 		cands[nc++] = o->python;
@@ -306,6 +315,9 @@ static void measure_torch(const struct train_opts *o, struct torch_side *ts, str
 	for (int i = 0; i < np; i++) {
 		const struct az_arch *a = &pts[i].arch;
 
+		if (pts[i].threads != 1) /* PyTorch runs one thread */
+			continue;
+		want++;
 		snprintf(specs[i], sizeof(specs[i]), "%d,%u,%u,%u,%u,%u,%g,%g", i, a->inputs,
 			 a->actions, a->hidden, a->blocks, pts[i].batch, (double)pts[i].lr,
 			 (double)pts[i].l2);
@@ -322,7 +334,7 @@ static void measure_torch(const struct train_opts *o, struct torch_side *ts, str
 			fprintf(stderr, "azbench train: %s %s exited with %d:\n%s\n", cands[c],
 				ts->script, rc, out); /* 3: no torch, 127: no interpreter */
 		int got = parse_torch(out, ts, pts, np);
-		if (rc == 0 && got == np) {
+		if (rc == 0 && got == want) {
 			snprintf(ts->python, sizeof(ts->python), "%s", cands[c]);
 			ts->ok = 1;
 		} else if (!ts->why[0]) {
@@ -363,6 +375,7 @@ static void add_rows(struct az_bench_table *t, const struct point *pt, const cha
 		az_bench_row_str(&r, "net", net);
 		az_bench_row_str(&r, "impl", impl ? "torch" : c_impl);
 		az_bench_row_int(&r, "batch", pt->batch);
+		az_bench_row_int(&r, "threads", impl ? 1 : pt->threads);
 		az_bench_row_num(&r, "samples_per_s", sps, 0);
 		az_bench_row_num(&r, "ms_per_step", step * 1e3, 3);
 		if (!impl && pt->t_sps > 0)
@@ -399,8 +412,9 @@ static void recommend(const struct train_opts *o, const struct point *pts, int n
 			az_bench_row_num(&rec, key, pts[i].c_sps / pts[i].t_sps, 2);
 		} else {
 			l += (size_t)snprintf(text + l, sizeof(text) - l,
-					      "%s %s B=%u %.0f samples/s", i ? "," : "",
-					      pts[i].game, pts[i].batch, pts[i].c_sps);
+					      "%s %s B=%u T=%u %.0f samples/s", i ? "," : "",
+					      pts[i].game, pts[i].batch, pts[i].threads,
+					      pts[i].c_sps);
 		}
 	}
 	az_bench_row_str(&rec, "torch", ts->ok ? ts->version : "not available");
@@ -421,8 +435,9 @@ static int plan_points(const struct train_opts *o, struct point *pts, char (*net
 		if (az_bench_net_check("train", g->name, o->net.kind, o->net.hidden,
 				       o->net.blocks) < 0)
 			return -EINVAL;
-		for (int bi = 0; bi < o->batches.n; bi++, np++) {
+		for (int k = 0; k < o->batches.n * o->threads.n; k++, np++) {
 			struct point *p = &pts[np];
+			int bi = k / o->threads.n;
 
 			memset(p, 0, sizeof(*p));
 			p->game = g->name;
@@ -440,6 +455,7 @@ static int plan_points(const struct train_opts *o, struct point *pts, char (*net
 			p->lr = cfg.lr;
 			p->l2 = cfg.l2;
 			p->batch = o->batches.v[bi];
+			p->threads = o->threads.v[k % o->threads.n];
 			az_arch_format(&p->arch, nets[np], sizeof(nets[np]));
 		}
 	}
@@ -474,8 +490,9 @@ static int run_c(const struct train_opts *o, struct point *pts, char (*nets)[32]
 		double each = left / np > 0.05 ? left / np : 0.05;
 		int rc;
 
-		az_bench_progress(&o->common, "train: C %s %s batch %u, %.2fs\n", pts[i].game,
-				  nets[i], pts[i].batch, each);
+		az_bench_progress(&o->common, "train: C %s %s batch %u, %u thread%s, %.2fs\n",
+				  pts[i].game, nets[i], pts[i].batch, pts[i].threads,
+				  pts[i].threads == 1 ? "" : "s", each);
 		rc = measure_c(&pts[i], o->backend, each);
 		if (rc < 0) {
 			fprintf(stderr, "azbench train: %s trainer: %s\n",
@@ -526,10 +543,10 @@ int az_bench_train(int argc, char **argv)
 	for (int i = 0; i < np; i++)
 		add_rows(&t, &pts[i], nets[i], o.backend == AZ_BACKEND_CUDA ? "cuda" : "c", &ts);
 	struct az_bench_plot_spec ps = {
-		.title = "training: samples/s vs batch (1 thread)",
+		.title = "training: samples/s vs batch",
 		.xkey = "batch",
 		.ykey = "samples_per_s",
-		.series = { "game", "impl", NULL },
+		.series = { "game", "impl", "threads", NULL },
 		.logx = 1,
 		.logy = 1,
 	};
