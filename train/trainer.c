@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* CPU training of the residual MLP and the ResNet: the AlphaZero loss, its gradient by backprop
- * through the activations az_model_forward() keeps, and the optimisers (Adam, SGD with momentum).
- * Gradient layout equals the parameter layout (az_model_tensor() order). A step splits its
- * minibatch between the threads of az_train_params.threads (base/pool.h): each takes the
- * gradient of its rows, the parts are added in thread order (the same sums for the same thread
- * count), then one thread updates the weights. */
+/* CPU training of the residual MLP and the ResNet: the AlphaZero loss and its gradient by
+ * backprop through the activations az_model_forward() keeps, for a whole minibatch or one
+ * thread's part of it (train/trainer_impl.h); the optimisers and the threads are in
+ * train/train_cpu.c. Gradient layout equals the parameter layout (az_model_tensor() order). */
 #include "train/trainer.h"
 
 #include <cblas.h>
@@ -14,9 +12,9 @@
 #include <string.h>
 
 #include "base/az_assert.h"
-#include "base/pool.h"
 #include "gpu/cpu_forward.h"
 #include "gpu/cpu_gemm.h"
+#include "train/trainer_impl.h"
 
 struct az_train_ws {
 	struct az_arch arch;
@@ -46,22 +44,6 @@ struct az_train_ws {
 	 * those products start from */
 	struct az_packed_mat wtp;
 	float *zero;
-};
-
-struct az_train_cpu {
-	struct az_model *m;
-	struct az_train_params p;
-	uint32_t max_batch;
-	struct az_train_ws *ws; /* part 0 of a step (and az_train_cpu_eval): max_batch rows */
-	float *grad;   /* [n_params] */
-	/* threads > 1: the helpers of a step, and for each part k >= 1 its workspace (the part's
-	 * rows at most) and gradient (part_grad + (k - 1) * n_params) */
-	struct az_pool *pool;
-	struct az_train_ws *part_ws[AZ_TRAIN_THREADS_MAX];
-	float *part_grad;
-	float *mom1;   /* Adam first moment, or SGD velocity */
-	float *mom2;   /* Adam second moment (NULL for SGD) */
-	uint64_t steps;
 };
 
 void az_train_params_default(struct az_train_params *p)
@@ -152,9 +134,9 @@ void az_train_ws_destroy(struct az_train_ws *ws)
 
 /* ---- loss ---- */
 
-/* Sum of squares of every weight tensor (biases are not decayed); when grad is not NULL, also
- * grad += 2 * l2 * w on those tensors. */
-static double l2_pass(const struct az_model *m, float l2, float *grad)
+/* Sum of squares of the weights (biases are not decayed) among params [lo, hi); when grad is not
+ * NULL, also grad += 2 * l2 * w on them. */
+double az_train_l2_range(const struct az_model *m, float l2, float *grad, size_t lo, size_t hi)
 {
 	uint32_t n = az_model_tensor_count(&m->arch);
 	double sq = 0.0;
@@ -163,17 +145,23 @@ static double l2_pass(const struct az_model *m, float l2, float *grad)
 		struct az_tensor t;
 
 		az_model_tensor(&m->arch, i, &t);
+		size_t a = t.offset > lo ? t.offset : lo, end = t.offset + (size_t)t.rows * t.cols;
+
 		if (t.ndim < 2) /* biases */
 			continue;
-		const float *w = m->params + t.offset;
-
-		for (size_t k = 0; k < (size_t)t.rows * t.cols; k++) {
-			sq += (double)w[k] * w[k];
+		for (size_t k = a; k < (end < hi ? end : hi); k++) {
+			sq += (double)m->params[k] * m->params[k];
 			if (grad)
-				grad[t.offset + k] += 2.0f * l2 * w[k];
+				grad[k] += 2.0f * l2 * m->params[k];
 		}
 	}
 	return sq;
+}
+
+/* l2_range over every parameter. */
+static double l2_pass(const struct az_model *m, float l2, float *grad)
+{
+	return az_train_l2_range(m, l2, grad, 0, m->n_params);
 }
 
 /* Whether action i of policy target tp, which has nlegal entries not marked illegal, is in the
@@ -277,8 +265,8 @@ static void forward_data(const struct az_model *m, uint32_t batch, const float *
 
 /* The three loss terms from the data sums of a whole minibatch of `batch` rows and the sum of
  * squared weights sq. */
-static void loss_terms(double ce, double se, double sq, uint32_t batch, float l2,
-		       struct az_loss *loss)
+void az_train_loss_terms(double ce, double se, double sq, uint32_t batch, float l2,
+			 struct az_loss *loss)
 {
 	double inv_b = 1.0 / batch;
 
@@ -291,14 +279,14 @@ static void loss_terms(double ce, double se, double sq, uint32_t batch, float l2
 /* Forward pass plus the three loss terms of a whole minibatch. With want_grad, also the loss
  * gradient w.r.t. the logits (ws->dlogits) and the value pre-activation (ws->dpre), each already
  * divided by B. */
-static void forward_loss(const struct az_model *m, uint32_t batch, const float *x,
-			 const float *pi, const float *z, float l2, struct az_train_ws *ws,
-			 int want_grad, struct az_loss *loss)
+void az_train_forward_loss(const struct az_model *m, uint32_t batch, const float *x,
+			   const float *pi, const float *z, float l2, struct az_train_ws *ws,
+			   int want_grad, struct az_loss *loss)
 {
 	double ce, se;
 
 	forward_data(m, batch, x, pi, z, 1.0 / batch, ws, want_grad, &ce, &se);
-	loss_terms(ce, se, l2_pass(m, 0.0f, NULL), batch, l2, loss);
+	az_train_loss_terms(ce, se, l2_pass(m, 0.0f, NULL), batch, l2, loss);
 }
 
 /* ---- backprop ---- */
@@ -567,212 +555,17 @@ int az_train_loss_grad(const struct az_model *m, uint32_t batch, const float *x,
 		az_train_ws_destroy(own);
 		return -EINVAL;
 	}
-	forward_loss(m, batch, x, pi, z, l2, ws, 1, loss ? loss : &scratch);
+	az_train_forward_loss(m, batch, x, pi, z, l2, ws, 1, loss ? loss : &scratch);
 	backprop(m, batch, x, ws, grad);
 	l2_grad(m, l2, grad);
 	az_train_ws_destroy(own);
 	return 0;
 }
 
-/* ---- the data-parallel step ---- */
-
-uint32_t az_train_threads_auto(uint32_t batch)
+void az_train_part_grad(const struct az_model *m, uint32_t batch, const float *x,
+			const float *pi, const float *z, double inv_b, struct az_train_ws *ws,
+			float *grad, double *ce, double *se)
 {
-	uint32_t n = az_cpus_available();
-
-	if (n > batch / 16)
-		n = batch / 16;
-	if (n > AZ_TRAIN_THREADS_MAX)
-		n = AZ_TRAIN_THREADS_MAX;
-	return n ? n : 1;
-}
-
-/* The pool and the workspaces of parts 1..threads-1 (each for its share of max_batch rows). */
-static int parts_create(struct az_train_cpu *t)
-{
-	uint32_t T = t->p.threads, rows = (t->max_batch + T - 1) / T;
-
-	t->part_grad = calloc((size_t)(T - 1) * t->m->n_params, sizeof(float));
-	if (!t->part_grad)
-		return -ENOMEM;
-	for (uint32_t k = 1; k < T; k++) {
-		int ret = az_train_ws_create(&t->m->arch, rows, &t->part_ws[k]);
-
-		if (ret)
-			return ret;
-	}
-	return az_pool_create(T, &t->pool);
-}
-
-/* One minibatch, split between the pool's threads. */
-struct step_job {
-	struct az_train_cpu *t;
-	uint32_t batch;
-	const float *x, *pi, *z;
-	double ce[AZ_TRAIN_THREADS_MAX], se[AZ_TRAIN_THREADS_MAX];
-};
-
-/* Part k of a step (az_pool_fn): rows [batch k / T, batch (k + 1) / T) forward and back, into
- * its own gradient (t->grad for part 0), scaled by 1 / batch. */
-static void step_part(void *arg, uint32_t k)
-{
-	struct step_job *j = arg;
-	struct az_train_cpu *t = j->t;
-	const struct az_model *m = t->m;
-	uint32_t T = az_pool_threads(t->pool), lo = (uint32_t)((uint64_t)j->batch * k / T);
-	uint32_t n = (uint32_t)((uint64_t)j->batch * (k + 1) / T) - lo;
-	struct az_train_ws *ws = k ? t->part_ws[k] : t->ws;
-	float *g = k ? t->part_grad + (size_t)(k - 1) * m->n_params : t->grad;
-	const float *x = j->x + (size_t)lo * m->arch.inputs;
-
-	j->ce[k] = j->se[k] = 0.0;
-	if (n == 0) { /* a minibatch smaller than the pool */
-		memset(g, 0, m->n_params * sizeof(float));
-		return;
-	}
-	forward_data(m, n, x, j->pi + (size_t)lo * m->arch.actions, j->z + lo, 1.0 / j->batch, ws,
-		     1, &j->ce[k], &j->se[k]);
-	backprop(m, n, x, ws, g);
-}
-
-/* The loss and gradient of a minibatch on t's threads: t->grad = the sum of the parts' data
- * gradients in part order, plus the L2 term. */
-static void parallel_loss_grad(struct az_train_cpu *t, uint32_t batch, const float *x,
-			       const float *pi, const float *z, struct az_loss *loss)
-{
-	struct step_job j = {.t = t, .batch = batch, .x = x, .pi = pi, .z = z};
-	uint32_t T = az_pool_threads(t->pool);
-	size_t n = t->m->n_params;
-	double ce = 0.0, se = 0.0;
-
-	az_pool_run(t->pool, step_part, &j);
-	for (uint32_t k = 1; k < T; k++) {
-		const float *g = t->part_grad + (size_t)(k - 1) * n;
-
-		for (size_t i = 0; i < n; i++)
-			t->grad[i] += g[i];
-	}
-	for (uint32_t k = 0; k < T; k++) {
-		ce += j.ce[k];
-		se += j.se[k];
-	}
-	double sq = l2_pass(t->m, t->p.l2, t->grad);
-
-	if (loss)
-		loss_terms(ce, se, sq, batch, t->p.l2, loss);
-}
-
-/* ---- optimiser ---- */
-
-int az_train_cpu_create(struct az_model *m, const struct az_train_params *p, uint32_t max_batch,
-			struct az_train_cpu **out)
-{
-	struct az_train_cpu *t;
-	int ret;
-
-	if (!m || !p || !out || max_batch == 0 || !(p->lr > 0.0f) ||
-	    (p->optim != AZ_OPTIM_ADAM && p->optim != AZ_OPTIM_SGD) || p->threads < 1 ||
-	    p->threads > AZ_TRAIN_THREADS_MAX)
-		return -EINVAL;
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	t->m = m;
-	t->p = *p;
-	t->max_batch = max_batch;
-	ret = az_train_ws_create(&m->arch, max_batch, &t->ws);
-	/* one block: the gradient, the first moment, and for Adam the second */
-	t->grad = calloc((p->optim == AZ_OPTIM_ADAM ? 3 : 2) * m->n_params, sizeof(float));
-	if (!ret && !t->grad)
-		ret = -ENOMEM;
-	if (ret) {
-		az_train_cpu_destroy(t); /* t is zeroed: frees whatever of it exists */
-		return ret;
-	}
-	t->mom1 = t->grad + m->n_params;
-	if (p->optim == AZ_OPTIM_ADAM)
-		t->mom2 = t->mom1 + m->n_params;
-	if (t->p.threads > 1)
-		ret = parts_create(t);
-	if (ret) {
-		az_train_cpu_destroy(t);
-		return ret;
-	}
-	*out = t;
-	return 0;
-}
-
-void az_train_cpu_destroy(struct az_train_cpu *t)
-{
-	if (!t)
-		return;
-	az_pool_destroy(t->pool); /* first: its helpers use the workspaces */
-	for (uint32_t k = 0; k < AZ_TRAIN_THREADS_MAX; k++)
-		az_train_ws_destroy(t->part_ws[k]);
-	free(t->part_grad);
-	free(t->grad); /* and the moments, in the same block */
-	az_train_ws_destroy(t->ws);
-	free(t);
-}
-
-/* Adam (Kingma and Ba 2015, Algorithm 1) with bias-corrected moments. */
-static void adam_update(struct az_train_cpu *t)
-{
-	const struct az_train_params *p = &t->p;
-	float *w = t->m->params;
-	double c1 = 1.0 - pow(p->beta1, (double)t->steps);
-	double c2 = 1.0 - pow(p->beta2, (double)t->steps);
-	float step = (float)(p->lr * sqrt(c2) / c1);
-	/* lr * mhat / (sqrt(vhat) + eps) = step * m / (sqrt(v) + eps * sqrt(c2)). */
-	float eps = (float)(p->eps * sqrt(c2));
-
-	for (size_t i = 0; i < t->m->n_params; i++) {
-		float g = t->grad[i];
-
-		t->mom1[i] = p->beta1 * t->mom1[i] + (1.0f - p->beta1) * g;
-		t->mom2[i] = p->beta2 * t->mom2[i] + (1.0f - p->beta2) * g * g;
-		w[i] -= step * t->mom1[i] / (sqrtf(t->mom2[i]) + eps);
-	}
-}
-
-/* SGD with (heavy-ball) momentum: v = mu v + g; w -= lr v. */
-static void sgd_update(struct az_train_cpu *t)
-{
-	float *w = t->m->params;
-
-	for (size_t i = 0; i < t->m->n_params; i++) {
-		t->mom1[i] = t->p.momentum * t->mom1[i] + t->grad[i];
-		w[i] -= t->p.lr * t->mom1[i];
-	}
-}
-
-int az_train_cpu_step(struct az_train_cpu *t, uint32_t batch, const float *x, const float *pi,
-		      const float *z, struct az_loss *loss)
-{
-	int ret;
-
-	if (!t || batch == 0 || batch > t->max_batch)
-		return -EINVAL;
-	if (t->pool) {
-		parallel_loss_grad(t, batch, x, pi, z, loss);
-	} else {
-		ret = az_train_loss_grad(t->m, batch, x, pi, z, t->p.l2, t->ws, t->grad, loss);
-		if (ret)
-			return ret;
-	}
-	t->steps++;
-	if (t->p.optim == AZ_OPTIM_ADAM)
-		adam_update(t);
-	else
-		sgd_update(t);
-	return 0;
-}
-
-int az_train_cpu_eval(struct az_train_cpu *t, uint32_t batch, const float *x, const float *pi,
-		      const float *z, struct az_loss *loss)
-{
-	if (!t || !x || !pi || !z || !loss || batch == 0 || batch > t->max_batch)
-		return -EINVAL;
-	forward_loss(t->m, batch, x, pi, z, t->p.l2, t->ws, 0, loss);
-	return 0;
+	forward_data(m, batch, x, pi, z, inv_b, ws, 1, ce, se);
+	backprop(m, batch, x, ws, grad);
 }
