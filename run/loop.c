@@ -267,6 +267,26 @@ static uint64_t share(struct az_run_loop *r, enum az_worker_mode mode, uint64_t 
 	return r->hooks ? r->hooks->share(r, mode, total) : total;
 }
 
+/* The learning rate of iteration it: --lr, or --lr-late once the run has passed --lr-late-at
+ * of its --time-limit (training time before this iteration, every azrun of the run counted) or,
+ * without one, of its --iterations (those completed before it). The switch is logged once. */
+static float iteration_lr(struct az_run_loop *r, uint32_t it)
+{
+	const struct az_trainer_proc_params *tp = &r->p.train;
+	double done = r->p.time_limit_s > 0 ? r->trained_s / r->p.time_limit_s
+					    : (double)(it - 1) / r->p.iterations;
+
+	if (!(tp->lr_late > 0) || done < tp->lr_late_at)
+		return tp->lr;
+	if (!r->lr_late_said) {
+		az_info("iter %u train: learning rate %g from here on (the late rate, %.0f %% of the "
+			"%s done)", it, (double)tp->lr_late, 100.0 * done,
+			r->p.time_limit_s > 0 ? "time limit" : "iterations");
+		r->lr_late_said = 1;
+	}
+	return tp->lr_late;
+}
+
 static int run_trainer(struct az_run_loop *r, uint32_t it, const char *cand,
 		       struct az_train_report *out)
 {
@@ -286,7 +306,7 @@ static int run_trainer(struct az_run_loop *r, uint32_t it, const char *cand,
 	pg->job = (struct az_train_job){.tp = &r->p.train, .iteration = it,
 					.init_path = r->latest, .out_path = cand,
 					.replay_paths = paths, .n_replay = n,
-					.progress = &pg->progress};
+					.lr = iteration_lr(r, it), .progress = &pg->progress};
 	phase_init(r, "train", it, 1, 0);
 	r->ph.beats = &pg->progress.beat; /* the watchdog's (run/watchdog.h) */
 	bar_begin(r, "train", it, 1);

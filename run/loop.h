@@ -123,6 +123,7 @@ struct az_run_loop {
 	 * deterministic in the network). */
 	long bench_of;
 	char bench_json[2048], bench_summary[512];
+	int lr_late_said; /* the switch to --lr-late is logged once per azrun */
 };
 
 /* Before anything in the run directory is touched: is it a run that can be continued? The

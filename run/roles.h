@@ -99,6 +99,7 @@ struct az_trainer_proc_params {
 	float train_epochs;           /* passes over the window per iteration */
 	uint32_t train_steps_max;     /* cap on the steps of one iteration */
 	float lr, l2;
+	float lr_late, lr_late_at; /* azrun's loop picks az_train_job.lr from these */
 	uint64_t seed;
 };
 
@@ -109,6 +110,7 @@ struct az_train_job {
 	const char *out_path;   /* candidate checkpoint to write */
 	char **replay_paths;    /* segment files of the window */
 	uint32_t n_replay;
+	float lr; /* this iteration's learning rate (tp->lr, or tp->lr_late late in the run) */
 	/* Steps taken and planned, for azrun's progress bar (NULL: not reported). The trainer
 	 * stores, the orchestrator loads, both relaxed: display only, and the report is read
 	 * after waitpid. */

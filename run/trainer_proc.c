@@ -81,7 +81,7 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 	beat(job);
 	struct az_train_params tp;
 	az_train_params_default(&tp);
-	tp.lr = cfg->lr;
+	tp.lr = job->lr > 0 ? job->lr : cfg->lr;
 	tp.l2 = cfg->l2;
 	uint32_t B = cfg->train_batch;
 	tp.threads = cfg->train_threads ? cfg->train_threads : az_train_threads_auto(B);

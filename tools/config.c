@@ -147,6 +147,11 @@ static const struct opt base_opts[] = {
 	/* no tighter cap: test_resume_check.sh drives a diverging run with --lr 1e30 */
 	F32("lr", lr, "X", 1e-9, 1e30, "Adam learning rate (a run whose training diverges stops "
 	    "before that iteration is committed)"),
+	F32("lr-late", lr_late, "X", 0, 1e30, "the learning rate from --lr-late-at of the run on "
+	    "(a step schedule, as AlphaZero's; of --time-limit when one is set, else of "
+	    "--iterations); 0: --lr throughout"),
+	F32("lr-late-at", lr_late_at, "F", 0, 1, "--lr-late: the fraction of the run after which "
+	    "it applies"),
 	F32("l2", l2, "X", 0, 1, "L2 weight penalty"),
 	U32("ring-capacity", ring_capacity, "N", 2, AZ_RING_CAPACITY_MAX,
 	    "slots per worker ring (power of 2)"),
@@ -295,7 +300,7 @@ int az_config_defaults(struct az_config *c, const char *game)
 		.seed = 1, .backend = AZ_BACKEND_AUTO, .c_puct = 1.5f, .dir_eps = 0.25f,
 		.mcts_solver = 1, .fpu_reduction = 0.25f, .playout_cap_p = 1.0f, .value_mix = 0.5f,
 		.explore_games = 1.0f,
-		.train_batch = 128, .l2 = 1e-4f, .ring_capacity = 256,
+		.train_batch = 128, .l2 = 1e-4f, .lr_late_at = 0.67f, .ring_capacity = 256,
 		.max_batch = 0, .deadline_us = 200, .spin = 200, .eval_cache_mb = 8,
 		.eval_cache = "shared", .search = "puct", .value_head = "tanh", .gumbel_m = 16, .gumbel_scale = 0.1f,
 		.bench_every = 1, .bench_positions = AZ_RUN_BENCH_POSITIONS,

@@ -63,6 +63,7 @@ struct az_config {
 	uint32_t train_steps_max;
 	uint32_t window;           /* replay window, in iterations */
 	float lr, l2;
+	float lr_late, lr_late_at; /* the learning rate from that fraction of the run on; 0: off */
 	/* rings and batching */
 	uint32_t ring_capacity;
 	uint32_t max_batch;

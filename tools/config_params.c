@@ -63,6 +63,8 @@ void az_config_train_params(const struct az_config *c, struct az_trainer_proc_pa
 					      .train_epochs = c->train_epochs,
 					      .train_steps_max = c->train_steps_max,
 					      .lr = c->lr,
+					      .lr_late = c->lr_late,
+					      .lr_late_at = c->lr_late_at,
 					      .l2 = c->l2,
 					      .seed = c->seed};
 }

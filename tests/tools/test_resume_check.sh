@@ -96,6 +96,16 @@ lines=$( (cat "$D/metrics.jsonl" 2> /dev/null || true) | wc -l)
 "$AZRUN" verify --out "$D" > /dev/null || fail "a diverged run fails verify"
 echo "divergence stopped before commit ($done_its iterations complete)"
 
+# --lr-late reaches the trainer from its fraction of the run on: iterations 1 and 2 (0 and 1/3
+# of 3 done) train at --lr, iteration 3 (2/3 done) at --lr-late 1e30, which diverges there.
+D="$T/lr-late"
+"$AZRUN" "${args[@]}" --iterations 3 --lr-late 1e30 --lr-late-at 0.5 --out "$D" 2> "$T/l.err"
+[ $? -eq 1 ] || { cat "$T/l.err"; fail "--lr-late 1e30 did not stop the run"; }
+[ "$(jq -r .completed "$D/state.json")" -eq 2 ] || fail "--lr-late applied before iteration 3"
+grep -q "iter 3 train: learning rate 1e+30 from here on" "$D/azrun.log" ||
+	fail "the switch to --lr-late is not logged"
+echo "--lr-late applies from its fraction of the run on"
+
 # Stop signals: 128 + signal, logged, no segment left, resumable.
 sargs=(--game tictactoe --workers 2 --games-per-worker 8 --games-per-iter 300 --sims 24
        --arena-games 16 --quiet)
