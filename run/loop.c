@@ -597,7 +597,8 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 "\"arena_second_draws\": %llu, \"arena_second_losses\": %llu, "
 		 "\"arena_distinct_games\": %llu, \"evals_per_s\": %.1f, \"sims_per_s\": %.1f, "
 		 "\"mean_batch\": %.2f, \"ring_occupancy\": %.2f, \"train_samples\": %llu, "
-		 "\"train_steps\": %u, \"selfplay_s\": %.3f, \"train_s\": %.3f, "
+		 "\"train_steps\": %u, \"train_lr\": %g, \"train_threads\": %u, "
+		 "\"selfplay_s\": %.3f, \"train_s\": %.3f, "
 		 "\"arena_s\": %.3f, \"arena_evals_per_s\": %.1f, \"best_iteration\": %u, "
 		 "\"eval_cache_hit_rate\": %.4f, \"adjudication_share\": %.4f, %s"
 		 "\"time\": %.3f%s}",
@@ -611,7 +612,8 @@ static int write_metrics(struct az_run_loop *r, uint32_t it, const struct iter_s
 		 (double)c->evals / sp, (double)c->sims / sp,
 		 c->batches ? (double)c->evals / (double)c->batches : 0.0,
 		 c->occ_n ? (double)c->occ_sum / (double)c->occ_n : 0.0,
-		 (unsigned long long)st->tr.samples, st->tr.steps, st->selfplay_s, st->train_s,
+		 (unsigned long long)st->tr.samples, st->tr.steps, (double)st->tr.lr,
+		 st->tr.threads, st->selfplay_s, st->train_s,
 		 st->arena_s, st->arena_evals_per_s, r->best_iteration,
 		 c->cache_lookups ? (double)c->cache_hits / (double)c->cache_lookups : 0.0,
 		 adjudication_share(c), bench, wall_clock(),

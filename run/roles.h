@@ -130,6 +130,8 @@ struct az_train_report {
 	double value_loss;
 	uint64_t samples;   /* records in the window */
 	uint32_t steps;
+	float lr;           /* the learning rate it trained at */
+	uint32_t threads;   /* CPU trainer threads (1 on the GPU trainer) */
 	int32_t error;
 	uint32_t damaged_files; /* replay files of the window with games that did not load */
 };

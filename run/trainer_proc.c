@@ -140,6 +140,8 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 	rep->value_loss = nl ? vl / nl : 0;
 	rep->samples = (uint64_t)count;
 	rep->steps = steps;
+	rep->lr = tp.lr;
+	rep->threads = cfg->backend == AZ_BACKEND_CUDA ? 1 : tp.threads;
 	m->iteration = job->iteration;
 	rc = az_train_backend_sync(tb); /* a GPU trainer holds the trained weights */
 	if (rc == 0)

@@ -347,6 +347,8 @@ tg = json.loads(open(sys.argv[1]).readline())
 c4 = json.loads(open(sys.argv[2]).readline())
 assert 0 < tg["adjudication_share"] < 1 and tg["sims_per_s"] > 0, tg
 assert c4["adjudication_share"] == 0, c4
+# the iteration's learning rate and the CPU trainer's threads
+assert c4["train_lr"] > 0 and c4["train_threads"] >= 1, c4
 PY
 # Connect Four end to end on the cpu-async backend: the pipelined zero-copy server path.
 "$AZRUN" --game connect4 --out "$T/c4async" --iterations 1 --backend cpu-async --workers 2 \
