@@ -176,7 +176,8 @@ static void step_part(void *arg, uint32_t k)
 }
 
 /* Where part k of T of the update phase starts in n parameters: a multiple of 16 floats (64
- * bytes: no two threads write one cache line), n for k = T. */
+ * bytes, so that two threads share a cache line of the arrays only where those are not
+ * 64-byte aligned), n for k = T. */
 static size_t update_edge(size_t n, uint32_t k, uint32_t T)
 {
 	return k == T ? n : (n * k / T) & ~(size_t)15;
