@@ -95,7 +95,7 @@ struct az_trainer_proc_params {
 	const char *game;
 	enum az_backend_kind backend; /* AZ_BACKEND_CUDA trains on the GPU, anything else on the CPU */
 	uint32_t train_batch;         /* minibatch size */
-	uint32_t train_threads;       /* CPU trainer threads; 0: az_train_threads_auto() */
+	uint32_t train_threads;       /* CPU trainer threads, >= 1 (azrun resolves its 0) */
 	float train_epochs;           /* passes over the window per iteration */
 	uint32_t train_steps_max;     /* cap on the steps of one iteration */
 	float lr, l2;

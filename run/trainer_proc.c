@@ -84,7 +84,7 @@ int az_train_run(const struct az_train_job *job, struct az_train_report *rep, ch
 	tp.lr = job->lr > 0 ? job->lr : cfg->lr;
 	tp.l2 = cfg->l2;
 	uint32_t B = cfg->train_batch;
-	tp.threads = cfg->train_threads ? cfg->train_threads : az_train_threads_auto(B);
+	tp.threads = cfg->train_threads;
 	/* AZ_BACKEND_AUTO trains on the CPU: the GPU trainer runs only for an explicit --backend
 	 * cuda (train/train_backend.h). */
 	char why[400];

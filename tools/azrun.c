@@ -21,7 +21,6 @@
 #include "tools/subcommands.h"
 #include "tools/repair.h"
 #include "tools/verify.h"
-#include "train/trainer.h"
 #ifdef AZ_MPI_BUILD
 #include "run/mpi.h"
 #endif
@@ -283,8 +282,7 @@ static int run(struct az_config *c, const struct az_game *g, struct az_run_loop 
 			az_net_kind_name(c->net), c->hidden, c->blocks, c->iterations,
 			az_plural(c->iterations), c->out);
 	if (rc == 0 && c->backend != AZ_BACKEND_CUDA) {
-		uint32_t T = c->train_threads ? c->train_threads
-					      : az_train_threads_auto(c->train_batch);
+		uint32_t T = r->p.train.train_threads;
 
 		az_info("trainer: cpu, %u thread%s, each a share of every minibatch of %u (%s)", T,
 			az_plural(T), c->train_batch,

@@ -11,6 +11,7 @@
 #include "mcts/mcts.h"
 #include "run/roles.h"
 #include "run/supervise.h"
+#include "train/trainer.h"
 
 size_t az_config_eval_cache_shared_bytes(const struct az_config *c)
 {
@@ -56,10 +57,14 @@ void az_config_worker_params(const struct az_config *c, struct az_worker_params 
 
 void az_config_train_params(const struct az_config *c, struct az_trainer_proc_params *tp)
 {
+	/* resolved here, on the machine that trains (run.json keeps what was asked for) */
+	uint32_t threads =
+		c->train_threads ? c->train_threads : az_train_threads_auto(c->train_batch);
+
 	*tp = (struct az_trainer_proc_params){.game = c->game,
 					      .backend = c->backend,
 					      .train_batch = c->train_batch,
-					      .train_threads = c->train_threads,
+					      .train_threads = threads,
 					      .train_epochs = c->train_epochs,
 					      .train_steps_max = c->train_steps_max,
 					      .lr = c->lr,

@@ -214,8 +214,9 @@ static void update_part(void *arg, uint32_t k)
 		sgd_update(t, lo, hi);
 }
 
-/* A step on t's threads: the gradient phase (each part's rows), then the update phase (each
- * part's parameters); *loss (may be NULL) the loss before the step. */
+/* A step on t's threads (one: the caller alone, t->pool NULL): the gradient phase (each part's
+ * rows), then the update phase (each part's parameters); *loss (may be NULL) the loss before
+ * the step. */
 static void parallel_step(struct az_train_cpu *t, uint32_t batch, const float *x, const float *pi,
 			  const float *z, struct az_loss *loss)
 {
@@ -238,22 +239,9 @@ static void parallel_step(struct az_train_cpu *t, uint32_t batch, const float *x
 int az_train_cpu_step(struct az_train_cpu *t, uint32_t batch, const float *x, const float *pi,
 		      const float *z, struct az_loss *loss)
 {
-	int ret;
-
 	if (!t || batch == 0 || batch > t->max_batch)
 		return -EINVAL;
-	if (t->pool) {
-		parallel_step(t, batch, x, pi, z, loss);
-		return 0;
-	}
-	ret = az_train_loss_grad(t->m, batch, x, pi, z, t->p.l2, t->ws, t->grad, loss);
-	if (ret)
-		return ret;
-	t->steps++;
-	if (t->p.optim == AZ_OPTIM_ADAM)
-		adam_update(t, 0, t->m->n_params);
-	else
-		sgd_update(t, 0, t->m->n_params);
+	parallel_step(t, batch, x, pi, z, loss);
 	return 0;
 }
 
