@@ -235,6 +235,11 @@ long az_labels_count(const struct az_labels *l)
 	return l->n;
 }
 
+const char *az_labels_moves(const struct az_labels *l, long i)
+{
+	return l->e[i].moves;
+}
+
 const void *az_labels_state(const struct az_labels *l, long i)
 {
 	return l->e[i].state;

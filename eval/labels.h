@@ -21,6 +21,9 @@ void az_labels_close(struct az_labels *l);
 
 long az_labels_count(const struct az_labels *l);
 
+/* Position i's moves as the source gives them (owned by l), 0 <= i < count. */
+const char *az_labels_moves(const struct az_labels *l, long i);
+
 /* Position i's state (the game's state bytes, owned by l), 0 <= i < count. */
 const void *az_labels_state(const struct az_labels *l, long i);
 

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "eval/labels.h"
 #include "eval/net_eval.h"
 #include "eval/net_open.h"
 #include "eval/rollout.h"
@@ -32,7 +33,8 @@ struct eval_opts {
 	const char *labels, *tactic; /* connect4: --labels, --tactic (NULL: not given) */
 	const char *agent;           /* --agent: network (NULL) or rollout */
 	int mistakes;
-	int sym_avg; /* --symmetry-average */
+	int list_mistakes; /* --list-mistakes */
+	int sym_avg;       /* --symmetry-average */
 	long limit;
 	long uncoloured;     /* tangled --write-labelled: -1 not given */
 	long vs_sims;        /* --vs-sims: -1 not given (the agent's --sims) */
@@ -64,6 +66,12 @@ static inline const char *azeval_agent(const struct eval_ctx *c)
 /* --mistakes' labels cache into path (n bytes): --labels, else az_c4_labels_path() of
  * --positions. Returns 0, or -ENOENT after a message (--positions cannot be resolved). */
 int azeval_labels_path(const struct eval_opts *o, char *path, size_t n);
+
+/* --list-mistakes: one line on stdout for position i of l (outcome v for the side to move), where
+ * the agent played a and changed that outcome: the position's number in the file (from 1), its
+ * moves, the move played, and every move that keeps the outcome (asking l, which may solve; '?'
+ * for a move its solver could not settle). */
+void azeval_list_mistake(const struct eval_ctx *c, struct az_labels *l, long i, int v, int a);
 
 /* The end of --mistakes, once the labels cache was saved (saved: its result, err: its message)
  * and closed, rc being the evaluation's result: says a failed save and a failed evaluation on

@@ -98,6 +98,29 @@ int azeval_labels_done(const struct eval_opts *o, const char *path, int saved, c
 	return 0;
 }
 
+void azeval_list_mistake(const struct eval_ctx *c, struct az_labels *l, long i, int v, int a)
+{
+	static const char *const outcome[3] = {"a loss", "a draw", "a win"};
+	const struct az_game *g = c->g;
+	uint8_t legal[AZ_GAME_ACTIONS_MAX];
+	char text[32];
+	int n = 0;
+
+	g->format_action(a, text, sizeof(text));
+	printf("mistake %ld: %s (%s for the side to move) played %s; keep it:", i + 1,
+	       az_labels_moves(l, i), outcome[v + 1], text);
+	g->legal(az_labels_state(l, i), legal);
+	for (int b = 0; b < (int)g->actions; b++) {
+		int keeps = 0, rc = legal[b] ? az_labels_keeps(l, i, b, &keeps) : 0;
+
+		if (!legal[b] || (rc == 0 && !keeps))
+			continue;
+		g->format_action(b, text, sizeof(text));
+		printf("%s%s%s", n++ ? ", " : " ", text, rc == 0 ? "" : "?");
+	}
+	printf("\n");
+}
+
 int azeval_c4_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		       const struct az_mcts_params *mp)
 {
@@ -130,6 +153,8 @@ int azeval_c4_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		if (rc == 0)
 			rc = az_labels_keeps(l, i, a, &keeps);
 		mistakes += rc == 0 && !keeps;
+		if (rc == 0 && !keeps && o->list_mistakes)
+			azeval_list_mistake(c, l, i, v, a);
 		lost += rc == 0 && v < 0;
 	}
 	az_tree_destroy(tree);

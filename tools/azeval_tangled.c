@@ -222,6 +222,8 @@ int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		}
 		scored += rc == 0;
 		mistakes += rc == 0 && !keeps;
+		if (rc == 0 && !keeps && o->list_mistakes)
+			azeval_list_mistake(c, l, i, v, a);
 		lost += rc == 0 && v < 0;
 	}
 	az_tree_destroy(tree);

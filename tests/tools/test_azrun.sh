@@ -205,6 +205,28 @@ assert solved >= 300, solved            # at least the move played in each posit
 assert 0 <= m["mistake_rate"] <= 1 and m["mistakes"] <= 300 - m["lost_positions"], m
 assert m["unsolved"] == 0, m            # the same keys as Tangled's; nothing is left unsolved
 PY
+# --list-mistakes: one line per mistake, the same count, each against the solver's labels.
+"$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" --positions "$T/l2.txt" \
+	--mistakes --sims 0 --list-mistakes > "$T/list.txt" || fail "--list-mistakes"
+python3 - "$T/l2.txt" "$T/l2.txt.labels" "$T/m1.json" "$T/list.txt" <<'PY'
+import json, re, sys
+src = [l.split() for l in open(sys.argv[1])]
+lab = [l.split() for l in open(sys.argv[2])]
+m = json.load(open(sys.argv[3]))
+pat = re.compile(r"mistake (\d+): (\d+) \((a win|a draw) for the side to move\) played ([1-7]);"
+                 r" keep it: ([1-7](, [1-7])*)$")
+lines = [l.rstrip("\n") for l in open(sys.argv[4]) if l.startswith("mistake ")]
+assert len(lines) == m["mistakes"] > 0, (len(lines), m)
+for l in lines:
+    g = pat.match(l)
+    assert g, l
+    i, keep = int(g[1]) - 1, g[5].split(", ")
+    assert g[2] == src[i][0] == lab[i][0], l
+    assert (g[3] == "a win") == (int(src[i][1]) > 0), (l, src[i])
+    assert g[4] not in keep and lab[i][2][int(g[4]) - 1] == "x", (l, lab[i])
+    assert all(lab[i][2][int(k) - 1] == "+" for k in keep), (l, lab[i])
+    assert lab[i][2].count("+") == len(keep), (l, lab[i])
+PY
 # Read-only folder: the cache goes under XDG_CACHE_HOME. The test makes its own read-only copy
 # (../shared may be writable for the user; nothing here writes into it).
 mkdir -p "$T/ro"

@@ -346,6 +346,12 @@ check "azeval --positions with --vs" "--positions and --vs" "$AZEVAL" --checkpoi
 	--positions "$P" --vs random
 check "azeval --labels without --mistakes" "^azeval: --labels F goes with --mistakes" "$AZEVAL" \
 	--game connect4 --checkpoint "$T/c4.safetensors" --positions "$T/c4.txt" --labels "$T/x.labels"
+check "azeval --list-mistakes without --mistakes" "^azeval: --list-mistakes goes with --mistakes" \
+	"$AZEVAL" --game connect4 --checkpoint "$T/c4.safetensors" --positions "$T/c4.txt" \
+	--list-mistakes
+check "azeval --list-mistakes with --json" "^azeval: --list-mistakes prints lines of text" \
+	"$AZEVAL" --game connect4 --checkpoint "$T/c4.safetensors" --positions "$T/c4.txt" \
+	--mistakes --list-mistakes --json
 check "azeval --mistakes with --vs" "^azeval: --mistakes goes with --positions FILE \(drop --vs" \
 	"$AZEVAL" --game connect4 --checkpoint "$T/c4.safetensors" --mistakes --vs random
 check "azeval no game, no checkpoint" "--game GAME is required.*tictactoe" "$AZEVAL" \
