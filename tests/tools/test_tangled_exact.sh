@@ -106,6 +106,22 @@ assert lo["agent"] == hi["agent"] == "rollout", lo
 assert lo["mistakes"] >= 1, lo
 assert hi["mistakes"] == 0, hi
 EOF
+# --list-mistakes: the 2-simulation run again (seeded: the same moves), one line per mistake, the
+# move played never among the moves that keep the outcome, which are never empty.
+"$AZEVAL" --game tangled --graph 3 --variant free --positions "$T/k4.txt" --mistakes \
+	--agent rollout --sims 2 --list-mistakes > "$T/list.txt" || fail "--list-mistakes"
+python3 - "$T/r2.json" "$T/list.txt" <<'EOF' || fail "--list-mistakes: $(cat "$T/list.txt")"
+import json, re, sys
+lo = json.load(open(sys.argv[1]))
+pat = re.compile(r"mistake (\d+): (\S+) \((a win|a draw) for the side to move\) played (\S+);"
+                 r" keep it: (\S+(, \S+)*)$")
+lines = [l.rstrip("\n") for l in open(sys.argv[2]) if l.startswith("mistake ")]
+assert len(lines) == lo["mistakes"] >= 1, (lines, lo)
+for l in lines:
+    g = pat.match(l)
+    assert g, l
+    assert 1 <= int(g[1]) <= 40 and g[4] not in [k.rstrip("?") for k in g[5].split(", ")], l
+EOF
 
 # The rollout opponent's own simulation count.
 "$AZEVAL" --checkpoint "$CK" --vs rollout --sims 4 --vs-sims 6 --games 2 --json > "$T/vs.json"
