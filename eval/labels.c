@@ -21,6 +21,7 @@ struct entry {
 	char *moves;    /* the position's move string, as in the source */
 	uint8_t *state; /* g->state_bytes */
 	int8_t outcome; /* -1, 0, +1, or AZ_EVAL_LABEL_UNKNOWN */
+	long line;      /* its line in the source, from 1 */
 	char *keeps;    /* g->actions characters and a NUL */
 };
 
@@ -38,7 +39,7 @@ struct az_labels {
 
 /* Append a position with its outcome (AZ_EVAL_LABEL_UNKNOWN: to be solved); its illegal
  * actions are marked. Returns 0 or -ENOMEM. */
-static int add(struct az_labels *l, const char *moves, const void *state, int outcome)
+static int add(struct az_labels *l, const char *moves, const void *state, int outcome, long line)
 {
 	const struct az_game *g = l->g;
 	uint8_t mask[AZ_GAME_ACTIONS_MAX];
@@ -65,6 +66,7 @@ static int add(struct az_labels *l, const char *moves, const void *state, int ou
 	}
 	memcpy(e->state, state, g->state_bytes);
 	e->outcome = (int8_t)outcome;
+	e->line = line;
 	g->legal(state, mask);
 	for (uint32_t a = 0; a < g->actions; a++)
 		e->keeps[a] = mask[a] ? '?' : '-';
@@ -188,13 +190,13 @@ struct opening {
 	int scores;
 };
 
-static int open_add(void *arg, const char *moves, const struct az_position *pos)
+static int open_add(void *arg, const char *moves, const struct az_position *pos, long line)
 {
 	struct opening *o = arg;
 	int outcome = o->scores && pos->has_score ? (pos->score > 0) - (pos->score < 0) :
 						    AZ_EVAL_LABEL_UNKNOWN;
 
-	return add(o->l, moves, pos->state, outcome);
+	return add(o->l, moves, pos->state, outcome, line);
 }
 
 int az_labels_open(const struct az_labels_spec *p, const char *src, const char *cache, long limit,
@@ -238,6 +240,11 @@ long az_labels_count(const struct az_labels *l)
 const char *az_labels_moves(const struct az_labels *l, long i)
 {
 	return l->e[i].moves;
+}
+
+long az_labels_line(const struct az_labels *l, long i)
+{
+	return l->e[i].line;
 }
 
 const void *az_labels_state(const struct az_labels *l, long i)

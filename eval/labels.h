@@ -24,6 +24,9 @@ long az_labels_count(const struct az_labels *l);
 /* Position i's moves as the source gives them (owned by l), 0 <= i < count. */
 const char *az_labels_moves(const struct az_labels *l, long i);
 
+/* Position i's line in the source file, from 1 (comment, blank and board lines count too). */
+long az_labels_line(const struct az_labels *l, long i);
+
 /* Position i's state (the game's state bytes, owned by l), 0 <= i < count. */
 const void *az_labels_state(const struct az_labels *l, long i);
 

@@ -18,7 +18,8 @@ void az_eval_first_field(const char *line, char *out, size_t n)
 }
 
 int az_eval_read_source(const struct az_game *g, const char *src, long limit,
-			int (*add)(void *arg, const char *moves, const struct az_position *pos),
+			int (*add)(void *arg, const char *moves, const struct az_position *pos,
+				   long line),
 			void *arg, char *err, size_t errlen)
 {
 	struct az_position pos;
@@ -41,7 +42,7 @@ int az_eval_read_source(const struct az_game *g, const char *src, long limit,
 			rc = -EINVAL;
 		} else if (k > 0) {
 			az_eval_first_field(line, moves, sizeof(moves));
-			if ((rc = add(arg, moves, &pos)) == 0)
+			if ((rc = add(arg, moves, &pos, lineno)) == 0)
 				n++;
 		}
 	}

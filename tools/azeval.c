@@ -88,8 +88,9 @@ static struct az_opt eval_opt[] = {
 	 "outcome, by the built-in solver, solving only the moves played; the labels are cached "
 	 "in FILE.labels (or under ~/.cache/ringzero when FILE's folder is read-only)", NULL, NULL, NULL},
 	{"list-mistakes", AZ_OPT_FLAG, O(list_mistakes), NULL, 0, 0, NULL, "--mistakes: also "
-	 "print each mistake (the position's number and moves, the move played, the moves that "
-	 "keep its outcome), one line each, before the report", NULL, NULL, NULL},
+	 "print each mistake on stdout as it is found (the position's line in the file and its "
+	 "moves, the move played, the moves that keep its outcome; tangled: '?' marks a move "
+	 "the solver's budget left open), before the report", NULL, NULL, NULL},
 	{"labels", AZ_OPT_STR, O(labels), "F", 0, 0, NULL,
 	 "--mistakes: cache the labels in F instead", NULL, NULL, NULL},
 	{"agent", AZ_OPT_CHOICE, O(agent), "A", 0, 0, "network", "--mistakes: whose moves are "
@@ -485,8 +486,8 @@ static const char *mode_misfit(const struct eval_opts *o, const struct az_game *
 	if (o->vs_sims >= 0 && (!o->vs || strcmp(o->vs, "rollout") != 0))
 		return "--vs-sims N goes with --vs rollout";
 	if (o->list_mistakes && (!o->mistakes || o->json))
-		return o->json ? "--list-mistakes prints lines of text: drop --json"
-			       : "--list-mistakes goes with --mistakes (the mistakes it lists)";
+		return !o->mistakes ? "--list-mistakes goes with --mistakes (the mistakes it lists)"
+				    : "--list-mistakes prints lines of text: drop --json";
 	if (o->labels && !o->mistakes) /* it was ignored */
 		return "--labels F goes with --mistakes (where its labels are cached)";
 	if (o->mistakes && !o->positions)

@@ -68,9 +68,9 @@ static inline const char *azeval_agent(const struct eval_ctx *c)
 int azeval_labels_path(const struct eval_opts *o, char *path, size_t n);
 
 /* --list-mistakes: one line on stdout for position i of l (outcome v for the side to move), where
- * the agent played a and changed that outcome: the position's number in the file (from 1), its
- * moves, the move played, and every move that keeps the outcome (asking l, which may solve; '?'
- * for a move its solver could not settle). */
+ * the agent played a and changed that outcome: the position's line in the file, its moves, the
+ * move played, and every move that keeps the outcome (asking l, which may solve; '?' for a move
+ * its solver could not settle; "none" when no move does: the file's score was wrong). Flushed. */
 void azeval_list_mistake(const struct eval_ctx *c, struct az_labels *l, long i, int v, int a);
 
 /* The end of --mistakes, once the labels cache was saved (saved: its result, err: its message)

@@ -107,8 +107,8 @@ void azeval_list_mistake(const struct eval_ctx *c, struct az_labels *l, long i, 
 	int n = 0;
 
 	g->format_action(a, text, sizeof(text));
-	printf("mistake %ld: %s (%s for the side to move) played %s; keep it:", i + 1,
-	       az_labels_moves(l, i), outcome[v + 1], text);
+	printf("mistake at line %ld: %s (%s for the side to move) played %s; keep it:",
+	       az_labels_line(l, i), az_labels_moves(l, i), outcome[v + 1], text);
 	g->legal(az_labels_state(l, i), legal);
 	for (int b = 0; b < (int)g->actions; b++) {
 		int keeps = 0, rc = legal[b] ? az_labels_keeps(l, i, b, &keeps) : 0;
@@ -118,7 +118,9 @@ void azeval_list_mistake(const struct eval_ctx *c, struct az_labels *l, long i, 
 		g->format_action(b, text, sizeof(text));
 		printf("%s%s%s", n++ ? ", " : " ", text, rc == 0 ? "" : "?");
 	}
-	printf("\n");
+	/* a won or drawn position always has a move that keeps it: the file's score was wrong */
+	printf("%s\n", n ? "" : " none (the file's score disagrees with the solver)");
+	fflush(stdout); /* each line as it is found, also into a pipe or a file */
 }
 
 int azeval_c4_mistakes(struct eval_ctx *c, const struct eval_opts *o,

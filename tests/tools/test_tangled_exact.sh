@@ -110,17 +110,19 @@ EOF
 # move played never among the moves that keep the outcome, which are never empty.
 "$AZEVAL" --game tangled --graph 3 --variant free --positions "$T/k4.txt" --mistakes \
 	--agent rollout --sims 2 --list-mistakes > "$T/list.txt" || fail "--list-mistakes"
-python3 - "$T/r2.json" "$T/list.txt" <<'EOF' || fail "--list-mistakes: $(cat "$T/list.txt")"
+python3 - "$T/r2.json" "$T/list.txt" "$T/k4.txt" <<'EOF' || fail "--list-mistakes: $(cat "$T/list.txt")"
 import json, re, sys
 lo = json.load(open(sys.argv[1]))
-pat = re.compile(r"mistake (\d+): (\S+) \((a win|a draw) for the side to move\) played (\S+);"
+src = open(sys.argv[3]).read().split("\n")  # its board line first: line numbers, not positions
+pat = re.compile(r"mistake at line (\d+): (\S+) \((a win|a draw) for the side to move\) played (\S+);"
                  r" keep it: (\S+(, \S+)*)$")
 lines = [l.rstrip("\n") for l in open(sys.argv[2]) if l.startswith("mistake ")]
 assert len(lines) == lo["mistakes"] >= 1, (lines, lo)
 for l in lines:
     g = pat.match(l)
     assert g, l
-    assert 1 <= int(g[1]) <= 40 and g[4] not in [k.rstrip("?") for k in g[5].split(", ")], l
+    assert src[int(g[1]) - 1].split()[0] == g[2], (l, src[int(g[1]) - 1])
+    assert g[4] not in [k.rstrip("?") for k in g[5].split(", ")], l
 EOF
 
 # The rollout opponent's own simulation count.
