@@ -123,13 +123,25 @@ void azeval_list_mistake(const struct eval_ctx *c, struct az_labels *l, long i, 
 	fflush(stdout); /* each line as it is found, also into a pipe or a file */
 }
 
+void azeval_mistakes_stopped(const char *path, int saved, long done, long n)
+{
+	fprintf(stderr, "azeval: interrupted after %ld of %ld positions (no report); %s%s\n", done,
+		n,
+		saved < 0 ? "the labels solved so far were not saved: " :
+			    "the labels solved so "
+			    "far are saved in ",
+		path);
+	azeval_stop_reraise();
+}
+
 int azeval_c4_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		       const struct az_mcts_params *mp)
 {
 	char path[4096], err[600];
 	struct az_labels *l;
 	struct az_tree *tree;
-	long mistakes = 0, n, lost = 0;
+	long mistakes = 0, n, lost = 0, i;
+	struct sigaction old[3];
 	int rc;
 	if (azeval_labels_path(o, path, sizeof(path)) < 0)
 		return 2;
@@ -147,7 +159,9 @@ int azeval_c4_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		az_labels_close(l);
 		return 1;
 	}
-	for (long i = 0; i < n && rc == 0; i++) {
+	/* a stop signal ends the loop between positions: what was solved is saved, not lost */
+	azeval_stop_signals_begin(old);
+	for (i = 0; i < n && rc == 0 && !azeval_stop_signal(); i++) {
 		int a = az_eval_move(c->g, c->fn, c->fn_ctx, tree, (uint32_t)o->sims,
 				     az_labels_state(l, i)),
 		    keeps, v;
@@ -163,6 +177,9 @@ int azeval_c4_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 	/* Save what was solved even when the evaluation failed: it stays valid. */
 	int saved = az_labels_save(l, err, sizeof(err));
 	az_labels_close(l);
+	azeval_stop_signals_end(old);
+	if (rc == 0 && i < n)
+		azeval_mistakes_stopped(path, saved, i, n);
 	char where[4200];
 	if (azeval_labels_done(o, path, saved, err, rc, where, sizeof(where)))
 		return 1;

@@ -50,8 +50,8 @@ static void on_stop_signal(int sig)
 		raise(sig);
 		return;
 	}
-	static const char msg[] = "\nazeval: stopping (a second signal stops at once, leaving the "
-				  "temporary file)\n";
+	static const char msg[] = "\nazeval: stopping (a second signal stops at once, without "
+				  "cleaning up)\n";
 	int saved = errno; /* the interrupted code's */
 
 	labelling_stopped = sig;
@@ -184,7 +184,8 @@ int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 	struct az_labels *l;
 	struct az_tangled_solver *s;
 	struct az_tree *tree;
-	long mistakes = 0, n, lost = 0, unsolved = 0, scored = 0;
+	long mistakes = 0, n, lost = 0, unsolved = 0, scored = 0, i;
+	struct sigaction old[3];
 	int rc;
 	if (azeval_labels_path(o, path, sizeof(path)) < 0)
 		return 2;
@@ -208,7 +209,8 @@ int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 		az_tangled_solver_destroy(s);
 		return n == 0 ? 2 : 1;
 	}
-	for (long i = 0; i < n && rc == 0; i++) {
+	azeval_stop_signals_begin(old); /* a stop ends the loop between positions, labels kept */
+	for (i = 0; i < n && rc == 0 && !azeval_stop_signal(); i++) {
 		int a = az_eval_move(c->g, c->fn, c->fn_ctx, tree, (uint32_t)o->sims,
 				     az_labels_state(l, i));
 		int keeps = 1, v = 0;
@@ -230,6 +232,9 @@ int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 	int saved = az_labels_save(l, err, sizeof(err));
 	az_labels_close(l);
 	az_tangled_solver_destroy(s);
+	azeval_stop_signals_end(old);
+	if (rc == 0 && i < n)
+		azeval_mistakes_stopped(path, saved, i, n);
 	double rate = scored ? (double)mistakes / (double)scored : 0.0;
 	char where[4200];
 	if (azeval_labels_done(o, path, saved, err, rc, where, sizeof(where)))

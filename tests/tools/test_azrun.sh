@@ -228,6 +228,28 @@ for l in lines:
     assert all(lab[i][2][int(k) - 1] == "+" for k in keep), (l, lab[i])
     assert lab[i][2].count("+") == len(keep), (l, lab[i])
 PY
+# A stop signal during --mistakes keeps what was solved: the first two Beginning-Hard positions
+# labelled, then a run over 40 stopped while it solves the third or a later one (seconds each).
+head -40 "$SHARED/data/connect4/Test_L1_R3" > "$T/l1.txt"
+"$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" --positions "$T/l1.txt" \
+	--mistakes --sims 0 --limit 2 > /dev/null || fail "--mistakes --limit 2"
+cp "$T/l1.txt.labels" "$T/l1.before"
+"$AZEVAL" --game connect4 --checkpoint "$T/c4/best.safetensors" --positions "$T/l1.txt" \
+	--mistakes --sims 0 --list-mistakes > "$T/stop.out" 2> "$T/stop.err" &
+pid=$!
+sleep 2
+kill -TERM $pid
+rc=0
+wait $pid || rc=$?
+[ $rc -eq 143 ] && grep -q "interrupted after [0-9]* of 40 positions (no report); the labels" \
+	"$T/stop.err" || fail "--mistakes stopped: exit $rc: $(cat "$T/stop.err")"
+! grep -q mistake_rate "$T/stop.out" || fail "a stopped --mistakes printed a report"
+python3 - "$T/l1.before" "$T/l1.txt.labels" <<'PY' || fail "a stop lost solved labels"
+import sys
+before, after = ([l.split() for l in open(p)] for p in sys.argv[1:])
+assert len(before) == 2 and len(after) == 40, (before, after)  # saved by the stopped run
+assert after[:2] == before[:2], (before, after[:2])
+PY
 # Read-only folder: the cache goes under XDG_CACHE_HOME. The test makes its own read-only copy
 # (../shared may be writable for the user; nothing here writes into it).
 mkdir -p "$T/ro"
