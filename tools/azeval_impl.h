@@ -73,10 +73,10 @@ int azeval_labels_path(const struct eval_opts *o, char *path, size_t n);
  * its solver could not settle; "none" when no move does: the file's score was wrong). Flushed. */
 void azeval_list_mistake(const struct eval_ctx *c, struct az_labels *l, long i, int v, int a);
 
-/* After --mistakes stopped by a signal at position `done` of n (the labels saved, result
- * `saved`, and closed; the handlers restored): says so and where the labels are, then ends
- * the process by that signal (azeval_stop_reraise). Does not return. */
-void azeval_mistakes_stopped(const char *path, int saved, long done, long n);
+/* After --mistakes' loop (the labels saved, result `saved`, and closed; the handlers restored):
+ * when it ended early without an error (rc 0, done < n: a stop signal), says so and where the
+ * labels are, then ends the process by that signal (azeval_stop_reraise); else returns. */
+void azeval_mistakes_stopped(int rc, const char *path, int saved, long done, long n);
 
 /* The end of --mistakes, once the labels cache was saved (saved: its result, err: its message)
  * and closed, rc being the evaluation's result: says a failed save and a failed evaluation on

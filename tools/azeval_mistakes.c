@@ -123,8 +123,10 @@ void azeval_list_mistake(const struct eval_ctx *c, struct az_labels *l, long i, 
 	fflush(stdout); /* each line as it is found, also into a pipe or a file */
 }
 
-void azeval_mistakes_stopped(const char *path, int saved, long done, long n)
+void azeval_mistakes_stopped(int rc, const char *path, int saved, long done, long n)
 {
+	if (rc != 0 || done >= n)
+		return;
 	fprintf(stderr, "azeval: interrupted after %ld of %ld positions (no report); %s%s\n", done,
 		n,
 		saved < 0 ? "the labels solved so far were not saved: " :
@@ -178,8 +180,7 @@ int azeval_c4_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 	int saved = az_labels_save(l, err, sizeof(err));
 	az_labels_close(l);
 	azeval_stop_signals_end(old);
-	if (rc == 0 && i < n)
-		azeval_mistakes_stopped(path, saved, i, n);
+	azeval_mistakes_stopped(rc, path, saved, i, n);
 	char where[4200];
 	if (azeval_labels_done(o, path, saved, err, rc, where, sizeof(where)))
 		return 1;

@@ -233,8 +233,7 @@ int azeval_tangled_mistakes(struct eval_ctx *c, const struct eval_opts *o,
 	az_labels_close(l);
 	az_tangled_solver_destroy(s);
 	azeval_stop_signals_end(old);
-	if (rc == 0 && i < n)
-		azeval_mistakes_stopped(path, saved, i, n);
+	azeval_mistakes_stopped(rc, path, saved, i, n);
 	double rate = scored ? (double)mistakes / (double)scored : 0.0;
 	char where[4200];
 	if (azeval_labels_done(o, path, saved, err, rc, where, sizeof(where)))
