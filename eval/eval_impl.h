@@ -47,8 +47,8 @@ int az_eval_open_cpu(const struct az_game *g, const char *ckpt, struct az_opened
 void az_eval_first_field(const char *line, char *out, size_t n);
 
 /* Read positions file src of game g, calling add(arg, moves, pos, line) for each position
- * (moves: its line's first field, line: its number in src from 1), until the end of the file, `limit` positions (0: no limit) or add's
- * failure. Returns 0; -ENOENT (no src) or -EIO (cannot open it) and -EINVAL ("<src>:<line>:
+ * (moves: its line's first field, line: its number in src from 1), until the end of the file,
+ * `limit` positions (0: no limit) or add's failure. Returns 0; -ENOENT (no src) or -EIO (cannot open it) and -EINVAL ("<src>:<line>:
  * ...") with a message in err; or add's negative errno. */
 int az_eval_read_source(const struct az_game *g, const char *src, long limit,
 			int (*add)(void *arg, const char *moves, const struct az_position *pos,

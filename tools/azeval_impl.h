@@ -112,9 +112,9 @@ int azeval_tangled_labelled(const struct eval_opts *o, struct eval_ctx *c, const
  * in buf, or "" for any other error. */
 const char *azeval_tangled_hint(const char *path, const char *err, char *buf, size_t n);
 
-/* Stop signals (SIGINT, SIGTERM, SIGHUP) while a labelled file is written: _begin installs a
- * handler (saving the old actions in old; a signal the caller ignores, as under nohup, stays
- * ignored) whose first signal only asks for a clean stop, which azeval_stop_signal() then
+/* Stop signals (SIGINT, SIGTERM, SIGHUP) while a labelled file is written or --mistakes runs:
+ * _begin installs a handler (saving the old actions in old; a signal the caller ignores, as
+ * under nohup, stays ignored) whose first signal only asks for a clean stop, which azeval_stop_signal() then
  * returns (0 before any), and whose second ends the process; _end restores old. */
 void azeval_stop_signals_begin(struct sigaction old[3]);
 void azeval_stop_signals_end(const struct sigaction old[3]);

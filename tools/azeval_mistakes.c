@@ -127,12 +127,10 @@ void azeval_mistakes_stopped(int rc, const char *path, int saved, long done, lon
 {
 	if (rc != 0 || done >= n)
 		return;
-	fprintf(stderr, "azeval: interrupted after %ld of %ld positions (no report); %s%s\n", done,
-		n,
-		saved < 0 ? "the labels solved so far were not saved: " :
-			    "the labels solved so "
-			    "far are saved in ",
-		path);
+	fprintf(stderr,
+		"azeval: interrupted after %ld of %ld positions (no report); the labels "
+		"solved so far %s %s\n",
+		done, n, saved < 0 ? "were not saved:" : "are saved in", path);
 	azeval_stop_reraise();
 }
 

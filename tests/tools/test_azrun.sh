@@ -213,7 +213,8 @@ import json, re, sys
 src = [l.split() for l in open(sys.argv[1])]
 lab = [l.split() for l in open(sys.argv[2])]
 m = json.load(open(sys.argv[3]))
-pat = re.compile(r"mistake at line (\d+): (\d+) \((a win|a draw) for the side to move\) played ([1-7]);"
+pat = re.compile(r"mistake at line (\d+): (\d+) \((a win|a draw) for the side to move\) "
+                 r"played ([1-7]);"
                  r" keep it: ([1-7](, [1-7])*)$")
 lines = [l.rstrip("\n") for l in open(sys.argv[4]) if l.startswith("mistake ")]
 # l2.txt has no comment lines: line n is position n

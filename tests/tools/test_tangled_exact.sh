@@ -114,7 +114,8 @@ python3 - "$T/r2.json" "$T/list.txt" "$T/k4.txt" <<'EOF' || fail "--list-mistake
 import json, re, sys
 lo = json.load(open(sys.argv[1]))
 src = open(sys.argv[3]).read().split("\n")  # its board line first: line numbers, not positions
-pat = re.compile(r"mistake at line (\d+): (\S+) \((a win|a draw) for the side to move\) played (\S+);"
+pat = re.compile(r"mistake at line (\d+): (\S+) \((a win|a draw) for the side to move\) "
+                 r"played (\S+);"
                  r" keep it: (\S+(, \S+)*)$")
 lines = [l.rstrip("\n") for l in open(sys.argv[2]) if l.startswith("mistake ")]
 assert len(lines) == lo["mistakes"] >= 1, (lines, lo)
